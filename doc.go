@@ -1,0 +1,36 @@
+// Package informer is the root of listwatch/informer, a from-scratch,
+// readable rebuild of the Kubernetes informer machinery: the pieces that
+// client-go calls Reflector, DeltaFIFO, Indexer, Lister, SharedInformer and
+// workqueue.
+//
+// # The data flow
+//
+// One change made on the API server travels through these stages, each a
+// package of this module:
+//
+//	kube-apiserver ──LIST (paged), then WATCH from its resourceVersion──▶ reflector
+//	reflector ──Add / Update / Delete / Replace(list, rv)──▶ deltafifo
+//	deltafifo ──Pop(Deltas)──▶ sharedinformer (one goroutine):
+//	      1. update the indexer (the cache)   2. then notify every listener
+//	listener (one buffered goroutine per handler) ──OnAdd / OnUpdate / OnDelete──▶ your handler
+//	your handler ──Add(key)──▶ workqueue ──Get / Done──▶ N workers ──▶ reconcile(key)
+//	reconcile reads through a lister (the cache, never the API) and writes to the API
+//
+// This package holds only what every stage shares:
+//
+//   - [Object], the constraint on the objects the generic types hold
+//     (*corev1.Pod, *unstructured.Unstructured, ...);
+//   - [Key], the "namespace/name" identity by which every stage refers to an
+//     object, with [KeyOf] and [ParseKey];
+//   - [TraceEvent] and [TraceHook], the one way every stage reports what it
+//     does, so a learner can watch a single change travel from the watch
+//     stream to a worker.
+//
+// It imports nothing else from this module; every other package imports it.
+//
+// # Where to start reading
+//
+// Read this page, then the packages in the order the data flows. The
+// internal/testenv package starts a real etcd and kube-apiserver on this
+// machine, so every claim the packages make is tested against the real thing.
+package informer

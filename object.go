@@ -1,0 +1,39 @@
+package informer
+
+import (
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Object is the constraint on the type parameter T of every generic type in
+// this module (Indexer[T], DeltaFIFO[T], Informer[T], Lister[T], ...).
+//
+// T is a pointer to a Kubernetes API object, such as *corev1.Pod or
+// *unstructured.Unstructured: it has object metadata (name, namespace,
+// labels, resourceVersion) and can be deep-copied and encoded. Both
+// interfaces are implemented on the pointer, so a value type like
+// corev1.Pod does not satisfy Object.
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// IsNil reports whether obj is nil, including a typed nil pointer.
+//
+// A typed nil (var p *corev1.Pod; T(p)) is not equal to a nil interface, so
+// `any(obj) == nil` is false for it, and calling its methods panics. Every
+// entry point that accepts a T checks it with IsNil and returns an error
+// instead.
+func IsNil[T Object](obj T) bool {
+	v := reflect.ValueOf(obj)
+	if !v.IsValid() {
+		return true
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface, reflect.Func, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
+}
