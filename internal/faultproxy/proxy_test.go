@@ -1,0 +1,162 @@
+package faultproxy_test
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/listwatch/informer/internal/faultproxy"
+)
+
+// echoServer accepts connections and writes back every line it reads.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				io.Copy(conn, conn)
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// startProxy starts a proxy to upstream and closes it at cleanup.
+func startProxy(t *testing.T, upstream string) *faultproxy.Proxy {
+	t.Helper()
+	p, err := faultproxy.Start(upstream)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// pingMedian sends n lines over conn and returns the median round trip.
+func pingMedian(t *testing.T, conn net.Conn, n int) time.Duration {
+	t.Helper()
+	r := bufio.NewReader(conn)
+	var rtts []time.Duration
+	for range n {
+		start := time.Now()
+		_, err := conn.Write([]byte("ping\n"))
+		require.NoError(t, err)
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "ping\n", line)
+		rtts = append(rtts, time.Since(start))
+	}
+	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
+	return rtts[n/2]
+}
+
+func TestProxyForwardsBothWaysAndCountsConnectionsAndBytes(t *testing.T) {
+	p := startProxy(t, echoServer(t))
+	conn, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer conn.Close()
+
+	pingMedian(t, conn, 3) // 3 × "ping\n" each way
+	s := p.Stats()
+	assert.EqualValues(t, 1, s.Accepted)
+	assert.Equal(t, 1, s.Open)
+	assert.EqualValues(t, 15, s.BytesToUpstream)
+	assert.EqualValues(t, 15, s.BytesFromUpstream)
+
+	conn.Close()
+	assert.Eventually(t, func() bool { return p.Stats().Open == 0 }, 2*time.Second, 10*time.Millisecond,
+		"a connection the client closed is forgotten")
+}
+
+func TestSetRTTAddsLatencyToEveryRoundTrip(t *testing.T) {
+	const rtt = 40 * time.Millisecond
+	p := startProxy(t, echoServer(t))
+	conn, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer conn.Close()
+
+	base := pingMedian(t, conn, 9)
+	p.SetRTT(rtt)
+	slowed := pingMedian(t, conn, 9)
+	p.SetRTT(0)
+	restored := pingMedian(t, conn, 9)
+
+	t.Logf("median round trip: %v without, %v with %v RTT (%.0fx), %v after removing it", base, slowed, rtt, float64(slowed)/float64(base), restored)
+	assert.GreaterOrEqual(t, slowed, rtt, "a round trip can never beat the added RTT")
+	assert.Greater(t, float64(slowed)/float64(base), 4.0)
+	assert.Less(t, restored, rtt, "SetRTT(0) removes the latency")
+}
+
+func TestCutAllResetsOpenConnectionsButAcceptsNewOnes(t *testing.T) {
+	p := startProxy(t, echoServer(t))
+	conn, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer conn.Close()
+	pingMedian(t, conn, 1)
+
+	assert.Equal(t, 1, p.CutAll())
+	conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	_, err = conn.Read(make([]byte, 1))
+	require.Error(t, err)
+	assert.False(t, errors.Is(err, syscall.ETIMEDOUT), "the cut must end the connection, not leave it hanging: %v", err)
+	assert.EqualValues(t, 1, p.Stats().Cut)
+
+	again, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err, "the listener stays open after a cut")
+	defer again.Close()
+	pingMedian(t, again, 1)
+}
+
+func TestRefuseFailsNewConnectionsAtOnceThenReopensTheSamePort(t *testing.T) {
+	p := startProxy(t, echoServer(t))
+	p.Refuse(500 * time.Millisecond)
+	assert.True(t, p.Stats().Refusing)
+
+	start := time.Now()
+	_, err := net.DialTimeout("tcp", p.Addr(), 5*time.Second)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	assert.Less(t, time.Since(start), 250*time.Millisecond, "a refused connection fails fast, not by timing out")
+
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", p.Addr())
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 5*time.Second, 20*time.Millisecond, "the proxy listens again on the same address after the refusal")
+	assert.False(t, p.Stats().Refusing)
+}
+
+func TestCloseEndsConnectionsAndLeavesNoGoroutines(t *testing.T) {
+	upstream := echoServer(t) // the test's own goroutine, started before the check
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	p, err := faultproxy.Start(upstream)
+	require.NoError(t, err)
+	p.SetRTT(10 * time.Millisecond)
+	conn, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer conn.Close()
+	pingMedian(t, conn, 1)
+	p.Refuse(time.Hour)
+
+	require.NoError(t, p.Close())
+	require.Error(t, p.Close(), "closing twice is reported")
+	_, err = conn.Read(make([]byte, 1))
+	assert.Error(t, err)
+}
