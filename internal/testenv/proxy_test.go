@@ -1,0 +1,92 @@
+package testenv_test
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/internal/testenv"
+)
+
+// medianGet returns the median latency of n GETs of one ConfigMap.
+func medianGet(ctx context.Context, t *testing.T, client *rest.RESTClient, ns, name string, n int) time.Duration {
+	t.Helper()
+	var took []time.Duration
+	for range n {
+		start := time.Now()
+		require.NoError(t, client.Get().Namespace(ns).Resource("configmaps").Name(name).Do(ctx).Error())
+		took = append(took, time.Since(start))
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	return took[n/2]
+}
+
+func TestProxyRTTShowsUpInRequestLatency(t *testing.T) {
+	const rtt = 50 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	proxy, cfg := cp.Proxy(t)
+	cfg.QPS = -1 // no client-side rate limit: only the network should shape latency
+	client := coreClient(t, cfg)
+	createConfigMap(ctx, t, client, ns, "target")
+
+	base := medianGet(ctx, t, client, ns, "target", 9)
+	proxy.SetRTT(rtt)
+	slowed := medianGet(ctx, t, client, ns, "target", 9)
+
+	ratio := float64(slowed) / float64(base)
+	t.Logf("median GET: %v direct through the proxy, %v with %v RTT added (%.1fx)", base, slowed, rtt, ratio)
+	assert.GreaterOrEqual(t, slowed, rtt, "a request is one round trip at least")
+	assert.Greater(t, ratio, 2.0)
+}
+
+func TestProxyCutEndsAnOpenWatchPromptly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	proxy, cfg := cp.Proxy(t)
+	client := coreClient(t, cfg)
+	created := createConfigMap(ctx, t, client, ns, "watched")
+
+	w, err := watchConfigMaps(ctx, client, ns, created.ResourceVersion)
+	require.NoError(t, err)
+	defer w.Stop()
+	require.GreaterOrEqual(t, proxy.CutAll(), 1)
+
+	start := time.Now()
+	select {
+	case _, ok := <-w.ResultChan():
+		assert.False(t, ok, "the cut watch ends; it delivers no event")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch is still open 5s after its connection was cut")
+	}
+	t.Logf("the watch ended %v after the cut", time.Since(start))
+}
+
+func TestProxyRefusedConnectionsFailFast(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	proxy, cfg := cp.Proxy(t)
+	client := coreClient(t, cfg)
+	createConfigMap(ctx, t, client, ns, "unreachable")
+
+	proxy.CutAll()            // the client's pooled connection is gone...
+	proxy.Refuse(time.Minute) // ...and it cannot make another
+	start := time.Now()
+	err := client.Get().Namespace(ns).Resource("configmaps").Name("unreachable").Do(ctx).Error()
+	took := time.Since(start)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "connection refused")
+	assert.Less(t, took, 2*time.Second, "a refused connection fails at once instead of waiting for a time-out")
+	t.Logf("refused after %v: %v", took, err)
+}
