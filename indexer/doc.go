@@ -1,0 +1,69 @@
+// Package indexer is the informer's cache: a thread-safe store of the
+// latest state of every object, keyed by [informer.Key], with named
+// secondary indices. client-go calls it cache.Indexer (backed by its
+// threadSafeMap, in tools/cache/thread_safe_store.go).
+//
+// # Where it sits
+//
+//	deltafifo ──Pop(Deltas)──▶ sharedinformer ──Add / Update / Delete──▶ Indexer
+//	                                                                        │
+//	            lister.List / Get, ByIndex, the DeltaFIFO's key lookups ◀───┘
+//
+// Exactly one writer, the shared informer's goroutine, applies each popped
+// change here first and only then notifies handlers, so a handler that
+// reads the cache sees at least the change it is told about. Any number of
+// readers (listers, your reconcile workers) read it concurrently, never the
+// API server.
+//
+// # Usage
+//
+//	idx := indexer.New(indexer.Options[*corev1.Pod]{
+//		Indexers: map[string]indexer.IndexFunc[*corev1.Pod]{
+//			indexer.NamespaceIndex: indexer.NamespaceIndexFunc[*corev1.Pod],
+//			"app":                  indexer.LabelIndexFunc[*corev1.Pod]("app"),
+//		},
+//	})
+//	err := idx.Add(pod)                      // the informer does this for you
+//	web, err := idx.ByIndex("app", "web")    // every Pod labelled app=web
+//	p, ok := idx.Get(informer.Key{Namespace: "default", Name: "web-0"})
+//
+// # Invariants
+//
+//   - At most one object per key; a write replaces the whole object.
+//   - Every index is exact after every write: a key is filed under a value
+//     iff the IndexFunc returned that value for the stored object. Old
+//     values are removed and empty value sets deleted, so nothing leaks.
+//   - Writes are atomic. Bad input (a nil or typed-nil object, an object
+//     without a name, an IndexFunc error, an unknown or duplicate index
+//     name) returns an error that names the problem, and nothing changes.
+//     Nothing panics on bad input; only New panics, on a nil IndexFunc.
+//   - Returned slices are new (reorder them freely), but the objects in them
+//     are the cached objects themselves, shared with every other reader.
+//
+// # Never modify what you read (pitfall 2)
+//
+// Changing a cached object in place corrupts the cache for every reader:
+// they see a state the API server never had, and the next update silently
+// overwrites your change. Copy first: pod = pod.DeepCopy(), then modify
+// and send the copy.
+//
+// To catch offenders, set Options.DetectMutations: every write then keeps a
+// deep copy of the object, and CheckMutations returns a *MutationError
+// naming every key whose cached object no longer equals its copy. It costs
+// a deep copy per write, about twice the memory, and O(n) deep comparisons
+// per check, so turn it on in tests and development, not in production.
+//
+// # Locking
+//
+// One sync.RWMutex guards everything. Writes hold it exclusively; reads
+// (Get, List, ByIndex, ...) share it and never block each other. IndexFuncs
+// and the trace hook run while a write holds it, so they must be quick and
+// must not call back into the Indexer (that would deadlock).
+//
+// # Tracing
+//
+// With Options.Trace set, every change emits an [informer.TraceEvent] with
+// Stage [informer.StageIndexer] and one of the Kind constants: KindStored,
+// KindDeleted, KindReplaced, KindIndexChanged, KindIndexAdded. With no hook
+// no event is built at all.
+package indexer

@@ -1,0 +1,146 @@
+package indexer
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/informer"
+)
+
+// Options configures an [Indexer]. The zero value is a valid configuration:
+// no secondary indices, no tracing, no mutation detector.
+type Options[T informer.Object] struct {
+	// Indexers are the named secondary indices to maintain from the start,
+	// such as {NamespaceIndex: NamespaceIndexFunc[T]}. More can be added
+	// later with AddIndexers. Default: none.
+	Indexers map[string]IndexFunc[T]
+
+	// Trace receives an event for every change (see the Kind constants).
+	// Default nil: no tracing, and no cost: no event is even built.
+	Trace informer.TraceHook
+
+	// DetectMutations keeps a deep copy of every stored object so that
+	// CheckMutations can tell whether a reader changed a cached object in
+	// place (pitfall 2). Default false; it costs a deep copy per write and
+	// doubles the cache's memory.
+	DetectMutations bool
+}
+
+// Indexer is the informer's cache: a thread-safe map from [informer.Key] to
+// the latest object seen for that key, plus named secondary indices that
+// answer "which objects have this value?" (all Pods in namespace "prod",
+// all ConfigMaps labelled app=web) without scanning everything.
+//
+// Unlike a plain map it keeps every index exact on every write, and unlike
+// the DeltaFIFO, which holds what is still to be processed, it holds only
+// the current state: one object per key, no history.
+//
+// Objects are stored and returned by pointer, shared with every reader.
+// Never modify an object you got from an Indexer (or a Lister over it):
+// call DeepCopy first, change the copy, and send the copy to the API server.
+//
+// An Indexer is safe for concurrent use. Create one with [New].
+type Indexer[T informer.Object] struct {
+	// mu guards items, indices, names and copies. Writers (Add, Update,
+	// Delete, Replace, AddIndexers) hold it exclusively; readers share it.
+	// Index functions and the trace hook run while it is held, so neither
+	// may call back into this Indexer.
+	mu sync.RWMutex
+
+	// items is the cache: items[k] is the last object stored under key k,
+	// and k is that object's own key.
+	items map[informer.Key]T
+
+	// indices holds one index per name. For every name and value, a key is
+	// in indices[name].byValue[value] iff the IndexFunc returned value for
+	// the object stored under that key when it was stored.
+	indices map[string]*index[T]
+
+	// names are the names of the indices, sorted, so that writes run the
+	// IndexFuncs, and report errors and trace events, in a stable order.
+	names []string
+
+	// copies is the mutation detector's memory: copies[k] is a deep copy
+	// of items[k], taken when it was stored. It is nil when the detector is
+	// off, and otherwise has exactly the keys of items.
+	copies map[informer.Key]runtime.Object
+
+	// trace and detect are fixed at New and read without mu. detect says
+	// whether the mutation detector is on (copies != nil).
+	trace  informer.TraceHook
+	detect bool
+}
+
+// New returns an empty Indexer configured by opts.
+//
+// New panics if an IndexFunc in opts.Indexers is nil: that is a mistake in
+// the program, caught at construction like regexp.MustCompile does, before
+// any object is stored. AddIndexers, which runs on a live cache, returns an
+// error instead.
+func New[T informer.Object](opts Options[T]) *Indexer[T] {
+	i := &Indexer[T]{
+		items:   map[informer.Key]T{},
+		indices: map[string]*index[T]{},
+		trace:   opts.Trace,
+		detect:  opts.DetectMutations,
+	}
+	if opts.DetectMutations {
+		i.copies = map[informer.Key]runtime.Object{}
+	}
+	for name, fn := range opts.Indexers {
+		if fn == nil {
+			panic(fmt.Sprintf("indexer.New: the IndexFunc of index %q is nil", name))
+		}
+		i.indices[name] = newIndex(fn)
+		i.names = append(i.names, name)
+	}
+	slices.Sort(i.names)
+	return i
+}
+
+// Get returns the object stored under key, and whether there is one.
+// Cost: O(1).
+//
+// The object is shared with the cache: do not modify it.
+func (i *Indexer[T]) Get(key informer.Key) (T, bool) {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	obj, ok := i.items[key]
+	return obj, ok
+}
+
+// List returns every stored object, in no particular order. Cost: O(n).
+//
+// The slice is new and yours to reorder; the objects in it are shared with
+// the cache: do not modify them.
+func (i *Indexer[T]) List() []T {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	out := make([]T, 0, len(i.items))
+	for _, obj := range i.items {
+		out = append(out, obj)
+	}
+	return out
+}
+
+// ListKeys returns the key of every stored object, in no particular order,
+// in a new slice. Cost: O(n).
+func (i *Indexer[T]) ListKeys() []informer.Key {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	out := make([]informer.Key, 0, len(i.items))
+	for key := range i.items {
+		out = append(out, key)
+	}
+	return out
+}
+
+// Len returns the number of stored objects. Cost: O(1).
+func (i *Indexer[T]) Len() int {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	return len(i.items)
+}

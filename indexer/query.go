@@ -1,0 +1,76 @@
+package indexer
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/listwatch/informer"
+)
+
+// HasIndex reports whether an index called name exists. Indices are never
+// removed, so once true it stays true. Cost: O(1).
+func (i *Indexer[T]) HasIndex(name string) bool {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	_, ok := i.indices[name]
+	return ok
+}
+
+// ByIndex returns the objects whose IndexFunc for the index called name
+// returned value, in no particular order; the result is empty when no
+// object has that value. Cost: O(k) for k matching objects, however many
+// objects are stored. An unknown index name is an error that names it.
+//
+// The slice is new; the objects in it are shared with the cache: do not
+// modify them.
+func (i *Indexer[T]) ByIndex(name, value string) ([]T, error) {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	x, ok := i.indices[name]
+	if !ok {
+		return nil, i.unknownIndex("ByIndex", name)
+	}
+	keys := x.byValue[value]
+	out := make([]T, 0, len(keys))
+	for key := range keys {
+		out = append(out, i.items[key])
+	}
+	return out, nil
+}
+
+// IndexKeys is ByIndex returning keys instead of objects, in a new slice.
+// Cost: O(k) for k matching objects.
+func (i *Indexer[T]) IndexKeys(name, value string) ([]informer.Key, error) {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	x, ok := i.indices[name]
+	if !ok {
+		return nil, i.unknownIndex("IndexKeys", name)
+	}
+	return slices.AppendSeq(make([]informer.Key, 0, len(x.byValue[value])), maps.Keys(x.byValue[value])), nil
+}
+
+// IndexValues returns the values of the index called name that at least
+// one stored object has, in no particular order, in a new slice. Cost: O(v)
+// for v distinct values.
+func (i *Indexer[T]) IndexValues(name string) ([]string, error) {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	x, ok := i.indices[name]
+	if !ok {
+		return nil, i.unknownIndex("IndexValues", name)
+	}
+	return slices.AppendSeq(make([]string, 0, len(x.byValue)), maps.Keys(x.byValue)), nil
+}
+
+// unknownIndex is the error for a lookup in an index that does not exist;
+// it lists the ones that do. The caller holds mu.
+func (i *Indexer[T]) unknownIndex(op, name string) error {
+	have := "none"
+	if len(i.names) > 0 {
+		have = strings.Join(i.names, ", ")
+	}
+	return fmt.Errorf("indexer: %s: no index named %q (indices: %s)", op, name, have)
+}
