@@ -35,10 +35,13 @@ func (k Key) String() string {
 	return k.Namespace + "/" + k.Name
 }
 
-// KeyOf returns the key of obj. It fails if obj has no name, or if its
-// name or namespace contains "/" (the API server accepts neither, so such
-// an object did not come from one).
+// KeyOf returns the key of obj. It fails if obj is nil (including a typed
+// nil pointer), has no name, or has "/" in its name or namespace (the API
+// server accepts neither, so such an object did not come from one).
 func KeyOf(obj metav1.Object) (Key, error) {
+	if isNil(obj) {
+		return Key{}, fmt.Errorf("%w: the object is nil", ErrInvalidKey)
+	}
 	k := Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	if p := k.problem(); p != "" {
 		return Key{}, fmt.Errorf("%w for object %q in namespace %q: %s", ErrInvalidKey, k.Name, k.Namespace, p)

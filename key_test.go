@@ -67,6 +67,12 @@ func TestKeyOfUsesNamespaceAndName(t *testing.T) {
 }
 
 func TestKeyOfRejectsObjectsNoServerWouldReturn(t *testing.T) {
+	var typedNil *corev1.ConfigMap
+	_, err := informer.KeyOf(typedNil)
+	require.ErrorContains(t, err, "the object is nil")
+	_, err = informer.KeyOf(nil)
+	require.ErrorContains(t, err, "the object is nil")
+
 	for _, meta := range []metav1.ObjectMeta{
 		{Namespace: "default"},
 		{Namespace: "default", Name: "a/b"},

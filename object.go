@@ -24,16 +24,20 @@ type Object interface {
 //
 // A typed nil (var p *corev1.Pod; T(p)) is not equal to a nil interface, so
 // `any(obj) == nil` is false for it, and calling its methods panics. Every
-// entry point that accepts a T checks it with IsNil and returns an error
+// entry point that accepts a T checks it (KeyOf does) and returns an error
 // instead.
-func IsNil[T Object](obj T) bool {
-	v := reflect.ValueOf(obj)
-	if !v.IsValid() {
+func IsNil[T Object](obj T) bool { return isNil(obj) }
+
+// isNil is IsNil for any value, so that KeyOf, which takes a metav1.Object,
+// shares the same rule.
+func isNil(v any) bool {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
 		return true
 	}
-	switch v.Kind() {
+	switch rv.Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface, reflect.Func, reflect.Chan:
-		return v.IsNil()
+		return rv.IsNil()
 	}
 	return false
 }

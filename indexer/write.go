@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,7 +31,7 @@ func (i *Indexer[T]) Add(obj T) error { return i.store("Add", obj) }
 func (i *Indexer[T]) Update(obj T) error { return i.store("Update", obj) }
 
 func (i *Indexer[T]) store(op string, obj T) error {
-	key, err := keyOf(obj)
+	key, err := informer.KeyOf(obj)
 	if err != nil {
 		return fmt.Errorf("indexer: %s: %w", op, err)
 	}
@@ -67,7 +66,7 @@ func (i *Indexer[T]) store(op string, obj T) error {
 // that is not stored does nothing and is not an error. Cost: O(1) plus the
 // index work for the key's current values.
 func (i *Indexer[T]) Delete(obj T) error {
-	key, err := keyOf(obj)
+	key, err := informer.KeyOf(obj)
 	if err != nil {
 		return fmt.Errorf("indexer: Delete: %w", err)
 	}
@@ -101,7 +100,7 @@ func (i *Indexer[T]) Replace(objs []T) error {
 	keys := make([]informer.Key, len(objs))
 	position := make(map[informer.Key]int, len(objs))
 	for n, obj := range objs {
-		key, err := keyOf(obj)
+		key, err := informer.KeyOf(obj)
 		if err != nil {
 			return fmt.Errorf("indexer: Replace: item %d: %w", n, err)
 		}
@@ -143,14 +142,6 @@ func (i *Indexer[T]) Replace(objs []T) error {
 	}
 	i.items, i.indices, i.copies = items, indices, copies
 	return nil
-}
-
-// keyOf returns obj's key, or an error saying why it has none.
-func keyOf[T informer.Object](obj T) (informer.Key, error) {
-	if informer.IsNil(obj) {
-		return informer.Key{}, errors.New("the object is nil")
-	}
-	return informer.KeyOf(obj)
 }
 
 // valuesOf runs every IndexFunc on obj, in the order of i.names, and
