@@ -1,0 +1,60 @@
+// Package deltafifo is the queue between the reflector and the shared
+// informer: per object key, it collects every change (a Delta) until the
+// informer pops them all at once.
+//
+// # Where it sits
+//
+//	reflector ──Add / Update / Delete / Replace(list, rv) / Resync──▶ DeltaFIFO
+//	DeltaFIFO ──Pop(ctx, process)──▶ shared informer's loop:
+//	      process(key, deltas): 1. update the indexer  2. notify handlers
+//	DeltaFIFO ◀──Get / ListKeys (KnownObjects)── the indexer
+//
+// The reflector is the only producer and the informer's loop the only
+// consumer, but any number of either is safe.
+//
+// # Usage
+//
+//	cache := indexer.New(indexer.Options[*corev1.Pod]{})
+//	fifo := deltafifo.New(deltafifo.Options[*corev1.Pod]{KnownObjects: cache})
+//	_ = fifo.Replace(pods, listRV)    // the reflector, after a LIST
+//	_ = fifo.Update(pod)              // the reflector, for a MODIFIED event
+//	err := fifo.Pop(ctx, func(key informer.Key, d deltafifo.Deltas[*corev1.Pod], initial bool) error {
+//		newest := d.Newest()
+//		if newest.Type == deltafifo.Deleted {
+//			return cache.Delete(newest.Object)
+//		}
+//		return cache.Update(newest.Object)
+//	})
+//
+// # The rules
+//
+//   - Per key, deltas accumulate oldest first; keys pop in the order they
+//     were first queued since their last pop. A key is processed once per
+//     pop however many changes it collected: a hot key cannot flood the
+//     consumer, and no change is lost.
+//   - Two deletes in a row collapse into one, keeping the one whose final
+//     state is known.
+//   - A delete for a key that is neither queued nor in KnownObjects is
+//     ignored.
+//   - Replace (after every LIST) queues Replaced for each listed object,
+//     then a Deleted delta with FinalStateUnknown for each key that is
+//     known or queued but not listed: the deletions the watch missed.
+//   - Resync queues Sync for each known key with nothing queued. It
+//     replays the cache; it cannot call the API server.
+//   - HasSynced is true once every key of the first Replace was popped.
+//   - Bad input (nil objects, objects without a valid key) is an error,
+//     and a Replace with one bad object queues nothing.
+//
+// # Locking
+//
+// One mutex guards everything; Pop waits on a sync.Cond tied to it. Pop
+// calls the process function with the mutex held, so that a Replace never
+// runs between "popped" and "applied to the cache" (see Pop). Keep process
+// short, and never call the DeltaFIFO from it.
+//
+// # Tracing
+//
+// With Options.Trace set, every step emits an [informer.TraceEvent] with
+// Stage [informer.StageFIFO] (see the Kind constants). With no hook, no
+// event is built.
+package deltafifo

@@ -1,0 +1,91 @@
+package deltafifo_test
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/deltafifo"
+	"github.com/listwatch/informer/indexer"
+)
+
+func configMap(name, rv string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name, ResourceVersion: rv}}
+}
+
+// printDeltas is a process function that only prints what it is given.
+func printDeltas(key informer.Key, deltas deltafifo.Deltas[*corev1.ConfigMap], initial bool) error {
+	fmt.Printf("%s (initial list: %v):", key, initial)
+	for _, d := range deltas {
+		fmt.Printf(" %s@%s", d.Type, d.Object.ResourceVersion)
+	}
+	fmt.Println()
+	return nil
+}
+
+// Three changes to one key and one to another: two pops, not four. The hot
+// key keeps its place in line and hands over its whole history at once.
+func ExampleDeltaFIFO_Pop() {
+	fifo := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	_ = fifo.Add(configMap("web", "10"))
+	_ = fifo.Add(configMap("db", "11"))
+	_ = fifo.Update(configMap("web", "12"))
+	_ = fifo.Update(configMap("web", "13"))
+
+	for fifo.Len() > 0 {
+		_ = fifo.Pop(context.Background(), printDeltas)
+	}
+	// Output:
+	// demo/web (initial list: false): Added@10 Updated@12 Updated@13
+	// demo/db (initial list: false): Added@11
+}
+
+// A relist reveals a deletion the watch missed. The cache still holds
+// "old", the new list does not: Replace queues a delete whose final state
+// is unknown, carrying the last state the cache had.
+func ExampleDeltaFIFO_Replace() {
+	cache := indexer.New(indexer.Options[*corev1.ConfigMap]{})
+	_ = cache.Add(configMap("old", "5"))
+	fifo := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache})
+
+	_ = fifo.Replace([]*corev1.ConfigMap{configMap("new", "9")}, "9")
+	for fifo.Len() > 0 {
+		_ = fifo.Pop(context.Background(), func(key informer.Key, deltas deltafifo.Deltas[*corev1.ConfigMap], initial bool) error {
+			d := deltas.Newest()
+			fmt.Printf("%s: %s, final state unknown: %v, last known rv %s\n",
+				key, d.Type, d.FinalStateUnknown, d.Object.ResourceVersion)
+			if d.Type == deltafifo.Deleted {
+				return cache.Delete(d.Object)
+			}
+			return cache.Update(d.Object)
+		})
+	}
+	fmt.Println("cache now holds", cache.ListKeys())
+	fmt.Println("synced:", fifo.HasSynced())
+	// Output:
+	// demo/new: Replaced, final state unknown: false, last known rv 9
+	// demo/old: Deleted, final state unknown: true, last known rv 5
+	// cache now holds [demo/new]
+	// synced: true
+}
+
+// Resync replays the cache. It queues a Sync for every cached key that has
+// nothing queued, and it makes no API call: it has no client to make one.
+func ExampleDeltaFIFO_Resync() {
+	cache := indexer.New(indexer.Options[*corev1.ConfigMap]{})
+	_ = cache.Add(configMap("settled", "3"))
+	_ = cache.Add(configMap("changing", "4"))
+	fifo := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache})
+	_ = fifo.Update(configMap("changing", "6"))
+
+	_ = fifo.Resync()
+	for fifo.Len() > 0 {
+		_ = fifo.Pop(context.Background(), printDeltas)
+	}
+	// Output:
+	// demo/changing (initial list: false): Updated@6
+	// demo/settled (initial list: false): Sync@3
+}

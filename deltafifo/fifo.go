@@ -1,0 +1,114 @@
+package deltafifo
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/listwatch/informer"
+)
+
+// ErrClosed is returned by Pop once the DeltaFIFO is closed and empty, and
+// by every write after Close.
+var ErrClosed = errors.New("deltafifo: closed")
+
+// KnownObjects is the read side of the consumer's cache: what the DeltaFIFO
+// needs to know which keys exist downstream. Replace uses it to find keys
+// that vanished, Resync to replay them, Delete to ignore unknown keys. An
+// *indexer.Indexer satisfies it.
+type KnownObjects[T informer.Object] interface {
+	Get(key informer.Key) (T, bool)
+	ListKeys() []informer.Key
+}
+
+// Options configures a DeltaFIFO.
+type Options[T informer.Object] struct {
+	// KnownObjects is the cache the consumer keeps up to date with what it
+	// pops (the shared informer's indexer). Without it, Replace can only
+	// tombstone keys that are still queued, Resync does nothing, and Delete
+	// of a key that is not queued is ignored. Default: nil.
+	KnownObjects KnownObjects[T]
+	// Trace receives queued, coalesced, ignored, replaced, tombstoned,
+	// resync and popped events (see the Kind constants). Default nil: no
+	// tracing, no cost.
+	Trace informer.TraceHook
+}
+
+// DeltaFIFO is a queue of keys, each carrying every change (Delta) seen for
+// it since it was last popped.
+//
+// A plain FIFO of objects would lose information: if an object is added
+// and deleted before the consumer gets to it, which state is left? A queue
+// of events would process a hot key once per event. The DeltaFIFO keeps
+// one queue position per key (so a key is processed once, however many
+// changes it collected) and the whole ordered history for that key (so
+// the consumer sees every Added, Updated and Deleted, in order). It also
+// knows what the consumer's cache holds, which lets Replace turn "absent
+// from the new list" into explicit deletes.
+//
+// client-go now defaults its informers to RealFIFO, which queues one entry
+// per event in arrival order across keys; that keeps a total order but
+// loses per-key coalescing. This package teaches the DeltaFIFO.
+type DeltaFIFO[T informer.Object] struct {
+	// mu guards every field below. Pop holds it while the process
+	// function runs (see Pop).
+	mu sync.Mutex
+	// cond is signalled (Broadcast) when a key is queued, on Close, and
+	// when a Pop's context ends. Its Locker is &mu.
+	cond sync.Cond
+
+	// items[k] is what is queued for key k, oldest first.
+	// Invariant: k is in items iff k is in queue, and items[k] is never
+	// empty.
+	items map[informer.Key]Deltas[T]
+	// queue holds each queued key once, in order of first arrival since
+	// the key was last popped.
+	queue []informer.Key
+
+	// synced tracks the first Replace: replaced says it happened, and
+	// initialRemaining counts the keys it queued that are not yet popped.
+	// Those keys are always at the front of queue.
+	replaced         bool
+	initialRemaining int
+
+	closed bool // set by Close; writes fail, Pop drains what is queued, then returns ErrClosed
+
+	known KnownObjects[T] // fixed at New; nil if none
+	trace informer.TraceHook
+}
+
+// New returns an empty DeltaFIFO.
+func New[T informer.Object](opts Options[T]) *DeltaFIFO[T] {
+	f := &DeltaFIFO[T]{
+		items: map[informer.Key]Deltas[T]{},
+		known: opts.KnownObjects,
+		trace: opts.Trace,
+	}
+	f.cond.L = &f.mu
+	return f
+}
+
+// Len returns the number of queued keys (not deltas).
+func (f *DeltaFIFO[T]) Len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.queue)
+}
+
+// HasSynced reports whether everything the first Replace queued has been
+// popped and processed, or the first Replace was empty. Before the first
+// Replace it is false: the consumer has not seen a full list yet.
+func (f *DeltaFIFO[T]) HasSynced() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.replaced && f.initialRemaining == 0
+}
+
+// Close stops the DeltaFIFO: writes from now on fail with ErrClosed, and
+// every blocked Pop wakes. Pop still hands out what was queued before
+// Close, then returns ErrClosed, so nothing accepted is dropped.
+func (f *DeltaFIFO[T]) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	f.cond.Broadcast()
+}

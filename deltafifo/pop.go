@@ -1,0 +1,110 @@
+package deltafifo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/listwatch/informer"
+)
+
+// ErrRequeue, wrapped in the error a process function returns, asks Pop to
+// put the key's deltas back at the front of the queue, unchanged, so the
+// next Pop hands them out again. Any other error drops them.
+var ErrRequeue = errors.New("deltafifo: requeue")
+
+// ProcessFunc handles every delta queued for one key, oldest first.
+// isInInitialList is true for the keys the first Replace queued, so a
+// consumer can tell the initial list from later changes.
+//
+// It runs while the DeltaFIFO is locked (see Pop), so it must be quick and
+// must not call the DeltaFIFO.
+type ProcessFunc[T informer.Object] func(key informer.Key, deltas Deltas[T], isInInitialList bool) error
+
+// Pop waits until a key is queued, removes it with all its deltas, and
+// calls process with them. It returns process's error, wrapped with the
+// key; ctx's error if ctx ends first; or ErrClosed once the DeltaFIFO is
+// closed and empty.
+//
+// process runs with the DeltaFIFO locked. That is deliberate: the consumer
+// applies the deltas to its cache (KnownObjects) inside process, and until
+// it has, the key is in neither the queue nor the cache. If Replace could
+// run in that gap it would find the key nowhere, and a deletion the relist
+// revealed would never be tombstoned. Producers wait while process runs.
+//
+// If process returns an error wrapping ErrRequeue, the deltas go back to
+// the front of the queue as they were and the key counts as unpopped for
+// HasSynced; the caller should back off before popping again. Any other
+// error drops the deltas: retrying a delta the cache rejected (a malformed
+// object) would fail the same way forever.
+//
+// Waiting is the sync.Cond loop: `for len(queue) == 0 { cond.Wait() }`. A
+// Cond cannot watch a context, so context.AfterFunc broadcasts on the Cond
+// when ctx ends, and the loop re-checks ctx.
+//
+// Cost: O(1) when a key is queued, plus process.
+func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.queue) == 0 && ctx.Done() != nil {
+		// About to wait: make ctx's end wake us. (stop does not wait for
+		// a callback already running, so calling it with mu held is safe.)
+		stop := context.AfterFunc(ctx, f.wake)
+		defer stop()
+	}
+	for len(f.queue) == 0 {
+		if f.closed {
+			return ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f.cond.Wait()
+	}
+
+	key := f.queue[0]
+	f.queue[0] = informer.Key{}
+	f.queue = f.queue[1:]
+	deltas := f.items[key]
+	delete(f.items, key)
+	initial := f.initialRemaining > 0
+	if initial {
+		f.initialRemaining--
+	}
+	if f.trace != nil {
+		detail := strconv.Itoa(len(deltas)) + " deltas, newest " + describe(deltas.Newest())
+		if initial {
+			detail += ", initial list"
+		}
+		f.emit(KindPopped, key, deltas.Newest().Object.GetResourceVersion(), detail)
+	}
+
+	err := process(key, deltas, initial)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ErrRequeue) {
+		// No writer ran while we held mu, so key is not queued again: put it
+		// back where it was. O(queue length), and only on this path.
+		f.items[key] = deltas
+		f.queue = append([]informer.Key{key}, f.queue...)
+		if initial {
+			f.initialRemaining++
+		}
+		if f.trace != nil {
+			f.emit(KindRequeued, key, deltas.Newest().Object.GetResourceVersion(), err.Error())
+		}
+	}
+	return fmt.Errorf("deltafifo: processing %s: %w", key, err)
+}
+
+// wake wakes every waiting Pop so that each re-checks its context.
+func (f *DeltaFIFO[T]) wake() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cond.Broadcast()
+}

@@ -1,0 +1,138 @@
+package deltafifo
+
+import (
+	"fmt"
+
+	"github.com/listwatch/informer"
+)
+
+// Replace queues the result of a full LIST: a Replaced delta for every
+// object in list, then a Deleted delta with FinalStateUnknown for every
+// key that is known (in KnownObjects) or still queued but absent from
+// list. That second step is how a relist reveals deletions whose watch
+// events were lost; the delta carries the last state this side knew.
+//
+// Keys still queued must be checked as well as known ones: an object
+// added and deleted while the watch was down may have been queued but not
+// yet popped into the cache. (client-go once missed these,
+// kubernetes#115658.)
+//
+// Replaced, not Sync, marks listed objects: a relist may carry real
+// changes, while Sync means "nothing changed, replay". The consumer tells
+// an add from an update by looking in its cache.
+//
+// It is atomic: if any object is nil or has no valid key, nothing is
+// queued. The first Replace marks the start of HasSynced's count.
+// resourceVersion is the list's, reported in the trace.
+// Cost: O(len(list) + known + queued).
+func (f *DeltaFIFO[T]) Replace(list []T, resourceVersion string) error {
+	keys := make([]informer.Key, len(list))
+	listed := make(map[informer.Key]bool, len(list))
+	for n, obj := range list {
+		key, err := informer.KeyOf(obj)
+		if err != nil {
+			return fmt.Errorf("deltafifo: Replace: item %d: %w", n, err)
+		}
+		keys[n] = key
+		listed[key] = true
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
+	for n, obj := range list {
+		f.queueLocked(keys[n], Delta[T]{Type: Replaced, Object: obj})
+	}
+	tombstones := 0
+	for _, key := range f.vanishedLocked(listed) {
+		last, ok := f.lastKnownLocked(key)
+		if !ok {
+			continue
+		}
+		if f.trace != nil {
+			f.emit(KindTombstoned, key, last.GetResourceVersion(), "absent from the list at rv "+resourceVersion)
+		}
+		f.queueLocked(key, Delta[T]{Type: Deleted, Object: last, FinalStateUnknown: true})
+		tombstones++
+	}
+	if !f.replaced {
+		f.replaced = true
+		f.initialRemaining = len(f.queue) // everything queued now is the initial list
+	}
+	if f.trace != nil {
+		f.emit(KindReplaced, informer.Key{}, resourceVersion,
+			fmt.Sprintf("%d listed, %d tombstones, %d keys queued", len(list), tombstones, len(f.queue)))
+	}
+	return nil
+}
+
+// vanishedLocked returns the keys that are queued or known but not listed,
+// each once, queued ones first in queue order. The caller holds mu.
+func (f *DeltaFIFO[T]) vanishedLocked(listed map[informer.Key]bool) []informer.Key {
+	var gone []informer.Key
+	seen := map[informer.Key]bool{}
+	for _, key := range f.queue {
+		if !listed[key] {
+			gone = append(gone, key)
+			seen[key] = true
+		}
+	}
+	if f.known != nil {
+		for _, key := range f.known.ListKeys() {
+			if !listed[key] && !seen[key] {
+				gone = append(gone, key)
+			}
+		}
+	}
+	return gone
+}
+
+// lastKnownLocked returns the newest state of key this side has: its
+// newest queued delta if any (that is newer than the cache), else the
+// cache's copy. The caller holds mu.
+func (f *DeltaFIFO[T]) lastKnownLocked(key informer.Key) (T, bool) {
+	if deltas, ok := f.items[key]; ok {
+		return deltas.Newest().Object, true
+	}
+	if f.known == nil {
+		var zero T
+		return zero, false
+	}
+	return f.known.Get(key)
+}
+
+// Resync queues a Sync delta for every key in KnownObjects that has no
+// delta queued, carrying the cached object. A key with queued deltas is
+// skipped: it is about to be processed anyway, with newer state.
+//
+// This is what a resync is: the cache replayed to the consumer. It reads
+// only KnownObjects and makes no API call. Without KnownObjects it does
+// nothing. Cost: O(known).
+func (f *DeltaFIFO[T]) Resync() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
+	if f.known == nil {
+		return nil
+	}
+	synced := 0
+	for _, key := range f.known.ListKeys() {
+		if _, queued := f.items[key]; queued {
+			continue
+		}
+		obj, ok := f.known.Get(key)
+		if !ok {
+			continue // deleted from the cache since ListKeys
+		}
+		f.queueLocked(key, Delta[T]{Type: Sync, Object: obj})
+		synced++
+	}
+	if f.trace != nil {
+		f.emit(KindResync, informer.Key{}, "", fmt.Sprintf("%d keys replayed from the cache", synced))
+	}
+	return nil
+}
