@@ -1,0 +1,148 @@
+package workqueue
+
+import (
+	"sync"
+	"time"
+)
+
+// DefaultRateLimiter returns client-go's default controller rate limiter
+// (workqueue.DefaultTypedControllerRateLimiter): the larger of
+//
+//   - a per-key exponential backoff from 5ms doubling up to 1000s, so one
+//     broken object is retried quickly at first, then ever more rarely;
+//   - an overall token bucket of 10 retries per second with a burst of
+//     100, so that many failing keys at once (the API server is down)
+//     cannot turn into a storm of retries.
+//
+// It is the [Queue]'s default.
+func DefaultRateLimiter[K comparable]() RateLimiter[K] {
+	return NewMaxOfRateLimiter(
+		NewExponentialRateLimiter[K](5*time.Millisecond, 1000*time.Second),
+		NewBucketRateLimiter[K](10, 100),
+	)
+}
+
+// ExponentialRateLimiter is a per-key limiter: after a key's n-th failure
+// since its last Forget (n = 1, 2, ...) it waits base·2ⁿ⁻¹, capped at max:
+// with 5ms and 1000s: 5ms, 10ms, 20ms, ..., 655.36s (the 18th), then
+// 1000s from the 19th on. client-go: ItemExponentialFailureRateLimiter.
+type ExponentialRateLimiter[K comparable] struct {
+	base, max time.Duration
+
+	mu       sync.Mutex
+	failures map[K]int // guarded by mu; a key is absent iff its count is 0
+}
+
+// NewExponentialRateLimiter returns an ExponentialRateLimiter whose first
+// delay is base and whose delays never exceed max.
+func NewExponentialRateLimiter[K comparable](base, max time.Duration) *ExponentialRateLimiter[K] {
+	return &ExponentialRateLimiter[K]{base: base, max: max, failures: map[K]int{}}
+}
+
+// When returns min(base·2ⁿ, max), where n is key's failure count before
+// this one, and counts this failure.
+func (r *ExponentialRateLimiter[K]) When(key K, _ time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.failures[key]
+	r.failures[key] = n + 1
+	// base·2ⁿ ≤ max exactly when base ≤ max>>n; testing that first also
+	// keeps the shift from overflowing.
+	if n >= 63 || r.base > r.max>>n {
+		return r.max
+	}
+	return r.base << n
+}
+
+// NumRequeues returns key's failure count.
+func (r *ExponentialRateLimiter[K]) NumRequeues(key K) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failures[key]
+}
+
+// Forget resets key's failure count to zero.
+func (r *ExponentialRateLimiter[K]) Forget(key K) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.failures, key)
+}
+
+// FastSlowRateLimiter is a per-key limiter with two speeds: a key's first
+// maxFast failures wait fast, every later one waits slow. It suits
+// "retry a few times right away, then back off to once a minute".
+// client-go: ItemFastSlowRateLimiter.
+type FastSlowRateLimiter[K comparable] struct {
+	fast, slow time.Duration
+	maxFast    int
+
+	mu       sync.Mutex
+	failures map[K]int // guarded by mu; a key is absent iff its count is 0
+}
+
+// NewFastSlowRateLimiter returns a FastSlowRateLimiter.
+func NewFastSlowRateLimiter[K comparable](fast, slow time.Duration, maxFast int) *FastSlowRateLimiter[K] {
+	return &FastSlowRateLimiter[K]{fast: fast, slow: slow, maxFast: maxFast, failures: map[K]int{}}
+}
+
+// When counts a failure of key and returns fast for its first maxFast
+// failures, slow after that.
+func (r *FastSlowRateLimiter[K]) When(key K, _ time.Time) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failures[key]++
+	if r.failures[key] <= r.maxFast {
+		return r.fast
+	}
+	return r.slow
+}
+
+// NumRequeues returns key's failure count.
+func (r *FastSlowRateLimiter[K]) NumRequeues(key K) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failures[key]
+}
+
+// Forget resets key's failure count to zero.
+func (r *FastSlowRateLimiter[K]) Forget(key K) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.failures, key)
+}
+
+// MaxOfRateLimiter combines limiters: every one of them records each
+// failure, and the longest delay wins. client-go: MaxOfRateLimiter.
+type MaxOfRateLimiter[K comparable] struct {
+	limiters []RateLimiter[K] // fixed at construction
+}
+
+// NewMaxOfRateLimiter returns a limiter that asks all of limiters.
+func NewMaxOfRateLimiter[K comparable](limiters ...RateLimiter[K]) *MaxOfRateLimiter[K] {
+	return &MaxOfRateLimiter[K]{limiters: limiters}
+}
+
+// When calls When on every limiter and returns the longest delay.
+func (r *MaxOfRateLimiter[K]) When(key K, now time.Time) time.Duration {
+	var longest time.Duration
+	for _, l := range r.limiters {
+		longest = max(longest, l.When(key, now))
+	}
+	return longest
+}
+
+// NumRequeues returns the largest count any limiter keeps for key.
+func (r *MaxOfRateLimiter[K]) NumRequeues(key K) int {
+	var most int
+	for _, l := range r.limiters {
+		most = max(most, l.NumRequeues(key))
+	}
+	return most
+}
+
+// Forget forgets key in every limiter.
+func (r *MaxOfRateLimiter[K]) Forget(key K) {
+	for _, l := range r.limiters {
+		l.Forget(key)
+	}
+}

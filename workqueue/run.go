@@ -1,0 +1,156 @@
+package workqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+)
+
+// ReconcileFunc does the work for one key. It reads the object through a
+// lister (the informer's cache, never the API server), compares what is
+// with what should be, and writes the difference to the API server.
+//
+// It is level-triggered: it receives a key, not the change that made it
+// dirty, and must work from the current state alone, because changes
+// coalesce while a key waits, and some are never seen at all.
+//
+// Return nil when the key needs nothing more, and an error to have it
+// retried with backoff. Return soon after ctx is done.
+type ReconcileFunc[K comparable] func(ctx context.Context, key K) error
+
+// RunOptions configures [Run]. The zero value is valid: one worker, errors
+// logged through slog.
+type RunOptions[K comparable] struct {
+	// Workers is how many reconciles run at once, one goroutine each: the
+	// first operator knob, controller-runtime's MaxConcurrentReconciles
+	// (the workers argument of client-go's sample-controller). A key is
+	// still never reconciled by two workers at once. Default 1, also for
+	// values below 1.
+	Workers int
+
+	// OnError receives every error reconcile returns and every panic it
+	// raises (as a *[PanicError]), on the worker's goroutine, before the
+	// key is requeued. Default: logged at level Error through
+	// slog.Default().
+	OnError func(key K, err error)
+}
+
+// Run runs opts.Workers workers over q, each a loop of Get, reconcile,
+// Done, and settles every reconcile's outcome:
+//
+//   - nil: Forget(key), so its next failure starts from the shortest delay;
+//   - an error: OnError, then AddRateLimited(key), a retry with backoff;
+//   - a panic: recovered, reported to OnError as a *PanicError, then
+//     AddRateLimited(key) like an error;
+//   - ctx.Err() (or an error wrapping it) once ctx is done: not a failure;
+//     the key is added again, unreported and uncounted, so that whoever
+//     runs the queue next reconciles it.
+//
+// Once q is shut down, the Add and AddRateLimited above are dropped like
+// any other (see ShutDownWithDrain).
+//
+// Run returns when ctx is done, or when q is shut down and has nothing
+// left to hand out, and only after every reconcile in flight has returned
+// and its key is Done. ctx is passed to every reconcile, so cancelling it
+// also asks the reconciles in flight to stop early.
+//
+// Run does not shut q down. To stop without losing queued work, call
+// q.ShutDownWithDrain while Run is running: the workers finish what is
+// queued and Run returns by itself.
+func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc[K], opts RunOptions[K]) {
+	onError := opts.OnError
+	if onError == nil {
+		onError = logError[K]
+	}
+	var workers sync.WaitGroup
+	for range max(opts.Workers, 1) {
+		workers.Go(func() {
+			for {
+				key, err := q.Get(ctx)
+				if err != nil {
+					return // ctx is done, or the queue is shut down and empty
+				}
+				q.process(ctx, key, reconcile, onError)
+			}
+		})
+	}
+	workers.Wait()
+}
+
+// process runs one reconcile of key and settles its outcome (see Run).
+// Done is always called, even after a panic, last of all, so that an Add
+// of a failed key is postponed until the key is released.
+func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K], onError func(K, error)) {
+	defer q.Done(key)
+	err := reconcileRecovered(ctx, key, reconcile)
+	panicked, isPanic := errors.AsType[*PanicError](err)
+	switch {
+	case err == nil:
+		q.Forget(key)
+	case isPanic: // always reported, whatever it wraps
+		q.report(KindPanicked, key, panicked.Value)
+		onError(key, err)
+		q.AddRateLimited(key)
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		q.Add(key)
+	default:
+		q.report(KindFailed, key, err.Error())
+		onError(key, err)
+		q.AddRateLimited(key)
+	}
+}
+
+// reconcileRecovered calls reconcile and turns a panic into a *PanicError,
+// so that one bad key can neither crash the process nor stop a worker.
+func reconcileRecovered[K comparable](ctx context.Context, key K, reconcile ReconcileFunc[K]) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = newPanicError(v)
+		}
+	}()
+	return reconcile(ctx, key)
+}
+
+// report emits a Run event, under q.mu like every other event, so that a
+// hook still sees one queue's events one at a time and in order.
+func (q *Queue[K]) report(kind string, key K, detail string) {
+	if q.trace == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.emit(kind, key, detail)
+}
+
+// PanicError is what OnError receives when reconcile panicked.
+type PanicError struct {
+	// Value is the panic's value, formatted with fmt.Sprint.
+	Value string
+	// Err is the panic's value if it was an error, so that errors.Is and
+	// errors.As see through the panic (via Unwrap); otherwise nil.
+	Err error
+	// Stack is the panicking goroutine's stack trace.
+	Stack []byte
+}
+
+func newPanicError(v any) *PanicError {
+	e := &PanicError{Value: fmt.Sprint(v), Stack: debug.Stack()}
+	e.Err, _ = v.(error)
+	return e
+}
+
+func (e *PanicError) Error() string { return "reconcile panicked: " + e.Value }
+
+func (e *PanicError) Unwrap() error { return e.Err }
+
+// logError is the default OnError.
+func logError[K comparable](key K, err error) {
+	attrs := []any{"key", fmt.Sprint(key), "err", err}
+	if p, ok := errors.AsType[*PanicError](err); ok {
+		attrs = append(attrs, "stack", string(p.Stack))
+	}
+	slog.Default().Error("workqueue: reconcile failed", attrs...)
+}

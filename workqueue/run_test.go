@@ -1,0 +1,239 @@
+package workqueue
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests run inside synctest bubbles: time is virtual, time.Sleep
+// returns as soon as every goroutine in the bubble is blocked, and
+// synctest.Wait returns once they all are. So "the workers are idle now"
+// and "a retry 1s later" are exact, and no test waits for real. (The
+// queue runs on the real clock here; synctest makes the real clock fake.)
+
+// startRun runs Run in a goroutine. stop cancels Run's context and waits
+// for Run to return.
+func startRun[K comparable](q *Queue[K], reconcile ReconcileFunc[K], opts RunOptions[K]) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		Run(ctx, q, reconcile, opts)
+	}()
+	return func() { cancel(); <-returned }
+}
+
+// lines is a list of strings that many goroutines append to.
+type lines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lines) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, s)
+}
+
+func (l *lines) get() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
+}
+
+func TestRunRetriesAFailingKeyWithBackoffThenForgetsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{RateLimiter: NewExponentialRateLimiter[string](time.Second, time.Minute)})
+		var attempts, reported lines
+		start := time.Now()
+		stop := startRun(q, func(_ context.Context, key string) error {
+			attempts.add(fmt.Sprintf("%s at %v", key, time.Since(start)))
+			if len(attempts.get()) < 3 {
+				return errors.New("not yet")
+			}
+			return nil
+		}, RunOptions[string]{OnError: func(key string, err error) { reported.add(key + ": " + err.Error()) }})
+		defer stop()
+
+		q.Add("a")
+		time.Sleep(time.Minute)
+		assert.Equal(t, []string{"a at 0s", "a at 1s", "a at 3s"}, attempts.get(), "retried after 1s, then 2s more")
+		assert.Equal(t, []string{"a: not yet", "a: not yet"}, reported.get())
+		assert.Equal(t, 0, q.NumRequeues("a"), "the success forgot the failures")
+	})
+}
+
+func TestRunRecoversAPanicReportsItAndRequeuesTheKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		boom := errors.New("boom")
+		var attempts lines
+		reported := make(chan error, 10)
+		stop := startRun(q, func(_ context.Context, key string) error {
+			attempts.add(key)
+			if len(attempts.get()) == 1 {
+				panic(boom)
+			}
+			return nil
+		}, RunOptions[string]{OnError: func(_ string, err error) { reported <- err }})
+		defer stop()
+
+		q.Add("a")
+		time.Sleep(time.Second)
+		assert.Equal(t, []string{"a", "a"}, attempts.get(), "the same single worker lived on to retry")
+		require.Len(t, reported, 1)
+		err := <-reported
+		p, ok := errors.AsType[*PanicError](err)
+		require.True(t, ok, "a panic is reported as a *PanicError")
+		assert.Equal(t, "boom", p.Value)
+		assert.ErrorIs(t, err, boom, "an error panic value is unwrapped")
+		assert.Contains(t, string(p.Stack), "run_test.go", "the stack shows where it panicked")
+	})
+}
+
+func TestRunReportsAPanicEvenWhenItsValueIsTheContextsError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		reported := make(chan error, 1)
+		stop := startRun(q, func(ctx context.Context, _ string) error {
+			<-ctx.Done()
+			panic(ctx.Err())
+		}, RunOptions[string]{OnError: func(_ string, err error) { reported <- err }})
+		q.Add("a")
+		synctest.Wait()
+		stop()
+		require.Len(t, reported, 1, "a panic is never mistaken for a cancellation")
+		assert.ErrorIs(t, <-reported, context.Canceled)
+	})
+}
+
+func TestRunReturnsOnlyAfterTheReconcilesInFlightHaveReturned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		var finished lines
+		ctx, cancel := context.WithCancel(context.Background())
+		returned := make(chan struct{})
+		go func() {
+			defer close(returned)
+			Run(ctx, q, func(ctx context.Context, key string) error {
+				<-ctx.Done()
+				time.Sleep(time.Second) // winding down takes a while
+				finished.add(key)
+				return nil
+			}, RunOptions[string]{Workers: 2})
+		}()
+		q.Add("a")
+		synctest.Wait() // one worker holds "a", the other waits in Get
+		cancel()
+		synctest.Wait() // the idle worker has returned; the busy one sleeps
+		select {
+		case <-returned:
+			t.Fatal("Run returned while a reconcile was still running")
+		default:
+		}
+		<-returned
+		assert.Equal(t, []string{"a"}, finished.get())
+	})
+}
+
+func TestRunQueuesAKeyInterruptedByCancellationAgainWithoutCountingAFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		reported := 0
+		stop := startRun(q, func(ctx context.Context, _ string) error {
+			<-ctx.Done()
+			return fmt.Errorf("reading the cache: %w", ctx.Err())
+		}, RunOptions[string]{OnError: func(string, error) { reported++ }})
+		q.Add("a")
+		synctest.Wait()
+		stop()
+		assert.Equal(t, 1, q.Len(), "the key is back in the queue for the next Run")
+		assert.Equal(t, 0, q.NumRequeues("a"))
+		assert.Equal(t, 0, reported)
+	})
+}
+
+func TestRunReturnsByItselfOnceTheQueueIsShutDownAndDrained(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		for _, key := range []string{"a", "b", "c"} {
+			q.Add(key)
+		}
+		var done lines
+		returned := make(chan struct{})
+		go func() {
+			defer close(returned)
+			Run(context.Background(), q, func(_ context.Context, key string) error {
+				time.Sleep(time.Second)
+				done.add(key)
+				return nil
+			}, RunOptions[string]{Workers: 2})
+		}()
+		require.NoError(t, q.ShutDownWithDrain(context.Background()))
+		assert.ElementsMatch(t, []string{"a", "b", "c"}, done.get(), "drained: every queued key was reconciled")
+		<-returned
+	})
+}
+
+// The knob: ten keys whose reconciles take 1s each (waiting on the API
+// server, say). Workers run them side by side, never more at once than
+// Workers, and the whole batch takes ⌈10/Workers⌉ seconds.
+func TestMoreWorkersFinishTheSameWorkSoonerButNeverExceedTheirNumber(t *testing.T) {
+	for _, tc := range []struct {
+		workers int
+		took    time.Duration
+	}{{0, 10 * time.Second}, {1, 10 * time.Second}, {3, 4 * time.Second}, {10, time.Second}, {50, time.Second}} {
+		t.Run(fmt.Sprint("workers=", tc.workers), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := New(Options[int]{})
+				var mu sync.Mutex
+				running, most := 0, 0
+				stop := startRun(q, func(context.Context, int) error {
+					mu.Lock()
+					running++
+					most = max(most, running)
+					mu.Unlock()
+					time.Sleep(time.Second)
+					mu.Lock()
+					running--
+					mu.Unlock()
+					return nil
+				}, RunOptions[int]{Workers: tc.workers})
+				defer stop()
+
+				start := time.Now()
+				for key := range 10 {
+					q.Add(key)
+				}
+				require.NoError(t, q.ShutDownWithDrain(context.Background()))
+				assert.Equal(t, tc.took, time.Since(start))
+				assert.Equal(t, min(max(tc.workers, 1), 10), most, "reconciles at once")
+			})
+		})
+	}
+}
+
+func TestRunLogsErrorsThroughSlogByDefault(t *testing.T) {
+	var buf bytes.Buffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		stop := startRun(q, func(context.Context, string) error { return errors.New("conflict") }, RunOptions[string]{})
+		q.Add("default/web")
+		synctest.Wait()
+		stop()
+	})
+	assert.Contains(t, buf.String(), `level=ERROR msg="workqueue: reconcile failed" key=default/web err=conflict`)
+}
