@@ -1,0 +1,114 @@
+// Package reflector is where an informer meets the network: a Reflector
+// keeps a local store converging to the API server's state of one
+// collection, whatever the connection does. client-go's counterpart is
+// tools/cache/reflector.go; the names here are its names.
+//
+// # Where it sits
+//
+//	kube-apiserver ──LIST (pages), then WATCH from its resourceVersion──▶ Reflector
+//	Reflector ──Add / Update / Delete / Replace(list, rv) / Resync──▶ Store (a DeltaFIFO)
+//
+// It reads through a [ListerWatcher] (a [RESTListerWatcher] for a real
+// server, package memlistwatch in examples) and writes into a [Store].
+//
+// # Usage
+//
+//	lw, err := reflector.NewTypedListerWatcher[*corev1.Pod](cfg, scheme, reflector.Source{
+//		Resource: corev1.SchemeGroupVersion.WithResource("pods"), Namespace: "default",
+//	})
+//	r := reflector.New(reflector.Options[*corev1.Pod]{ListerWatcher: lw, Store: fifo})
+//	go r.Run(ctx) // until ctx ends
+//
+// # The protocol
+//
+// Run is a loop over three phases (the phase type, in reflector.go):
+//
+//   - listing: LIST in pages of PageSize, then one Replace with the whole
+//     list. A continue token that expires (410) restarts the list.
+//   - watching: WATCH from the last resourceVersion, with bookmarks and a
+//     randomised server-side timeout. Every event and bookmark advances
+//     LastSyncResourceVersion. When the watch ends (timeout, cut
+//     connection) the next one starts from there: nothing was missed, so
+//     there is no relist.
+//   - streaming (Options.StreamingList): the list arrives over one WATCH
+//     (sendInitialEvents=true) ending in a bookmark, then one Replace, and
+//     that watch carries on. A server that refuses it gets LIST instead.
+//
+// The reflector lists again only when the server says its resourceVersion
+// is unusable: 410 Gone (too old: compacted away) or "Too large resource
+// version" (a restarted server not caught up yet). The relist is always a
+// consistent read (resourceVersion ""), never at the old resourceVersion,
+// so it cannot loop on "too old" (kubernetes#133810).
+//
+// The first list's resourceVersion is a choice (Options.InitialList): ""
+// by default, a consistent read that honours the page size; or "0", the
+// server's cache as it is, cheaper but possibly stale and unpaged.
+//
+// # Failures and retries
+//
+// Every failure (an error answer, a network error, a garbled response, a
+// watch that closes at once without progress) is reported to
+// Options.OnError as an *Error and retried after an exponential backoff
+// with jitter (800ms doubling to 30s by default; Options has every knob),
+// which resets after two calm minutes. A 403 (RBAC) or a 404 (a missing
+// CRD) is retried at that pace until it goes away. A server's Retry-After
+// is the minimum wait. One exception: the first relist after a 410 is
+// immediate, since the server answered; a 410 again before a watch has
+// worked waits like any failure.
+//
+// Who retries: client-go's rest package retries a request by itself (up
+// to 10 times, sleeping in between) when the server answers 429 or 5xx
+// with Retry-After. [RESTListerWatcher] turns that off (MaxRetries(0)), so
+// the reflector's backoff is the one retry policy: each attempt is one
+// request, each failure is seen and traced, and the request rate in a
+// long outage is the backoff's, not the backoff's times eleven. rest's
+// QPS/Burst limiter still applies to LIST (it does not limit watches).
+//
+// Bad data never panics: an object of the wrong type, a typed nil, a list
+// of the wrong kind or an ERROR event without a Status is reported with
+// ErrUnexpectedObject; a bad watch event is skipped, a bad list retried.
+//
+// # Why ListerWatcher has this shape
+//
+// List returns one page as the items and the list's metav1.ListMeta (its
+// resourceVersion and continue token): the two halves of every Kubernetes
+// list, in apimachinery's own types. So a ListerWatcher need not import
+// this package to implement it; memlistwatch does not.
+//
+// Watch returns apimachinery's watch.Interface, not a channel of T, because
+// a watch stream mixes two payloads: objects (ADDED, MODIFIED, DELETED,
+// BOOKMARK) and a *metav1.Status (ERROR). A typed channel would force each
+// ListerWatcher to decide what to do with a Status or a stray object;
+// the untyped stream leaves that one decision where the protocol lives, in
+// the reflector, which checks the event type before asserting T. It is
+// also what rest.Request.Watch returns, so nothing sits in between.
+//
+// # Invariants
+//
+//   - One goroutine (Run's) calls the Store, in the order the server
+//     reported the changes; resync ticks are handled on it too.
+//   - Replace receives only complete lists: a list that fails half-way
+//     never reaches the store.
+//   - LastSyncResourceVersion is the resourceVersion the store is in sync
+//     with; it is safe to read from any goroutine.
+//   - Run returns after ctx ends, with its watches stopped and no
+//     goroutine of its own left.
+//
+// # Tracing
+//
+// With Options.Trace set, every step emits an [informer.TraceEvent] with
+// Stage [informer.StageReflector]: KindList, KindReplace, KindWatch,
+// KindWatchEvent, KindBookmark, KindWatchEnd, KindRelist (with its reason),
+// KindFallback, KindResourceVersion (every change), KindResync, KindError
+// and KindBackoff. With no hook no event is built.
+//
+// # Glossary (this package → client-go tools/cache)
+//
+//	Reflector.Run              Reflector.RunWithContext / ListAndWatchWithContext
+//	ListerWatcher[T]           ListerWatcher (listwatch.go)
+//	Store[T]                   ReflectorStore
+//	Options.StreamingList      the WatchListClient feature (watchList)
+//	Options.OnError            WatchErrorHandler
+//	Options.InitialList        relistResourceVersion's "0" for the first list
+//	ErrShortWatch              VeryShortWatchError
+package reflector

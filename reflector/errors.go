@@ -1,0 +1,94 @@
+package reflector
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Error is what Options.OnError receives: which step failed, at which
+// resourceVersion, and why. Unwrap gives the cause, so the apimachinery
+// tests work on it directly: apierrors.IsForbidden(err),
+// apierrors.IsNotFound(err) (a missing CRD), apierrors.IsResourceExpired(err).
+type Error struct {
+	// Op is the step that failed, named by its trace Kind: KindList,
+	// KindWatch, KindWatchEvent (a bad event, or the store refused one),
+	// KindReplace or KindResync.
+	Op string
+	// Name is the reflector's Options.Name.
+	Name string
+	// ResourceVersion is the resourceVersion the request asked for, if any.
+	ResourceVersion string
+	// Err is the cause.
+	Err error
+}
+
+func (e *Error) Error() string {
+	rv := ""
+	if e.ResourceVersion != "" {
+		rv = " at resourceVersion " + e.ResourceVersion
+	}
+	return fmt.Sprintf("reflector %s: %s%s: %v", e.Name, e.Op, rv, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// The causes the reflector itself detects, wrapped in an *Error; test for
+// them with errors.Is.
+var (
+	// ErrShortWatch: a watch ended within Options.ShortWatch without
+	// advancing the resourceVersion. Retried after the backoff.
+	ErrShortWatch = errors.New("the watch ended at once without progress")
+	// ErrUnexpectedObject: the server sent an object that is not a T, or a
+	// nil one, where a T belongs. The object is skipped.
+	ErrUnexpectedObject = errors.New("unexpected object")
+	// ErrNoResourceVersion: a list came without a resourceVersion, so no
+	// watch could start from it. The list is retried.
+	ErrNoResourceVersion = errors.New("the list has no resourceVersion")
+	// ErrStreamEnded: a streaming list ended before its initial-events-end
+	// bookmark. The reflector falls back to LIST.
+	ErrStreamEnded = errors.New("the streaming list ended before its initial-events-end bookmark")
+)
+
+// isExpired reports a 410: the resourceVersion (or continue token) asked
+// for is older than the server still has. Servers say Expired; before 1.18
+// some said Gone.
+func isExpired(err error) bool {
+	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
+}
+
+// isTooLarge reports "Too large resource version": the server has not yet
+// seen the resourceVersion asked for, as happens for a moment after an
+// apiserver restarts while its watch cache fills.
+func isTooLarge(err error) bool {
+	if apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
+		return true
+	}
+	// Servers before 1.18.6 said so only in the message of a 504.
+	return apierrors.IsTimeout(err) && strings.Contains(err.Error(), "Too large resource version")
+}
+
+// statusError turns an ERROR event's object, which should be a Status,
+// into the error it reports.
+func statusError(obj runtime.Object) error {
+	err := apierrors.FromObject(obj)
+	var notStatus *apierrors.UnexpectedObjectError
+	if errors.As(err, &notStatus) {
+		return fmt.Errorf("%w: an ERROR event with %T instead of a Status", ErrUnexpectedObject, obj)
+	}
+	return err
+}
+
+// retryAfter is the wait the server asked for (a 429's or 5xx's
+// Retry-After), or 0.
+func retryAfter(err error) time.Duration {
+	if seconds, ok := apierrors.SuggestsClientDelay(err); ok {
+		return time.Duration(seconds) * time.Second
+	}
+	return 0
+}

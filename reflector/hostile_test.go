@@ -1,0 +1,219 @@
+package reflector_test
+
+import (
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/informer/reflector"
+)
+
+// The window over which a failing server's request count is checked
+// against what the backoff allows.
+const hostileWindow = 1500 * time.Millisecond
+
+func anyError(err error) bool { return err != nil }
+
+func TestHostileListAnswersAreReportedRetriedAtABoundedRateAndRecoveredFrom(t *testing.T) {
+	wrongKind := func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{
+			"kind": "SecretList", "apiVersion": "v1",
+			"metadata": map[string]any{"resourceVersion": "10"},
+			"items":    []any{object("Secret", "s", "9")},
+		})
+	}
+	noRV := func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"kind": "ConfigMapList", "apiVersion": "v1", "items": []any{}})
+	}
+	for _, c := range []struct {
+		name     string
+		answer   http.HandlerFunc
+		reported func(error) bool
+	}{
+		{"truncated JSON", raw(http.StatusOK, "application/json", `{"kind":"ConfigMapList","items":[{`), anyError},
+		{"not JSON at all", raw(http.StatusOK, "application/json", "<html>hello</html>"), anyError},
+		{"a list of the wrong kind", wrongKind, is(reflector.ErrUnexpectedObject)},
+		{"a list without a resourceVersion", noRV, is(reflector.ErrNoResourceVersion)},
+		{"403 Forbidden", status(http.StatusForbidden, metav1.StatusReasonForbidden), apierrors.IsForbidden},
+		{"404 Not Found", status(http.StatusNotFound, metav1.StatusReasonNotFound), apierrors.IsNotFound},
+		{"500 Internal Error", status(http.StatusInternalServerError, metav1.StatusReasonInternalError), apierrors.IsInternalError},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newHostileServer(t)
+			s.answer(c.answer, nil)
+			store, errs, r := hostileReflector(t, s, nil)
+			time.Sleep(hostileWindow + 200*time.Millisecond)
+
+			lists := s.requests(false)
+			require.NotEmpty(t, lists)
+			n := within(lists, lists[0], hostileWindow)
+			assert.LessOrEqual(t, n, maxAttempts(hostileWindow, hostileInitial, hostileMax), "LISTs in %v: the backoff bounds the rate", hostileWindow)
+			assert.GreaterOrEqual(t, n, 3, "it keeps retrying")
+			reported := errs.all()
+			assert.GreaterOrEqual(t, len(reported), n-1, "every failed attempt is reported")
+			for _, err := range reported {
+				assert.True(t, c.reported(err), "unexpected error: %v", err)
+				var e *reflector.Error
+				assert.ErrorAs(t, err, &e)
+				assert.Equal(t, reflector.KindList, e.Op)
+			}
+			assert.Zero(t, store.count("replace"), "nothing reached the store")
+
+			s.answer(goodList, nil)
+			eventually(t, func() bool { return r.LastSyncResourceVersion() == "10" }, 5*time.Second, "no recovery")
+			assert.Equal(t, map[string]string{"ns/a": "9"}, store.state())
+		})
+	}
+}
+
+func TestHostileWatchAnswersAreReportedRetriedAtABoundedRateWithoutRelisting(t *testing.T) {
+	errorEvent := event("ERROR", statusObject(http.StatusInternalServerError, metav1.StatusReasonInternalError, "etcd is sad")) + "\n"
+	for _, c := range []struct {
+		name     string
+		answer   http.HandlerFunc
+		reported func(error) bool
+	}{
+		{"closes at once, forever", raw(http.StatusOK, "application/json", ""), is(reflector.ErrShortWatch)},
+		{"garbage on the stream", raw(http.StatusOK, "application/json", "this is not JSON\n"), anyError},
+		{"an ERROR event that is not 410", raw(http.StatusOK, "application/json", errorEvent), apierrors.IsInternalError},
+		{"an ERROR event without a Status", raw(http.StatusOK, "application/json", event("ERROR", object("ConfigMap", "x", "1"))+"\n"), is(reflector.ErrUnexpectedObject)},
+		{"503 Service Unavailable", status(http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable), apierrors.IsServiceUnavailable},
+		{"403 Forbidden", status(http.StatusForbidden, metav1.StatusReasonForbidden), apierrors.IsForbidden},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newHostileServer(t)
+			s.answer(nil, c.answer)
+			store, errs, r := hostileReflector(t, s, nil)
+			time.Sleep(hostileWindow + 200*time.Millisecond)
+
+			watches := s.requests(true)
+			require.NotEmpty(t, watches)
+			n := within(watches, watches[0], hostileWindow)
+			assert.LessOrEqual(t, n, maxAttempts(hostileWindow, hostileInitial, hostileMax), "WATCHes in %v: the backoff bounds the rate", hostileWindow)
+			assert.GreaterOrEqual(t, n, 3, "it keeps retrying")
+			assert.Len(t, s.requests(false), 1, "a failing watch is retried from its resourceVersion: no relist")
+			reported := errs.all()
+			assert.GreaterOrEqual(t, len(reported), n-1, "every failed attempt is reported")
+			for _, err := range reported {
+				assert.True(t, c.reported(err), "unexpected error: %v", err)
+			}
+
+			s.answer(nil, s.holdOpen([]string{event("ADDED", object("ConfigMap", "b", "11"))}))
+			eventually(t, func() bool { return r.LastSyncResourceVersion() == "11" }, 5*time.Second, "no recovery")
+			assert.Equal(t, map[string]string{"ns/a": "9", "ns/b": "11"}, store.state())
+		})
+	}
+}
+
+func TestWrongKindInAWatchEventIsReportedAndSkipped(t *testing.T) {
+	s := newHostileServer(t)
+	s.answer(nil, s.holdOpen([]string{
+		event("ADDED", object("Secret", "s", "11")),
+		event("ADDED", object("ConfigMap", "b", "12")),
+	}))
+	store, errs, r := hostileReflector(t, s, nil)
+	eventually(t, func() bool { return r.LastSyncResourceVersion() == "12" }, 5*time.Second, "the good event never arrived")
+	assert.Equal(t, 1, errs.count(is(reflector.ErrUnexpectedObject)), "%v", errs.all())
+	assert.Equal(t, map[string]string{"ns/a": "9", "ns/b": "12"}, store.state())
+	assert.Len(t, s.requests(true), 1, "the watch went on")
+}
+
+// rest retries a 429 with Retry-After up to 10 times on its own, sleeping
+// in between. The reflector turns that off: each attempt is one request,
+// each failure is reported, and the server's Retry-After is the minimum
+// wait before the next attempt.
+func TestRetryAfterIsHonouredAndEachAttemptIsOneRequest(t *testing.T) {
+	s := newHostileServer(t)
+	var answered atomic.Int32
+	s.answer(func(w http.ResponseWriter, r *http.Request) {
+		if answered.Add(1) <= 2 {
+			w.Header().Set("Retry-After", "1")
+			raw(http.StatusTooManyRequests, "text/plain", "slow down")(w, r)
+			return
+		}
+		goodList(w, r)
+	}, nil)
+	_, errs, r := hostileReflector(t, s, func(o *reflector.Options[*corev1.ConfigMap]) {
+		o.BackoffInitial = 10 * time.Millisecond
+	})
+	eventually(t, func() bool { return r.LastSyncResourceVersion() == "10" }, 10*time.Second, "never listed")
+
+	lists := s.requests(false)
+	require.Len(t, lists, 3, "one request per attempt")
+	assert.Equal(t, 2, errs.count(apierrors.IsTooManyRequests), "both 429s were reported")
+	for i := 1; i < len(lists); i++ {
+		assert.GreaterOrEqual(t, lists[i].Sub(lists[i-1]), 950*time.Millisecond, "Retry-After: 1 beats the 10ms backoff")
+	}
+}
+
+// A first 410 relists at once; a 410 again before any watch has worked
+// waits for the backoff, so a server that answers 410 to every watch gets
+// a bounded number of LISTs, not a loop.
+func TestAServerThatAnswers410ToEveryWatchCannotMakeTheReflectorListInALoop(t *testing.T) {
+	s := newHostileServer(t)
+	gone := event("ERROR", statusObject(http.StatusGone, metav1.StatusReasonExpired, "too old resource version: 10 (11)")) + "\n"
+	s.answer(nil, raw(http.StatusOK, "application/json", gone))
+	_, errs, _ := hostileReflector(t, s, nil)
+	time.Sleep(hostileWindow + 200*time.Millisecond)
+
+	lists := s.requests(false)
+	n := within(lists, lists[0], hostileWindow)
+	// The first list, the immediate relist, then one per backoff wait.
+	assert.LessOrEqual(t, n, 1+maxAttempts(hostileWindow, hostileInitial, hostileMax), "LISTs in %v", hostileWindow)
+	assert.GreaterOrEqual(t, n, 3)
+	assert.GreaterOrEqual(t, errs.count(apierrors.IsResourceExpired), n-1)
+	gaps := 0
+	for i := 2; i < len(lists); i++ {
+		if lists[i].Sub(lists[i-1]) >= hostileInitial {
+			gaps++
+		}
+	}
+	assert.Equal(t, len(lists)-2, gaps, "every relist after the first waits at least the backoff")
+}
+
+// Servers without the WatchList feature refuse sendInitialEvents with 422;
+// a server that ignores it sends no end bookmark and the stream just ends.
+// Either way the reflector lists instead, and keeps listing.
+func TestStreamingListFallsBackToListAgainstAServerThatRefusesIt(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		refusal  http.HandlerFunc
+		reported func(error) bool
+	}{
+		{"422 Invalid", status(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid), nil},
+		{"a stream without the end bookmark", raw(http.StatusOK, "application/json", event("ADDED", object("ConfigMap", "a", "9"))+"\n"), is(reflector.ErrStreamEnded)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newHostileServer(t)
+			hold := s.holdOpen(nil)
+			s.answer(nil, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Query().Get("sendInitialEvents") == "true" {
+					c.refusal(w, r)
+					return
+				}
+				hold(w, r)
+			})
+			trace := &traceLog{}
+			store, errs, r := hostileReflector(t, s, func(o *reflector.Options[*corev1.ConfigMap]) {
+				o.StreamingList = true
+				o.Trace = trace.hook
+			})
+			eventually(t, func() bool { return r.LastSyncResourceVersion() == "10" }, 5*time.Second, "never synced")
+			assert.Len(t, s.requests(false), 1, "one LIST instead")
+			assert.Len(t, trace.of(reflector.KindFallback), 1)
+			assert.Equal(t, map[string]string{"ns/a": "9"}, store.state())
+			if c.reported == nil {
+				assert.Empty(t, errs.all(), "a refusal is an answer, not a failure")
+			} else {
+				assert.Equal(t, 1, errs.count(c.reported), "%v", errs.all())
+			}
+		})
+	}
+}

@@ -1,0 +1,61 @@
+package reflector
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/informer"
+)
+
+// ListerWatcher is where a reflector reads from: one collection of objects
+// of type T on an API server (all ConfigMaps, the Pods of one namespace,
+// the Widgets labelled app=web). client-go has the same two calls under the
+// same name, with interface{} in place of T (tools/cache/listwatch.go).
+//
+// The reflector fills in the protocol fields of opts (resourceVersion,
+// resourceVersionMatch, limit, continue, timeoutSeconds,
+// allowWatchBookmarks, sendInitialEvents); the ListerWatcher adds what
+// selects the collection (namespace, label and field selectors). Both calls
+// must return when ctx ends.
+//
+// [RESTListerWatcher] talks to kube-apiserver; package memlistwatch is an
+// in-memory one for examples and unit tests.
+type ListerWatcher[T informer.Object] interface {
+	// List returns one page of the collection: its objects, and the list's
+	// metadata, whose ResourceVersion is the state the page shows and whose
+	// Continue, when not empty, is the token that fetches the next page.
+	// An object that is not a valid T is an error, never a panic.
+	List(ctx context.Context, opts metav1.ListOptions) ([]T, metav1.ListMeta, error)
+	// Watch opens a stream of changes after opts.ResourceVersion. Its events
+	// carry a T (ADDED, MODIFIED, DELETED, BOOKMARK) or a *metav1.Status
+	// (ERROR); that is why the stream is apimachinery's untyped
+	// watch.Interface and not a channel of T: see the package doc.
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// Store is what a reflector writes into: the next stage of the informer,
+// a DeltaFIFO. A reflector calls it from one goroutine only, in the order
+// the server reported the changes; a Store need not expect two calls at
+// once from the same reflector.
+//
+// An error from a Store is reported (Options.OnError) and does not stop
+// the reflector; a failed Replace is retried with a fresh list.
+type Store[T informer.Object] interface {
+	// Add reports an object created (a watch ADDED event).
+	Add(obj T) error
+	// Update reports an object changed (a watch MODIFIED event).
+	Update(obj T) error
+	// Delete reports an object deleted (a watch DELETED event); obj is its
+	// final state, which the server sent.
+	Delete(obj T) error
+	// Replace hands over a whole list, after the first list and after every
+	// relist, with the list's resourceVersion. Objects the store knows and
+	// objs lacks were deleted while the reflector was not watching: the
+	// store emits deletions for them whose final state is unknown.
+	Replace(objs []T, resourceVersion string) error
+	// Resync replays the store's current objects to its consumers, every
+	// Options.ResyncPeriod. It makes no API call (pitfall 6).
+	Resync() error
+}

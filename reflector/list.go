@@ -1,0 +1,91 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// list runs the listing phase: LIST the collection page by page, then
+// hand the whole list to the store's Replace in one call.
+//
+// Pages: each page's continue token asks for the next page of the same
+// state, so the pages add up to one consistent list, at the resourceVersion
+// the last page reports. The first page carries the resourceVersion
+// choice; later pages carry only the token (the server refuses both).
+//
+// The store is replaced only once every page is in: a list that fails
+// half-way leaves the store as it was, and the list starts over.
+func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
+	if s.why != "" {
+		r.emit(KindRelist, "", "", s.why)
+	}
+	opts := metav1.ListOptions{ResourceVersion: s.listRV, Limit: r.opts.PageSize}
+	var all []T
+	var rv string
+	for page := 1; ; page++ {
+		items, meta, err := r.lw.List(ctx, opts)
+		if err != nil {
+			return r.listFailed(s, opts, err)
+		}
+		all = append(all, items...)
+		if r.trace != nil {
+			r.emit(KindList, "", meta.ResourceVersion, pageDetail(page, len(items), meta.Continue != "", s.listRV, opts.Limit))
+		}
+		if meta.Continue == "" {
+			rv = meta.ResourceVersion
+			break
+		}
+		opts = metav1.ListOptions{Continue: meta.Continue, Limit: r.opts.PageSize}
+	}
+	if rv == "" {
+		return state{phase: listing, listRV: s.listRV, why: "the last list had no resourceVersion"},
+			&Error{Op: KindList, Name: r.opts.Name, ResourceVersion: s.listRV, Err: ErrNoResourceVersion}
+	}
+	if err := r.store.Replace(all, rv); err != nil {
+		return state{phase: listing, listRV: s.listRV, why: "the store refused the last list"},
+			&Error{Op: KindReplace, Name: r.opts.Name, ResourceVersion: rv, Err: err}
+	}
+	if r.trace != nil {
+		r.emit(KindReplace, "", rv, objects(len(all)))
+	}
+	r.synced = true
+	r.setRV(rv)
+	return state{phase: watching}, nil
+}
+
+// listFailed decides what follows a failed LIST request:
+//
+//   - 410 on a continue token: the list's state has been compacted away
+//     since the first page; start over with a fresh consistent list, at
+//     once (see afterExpired).
+//   - 410 or "too large" on the resourceVersion asked for: it is unusable
+//     here; a consistent list needs none.
+//   - anything else (403, 404, 429, 500, a network error, a bad
+//     response): the same list again, after the backoff.
+func (r *Reflector[T]) listFailed(s state, opts metav1.ListOptions, err error) (state, error) {
+	failure := &Error{Op: KindList, Name: r.opts.Name, ResourceVersion: opts.ResourceVersion, Err: err}
+	switch {
+	case opts.Continue != "" && isExpired(err):
+		return r.afterExpired(state{phase: listing, listRV: "", why: "the continue token expired (410 Gone): start the list over"}), failure
+	case isExpired(err):
+		return state{phase: listing, listRV: "", why: fmt.Sprintf("resourceVersion %q is too old (410 Gone)", opts.ResourceVersion)}, failure
+	case isTooLarge(err):
+		return state{phase: listing, listRV: "", why: fmt.Sprintf("resourceVersion %q is too large for the server", opts.ResourceVersion)}, failure
+	}
+	return state{phase: listing, listRV: s.listRV, why: "retry after a failed list"}, failure
+}
+
+// pageDetail describes one page for the trace:
+// `page 1: 500 objects, more follow (asked resourceVersion="", limit=500)`.
+func pageDetail(page, n int, more bool, askedRV string, limit int64) string {
+	d := fmt.Sprintf("page %d: %s", page, objects(n))
+	if more {
+		d += ", more follow"
+	}
+	if page == 1 {
+		d += fmt.Sprintf(" (asked resourceVersion=%q, limit=%d)", askedRV, limit)
+	}
+	return d
+}

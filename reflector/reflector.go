@@ -1,0 +1,228 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/informer"
+)
+
+// Reflector keeps a Store converging to the API server's truth about one
+// collection: it lists the collection, watches it from the list's
+// resourceVersion, and lists again only when the server can no longer say
+// what changed. It is client-go's Reflector (tools/cache/reflector.go)
+// with the protocol written as a state machine; see the package doc.
+//
+// Create one with New; run it with Run.
+type Reflector[T informer.Object] struct {
+	lw    ListerWatcher[T]
+	store Store[T]
+	opts  Options[T] // with defaults applied; never changed after New
+	trace informer.TraceHook
+
+	// running is true while Run runs; a second concurrent Run is refused,
+	// since two loops would write the same store out of order.
+	running atomic.Bool
+	// lastSyncRV is LastSyncResourceVersion. Only Run's goroutine writes
+	// it; any goroutine may read it.
+	lastSyncRV atomic.Pointer[string]
+
+	// The fields below belong to Run's goroutine alone, so need no lock.
+
+	backoff backoff
+	// synced is true once a Replace succeeded: from then on the store
+	// holds a whole list and may be resynced.
+	synced bool
+	// streamRefused is true once the server refused a streaming list; the
+	// reflector uses LIST from then on.
+	streamRefused bool
+	// expired is true when the latest relist was for a 410 and no watch
+	// has delivered an event since. See afterExpired.
+	expired bool
+	// resync ticks every ResyncPeriod while Run runs; nil when resync is off.
+	resync <-chan time.Time
+}
+
+// New returns a Reflector for opts; see Options for the defaults. It
+// panics if opts.ListerWatcher or opts.Store is nil: that is a programming
+// error, not a condition to handle at run time.
+func New[T informer.Object](opts Options[T]) *Reflector[T] {
+	if opts.ListerWatcher == nil {
+		panic("reflector.New: Options.ListerWatcher is nil")
+	}
+	if opts.Store == nil {
+		panic("reflector.New: Options.Store is nil")
+	}
+	opts = opts.withDefaults()
+	return &Reflector[T]{
+		lw:      opts.ListerWatcher,
+		store:   opts.Store,
+		opts:    opts,
+		trace:   opts.Trace,
+		backoff: newBackoff(opts),
+	}
+}
+
+// LastSyncResourceVersion is the resourceVersion the store is known to be
+// in sync with: the latest list's, then each event's and bookmark's as the
+// watch delivers them. It is "" until the first list is in. Safe to call
+// from any goroutine.
+func (r *Reflector[T]) LastSyncResourceVersion() string {
+	if p := r.lastSyncRV.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// phase is what the reflector does next. The protocol, phase by phase:
+//
+//	start ──▶ listing or streaming ──Replace(list, rv)──▶ watching ◀──┐
+//	               ▲                                       │   │      │
+//	               │ 410 Gone or "too large": relist at    │   └──────┘
+//	               │ resourceVersion "", never the old one │   ended: watch again
+//	               └───────────────────────────────────────┘   from the last rv
+//
+// A streaming list that the server refuses becomes a listing. A failure
+// delays the next phase by the backoff; only a first 410 does not (see
+// afterExpired).
+type phase int
+
+const (
+	// listing: LIST the collection page by page at state.listRV, then hand
+	// the whole list to the store's Replace. Next: watching, from the
+	// list's resourceVersion.
+	listing phase = iota
+	// streaming: open one WATCH with sendInitialEvents=true, gather its
+	// ADDED events until the bookmark that marks the end of the initial
+	// events, then Replace. Next: watching, on that same watch.
+	streaming
+	// watching: open a WATCH from LastSyncResourceVersion (or keep the one
+	// a streaming list left open) and give each event to the store. Next:
+	// watching again when it ends; a relist after 410 Gone.
+	watching
+)
+
+// state is where the protocol is: the phase and what it needs.
+type state struct {
+	phase phase
+	// listRV is the resourceVersion a listing asks for: "" (consistent)
+	// or "0" (any).
+	listRV string
+	// why is the reason for a relist, traced when it starts; "" for the
+	// first list.
+	why string
+	// open is a watch handed from streaming to watching; nil otherwise.
+	open watch.Interface
+	// now skips the backoff before this state although the step that chose
+	// it failed. Only afterExpired sets it.
+	now bool
+}
+
+// Run lists and watches until ctx ends, then returns nil, having stopped
+// every watch it opened and left no goroutine behind. Failures do not end
+// it: each is reported through Options.OnError and retried after the
+// backoff. It returns an error only if the reflector is already running.
+func (r *Reflector[T]) Run(ctx context.Context) error {
+	if !r.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("reflector %s: Run is already running", r.opts.Name)
+	}
+	defer r.running.Store(false)
+	if r.opts.ResyncPeriod > 0 {
+		t := time.NewTicker(r.opts.ResyncPeriod)
+		defer t.Stop()
+		r.resync = t.C
+	}
+
+	s := r.firstList()
+	for ctx.Err() == nil {
+		next, err := r.step(ctx, s)
+		if err != nil && ctx.Err() == nil {
+			r.report(err)
+			if !next.now {
+				r.pause(ctx, r.backoff.next(time.Now(), retryAfter(err)))
+			}
+		}
+		s = next
+	}
+	if s.open != nil {
+		s.open.Stop()
+	}
+	return nil
+}
+
+// step takes one step of the protocol: it runs s's phase to its end and
+// returns the next state, and the error that ended the phase, if any.
+func (r *Reflector[T]) step(ctx context.Context, s state) (state, error) {
+	switch s.phase {
+	case listing:
+		return r.list(ctx, s)
+	case streaming:
+		return r.stream(ctx, s)
+	default:
+		return r.watch(ctx, s)
+	}
+}
+
+// firstList is the state Run starts in.
+func (r *Reflector[T]) firstList() state {
+	if r.opts.StreamingList {
+		return state{phase: streaming}
+	}
+	if r.opts.InitialList == ListAny {
+		return state{phase: listing, listRV: "0"}
+	}
+	return state{phase: listing, listRV: ""}
+}
+
+// relist is the state after the server said the reflector's
+// resourceVersion is unusable: a consistent list (resourceVersion ""),
+// which gives a resourceVersion the server can watch from. Listing at the
+// old one again could loop forever (kubernetes#133810).
+func (r *Reflector[T]) relist(why string) state {
+	if r.opts.StreamingList && !r.streamRefused {
+		return state{phase: streaming, why: why}
+	}
+	return state{phase: listing, listRV: "", why: why}
+}
+
+// afterExpired is the state after a 410 Gone: a relist, at once the
+// first time. The server answered, so it is up; history moved on while the
+// reflector was away, and waiting would only delay recovery. But if the
+// previous relist was for a 410 too and no watch has delivered an event
+// since, the relist waits for the backoff: a server that answers 410 to
+// every watch cannot make the reflector list in a loop.
+func (r *Reflector[T]) afterExpired(s state) state {
+	s.now = !r.expired
+	r.expired = true
+	return s
+}
+
+// setRV records that the store is in sync with rv. An object or bookmark
+// without a resourceVersion does not move it.
+func (r *Reflector[T]) setRV(rv string) {
+	old := r.LastSyncResourceVersion()
+	if rv == "" || rv == old {
+		return
+	}
+	r.lastSyncRV.Store(&rv)
+	r.emit(KindResourceVersion, "", rv, "from "+quoteEmpty(old))
+}
+
+// report hands a failure to the trace and to Options.OnError.
+func (r *Reflector[T]) report(err error) {
+	if r.trace != nil {
+		r.emit(KindError, "", "", err.Error())
+	}
+	r.opts.OnError(err)
+}
+
+func quoteEmpty(rv string) string {
+	if rv == "" {
+		return `""`
+	}
+	return rv
+}

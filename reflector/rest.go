@@ -1,0 +1,130 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer"
+)
+
+// Source says which collection a RESTListerWatcher lists and watches, and
+// in which encoding.
+type Source struct {
+	// Resource is the collection's API group, version and plural name:
+	// {Version: "v1", Resource: "configmaps"} (the core group is ""), or
+	// {Group: "apps", Version: "v1", Resource: "deployments"}.
+	Resource schema.GroupVersionResource
+	// Namespace limits the collection to one namespace. "" (which is
+	// metav1.NamespaceAll) means every namespace, and is what a
+	// cluster-scoped resource (Nodes, Namespaces) needs.
+	Namespace string
+	// LabelSelector filters by labels on the server, such as "app=web".
+	// "" selects everything.
+	LabelSelector string
+	// FieldSelector filters by fields the resource supports, such as
+	// "metadata.name=web-0" or, for Pods, "spec.nodeName=node-1".
+	// "" selects everything.
+	FieldSelector string
+	// Protobuf asks for application/vnd.kubernetes.protobuf instead of
+	// JSON: smaller and faster to decode. Only built-in types have it, so
+	// only NewTypedListerWatcher accepts it. Default: false, JSON.
+	Protobuf bool
+}
+
+// RESTListerWatcher lists and watches one collection on kube-apiserver
+// through client-go's rest package: GET <collection>?limit=...&continue=...
+// for List, and GET <collection>?watch=true&... for Watch. Create one with
+// NewTypedListerWatcher (a Go type from a scheme), NewUnstructuredListerWatcher
+// (any resource, as *unstructured.Unstructured) or NewMetadataListerWatcher
+// (any resource, metadata only).
+//
+// It makes exactly one HTTP request per call: rest's own retries are off
+// (see the package doc), so the reflector's backoff is the only retry
+// policy. The rest.Config's QPS and Burst still limit its LIST requests;
+// rest does not rate-limit watches.
+type RESTListerWatcher[T informer.Object] struct {
+	client *rest.RESTClient
+	src    Source
+	// listType is the Go type a LIST response must decode to, such as
+	// *corev1.ConfigMapList.
+	listType reflect.Type
+	// listAccept and watchAccept, when set, replace the Accept header: the
+	// metadata-only mode asks for a server-side transformation with them.
+	listAccept, watchAccept string
+}
+
+// List implements ListerWatcher: one GET of one page.
+//
+// The response is decoded as whatever its kind says and then checked to be
+// the expected list type. (rest's Result.Into would be shorter, but when
+// the body is of another kind it returns no error and leaves the target
+// empty: a silently empty list.)
+func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOptions) ([]T, metav1.ListMeta, error) {
+	list, err := lw.request(opts, lw.listAccept).Do(ctx).Get()
+	if err != nil {
+		return nil, metav1.ListMeta{}, err
+	}
+	if got := reflect.TypeOf(list); got != lw.listType {
+		return nil, metav1.ListMeta{}, fmt.Errorf("%w: the LIST answered %v (kind %q), want %v",
+			ErrUnexpectedObject, got, list.GetObjectKind().GroupVersionKind().Kind, lw.listType)
+	}
+	return itemsOf[T](list)
+}
+
+// Watch implements ListerWatcher: one streaming GET with watch=true.
+func (lw *RESTListerWatcher[T]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	opts.Watch = true
+	return lw.request(opts, lw.watchAccept).Watch(ctx)
+}
+
+// request builds the GET for opts, with the Source's selectors.
+func (lw *RESTListerWatcher[T]) request(opts metav1.ListOptions, accept string) *rest.Request {
+	opts.LabelSelector = lw.src.LabelSelector
+	opts.FieldSelector = lw.src.FieldSelector
+	req := lw.client.Get().
+		NamespaceIfScoped(lw.src.Namespace, lw.src.Namespace != "").
+		Resource(lw.src.Resource.Resource).
+		VersionedParams(&opts, metav1.ParameterCodec).
+		MaxRetries(0) // the reflector owns retries
+	if accept != "" {
+		req.SetHeader("Accept", accept)
+	}
+	return req
+}
+
+// itemsOf takes a decoded list apart: its items, each checked to be a T,
+// and its metadata. ExtractListWithAlloc copies each item out of the
+// list's backing array, so keeping one object does not keep the whole
+// list's memory alive.
+func itemsOf[T informer.Object](list runtime.Object) ([]T, metav1.ListMeta, error) {
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, metav1.ListMeta{}, fmt.Errorf("%w: %T is not a list: %v", ErrUnexpectedObject, list, err)
+	}
+	objs, err := meta.ExtractListWithAlloc(list)
+	if err != nil {
+		return nil, metav1.ListMeta{}, fmt.Errorf("%w: items of %T: %v", ErrUnexpectedObject, list, err)
+	}
+	items := make([]T, 0, len(objs))
+	for i, o := range objs {
+		t, ok := o.(T)
+		if !ok || informer.IsNil(t) {
+			var want T
+			return nil, metav1.ListMeta{}, fmt.Errorf("%w: list item %d is %T, want %T", ErrUnexpectedObject, i, o, want)
+		}
+		items = append(items, t)
+	}
+	return items, metav1.ListMeta{
+		ResourceVersion:    lm.GetResourceVersion(),
+		Continue:           lm.GetContinue(),
+		RemainingItemCount: lm.GetRemainingItemCount(),
+	}, nil
+}

@@ -1,0 +1,182 @@
+package reflector
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer"
+)
+
+// NewTypedListerWatcher returns a ListerWatcher for a Go type T, such as
+// *corev1.ConfigMap, that scheme knows in src.Resource's group and
+// version, together with its list type (ConfigMapList); corev1.AddToScheme
+// registers both. cfg is not modified; its QPS, Burst, UserAgent and
+// credentials are used.
+//
+//	scheme := runtime.NewScheme()
+//	_ = corev1.AddToScheme(scheme)
+//	lw, err := reflector.NewTypedListerWatcher[*corev1.ConfigMap](cfg, scheme, reflector.Source{
+//		Resource:  corev1.SchemeGroupVersion.WithResource("configmaps"),
+//		Namespace: "default",
+//		Protobuf:  true,
+//	})
+func NewTypedListerWatcher[T informer.Object](cfg *rest.Config, scheme *runtime.Scheme, src Source) (*RESTListerWatcher[T], error) {
+	gv := src.Resource.GroupVersion()
+	kind, err := kindOf[T](scheme, gv)
+	if err != nil {
+		return nil, err
+	}
+	listKind := gv.WithKind(kind.Kind + "List")
+	if !scheme.Recognizes(listKind) {
+		return nil, fmt.Errorf("reflector: the scheme knows %s but not its list type %s", kind, listKind)
+	}
+	client, err := restClient(cfg, gv, serializer.NewCodecFactory(scheme).WithoutConversion(), src.Protobuf)
+	if err != nil {
+		return nil, err
+	}
+	list, err := scheme.New(listKind)
+	if err != nil {
+		return nil, err
+	}
+	return &RESTListerWatcher[T]{client: client, src: src, listType: reflect.TypeOf(list)}, nil
+}
+
+// NewUnstructuredListerWatcher returns a ListerWatcher for any resource,
+// built-in or custom, as *unstructured.Unstructured: no Go type needed,
+// only the GroupVersionResource. JSON only.
+func NewUnstructuredListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[*unstructured.Unstructured], error) {
+	if src.Protobuf {
+		return nil, errors.New("reflector: unstructured objects are read as JSON; Source.Protobuf is for built-in types")
+	}
+	client, err := restClient(cfg, src.Resource.GroupVersion(), unstructuredJSON{}, false)
+	if err != nil {
+		return nil, err
+	}
+	return &RESTListerWatcher[*unstructured.Unstructured]{
+		client: client, src: src, listType: reflect.TypeFor[*unstructured.UnstructuredList](),
+	}, nil
+}
+
+// NewMetadataListerWatcher returns a ListerWatcher for any resource that
+// reads only each object's metadata (name, namespace, labels, annotations,
+// owner references, resourceVersion) as *metav1.PartialObjectMetadata. The
+// server strips the rest before sending, so a cache of Secrets or Pods
+// kept this way costs a fraction of the memory (pitfall 7). JSON only.
+func NewMetadataListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[*metav1.PartialObjectMetadata], error) {
+	if src.Protobuf {
+		return nil, errors.New("reflector: metadata-only objects are read as JSON; Source.Protobuf is for built-in types")
+	}
+	client, err := restClient(cfg, src.Resource.GroupVersion(), serializer.NewCodecFactory(metadataScheme).WithoutConversion(), false)
+	if err != nil {
+		return nil, err
+	}
+	return &RESTListerWatcher[*metav1.PartialObjectMetadata]{
+		client:   client,
+		src:      src,
+		listType: reflect.TypeFor[*metav1.PartialObjectMetadataList](),
+		// "as=" asks the server to transform each object before sending it.
+		listAccept:  "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+		watchAccept: "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+	}, nil
+}
+
+// restClient is the part of client-go's clientset construction we keep: a
+// rest.RESTClient for one group/version with a serializer that decodes
+// what that client reads.
+func restClient(cfg *rest.Config, gv schema.GroupVersion, codecs runtime.NegotiatedSerializer, protobuf bool) (*rest.RESTClient, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.GroupVersion = &gv
+	cfg.APIPath = "/apis"
+	if gv.Group == "" {
+		cfg.APIPath = "/api" // the core group ("legacy") lives under /api/v1
+	}
+	cfg.NegotiatedSerializer = codecs
+	cfg.ContentType = runtime.ContentTypeJSON
+	cfg.AcceptContentTypes = runtime.ContentTypeJSON
+	if protobuf {
+		cfg.ContentType = runtime.ContentTypeProtobuf
+		cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	return rest.RESTClientFor(cfg)
+}
+
+// kindOf finds T's kind in group/version gv of scheme.
+func kindOf[T informer.Object](scheme *runtime.Scheme, gv schema.GroupVersion) (schema.GroupVersionKind, error) {
+	var zero T
+	typ := reflect.TypeOf(&zero).Elem()
+	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
+		return schema.GroupVersionKind{}, fmt.Errorf("reflector: T must be a pointer to a struct type, such as *corev1.Pod; got %v", typ)
+	}
+	obj := reflect.New(typ.Elem()).Interface().(T)
+	kinds, _, err := scheme.ObjectKinds(obj)
+	if err != nil {
+		return schema.GroupVersionKind{}, fmt.Errorf("reflector: %w", err)
+	}
+	for _, k := range kinds {
+		if k.GroupVersion() == gv {
+			return k, nil
+		}
+	}
+	return schema.GroupVersionKind{}, fmt.Errorf("reflector: the scheme knows %v as %v, not in %s", typ, kinds, gv)
+}
+
+// metadataScheme decodes what the metadata-only mode reads: the
+// PartialObjectMetadata types, and the Status and WatchEvent envelopes.
+var metadataScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = metav1.AddMetaToScheme(s)
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	return s
+}()
+
+// envelopeScheme knows only the envelopes around objects: WatchEvent and
+// Status.
+var envelopeScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	return s
+}()
+
+// unstructuredJSON is the rest client's serializer for unstructured
+// objects: any JSON object decodes to *unstructured.Unstructured (a list to
+// *unstructured.UnstructuredList, a Status to a Status), and the watch
+// stream's envelopes decode with envelopeScheme. client-go's dynamic
+// client carries the same idea; this module may not import it.
+type unstructuredJSON struct{}
+
+func (unstructuredJSON) SupportedMediaTypes() []runtime.SerializerInfo {
+	return []runtime.SerializerInfo{{
+		MediaType:        runtime.ContentTypeJSON,
+		MediaTypeType:    "application",
+		MediaTypeSubType: "json",
+		EncodesAsText:    true,
+		Serializer:       unstructured.UnstructuredJSONScheme,
+		StreamSerializer: &runtime.StreamSerializerInfo{
+			EncodesAsText: true,
+			Serializer:    json.NewSerializerWithOptions(json.DefaultMetaFactory, envelopeScheme, envelopeScheme, json.SerializerOptions{}),
+			Framer:        json.Framer,
+		},
+	}}
+}
+
+// EncoderForVersion and DecoderToVersion convert nothing: unstructured
+// objects are whatever version the server sent.
+func (unstructuredJSON) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
+	return e
+}
+
+func (unstructuredJSON) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
+	return d
+}

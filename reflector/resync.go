@@ -1,0 +1,41 @@
+package reflector
+
+import (
+	"context"
+	"time"
+)
+
+// Resync runs on Run's goroutine, between other work: while a watch is
+// open (watch), while waiting out a backoff (pause), never during a LIST
+// or a streaming list, whose tick waits for the next select. So the store
+// is never called from two goroutines at once.
+
+// pause waits d, or until ctx ends, resyncing on time meanwhile.
+func (r *Reflector[T]) pause(ctx context.Context, d time.Duration) {
+	if r.trace != nil {
+		r.emit(KindBackoff, "", "", d.Round(time.Millisecond).String())
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			return
+		case <-r.resync:
+			r.doResync()
+		}
+	}
+}
+
+// doResync calls the store's Resync, once the store holds a whole list.
+func (r *Reflector[T]) doResync() {
+	if !r.synced {
+		return
+	}
+	r.emit(KindResync, "", "", "")
+	if err := r.store.Resync(); err != nil {
+		r.report(&Error{Op: KindResync, Name: r.opts.Name, Err: err})
+	}
+}

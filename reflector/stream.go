@@ -1,0 +1,177 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/informer"
+)
+
+// stream runs the streaming phase: the initial list over one WATCH.
+//
+// The server sends the current state as ADDED events, then a BOOKMARK
+// annotated "k8s.io/initial-events-end: true" whose resourceVersion is the
+// state just sent. The events are gathered (not given to the store one by
+// one, which would look like creations), handed to Replace in one call,
+// and the same watch then goes on as the watching phase. The server never
+// builds one large list response, which is the point (KEP-3157).
+//
+// What follows a failure:
+//
+//   - the server refuses the request with a 4xx (no WatchList feature, an
+//     old server rejecting the parameters): fall back to LIST for the rest
+//     of Run, at once.
+//   - the stream ends before the end bookmark: a server that ignored the
+//     parameters, or a cut connection; fall back to LIST, after the backoff.
+//   - anything else (an ERROR event, 429, 5xx, a network error): stream
+//     again after the backoff.
+func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
+	if s.why != "" {
+		r.emit(KindRelist, "", "", s.why)
+	}
+	timeout := r.watchTimeoutSeconds()
+	send := true
+	w, err := r.lw.Watch(ctx, metav1.ListOptions{
+		SendInitialEvents:    &send,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		ResourceVersion:      "", // the newest state: a consistent read
+		AllowWatchBookmarks:  true,
+		TimeoutSeconds:       &timeout,
+	})
+	if err != nil {
+		if refused(err) {
+			return r.fallBack(err.Error()), nil
+		}
+		return state{phase: streaming, why: "retry the streaming list"}, &Error{Op: KindWatch, Name: r.opts.Name, Err: err}
+	}
+	r.emit(KindWatch, "", "", "streaming list")
+
+	initial := newGathered[T]()
+	for {
+		select {
+		case <-ctx.Done():
+			w.Stop()
+			return s, nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				w.Stop()
+				return r.fallBack(ErrStreamEnded.Error()), &Error{Op: KindWatch, Name: r.opts.Name, Err: ErrStreamEnded}
+			}
+			switch ev.Type {
+			case watch.Error:
+				w.Stop()
+				return state{phase: streaming, why: "retry the streaming list"},
+					&Error{Op: KindWatch, Name: r.opts.Name, Err: statusError(ev.Object)}
+			case watch.Bookmark:
+				rv, end := r.initialEventsEnd(ev)
+				if !end {
+					continue // a progress bookmark: nothing to keep until the list is whole
+				}
+				items := initial.items()
+				if err := r.store.Replace(items, rv); err != nil {
+					w.Stop()
+					return state{phase: streaming, why: "the store refused the last list"},
+						&Error{Op: KindReplace, Name: r.opts.Name, ResourceVersion: rv, Err: err}
+				}
+				if r.trace != nil {
+					r.emit(KindReplace, "", rv, objects(len(items)))
+				}
+				r.synced = true
+				r.setRV(rv)
+				return state{phase: watching, open: w}, nil
+			default:
+				if err := initial.add(ev); err != nil {
+					r.report(r.eventError(ev, "", err))
+				}
+			}
+		}
+	}
+}
+
+// fallBack is the state after the server refused streaming: LIST, as
+// consistent as the stream would have been.
+func (r *Reflector[T]) fallBack(answer string) state {
+	r.streamRefused = true
+	r.emit(KindFallback, "", "", answer)
+	return state{phase: listing, listRV: "", why: "the streaming list failed: list instead"}
+}
+
+// refused reports a server's 4xx answer to a streaming list request,
+// other than "too many requests" (429) and "too old" (410), which are
+// worth retrying.
+func refused(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	code := status.Status().Code
+	return code >= 400 && code < 500 && code != http.StatusTooManyRequests && !isExpired(err)
+}
+
+// initialEventsEnd reports whether a bookmark ends the initial events, and
+// its resourceVersion.
+func (r *Reflector[T]) initialEventsEnd(ev watch.Event) (rv string, end bool) {
+	m, ok := ev.Object.(metav1.Object)
+	if !ok {
+		r.report(r.eventError(ev, "", fmt.Errorf("%w: a bookmark with %T", ErrUnexpectedObject, ev.Object)))
+		return "", false
+	}
+	end = m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+	if end {
+		r.emit(KindBookmark, "", m.GetResourceVersion(), "initial events end")
+	}
+	return m.GetResourceVersion(), end
+}
+
+// gathered holds the objects of a streaming list, in arrival order, one per
+// key (a later event for a key replaces the earlier).
+type gathered[T informer.Object] struct {
+	order  []informer.Key        // every key ever added, once, in arrival order
+	placed map[informer.Key]bool // the keys in order
+	objs   map[informer.Key]T    // the current object of each key not deleted
+}
+
+func newGathered[T informer.Object]() *gathered[T] {
+	return &gathered[T]{placed: map[informer.Key]bool{}, objs: map[informer.Key]T{}}
+}
+
+// add applies one initial event: ADDED or MODIFIED keeps the object,
+// DELETED drops it. Anything not a valid T is an error.
+func (g *gathered[T]) add(ev watch.Event) error {
+	obj, ok := ev.Object.(T)
+	if !ok || informer.IsNil(obj) {
+		var want T
+		return fmt.Errorf("%w: %s event with %T, want %T", ErrUnexpectedObject, ev.Type, ev.Object, want)
+	}
+	key, err := informer.KeyOf(obj)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnexpectedObject, err)
+	}
+	if ev.Type == watch.Deleted {
+		delete(g.objs, key)
+		return nil
+	}
+	if !g.placed[key] {
+		g.placed[key] = true
+		g.order = append(g.order, key)
+	}
+	g.objs[key] = obj
+	return nil
+}
+
+// items returns the gathered objects in arrival order.
+func (g *gathered[T]) items() []T {
+	out := make([]T, 0, len(g.objs))
+	for _, key := range g.order {
+		if obj, ok := g.objs[key]; ok {
+			out = append(out, obj)
+		}
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+package reflector
+
+import (
+	"fmt"
+
+	"github.com/listwatch/informer"
+)
+
+// The Kind values of the trace events a Reflector emits, all with Stage
+// [informer.StageReflector]. Follow one object with KindWatchEvent, the
+// protocol with KindList, KindWatch and KindRelist, and progress with
+// KindResourceVersion. The same words name the step in an [Error]'s Op.
+const (
+	// KindList: one LIST request was answered with a page. ResourceVersion
+	// is the list's; Detail says what was asked and what came, such as
+	// `page 1: 500 objects, more follow (asked resourceVersion="", limit=500)`.
+	KindList = "list"
+	// KindReplace: a whole list was handed to the store's Replace.
+	// ResourceVersion is the list's; Detail counts the objects.
+	KindReplace = "replace"
+	// KindWatch: a WATCH was opened. ResourceVersion is where it starts;
+	// Detail is "streaming list" for a WATCH that sends the initial list.
+	KindWatch = "watch"
+	// KindWatchEvent: an ADDED, MODIFIED or DELETED event went to the store.
+	// Key and ResourceVersion are the object's; Detail is the event type.
+	KindWatchEvent = "watch-event"
+	// KindBookmark: a BOOKMARK event: the server says the collection is at
+	// ResourceVersion, with no object changed. Detail is "initial events
+	// end" for the bookmark that ends a streaming list.
+	KindBookmark = "bookmark"
+	// KindWatchEnd: a watch ended without an error event (the server's
+	// timeout, a cut connection). Detail counts the events it delivered.
+	KindWatchEnd = "watch-end"
+	// KindRelist: the reflector lists again. Detail is the reason: a 410
+	// Gone, an expired continue token, a retry after a failed list, ...
+	KindRelist = "relist"
+	// KindFallback: the server refused a streaming list, so the reflector
+	// uses LIST instead. Detail is the server's answer.
+	KindFallback = "fallback"
+	// KindResourceVersion: LastSyncResourceVersion changed to
+	// ResourceVersion. Detail is the previous value.
+	KindResourceVersion = "rv"
+	// KindResync: the store's Resync was called (no API call).
+	KindResync = "resync"
+	// KindError: a step failed; Detail is the error, the same one
+	// Options.OnError receives.
+	KindError = "error"
+	// KindBackoff: the reflector waits before its next request. Detail is
+	// the wait.
+	KindBackoff = "backoff"
+)
+
+// objects counts objects in a trace detail: "1 object", "3 objects".
+func objects(n int) string {
+	if n == 1 {
+		return "1 object"
+	}
+	return fmt.Sprintf("%d objects", n)
+}
+
+// emit sends one event to the trace hook, if there is one.
+func (r *Reflector[T]) emit(kind, key, rv, detail string) {
+	if r.trace == nil {
+		return
+	}
+	r.trace.Emit(informer.TraceEvent{Stage: informer.StageReflector, Kind: kind, Key: key, ResourceVersion: rv, Detail: detail})
+}

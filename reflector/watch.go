@@ -1,0 +1,157 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/informer"
+)
+
+// watch runs the watching phase: open a WATCH from the last synced
+// resourceVersion (unless a streaming list left one open) and give each
+// event to the store until the watch ends.
+//
+// How it ends decides what follows:
+//
+//   - closed, having made progress or lasted ShortWatch: the server's
+//     timeout or a cut connection; watch again at once from the last
+//     resourceVersion. Nothing was missed, so there is no relist.
+//   - closed at once without progress: a failure (ErrShortWatch); watch
+//     again after the backoff.
+//   - an ERROR event or a failed request, 410 Gone: the resourceVersion is
+//     too old; relist consistently, at once (see afterExpired).
+//   - "too large": the server is behind the resourceVersion; relist
+//     consistently after the backoff, which gives it time to catch up.
+//   - any other ERROR event or failed request: watch again from the same
+//     resourceVersion after the backoff.
+func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
+	rv := r.LastSyncResourceVersion()
+	w := s.open
+	if w == nil {
+		var err error
+		if w, err = r.lw.Watch(ctx, r.watchOptions(rv)); err != nil {
+			return r.watchFailed(rv, err)
+		}
+		r.emit(KindWatch, "", rv, "")
+	}
+	defer w.Stop()
+	started, events := time.Now(), 0
+	for {
+		select {
+		case <-ctx.Done():
+			return state{phase: watching}, nil
+		case <-r.resync:
+			r.doResync()
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return r.watchClosed(rv, started, events)
+			}
+			events++
+			if ev.Type == watch.Error {
+				// An ERROR event carries a *metav1.Status, never a T.
+				return r.watchFailed(rv, statusError(ev.Object))
+			}
+			r.apply(ev)
+			r.expired = false // a watch that delivers works
+		}
+	}
+}
+
+// watchOptions asks for the changes after rv, with bookmarks, and a
+// randomised server-side timeout.
+func (r *Reflector[T]) watchOptions(rv string) metav1.ListOptions {
+	timeout := r.watchTimeoutSeconds()
+	return metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true, TimeoutSeconds: &timeout}
+}
+
+// watchTimeoutSeconds is uniform in [WatchTimeout, WatchTimeout*(1+jitter)].
+func (r *Reflector[T]) watchTimeoutSeconds() int64 {
+	d := float64(r.opts.WatchTimeout) * (1 + rand.Float64()*r.opts.WatchTimeoutJitter)
+	return max(1, int64(time.Duration(d)/time.Second))
+}
+
+// watchClosed decides what follows a watch whose stream closed.
+func (r *Reflector[T]) watchClosed(rv string, started time.Time, events int) (state, error) {
+	age := time.Since(started)
+	if r.LastSyncResourceVersion() == rv && age < r.opts.ShortWatch {
+		return state{phase: watching}, &Error{Op: KindWatch, Name: r.opts.Name, ResourceVersion: rv,
+			Err: fmt.Errorf("%w (%d events in %v)", ErrShortWatch, events, age.Round(time.Millisecond))}
+	}
+	r.emit(KindWatchEnd, "", r.LastSyncResourceVersion(), fmt.Sprintf("after %d events", events))
+	return state{phase: watching}, nil
+}
+
+// watchFailed decides what follows a WATCH the server answered with an
+// error, as a response or as an ERROR event.
+func (r *Reflector[T]) watchFailed(rv string, err error) (state, error) {
+	failure := &Error{Op: KindWatch, Name: r.opts.Name, ResourceVersion: rv, Err: err}
+	switch {
+	case isExpired(err):
+		return r.afterExpired(r.relist(fmt.Sprintf("resourceVersion %s is too old (410 Gone)", rv))), failure
+	case isTooLarge(err):
+		return r.relist(fmt.Sprintf("resourceVersion %s is too large for the server", rv)), failure
+	}
+	return state{phase: watching}, failure
+}
+
+// apply gives one ADDED, MODIFIED, DELETED or BOOKMARK event to the store
+// and advances LastSyncResourceVersion to its resourceVersion. A bad event
+// is reported and skipped; the watch goes on.
+func (r *Reflector[T]) apply(ev watch.Event) {
+	if ev.Type == watch.Bookmark {
+		m, err := meta.Accessor(ev.Object)
+		if err != nil {
+			r.report(r.eventError(ev, "", fmt.Errorf("%w: a bookmark with %T: %v", ErrUnexpectedObject, ev.Object, err)))
+			return
+		}
+		r.emit(KindBookmark, "", m.GetResourceVersion(), "")
+		r.setRV(m.GetResourceVersion())
+		return
+	}
+	obj, ok := ev.Object.(T)
+	if !ok || informer.IsNil(obj) {
+		var want T
+		r.report(r.eventError(ev, "", fmt.Errorf("%w: %s event with %T, want %T", ErrUnexpectedObject, ev.Type, ev.Object, want)))
+		return
+	}
+	key, objRV := keyText(obj), obj.GetResourceVersion()
+	var write func(T) error
+	switch ev.Type {
+	case watch.Added:
+		write = r.store.Add
+	case watch.Modified:
+		write = r.store.Update
+	case watch.Deleted:
+		write = r.store.Delete
+	default:
+		r.report(r.eventError(ev, objRV, fmt.Errorf("%w: unknown event type %q", ErrUnexpectedObject, ev.Type)))
+		return
+	}
+	// Traced before the store call, so a trace reads in the order of the
+	// data flow: the event arrives, then the DeltaFIFO queues it.
+	r.emit(KindWatchEvent, key, objRV, string(ev.Type))
+	if err := write(obj); err != nil {
+		// The store refused a valid event (say, an object without a name).
+		// Retrying would not change its mind, so the watch moves on.
+		r.report(r.eventError(ev, objRV, fmt.Errorf("the store refused %s %s: %w", ev.Type, key, err)))
+	}
+	r.setRV(objRV)
+}
+
+func (r *Reflector[T]) eventError(ev watch.Event, rv string, err error) *Error {
+	return &Error{Op: KindWatchEvent, Name: r.opts.Name, ResourceVersion: rv, Err: err}
+}
+
+// keyText is obj's key for the trace, or its name if it has no valid key.
+func keyText(obj informer.Object) string {
+	if key, err := informer.KeyOf(obj); err == nil {
+		return key.String()
+	}
+	return obj.GetNamespace() + "/" + obj.GetName()
+}
