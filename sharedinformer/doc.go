@@ -1,0 +1,64 @@
+// Package sharedinformer ties the pipeline together: one reflector, one
+// DeltaFIFO and one indexer, shared by any number of event handlers. It is
+// what most controllers use directly; the packages it is built from are
+// there to be understood.
+//
+// # Where it sits
+//
+//	reflector ──▶ DeltaFIFO ──Pop──▶ process (Run's goroutine):
+//	                                   1. indexer.Add / Update / Delete
+//	                                   2. every handler's buffer
+//	handler goroutines (one each) ──▶ OnAdd / OnUpdate / OnDelete ──▶ usually workqueue.Add(key)
+//	listers ◀── the indexer ──▶ your workers read here, never the API server
+//
+// # Usage
+//
+//	lw, _ := reflector.NewTypedListerWatcher[*corev1.Pod](cfg, scheme, reflector.Source{
+//		Resource: corev1.SchemeGroupVersion.WithResource("pods"), Namespace: "default"})
+//	inf, _ := sharedinformer.New(sharedinformer.Options[*corev1.Pod]{ListerWatcher: lw})
+//	reg, _ := inf.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.Pod]{
+//		AddFunc:    func(p *corev1.Pod, _ bool) { queue.Add(key(p)) },
+//		UpdateFunc: func(_, p *corev1.Pod) { queue.Add(key(p)) },
+//		DeleteFunc: func(p *corev1.Pod, _ bool) { queue.Add(key(p)) },
+//	}, sharedinformer.HandlerOptions{Name: "pods", ResyncPeriod: 10 * time.Minute})
+//	go inf.Run(ctx)
+//	if !sharedinformer.WaitForCacheSync(ctx, reg) { return ctx.Err() } // pitfall 4
+//	pod, err := inf.Lister().Namespace("default").Get("web-0")        // from the cache
+//
+// Many controllers in one process share informers through a Factory:
+// asking it twice for the same type and scope returns the same informer.
+//
+// # Guarantees
+//
+//   - The cache is updated before handlers are told: a handler reading the
+//     lister sees at least the change it is handling.
+//   - Each handler gets every change in order, on its own goroutine, from
+//     its own buffer: a slow handler delays nobody else. Its buffer grows
+//     as needed, shrinks after a burst, and warns past BufferPolicy.WarnDepth.
+//   - A panic in a handler is recovered and reported (Options.OnError).
+//   - A deletion the watch missed (found by a relist) reaches every handler
+//     as OnDelete(lastKnown, finalStateUnknown=true): your controller must
+//     be level-triggered, converging on the current state rather than
+//     replaying events (pitfall 1).
+//   - A handler added late first receives the current cache as
+//     OnAdd(obj, true); its Registration syncs once it has handled them.
+//   - Resync replays the cache as OnUpdate(obj, obj) to handlers whose
+//     period elapsed. It makes no API call (pitfall 6).
+//   - Objects handed to handlers and returned by listers are the cache's
+//     own: never modify them (pitfall 2; Options.DetectMutations).
+//
+// # Memory (pitfall 7)
+//
+// A cache holds every object of its scope. SetTransform can drop what you
+// never read (managedFields is often a third of an object or more); a
+// namespace or label scope holds less; a metadata-only ListerWatcher
+// (reflector.NewMetadataListerWatcher) holds only metadata. Two informers
+// of different scope are two caches, even through a Factory.
+//
+// # Concurrency
+//
+// Run's goroutine pops the DeltaFIFO and holds the informer's mutex while
+// it updates the indexer and fills handler buffers, so handler
+// registration sees all or none of one key's changes. Handlers run on
+// their own goroutines, never under that mutex.
+package sharedinformer

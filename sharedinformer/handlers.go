@@ -1,0 +1,90 @@
+package sharedinformer
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// AddEventHandler registers h and returns its Registration. It may be
+// called before or after Run.
+//
+// A handler added before the informer has synced receives the initial
+// list as it arrives. A handler added later first receives the whole
+// current cache as OnAdd(obj, true), then every change after that; no
+// change is missed or delivered twice across the switch, because the
+// replay and the informer's distribution of changes take the same lock.
+//
+// After Run, a resync period shorter than the informer's resync check
+// period (the smallest period registered before Run) is raised to it, and
+// a resync period on an informer that runs without resync is an error.
+//
+// It fails if opts is invalid (a resync period below MinimumResyncPeriod)
+// or h is nil.
+func (i *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Registration, error) {
+	if h == nil {
+		return nil, errors.New("sharedinformer: AddEventHandler: the handler is nil")
+	}
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("sharedinformer: AddEventHandler: %w", err)
+	}
+
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.handlersAdded++
+	if opts.Name == "" {
+		opts.Name = fmt.Sprintf("handler-%d", i.handlersAdded)
+	}
+	if i.runCtx != nil && opts.ResyncPeriod > 0 {
+		// The reflector's resync timer was set by Run from the handlers
+		// registered then; it cannot tick faster for a later one.
+		if i.resyncCheck == 0 {
+			return nil, fmt.Errorf("sharedinformer: AddEventHandler: handler %q asks for resync, but the informer runs without one: register a resyncing handler before Run", opts.Name)
+		}
+		opts.ResyncPeriod = max(opts.ResyncPeriod, i.resyncCheck)
+	}
+	l := newListener(opts.Name, h, opts, i.opts.Buffer, i.opts.Trace, i.report, i.logger)
+	if opts.ResyncPeriod > 0 {
+		l.nextResync = time.Now().Add(opts.ResyncPeriod)
+	}
+	reg := &Registration{name: opts.Name, synced: l.synced, depth: l.depth}
+	i.listeners[reg] = l
+
+	// Replay: everything already in the cache, as part of this handler's
+	// initial list. Holding mu, no change can be distributed meanwhile.
+	for _, obj := range i.indexer.List() {
+		l.add(notification[T]{kind: addNotification, obj: obj, flag: true})
+	}
+	if i.isSynced() {
+		l.markUpstreamSynced()
+	}
+	if i.runCtx != nil { // already running: start its goroutine now
+		i.startListenerLocked(l)
+	}
+	return reg, nil
+}
+
+// RemoveEventHandler stops delivering to the handler of reg. The call in
+// progress, if any, finishes; nothing after it is delivered, and the
+// handler's goroutine ends. It fails if reg is not registered here.
+func (i *Informer[T]) RemoveEventHandler(reg *Registration) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	l, ok := i.listeners[reg]
+	if !ok {
+		return errors.New("sharedinformer: RemoveEventHandler: this registration is not registered with this informer")
+	}
+	delete(i.listeners, reg)
+	l.remove()
+	return nil
+}
+
+// startListenerLocked starts l's goroutine under the run context. The
+// caller holds mu.
+func (i *Informer[T]) startListenerLocked(l *listener[T]) {
+	i.listenersRunning.Add(1)
+	go func() {
+		defer i.listenersRunning.Done()
+		l.run(i.runCtx)
+	}()
+}

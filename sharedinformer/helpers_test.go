@@ -1,0 +1,118 @@
+package sharedinformer_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/informer/memlistwatch"
+	"github.com/listwatch/informer/sharedinformer"
+)
+
+type cmInformer = sharedinformer.Informer[*corev1.ConfigMap]
+
+func configMap(name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Data: map[string]string{"v": "1"}}
+}
+
+// runInformer runs inf until the test ends and waits for Run to return.
+func runInformer(t *testing.T, inf *cmInformer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- inf.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return 10s after its context ended")
+		}
+	})
+}
+
+// newMemInformer returns an informer over a fresh in-memory collection.
+func newMemInformer(t *testing.T, opts sharedinformer.Options[*corev1.ConfigMap]) (*cmInformer, *memlistwatch.ListerWatcher[*corev1.ConfigMap]) {
+	t.Helper()
+	lw := memlistwatch.New[*corev1.ConfigMap]()
+	opts.ListerWatcher = lw
+	inf, err := sharedinformer.New(opts)
+	require.NoError(t, err)
+	return inf, lw
+}
+
+// waitSynced waits for syncers, failing the test after 10s.
+func waitSynced(t *testing.T, syncers ...sharedinformer.Syncer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.True(t, sharedinformer.WaitForCacheSync(ctx, syncers...), "not synced within 10s")
+}
+
+// recorder is a Handler that records every call as a line.
+type recorder struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (r *recorder) record(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, s)
+}
+
+func (r *recorder) OnAdd(obj *corev1.ConfigMap, initial bool) {
+	if initial {
+		r.record("add " + obj.Name + " (initial)")
+	} else {
+		r.record("add " + obj.Name)
+	}
+}
+
+func (r *recorder) OnUpdate(old, obj *corev1.ConfigMap) {
+	if old == obj {
+		r.record("resync " + obj.Name)
+	} else {
+		r.record("update " + obj.Name)
+	}
+}
+
+func (r *recorder) OnDelete(obj *corev1.ConfigMap, unknown bool) {
+	if unknown {
+		r.record("delete " + obj.Name + " (final state unknown)")
+	} else {
+		r.record("delete " + obj.Name)
+	}
+}
+
+func (r *recorder) snapshot() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.calls...)
+}
+
+// eventually waits until r has recorded want exactly.
+func (r *recorder) eventually(t *testing.T, want ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return equal(r.snapshot(), want) }, 10*time.Second, 5*time.Millisecond,
+		"want %q", want)
+	_ = want
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

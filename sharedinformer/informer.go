@@ -1,0 +1,198 @@
+package sharedinformer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/deltafifo"
+	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/lister"
+	"github.com/listwatch/informer/reflector"
+)
+
+// Options configure an Informer. ListerWatcher is required; every other
+// field has the default its comment gives.
+type Options[T informer.Object] struct {
+	// ListerWatcher is the collection to mirror. Required.
+	ListerWatcher reflector.ListerWatcher[T]
+	// Reflector tunes the reflector: page size, initial list, streaming
+	// list, watch timeout, backoff. Its ListerWatcher, Store and
+	// ResyncPeriod are set by the informer; a nil Trace or OnError is
+	// taken from these Options. Default: the reflector's defaults.
+	Reflector reflector.Options[T]
+	// Indexers are added to the namespace index every informer keeps
+	// (indexer.NamespaceIndex). Default: none.
+	Indexers map[string]indexer.IndexFunc[T]
+	// Resource names the resource in the lister's NotFound errors, such as
+	// {Resource: "configmaps"}. Default: the T's Go type name.
+	Resource schema.GroupResource
+	// Buffer shapes each handler's buffer. Default: see BufferPolicy.
+	Buffer BufferPolicy
+	// DetectMutations turns on the indexer's mutation detector (pitfall 2):
+	// call Indexer().CheckMutations() in your tests, after the handlers and
+	// workers under test have run, to learn whether one of them modified a
+	// cached object. (It is not checked periodically: a check running
+	// while a handler mutates is itself a data race, which -race reports.)
+	// Default: off.
+	DetectMutations bool
+	// Trace receives the trace events of every stage: reflector, DeltaFIFO,
+	// indexer and handlers. Default: nil, no tracing, no cost.
+	Trace informer.TraceHook
+	// OnError receives what goes wrong without stopping the informer: a
+	// handler's recovered panic, an object the cache rejected, and the
+	// reflector's errors. Default: log it with Logger at level Error (the
+	// reflector's errors, most of them retried, at level Warn).
+	OnError func(error)
+	// Logger logs warnings, such as a handler falling behind.
+	// Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Informer keeps a local, indexed cache of one collection of objects up to
+// date with the API server and tells any number of handlers about every
+// change. It is client-go's SharedIndexInformer: "shared" because one
+// informer (one LIST, one WATCH, one cache) serves every handler in the
+// process that needs that collection, instead of each opening its own.
+//
+// Inside, one reflector feeds one DeltaFIFO, and one loop pops it:
+// for each key it updates the indexer, then notifies every handler (see
+// process). Each handler has its own goroutine and buffer, so a slow one
+// delays only itself.
+//
+// Create one with New, add handlers with AddEventHandler (before or after
+// Run), read the cache with Lister, and Run it once.
+type Informer[T informer.Object] struct {
+	opts    Options[T]
+	indexer *indexer.Indexer[T]
+	fifo    *deltafifo.DeltaFIFO[T]
+	lister  *lister.Lister[T]
+	report  func(error)
+	logger  *slog.Logger
+
+	// reflector is created by Run; nil before.
+	reflector atomic.Pointer[reflector.Reflector[T]]
+
+	// synced is closed once the DeltaFIFO has synced: every object of the
+	// first list is in the cache and was handed to the handlers.
+	synced     chan struct{}
+	syncedOnce sync.Once
+
+	// mu guards the fields below. process holds it while it updates the
+	// cache and notifies handlers, so registration and removal of handlers
+	// see either all of a key's changes or none.
+	mu sync.Mutex
+	// listeners are the registered handlers.
+	listeners     map[*Registration]*listener[T]
+	handlersAdded int // to name handlers "handler-N"
+	// resyncing are the handlers due at the latest resync: Sync deltas go
+	// to them only.
+	resyncing map[*listener[T]]bool
+	// resyncCheck is the reflector's resync period, fixed by Run: the
+	// smallest resync period of the handlers registered before Run.
+	resyncCheck time.Duration
+	transform   func(T) (T, error)
+	// runCtx is Run's context, nil until Run starts.
+	runCtx context.Context
+
+	// listenersRunning counts the handler goroutines.
+	listenersRunning sync.WaitGroup
+}
+
+// New returns an Informer for opts. It fails if opts.ListerWatcher is nil
+// or an index is named like the built-in namespace index.
+func New[T informer.Object](opts Options[T]) (*Informer[T], error) {
+	if opts.ListerWatcher == nil {
+		return nil, errors.New("sharedinformer: Options.ListerWatcher is nil")
+	}
+	indexers := map[string]indexer.IndexFunc[T]{indexer.NamespaceIndex: indexer.NamespaceIndexFunc[T]}
+	for name, fn := range opts.Indexers {
+		if _, taken := indexers[name]; taken {
+			return nil, fmt.Errorf("sharedinformer: index %q is built in; choose another name", name)
+		}
+		if fn == nil {
+			return nil, fmt.Errorf("sharedinformer: the IndexFunc of index %q is nil", name)
+		}
+		indexers[name] = fn
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	report := opts.OnError // nil keeps the reflector's own default (a warning)
+	if report == nil {
+		logger := opts.Logger
+		report = func(err error) { logger.Error("informer", "err", err) }
+	}
+	if opts.Resource.Empty() {
+		var zero T
+		opts.Resource = schema.GroupResource{Resource: fmt.Sprintf("%T", zero)}
+	}
+	opts.Buffer = opts.Buffer.withDefaults()
+
+	idx := indexer.New(indexer.Options[T]{Indexers: indexers, Trace: opts.Trace, DetectMutations: opts.DetectMutations})
+	return &Informer[T]{
+		opts:      opts,
+		indexer:   idx,
+		fifo:      deltafifo.New(deltafifo.Options[T]{KnownObjects: idx, Trace: opts.Trace}),
+		lister:    lister.New(idx, opts.Resource),
+		report:    report,
+		logger:    opts.Logger,
+		synced:    make(chan struct{}),
+		listeners: map[*Registration]*listener[T]{},
+	}, nil
+}
+
+// Lister returns a typed, read-only view of the cache.
+func (i *Informer[T]) Lister() *lister.Lister[T] { return i.lister }
+
+// Indexer returns the cache itself, for index queries. Do not write to
+// it: only the informer may.
+func (i *Informer[T]) Indexer() *indexer.Indexer[T] { return i.indexer }
+
+// Synced returns a channel that is closed once the cache holds the first
+// full list and every handler registered by then has been handed it.
+func (i *Informer[T]) Synced() <-chan struct{} { return i.synced }
+
+// HasSynced reports whether Synced is closed.
+func (i *Informer[T]) HasSynced() bool { return i.isSynced() }
+
+func (i *Informer[T]) isSynced() bool {
+	select {
+	case <-i.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// LastSyncResourceVersion is the resourceVersion the cache was last known
+// to be in sync with, "" before the first list.
+func (i *Informer[T]) LastSyncResourceVersion() string {
+	if r := i.reflector.Load(); r != nil {
+		return r.LastSyncResourceVersion()
+	}
+	return ""
+}
+
+// SetTransform sets a function applied to every object before it is
+// queued and cached, such as one that drops managedFields (pitfall 7).
+// It must return the object to keep, which it may modify (it is the
+// informer's own copy), or an error to skip the object. It fails once Run
+// has started, since objects already cached would not have been
+// transformed.
+func (i *Informer[T]) SetTransform(transform func(T) (T, error)) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.runCtx != nil {
+		return errors.New("sharedinformer: SetTransform after Run")
+	}
+	i.transform = transform
+	return nil
+}

@@ -1,0 +1,244 @@
+package sharedinformer_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/sharedinformer"
+)
+
+func TestAHandlerReadingTheListerAlreadySeesTheChangeItIsToldAbout(t *testing.T) {
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	seen := make(chan string, 10)
+	_, err := inf.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
+		AddFunc: func(obj *corev1.ConfigMap, _ bool) {
+			cached, err := inf.Lister().Namespace(obj.Namespace).Get(obj.Name)
+			if err != nil {
+				seen <- "missing"
+				return
+			}
+			seen <- cached.ResourceVersion
+		},
+	}, sharedinformer.HandlerOptions{})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	created, err := lw.Create(configMap("a"))
+	require.NoError(t, err)
+	assert.Equal(t, created.ResourceVersion, <-seen)
+}
+
+func TestEveryHandlerGetsAddUpdateAndDeleteInOrder(t *testing.T) {
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	_, _ = lw.Create(configMap("before"))
+	a, b := &recorder{}, &recorder{}
+	regA, err := inf.AddEventHandler(a, sharedinformer.HandlerOptions{Name: "a"})
+	require.NoError(t, err)
+	regB, err := inf.AddEventHandler(b, sharedinformer.HandlerOptions{Name: "b"})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	waitSynced(t, inf, regA, regB)
+
+	_, _ = lw.Create(configMap("x"))
+	changed := configMap("x")
+	changed.Data["v"] = "2"
+	_, _ = lw.Update(changed)
+	require.NoError(t, lw.Delete(informer.Key{Namespace: "default", Name: "x"}))
+
+	want := []string{"add before (initial)", "add x", "update x", "delete x"}
+	a.eventually(t, want...)
+	b.eventually(t, want...)
+}
+
+func TestALateHandlerGetsTheCacheReplayedAsItsInitialList(t *testing.T) {
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	_, _ = lw.Create(configMap("one"))
+	_, _ = lw.Create(configMap("two"))
+	runInformer(t, inf)
+	waitSynced(t, inf)
+
+	release := make(chan struct{})
+	late := &recorder{}
+	reg, err := inf.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
+		AddFunc: func(obj *corev1.ConfigMap, initial bool) { <-release; late.OnAdd(obj, initial) },
+	}, sharedinformer.HandlerOptions{Name: "late"})
+	require.NoError(t, err)
+	assert.False(t, reg.HasSynced(), "its replay has not been handled yet")
+	close(release)
+	waitSynced(t, reg)
+	assert.ElementsMatch(t, []string{"add one (initial)", "add two (initial)"}, late.snapshot())
+
+	_, _ = lw.Create(configMap("three"))
+	require.Eventually(t, func() bool { return len(late.snapshot()) == 3 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, "add three", late.snapshot()[2], "after the replay, changes arrive as usual")
+}
+
+func TestARemovedHandlerGetsNothingMore(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = inf.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	rec := &recorder{}
+	reg, err := inf.AddEventHandler(rec, sharedinformer.HandlerOptions{})
+	require.NoError(t, err)
+	waitSynced(t, inf)
+	_, _ = lw.Create(configMap("a"))
+	rec.eventually(t, "add a")
+	require.NoError(t, inf.RemoveEventHandler(reg))
+	assert.Error(t, inf.RemoveEventHandler(reg), "removing twice is reported")
+	_, _ = lw.Create(configMap("b"))
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, []string{"add a"}, rec.snapshot())
+	assert.Zero(t, reg.Depth())
+}
+
+func TestResyncRemindsOnlyHandlersWhosePeriodElapsedAndMakesNoRequest(t *testing.T) {
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	_, _ = lw.Create(configMap("a"))
+	fast, never := &recorder{}, &recorder{}
+	_, err := inf.AddEventHandler(fast, sharedinformer.HandlerOptions{ResyncPeriod: time.Second})
+	require.NoError(t, err)
+	_, err = inf.AddEventHandler(never, sharedinformer.HandlerOptions{})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	before := lw.Stats()
+
+	require.Eventually(t, func() bool { return len(fast.snapshot()) >= 3 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []string{"add a (initial)", "resync a", "resync a"}, fast.snapshot()[:3])
+	assert.Equal(t, []string{"add a (initial)"}, never.snapshot())
+	assert.Equal(t, before, lw.Stats(), "a resync replays the cache: no LIST, no WATCH")
+}
+
+func TestAResyncPeriodBelowTheMinimumIsAnError(t *testing.T) {
+	inf, _ := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	_, err := inf.AddEventHandler(&recorder{}, sharedinformer.HandlerOptions{Name: "eager", ResyncPeriod: time.Millisecond})
+	assert.ErrorContains(t, err, `resync period 1ms of handler "eager" is below the minimum 1s`)
+	_, err = inf.AddEventHandler(nil, sharedinformer.HandlerOptions{})
+	assert.ErrorContains(t, err, "the handler is nil")
+}
+
+func TestTransformRunsBeforeTheCacheAndOnlyBeforeRun(t *testing.T) {
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	withFields := configMap("a")
+	withFields.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
+	_, _ = lw.Create(withFields)
+	require.NoError(t, inf.SetTransform(func(cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+		cm.ManagedFields = nil
+		return cm, nil
+	}))
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	cached, err := inf.Lister().Namespace("default").Get("a")
+	require.NoError(t, err)
+	assert.Nil(t, cached.ManagedFields)
+	assert.Error(t, inf.SetTransform(nil), "the cache already holds transformed objects")
+}
+
+func TestAPanickingHandlerIsReportedAndTheInformerGoesOn(t *testing.T) {
+	reported := make(chan error, 10)
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{OnError: func(err error) { reported <- err }})
+	_, err := inf.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
+		AddFunc: func(obj *corev1.ConfigMap, _ bool) {
+			if obj.Name == "bad" {
+				panic("handler bug")
+			}
+		},
+	}, sharedinformer.HandlerOptions{Name: "fragile"})
+	require.NoError(t, err)
+	healthy := &recorder{}
+	_, err = inf.AddEventHandler(healthy, sharedinformer.HandlerOptions{})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	_, _ = lw.Create(configMap("bad"))
+	_, _ = lw.Create(configMap("good"))
+	healthy.eventually(t, "add bad", "add good")
+	assert.ErrorContains(t, <-reported, "handler fragile panicked on add of default/bad: handler bug")
+}
+
+func TestADeleteMissedDuringAnOutageArrivesWithFinalStateUnknown(t *testing.T) {
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	_, _ = lw.Create(configMap("doomed"))
+	rec := &recorder{}
+	_, err := inf.AddEventHandler(rec, sharedinformer.HandlerOptions{})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	rec.eventually(t, "add doomed (initial)")
+
+	lw.Disconnect() // the watch breaks; the delete below is never streamed
+	require.NoError(t, lw.Delete(informer.Key{Namespace: "default", Name: "doomed"}))
+	lw.Compact() // and the history that would replay it is gone: 410, relist
+	lw.Reconnect()
+	rec.eventually(t, "add doomed (initial)", "delete doomed (final state unknown)")
+}
+
+func TestAHandlerThatMutatesTheCacheIsCaughtByTheMutationDetector(t *testing.T) {
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{DetectMutations: true})
+	mutated := make(chan struct{})
+	_, err := inf.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
+		AddFunc: func(obj *corev1.ConfigMap, _ bool) {
+			obj.Data["v"] = "changed in place" // the bug: this is the cache's object
+			close(mutated)
+		},
+	}, sharedinformer.HandlerOptions{})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	_, _ = lw.Create(configMap("victim"))
+	<-mutated
+	err = inf.Indexer().CheckMutations()
+	assert.ErrorContains(t, err, "default/victim")
+}
+
+func TestWaitForCacheSyncReturnsFalseWhenTheContextEnds(t *testing.T) {
+	inf, _ := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	assert.False(t, sharedinformer.WaitForCacheSync(ctx, inf), "never run, never synced")
+}
+
+func TestAnEmptyFirstListSyncsAtOnce(t *testing.T) {
+	inf, _ := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	runInformer(t, inf)
+	waitSynced(t, inf)
+}
+
+func TestRunTwiceIsAnErrorAndRunLeavesNoGoroutineBehind(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	_, _ = lw.Create(configMap("a"))
+	var calls atomic.Int32
+	_, err := inf.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
+		AddFunc: func(*corev1.ConfigMap, bool) { calls.Add(1) },
+	}, sharedinformer.HandlerOptions{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- inf.Run(ctx) }()
+	waitSynced(t, inf)
+	assert.Error(t, inf.Run(ctx))
+	cancel()
+	require.NoError(t, <-done)
+	assert.EqualValues(t, 1, calls.Load())
+}
+
+func TestNewRejectsAMissingListerWatcherAndAClashingIndexName(t *testing.T) {
+	_, err := sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{})
+	assert.ErrorContains(t, err, "ListerWatcher is nil")
+	_, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	_, err = sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{ListerWatcher: lw, Indexers: map[string]indexer.IndexFunc[*corev1.ConfigMap]{"namespace": nil}})
+	assert.ErrorContains(t, err, `index "namespace" is built in`)
+}

@@ -1,0 +1,297 @@
+package sharedinformer_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/internal/testenv"
+	"github.com/listwatch/informer/reflector"
+	"github.com/listwatch/informer/sharedinformer"
+)
+
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = corev1.AddToScheme(s)
+	return s
+}()
+
+// configMapsIn returns a source for the ConfigMaps of one namespace.
+func configMapsIn(ns string) reflector.Source {
+	return reflector.Source{Resource: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespace: ns}
+}
+
+// newRealInformer returns an informer of ns's ConfigMaps on the server cfg
+// points at.
+func newRealInformer(t *testing.T, cfg *rest.Config, ns string) *cmInformer {
+	t.Helper()
+	lw, err := reflector.NewTypedListerWatcher[*corev1.ConfigMap](cfg, scheme, configMapsIn(ns))
+	require.NoError(t, err)
+	inf, err := sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{
+		ListerWatcher: lw,
+		Resource:      corev1.Resource("configmaps"),
+		Reflector:     reflector.Options[*corev1.ConfigMap]{BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second},
+	})
+	require.NoError(t, err)
+	return inf
+}
+
+func create(ctx context.Context, t *testing.T, client *rest.RESTClient, ns, name string) *corev1.ConfigMap {
+	t.Helper()
+	out := &corev1.ConfigMap{}
+	require.NoError(t, client.Post().Namespace(ns).Resource("configmaps").
+		Body(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"k": "v"}}).Do(ctx).Into(out))
+	return out
+}
+
+// arrivals times how long after its create each add reaches a handler.
+type arrivals struct {
+	mu      sync.Mutex
+	created map[string]time.Time
+	took    []time.Duration
+}
+
+func (a *arrivals) OnAdd(obj *corev1.ConfigMap, _ bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if at, ok := a.created[obj.Name]; ok {
+		a.took = append(a.took, time.Since(at))
+	}
+}
+func (a *arrivals) OnUpdate(_, _ *corev1.ConfigMap)      {}
+func (a *arrivals) OnDelete(_ *corev1.ConfigMap, _ bool) {}
+
+// medianAddLatency creates n ConfigMaps, one at a time, and returns the
+// median time until the fast handler got each.
+func medianAddLatency(ctx context.Context, t *testing.T, client *rest.RESTClient, ns, prefix string, fast *arrivals, n int) time.Duration {
+	t.Helper()
+	for i := range n {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		fast.mu.Lock()
+		fast.created[name] = time.Now()
+		fast.mu.Unlock()
+		create(ctx, t, client, ns, name)
+	}
+	require.Eventually(t, func() bool { fast.mu.Lock(); defer fast.mu.Unlock(); return len(fast.took) == n }, 30*time.Second, time.Millisecond)
+	fast.mu.Lock()
+	defer fast.mu.Unlock()
+	took := slices.Clone(fast.took)
+	fast.took, fast.created = nil, map[string]time.Time{}
+	slices.Sort(took)
+	return took[n/2]
+}
+
+func TestAHandlerBlockedForSecondsDoesNotDelayAnother(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	writer := cp.Config()
+	writer.QPS = -1 // no client-side throttle: it would add its own delay to the creates
+	client, err := testenv.CoreV1Client(writer)
+	require.NoError(t, err)
+
+	inf := newRealInformer(t, cp.Config(), ns)
+	fast := &arrivals{created: map[string]time.Time{}}
+	_, err = inf.AddEventHandler(fast, sharedinformer.HandlerOptions{Name: "fast"})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	alone := medianAddLatency(ctx, t, client, ns, "alone", fast, 15)
+
+	release := make(chan struct{})
+	defer close(release)
+	stuck, err := inf.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
+		AddFunc: func(*corev1.ConfigMap, bool) { <-release }, // blocks until the test ends
+	}, sharedinformer.HandlerOptions{Name: "stuck"})
+	require.NoError(t, err)
+	withStuck := medianAddLatency(ctx, t, client, ns, "beside", fast, 15)
+
+	t.Logf("median create→handler latency: %v alone, %v beside a handler blocked for the whole test (%d notifications waiting for it)",
+		alone, withStuck, stuck.Depth())
+	assert.GreaterOrEqual(t, stuck.Depth(), 15, "the stuck handler's notifications wait in its own buffer")
+	assert.Less(t, float64(withStuck), 3*float64(alone)+float64(20*time.Millisecond),
+		"the fast handler is not slowed by the stuck one")
+}
+
+func TestResyncDeliversUpdatesAndMakesZeroAPIRequests(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp := testenv.Private(t, testenv.Options{Audit: true})
+	ns := cp.Namespace(t)
+	client, err := testenv.CoreV1Client(cp.Config())
+	require.NoError(t, err)
+	create(ctx, t, client, ns, "a")
+	create(ctx, t, client, ns, "b")
+
+	cfg := cp.Config()
+	cfg.UserAgent = "resync-test"
+	inf := newRealInformer(t, cfg, ns)
+	rec := &recorder{}
+	_, err = inf.AddEventHandler(rec, sharedinformer.HandlerOptions{ResyncPeriod: time.Second})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	mine := testenv.RequestFilter{UserAgent: cfg.UserAgent}
+	before, err := cp.CountRequests(ctx, mine)
+	require.NoError(t, err)
+
+	time.Sleep(3500 * time.Millisecond) // three resync periods
+	after, err := cp.CountRequests(ctx, mine)
+	require.NoError(t, err)
+	resyncs := 0
+	for _, call := range rec.snapshot() {
+		if call == "resync a" || call == "resync b" {
+			resyncs++
+		}
+	}
+	t.Logf("%d resync notifications, %d API requests during them (%d before: the LIST and the WATCH)", resyncs, after-before, before)
+	assert.GreaterOrEqual(t, resyncs, 4, "at least two resyncs of two objects")
+	assert.Equal(t, before, after, "a resync replays the cache; it makes no request")
+}
+
+func TestTransformDropsManagedFieldsAndShrinksTheCache(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	client, err := testenv.CoreV1Client(cp.Config())
+	require.NoError(t, err)
+	const n = 30
+	for i := range n {
+		create(ctx, t, client, ns, fmt.Sprintf("cm-%d", i))
+	}
+
+	bytesPerObject := func(transform bool) int {
+		inf := newRealInformer(t, cp.Config(), ns)
+		if transform {
+			require.NoError(t, inf.SetTransform(func(cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+				cm.ManagedFields = nil
+				return cm, nil
+			}))
+		}
+		ictx, stop := context.WithCancel(ctx)
+		defer stop()
+		go func() { _ = inf.Run(ictx) }()
+		waitSynced(t, inf)
+		total := 0
+		for _, cm := range inf.Lister().List(nil) {
+			if transform {
+				assert.Empty(t, cm.ManagedFields)
+			} else {
+				assert.NotEmpty(t, cm.ManagedFields, "the server records who wrote each field")
+			}
+			data, err := json.Marshal(cm)
+			require.NoError(t, err)
+			total += len(data)
+		}
+		require.Equal(t, n, inf.Indexer().Len())
+		return total / n
+	}
+	plain, stripped := bytesPerObject(false), bytesPerObject(true)
+	t.Logf("encoded bytes per cached ConfigMap: %d as served, %d without managedFields (%.0f%%)", plain, stripped, 100*float64(stripped)/float64(plain))
+	assert.Less(t, stripped, plain)
+}
+
+func TestDeletesMissedDuringAnOutageReachEveryHandlerWithFinalStateUnknown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Watch cache off: after compaction, the informer's re-watch from its
+	// old resourceVersion gets a real 410 and must relist.
+	cp := testenv.Private(t, testenv.Options{DisableWatchCache: true})
+	ns := cp.Namespace(t)
+	client, err := testenv.CoreV1Client(cp.Config())
+	require.NoError(t, err)
+	create(ctx, t, client, ns, "doomed")
+	create(ctx, t, client, ns, "survivor")
+
+	proxy, viaProxy := cp.Proxy(t)
+	inf := newRealInformer(t, viaProxy, ns)
+	first, second := &recorder{}, &recorder{}
+	for _, h := range []*recorder{first, second} {
+		_, err := inf.AddEventHandler(h, sharedinformer.HandlerOptions{})
+		require.NoError(t, err)
+	}
+	runInformer(t, inf)
+	waitSynced(t, inf)
+
+	// The outage: the informer can neither keep its watch nor open a new
+	// one while the object is deleted and history compacted. (A plain cut
+	// would reconnect within milliseconds and see the delete as an event.)
+	proxy.Refuse(3 * time.Second)
+	proxy.CutAll()
+	require.NoError(t, client.Delete().Namespace(ns).Resource("configmaps").Name("doomed").Do(ctx).Error())
+	create(ctx, t, client, ns, "newcomer") // two writes after the delete...
+	create(ctx, t, client, ns, "latecomer")
+	_, err = cp.Compact(ctx) // ...so the re-watch's start is compacted away
+	require.NoError(t, err)
+
+	for _, h := range []*recorder{first, second} {
+		require.Eventually(t, func() bool { return slices.Contains(h.snapshot(), "delete doomed (final state unknown)") },
+			30*time.Second, 10*time.Millisecond, "calls: %q", h.snapshot())
+		assert.NotContains(t, h.snapshot(), "delete doomed", "the watch never delivered this delete")
+		assert.Contains(t, h.snapshot(), "add newcomer")
+	}
+	_, err = inf.Lister().Namespace(ns).Get("doomed")
+	assert.Error(t, err, "the cache dropped it too")
+}
+
+func TestWaitForCacheSyncReturnsWithinMillisecondsOfSync(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	inf := newRealInformer(t, cp.Config(), ns)
+
+	// Watch for the moment of sync as closely as a spinning goroutine can.
+	syncedAt := make(chan time.Time, 1)
+	go func() {
+		for !inf.HasSynced() {
+			time.Sleep(50 * time.Microsecond)
+		}
+		syncedAt <- time.Now()
+	}()
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	returned := time.Now()
+	lag := returned.Sub(<-syncedAt)
+	t.Logf("WaitForCacheSync returned %v after the cache synced", lag)
+	assert.Less(t, lag, 20*time.Millisecond, "no polling interval between sync and return")
+}
+
+func TestFactoryCallersAskingForTheSameInformerShareOneWatch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp := testenv.Private(t, testenv.Options{Audit: true})
+	ns := cp.Namespace(t)
+	cfg := cp.Config()
+	cfg.UserAgent = "factory-test"
+	f := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme})
+
+	a, err := sharedinformer.InformerFor[*corev1.ConfigMap](f, configMapsIn(ns))
+	require.NoError(t, err)
+	b, err := sharedinformer.InformerFor[*corev1.ConfigMap](f, configMapsIn(ns))
+	require.NoError(t, err)
+	other, err := sharedinformer.InformerFor[*corev1.ConfigMap](f, configMapsIn(""))
+	require.NoError(t, err)
+	assert.Same(t, a, b, "same type and scope: one informer")
+	assert.NotSame(t, a, other, "another scope is another informer, with its own cache")
+
+	runCtx, stop := context.WithCancel(ctx)
+	f.Start(runCtx)
+	require.True(t, f.WaitForCacheSync(ctx))
+	watches, err := cp.CountRequests(ctx, testenv.RequestFilter{Verb: "watch", Resource: "configmaps", UserAgent: cfg.UserAgent})
+	require.NoError(t, err)
+	stop()
+	f.Wait()
+	assert.Equal(t, 2, watches, "one WATCH for the shared namespace informer, one for the cluster-wide one")
+}

@@ -1,0 +1,12 @@
+package sharedinformer_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/listwatch/informer/internal/testenv"
+)
+
+// The integration tests share one real control plane; the unit tests,
+// which use memlistwatch, do not touch it.
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{})) }

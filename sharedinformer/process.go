@@ -1,0 +1,65 @@
+package sharedinformer
+
+import (
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/deltafifo"
+)
+
+// process is the DeltaFIFO's ProcessFunc: it applies one key's deltas to
+// the cache, oldest first, and after each one tells every handler.
+//
+// The order is the point: the cache is updated first, so a handler (or a
+// worker it wakes) that reads through the lister already sees at least
+// the change it is being told about.
+//
+// It holds mu throughout, so that a handler registering meanwhile gets a
+// replay either entirely before or entirely after this key's changes.
+func (i *Informer[T]) process(key informer.Key, deltas deltafifo.Deltas[T], initial bool) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for _, d := range deltas {
+		if err := i.apply(key, d, initial); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool) error {
+	if d.Type == deltafifo.Deleted {
+		if err := i.indexer.Delete(d.Object); err != nil {
+			return err
+		}
+		i.distribute(notification[T]{kind: deleteNotification, obj: d.Object, flag: d.FinalStateUnknown}, false)
+		return nil
+	}
+
+	old, exists := i.indexer.Get(key)
+	if !exists {
+		if err := i.indexer.Add(d.Object); err != nil {
+			return err
+		}
+		i.distribute(notification[T]{kind: addNotification, obj: d.Object, flag: initial}, false)
+		return nil
+	}
+	if err := i.indexer.Update(d.Object); err != nil {
+		return err
+	}
+	// A Sync, or a relisted object whose resourceVersion did not change,
+	// is a reminder, not a change: only handlers due for a resync get it.
+	isResync := d.Type == deltafifo.Sync ||
+		(d.Type == deltafifo.Replaced && old.GetResourceVersion() == d.Object.GetResourceVersion())
+	i.distribute(notification[T]{kind: updateNotification, old: old, obj: d.Object}, isResync)
+	return nil
+}
+
+// distribute hands n to every handler, or, for a resync, to the handlers
+// whose resync is due (i.resyncing). It never blocks. The caller holds mu.
+func (i *Informer[T]) distribute(n notification[T], isResync bool) {
+	for _, l := range i.listeners {
+		if isResync && !i.resyncing[l] {
+			continue
+		}
+		l.add(n)
+	}
+}

@@ -1,0 +1,180 @@
+package sharedinformer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/reflector"
+)
+
+// Run starts the informer and blocks until ctx ends. It may be called
+// once. Three kinds of goroutine run meanwhile:
+//
+//	reflector         LIST, then WATCH ──▶ DeltaFIFO (through the transform)
+//	Run's own         Pop ──▶ indexer ──▶ every handler's buffer
+//	one per handler   buffer ──▶ OnAdd / OnUpdate / OnDelete
+//
+// When ctx ends, Run waits for all of them: it returns after every
+// handler's current call has returned.
+func (i *Informer[T]) Run(ctx context.Context) error {
+	r, err := i.start(ctx)
+	if err != nil {
+		return err
+	}
+	var background sync.WaitGroup
+	background.Go(func() { _ = r.Run(ctx) })
+
+	for ctx.Err() == nil {
+		err := i.fifo.Pop(ctx, i.process)
+		if err != nil && ctx.Err() == nil {
+			i.report(err) // a rejected object: its deltas are dropped, the rest go on
+		}
+		i.checkSynced()
+	}
+
+	background.Wait()
+	i.fifo.Close()
+	i.listenersRunning.Wait()
+	return nil
+}
+
+// start records ctx as the run context, starts the handlers registered so
+// far, and builds the reflector.
+func (i *Informer[T]) start(ctx context.Context) (*reflector.Reflector[T], error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.runCtx != nil {
+		return nil, errors.New("sharedinformer: Run called twice")
+	}
+	i.runCtx = ctx
+	for _, l := range i.listeners {
+		i.startListenerLocked(l)
+		if l.resyncPeriod > 0 && (i.resyncCheck == 0 || l.resyncPeriod < i.resyncCheck) {
+			i.resyncCheck = l.resyncPeriod
+		}
+	}
+	opts := i.opts.Reflector
+	opts.ListerWatcher = i.opts.ListerWatcher
+	opts.Store = &store[T]{i: i, transform: i.transform} // fixed from now on: SetTransform fails after Run
+	opts.ResyncPeriod = i.resyncCheck
+	if opts.Trace == nil {
+		opts.Trace = i.opts.Trace
+	}
+	if opts.OnError == nil {
+		opts.OnError = i.opts.OnError
+	}
+	r := reflector.New(opts)
+	i.reflector.Store(r)
+	return r, nil
+}
+
+// checkSynced closes Synced once the DeltaFIFO has synced, and tells every
+// handler that no more of its initial list will come.
+func (i *Informer[T]) checkSynced() {
+	if i.isSynced() || !i.fifo.HasSynced() {
+		return
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.syncedOnce.Do(func() { close(i.synced) })
+	for _, l := range i.listeners {
+		l.markUpstreamSynced()
+	}
+}
+
+// store is what the reflector writes into: the DeltaFIFO, behind the
+// transform, with resync deciding which handlers are due.
+type store[T informer.Object] struct {
+	i         *Informer[T]
+	transform func(T) (T, error) // nil for none
+}
+
+func (s *store[T]) Add(obj T) error {
+	obj, err := s.transformed(obj)
+	if err != nil {
+		return err
+	}
+	return s.i.fifo.Add(obj)
+}
+
+func (s *store[T]) Update(obj T) error {
+	obj, err := s.transformed(obj)
+	if err != nil {
+		return err
+	}
+	return s.i.fifo.Update(obj)
+}
+
+func (s *store[T]) Delete(obj T) error {
+	obj, err := s.transformed(obj)
+	if err != nil {
+		return err
+	}
+	return s.i.fifo.Delete(obj)
+}
+
+// Replace transforms the list and hands it to the DeltaFIFO. An object
+// the transform rejects is reported and left out; the list is otherwise
+// kept whole, since a Replace that failed would have to be relisted.
+func (s *store[T]) Replace(objs []T, resourceVersion string) error {
+	if s.transform != nil {
+		kept := make([]T, 0, len(objs))
+		for _, obj := range objs {
+			t, err := s.transformed(obj)
+			if err != nil {
+				s.i.report(err)
+				continue
+			}
+			kept = append(kept, t)
+		}
+		objs = kept
+	}
+	if err := s.i.fifo.Replace(objs, resourceVersion); err != nil {
+		return err
+	}
+	s.i.checkSynced() // an empty first list syncs with nothing to pop
+	return nil
+}
+
+// Resync picks the handlers whose resync period has elapsed and, if any,
+// asks the DeltaFIFO to replay the cache; the Sync deltas reach only
+// those handlers. A handler counts as due half a check period early, so
+// that timer jitter never makes it skip a whole period.
+func (s *store[T]) Resync() error {
+	i := s.i
+	i.mu.Lock()
+	now := time.Now()
+	due := map[*listener[T]]bool{}
+	for _, l := range i.listeners {
+		if l.resyncPeriod > 0 && !now.Add(i.resyncCheck/2).Before(l.nextResync) {
+			due[l] = true
+			l.nextResync = now.Add(l.resyncPeriod)
+		}
+	}
+	i.resyncing = due
+	i.mu.Unlock()
+	if len(due) == 0 {
+		return nil
+	}
+	return i.fifo.Resync()
+}
+
+// transformed applies the transform, if one is set, to obj.
+func (s *store[T]) transformed(obj T) (T, error) {
+	if s.transform == nil {
+		return obj, nil
+	}
+	out, err := s.transform(obj)
+	if err == nil && informer.IsNil(out) {
+		err = errors.New("the transform returned nil")
+	}
+	if err != nil {
+		key, _ := informer.KeyOf(obj)
+		return out, fmt.Errorf("sharedinformer: transform of %s: %w", key, err)
+	}
+	return out, nil
+}
