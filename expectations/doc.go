@@ -1,0 +1,34 @@
+// Package expectations closes the gap between a controller's own writes
+// and its informer's cache (pitfall 3: the cache lags your writes).
+//
+// # The problem
+//
+// A worker reconciles owner "web": the lister shows no child, so it
+// creates one. The create succeeds, but the child reaches the cache only
+// when the watch event arrives, some milliseconds later. If "web" is
+// reconciled again in between (another event, a resync, a second worker
+// after a requeue), the lister still shows no child, and the worker
+// creates a duplicate.
+//
+// # The pattern (client-go's ReplicaSet controller uses it)
+//
+//	reconcile(owner):
+//		if !exp.Satisfied(owner) { return nil }   // our writes are in flight: wait for them
+//		children := lister.List(selectorFor(owner))
+//		if missing := want - len(children); missing > 0 {
+//			exp.ExpectCreations(owner, missing)   // before the creates, never after
+//			for range missing { if create() fails { exp.CreationObserved(owner) } }
+//		}
+//	child add handler:    exp.CreationObserved(ownerOf(child)); queue.Add(ownerOf(child))
+//	child delete handler: exp.DeletionObserved(ownerOf(child)); queue.Add(ownerOf(child))
+//
+// Satisfied turns true when every expected event was observed, or after a
+// TTL (default 5 minutes), so that a lost event cannot block a key forever.
+//
+// # Where it sits
+//
+//	worker ──ExpectCreations(owner, n)──▶ Expectations ◀──CreationObserved(owner)── informer handler
+//	worker ──Satisfied(owner)?──▶ Expectations
+//
+// It keeps counts only, per key; it is safe for concurrent use.
+package expectations

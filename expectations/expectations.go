@@ -1,0 +1,127 @@
+package expectations
+
+import (
+	"sync"
+	"time"
+)
+
+// DefaultTTL is how long an unmet expectation holds back a key before it
+// is assumed lost: client-go's ReplicaSet controller uses the same 5
+// minutes (ExpectationsTimeout).
+const DefaultTTL = 5 * time.Minute
+
+// Options configure Expectations.
+type Options struct {
+	// TTL is how long an expectation may stay unmet before Satisfied
+	// gives up on it and returns true, so that a lost event (a watch
+	// outage, a create that failed without telling us) cannot block a key
+	// forever. Default: DefaultTTL.
+	TTL time.Duration
+	// Now is the clock; tests replace it. Default: time.Now.
+	Now func() time.Time
+}
+
+// Expectations remembers, per key (usually the owner object's key), how
+// many creations and deletions this controller has asked the API server
+// for and not yet seen come back through its informer.
+//
+// It solves the read-after-write gap (pitfall 3): right after a worker
+// creates a child object, the informer's cache does not have it yet. If
+// the owner is reconciled again in that gap, the cache says "no child" and
+// a naive reconcile creates a second one. With expectations, reconcile
+// first asks Satisfied(owner): false means "my own writes are still in
+// flight, the cache is stale for this key; do nothing now", and the event
+// that arrives with the child will bring the owner back.
+//
+// Unlike a cache of the objects themselves, it stores only counts: cheap,
+// and immune to what the objects look like.
+//
+// Safe for concurrent use: workers call Expect* and Satisfied; informer
+// handlers call *Observed.
+type Expectations[K comparable] struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu sync.Mutex
+	// pending[k] counts what k still waits for. A key with no entry has
+	// no expectation and is satisfied. Guarded by mu.
+	pending map[K]*expectation
+}
+
+// expectation is what one key waits for. adds and dels may drop below
+// zero when more is observed than expected (someone else created one
+// too); that still counts as met.
+type expectation struct {
+	adds, dels int
+	since      time.Time // when it was last set by ExpectCreations/Deletions
+}
+
+// New returns empty Expectations.
+func New[K comparable](opts Options) *Expectations[K] {
+	if opts.TTL <= 0 {
+		opts.TTL = DefaultTTL
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Expectations[K]{ttl: opts.TTL, now: opts.Now, pending: map[K]*expectation{}}
+}
+
+// ExpectCreations records that key waits for n creations to be observed,
+// replacing any expectation it had. Call it before sending the creates, so
+// that an event arriving quickly finds the expectation already there.
+func (e *Expectations[K]) ExpectCreations(key K, n int) { e.set(key, n, 0) }
+
+// ExpectDeletions records that key waits for n deletions to be observed,
+// replacing any expectation it had.
+func (e *Expectations[K]) ExpectDeletions(key K, n int) { e.set(key, 0, n) }
+
+func (e *Expectations[K]) set(key K, adds, dels int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.pending[key] = &expectation{adds: adds, dels: dels, since: e.now()}
+}
+
+// CreationObserved lowers key's expected creations by one. Call it from
+// the informer's add handler for a child of key, and also when a create
+// failed: no event will come for it.
+func (e *Expectations[K]) CreationObserved(key K) { e.lower(key, 1, 0) }
+
+// DeletionObserved lowers key's expected deletions by one. Call it from
+// the informer's delete handler for a child of key, and also when a
+// delete failed.
+func (e *Expectations[K]) DeletionObserved(key K) { e.lower(key, 0, 1) }
+
+func (e *Expectations[K]) lower(key K, adds, dels int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if x, ok := e.pending[key]; ok {
+		x.adds -= adds
+		x.dels -= dels
+	}
+}
+
+// Satisfied reports whether key may be reconciled from the cache: it has
+// no expectation, everything it expected was observed, or its expectation
+// is older than the TTL (assumed lost). Cost: O(1).
+func (e *Expectations[K]) Satisfied(key K) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, ok := e.pending[key]
+	switch {
+	case !ok:
+		return true
+	case x.adds <= 0 && x.dels <= 0:
+		return true
+	case e.now().Sub(x.since) > e.ttl:
+		return true
+	}
+	return false
+}
+
+// Forget drops key's expectation, for when the owner itself was deleted.
+func (e *Expectations[K]) Forget(key K) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.pending, key)
+}

@@ -1,0 +1,93 @@
+package expectations_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/listwatch/informer/expectations"
+)
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct{ now time.Time }
+
+func (c *fakeClock) Now() time.Time { return c.now }
+
+func TestAKeyWithNoExpectationIsSatisfied(t *testing.T) {
+	e := expectations.New[string](expectations.Options{})
+	assert.True(t, e.Satisfied("web"))
+}
+
+func TestExpectedCreationsHoldTheKeyUntilAllAreObserved(t *testing.T) {
+	e := expectations.New[string](expectations.Options{})
+	e.ExpectCreations("web", 2)
+	assert.False(t, e.Satisfied("web"))
+	e.CreationObserved("web")
+	assert.False(t, e.Satisfied("web"), "one of two seen")
+	e.CreationObserved("web")
+	assert.True(t, e.Satisfied("web"))
+	assert.True(t, e.Satisfied("db"), "other keys are unaffected")
+}
+
+func TestExpectedDeletionsHoldTheKeyUntilAllAreObserved(t *testing.T) {
+	e := expectations.New[string](expectations.Options{})
+	e.ExpectDeletions("web", 1)
+	assert.False(t, e.Satisfied("web"))
+	e.DeletionObserved("web")
+	assert.True(t, e.Satisfied("web"))
+}
+
+func TestMoreObservedThanExpectedStillCountsAsSatisfied(t *testing.T) {
+	e := expectations.New[string](expectations.Options{})
+	e.ExpectCreations("web", 1)
+	e.CreationObserved("web")
+	e.CreationObserved("web") // someone else created one too
+	assert.True(t, e.Satisfied("web"))
+}
+
+func TestAnExpectationOlderThanTheTTLIsAssumedLost(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	e := expectations.New[string](expectations.Options{TTL: time.Minute, Now: clock.Now})
+	e.ExpectCreations("web", 1)
+	clock.now = clock.now.Add(time.Minute)
+	assert.False(t, e.Satisfied("web"), "exactly at the TTL it still holds")
+	clock.now = clock.now.Add(time.Nanosecond)
+	assert.True(t, e.Satisfied("web"), "past the TTL the event is assumed lost")
+}
+
+func TestObservationsForAKeyWithoutExpectationAreIgnored(t *testing.T) {
+	e := expectations.New[string](expectations.Options{})
+	e.CreationObserved("web") // an event from before this controller started
+	e.ExpectCreations("web", 1)
+	assert.False(t, e.Satisfied("web"), "an old observation does not pay for a new expectation")
+}
+
+func TestForgetDropsTheExpectation(t *testing.T) {
+	e := expectations.New[string](expectations.Options{})
+	e.ExpectCreations("web", 3)
+	e.Forget("web")
+	assert.True(t, e.Satisfied("web"))
+}
+
+func TestConcurrentWorkersAndHandlersAgree(t *testing.T) {
+	e := expectations.New[int](expectations.Options{})
+	const keys, each = 50, 20
+	for k := range keys {
+		e.ExpectCreations(k, each)
+	}
+	var wg sync.WaitGroup
+	for k := range keys {
+		wg.Go(func() {
+			for range each {
+				e.CreationObserved(k)
+			}
+		})
+		wg.Go(func() { _ = e.Satisfied(k) })
+	}
+	wg.Wait()
+	for k := range keys {
+		assert.True(t, e.Satisfied(k), "key %d", k)
+	}
+}

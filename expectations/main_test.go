@@ -1,0 +1,10 @@
+package expectations_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/listwatch/informer/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{})) }
