@@ -30,7 +30,21 @@
 //
 // # Where to start reading
 //
-// Read this page, then the packages in the order the data flows. The
-// internal/testenv package starts a real etcd and kube-apiserver on this
-// machine, so every claim the packages make is tested against the real thing.
+// Read this page, then the packages in the order the data flows:
+//
+//  1. reflector: LIST, then WATCH from the list's resourceVersion; relist
+//     on 410 Gone; back off on errors. memlistwatch is an in-memory API
+//     server to try it on.
+//  2. deltafifo: per-key queues of changes; a relist's missing keys become
+//     deletes whose final state is unknown.
+//  3. indexer and lister: the cache and its read-only views.
+//  4. sharedinformer: the three above under one Run, fanned out to any
+//     number of handlers, each on its own goroutine.
+//  5. workqueue: where handlers put keys and workers take them.
+//  6. expectations: how a controller avoids acting on a cache that has not
+//     caught up with its own writes.
+//
+// The internal/testenv package starts a real etcd and kube-apiserver on
+// this machine, so every claim the packages make is tested against the
+// real thing.
 package informer
