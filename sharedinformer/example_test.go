@@ -27,8 +27,12 @@ func ExampleInformer() {
 	inf, _ := sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{ListerWatcher: api})
 	calls := make(chan string, 10)
 	reg, _ := inf.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
-		AddFunc:    func(cm *corev1.ConfigMap, initial bool) { calls <- fmt.Sprintf("add %s (initial list: %v)", cm.Name, initial) },
-		DeleteFunc: func(cm *corev1.ConfigMap, unknown bool) { calls <- fmt.Sprintf("delete %s (final state unknown: %v)", cm.Name, unknown) },
+		AddFunc: func(cm *corev1.ConfigMap, initial bool) {
+			calls <- fmt.Sprintf("add %s (initial list: %v)", cm.Name, initial)
+		},
+		DeleteFunc: func(cm *corev1.ConfigMap, unknown bool) {
+			calls <- fmt.Sprintf("delete %s (final state unknown: %v)", cm.Name, unknown)
+		},
 	}, sharedinformer.HandlerOptions{Name: "printer"})
 
 	ctx, cancel := context.WithCancel(context.Background())

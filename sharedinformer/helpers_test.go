@@ -2,6 +2,7 @@ package sharedinformer_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -100,19 +101,6 @@ func (r *recorder) snapshot() []string {
 // eventually waits until r has recorded want exactly.
 func (r *recorder) eventually(t *testing.T, want ...string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return equal(r.snapshot(), want) }, 10*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return slices.Equal(r.snapshot(), want) }, 10*time.Second, 5*time.Millisecond,
 		"want %q", want)
-	_ = want
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
