@@ -28,44 +28,25 @@ func DefaultRateLimiter[K comparable]() RateLimiter[K] {
 // 1000s from the 19th on. client-go: ItemExponentialFailureRateLimiter.
 type ExponentialRateLimiter[K comparable] struct {
 	base, max time.Duration
-
-	mu       sync.Mutex
-	failures map[K]int // guarded by mu; a key is absent iff its count is 0
+	failureCounts[K]
 }
 
 // NewExponentialRateLimiter returns an ExponentialRateLimiter whose first
 // delay is base and whose delays never exceed max.
 func NewExponentialRateLimiter[K comparable](base, max time.Duration) *ExponentialRateLimiter[K] {
-	return &ExponentialRateLimiter[K]{base: base, max: max, failures: map[K]int{}}
+	return &ExponentialRateLimiter[K]{base: base, max: max, failureCounts: newFailureCounts[K]()}
 }
 
 // When returns min(base·2ⁿ, max), where n is key's failure count before
 // this one, and counts this failure.
 func (r *ExponentialRateLimiter[K]) When(key K, _ time.Time) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := r.failures[key]
-	r.failures[key] = n + 1
+	n := r.count(key) - 1
 	// base·2ⁿ ≤ max exactly when base ≤ max>>n; testing that first also
 	// keeps the shift from overflowing.
 	if n >= 63 || r.base > r.max>>n {
 		return r.max
 	}
 	return r.base << n
-}
-
-// NumRequeues returns key's failure count.
-func (r *ExponentialRateLimiter[K]) NumRequeues(key K) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failures[key]
-}
-
-// Forget resets key's failure count to zero.
-func (r *ExponentialRateLimiter[K]) Forget(key K) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.failures, key)
 }
 
 // FastSlowRateLimiter is a per-key limiter with two speeds: a key's first
@@ -75,40 +56,21 @@ func (r *ExponentialRateLimiter[K]) Forget(key K) {
 type FastSlowRateLimiter[K comparable] struct {
 	fast, slow time.Duration
 	maxFast    int
-
-	mu       sync.Mutex
-	failures map[K]int // guarded by mu; a key is absent iff its count is 0
+	failureCounts[K]
 }
 
 // NewFastSlowRateLimiter returns a FastSlowRateLimiter.
 func NewFastSlowRateLimiter[K comparable](fast, slow time.Duration, maxFast int) *FastSlowRateLimiter[K] {
-	return &FastSlowRateLimiter[K]{fast: fast, slow: slow, maxFast: maxFast, failures: map[K]int{}}
+	return &FastSlowRateLimiter[K]{fast: fast, slow: slow, maxFast: maxFast, failureCounts: newFailureCounts[K]()}
 }
 
 // When counts a failure of key and returns fast for its first maxFast
 // failures, slow after that.
 func (r *FastSlowRateLimiter[K]) When(key K, _ time.Time) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failures[key]++
-	if r.failures[key] <= r.maxFast {
+	if r.count(key) <= r.maxFast {
 		return r.fast
 	}
 	return r.slow
-}
-
-// NumRequeues returns key's failure count.
-func (r *FastSlowRateLimiter[K]) NumRequeues(key K) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failures[key]
-}
-
-// Forget resets key's failure count to zero.
-func (r *FastSlowRateLimiter[K]) Forget(key K) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.failures, key)
 }
 
 // MaxOfRateLimiter combines limiters: every one of them records each
@@ -145,4 +107,39 @@ func (r *MaxOfRateLimiter[K]) Forget(key K) {
 	for _, l := range r.limiters {
 		l.Forget(key)
 	}
+}
+
+// failureCounts counts failures per key since the key's last Forget: the
+// state of the per-key limiters, which embed it for their NumRequeues and
+// Forget.
+type failureCounts[K comparable] struct {
+	mu       sync.Mutex
+	failures map[K]int // guarded by mu; a key is absent iff its count is 0
+}
+
+func newFailureCounts[K comparable]() failureCounts[K] {
+	return failureCounts[K]{failures: map[K]int{}}
+}
+
+// count records one more failure of key and returns its count, this one
+// included.
+func (c *failureCounts[K]) count(key K) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failures[key]++
+	return c.failures[key]
+}
+
+// NumRequeues returns key's failure count.
+func (c *failureCounts[K]) NumRequeues(key K) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failures[key]
+}
+
+// Forget resets key's failure count to zero.
+func (c *failureCounts[K]) Forget(key K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.failures, key)
 }
