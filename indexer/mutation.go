@@ -24,6 +24,7 @@ type MutationError struct {
 	Keys []informer.Key
 }
 
+// Error names every modified key.
 func (e *MutationError) Error() string {
 	names := make([]string, len(e.Keys))
 	for n, key := range e.Keys {

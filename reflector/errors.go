@@ -28,6 +28,7 @@ type Error struct {
 	Err error
 }
 
+// Error says which reflector failed at what, and why.
 func (e *Error) Error() string {
 	rv := ""
 	if e.ResourceVersion != "" {
@@ -36,6 +37,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("reflector %s: %s%s: %v", e.Name, e.Op, rv, e.Err)
 }
 
+// Unwrap returns the cause, so that errors.Is and apierrors.IsForbidden
+// (and the like) see through an *Error.
 func (e *Error) Unwrap() error { return e.Err }
 
 // The causes the reflector itself detects, wrapped in an *Error; test for

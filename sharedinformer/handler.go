@@ -32,18 +32,21 @@ type HandlerFuncs[T informer.Object] struct {
 	DeleteFunc func(obj T, finalStateUnknown bool)
 }
 
+// OnAdd calls AddFunc, if set.
 func (h HandlerFuncs[T]) OnAdd(obj T, isInInitialList bool) {
 	if h.AddFunc != nil {
 		h.AddFunc(obj, isInInitialList)
 	}
 }
 
+// OnUpdate calls UpdateFunc, if set.
 func (h HandlerFuncs[T]) OnUpdate(oldObj, newObj T) {
 	if h.UpdateFunc != nil {
 		h.UpdateFunc(oldObj, newObj)
 	}
 }
 
+// OnDelete calls DeleteFunc, if set.
 func (h HandlerFuncs[T]) OnDelete(obj T, finalStateUnknown bool) {
 	if h.DeleteFunc != nil {
 		h.DeleteFunc(obj, finalStateUnknown)

@@ -142,8 +142,10 @@ func newPanicError(v any) *PanicError {
 	return e
 }
 
+// Error says that a reconcile panicked, and with what.
 func (e *PanicError) Error() string { return "reconcile panicked: " + e.Value }
 
+// Unwrap returns the panic value if it was an error, nil otherwise.
 func (e *PanicError) Unwrap() error { return e.Err }
 
 // logError is the default OnError.
