@@ -47,7 +47,8 @@
 // # Failures and retries
 //
 // Every failure (an error answer, a network error, a garbled response, a
-// watch that closes at once without progress) is reported to
+// watch that closes within a second of opening, an event whose
+// resourceVersion goes backwards) is reported to
 // Options.OnError as an *Error and retried after an exponential backoff
 // with jitter (800ms doubling to 30s by default; Options has every knob),
 // which resets after two calm minutes. A 403 (RBAC) or a 404 (a missing

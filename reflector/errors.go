@@ -44,9 +44,20 @@ func (e *Error) Unwrap() error { return e.Err }
 // The causes the reflector itself detects, wrapped in an *Error; test for
 // them with errors.Is.
 var (
-	// ErrShortWatch: a watch ended within Options.ShortWatch without
-	// advancing the resourceVersion. Retried after the backoff.
-	ErrShortWatch = errors.New("the watch ended at once without progress")
+	// ErrShortWatch: a watch ended within Options.ShortWatch of opening,
+	// with or without events. A server does that only when something is
+	// wrong, so it is retried after the backoff, never at once: otherwise
+	// a server that sends one event and closes could make the reflector
+	// reopen watches in a tight loop.
+	ErrShortWatch = errors.New("the watch ended at once")
+	// ErrResourceVersionWentBack: a watch event or bookmark carried a
+	// resourceVersion older than the one the store is in sync with. An
+	// etcd-backed server never does that (its resourceVersions are etcd
+	// revisions, which only grow) unless its storage was restored from a
+	// backup; the event is skipped and the reflector relists. The check
+	// applies only when both resourceVersions are integers: the API calls
+	// them opaque, and a server that is not etcd-backed may differ.
+	ErrResourceVersionWentBack = errors.New("the resourceVersion went backwards")
 	// ErrUnexpectedObject: the server sent an object that is not a T, or a
 	// nil one, where a T belongs. The object is skipped.
 	ErrUnexpectedObject = errors.New("unexpected object")

@@ -60,10 +60,10 @@ type Options[T informer.Object] struct {
 	// clients started together do not all re-watch together. Negative: no
 	// jitter. Default: 1.0 (client-go's 5 to 10 minutes).
 	WatchTimeoutJitter float64
-	// ShortWatch is the age below which a watch that ends without having
-	// advanced the resourceVersion counts as a failure and is retried only
-	// after the backoff, so a server that closes every watch at once cannot
-	// make the reflector spin. Default: 1s.
+	// ShortWatch is the age below which a watch that ends counts as a
+	// failure, with or without events, and is retried only after the
+	// backoff, so a server that closes every watch at once (with or
+	// without an event first) cannot make the reflector spin. Default: 1s.
 	ShortWatch time.Duration
 
 	// BackoffInitial is the wait after a first failure. Default: 800ms.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,11 +21,13 @@ import (
 //
 // How it ends decides what follows:
 //
-//   - closed, having made progress or lasted ShortWatch: the server's
-//     timeout or a cut connection; watch again at once from the last
-//     resourceVersion. Nothing was missed, so there is no relist.
-//   - closed at once without progress: a failure (ErrShortWatch); watch
-//     again after the backoff.
+//   - closed after lasting ShortWatch: the server's timeout or a cut
+//     connection; watch again at once from the last resourceVersion.
+//     Nothing was missed, so there is no relist.
+//   - closed sooner, with or without events: a failure (ErrShortWatch);
+//     watch again after the backoff.
+//   - an event older than the last resourceVersion: skipped, and a
+//     consistent relist after the backoff (ErrResourceVersionWentBack).
 //   - an ERROR event or a failed request, 410 Gone: the resourceVersion is
 //     too old; relist consistently, at once (see afterExpired).
 //   - "too large": the server is behind the resourceVersion; relist
@@ -57,6 +61,9 @@ func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
 				// An ERROR event carries a *metav1.Status, never a T.
 				return r.watchFailed(rv, statusError(ev.Object))
 			}
+			if err := r.wentBack(ev); err != nil {
+				return r.relist(fmt.Sprintf("resourceVersion went back to %s", eventRV(ev))), err
+			}
 			r.apply(ev)
 			r.expired = false // a watch that delivers works
 		}
@@ -79,7 +86,7 @@ func (r *Reflector[T]) watchTimeoutSeconds() int64 {
 // watchClosed decides what follows a watch whose stream closed.
 func (r *Reflector[T]) watchClosed(rv string, started time.Time, events int) (state, error) {
 	age := time.Since(started)
-	if r.LastSyncResourceVersion() == rv && age < r.opts.ShortWatch {
+	if age < r.opts.ShortWatch {
 		return state{phase: watching}, &Error{Op: KindWatch, Name: r.opts.Name, ResourceVersion: rv,
 			Err: fmt.Errorf("%w (%d events in %v)", ErrShortWatch, events, age.Round(time.Millisecond))}
 	}
@@ -154,4 +161,35 @@ func keyText(obj informer.Object) string {
 		return key.String()
 	}
 	return obj.GetNamespace() + "/" + obj.GetName()
+}
+
+// wentBack returns an error if ev carries a resourceVersion older than the
+// one the store is in sync with, when both are integers (see
+// ErrResourceVersionWentBack); nil otherwise.
+func (r *Reflector[T]) wentBack(ev watch.Event) error {
+	last, err := strconv.ParseUint(r.LastSyncResourceVersion(), 10, 64)
+	if err != nil {
+		return nil
+	}
+	got, err := strconv.ParseUint(eventRV(ev), 10, 64)
+	if err != nil || got >= last {
+		return nil
+	}
+	return &Error{Op: KindWatchEvent, Name: r.opts.Name, ResourceVersion: eventRV(ev),
+		Err: fmt.Errorf("%w: %s event at %d after the store was in sync with %d", ErrResourceVersionWentBack, ev.Type, got, last)}
+}
+
+// eventRV is the resourceVersion an event carries, "" if it has none
+// (including a nil or typed-nil object, which apply reports).
+func eventRV(ev watch.Event) string {
+	if ev.Object == nil {
+		return ""
+	}
+	if v := reflect.ValueOf(ev.Object); v.Kind() == reflect.Pointer && v.IsNil() {
+		return ""
+	}
+	if m, err := meta.Accessor(ev.Object); err == nil {
+		return m.GetResourceVersion()
+	}
+	return ""
 }
