@@ -115,6 +115,8 @@ func TestResyncRemindsOnlyHandlersWhosePeriodElapsedAndMakesNoRequest(t *testing
 	require.NoError(t, err)
 	runInformer(t, inf)
 	waitSynced(t, inf)
+	// Synced means listed; the WATCH opens just after. Count from then.
+	require.Eventually(t, func() bool { return lw.Stats().OpenWatches == 1 }, 5*time.Second, time.Millisecond)
 	before := lw.Stats()
 
 	require.Eventually(t, func() bool { return len(fast.snapshot()) >= 3 }, 10*time.Second, 10*time.Millisecond)
