@@ -20,10 +20,15 @@ vet:
 test: tools vet
 	$(GO) test -race -p 1 -count=1 -timeout 30m ./...
 
-# fuzz runs the fuzz targets for a while each (the seed corpora already
-# run as part of `make test`).
+# fuzz runs every fuzz target for FUZZTIME each (their seed corpora
+# already run as part of `make test`).
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzParseKey -fuzztime=30s .
+	$(GO) test -run='^$$' -fuzz=FuzzParseKey -fuzztime=$(FUZZTIME) .
+	$(GO) test -run='^$$' -fuzz=FuzzDeltaFIFOOperations -fuzztime=$(FUZZTIME) ./deltafifo
+	$(GO) test -run='^$$' -fuzz=FuzzQueueOperations -fuzztime=$(FUZZTIME) ./workqueue
+	$(GO) test -run='^$$' -fuzz=FuzzListBody -fuzztime=$(FUZZTIME) ./chaos
+	$(GO) test -run='^$$' -fuzz=FuzzWatchStream -fuzztime=$(FUZZTIME) ./chaos
 
 # cluster runs the local control plane in the foreground and writes
 # bin/kubeconfig; Ctrl-C stops it.

@@ -126,110 +126,185 @@ func sortedKeys[V any](m map[informer.Key]V) []informer.Key {
 	return slices.SortedFunc(maps.Keys(m), func(a, b informer.Key) int { return strings.Compare(a.String(), b.String()) })
 }
 
-// TestDeltaFIFOAgreesWithASimpleModel drives random sequences of writes,
-// lost watch events, relists, resyncs and pops. The "server" is a map of
-// objects; some changes reach the DeltaFIFO as watch events, some are lost
-// (as when a watch is down), and a Replace then carries the server's list.
+// harness runs the real DeltaFIFO and the model side by side over a
+// simulated server. The "server" is a map of objects; some changes reach
+// the DeltaFIFO as watch events (write), some are lost, as when a watch is
+// down (lost), and a relist then carries the server's list. Every method
+// returns an error when the DeltaFIFO and the model disagree.
+type harness struct {
+	server map[string]*corev1.ConfigMap
+	rv     int
+	cache  cache
+	fifo   *deltafifo.DeltaFIFO[*corev1.ConfigMap]
+	model  *model
+}
+
+func newHarness() *harness {
+	c := cache{}
+	return &harness{
+		server: map[string]*corev1.ConfigMap{},
+		cache:  c,
+		fifo:   deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c}),
+		model:  &model{pending: map[informer.Key][]modelDelta{}, cache: map[informer.Key]*corev1.ConfigMap{}},
+	}
+}
+
+func (h *harness) next(name string) *corev1.ConfigMap {
+	h.rv++
+	return cm(name, strconv.Itoa(h.rv))
+}
+
+// write makes a change the watch delivers: an add or update of name, or,
+// if del and it exists, its delete.
+func (h *harness) write(name string, del bool) error {
+	if _, exists := h.server[name]; exists && del {
+		gone := h.next(name)
+		delete(h.server, name)
+		h.model.delete(gone)
+		return h.fifo.Delete(gone)
+	}
+	obj := h.next(name)
+	_, exists := h.server[name]
+	h.server[name] = obj
+	if exists {
+		h.model.queue(key(name), modelDelta{typ: deltafifo.Updated, obj: obj})
+		return h.fifo.Update(obj)
+	}
+	h.model.queue(key(name), modelDelta{typ: deltafifo.Added, obj: obj})
+	return h.fifo.Add(obj)
+}
+
+// lost makes a change whose watch event never arrives.
+func (h *harness) lost(name string, del bool) {
+	if _, exists := h.server[name]; exists && del {
+		delete(h.server, name)
+	} else {
+		h.server[name] = h.next(name)
+	}
+}
+
+func (h *harness) relist() error {
+	names := slices.Sorted(maps.Keys(h.server))
+	list := make([]*corev1.ConfigMap, len(names))
+	for i, n := range names {
+		list[i] = h.server[n]
+	}
+	h.model.replace(list)
+	return h.fifo.Replace(list, strconv.Itoa(h.rv))
+}
+
+func (h *harness) resync() error {
+	h.model.resync()
+	return h.fifo.Resync()
+}
+
+// pop pops one key, if any is queued, and compares it with the model's.
+func (h *harness) pop() error {
+	if len(h.model.order) == 0 {
+		return nil
+	}
+	want := h.model.pop()
+	var got popped
+	err := h.fifo.Pop(context.Background(), func(k informer.Key, d deltafifo.Deltas[*corev1.ConfigMap], initial bool) error {
+		got = popped{k.String(), summary(d), initial}
+		h.cache.apply(k, d)
+		return nil
+	})
+	if err != nil || got != want {
+		return fmt.Errorf("Pop: got %+v, %v; model says %+v", got, err, want)
+	}
+	return nil
+}
+
+// check compares what can be read without popping.
+func (h *harness) check() error {
+	if h.fifo.Len() != len(h.model.order) {
+		return fmt.Errorf("Len %d, model has %d keys queued", h.fifo.Len(), len(h.model.order))
+	}
+	if h.fifo.HasSynced() != (h.model.replaced && h.model.initialRemaining == 0) {
+		return fmt.Errorf("HasSynced %v disagrees with the model", h.fifo.HasSynced())
+	}
+	return nil
+}
+
+// converge relists and drains; the consumer's cache must then equal the
+// server: nothing lost, nothing extra.
+func (h *harness) converge() error {
+	if err := h.relist(); err != nil {
+		return err
+	}
+	for len(h.model.order) > 0 {
+		if err := h.pop(); err != nil {
+			return err
+		}
+	}
+	if got, want := render(h.cache), renderServer(h.server); got != want {
+		return fmt.Errorf("after relist and drain the cache is %s, the server %s", got, want)
+	}
+	return nil
+}
+
+// TestDeltaFIFOAgreesWithASimpleModel drives random sequences of watched
+// writes, lost writes, relists, resyncs and pops through the harness.
 //
 // Checked after every step: each Pop equals the model's (key, every delta
 // in order with its type, object and final-state flag, initial-list flag),
 // so order of first arrival, coalescing and tombstones match the rules
 // exactly; the queue lengths agree. At the end, a relist and a full drain
-// leave the consumer's cache equal to the server: nothing lost, nothing
-// extra.
+// leave the consumer's cache equal to the server.
 func TestDeltaFIFOAgreesWithASimpleModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		server := map[string]*corev1.ConfigMap{}
-		rv := 0
-		next := func(name string) *corev1.ConfigMap { rv++; return cm(name, strconv.Itoa(rv)) }
-		c := cache{}
-		f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
-		m := &model{pending: map[informer.Key][]modelDelta{}, cache: map[informer.Key]*corev1.ConfigMap{}}
+		h := newHarness()
 		name := rapid.SampledFrom([]string{"a", "b", "c", "d"})
-		serverList := func() []*corev1.ConfigMap {
-			names := slices.Sorted(maps.Keys(server))
-			list := make([]*corev1.ConfigMap, len(names))
-			for i, n := range names {
-				list[i] = server[n]
-			}
-			return list
-		}
-		pop := func(rt *rapid.T) {
-			want := m.pop()
-			var got popped
-			err := f.Pop(context.Background(), func(k informer.Key, d deltafifo.Deltas[*corev1.ConfigMap], initial bool) error {
-				got = popped{k.String(), summary(d), initial}
-				c.apply(k, d)
-				return nil
-			})
-			if err != nil || got != want {
-				rt.Fatalf("Pop: got %+v, %v; model says %+v", got, err, want)
-			}
-		}
-
 		rt.Repeat(map[string]func(*rapid.T){
-			"write": func(rt *rapid.T) { // a change the watch delivers
-				n := name.Draw(rt, "name")
-				if _, exists := server[n]; exists && rapid.Bool().Draw(rt, "delete") {
-					gone := next(n)
-					delete(server, n)
-					must(rt, f.Delete(gone))
-					m.delete(gone)
-					return
-				}
-				obj := next(n)
-				_, exists := server[n]
-				server[n] = obj
-				if exists {
-					must(rt, f.Update(obj))
-					m.queue(key(n), modelDelta{typ: deltafifo.Updated, obj: obj})
-				} else {
-					must(rt, f.Add(obj))
-					m.queue(key(n), modelDelta{typ: deltafifo.Added, obj: obj})
-				}
+			"write": func(rt *rapid.T) {
+				must(rt, h.write(name.Draw(rt, "name"), rapid.Bool().Draw(rt, "delete")))
 			},
-			"lost": func(rt *rapid.T) { // a change whose watch event never arrives
-				n := name.Draw(rt, "name")
-				if _, exists := server[n]; exists && rapid.Bool().Draw(rt, "delete") {
-					delete(server, n)
-				} else {
-					server[n] = next(n)
-				}
+			"lost": func(rt *rapid.T) {
+				h.lost(name.Draw(rt, "name"), rapid.Bool().Draw(rt, "delete"))
 			},
-			"relist": func(rt *rapid.T) {
-				list := serverList()
-				must(rt, f.Replace(list, strconv.Itoa(rv)))
-				m.replace(list)
-			},
-			"resync": func(rt *rapid.T) {
-				must(rt, f.Resync())
-				m.resync()
-			},
-			"pop": func(rt *rapid.T) {
-				if len(m.order) == 0 {
-					rt.Skip("nothing queued")
-				}
-				pop(rt)
-			},
-			"": func(rt *rapid.T) {
-				if f.Len() != len(m.order) {
-					rt.Fatalf("Len %d, model has %d keys queued", f.Len(), len(m.order))
-				}
-				if f.HasSynced() != (m.replaced && m.initialRemaining == 0) {
-					rt.Fatalf("HasSynced %v disagrees with the model", f.HasSynced())
-				}
-			},
+			"relist": func(rt *rapid.T) { must(rt, h.relist()) },
+			"resync": func(rt *rapid.T) { must(rt, h.resync()) },
+			"pop":    func(rt *rapid.T) { must(rt, h.pop()) },
+			"":       func(rt *rapid.T) { must(rt, h.check()) },
 		})
+		must(rt, h.converge())
+	})
+}
 
-		// Converge: one more relist, then drain.
-		list := serverList()
-		must(rt, f.Replace(list, strconv.Itoa(rv)))
-		m.replace(list)
-		for len(m.order) > 0 {
-			pop(rt)
+// FuzzDeltaFIFOOperations is the same property under go test -fuzz: each
+// input byte is one operation (its low 3 bits), on one of four names (the
+// next 2 bits), deleting or not (the next bit).
+func FuzzDeltaFIFOOperations(f *testing.F) {
+	f.Add([]byte{0x00, 0x08, 0x02, 0x04, 0x20, 0x03, 0x01, 0x04})
+	f.Add([]byte{0x00, 0x21, 0x02, 0x00, 0x04, 0x04, 0x03, 0x02})
+	f.Add([]byte{0x01, 0x09, 0x11, 0x02, 0x23, 0x04, 0x04, 0x04})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		h := newHarness()
+		for i, op := range ops {
+			name, del := string(rune('a'+(op>>3)&3)), op&0x20 != 0
+			var err error
+			switch op & 7 {
+			case 0, 5:
+				err = h.write(name, del)
+			case 1, 6:
+				h.lost(name, del)
+			case 2:
+				err = h.relist()
+			case 3:
+				err = h.resync()
+			default:
+				err = h.pop()
+			}
+			if err == nil {
+				err = h.check()
+			}
+			if err != nil {
+				t.Fatalf("op %d (%#x): %v", i, op, err)
+			}
 		}
-		if got, want := render(c), renderServer(server); got != want {
-			rt.Fatalf("after relist and drain the cache is %s, the server %s", got, want)
+		if err := h.converge(); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -75,122 +76,206 @@ func (m *model) step(d time.Duration) {
 	}
 }
 
+// harness runs a real Queue and the model side by side. Each operation
+// returns an error when they disagree.
+type harness struct {
+	clock *FakeClock
+	q     *Queue[int]
+	m     *model
+}
+
+func newHarness() *harness {
+	clock := NewFakeClock(epoch)
+	return &harness{
+		clock: clock,
+		q:     New(Options[int]{Clock: clock, RateLimiter: NewExponentialRateLimiter[int](time.Second, 8*time.Second)}),
+		m: &model{now: epoch, dirty: map[int]bool{}, processing: map[int]bool{},
+			waiting: map[int]modelWait{}, failures: map[int]int{}},
+	}
+}
+
+func (h *harness) add(k int) { h.q.Add(k); h.m.add(k) }
+
+func (h *harness) addAfter(k int, d time.Duration) { h.q.AddAfter(k, d); h.m.addAfter(k, d) }
+
+func (h *harness) addRateLimited(k int) {
+	h.q.AddRateLimited(k)
+	if !h.m.shut {
+		h.m.addAfter(k, min(time.Second<<h.m.failures[k], 8*time.Second))
+		h.m.failures[k]++
+	}
+}
+
+func (h *harness) forget(k int) { h.q.Forget(k); delete(h.m.failures, k) }
+
+func (h *harness) get() error {
+	m := h.m
+	if len(m.queue) == 0 {
+		// The model says Get blocks, which a short deadline shows; or, shut
+		// down and clean, that it reports so at once, which must not
+		// depend on how fast this machine reaches the call: a deadline
+		// that passed first would be reported instead.
+		wait, want := time.Millisecond, error(context.DeadlineExceeded)
+		if m.shut && len(m.dirty) == 0 {
+			wait, want = 10*time.Second, ErrShutDown
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		_, err := h.q.Get(ctx)
+		if !errors.Is(err, want) {
+			return fmt.Errorf("Get on an empty queue: %v, want %v", err, want)
+		}
+		return nil
+	}
+	key, err := h.q.Get(context.Background())
+	if err != nil || key != m.queue[0] {
+		return fmt.Errorf("Get: %d, %v; the oldest ready key is %d", key, err, m.queue[0])
+	}
+	m.queue = m.queue[1:]
+	delete(m.dirty, key)
+	m.processing[key] = true
+	return nil
+}
+
+func (h *harness) done(k int) {
+	h.q.Done(k)
+	if h.m.processing[k] {
+		delete(h.m.processing, k)
+		if h.m.dirty[k] {
+			h.m.queue = append(h.m.queue, k)
+		}
+	}
+}
+
+func (h *harness) step(d time.Duration) { h.clock.Step(d); h.m.step(d) }
+
+func (h *harness) shutDown() {
+	h.q.ShutDown()
+	h.m.shut = true
+	clear(h.m.waiting)
+}
+
+func (h *harness) shutDownWithDrain() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // so it cannot wait: it reports whether the queue is drained
+	err := h.q.ShutDownWithDrain(ctx)
+	h.m.shut = true
+	clear(h.m.waiting)
+	drained := len(h.m.dirty) == 0 && len(h.m.processing) == 0
+	if drained && err != nil || !drained && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("ShutDownWithDrain: %v (drained: %v)", err, drained)
+	}
+	return nil
+}
+
+// check compares everything observable, after every operation.
+func (h *harness) check() error {
+	q, m := h.q, h.m
+	if q.Len() != len(m.queue) || q.ShuttingDown() != m.shut {
+		return fmt.Errorf("Len %d, ShuttingDown %v; model %d, %v", q.Len(), q.ShuttingDown(), len(m.queue), m.shut)
+	}
+	q.mu.Lock()
+	queued := slices.Clone(q.queue)
+	due := map[int]time.Time{}
+	for k, e := range q.waitingByKey {
+		due[k] = e.at
+	}
+	q.mu.Unlock()
+	if !slices.Equal(m.queue, queued) {
+		return fmt.Errorf("queue order: model %v, queue %v", m.queue, queued)
+	}
+	if len(m.waiting) != len(due) {
+		return fmt.Errorf("waiting keys: model %d, queue %d", len(m.waiting), len(due))
+	}
+	for k, w := range m.waiting {
+		if !w.at.Equal(due[k]) {
+			return fmt.Errorf("due time of %d: model %v, queue %v", k, w.at, due[k])
+		}
+	}
+	for k := range 5 {
+		if m.failures[k] != q.NumRequeues(k) {
+			return fmt.Errorf("NumRequeues(%d): model %d, queue %d", k, m.failures[k], q.NumRequeues(k))
+		}
+	}
+	wantTimers := 0
+	if !m.shut && len(m.waiting) > 0 {
+		wantTimers = 1
+	}
+	if h.clock.Timers() != wantTimers {
+		return fmt.Errorf("armed timers: %d, want %d", h.clock.Timers(), wantTimers)
+	}
+	return nil
+}
+
 func TestQueueMatchesAReferenceModelUnderRandomOperations(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		clock := NewFakeClock(epoch)
-		q := New(Options[int]{Clock: clock, RateLimiter: NewExponentialRateLimiter[int](time.Second, 8*time.Second)})
-		defer q.ShutDown()
-		m := &model{now: epoch, dirty: map[int]bool{}, processing: map[int]bool{},
-			waiting: map[int]modelWait{}, failures: map[int]int{}}
+		h := newHarness()
+		defer h.q.ShutDown()
 		keys := rapid.IntRange(0, 4)
 		seconds := func(t *rapid.T, label string, lo, hi int) time.Duration {
 			return time.Duration(rapid.IntRange(lo, hi).Draw(t, label)) * time.Second
 		}
-
 		t.Repeat(map[string]func(*rapid.T){
-			"Add": func(t *rapid.T) {
-				k := keys.Draw(t, "key")
-				q.Add(k)
-				m.add(k)
-			},
-			"AddAfter": func(t *rapid.T) {
-				k, d := keys.Draw(t, "key"), seconds(t, "delay", -1, 5)
-				q.AddAfter(k, d)
-				m.addAfter(k, d)
-			},
+			"Add":      func(t *rapid.T) { h.add(keys.Draw(t, "key")) },
+			"AddAfter": func(t *rapid.T) { h.addAfter(keys.Draw(t, "key"), seconds(t, "delay", -1, 5)) },
 			"AddRateLimited": func(t *rapid.T) {
-				k := keys.Draw(t, "key")
-				q.AddRateLimited(k)
-				if !m.shut {
-					m.addAfter(k, min(time.Second<<m.failures[k], 8*time.Second))
-					m.failures[k]++
-				}
+				h.addRateLimited(keys.Draw(t, "key"))
 			},
-			"Forget": func(t *rapid.T) {
-				k := keys.Draw(t, "key")
-				q.Forget(k)
-				delete(m.failures, k)
-			},
-			"Get": func(t *rapid.T) {
-				if len(m.queue) == 0 {
-					// The model says Get blocks (or, shut down and clean,
-					// reports it). A short deadline shows which.
-					ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-					defer cancel()
-					_, err := q.Get(ctx)
-					want := context.DeadlineExceeded
-					if m.shut && len(m.dirty) == 0 {
-						want = ErrShutDown
-					}
-					require.ErrorIs(t, err, want)
-					return
-				}
-				key, err := q.Get(context.Background())
-				require.NoError(t, err)
-				require.Equal(t, m.queue[0], key, "Get hands out the oldest ready key")
-				m.queue = m.queue[1:]
-				delete(m.dirty, key)
-				m.processing[key] = true
-			},
+			"Forget": func(t *rapid.T) { h.forget(keys.Draw(t, "key")) },
+			"Get":    func(t *rapid.T) { require.NoError(t, h.get()) },
 			"Done": func(t *rapid.T) {
 				k := keys.Draw(t, "key") // sometimes a key nobody holds
-				if held := slices.Sorted(maps.Keys(m.processing)); len(held) > 0 && rapid.Bool().Draw(t, "held") {
+				if held := slices.Sorted(maps.Keys(h.m.processing)); len(held) > 0 && rapid.Bool().Draw(t, "held") {
 					k = rapid.SampledFrom(held).Draw(t, "held key")
 				}
-				q.Done(k)
-				if m.processing[k] {
-					delete(m.processing, k)
-					if m.dirty[k] {
-						m.queue = append(m.queue, k)
-					}
-				}
+				h.done(k)
 			},
-			"Step": func(t *rapid.T) {
-				d := seconds(t, "step", 0, 4)
-				clock.Step(d)
-				m.step(d)
-			},
-			"ShutDown": func(t *rapid.T) {
-				q.ShutDown()
-				m.shut = true
-				clear(m.waiting)
-			},
-			"ShutDownWithDrain": func(t *rapid.T) {
-				ctx, cancel := context.WithCancel(context.Background())
-				cancel() // so it cannot wait: it reports whether the queue is drained
-				err := q.ShutDownWithDrain(ctx)
-				m.shut = true
-				clear(m.waiting)
-				if len(m.dirty) == 0 && len(m.processing) == 0 {
-					require.NoError(t, err)
-				} else {
-					require.True(t, errors.Is(err, context.Canceled), "not drained, yet: %v", err)
-				}
-			},
-			"": func(t *rapid.T) { // the check, after every step
-				require.Equal(t, len(m.queue), q.Len())
-				require.Equal(t, m.shut, q.ShuttingDown())
-				q.mu.Lock()
-				queued := slices.Clone(q.queue)
-				due := map[int]time.Time{}
-				for k, e := range q.waitingByKey {
-					due[k] = e.at
-				}
-				q.mu.Unlock()
-				require.True(t, slices.Equal(m.queue, queued), "queue order: model %v, queue %v", m.queue, queued)
-				require.Equal(t, len(m.waiting), len(due), "waiting keys")
-				for k, w := range m.waiting {
-					require.Equal(t, w.at, due[k], "due time of %d", k)
-				}
-				for k := range 5 {
-					require.Equal(t, m.failures[k], q.NumRequeues(k), "NumRequeues(%d)", k)
-				}
-				wantTimers := 0
-				if !m.shut && len(m.waiting) > 0 {
-					wantTimers = 1
-				}
-				require.Equal(t, wantTimers, clock.Timers(), "armed timers")
-			},
+			"Step":              func(t *rapid.T) { h.step(seconds(t, "step", 0, 4)) },
+			"ShutDown":          func(t *rapid.T) { h.shutDown() },
+			"ShutDownWithDrain": func(t *rapid.T) { require.NoError(t, h.shutDownWithDrain()) },
+			"":                  func(t *rapid.T) { require.NoError(t, h.check()) }, // after every step
 		})
+	})
+}
+
+// FuzzQueueOperations is the same property under go test -fuzz. Each
+// input byte is one operation: its low 4 bits pick it, the high 4 bits are
+// its argument (a key 0..4, a delay or a step in seconds).
+func FuzzQueueOperations(f *testing.F) {
+	f.Add([]byte{0x00, 0x10, 0x05, 0x06, 0x00, 0x21, 0x37, 0x05, 0x16})
+	f.Add([]byte{0x12, 0x05, 0x22, 0x46, 0x17, 0x05, 0x08, 0x05, 0x06, 0x09})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		h := newHarness()
+		defer h.q.ShutDown()
+		for i, op := range ops {
+			arg := int(op >> 4)
+			var err error
+			switch op & 0xf {
+			case 0, 10:
+				h.add(arg % 5)
+			case 1:
+				h.addAfter(arg%5, time.Duration(arg%7-1)*time.Second)
+			case 2:
+				h.addRateLimited(arg % 5)
+			case 3:
+				h.forget(arg % 5)
+			case 4, 11, 12:
+				err = h.get()
+			case 5, 13, 14:
+				h.done(arg % 5)
+			case 6, 15:
+				h.step(time.Duration(arg%5) * time.Second)
+			case 8:
+				h.shutDown()
+			case 9:
+				err = h.shutDownWithDrain()
+			}
+			if err == nil {
+				err = h.check()
+			}
+			if err != nil {
+				t.Fatalf("op %d (%#x): %v", i, op, err)
+			}
+		}
 	})
 }
