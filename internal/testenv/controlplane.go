@@ -187,11 +187,7 @@ func (cp *ControlPlane) Restart(ctx context.Context) error {
 // to provoke one, make two writes after the resourceVersion you will watch
 // from, then compact.
 func (cp *ControlPlane) Compact(ctx context.Context) (int64, error) {
-	rev, err := cp.etcd.revision(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return rev, cp.etcd.compact(ctx, rev)
+	return CompactEtcd(ctx, cp.etcd.clientURL())
 }
 
 // Stop stops kube-apiserver, then etcd (the apiserver first, so it never

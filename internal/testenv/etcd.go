@@ -61,38 +61,45 @@ func (e *etcd) start(ctx context.Context) error {
 	})
 }
 
-// revision returns etcd's current revision: the number the next write's
-// resourceVersion will exceed. Every Kubernetes resourceVersion is an etcd
-// revision.
-func (e *etcd) revision(ctx context.Context) (int64, error) {
+// CompactEtcd compacts the etcd whose client URL is etcdURL to its current
+// revision, through etcd's gRPC-JSON gateway, and returns that revision.
+// Every Kubernetes resourceVersion is an etcd revision, so afterwards a
+// WATCH from an older resourceVersion cannot be served from etcd: an API
+// server without a watch cache answers it 410 Gone. ControlPlane.Compact
+// does this for a control plane of this package; programs given only an
+// etcd URL (such as `make cluster` prints) call it directly.
+func CompactEtcd(ctx context.Context, etcdURL string) (int64, error) {
+	rev, err := etcdRevision(ctx, etcdURL)
+	if err != nil {
+		return 0, err
+	}
+	body := map[string]any{"revision": strconv.FormatInt(rev, 10), "physical": true}
+	return rev, etcdGateway(ctx, etcdURL, "/v3/kv/compaction", body, nil)
+}
+
+// etcdRevision returns etcd's current revision: the number the next
+// write's resourceVersion will exceed.
+func etcdRevision(ctx context.Context, etcdURL string) (int64, error) {
 	var out struct {
 		Header struct {
 			Revision string `json:"revision"`
 		} `json:"header"`
 	}
 	// A range over the single key "\x00" returns nothing but the header.
-	if err := e.gateway(ctx, "/v3/kv/range", map[string]any{"key": "AA=="}, &out); err != nil {
+	if err := etcdGateway(ctx, etcdURL, "/v3/kv/range", map[string]any{"key": "AA=="}, &out); err != nil {
 		return 0, err
 	}
 	return strconv.ParseInt(out.Header.Revision, 10, 64)
 }
 
-// compact discards every revision of every key older than rev. Afterwards
-// a WATCH from a resourceVersion below rev cannot be served from etcd, and
-// an API server without a watch cache answers it with 410 Gone.
-func (e *etcd) compact(ctx context.Context, rev int64) error {
-	body := map[string]any{"revision": strconv.FormatInt(rev, 10), "physical": true}
-	return e.gateway(ctx, "/v3/kv/compaction", body, nil)
-}
-
-// gateway POSTs a JSON request to etcd's gRPC-JSON gateway, which speaks
-// the same API as etcd's gRPC clients without needing one.
-func (e *etcd) gateway(ctx context.Context, path string, in, out any) error {
+// etcdGateway POSTs a JSON request to etcd's gRPC-JSON gateway, which
+// speaks the same API as etcd's gRPC clients without needing one.
+func etcdGateway(ctx context.Context, etcdURL, path string, in, out any) error {
 	data, err := json.Marshal(in)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.clientURL()+path, bytes.NewReader(data))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, etcdURL+path, bytes.NewReader(data))
 	if err != nil {
 		return err
 	}
