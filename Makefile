@@ -1,7 +1,7 @@
 # The commands a contributor and CI use. README.md explains each.
 GO ?= go
 
-.PHONY: tools test vet fuzz cluster
+.PHONY: tools test vet fuzz cluster demo
 
 # tools builds etcd and kube-apiserver from pinned modules (about 10 minutes
 # the first time on 2 cores, cached under ~/.cache afterwards) into bin/.
@@ -34,3 +34,9 @@ fuzz:
 # bin/kubeconfig; Ctrl-C stops it.
 cluster: tools
 	$(GO) run ./internal/cmd/cluster
+
+# demo starts the local control plane (watch cache off), runs the event
+# trace, the controller and a small lab comparison against it, prints where
+# to go next and stops everything: about two minutes once tools are built.
+demo: tools
+	$(GO) run ./internal/cmd/demo
