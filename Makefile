@@ -1,7 +1,7 @@
 # The commands a contributor and CI use. README.md explains each.
 GO ?= go
 
-.PHONY: tools test vet fuzz cluster demo
+.PHONY: tools test vet fuzz cluster demo bench
 
 # tools builds etcd and kube-apiserver from pinned modules (about 10 minutes
 # the first time on 2 cores, cached under ~/.cache afterwards) into bin/.
@@ -34,6 +34,25 @@ fuzz:
 # bin/kubeconfig; Ctrl-C stops it.
 cluster: tools
 	$(GO) run ./internal/cmd/cluster
+
+# bench runs bench/: every workload through this library and through
+# client-go v0.37.2 side by side in one run (BENCH_FULL=1 adds the large
+# sizes), compares them with benchstat, and regenerates
+# docs/12-benchmarks.md and its charts from the results. client-go's feature
+# gates are pinned (the bench package's TestMain pins the same values).
+BENCHTIME ?= 300ms
+BENCHSTAT ?= golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+bench: tools
+	@mkdir -p bin
+	KUBE_FEATURE_AtomicFIFO=true KUBE_FEATURE_InOrderInformers=true \
+	KUBE_FEATURE_InOrderInformersBatchProcess=true KUBE_FEATURE_UnlockWhileProcessingFIFO=true \
+	KUBE_FEATURE_WatchListClient=true KUBE_FEATURE_InformerResourceVersion=true \
+	KUBE_FEATURE_ClientsAllowCBOR=false KUBE_FEATURE_ClientsPreferCBOR=false \
+	BENCH_FULL=$(BENCH_FULL) $(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) \
+		-timeout 60m ./bench/ > bin/bench.txt || { cat bin/bench.txt; exit 1; }
+	cat bin/bench.txt
+	$(GO) run $(BENCHSTAT) -col /impl -filter '/impl:(ours OR clientgo)' bin/bench.txt > bin/benchstat.txt
+	$(GO) run ./bench/cmd/benchdoc -in bin/bench.txt -benchstat bin/benchstat.txt -out docs/12-benchmarks.md
 
 # demo starts the local control plane (watch cache off), runs the event
 # trace, the controller and a small lab comparison against it, prints where
