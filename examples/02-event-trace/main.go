@@ -17,8 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -39,14 +37,7 @@ import (
 	"github.com/listwatch/informer/workqueue"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main(run) }
 
 type config struct {
 	cutAfter time.Duration // wait this long, then cut the watch; 0 skips step 4

@@ -37,10 +37,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -48,14 +45,7 @@ import (
 	"github.com/listwatch/informer/examples/internal/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "lab:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main(run) }
 
 // run is the whole program, with its arguments and output passed in so
 // that a test can call it.
