@@ -56,6 +56,6 @@ bench: tools
 
 # demo starts the local control plane (watch cache off), runs the event
 # trace, the controller and a small lab comparison against it, prints where
-# to go next and stops everything: about two minutes once tools are built.
+# to go next and stops everything: about a minute once tools are built.
 demo: tools
 	$(GO) run ./internal/cmd/demo

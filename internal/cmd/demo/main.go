@@ -2,7 +2,7 @@
 // (watch cache off, so that a compacted etcd answers a real 410 Gone), runs
 // a short tour of the examples against it, prints where to go next, and
 // stops everything. After the first build of the control plane it takes
-// about two minutes.
+// about a minute.
 package main
 
 import (
