@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	// The informer's connection goes through a fault proxy, so we can cut it.
 	// The proxy forwards bytes; TLS passes through it untouched.
-	proxy, viaProxy, err := startProxy(cfg)
+	proxy, viaProxy, err := cli.StartProxy(cfg)
 	if err != nil {
 		return err
 	}

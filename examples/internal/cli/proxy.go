@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 	"github.com/listwatch/informer/internal/faultproxy"
 )
 
-// startProxy puts a fault proxy in front of cfg's API server and returns it
+// StartProxy puts a fault proxy in front of cfg's API server and returns it
 // with a copy of cfg whose requests cross it. The proxy forwards bytes, so
 // TLS passes through: the client still checks the server's certificate,
 // under the server's own name (ServerName), whatever the proxy's address.
-func startProxy(cfg *rest.Config) (*faultproxy.Proxy, *rest.Config, error) {
+func StartProxy(cfg *rest.Config) (*faultproxy.Proxy, *rest.Config, error) {
 	u, err := url.Parse(cfg.Host)
 	if err != nil || u.Host == "" {
 		return nil, nil, fmt.Errorf("cannot put a proxy in front of server %q: %v", cfg.Host, err)
