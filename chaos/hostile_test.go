@@ -59,16 +59,16 @@ func TestHostileWatchesAreReportedRetriedAtABoundedRateAndRecoveredFrom(t *testi
 			// A 17 MiB event takes a while to send and refuse under -race.
 			eventually(t, func() bool { return len(errs.all()) >= 3 }, 20*time.Second, "it does not keep retrying")
 
-			watches := s.requests(true)
+			watches := s.Requests(true)
 			require.NotEmpty(t, watches)
 			n := within(watches, watches[0], hostileWindow)
 			assert.LessOrEqual(t, n, maxAttempts(hostileWindow, max(hostileInitial, c.minGap), hostileMax), "WATCHes in %v: the backoff bounds the rate", hostileWindow)
 			for i := 1; i < len(watches); i++ {
 				assert.GreaterOrEqual(t, watches[i].Sub(watches[i-1]), c.minGap, "the server's Retry-After is honoured")
 			}
-			assert.Len(t, s.requests(false), 1, "no relist: the resourceVersion is still good")
+			assert.Len(t, s.Requests(false), 1, "no relist: the resourceVersion is still good")
 			reported := errs.all()
-			assert.GreaterOrEqual(t, len(reported), len(s.requests(true))-1, "every failed attempt is reported")
+			assert.GreaterOrEqual(t, len(reported), len(s.Requests(true))-1, "every failed attempt is reported")
 			for _, err := range reported {
 				var re *reflector.Error
 				if assert.ErrorAs(t, err, &re) {
@@ -80,7 +80,7 @@ func TestHostileWatchesAreReportedRetriedAtABoundedRateAndRecoveredFrom(t *testi
 			live, _ := v.state()
 			assert.Equal(t, map[string]string{"ns/a": "9"}, live)
 
-			s.answer(nil, s.holdOpen(event("ADDED", cm("b", "11"))))
+			s.Answer(nil, s.HoldOpen(event("ADDED", cm("b", "11"))))
 			eventually(t, func() bool { return inf.LastSyncResourceVersion() == "11" }, 10*time.Second, "no recovery")
 			eventually(t, func() bool { live, _ := v.state(); return len(live) == 2 }, 5*time.Second, "the handler never saw b")
 			live, violations := v.state()
@@ -98,21 +98,21 @@ func TestHostileWatchesAreReportedRetriedAtABoundedRateAndRecoveredFrom(t *testi
 func TestAResetInTheMiddleOfAListPageLeavesTheCacheWholeUntilAListCompletes(t *testing.T) {
 	old := []map[string]any{cm("a", "1"), cm("b", "2"), cm("c", "3"), cm("d", "4"), cm("e", "5")}
 	s := newServer(t, pagedList("10", 0, old...), nil)
-	s.answer(nil, s.holdOpen())
+	s.Answer(nil, s.HoldOpen())
 	inf, v, errs := hostileInformer(t, s, 2)
 	eventually(t, func() bool { return inf.HasSynced() }, 10*time.Second, "never synced")
 	oldState := map[string]string{"ns/a": "1", "ns/b": "2", "ns/c": "3", "ns/d": "4", "ns/e": "5"}
 	eventually(t, func() bool { live, _ := v.state(); return len(live) == 5 }, 5*time.Second, "the handler never got the list")
 
 	// Now the watch is gone (410, a relist) and page 2 of every list is cut.
-	listsBefore := len(s.requests(false))
-	s.answer(pagedList("20", 2, cm("a", "11"), cm("b", "12"), cm("c", "13"), cm("f", "14")),
+	listsBefore := len(s.Requests(false))
+	s.Answer(pagedList("20", 2, cm("a", "11"), cm("b", "12"), cm("c", "13"), cm("f", "14")),
 		raw(http.StatusOK, event("ERROR", statusObject(http.StatusGone, metav1.StatusReasonExpired, "too old resource version"))+"\n"))
 	// Cut the open watch, so the next one gets the 410.
 	s.CloseClientConnections()
 	time.Sleep(hostileWindow + 300*time.Millisecond)
 
-	lists := s.requests(false)[listsBefore:]
+	lists := s.Requests(false)[listsBefore:]
 	require.NotEmpty(t, lists)
 	n := within(lists, lists[0], hostileWindow)
 	// Two requests (pages 1 and 2) per attempt; the first relist after a
@@ -133,7 +133,7 @@ func TestAResetInTheMiddleOfAListPageLeavesTheCacheWholeUntilAListCompletes(t *t
 	assert.Equal(t, oldState, live, "the handler was told of no deletion")
 	assert.Zero(t, v.deletes.Load())
 
-	s.answer(pagedList("20", 0, cm("a", "11"), cm("b", "12"), cm("c", "13"), cm("f", "14")), s.holdOpen())
+	s.Answer(pagedList("20", 0, cm("a", "11"), cm("b", "12"), cm("c", "13"), cm("f", "14")), s.HoldOpen())
 	newState := map[string]string{"ns/a": "11", "ns/b": "12", "ns/c": "13", "ns/f": "14"}
 	eventually(t, func() bool { live, _ := v.state(); return fmt.Sprint(live) == fmt.Sprint(newState) }, 10*time.Second, "no recovery")
 	assert.Equal(t, newState, cacheRVs(inf))
@@ -158,7 +158,7 @@ func TestWatchesThatEndAtOnceAfterProgressAreNotReopenedInATightLoop(t *testing.
 	eventually(t, func() bool { return inf.HasSynced() }, 10*time.Second, "never synced")
 	time.Sleep(hostileWindow + 300*time.Millisecond)
 
-	watches := s.requests(true)
+	watches := s.Requests(true)
 	require.NotEmpty(t, watches)
 	n := within(watches, watches[0], hostileWindow)
 	// The bound allowed here is loose on purpose: a backoff, or any pause
@@ -174,7 +174,7 @@ func TestWatchesThatEndAtOnceAfterProgressAreNotReopenedInATightLoop(t *testing.
 // backwards without anyone knowing: the reflector reports it.
 func TestAResourceVersionThatGoesBackwardsIsReported(t *testing.T) {
 	s := newServer(t, pagedList("10", 0, cm("a", "9")), nil)
-	s.answer(nil, s.holdOpen(event("MODIFIED", cm("a", "5"))))
+	s.Answer(nil, s.HoldOpen(event("MODIFIED", cm("a", "5"))))
 	inf, v, errs := hostileInformer(t, s, 0)
 	eventually(t, func() bool { return inf.HasSynced() }, 10*time.Second, "never synced")
 	time.Sleep(500 * time.Millisecond)
@@ -186,7 +186,7 @@ func TestAResourceVersionThatGoesBackwardsIsReported(t *testing.T) {
 	t.Logf("handler: %v; errors: %v", violations, reported)
 
 	// Recovery: the server moves forward again.
-	s.answer(nil, s.holdOpen(event("MODIFIED", cm("a", "12"))))
+	s.Answer(nil, s.HoldOpen(event("MODIFIED", cm("a", "12"))))
 	s.CloseClientConnections()
 	eventually(t, func() bool { return fmt.Sprint(cacheRVs(inf)) == "map[ns/a:12]" }, 10*time.Second, "no recovery: %v", cacheRVs(inf))
 }
@@ -198,7 +198,7 @@ func TestAnOversizedObjectInAListIsCachedWhole(t *testing.T) {
 	big := cm("big", "9")
 	big["data"] = map[string]any{"blob": strings.Repeat("y", 3<<20)}
 	s := newServer(t, pagedList("10", 0, big), nil)
-	s.answer(nil, s.holdOpen())
+	s.Answer(nil, s.HoldOpen())
 	inf, v, errs := hostileInformer(t, s, 0)
 	eventually(t, func() bool { return inf.HasSynced() }, 20*time.Second, "never synced")
 	got, err := inf.Lister().Namespace("ns").Get("big")

@@ -1,106 +1,35 @@
 package reflector_test
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
+	"github.com/listwatch/informer/internal/hostile"
 	"github.com/listwatch/informer/reflector"
 )
 
-// hostileServer speaks just enough of the Kubernetes API for one
-// collection, the ConfigMaps of namespace "ns", and answers as badly as
-// the test tells it to. It logs every request.
-type hostileServer struct {
-	*httptest.Server
-	closing chan struct{} // closed at cleanup, so held-open watches end
+// The hostile server and its helpers live in internal/hostile, shared
+// with the chaos package's tests; these names keep the tests short.
+type hostileServer = hostile.Server
 
-	mu    sync.Mutex
-	list  http.HandlerFunc // answers LIST; guarded by mu
-	watch http.HandlerFunc // answers WATCH; guarded by mu
-	log   []served         // guarded by mu
-}
+var (
+	raw          = hostile.Raw
+	status       = hostile.Status
+	statusObject = hostile.StatusObject
+	writeJSON    = hostile.WriteJSON
+	object       = hostile.Object
+	event        = hostile.Event
+	maxAttempts  = hostile.MaxAttempts
+	within       = hostile.Within
+)
 
-type served struct {
-	watch bool
-	at    time.Time
-}
-
-func newHostileServer(t *testing.T) *hostileServer {
-	s := &hostileServer{closing: make(chan struct{})}
-	s.list, s.watch = goodList, s.holdOpen(nil)
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(func() { close(s.closing); s.Close() })
-	return s
-}
-
-func (s *hostileServer) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/api/v1/namespaces/ns/configmaps" {
-		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "no such path")
-		return
-	}
-	isWatch := r.URL.Query().Get("watch") == "true"
-	s.mu.Lock()
-	s.log = append(s.log, served{watch: isWatch, at: time.Now()})
-	handler := s.list
-	if isWatch {
-		handler = s.watch
-	}
-	s.mu.Unlock()
-	handler(w, r)
-}
-
-// answer replaces the handlers; nil keeps one as it is.
-func (s *hostileServer) answer(list, watch http.HandlerFunc) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if list != nil {
-		s.list = list
-	}
-	if watch != nil {
-		s.watch = watch
-	}
-}
-
-// requests returns the times of the LISTs (watch=false) or WATCHes served.
-func (s *hostileServer) requests(watch bool) []time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []time.Time
-	for _, r := range s.log {
-		if r.watch == watch {
-			out = append(out, r.at)
-		}
-	}
-	return out
-}
-
-// holdOpen answers a WATCH with 200, sends events (JSON lines), then
-// keeps the stream open until the client leaves.
-func (s *hostileServer) holdOpen(events []string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		for _, e := range events {
-			fmt.Fprintln(w, e)
-		}
-		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done():
-		case <-s.closing:
-		}
-	}
-}
+func newHostileServer(t *testing.T) *hostileServer { return hostile.NewServer(t, goodList, nil) }
 
 // goodList answers one ConfigMap "a" at resourceVersion 10.
 func goodList(w http.ResponseWriter, _ *http.Request) {
@@ -109,46 +38,6 @@ func goodList(w http.ResponseWriter, _ *http.Request) {
 		"metadata": map[string]any{"resourceVersion": "10"},
 		"items":    []any{object("ConfigMap", "a", "9")},
 	})
-}
-
-// raw answers with code and body as given.
-func raw(code int, contentType, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(code)
-		fmt.Fprint(w, body)
-	}
-}
-
-func status(code int, reason metav1.StatusReason) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		writeStatus(w, code, reason, "the hostile server says no")
-	}
-}
-
-func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string) {
-	writeJSON(w, code, statusObject(code, reason, msg))
-}
-
-func statusObject(code int, reason metav1.StatusReason, msg string) map[string]any {
-	return map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason, "message": msg}
-}
-
-func writeJSON(w http.ResponseWriter, code int, body any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(body)
-}
-
-func object(kind, name, rv string) map[string]any {
-	return map[string]any{"kind": kind, "apiVersion": "v1",
-		"metadata": map[string]any{"name": name, "namespace": "ns", "resourceVersion": rv}}
-}
-
-// event is one line of a JSON watch stream.
-func event(typ string, obj map[string]any) string {
-	b, _ := json.Marshal(map[string]any{"type": typ, "object": obj})
-	return string(b)
 }
 
 // hostileReflector runs a reflector for ConfigMaps in "ns" against s, with
@@ -178,30 +67,3 @@ const (
 	hostileInitial = 50 * time.Millisecond
 	hostileMax     = 400 * time.Millisecond
 )
-
-// maxAttempts is the most requests a step that keeps failing can make
-// within w, with a backoff from initial doubling to max: the first at
-// once, each later one after at least the next base wait. Jitter only
-// lengthens waits, so it cannot raise the count.
-func maxAttempts(w, initial, max time.Duration) int {
-	n, elapsed, wait := 1, time.Duration(0), initial
-	for {
-		elapsed += wait
-		if elapsed > w {
-			return n
-		}
-		n++
-		wait = min(2*wait, max)
-	}
-}
-
-// within counts the times in [from, from+w].
-func within(times []time.Time, from time.Time, w time.Duration) int {
-	n := 0
-	for _, at := range times {
-		if !at.Before(from) && !at.After(from.Add(w)) {
-			n++
-		}
-	}
-	return n
-}

@@ -47,11 +47,11 @@ func TestHostileListAnswersAreReportedRetriedAtABoundedRateAndRecoveredFrom(t *t
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newHostileServer(t)
-			s.answer(c.answer, nil)
+			s.Answer(c.answer, nil)
 			store, errs, r := hostileReflector(t, s, nil)
 			time.Sleep(hostileWindow + 200*time.Millisecond)
 
-			lists := s.requests(false)
+			lists := s.Requests(false)
 			require.NotEmpty(t, lists)
 			n := within(lists, lists[0], hostileWindow)
 			assert.LessOrEqual(t, n, maxAttempts(hostileWindow, hostileInitial, hostileMax), "LISTs in %v: the backoff bounds the rate", hostileWindow)
@@ -66,7 +66,7 @@ func TestHostileListAnswersAreReportedRetriedAtABoundedRateAndRecoveredFrom(t *t
 			}
 			assert.Zero(t, store.count("replace"), "nothing reached the store")
 
-			s.answer(goodList, nil)
+			s.Answer(goodList, nil)
 			eventually(t, func() bool { return r.LastSyncResourceVersion() == "10" }, 5*time.Second, "no recovery")
 			assert.Equal(t, map[string]string{"ns/a": "9"}, store.state())
 		})
@@ -89,23 +89,23 @@ func TestHostileWatchAnswersAreReportedRetriedAtABoundedRateWithoutRelisting(t *
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newHostileServer(t)
-			s.answer(nil, c.answer)
+			s.Answer(nil, c.answer)
 			store, errs, r := hostileReflector(t, s, nil)
 			time.Sleep(hostileWindow + 200*time.Millisecond)
 
-			watches := s.requests(true)
+			watches := s.Requests(true)
 			require.NotEmpty(t, watches)
 			n := within(watches, watches[0], hostileWindow)
 			assert.LessOrEqual(t, n, maxAttempts(hostileWindow, hostileInitial, hostileMax), "WATCHes in %v: the backoff bounds the rate", hostileWindow)
 			assert.GreaterOrEqual(t, n, 3, "it keeps retrying")
-			assert.Len(t, s.requests(false), 1, "a failing watch is retried from its resourceVersion: no relist")
+			assert.Len(t, s.Requests(false), 1, "a failing watch is retried from its resourceVersion: no relist")
 			reported := errs.all()
 			assert.GreaterOrEqual(t, len(reported), n-1, "every failed attempt is reported")
 			for _, err := range reported {
 				assert.True(t, c.reported(err), "unexpected error: %v", err)
 			}
 
-			s.answer(nil, s.holdOpen([]string{event("ADDED", object("ConfigMap", "b", "11"))}))
+			s.Answer(nil, s.HoldOpen(event("ADDED", object("ConfigMap", "b", "11"))))
 			eventually(t, func() bool { return r.LastSyncResourceVersion() == "11" }, 5*time.Second, "no recovery")
 			assert.Equal(t, map[string]string{"ns/a": "9", "ns/b": "11"}, store.state())
 		})
@@ -114,15 +114,15 @@ func TestHostileWatchAnswersAreReportedRetriedAtABoundedRateWithoutRelisting(t *
 
 func TestWrongKindInAWatchEventIsReportedAndSkipped(t *testing.T) {
 	s := newHostileServer(t)
-	s.answer(nil, s.holdOpen([]string{
+	s.Answer(nil, s.HoldOpen(
 		event("ADDED", object("Secret", "s", "11")),
 		event("ADDED", object("ConfigMap", "b", "12")),
-	}))
+	))
 	store, errs, r := hostileReflector(t, s, nil)
 	eventually(t, func() bool { return r.LastSyncResourceVersion() == "12" }, 5*time.Second, "the good event never arrived")
 	assert.Equal(t, 1, errs.count(is(reflector.ErrUnexpectedObject)), "%v", errs.all())
 	assert.Equal(t, map[string]string{"ns/a": "9", "ns/b": "12"}, store.state())
-	assert.Len(t, s.requests(true), 1, "the watch went on")
+	assert.Len(t, s.Requests(true), 1, "the watch went on")
 }
 
 // rest retries a 429 with Retry-After up to 10 times on its own, sleeping
@@ -132,7 +132,7 @@ func TestWrongKindInAWatchEventIsReportedAndSkipped(t *testing.T) {
 func TestRetryAfterIsHonouredAndEachAttemptIsOneRequest(t *testing.T) {
 	s := newHostileServer(t)
 	var answered atomic.Int32
-	s.answer(func(w http.ResponseWriter, r *http.Request) {
+	s.Answer(func(w http.ResponseWriter, r *http.Request) {
 		if answered.Add(1) <= 2 {
 			w.Header().Set("Retry-After", "1")
 			raw(http.StatusTooManyRequests, "text/plain", "slow down")(w, r)
@@ -145,7 +145,7 @@ func TestRetryAfterIsHonouredAndEachAttemptIsOneRequest(t *testing.T) {
 	})
 	eventually(t, func() bool { return r.LastSyncResourceVersion() == "10" }, 10*time.Second, "never listed")
 
-	lists := s.requests(false)
+	lists := s.Requests(false)
 	require.Len(t, lists, 3, "one request per attempt")
 	assert.Equal(t, 2, errs.count(apierrors.IsTooManyRequests), "both 429s were reported")
 	for i := 1; i < len(lists); i++ {
@@ -159,11 +159,11 @@ func TestRetryAfterIsHonouredAndEachAttemptIsOneRequest(t *testing.T) {
 func TestAServerThatAnswers410ToEveryWatchCannotMakeTheReflectorListInALoop(t *testing.T) {
 	s := newHostileServer(t)
 	gone := event("ERROR", statusObject(http.StatusGone, metav1.StatusReasonExpired, "too old resource version: 10 (11)")) + "\n"
-	s.answer(nil, raw(http.StatusOK, "application/json", gone))
+	s.Answer(nil, raw(http.StatusOK, "application/json", gone))
 	_, errs, _ := hostileReflector(t, s, nil)
 	time.Sleep(hostileWindow + 200*time.Millisecond)
 
-	lists := s.requests(false)
+	lists := s.Requests(false)
 	n := within(lists, lists[0], hostileWindow)
 	// The first list, the immediate relist, then one per backoff wait.
 	assert.LessOrEqual(t, n, 1+maxAttempts(hostileWindow, hostileInitial, hostileMax), "LISTs in %v", hostileWindow)
@@ -192,8 +192,8 @@ func TestStreamingListFallsBackToListAgainstAServerThatRefusesIt(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newHostileServer(t)
-			hold := s.holdOpen(nil)
-			s.answer(nil, func(w http.ResponseWriter, r *http.Request) {
+			hold := s.HoldOpen()
+			s.Answer(nil, func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Query().Get("sendInitialEvents") == "true" {
 					c.refusal(w, r)
 					return
@@ -206,7 +206,7 @@ func TestStreamingListFallsBackToListAgainstAServerThatRefusesIt(t *testing.T) {
 				o.Trace = trace.hook
 			})
 			eventually(t, func() bool { return r.LastSyncResourceVersion() == "10" }, 5*time.Second, "never synced")
-			assert.Len(t, s.requests(false), 1, "one LIST instead")
+			assert.Len(t, s.Requests(false), 1, "one LIST instead")
 			assert.Len(t, trace.of(reflector.KindFallback), 1)
 			assert.Equal(t, map[string]string{"ns/a": "9"}, store.state())
 			if c.reported == nil {
