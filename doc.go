@@ -44,7 +44,7 @@
 //  6. expectations: how a controller avoids acting on a cache that has not
 //     caught up with its own writes.
 //
-// The internal/testenv package starts a real etcd and kube-apiserver on
+// The testenv package starts a real etcd and kube-apiserver on
 // this machine, so every claim the packages make is tested against the
 // real thing.
 package informer

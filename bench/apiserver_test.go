@@ -1,7 +1,7 @@
 package bench
 
 // Workloads 10–12: against the real local etcd + kube-apiserver that
-// TestMain starts (internal/testenv).
+// TestMain starts (testenv).
 
 import (
 	"context"
@@ -20,9 +20,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	cgqueue "k8s.io/client-go/util/workqueue"
 
-	"github.com/listwatch/informer/internal/testenv"
 	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/testenv"
 	"github.com/listwatch/informer/workqueue"
 )
 

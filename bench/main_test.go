@@ -17,7 +17,7 @@ import (
 
 	"k8s.io/client-go/features"
 
-	"github.com/listwatch/informer/internal/testenv"
+	"github.com/listwatch/informer/testenv"
 )
 
 // clientGoGates pins every client-go feature gate that changes the code

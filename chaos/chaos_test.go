@@ -22,10 +22,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/internal/faultproxy"
-	"github.com/listwatch/informer/internal/testenv"
 	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/testenv"
+	"github.com/listwatch/informer/testenv/faultproxy"
 	"github.com/listwatch/informer/workqueue"
 )
 
@@ -125,7 +125,7 @@ func chaosRun(t *testing.T, opts testenv.Options, seed uint64, d time.Duration) 
 		// The control plane's process waiters: one per etcd and apiserver
 		// process, including those a Restart starts; testenv ends them
 		// at cleanup, after this check.
-		goleak.IgnoreAnyFunction("github.com/listwatch/informer/internal/testenv.startProcess.func1"),
+		goleak.IgnoreAnyFunction("github.com/listwatch/informer/testenv.startProcess.func1"),
 		// Idle keep-alive connections of the writers' client, straight to
 		// the apiserver: client-go caches one transport per configuration
 		// for the life of the process, so they belong to that cache, not to

@@ -4,13 +4,13 @@
 //
 // # Chaos convergence (chaos_test.go)
 //
-// A real etcd and kube-apiserver (internal/testenv) run twice: once with the
+// A real etcd and kube-apiserver (testenv) run twice: once with the
 // watch cache off, where compacting etcd turns a resumed WATCH into a real
 // 410 Gone, and once with it on, where restarting the apiserver makes old
 // resourceVersions "too old". On each, writers create, update and delete
 // ConfigMaps at random, straight to the apiserver, while an informer and a
 // small controller (a workqueue whose reconcile mirrors every "src-x" into a
-// "copy-x") read and write through a fault proxy (internal/faultproxy). At
+// "copy-x") read and write through a fault proxy (testenv/faultproxy). At
 // random times the harness cuts every connection, adds latency, refuses
 // connections for a while, compacts etcd, and restarts the apiserver.
 //

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/listwatch/informer/internal/faultproxy"
-	"github.com/listwatch/informer/internal/testenv"
+	"github.com/listwatch/informer/testenv"
+	"github.com/listwatch/informer/testenv/faultproxy"
 )
 
 // The faults the harness injects.

@@ -15,9 +15,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/expectations"
-	"github.com/listwatch/informer/internal/testenv"
 	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/testenv"
 	"github.com/listwatch/informer/workqueue"
 )
 

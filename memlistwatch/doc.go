@@ -6,7 +6,7 @@
 // on command, streams initial lists and sends bookmarks.
 //
 // It teaches and tests; it never replaces the integration tests, which run
-// against a real etcd and kube-apiserver (internal/testenv). What it shows
+// against a real etcd and kube-apiserver (testenv). What it shows
 // is the protocol; what it cannot show is a real server's timing, caches and
 // failure modes.
 //

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
-	"github.com/listwatch/informer/internal/testenv"
 	"github.com/listwatch/informer/reflector"
+	"github.com/listwatch/informer/testenv"
 )
 
 // The backoff used against a server that keeps refusing: 200ms doubling

@@ -16,8 +16,8 @@ import (
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/deltafifo"
 	"github.com/listwatch/informer/indexer"
-	"github.com/listwatch/informer/internal/testenv"
 	"github.com/listwatch/informer/reflector"
+	"github.com/listwatch/informer/testenv"
 )
 
 // The DeltaFIFO is the Store the reflector is written for.

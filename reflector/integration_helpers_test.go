@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
-	"github.com/listwatch/informer/internal/testenv"
 	"github.com/listwatch/informer/reflector"
+	"github.com/listwatch/informer/testenv"
 )
 
 // configMaps is a ConfigMap client for one namespace of the real

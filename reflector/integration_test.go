@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/listwatch/informer"
-	"github.com/listwatch/informer/internal/testenv"
 	"github.com/listwatch/informer/reflector"
+	"github.com/listwatch/informer/testenv"
 )
 
 // Against the real control plane: the reflector's mirror converges to the

@@ -16,9 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
-	"github.com/listwatch/informer/internal/testenv"
 	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/testenv"
 )
 
 var scheme = func() *runtime.Scheme {

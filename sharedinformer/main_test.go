@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/listwatch/informer/internal/testenv"
+	"github.com/listwatch/informer/testenv"
 )
 
 // The integration tests share one real control plane; the unit tests,

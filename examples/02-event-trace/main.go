@@ -30,10 +30,10 @@ import (
 	"github.com/listwatch/informer/deltafifo"
 	"github.com/listwatch/informer/examples/internal/cli"
 	"github.com/listwatch/informer/indexer"
-	"github.com/listwatch/informer/internal/faultproxy"
-	"github.com/listwatch/informer/internal/testenv"
 	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/testenv"
+	"github.com/listwatch/informer/testenv/faultproxy"
 	"github.com/listwatch/informer/workqueue"
 )
 

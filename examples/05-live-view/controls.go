@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
-	"github.com/listwatch/informer/internal/faultproxy"
-	"github.com/listwatch/informer/internal/testenv"
+	"github.com/listwatch/informer/testenv"
+	"github.com/listwatch/informer/testenv/faultproxy"
 	"github.com/listwatch/informer/workqueue"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"k8s.io/client-go/rest"
 
-	"github.com/listwatch/informer/internal/faultproxy"
+	"github.com/listwatch/informer/testenv/faultproxy"
 	"github.com/listwatch/informer/workqueue"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/listwatch/informer/internal/faultproxy"
+	"github.com/listwatch/informer/testenv/faultproxy"
 )
 
 // StartProxy puts a fault proxy in front of cfg's API server and returns it

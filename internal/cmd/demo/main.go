@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/listwatch/informer/internal/testenv"
+	"github.com/listwatch/informer/testenv"
 )
 
 func main() {

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/listwatch/informer/internal/testenv"
+	"github.com/listwatch/informer/testenv"
 )
 
 func TestConfigMapCanBeCreatedReadListedAndWatched(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/listwatch/informer/internal/faultproxy"
+	"github.com/listwatch/informer/testenv/faultproxy"
 )
 
 // Proxy starts a fault proxy in front of the apiserver for one test and

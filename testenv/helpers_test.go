@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
-	"github.com/listwatch/informer/internal/testenv"
+	"github.com/listwatch/informer/testenv"
 )
 
 // coreClient returns a core/v1 client for cfg, failing the test on error.

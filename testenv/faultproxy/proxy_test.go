@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/listwatch/informer/internal/faultproxy"
+	"github.com/listwatch/informer/testenv/faultproxy"
 )
 
 // echoServer accepts connections and writes back every line it reads.

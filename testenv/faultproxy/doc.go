@@ -9,7 +9,7 @@
 // It forwards bytes without reading them, so TLS and HTTP/2 pass through
 // unchanged and the client still verifies the apiserver's certificate.
 //
-// Usage, with the local control plane of internal/testenv:
+// Usage, with the local control plane of testenv:
 //
 //	p, err := faultproxy.Start(cp.Addr())
 //	defer p.Close()

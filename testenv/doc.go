@@ -41,7 +41,7 @@
 //   - Restart: the apiserver stops and starts on the same port, data kept;
 //     open watches end; with the watch cache on, old resourceVersions are
 //     "too old" afterwards.
-//   - Network faults: put internal/faultproxy in front (ConfigVia).
+//   - Network faults: put testenv/faultproxy in front (ConfigVia).
 //
 // # Invariants
 //
