@@ -1,24 +1,31 @@
 # The commands a contributor and CI use. README.md explains each.
 GO ?= go
 
-.PHONY: tools test vet fuzz cluster demo bench
+.PHONY: tools browser test vet fuzz cluster demo bench
 
-# tools builds etcd and kube-apiserver from pinned modules (about 10 minutes
-# the first time on 2 cores, cached under ~/.cache afterwards) into bin/.
+# tools builds etcd and kube-apiserver from pinned modules (10 to 30 minutes
+# the first time on 2 cores, cached under ~/.cache afterwards) and links
+# them into bin/. Outside this repository the same step is
+# `go run github.com/listwatch/informer/cmd/controlplane build`.
 tools:
-	hack/build-tools.sh
+	$(GO) run ./cmd/controlplane build -link bin
 
-# vet fails on anything go vet or gofmt would change.
+# browser installs Debian's chromium if it is missing (the live view's
+# browser test drives it).
+browser:
+	hack/ensure-chromium.sh
+
+# vet fails on anything go vet or gofmt would change, in every module.
 vet:
-	$(GO) vet ./...
+	hack/each-module.sh $(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted:"; echo "$$unformatted"; exit 1; fi
 
-# test runs every unit and integration test with the race detector, one
-# package at a time (-p 1) so that control planes never compete for the
-# machine's cores and latency assertions stay meaningful.
-test: tools vet
-	$(GO) test -race -p 1 -count=1 -timeout 30m ./...
+# test runs every unit and integration test of every module with the race
+# detector, one package at a time (-p 1) so that control planes never
+# compete for the machine's cores and latency assertions stay meaningful.
+test: tools browser vet
+	hack/each-module.sh $(GO) test -race -p 1 -count=1 -timeout 30m ./...
 
 # fuzz runs every fuzz target for FUZZTIME each (their seed corpora
 # already run as part of `make test`).
@@ -27,13 +34,13 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseKey -fuzztime=$(FUZZTIME) .
 	$(GO) test -run='^$$' -fuzz=FuzzDeltaFIFOOperations -fuzztime=$(FUZZTIME) ./deltafifo
 	$(GO) test -run='^$$' -fuzz=FuzzQueueOperations -fuzztime=$(FUZZTIME) ./workqueue
-	$(GO) test -run='^$$' -fuzz=FuzzListBody -fuzztime=$(FUZZTIME) ./chaos
-	$(GO) test -run='^$$' -fuzz=FuzzWatchStream -fuzztime=$(FUZZTIME) ./chaos
+	cd chaos && $(GO) test -run='^$$' -fuzz=FuzzListBody -fuzztime=$(FUZZTIME) .
+	cd chaos && $(GO) test -run='^$$' -fuzz=FuzzWatchStream -fuzztime=$(FUZZTIME) .
 
 # cluster runs the local control plane in the foreground and writes
 # bin/kubeconfig; Ctrl-C stops it.
 cluster: tools
-	$(GO) run ./internal/cmd/cluster
+	$(GO) run ./cmd/controlplane run
 
 # bench runs bench/: every workload through this library and through
 # client-go v0.37.2 side by side in one run (BENCH_FULL=1 adds the large
@@ -44,18 +51,18 @@ BENCHTIME ?= 300ms
 BENCHSTAT ?= golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench: tools
 	@mkdir -p bin
-	KUBE_FEATURE_AtomicFIFO=true KUBE_FEATURE_InOrderInformers=true \
+	cd bench && KUBE_FEATURE_AtomicFIFO=true KUBE_FEATURE_InOrderInformers=true \
 	KUBE_FEATURE_InOrderInformersBatchProcess=true KUBE_FEATURE_UnlockWhileProcessingFIFO=true \
 	KUBE_FEATURE_WatchListClient=true KUBE_FEATURE_InformerResourceVersion=true \
 	KUBE_FEATURE_ClientsAllowCBOR=false KUBE_FEATURE_ClientsPreferCBOR=false \
 	BENCH_FULL=$(BENCH_FULL) $(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) \
-		-timeout 60m ./bench/ > bin/bench.txt || { cat bin/bench.txt; exit 1; }
+		-timeout 60m . > ../bin/bench.txt || { cat ../bin/bench.txt; exit 1; }
 	cat bin/bench.txt
 	$(GO) run $(BENCHSTAT) -col /impl -filter '/impl:(ours OR clientgo)' bin/bench.txt > bin/benchstat.txt
-	$(GO) run ./bench/cmd/benchdoc -in bin/bench.txt -benchstat bin/benchstat.txt -out docs/12-benchmarks.md
+	cd bench && $(GO) run ./cmd/benchdoc -benchstat ../bin/benchstat.txt
 
 # demo starts the local control plane (watch cache off), runs the event
 # trace, the controller and a small lab comparison against it, prints where
 # to go next and stops everything: about a minute once tools are built.
 demo: tools
-	$(GO) run ./internal/cmd/demo
+	cd examples && $(GO) run ./demo

@@ -1,58 +1,54 @@
 package testenv
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 )
 
 // BinDirEnv names an environment variable that overrides where the
-// control plane's binaries are looked for (default: bin/ at the root of
-// this module's checkout, where hack/build-tools.sh links them).
+// control plane's binaries are looked for: a directory holding etcd and
+// kube-apiserver, for binaries you built or downloaded yourself. Unset,
+// Start uses the ones Build cached (see BuildCommand).
 const BinDirEnv = "LISTWATCH_BIN_DIR"
 
-const modulePath = "github.com/listwatch/informer"
-
-// binary returns the path of the named control-plane binary, or an error
-// that names the binary, where it was looked for, and the command that
-// builds it.
-func binary(name string) (string, error) {
-	dir := os.Getenv(BinDirEnv)
-	if dir == "" {
-		root, err := moduleRoot()
-		if err != nil {
-			return "", fmt.Errorf("locating %s: %w (set %s to the directory that holds it)", name, err, BinDirEnv)
-		}
-		dir = filepath.Join(root, "bin")
-	}
-	path := filepath.Join(dir, name)
-	info, err := os.Stat(path) // follows the symlink into the build cache
-	if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("%s not found at %s: build it with `make tools` (runs hack/build-tools.sh; "+
-			"about 10 minutes the first time, cached afterwards)", name, path)
-	}
-	return path, nil
+// MissingBinaryError is Start's error when a control-plane binary is not
+// where it was looked for.
+type MissingBinaryError struct {
+	Name    string // "etcd" or "kube-apiserver"
+	Version string // the pinned version; empty when BinDirEnv chose the path
+	Path    string // where it was looked for
 }
 
-// moduleRoot walks up from the working directory to the directory whose
-// go.mod declares this module. Tests run in their package's directory and
-// programs usually from the checkout's root; both find it.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
+func (e *MissingBinaryError) Error() string {
+	if e.Version == "" {
+		return fmt.Sprintf("%s not found at %s (from $%s)", e.Name, e.Path, BinDirEnv)
+	}
+	return fmt.Sprintf("%s %s not found at %s: build it with `%s` (in this repository: `make tools`); "+
+		"the first build takes 10 to 30 minutes, later ones find it cached", e.Name, e.Version, e.Path, BuildCommand)
+}
+
+// binary returns the path of the named control-plane binary. It does not
+// depend on the working directory, so tests in any module find the
+// binaries that Build cached.
+func binary(name string) (string, error) {
+	if dir := os.Getenv(BinDirEnv); dir != "" {
+		path := filepath.Join(dir, name)
+		if !isExecutable(path) {
+			return "", &MissingBinaryError{Name: name, Path: path}
+		}
+		return path, nil
+	}
+	t, err := toolNamed(name)
 	if err != nil {
 		return "", err
 	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.HasPrefix(bytes.TrimSpace(data), []byte("module "+modulePath+"\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod for " + modulePath + " above the working directory")
-		}
-		dir = parent
+	path, err := t.cachedPath()
+	if err != nil {
+		return "", err
 	}
+	if !isExecutable(path) {
+		return "", &MissingBinaryError{Name: name, Version: t.version(), Path: path}
+	}
+	return path, nil
 }

@@ -9,7 +9,7 @@ import (
 
 // KubeconfigPath is the kubeconfig file Start wrote for this control plane,
 // inside Dir. kubectl, client-go's clientcmd and this module's examples
-// read it: KUBECONFIG=<path> go run ./examples/...
+// read it: KUBECONFIG=<path> kubectl get namespaces
 func (cp *ControlPlane) KubeconfigPath() string { return filepath.Join(cp.dir, "kubeconfig") }
 
 // WriteKubeconfig writes a kubeconfig for this control plane to path, with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,38 +31,68 @@ func init() {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	fmt.Println("pids:", cp.PIDs()[0], cp.PIDs()[1])
+	fmt.Println("pids:", cp.PIDs()[0], cp.PIDs()[1], cp.Dir())
 	select {} // wait for the parent test to kill us
 }
 
-func TestControlPlaneDiesWithAKilledTestBinary(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), orphanHelperEnv+"=1")
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	defer cmd.Process.Kill()
+func TestControlPlaneDiesWithAKilledTestBinaryAndLeavesNoFiles(t *testing.T) {
+	var dataDir string
+	t.Run("kill the helper", func(t *testing.T) {
+		// The helper's control plane keeps its data under this test's
+		// TempDir (through TMPDIR), which the testing package removes: a
+		// killed helper cannot remove it itself.
+		tmp := t.TempDir()
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), orphanHelperEnv+"=1", "TMPDIR="+tmp)
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		defer cmd.Process.Kill()
 
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err)
-	var etcdPID, apiPID int
-	_, err = fmt.Sscanf(line, "pids: %d %d", &etcdPID, &apiPID)
-	require.NoError(t, err, "helper said: %s", line)
-	require.True(t, processAlive(etcdPID) && processAlive(apiPID))
+		line, err := bufio.NewReader(out).ReadString('\n')
+		require.NoError(t, err)
+		var etcdPID, apiPID int
+		_, err = fmt.Sscanf(line, "pids: %d %d %s", &etcdPID, &apiPID, &dataDir)
+		require.NoError(t, err, "helper said: %s", line)
+		require.True(t, processAlive(etcdPID) && processAlive(apiPID))
+		require.True(t, strings.HasPrefix(dataDir, tmp), "the helper's data %s is under %s", dataDir, tmp)
 
-	// SIGKILL: the helper gets no chance to clean up. The kernel must.
-	require.NoError(t, cmd.Process.Kill())
-	_ = cmd.Wait()
-	assert.Eventually(t, func() bool { return !processAlive(etcdPID) && !processAlive(apiPID) },
-		10*time.Second, 50*time.Millisecond, "etcd or kube-apiserver outlived the killed test binary")
+		// SIGKILL: the helper gets no chance to clean up. The kernel must.
+		require.NoError(t, cmd.Process.Kill())
+		_ = cmd.Wait()
+		require.Eventually(t, func() bool { return !processAlive(etcdPID) && !processAlive(apiPID) },
+			10*time.Second, 50*time.Millisecond, "etcd or kube-apiserver outlived the killed test binary")
+	})
+	_, err := os.Stat(dataDir)
+	assert.True(t, os.IsNotExist(err), "the killed helper's data directory %s is left behind (%v)", dataDir, err)
 }
 
 func TestStartWithoutBinariesNamesTheMissingOneAndTheBuildCommand(t *testing.T) {
-	t.Setenv(testenv.BinDirEnv, t.TempDir())
+	t.Setenv(testenv.ToolsCacheEnv, t.TempDir())
 	_, err := testenv.Start(context.Background(), testenv.Options{})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "etcd not found")
+	var missing *testenv.MissingBinaryError
+	require.ErrorAs(t, err, &missing)
+	assert.Equal(t, "etcd", missing.Name)
+	assert.Contains(t, err.Error(), "etcd v3.7.3 not found")
+	assert.Contains(t, err.Error(), testenv.BuildCommand)
 	assert.Contains(t, err.Error(), "make tools")
+}
+
+func TestStartWithAnEmptyBinDirNamesTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(testenv.BinDirEnv, dir)
+	_, err := testenv.Start(context.Background(), testenv.Options{})
+	var missing *testenv.MissingBinaryError
+	require.ErrorAs(t, err, &missing)
+	assert.Equal(t, filepath.Join(dir, "etcd"), missing.Path)
+	assert.Contains(t, err.Error(), testenv.BinDirEnv)
+}
+
+func TestStartFindsTheBinariesFromAnyWorkingDirectory(t *testing.T) {
+	t.Chdir(t.TempDir()) // no go.mod of this module above it
+	cp, err := testenv.Start(context.Background(), testenv.Options{})
+	require.NoError(t, err)
+	cp.Stop()
 }
 
 // processAlive reports whether pid is a live process. A zombie (killed,

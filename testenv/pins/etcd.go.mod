@@ -1,6 +1,7 @@
-// Module tools/etcd builds the pinned etcd binary that internal/testenv runs.
-// etcd's own go.mod has replace directives, so `go install …@version` refuses
-// it; depending on it from a module of our own builds it as released.
+// The go.mod of the throwaway module that testenv.Build builds etcd in
+// (written to the tools cache as go.mod, with etcd.go.sum as go.sum).
+// etcd's own go.mod has replace directives, so `go install …@version`
+// refuses it; depending on it from a module of our own builds it as released.
 module github.com/listwatch/informer/tools/etcd
 
 go 1.26.0

@@ -1,6 +1,8 @@
-// Module tools/kube-apiserver builds the pinned kube-apiserver binary that
-// internal/testenv runs. It is its own module so that k8s.io/kubernetes and
-// its dependency graph never enter the library's go.mod.
+// The go.mod of the throwaway module that testenv.Build builds
+// kube-apiserver in (written to the tools cache as go.mod, with
+// kube-apiserver.go.sum as go.sum). It is a module of its own so that
+// k8s.io/kubernetes and its dependency graph never enter the library's
+// go.mod; every k8s.io staging module is replaced by its release.
 module github.com/listwatch/informer/tools/kube-apiserver
 
 go 1.26.0
