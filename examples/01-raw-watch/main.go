@@ -4,7 +4,7 @@
 // ends, and starting over when the server says 410 Gone. Doing all of that
 // right, for every collection, is why informers exist.
 //
-//	go run ./examples/01-raw-watch --namespace tour --duration 30s
+//	go run ./01-raw-watch --namespace tour --duration 30s
 package main
 
 import (
@@ -108,7 +108,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintln(out, "       cluster compacts within minutes, and then it would.")
 	}
 	fmt.Fprintln(out, "\nThat is the bookkeeping an informer's reflector does for you, for every collection,")
-	fmt.Fprintln(out, "with backoff on errors and a cache you can read. Next: go run ./examples/02-event-trace")
+	fmt.Fprintln(out, "with backoff on errors and a cache you can read. Next: go run ./02-event-trace")
 	return nil
 }
 

@@ -6,7 +6,7 @@
 // re-watch, and cuts it for longer while deleting an object, so you see what
 // a reconnecting informer makes of a change it missed.
 //
-//	go run ./examples/02-event-trace --namespace tour
+//	go run ./02-event-trace --namespace tour
 //
 // One TraceHook, given to the informer and the workqueue, sees everything.
 package main
@@ -249,7 +249,7 @@ func tour(ctx context.Context, c config, rec *recorder, client *rest.RESTClient,
 	var b strings.Builder
 	rec.summary(&b, "before", "demo", "doomed")
 	rec.say("%s", strings.TrimRight(b.String(), "\n"))
-	rec.say("\nNext: go run ./examples/03-lister-and-index")
+	rec.say("\nNext: go run ./03-lister-and-index")
 	return nil
 }
 

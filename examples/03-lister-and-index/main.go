@@ -5,7 +5,7 @@
 // handed everything already cached (OnAdd with isInInitialList=true) before
 // it hears about new changes.
 //
-//	go run ./examples/03-lister-and-index --namespace tour
+//	go run ./03-lister-and-index --namespace tour
 package main
 
 import (
@@ -169,7 +169,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	printSorted(out, &mu, &lines)
 	values, _ := inf.Indexer().IndexValues("tier")
 	slices.Sort(values)
-	fmt.Fprintf(out, "\nThe tier index now has the values %v.\nNext: go run ./examples/04-controller\n", values)
+	fmt.Fprintf(out, "\nThe tier index now has the values %v.\nNext: go run ./04-controller\n", values)
 	return nil
 }
 

@@ -19,8 +19,8 @@
 //
 //   - Ctrl-C drains the queue and stops everything cleanly.
 //
-//     go run ./examples/04-controller --namespace tour            # scripted demo, then exits
-//     go run ./examples/04-controller --namespace tour --demo=false # runs until Ctrl-C; use kubectl
+//     go run ./04-controller --namespace tour            # scripted demo, then exits
+//     go run ./04-controller --namespace tour --demo=false # runs until Ctrl-C; use kubectl
 package main
 
 import (

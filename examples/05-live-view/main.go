@@ -6,9 +6,9 @@
 // the local control plane, cut the watch and compact etcd, so you see a
 // relist and a delete whose final state is unknown.
 //
-//	go run ./examples/05-live-view --namespace tour            # then open http://127.0.0.1:8080
+//	go run ./05-live-view --namespace tour            # then open http://127.0.0.1:8080
 //	go run ./internal/cmd/cluster --watch-cache=false          # prints --kubeconfig and --etcd
-//	go run ./examples/05-live-view --kubeconfig bin/kubeconfig --etcd http://127.0.0.1:NNNN
+//	go run ./05-live-view --kubeconfig bin/kubeconfig --etcd http://127.0.0.1:NNNN
 //
 // The page is plain HTML, CSS and JavaScript in web/, embedded in the
 // binary: no build step, nothing fetched from the internet.

@@ -47,11 +47,11 @@ func run() error {
 	kubeconfig := []string{"--kubeconfig", cp.KubeconfigPath()}
 	steps := []step{
 		{"One change, traced through every stage; then a cut watch and a missed delete",
-			"./examples/02-event-trace", append([]string{"--namespace", "demo-trace", "--etcd", cp.EtcdURL()}, kubeconfig...)},
+			"./02-event-trace", append([]string{"--namespace", "demo-trace", "--etcd", cp.EtcdURL()}, kubeconfig...)},
 		{"A controller done right: keys, workers, reconcile from the cache, expectations",
-			"./examples/04-controller", append([]string{"--namespace", "demo-controller"}, kubeconfig...)},
+			"./04-controller", append([]string{"--namespace", "demo-controller"}, kubeconfig...)},
 		{"The operator lab: the three knobs, side by side (small sizes)",
-			"./examples/lab", append(labArgs(), kubeconfig...)},
+			"./lab", append(labArgs(), kubeconfig...)},
 	}
 	for i, s := range steps {
 		fmt.Printf("\n======== %d/%d  %s\n======== go run %s\n\n", i+1, len(steps), s.title, s.pkg)
@@ -66,7 +66,7 @@ func run() error {
 ======== Where to go next
   docs/README.md          the tutorial, chapter by chapter, in data-flow order
   docs/09-pitfalls.md     the seven pitfalls and the tests that show them
-  go run ./examples/...   each example against kind (kind create cluster) or make cluster
+  cd examples; go run ./01-raw-watch  each example against kind (kind create cluster) or make cluster
   make test               every claim above, tested against a real control plane
 
 Stopping kube-apiserver, then etcd.
@@ -77,5 +77,5 @@ Stopping kube-apiserver, then etcd.
 // labArgs are the lab's flags for a comparison small enough for a demo.
 func labArgs() []string {
 	return []string{"--namespace", "demo-lab", "--crs", "10", "--compare", "--progress=false",
-		"--idle", "5s", "--sync-period", "10s", "--svg", "bin/lab.svg"}
+		"--idle", "5s", "--sync-period", "10s", "--svg", "../bin/lab.svg"}
 }

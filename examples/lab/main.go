@@ -24,9 +24,9 @@
 // Run it against kind (`kind create cluster`) or the local control plane
 // (`make cluster`, then --kubeconfig bin/kubeconfig):
 //
-//	go run ./examples/lab --crs=50 --rtt=200ms
-//	go run ./examples/lab --crs=50 --rtt=200ms --max-concurrent-reconciles=50 --kube-api-qps=100 --kube-api-burst=200
-//	go run ./examples/lab --compare
+//	go run ./lab --crs=50 --rtt=200ms
+//	go run ./lab --crs=50 --rtt=200ms --max-concurrent-reconciles=50 --kube-api-qps=100 --kube-api-burst=200
+//	go run ./lab --compare
 //
 // Read bound.go for the arithmetic that predicts every figure it prints.
 package main

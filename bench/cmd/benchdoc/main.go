@@ -1,10 +1,12 @@
-// Command benchdoc turns the output of `go test -bench ./bench/` into
+// Command benchdoc turns the output of `go test -bench .` in bench/ into
 // docs/12-benchmarks.md: the ours/client-go ratio table, which targets were
 // met, the machine and versions, and SVG charts drawn from the same
 // numbers. Nothing in the page is typed by hand except bench/NOTES.md,
 // which it includes under a heading of its own.
 //
-//	go run ./bench/cmd/benchdoc -in bin/bench.txt -benchstat bin/benchstat.txt -out docs/12-benchmarks.md
+// It runs in the bench module's directory (`make bench` runs it):
+//
+//	go run ./cmd/benchdoc -in ../bin/bench.txt -benchstat ../bin/benchstat.txt -out ../docs/12-benchmarks.md
 package main
 
 import (
@@ -17,10 +19,10 @@ import (
 )
 
 func main() {
-	in := flag.String("in", "bin/bench.txt", "raw `go test -bench` output")
+	in := flag.String("in", "../bin/bench.txt", "raw `go test -bench` output")
 	stat := flag.String("benchstat", "", "benchstat output to include (optional)")
-	notes := flag.String("notes", "bench/NOTES.md", "hand-written notes to include (optional)")
-	out := flag.String("out", "docs/12-benchmarks.md", "the page to write; charts go in a directory beside it")
+	notes := flag.String("notes", "NOTES.md", "hand-written notes to include (optional)")
+	out := flag.String("out", "../docs/12-benchmarks.md", "the page to write; charts go in a directory beside it")
 	flag.Parse()
 
 	res, err := parse(*in)
