@@ -9,7 +9,7 @@
 // It forwards bytes without reading them, so TLS and HTTP/2 pass through
 // unchanged and the client still verifies the apiserver's certificate.
 //
-// Usage, with the local control plane of testenv:
+// Usage, with the local control plane of package testenv:
 //
 //	p, err := faultproxy.Start(cp.Addr())
 //	defer p.Close()
@@ -17,6 +17,8 @@
 //	p.SetRTT(100 * time.Millisecond) // every round trip now takes 100ms longer
 //	p.CutAll()                       // every open watch ends now, with a reset
 //	p.Refuse(2 * time.Second)        // new connections fail at once for 2s
+//	p.Blackhole()                    // a partition: requests hang, nothing fails...
+//	p.Heal()                         // ...until now; held bytes are delivered
 //
 // Counting: Stats reports connections and bytes. It cannot count requests:
 // over HTTP/2 one connection carries all of a client's requests. Count
@@ -25,7 +27,7 @@
 // Why not toxiproxy: this project's design names Shopify's toxiproxy for
 // this job. Its in-process API is shaped for its HTTP control server, and
 // counting connections and bytes goes through its Prometheus collectors.
-// The four faults needed here fit in two short files a learner can read
+// The faults needed here fit in three short files a learner can read
 // in one sitting, with no dependency.
 //
 // Concurrency: every method is safe to call from any goroutine. Close

@@ -13,6 +13,11 @@ import (
 type link struct {
 	client, upstream *net.TCPConn
 	once             sync.Once
+	closed           chan struct{} // closed by close
+}
+
+func newLink(client, upstream *net.TCPConn) *link {
+	return &link{client: client, upstream: upstream, closed: make(chan struct{})}
 }
 
 // close closes both connections. With reset, they are closed with a TCP
@@ -20,6 +25,7 @@ type link struct {
 // network failure, instead of an orderly end of stream.
 func (l *link) close(reset bool) {
 	l.once.Do(func() {
+		close(l.closed)
 		if reset {
 			l.client.SetLinger(0)
 			l.upstream.SetLinger(0)
@@ -53,6 +59,10 @@ func (p *Proxy) pump(l *link, dst, src *net.TCPConn, delivered *atomic.Int64, fo
 		for c := range chunks {
 			if failed {
 				continue // drain, so the reader never blocks on a dead link
+			}
+			if !p.waitHealed(l.closed) {
+				failed = true // cut or closed during a blackhole
+				continue
 			}
 			if wait := time.Until(c.due); wait > 0 {
 				time.Sleep(wait)

@@ -24,12 +24,14 @@ type Proxy struct {
 	bytesUp  atomic.Int64 // bytes delivered client → upstream
 	bytesDn  atomic.Int64 // bytes delivered upstream → client
 
-	mu       sync.Mutex
-	listener net.Listener       // guarded by mu; nil while refusing or closed
-	links    map[*link]struct{} // guarded by mu; the open connections
-	reopen   *time.Timer        // guarded by mu; non-nil while refusing
-	closed   bool               // guarded by mu
-	wg       sync.WaitGroup     // every goroutine the proxy started
+	mu        sync.Mutex
+	listener  net.Listener       // guarded by mu; nil while refusing or closed
+	links     map[*link]struct{} // guarded by mu; the open connections
+	reopen    *time.Timer        // guarded by mu; non-nil while refusing
+	partition chan struct{}      // guarded by mu; non-nil while blackholed, closed by Heal
+	closed    bool               // guarded by mu
+	closing   chan struct{}      // closed by Close: ends every wait for Heal
+	wg        sync.WaitGroup     // every goroutine the proxy started
 }
 
 // Start listens on a free loopback port and forwards every connection to
@@ -39,7 +41,7 @@ func Start(upstream string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{upstream: upstream, addr: l.Addr().String(), links: map[*link]struct{}{}}
+	p := &Proxy{upstream: upstream, addr: l.Addr().String(), links: map[*link]struct{}{}, closing: make(chan struct{})}
 	p.serve(l)
 	return p, nil
 }
@@ -124,12 +126,13 @@ type Stats struct {
 	BytesToUpstream   int64
 	BytesFromUpstream int64
 	Refusing          bool // new connections are being refused
+	Blackholed        bool // nothing crosses until Heal
 }
 
 // Stats returns the proxy's counters now.
 func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
-	open, refusing := len(p.links), p.listener == nil && !p.closed
+	open, refusing, blackholed := len(p.links), p.listener == nil && !p.closed, p.partition != nil
 	p.mu.Unlock()
 	return Stats{
 		Accepted:          p.accepted.Load(),
@@ -138,6 +141,7 @@ func (p *Proxy) Stats() Stats {
 		BytesToUpstream:   p.bytesUp.Load(),
 		BytesFromUpstream: p.bytesDn.Load(),
 		Refusing:          refusing,
+		Blackholed:        blackholed,
 	}
 }
 
@@ -150,6 +154,7 @@ func (p *Proxy) Close() error {
 		return errors.New("faultproxy: already closed")
 	}
 	p.closed = true
+	close(p.closing)
 	if p.listener != nil {
 		p.listener.Close()
 		p.listener = nil
@@ -185,21 +190,28 @@ func (p *Proxy) serveLocked(l net.Listener) {
 				return // the listener was closed by Refuse or Close
 			}
 			p.accepted.Add(1)
-			p.connect(conn)
+			p.wg.Add(1)
+			go p.connect(conn)
 		}
 	}()
 }
 
 // connect dials upstream for one accepted client connection and starts
-// forwarding. If upstream is unreachable the client connection is closed,
-// which is what the client would see without a proxy, only later.
+// forwarding. While the proxy is blackholed it waits for Heal first. If
+// upstream is unreachable the client connection is closed, which is what
+// the client would see without a proxy, only later.
 func (p *Proxy) connect(client net.Conn) {
+	defer p.wg.Done()
+	if !p.waitHealed(p.closing) {
+		client.Close()
+		return
+	}
 	up, err := net.DialTimeout("tcp", p.upstream, 5*time.Second)
 	if err != nil {
 		client.Close()
 		return
 	}
-	l := &link{client: client.(*net.TCPConn), upstream: up.(*net.TCPConn)}
+	l := newLink(client.(*net.TCPConn), up.(*net.TCPConn))
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()

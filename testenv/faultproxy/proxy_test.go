@@ -143,6 +143,44 @@ func TestRefuseFailsNewConnectionsAtOnceThenReopensTheSamePort(t *testing.T) {
 	assert.False(t, p.Stats().Refusing)
 }
 
+// readTimesOut reports whether a read on conn gets nothing within d.
+func readTimesOut(conn net.Conn, d time.Duration) bool {
+	conn.SetReadDeadline(time.Now().Add(d))
+	defer conn.SetReadDeadline(time.Time{})
+	_, err := conn.Read(make([]byte, 1))
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout()
+}
+
+func TestBlackholeHoldsEveryByteUntilHealThenDeliversThem(t *testing.T) {
+	p := startProxy(t, echoServer(t))
+	open, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer open.Close()
+	pingMedian(t, open, 1)
+
+	p.Blackhole()
+	assert.True(t, p.Stats().Blackholed)
+	_, err = open.Write([]byte("ping\n"))
+	require.NoError(t, err)
+	opened, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err, "a blackholed proxy still accepts: the client cannot tell")
+	defer opened.Close()
+	_, err = opened.Write([]byte("ping\n"))
+	require.NoError(t, err)
+	assert.True(t, readTimesOut(open, 200*time.Millisecond), "an open connection hears nothing during a blackhole")
+	assert.True(t, readTimesOut(opened, 200*time.Millisecond), "a new connection hears nothing during a blackhole")
+
+	p.Heal()
+	assert.False(t, p.Stats().Blackholed)
+	for _, conn := range []net.Conn{open, opened} {
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		require.NoError(t, err)
+		assert.Equal(t, "ping\n", line, "what was sent during the blackhole arrives after Heal")
+	}
+}
+
 func TestCloseEndsConnectionsAndLeavesNoGoroutines(t *testing.T) {
 	upstream := echoServer(t) // the test's own goroutine, started before the check
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
@@ -153,6 +191,12 @@ func TestCloseEndsConnectionsAndLeavesNoGoroutines(t *testing.T) {
 	require.NoError(t, err)
 	defer conn.Close()
 	pingMedian(t, conn, 1)
+	p.Blackhole()
+	_, err = conn.Write([]byte("held\n")) // a writer now waits for Heal
+	require.NoError(t, err)
+	waiting, err := net.Dial("tcp", p.Addr()) // and so does a new connection
+	require.NoError(t, err)
+	defer waiting.Close()
 	p.Refuse(time.Hour)
 
 	require.NoError(t, p.Close())
