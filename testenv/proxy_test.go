@@ -3,6 +3,7 @@ package testenv_test
 import (
 	"context"
 	"sort"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,17 +77,42 @@ func TestProxyRefusedConnectionsFailFast(t *testing.T) {
 	defer cancel()
 	cp := testenv.Shared(t)
 	ns := cp.Namespace(t)
+	createConfigMap(ctx, t, coreClient(t, cp.Config()), ns, "unreachable")
 	proxy, cfg := cp.Proxy(t)
-	client := coreClient(t, cfg)
-	createConfigMap(ctx, t, client, ns, "unreachable")
 
-	proxy.CutAll()            // the client's pooled connection is gone...
-	proxy.Refuse(time.Minute) // ...and it cannot make another
+	// The proxied client has never connected, so it has no pooled
+	// connection whose failure ("broken pipe", "reset") could come first:
+	// its request must dial, and the dial is refused.
+	proxy.Refuse(time.Minute)
 	start := time.Now()
-	err := client.Get().Namespace(ns).Resource("configmaps").Name("unreachable").Do(ctx).Error()
+	err := coreClient(t, cfg).Get().Namespace(ns).Resource("configmaps").Name("unreachable").Do(ctx).Error()
 	took := time.Since(start)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "connection refused")
+	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
 	assert.Less(t, took, 2*time.Second, "a refused connection fails at once instead of waiting for a time-out")
 	t.Logf("refused after %v: %v", took, err)
+}
+
+func TestProxyBlackholeMakesRequestsHangUntilTheirContextEnds(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	proxy, cfg := cp.Proxy(t)
+	client := coreClient(t, cfg)
+	createConfigMap(ctx, t, client, ns, "partitioned")
+
+	proxy.Blackhole()
+	const patience = 500 * time.Millisecond
+	reqCtx, reqCancel := context.WithTimeout(ctx, patience)
+	defer reqCancel()
+	start := time.Now()
+	err := client.Get().Namespace(ns).Resource("configmaps").Name("partitioned").Do(reqCtx).Error()
+	took := time.Since(start)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "a partition neither answers nor refuses")
+	assert.GreaterOrEqual(t, took, patience, "the request hung until its context ended")
+
+	proxy.Heal()
+	require.NoError(t, client.Get().Namespace(ns).Resource("configmaps").Name("partitioned").Do(ctx).Error(),
+		"after Heal the same client gets through")
 }
