@@ -10,7 +10,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,7 +29,7 @@ import (
 func main() { cli.Main(run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("01-raw-watch", flag.ContinueOnError)
+	fs := cli.NewFlagSet("01-raw-watch", "list and watch ConfigMaps with nothing but LIST and WATCH, and see what an informer must handle", out)
 	conn := cli.Register(fs, "listwatch-tour")
 	duration := fs.Duration("duration", 30*time.Second, "how long to keep watching before the 410 demonstration")
 	watchTimeout := fs.Duration("watch-timeout", 5*time.Second, "timeoutSeconds asked of each WATCH: the server ends the watch then")
@@ -38,7 +37,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := conn.RESTConfig()
+	cfg, err := conn.Load()
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -47,7 +46,7 @@ type config struct {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("02-event-trace", flag.ContinueOnError)
+	fs := cli.NewFlagSet("02-event-trace", "follow one change through every stage of an informer and a workqueue", out)
 	conn := cli.Register(fs, "listwatch-tour")
 	var c config
 	fs.DurationVar(&c.cutAfter, "cut-after", time.Second, "after the burst, wait this long and cut the watch connection (0: don't)")
@@ -58,7 +57,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := conn.RESTConfig()
+	cfg, err := conn.Load()
 	if err != nil {
 		return err
 	}

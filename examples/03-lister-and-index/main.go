@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -40,13 +39,13 @@ const (
 func main() { cli.Main(run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("03-lister-and-index", flag.ContinueOnError)
+	fs := cli.NewFlagSet("03-lister-and-index", "answer questions from an informer's cache: by namespace, by label, through an index", out)
 	conn := cli.Register(fs, "listwatch-tour")
 	perTier := fs.Int("per-tier", 2, "ConfigMaps to create per tier and namespace")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := conn.RESTConfig()
+	cfg, err := conn.Load()
 	if err != nil {
 		return err
 	}

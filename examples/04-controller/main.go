@@ -25,7 +25,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"sync"
@@ -45,7 +44,7 @@ import (
 func main() { cli.Main(run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("04-controller", flag.ContinueOnError)
+	fs := cli.NewFlagSet("04-controller", "a small controller done right: keys, workers, reconcile from the cache, expectations", out)
 	conn := cli.Register(fs, "listwatch-tour")
 	workers := fs.Int("workers", 2, "reconciles running at once (controller-runtime's MaxConcurrentReconciles)")
 	demo := fs.Bool("demo", true, "create parents and change them step by step, then exit; false: run until Ctrl-C or --duration")
@@ -55,7 +54,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := conn.RESTConfig()
+	cfg, err := conn.Load()
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,6 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -50,7 +49,7 @@ type config struct {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	flags := flag.NewFlagSet("05-live-view", flag.ContinueOnError)
+	flags := cli.NewFlagSet("05-live-view", "watch changes travel through an informer's stages, live, in your browser", out)
 	conn := cli.Register(flags, "listwatch-live")
 	var c config
 	flags.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to serve the page on (port 0: any free port)")
@@ -61,7 +60,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := conn.RESTConfig()
+	cfg, err := conn.Load()
 	if err != nil {
 		return err
 	}

@@ -8,21 +8,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
-	"os/signal"
-	"syscall"
 	"time"
 
+	"github.com/listwatch/informer/examples/internal/cli"
 	"github.com/listwatch/informer/testenv"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main(run) }
 
 // step is one example program to run, with the point it makes.
 type step struct {
@@ -31,18 +26,23 @@ type step struct {
 	args  []string
 }
 
-func run() error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := cli.NewFlagSet("demo", "start a local control plane, run the tour and the lab against it, stop everything", out)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("demo takes no arguments, got %q", fs.Args())
+	}
 
-	fmt.Println("Starting a local etcd and kube-apiserver (watch cache off) ...")
+	fmt.Fprintln(out, "Starting a local etcd and kube-apiserver (watch cache off) ...")
 	start := time.Now()
 	cp, err := testenv.Start(ctx, testenv.Options{DisableWatchCache: true})
 	if err != nil {
 		return err
 	}
 	defer cp.Stop()
-	fmt.Printf("Ready in %v at https://%s.\n", time.Since(start).Round(time.Millisecond), cp.Addr())
+	fmt.Fprintf(out, "Ready in %v at https://%s.\n", time.Since(start).Round(time.Millisecond), cp.Addr())
 
 	kubeconfig := []string{"--kubeconfig", cp.KubeconfigPath()}
 	steps := []step{
@@ -54,15 +54,15 @@ func run() error {
 			"./lab", append(labArgs(), kubeconfig...)},
 	}
 	for i, s := range steps {
-		fmt.Printf("\n======== %d/%d  %s\n======== go run %s\n\n", i+1, len(steps), s.title, s.pkg)
+		fmt.Fprintf(out, "\n======== %d/%d  %s\n======== go run %s\n\n", i+1, len(steps), s.title, s.pkg)
 		cmd := exec.CommandContext(ctx, "go", append([]string{"run", s.pkg}, s.args...)...)
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		cmd.Stdout, cmd.Stderr = out, os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("%s: %w", s.pkg, err)
 		}
 	}
 
-	fmt.Print(`
+	fmt.Fprint(out, `
 ======== Where to go next
   docs/README.md          the tutorial, chapter by chapter, in data-flow order
   docs/09-pitfalls.md     the seven pitfalls and the tests that show them

@@ -50,8 +50,7 @@ func main() { cli.Main(run) }
 // run is the whole program, with its arguments and output passed in so
 // that a test can call it.
 func run(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("lab", flag.ContinueOnError)
-	fs.SetOutput(out)
+	fs := cli.NewFlagSet("lab", "the StarRocks operator experiment: workers, resync period and QPS/Burst, measured", out)
 	conn := cli.Register(fs, "listwatch-lab")
 	var (
 		s          settings
@@ -106,7 +105,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("--kube-api-qps: the post's knob has no \"unlimited\"; use a large value")
 	}
 
-	cfg, err := conn.RESTConfig()
+	cfg, err := conn.Load()
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,10 @@ func main() {
 	stat := flag.String("benchstat", "", "benchstat output to include (optional)")
 	notes := flag.String("notes", "NOTES.md", "hand-written notes to include (optional)")
 	out := flag.String("out", "../docs/12-benchmarks.md", "the page to write; charts go in a directory beside it")
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "benchdoc: turn `go test -bench` output into docs/12-benchmarks.md and its charts")
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 
 	res, err := parse(*in)

@@ -1,13 +1,13 @@
 // Package cli holds what every example program needs and none of them is
-// about: the --kubeconfig and --namespace flags, resolved the way kubectl
-// resolves them, and a namespace to work in.
+// about: a flag set whose -h answers with a synopsis, kubectl's connection
+// flags (package kubeconfig) plus --namespace, and a namespace to work in.
 package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
+	"io"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,42 +15,40 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/listwatch/informer/kubeconfig"
 )
 
-// Flags are the connection flags every example takes.
+// NewFlagSet returns an example's flag set. Its -h prints "name:
+// synopsis", then the flags, to out; Parse then returns flag.ErrHelp,
+// which Main turns into exit status 0.
+func NewFlagSet(name, synopsis string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintf(out, "%s: %s\n\nusage: go run ./%s [flags]   (in examples/)\n", name, synopsis, name)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// Flags are the connection flags every example takes: kubectl's
+// --kubeconfig and --context (Load finds the cluster as kubectl would) and
+// --namespace.
 type Flags struct {
-	// Kubeconfig is the --kubeconfig flag. Empty means kubectl's rules:
-	// $KUBECONFIG, then ~/.kube/config.
-	Kubeconfig string
+	kubeconfig.Flags
 	// Namespace is the --namespace flag: where the example creates and
 	// watches its objects. It is created if missing.
 	Namespace string
 }
 
-// Register adds --kubeconfig and --namespace to fs. defaultNamespace is
-// the namespace used when the flag is not given.
+// Register adds --kubeconfig, --context and --namespace to fs.
+// defaultNamespace is the namespace used when the flag is not given.
 func Register(fs *flag.FlagSet, defaultNamespace string) *Flags {
 	f := &Flags{}
-	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "path to a kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, as kubectl)")
+	f.Flags.Register(fs)
 	fs.StringVar(&f.Namespace, "namespace", defaultNamespace, "namespace to work in; created if missing")
 	return f
-}
-
-// RESTConfig loads the client configuration of the kubeconfig's current
-// context, with the precedence kubectl uses.
-func (f *Flags) RESTConfig() (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules() // $KUBECONFIG, then ~/.kube/config
-	rules.ExplicitPath = f.Kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		if clientcmd.IsEmptyConfig(err) {
-			return nil, errors.New("no kubeconfig found: pass --kubeconfig, set $KUBECONFIG, " +
-				"create a cluster with `kind create cluster`, or run `make cluster` and use bin/kubeconfig")
-		}
-		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
-	}
-	return cfg, nil
 }
 
 // CoreV1 returns a REST client for the core/v1 API group built from cfg:

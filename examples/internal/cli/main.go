@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,10 +18,15 @@ type RunFunc func(ctx context.Context, args []string, out io.Writer) error
 
 // Main is every example's main: it calls run with a context that Ctrl-C
 // (or SIGTERM) cancels, and exits with status 1 and the error if run fails.
+// -h (flag.ErrHelp from a NewFlagSet) is an answer, not a failure: status 0.
 func Main(run RunFunc) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+	err := run(ctx, os.Args[1:], os.Stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(os.Args[0]), err)
 		os.Exit(1)
 	}
