@@ -1,0 +1,24 @@
+// Command baseline is a plain client-go controller's imports and nothing
+// else: the typed core/v1 client, kubectl's config loading, client-go's
+// informer cache and workqueue. Its module graph is what
+// ../footprint_test.go compares the library's consumer with. It is built,
+// never run.
+package main
+
+import (
+	"fmt"
+
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/workqueue"
+)
+
+func main() {
+	fmt.Println(
+		corev1client.NewForConfig,
+		clientcmd.NewDefaultClientConfigLoadingRules,
+		cache.NewSharedIndexInformer,
+		workqueue.NewTypedRateLimitingQueue[string],
+	)
+}

@@ -1,0 +1,77 @@
+package consumer_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"example.com/consumer"
+	"github.com/listwatch/informer/testenv"
+)
+
+// The library's public control plane, started as its docs say.
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{})) }
+
+func TestMirrorFollowsItsSourceThroughCreateUpdateAndDelete(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	client, err := kubernetes.NewForConfig(cp.Config())
+	require.NoError(t, err)
+	api := client.CoreV1().ConfigMaps(ns)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	_, err = api.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	source := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "settings", Labels: map[string]string{consumer.SourceLabel: "yes"}},
+		Data:       map[string]string{"color": "blue"},
+	}
+	source, err = api.Create(ctx, source, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- consumer.Run(runCtx, cp.Config(), ns, 2) }()
+
+	mirrorData := func() map[string]string {
+		m, err := api.Get(ctx, "settings-mirror", metav1.GetOptions{})
+		if err != nil {
+			return nil
+		}
+		return m.Data
+	}
+	require.Eventually(t, func() bool { return mirrorData()["color"] == "blue" }, 30*time.Second, 50*time.Millisecond,
+		"the mirror is created with the source's data")
+	// The handler saw "plain" before "settings" and enqueued nothing for it.
+	_, err = api.Get(ctx, "plain-mirror", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "an unlabelled ConfigMap gets no mirror: %v", err)
+
+	source.Data["color"] = "green"
+	_, err = api.Update(ctx, source, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return mirrorData()["color"] == "green" }, 30*time.Second, 50*time.Millisecond,
+		"the mirror follows an update")
+
+	require.NoError(t, api.Delete(ctx, "settings", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		_, err := api.Get(ctx, "settings-mirror", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, 30*time.Second, 50*time.Millisecond, "the mirror is deleted with its source")
+
+	stop()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return within 10s of its context ending")
+	}
+}
