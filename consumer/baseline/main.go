@@ -6,19 +6,18 @@
 package main
 
 import (
-	"fmt"
-
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/workqueue"
 )
 
-func main() {
-	fmt.Println(
-		corev1client.NewForConfig,
-		clientcmd.NewDefaultClientConfigLoadingRules,
-		cache.NewSharedIndexInformer,
-		workqueue.NewTypedRateLimitingQueue[string],
-	)
-}
+// The blank assignments keep the imports; main does nothing.
+var (
+	_ = corev1client.NewForConfig
+	_ = clientcmd.NewDefaultClientConfigLoadingRules
+	_ = cache.NewSharedIndexInformer
+	_ = workqueue.NewTypedRateLimitingQueue[string]
+)
+
+func main() {}
