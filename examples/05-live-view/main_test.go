@@ -78,7 +78,8 @@ func TestBrowserShowsCreateRelistAndFinalStateUnknownDelete(t *testing.T) {
 		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.Flag("user-data-dir", t.TempDir()),
-		chromedp.Flag("window-size", "1400,1000"))...)
+		chromedp.Flag("window-size", "1400,1000"),
+		chromedp.Env("TMPDIR="+shortTempDir(t)))...) // its singleton socket, which it leaves behind
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(alloc)
 	defer cancel()
@@ -217,4 +218,14 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// shortTempDir is a temporary directory removed at cleanup, with a path
+// short enough for a unix socket inside it (t.TempDir's paths, named after
+// the test, are too long for chromium's singleton socket).
+func shortTempDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "chromium-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
