@@ -20,6 +20,7 @@ type MissingBinaryError struct {
 	Path    string // where it was looked for
 }
 
+// Error says what is missing and, for the cached binaries, how to build it.
 func (e *MissingBinaryError) Error() string {
 	if e.Version == "" {
 		return fmt.Sprintf("%s not found at %s (from $%s)", e.Name, e.Path, BinDirEnv)
