@@ -44,7 +44,16 @@
 //  6. expectations: how a controller avoids acting on a cache that has not
 //     caught up with its own writes.
 //
-// The testenv package starts a real etcd and kube-apiserver on
-// this machine, so every claim the packages make is tested against the
-// real thing.
+// Around the flow:
+//
+//   - kubeconfig finds the cluster as kubectl does (--kubeconfig,
+//     $KUBECONFIG, ~/.kube/config, in-cluster, --context).
+//   - testenv starts a real etcd and kube-apiserver on this machine, so
+//     every claim the packages make is tested against the real thing; your
+//     own tests can use it too (cmd/controlplane builds its binaries), and
+//     testenv/faultproxy puts network faults in front of it.
+//
+// The runnable examples, the benchmarks against client-go and the chaos
+// tests are nested modules of the repository (examples/, bench/, chaos/),
+// so nothing they depend on reaches a module that imports this one.
 package informer

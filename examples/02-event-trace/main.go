@@ -51,7 +51,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var c config
 	fs.DurationVar(&c.cutAfter, "cut-after", time.Second, "after the burst, wait this long and cut the watch connection (0: don't)")
 	fs.DurationVar(&c.outage, "outage", 2*time.Second, "refuse connections this long while an object is deleted (0: skip that step)")
-	fs.StringVar(&c.etcd, "etcd", "", "etcd client URL of the local control plane (go run ./internal/cmd/cluster --watch-cache=false prints it): "+
+	fs.StringVar(&c.etcd, "etcd", "", "etcd client URL of the local control plane (go run ./cmd/controlplane run --watch-cache=false prints it): "+
 		"compact etcd during the outage, so the re-watch is answered 410 Gone and the informer relists")
 	fs.DurationVar(&c.work, "work", 300*time.Millisecond, "how long each reconcile takes, so you can see the workqueue merge keys")
 	if err := fs.Parse(args); err != nil {

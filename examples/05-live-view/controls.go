@@ -50,7 +50,7 @@ func (c *controls) config(w http.ResponseWriter, _ *http.Request) {
 	note := ""
 	if c.cfg.etcd == "" {
 		note = "Compact etcd needs --etcd: etcd is reachable only on the local control plane " +
-			"(go run ./internal/cmd/cluster --watch-cache=false), not in kind."
+			"(go run ./cmd/controlplane run --watch-cache=false), not in kind."
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"namespace": c.ns, "compact": c.cfg.etcd != "", "compactNote": note,

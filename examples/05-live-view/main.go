@@ -6,9 +6,13 @@
 // the local control plane, cut the watch and compact etcd, so you see a
 // relist and a delete whose final state is unknown.
 //
-//	go run ./05-live-view --namespace tour            # then open http://127.0.0.1:8080
-//	go run ./internal/cmd/cluster --watch-cache=false          # prints --kubeconfig and --etcd
-//	go run ./05-live-view --kubeconfig bin/kubeconfig --etcd http://127.0.0.1:NNNN
+//	go run ./05-live-view --namespace tour    # in examples/; then open http://127.0.0.1:8080
+//
+// On the local control plane, with the etcd controls: in the repository's
+// root, then in examples/ from another terminal,
+//
+//	go run ./cmd/controlplane run --watch-cache=false    # prints the etcd URL, writes bin/kubeconfig
+//	go run ./05-live-view --kubeconfig ../bin/kubeconfig --etcd http://127.0.0.1:NNNN
 //
 // The page is plain HTML, CSS and JavaScript in web/, embedded in the
 // binary: no build step, nothing fetched from the internet.
@@ -53,7 +57,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	conn := cli.Register(flags, "listwatch-live")
 	var c config
 	flags.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to serve the page on (port 0: any free port)")
-	flags.StringVar(&c.etcd, "etcd", "", "etcd client URL of the local control plane (go run ./internal/cmd/cluster --watch-cache=false prints it): "+
+	flags.StringVar(&c.etcd, "etcd", "", "etcd client URL of the local control plane (go run ./cmd/controlplane run --watch-cache=false prints it): "+
 		"enables the \"compact etcd\" button, so a re-watch is answered 410 Gone and the informer relists")
 	flags.DurationVar(&c.outage, "outage", 2*time.Second, "how long \"cut watch\" refuses new connections after cutting the open ones")
 	flags.DurationVar(&c.work, "work", 300*time.Millisecond, "how long each reconcile takes, so you can see keys wait in the workqueue")

@@ -22,7 +22,7 @@
 //  5. lets it idle for --idle with nothing changing, and counts again.
 //
 // Run it against kind (`kind create cluster`) or the local control plane
-// (`make cluster`, then --kubeconfig bin/kubeconfig):
+// (`make cluster`, then, in examples/, --kubeconfig ../bin/kubeconfig):
 //
 //	go run ./lab --crs=50 --rtt=200ms
 //	go run ./lab --crs=50 --rtt=200ms --max-concurrent-reconciles=50 --kube-api-qps=100 --kube-api-burst=200
