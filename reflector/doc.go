@@ -24,7 +24,8 @@
 // Run is a loop over three phases (the phase type, in reflector.go):
 //
 //   - listing: LIST in pages of PageSize, then one Replace with the whole
-//     list. A continue token that expires (410) restarts the list.
+//     list. A continue token that expires (410) restarts the list;
+//     after Options.ExpiredContinueLimit expiries, unpaged.
 //   - watching: WATCH from the last resourceVersion, with bookmarks and a
 //     randomised server-side timeout. Every event and bookmark advances
 //     LastSyncResourceVersion. When the watch ends (timeout, cut

@@ -16,12 +16,20 @@ import (
 // choice; later pages carry only the token (the server refuses both).
 //
 // The store is replaced only once every page is in: a list that fails
-// half-way leaves the store as it was, and the list starts over.
+// half-way leaves the store as it was, and the list starts over. If the
+// server forgot the pages' state before the last page (the continue token
+// expired) Options.ExpiredContinueLimit times, the list starts over
+// unpaged: one response, however large, rather than a list that never
+// ends.
 func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 	if s.why != "" {
 		r.emit(KindRelist, "", "", s.why)
 	}
-	opts := metav1.ListOptions{ResourceVersion: s.listRV, Limit: r.opts.PageSize}
+	limit := r.opts.PageSize
+	if s.unpaged {
+		limit = 0
+	}
+	opts := metav1.ListOptions{ResourceVersion: s.listRV, Limit: limit}
 	var all []T
 	var rv string
 	for page := 1; ; page++ {
@@ -37,7 +45,7 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 			rv = meta.ResourceVersion
 			break
 		}
-		opts = metav1.ListOptions{Continue: meta.Continue, Limit: r.opts.PageSize}
+		opts = metav1.ListOptions{Continue: meta.Continue, Limit: limit}
 	}
 	if rv == "" {
 		return state{phase: listing, listRV: s.listRV, why: "the last list had no resourceVersion"},
@@ -51,6 +59,7 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 		r.emit(KindReplace, "", rv, objects(len(all)))
 	}
 	r.synced = true
+	r.expiredContinues = 0
 	r.setRV(rv)
 	return state{phase: watching}, nil
 }
@@ -59,7 +68,8 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 //
 //   - 410 on a continue token: the list's state has been compacted away
 //     since the first page; start over with a fresh consistent list, at
-//     once (see afterExpired).
+//     once (see afterExpired), unpaged once this has happened
+//     Options.ExpiredContinueLimit times.
 //   - 410 or "too large" on the resourceVersion asked for: it is unusable
 //     here; a consistent list needs none.
 //   - anything else (403, 404, 429, 500, a network error, a bad
@@ -68,7 +78,13 @@ func (r *Reflector[T]) listFailed(s state, opts metav1.ListOptions, err error) (
 	failure := &Error{Op: KindList, Name: r.opts.Name, ResourceVersion: opts.ResourceVersion, Err: err}
 	switch {
 	case opts.Continue != "" && isExpired(err):
-		return r.afterExpired(state{phase: listing, listRV: "", why: "the continue token expired (410 Gone): start the list over"}), failure
+		r.expiredContinues++
+		next := state{phase: listing, listRV: "", why: "the continue token expired (410 Gone): start the list over"}
+		if r.expiredContinues >= r.opts.ExpiredContinueLimit {
+			next.unpaged = true
+			next.why = fmt.Sprintf("%d continue tokens expired (410 Gone): list the whole collection in one response", r.expiredContinues)
+		}
+		return r.afterExpired(next), failure
 	case isExpired(err):
 		return state{phase: listing, listRV: "", why: fmt.Sprintf("resourceVersion %q is too old (410 Gone)", opts.ResourceVersion)}, failure
 	case isTooLarge(err):

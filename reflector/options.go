@@ -41,6 +41,14 @@ type Options[T informer.Object] struct {
 	// PageSize is the limit of each LIST page. A negative value asks for
 	// everything in one response. Default: 500.
 	PageSize int64
+	// ExpiredContinueLimit is how many times one list may lose its
+	// continue token (410 Gone between two pages: the server compacted the
+	// state the pages show) before the reflector stops paging and asks for
+	// the whole collection in one consistent LIST. Paging again could lose
+	// every time: a collection that takes longer to page through than the
+	// server keeps its history would never sync. Default: 1, as client-go's
+	// pager falls back at the first expiry.
+	ExpiredContinueLimit int
 	// InitialList chooses the resourceVersion of the first LIST. Relists
 	// (after 410 Gone) are always consistent. Default: ListConsistent.
 	InitialList InitialList
@@ -106,6 +114,9 @@ func (o Options[T]) withDefaults() Options[T] {
 	}
 	if o.PageSize < 0 {
 		o.PageSize = 0 // no limit parameter
+	}
+	if o.ExpiredContinueLimit <= 0 {
+		o.ExpiredContinueLimit = 1
 	}
 	o.WatchTimeout = orDefault(o.WatchTimeout, 5*time.Minute)
 	o.WatchTimeoutJitter = jitterOrDefault(o.WatchTimeoutJitter, 1.0)

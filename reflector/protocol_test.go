@@ -156,7 +156,9 @@ func TestExpiredWatchRelistsConsistentlyAndNeverAtTheOldResourceVersion(t *testi
 	assert.Contains(t, relists[0].Detail, "410")
 }
 
-func TestContinueTokenExpiryRestartsTheListFromTheFirstPage(t *testing.T) {
+// expiringOnce is a paged collection of five ConfigMaps whose continue
+// token expires once, between the first and second page.
+func expiringOnce(t *testing.T) (*memlistwatch.ListerWatcher[*corev1.ConfigMap], *spy[*corev1.ConfigMap]) {
 	lw := memlistwatch.New[*corev1.ConfigMap]()
 	for i := range 5 {
 		_, err := lw.Create(cm("default", fmt.Sprintf("cm-%d", i)))
@@ -170,8 +172,14 @@ func TestContinueTokenExpiryRestartsTheListFromTheFirstPage(t *testing.T) {
 		}
 		return nil
 	}
+	return lw, s
+}
+
+func TestContinueTokenExpiryRestartsTheListFromTheFirstPage(t *testing.T) {
+	lw, s := expiringOnce(t)
 	store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
-	r := reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, PageSize: 2, OnError: errs.hook}))
+	r := reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, PageSize: 2,
+		ExpiredContinueLimit: 2, OnError: errs.hook}))
 	run(t, r)
 	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, 5*time.Second, "never synced")
 
@@ -182,6 +190,20 @@ func TestContinueTokenExpiryRestartsTheListFromTheFirstPage(t *testing.T) {
 	require.Equal(t, 1, store.count("replace"), "the half list never reached the store")
 	assert.Len(t, store.replaces()[0], 6)
 	assert.Equal(t, 1, errs.count(apierrors.IsResourceExpired))
+}
+
+func TestExpiredContinueTokensAtTheLimitGiveOneUnpagedList(t *testing.T) {
+	lw, s := expiringOnce(t)
+	store := newRecorder[*corev1.ConfigMap]()
+	r := reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, PageSize: 2}))
+	run(t, r)
+	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, 5*time.Second, "never synced")
+
+	lists := s.listCalls()
+	require.Len(t, lists, 3, "page 1, page 2 (expired), then the whole list")
+	assert.Equal(t, metav1.ListOptions{}, lists[2], "consistent, and without a limit: the default limit is one expiry")
+	require.Equal(t, 1, store.count("replace"))
+	assert.Len(t, store.replaces()[0], 6)
 }
 
 func TestTooLargeResourceVersionOnWatchRelistsConsistently(t *testing.T) {

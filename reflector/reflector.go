@@ -43,6 +43,10 @@ type Reflector[T informer.Object] struct {
 	// expired is true when the latest relist was for a 410 and no watch
 	// has delivered an event since. See afterExpired.
 	expired bool
+	// expiredContinues counts the continue tokens that expired since the
+	// last successful list; at Options.ExpiredContinueLimit the next list
+	// is unpaged.
+	expiredContinues int
 	// resync ticks every ResyncPeriod while Run runs; nil when resync is off.
 	resync <-chan time.Time
 }
@@ -112,6 +116,8 @@ type state struct {
 	// listRV is the resourceVersion a listing asks for: "" (consistent)
 	// or "0" (any).
 	listRV string
+	// unpaged asks a listing for the whole collection in one response.
+	unpaged bool
 	// why is the reason for a relist, traced when it starts; "" for the
 	// first list.
 	why string
