@@ -42,6 +42,10 @@
 //     replaying events (pitfall 1).
 //   - A handler added late first receives the current cache as
 //     OnAdd(obj, true); its Registration syncs once it has handled them.
+//   - Shutdown is bounded: once Run's context ends no handler call starts;
+//     Run returns when each handler's call in progress has, and what was
+//     still buffered is dropped. A removed handler's Registration.Stopped
+//     closes once its call in progress has returned.
 //   - Resync replays the cache as OnUpdate(obj, obj) to handlers whose
 //     period elapsed. It makes no API call (pitfall 6).
 //   - Objects handed to handlers and returned by listers are the cache's

@@ -19,8 +19,9 @@ import (
 // period (the smallest period registered before Run) is raised to it, and
 // a resync period on an informer that runs without resync is an error.
 //
-// It fails if opts is invalid (a resync period below MinimumResyncPeriod)
-// or h is nil.
+// It fails if opts is invalid (a resync period below MinimumResyncPeriod),
+// h is nil, or the informer has stopped (Run's context ended): a handler
+// added then would never be called.
 func (i *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Registration, error) {
 	if h == nil {
 		return nil, errors.New("sharedinformer: AddEventHandler: the handler is nil")
@@ -31,6 +32,9 @@ func (i *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Regis
 
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	if i.stopping || (i.runCtx != nil && i.runCtx.Err() != nil) {
+		return nil, errors.New("sharedinformer: AddEventHandler: the informer has stopped (its Run context ended)")
+	}
 	i.handlersAdded++
 	if opts.Name == "" {
 		opts.Name = fmt.Sprintf("handler-%d", i.handlersAdded)
@@ -47,7 +51,7 @@ func (i *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Regis
 	if opts.ResyncPeriod > 0 {
 		l.nextResync = time.Now().Add(opts.ResyncPeriod)
 	}
-	reg := &Registration{name: opts.Name, synced: l.synced, depth: l.depth}
+	reg := &Registration{name: opts.Name, synced: l.synced, stopped: l.done, depth: l.depth}
 	i.listeners[reg] = l
 
 	// Replay: everything already in the cache, as part of this handler's
@@ -66,7 +70,9 @@ func (i *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Regis
 
 // RemoveEventHandler stops delivering to the handler of reg. The call in
 // progress, if any, finishes; nothing after it is delivered, and the
-// handler's goroutine ends. It fails if reg is not registered here.
+// handler's goroutine ends: reg.Stopped closes then. reg.Synced closes
+// too, whether or not the initial list was delivered. It fails if reg is
+// not registered here.
 func (i *Informer[T]) RemoveEventHandler(reg *Registration) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
@@ -82,9 +88,5 @@ func (i *Informer[T]) RemoveEventHandler(reg *Registration) error {
 // startListenerLocked starts l's goroutine under the run context. The
 // caller holds mu.
 func (i *Informer[T]) startListenerLocked(l *listener[T]) {
-	i.listenersRunning.Add(1)
-	go func() {
-		defer i.listenersRunning.Done()
-		l.run(i.runCtx)
-	}()
+	l.start(i.runCtx, &i.listenersRunning)
 }

@@ -101,6 +101,9 @@ type Informer[T informer.Object] struct {
 	transform   func(T) (T, error)
 	// runCtx is Run's context, nil until Run starts.
 	runCtx context.Context
+	// stopping is set by Run, once its context ended, before it waits for
+	// the handlers' goroutines: from then on AddEventHandler fails.
+	stopping bool
 
 	// listenersRunning counts the handler goroutines.
 	listenersRunning sync.WaitGroup

@@ -44,10 +44,12 @@ type listener[T informer.Object] struct {
 	// removed says the handler was removed: run returns, add drops.
 	// Guarded by mu.
 	removed bool
+	// started says start was called. Guarded by mu.
+	started bool
 
-	synced chan struct{} // closed once upstreamSynced and initialPending == 0
+	synced chan struct{} // closed once upstreamSynced and initialPending == 0, or on removal
 	wake   chan struct{} // capacity 1: "there may be work, or we were removed"
-	done   chan struct{} // closed when run returns
+	done   chan struct{} // closed when run returns, or on removal if run never started
 }
 
 func newListener[T informer.Object](name string, h Handler[T], opts HandlerOptions, policy BufferPolicy, trace informer.TraceHook, report func(error), logger *slog.Logger) *listener[T] {
@@ -89,8 +91,17 @@ func (l *listener[T]) add(n notification[T]) {
 	}
 }
 
+// start runs the listener on a goroutine of its own, counted by running.
+func (l *listener[T]) start(ctx context.Context, running *sync.WaitGroup) {
+	l.mu.Lock()
+	l.started = true
+	l.mu.Unlock()
+	running.Go(func() { l.run(ctx) })
+}
+
 // run delivers notifications until ctx ends or the handler is removed.
-// Notifications still buffered then are dropped: nobody will handle them.
+// Notifications still buffered then are dropped: nobody will handle them,
+// and no call starts once ctx has ended.
 func (l *listener[T]) run(ctx context.Context) {
 	defer close(l.done)
 	for {
@@ -102,11 +113,13 @@ func (l *listener[T]) run(ctx context.Context) {
 	}
 }
 
-// next waits for the oldest buffered notification.
+// next waits for the oldest buffered notification. It reports false once
+// the handler was removed or ctx ended, even with notifications buffered:
+// shutdown waits for at most the call in progress, never for a backlog.
 func (l *listener[T]) next(ctx context.Context) (notification[T], bool) {
 	for {
 		l.mu.Lock()
-		if l.removed {
+		if l.removed || ctx.Err() != nil {
 			l.mu.Unlock()
 			return notification[T]{}, false
 		}
@@ -174,11 +187,21 @@ func (l *listener[T]) markSyncedLocked() {
 }
 
 // remove stops delivery: run returns after the current callback, and
-// buffered notifications are dropped.
+// buffered notifications are dropped. synced closes, since nothing more
+// of the initial list will come; done closes now if run never started.
 func (l *listener[T]) remove() {
 	l.mu.Lock()
 	l.removed = true
 	l.buf = newRing[notification[T]](1)
+	l.initialPending = 0
+	select {
+	case <-l.synced:
+	default:
+		close(l.synced)
+	}
+	if !l.started {
+		close(l.done)
+	}
 	l.mu.Unlock()
 	select {
 	case l.wake <- struct{}{}:

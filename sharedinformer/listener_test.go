@@ -30,7 +30,7 @@ func startListener(t *testing.T, h Handler[*corev1.Pod], policy BufferPolicy, tr
 	}
 	l := newListener("test", h, HandlerOptions{}, policy.withDefaults(), trace, report, quietLogger())
 	ctx, cancel := context.WithCancel(context.Background())
-	go l.run(ctx)
+	l.start(ctx, new(sync.WaitGroup))
 	t.Cleanup(func() { cancel(); <-l.done })
 	return l
 }
@@ -79,7 +79,7 @@ func TestRemovedListenerStopsCallingItsHandlerAndItsGoroutineEnds(t *testing.T) 
 	calls := make(chan string, 10)
 	l := newListener[*corev1.Pod]("test", HandlerFuncs[*corev1.Pod]{AddFunc: func(p *corev1.Pod, _ bool) { calls <- p.Name }},
 		HandlerOptions{}, BufferPolicy{}.withDefaults(), nil, func(error) {}, quietLogger())
-	go l.run(context.Background())
+	l.start(context.Background(), new(sync.WaitGroup))
 	l.add(notification[*corev1.Pod]{kind: addNotification, obj: pod("before")})
 	assert.Equal(t, "before", <-calls)
 

@@ -19,7 +19,9 @@ import (
 //	one per handler   buffer ──▶ OnAdd / OnUpdate / OnDelete
 //
 // When ctx ends, Run waits for all of them: it returns after every
-// handler's current call has returned.
+// handler's current call has returned. Notifications still buffered are
+// dropped, so that is at most one call per handler. Handlers cannot be
+// added from then on.
 func (i *Informer[T]) Run(ctx context.Context) error {
 	r, err := i.start(ctx)
 	if err != nil {
@@ -38,6 +40,9 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 
 	background.Wait()
 	i.fifo.Close()
+	i.mu.Lock()
+	i.stopping = true
+	i.mu.Unlock()
 	i.listenersRunning.Wait()
 	return nil
 }

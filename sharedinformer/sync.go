@@ -32,17 +32,25 @@ func WaitForCacheSync(ctx context.Context, syncers ...Syncer) bool {
 // on one Informer. Use it to wait for that handler's initial list, to see
 // how far behind it is, and to remove it.
 type Registration struct {
-	name   string
-	synced <-chan struct{}
-	depth  func() int
+	name    string
+	synced  <-chan struct{}
+	stopped <-chan struct{}
+	depth   func() int
 }
 
 // Name is the handler's name, as used in traces and logs.
 func (r *Registration) Name() string { return r.name }
 
 // Synced returns a channel closed once the informer has synced and this
-// handler has returned from every OnAdd of its initial list.
+// handler has returned from every OnAdd of its initial list, or once the
+// handler was removed (nothing more of its list will come).
 func (r *Registration) Synced() <-chan struct{} { return r.synced }
+
+// Stopped returns a channel closed once the handler's goroutine has ended,
+// after RemoveEventHandler or when Run's context ended: no call of the
+// handler is in progress and none will start. Wait on it before tearing
+// down what the handler uses.
+func (r *Registration) Stopped() <-chan struct{} { return r.stopped }
 
 // HasSynced reports whether Synced is closed.
 func (r *Registration) HasSynced() bool {
