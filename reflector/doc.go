@@ -33,7 +33,8 @@
 //     there is no relist.
 //   - streaming (Options.StreamingList): the list arrives over one WATCH
 //     (sendInitialEvents=true) ending in a bookmark, then one Replace, and
-//     that watch carries on. A server that refuses it gets LIST instead.
+//     that watch carries on. A server that refuses it gets LIST instead;
+//     a stream cut before its bookmark streams again.
 //
 // The reflector lists again only when the server says its resourceVersion
 // is unusable: 410 Gone (too old: compacted away) or "Too large resource

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,12 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/deltafifo"
 	"github.com/listwatch/informer/indexer"
 	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/testenv"
+	"github.com/listwatch/informer/testenv/faultproxy"
 )
 
 // The DeltaFIFO is the Store the reflector is written for.
@@ -243,4 +247,60 @@ func TestStreamingListWorksAgainstTheRealServer(t *testing.T) {
 	converged(t, l.store.state, cms, 30*time.Second)
 	assert.Len(t, l.trace.of(reflector.KindWatch), 1, "the stream that listed goes on as the watch")
 	assert.Empty(t, l.errs.all())
+}
+
+// cutAfter is a ListerWatcher whose first watch has its connection cut,
+// at the proxy, once n events have arrived on it: a streaming list cut in
+// the middle of its initial events. Events the client had already read
+// past the cut are not passed on, so the reflector sees the stream end
+// after exactly n events, however the bytes were split on the wire.
+type cutAfter struct {
+	reflector.ListerWatcher[*corev1.ConfigMap]
+	n      int
+	proxy  *faultproxy.Proxy
+	watchs atomic.Int32
+}
+
+func (lw *cutAfter) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	w, err := lw.ListerWatcher.Watch(ctx, opts)
+	if err != nil || lw.watchs.Add(1) > 1 {
+		return w, err
+	}
+	out := make(chan watch.Event)
+	go func() {
+		defer close(out)
+		defer w.Stop()
+		seen := 0
+		for ev := range w.ResultChan() {
+			out <- ev
+			if seen++; seen == lw.n {
+				lw.proxy.CutAll()
+				return
+			}
+		}
+	}()
+	return watch.NewProxyWatcher(out), nil
+}
+
+func TestAStreamingListCutMidStreamStreamsAgain(t *testing.T) {
+	cp := testenv.Private(t, testenv.Options{Audit: true})
+	ns := cp.Namespace(t)
+	cms := newConfigMaps(t, cp.Config(), ns)
+	for i := range 20 {
+		cms.create(fmt.Sprintf("cm-%02d", i))
+	}
+	proxy, viaProxy := cp.Proxy(t)
+	ua := agent(t)
+	lw := &cutAfter{ListerWatcher: typedConfigMapLW(t, withAgent(viaProxy, ua), ns, false), n: 5, proxy: proxy}
+	l := cmReflector(t, cp.Config(), ns, func(o *reflector.Options[*corev1.ConfigMap]) {
+		o.ListerWatcher = lw
+		o.StreamingList = true
+	})
+	converged(t, l.store.state, cms, 30*time.Second)
+
+	assert.Empty(t, l.trace.of(reflector.KindFallback), "a cut is not a refusal: streaming stays on")
+	assert.Zero(t, countRequests(t, cp, ua, "list"), "no LIST")
+	streams, err := cp.CountRequests(t.Context(), testenv.RequestFilter{Verb: "watch", UserAgent: ua, URIContains: "sendInitialEvents=true"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, streams, "the streaming list that was cut, and the next one")
 }

@@ -58,6 +58,13 @@ type Options[T informer.Object] struct {
 	// reflector falls back to LIST for the rest of Run. Default: off
 	// (client-go turns it on by default since v0.35).
 	StreamingList bool
+	// StreamEndedLimit is how many streaming lists in a row may end before
+	// their end bookmark before the reflector lists instead for the rest
+	// of Run. One such end is usually a cut connection, and streams again;
+	// the same end again and again is a server that ignores
+	// sendInitialEvents. A refusal (a 4xx answer) falls back at once.
+	// Default: 3.
+	StreamEndedLimit int
 
 	// WatchTimeout is the shortest server-side timeout a WATCH asks for
 	// (timeoutSeconds); the server then ends the watch and the reflector
@@ -114,6 +121,9 @@ func (o Options[T]) withDefaults() Options[T] {
 	}
 	if o.PageSize < 0 {
 		o.PageSize = 0 // no limit parameter
+	}
+	if o.StreamEndedLimit <= 0 {
+		o.StreamEndedLimit = 3
 	}
 	if o.ExpiredContinueLimit <= 0 {
 		o.ExpiredContinueLimit = 1

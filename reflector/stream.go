@@ -27,8 +27,9 @@ import (
 //   - the server refuses the request with a 4xx (no WatchList feature, an
 //     old server rejecting the parameters): fall back to LIST for the rest
 //     of Run, at once.
-//   - the stream ends before the end bookmark: a server that ignored the
-//     parameters, or a cut connection; fall back to LIST, after the backoff.
+//   - the stream ends before the end bookmark: a cut connection, so stream
+//     again after the backoff; but the Options.StreamEndedLimit-th such end
+//     in a row is a server that ignores the parameters: fall back to LIST.
 //   - anything else (an ERROR event, 429, 5xx, a network error): stream
 //     again after the backoff.
 func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
@@ -61,7 +62,11 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				w.Stop()
-				return r.fallBack(ErrStreamEnded.Error()), &Error{Op: KindWatch, Name: r.opts.Name, Err: ErrStreamEnded}
+				failure := &Error{Op: KindWatch, Name: r.opts.Name, Err: ErrStreamEnded}
+				if r.streamsEnded++; r.streamsEnded >= r.opts.StreamEndedLimit {
+					return r.fallBack(fmt.Sprintf("%d streaming lists in a row: %v", r.streamsEnded, ErrStreamEnded)), failure
+				}
+				return state{phase: streaming, why: "the streaming list was cut: stream again"}, failure
 			}
 			switch ev.Type {
 			case watch.Error:
@@ -83,6 +88,7 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 					r.emit(KindReplace, "", rv, objects(len(items)))
 				}
 				r.synced = true
+				r.streamsEnded = 0
 				r.setRV(rv)
 				return state{phase: watching, open: w}, nil
 			default:

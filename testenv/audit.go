@@ -31,22 +31,27 @@ type RequestFilter struct {
 	// a client a unique rest.Config.UserAgent to count only its requests
 	// and none of the apiserver's own.
 	UserAgent string
+	// URIContains matches a substring of the request URI, such as
+	// "sendInitialEvents=true".
+	URIContains string
 }
 
 func (f RequestFilter) matches(e auditEvent) bool {
 	return (f.Verb == "" || f.Verb == e.Verb) &&
 		(f.Resource == "" || f.Resource == e.ObjectRef.Resource) &&
 		(f.Namespace == "" || f.Namespace == e.ObjectRef.Namespace) &&
-		strings.HasPrefix(e.UserAgent, f.UserAgent)
+		strings.HasPrefix(e.UserAgent, f.UserAgent) &&
+		strings.Contains(e.RequestURI, f.URIContains)
 }
 
 // auditEvent is the part of an audit.k8s.io/v1 Event that counting needs.
 type auditEvent struct {
-	AuditID   string `json:"auditID"`
-	Stage     string `json:"stage"`
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	ObjectRef struct {
+	AuditID    string `json:"auditID"`
+	Stage      string `json:"stage"`
+	Verb       string `json:"verb"`
+	UserAgent  string `json:"userAgent"`
+	RequestURI string `json:"requestURI"`
+	ObjectRef  struct {
 		Resource  string `json:"resource"`
 		Namespace string `json:"namespace"`
 	} `json:"objectRef"`
