@@ -2,6 +2,7 @@ package reflector_test
 
 import (
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/listwatch/informer/internal/hostile"
 	"github.com/listwatch/informer/reflector"
 )
 
@@ -218,4 +220,39 @@ func TestStreamingListFallsBackToListAgainstAServerThatRefusesIt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A watch that ends at once after moving the resourceVersion forward made
+// progress: it is no failure and waits no backoff, so a reflector catching
+// up through a flapping connection is not slowed down more and more.
+func TestAShortWatchThatMovedTheResourceVersionIsNotAFailure(t *testing.T) {
+	s := newHostileServer(t)
+	s.Answer(nil, hostile.OneEventThenClose)
+	_, errs, r := hostileReflector(t, s, nil)
+	eventually(t, func() bool { rv, _ := strconv.Atoi(r.LastSyncResourceVersion()); return rv >= 20 }, 10*time.Second,
+		"each one-event watch moves the resourceVersion forward")
+	assert.Zero(t, errs.count(is(reflector.ErrShortWatch)), "no watch that delivered progress is a failure: %v", errs.all())
+}
+
+// The same server cannot make the reflector spin: re-watches are rate
+// limited (RewatchQPS, RewatchBurst), not backed off.
+func TestAServerThatClosesEveryWatchAfterOneEventCannotMakeTheReflectorSpin(t *testing.T) {
+	const qps, burst = 10, 5
+	s := newHostileServer(t)
+	s.Answer(nil, hostile.OneEventThenClose)
+	hostileReflector(t, s, func(o *reflector.Options[*corev1.ConfigMap]) {
+		o.RewatchQPS, o.RewatchBurst = qps, burst
+	})
+	time.Sleep(hostileWindow + 200*time.Millisecond)
+
+	watches := s.Requests(true)
+	require.NotEmpty(t, watches)
+	n := within(watches, watches[0], hostileWindow)
+	// A token bucket allows burst + qps*t requests in any t; a quarter of a
+	// second more covers a first request the server logged late. Without
+	// the limit it would be thousands.
+	allowed := burst + int(qps*(hostileWindow+250*time.Millisecond).Seconds()) + 1
+	t.Logf("%d WATCHes in %v (allowed %d)", n, hostileWindow, allowed)
+	assert.LessOrEqual(t, n, allowed, "the rate limit bounds the re-watches")
+	assert.GreaterOrEqual(t, n, burst, "and does not stop them")
 }

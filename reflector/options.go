@@ -75,11 +75,21 @@ type Options[T informer.Object] struct {
 	// clients started together do not all re-watch together. Negative: no
 	// jitter. Default: 1.0 (client-go's 5 to 10 minutes).
 	WatchTimeoutJitter float64
-	// ShortWatch is the age below which a watch that ends counts as a
-	// failure, with or without events, and is retried only after the
-	// backoff, so a server that closes every watch at once (with or
-	// without an event first) cannot make the reflector spin. Default: 1s.
+	// ShortWatch is the age below which a watch that ends without moving
+	// the resourceVersion forward counts as a failure (ErrShortWatch) and
+	// is retried only after the backoff, so a server that closes every
+	// watch at once cannot make the reflector spin. A short watch that did
+	// move it forward made progress: it is reopened at once, within the
+	// re-watch rate limit. Default: 1s.
 	ShortWatch time.Duration
+	// RewatchQPS and RewatchBurst limit how often the watching phase opens
+	// a WATCH: a token bucket holding RewatchBurst tokens, refilled at
+	// RewatchQPS a second. A server that ends every watch after one event
+	// gives no failure to back off from; this limit is what keeps it from
+	// making the reflector spin. A negative RewatchQPS means no limit.
+	// Defaults: 5 and 10.
+	RewatchQPS   float64
+	RewatchBurst int
 
 	// BackoffInitial is the wait after a first failure. Default: 800ms.
 	BackoffInitial time.Duration
@@ -131,6 +141,12 @@ func (o Options[T]) withDefaults() Options[T] {
 	o.WatchTimeout = orDefault(o.WatchTimeout, 5*time.Minute)
 	o.WatchTimeoutJitter = jitterOrDefault(o.WatchTimeoutJitter, 1.0)
 	o.ShortWatch = orDefault(o.ShortWatch, time.Second)
+	if o.RewatchQPS == 0 {
+		o.RewatchQPS = 5
+	}
+	if o.RewatchBurst <= 0 {
+		o.RewatchBurst = 10
+	}
 	o.BackoffInitial = orDefault(o.BackoffInitial, 800*time.Millisecond)
 	o.BackoffMax = orDefault(o.BackoffMax, 30*time.Second)
 	if o.BackoffFactor <= 0 {

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/informer"
@@ -34,6 +35,8 @@ type Reflector[T informer.Object] struct {
 	// The fields below belong to Run's goroutine alone, so need no lock.
 
 	backoff backoff
+	// rewatch limits how often the watching phase opens a WATCH.
+	rewatch *rate.Limiter
 	// synced is true once a Replace succeeded: from then on the store
 	// holds a whole list and may be resynced.
 	synced bool
@@ -71,7 +74,17 @@ func New[T informer.Object](opts Options[T]) *Reflector[T] {
 		opts:    opts,
 		trace:   opts.Trace,
 		backoff: newBackoff(opts),
+		rewatch: newRewatchLimiter(opts),
 	}
+}
+
+// newRewatchLimiter is the token bucket of Options.RewatchQPS and
+// RewatchBurst.
+func newRewatchLimiter[T informer.Object](o Options[T]) *rate.Limiter {
+	if o.RewatchQPS < 0 {
+		return rate.NewLimiter(rate.Inf, 0)
+	}
+	return rate.NewLimiter(rate.Limit(o.RewatchQPS), o.RewatchBurst)
 }
 
 // LastSyncResourceVersion is the resourceVersion the store is known to be

@@ -21,11 +21,12 @@ import (
 //
 // How it ends decides what follows:
 //
-//   - closed after lasting ShortWatch: the server's timeout or a cut
-//     connection; watch again at once from the last resourceVersion.
-//     Nothing was missed, so there is no relist.
-//   - closed sooner, with or without events: a failure (ErrShortWatch);
-//     watch again after the backoff.
+//   - closed after lasting ShortWatch, or sooner but having moved the
+//     resourceVersion forward: the server's timeout or a cut connection;
+//     watch again at once from the last resourceVersion (within the
+//     re-watch rate limit). Nothing was missed, so there is no relist.
+//   - closed sooner without moving the resourceVersion: a failure
+//     (ErrShortWatch); watch again after the backoff.
 //   - an event older than the last resourceVersion: skipped, and a
 //     consistent relist after the backoff (ErrResourceVersionWentBack).
 //   - an ERROR event or a failed request, 410 Gone: the resourceVersion is
@@ -38,6 +39,9 @@ func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
 	rv := r.LastSyncResourceVersion()
 	w := s.open
 	if w == nil {
+		if r.rewatch.Wait(ctx) != nil {
+			return state{phase: watching}, nil // ctx ended
+		}
 		var err error
 		if w, err = r.lw.Watch(ctx, r.watchOptions(rv)); err != nil {
 			return r.watchFailed(rv, err)
@@ -83,10 +87,11 @@ func (r *Reflector[T]) watchTimeoutSeconds() int64 {
 	return max(1, int64(time.Duration(d)/time.Second))
 }
 
-// watchClosed decides what follows a watch whose stream closed.
+// watchClosed decides what follows a watch, opened at rv, whose stream
+// closed.
 func (r *Reflector[T]) watchClosed(rv string, started time.Time, events int) (state, error) {
 	age := time.Since(started)
-	if age < r.opts.ShortWatch {
+	if age < r.opts.ShortWatch && r.LastSyncResourceVersion() == rv {
 		return state{phase: watching}, &Error{Op: KindWatch, Name: r.opts.Name, ResourceVersion: rv,
 			Err: fmt.Errorf("%w (%d events in %v)", ErrShortWatch, events, age.Round(time.Millisecond))}
 	}

@@ -104,6 +104,22 @@ func (s *Server) HoldOpen(events ...string) http.HandlerFunc {
 	}
 }
 
+// OneEventThenClose answers each WATCH from resourceVersion N with one
+// MODIFIED event of ConfigMap "a" at N+1 and ends the stream: a server that
+// closes the watch after every event. Each watch moves the client forward,
+// so it is progress, not a failure; only a rate limit on re-watching keeps
+// a client from opening watches as fast as the server ends them.
+func OneEventThenClose(w http.ResponseWriter, r *http.Request) {
+	rv, err := strconv.ParseUint(r.URL.Query().Get("resourceVersion"), 10, 64)
+	if err != nil {
+		WriteJSON(w, http.StatusBadRequest, StatusObject(http.StatusBadRequest, metav1.StatusReasonBadRequest, "want an integer resourceVersion"))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintln(w, Event("MODIFIED", Object("ConfigMap", "a", strconv.FormatUint(rv+1, 10))))
+}
+
 // PagedList answers a LIST with objs at resourceVersion rv, in pages of the
 // limit asked, the continue token being the index of the next item. If
 // brokenPage > 0, that page is cut off half-way by a connection reset.
