@@ -187,9 +187,17 @@ func (i *Informer[T]) LastSyncResourceVersion() string {
 // SetTransform sets a function applied to every object before it is
 // queued and cached, such as one that drops managedFields (pitfall 7).
 // It must return the object to keep, which it may modify (it is the
-// informer's own copy), or an error to skip the object. It fails once Run
-// has started, since objects already cached would not have been
+// informer's own copy), or an error to reject the object. It fails once
+// Run has started, since objects already cached would not have been
 // transformed.
+//
+// A rejected object is not queued, on a watch event and on a relist alike:
+// the cache keeps the version of it that it had (none, for a new object),
+// and no handler hears of it. So a rejection never turns into a delete of
+// an object the server still has (a deletion the server reports still
+// deletes the last accepted version). Each rejection is reported to
+// OnError as a *TransformError and traced as KindTransformRejected, with
+// the object's key and resourceVersion.
 func (i *Informer[T]) SetTransform(transform func(T) (T, error)) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()

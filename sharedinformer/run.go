@@ -3,7 +3,6 @@ package sharedinformer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -98,40 +97,61 @@ type store[T informer.Object] struct {
 	transform func(T) (T, error) // nil for none
 }
 
+// Add, Update, Delete and Replace hand the reflector's writes to the
+// DeltaFIFO through the transform. A rejected object (see transformed) is
+// already reported, so they return nil for it: the reflector reports
+// errors too, and one rejection is one report.
+
 func (s *store[T]) Add(obj T) error {
-	obj, err := s.transformed(obj)
-	if err != nil {
-		return err
+	if obj, err := s.transformed(obj); err == nil {
+		return s.i.fifo.Add(obj)
 	}
-	return s.i.fifo.Add(obj)
+	return nil // the cache has no version of it yet, and gets none
 }
 
 func (s *store[T]) Update(obj T) error {
-	obj, err := s.transformed(obj)
-	if err != nil {
-		return err
+	if obj, err := s.transformed(obj); err == nil {
+		return s.i.fifo.Update(obj)
 	}
-	return s.i.fifo.Update(obj)
+	return nil // the cache keeps the version it had
 }
 
+// Delete deletes even an object the transform rejects, as the last known
+// version of it (which the transform accepted): the server no longer has
+// it, and the cache must not keep it.
 func (s *store[T]) Delete(obj T) error {
-	obj, err := s.transformed(obj)
-	if err != nil {
-		return err
+	transformed, err := s.transformed(obj)
+	if err == nil {
+		return s.i.fifo.Delete(transformed)
 	}
-	return s.i.fifo.Delete(obj)
+	key, kerr := informer.KeyOf(obj)
+	if kerr != nil {
+		return kerr
+	}
+	if last, ok := s.i.fifo.LastKnown(key); ok {
+		return s.i.fifo.Delete(last)
+	}
+	return nil
 }
 
-// Replace transforms the list and hands it to the DeltaFIFO. An object
-// the transform rejects is reported and left out; the list is otherwise
-// kept whole, since a Replace that failed would have to be relisted.
+// Replace transforms the list and hands it to the DeltaFIFO. In place of
+// an object the transform rejects it puts the last known version, if any:
+// left out, the object would become a delete whose final state is unknown
+// for an object the server still has. The list is otherwise kept whole,
+// since a Replace that failed would have to be relisted.
 func (s *store[T]) Replace(objs []T, resourceVersion string) error {
 	if s.transform != nil {
 		kept := make([]T, 0, len(objs))
 		for _, obj := range objs {
 			t, err := s.transformed(obj)
 			if err != nil {
-				s.i.report(err)
+				key, kerr := informer.KeyOf(obj)
+				if kerr != nil {
+					return kerr
+				}
+				if t, ok := s.i.fifo.LastKnown(key); ok {
+					kept = append(kept, t)
+				}
 				continue
 			}
 			kept = append(kept, t)
@@ -166,20 +186,4 @@ func (s *store[T]) Resync() error {
 		return nil
 	}
 	return i.fifo.Resync()
-}
-
-// transformed applies the transform, if one is set, to obj.
-func (s *store[T]) transformed(obj T) (T, error) {
-	if s.transform == nil {
-		return obj, nil
-	}
-	out, err := s.transform(obj)
-	if err == nil && informer.IsNil(out) {
-		err = errors.New("the transform returned nil")
-	}
-	if err != nil {
-		key, _ := informer.KeyOf(obj)
-		return out, fmt.Errorf("sharedinformer: transform of %s: %w", key, err)
-	}
-	return out, nil
 }
