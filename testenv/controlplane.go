@@ -80,7 +80,7 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "listwatch-controlplane-")
+	dir, err := newDataDir()
 	if err != nil {
 		return nil, err
 	}
