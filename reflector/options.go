@@ -109,6 +109,9 @@ type Options[T informer.Object] struct {
 	// ResyncPeriod is how often the store's Resync is called once the
 	// first list is in; 0 means never. Resync makes no API call. Default: 0.
 	ResyncPeriod time.Duration
+	// Clock times the resync ticks. Default: informer.RealClock; tests
+	// pass a fake one (workqueue.FakeClock) to resync without waiting.
+	Clock informer.Clock
 
 	// Trace receives a trace event for every step (see the Kind constants).
 	// Default: nil, no tracing, and no cost.
@@ -154,6 +157,7 @@ func (o Options[T]) withDefaults() Options[T] {
 	}
 	o.BackoffJitter = jitterOrDefault(o.BackoffJitter, 1.0)
 	o.BackoffReset = orDefault(o.BackoffReset, 2*time.Minute)
+	o.Clock = informer.ClockOrReal(o.Clock)
 	if o.OnError == nil {
 		name := o.Name
 		o.OnError = func(err error) { slog.Warn("reflector failed; retrying", "reflector", name, "err", err) }

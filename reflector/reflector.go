@@ -154,9 +154,9 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 	}
 	defer r.running.Store(false)
 	if r.opts.ResyncPeriod > 0 {
-		t := time.NewTicker(r.opts.ResyncPeriod)
-		defer t.Stop()
-		r.resync = t.C
+		ticks, stop := tickEvery(r.opts.Clock, r.opts.ResyncPeriod)
+		defer stop()
+		r.resync = ticks
 	}
 
 	s := r.firstList()

@@ -3,7 +3,6 @@ package sharedinformer
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // AddEventHandler registers h and returns its Registration. It may be
@@ -49,7 +48,7 @@ func (i *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Regis
 	}
 	l := newListener(opts.Name, h, opts, i.opts.Buffer, i.opts.Trace, i.report, i.logger)
 	if opts.ResyncPeriod > 0 {
-		l.nextResync = time.Now().Add(opts.ResyncPeriod)
+		l.nextResync = i.opts.Clock.Now().Add(opts.ResyncPeriod)
 	}
 	reg := &Registration{name: opts.Name, synced: l.synced, stopped: l.done, depth: l.depth}
 	i.listeners[reg] = l

@@ -54,6 +54,10 @@ type Options[T informer.Object] struct {
 	// Logger logs warnings, such as a handler falling behind.
 	// Default: slog.Default().
 	Logger *slog.Logger
+	// Clock decides when each handler's resync is due, and times the
+	// reflector's resync ticks unless Reflector.Clock is set. Default:
+	// informer.RealClock; tests pass workqueue.FakeClock.
+	Clock informer.Clock
 }
 
 // Informer keeps a local, indexed cache of one collection of objects up to
@@ -138,6 +142,7 @@ func New[T informer.Object](opts Options[T]) (*Informer[T], error) {
 		opts.Resource = schema.GroupResource{Resource: fmt.Sprintf("%T", zero)}
 	}
 	opts.Buffer = opts.Buffer.withDefaults()
+	opts.Clock = informer.ClockOrReal(opts.Clock)
 
 	idx := indexer.New(indexer.Options[T]{Indexers: indexers, Trace: opts.Trace, DetectMutations: opts.DetectMutations})
 	return &Informer[T]{

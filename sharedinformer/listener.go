@@ -24,7 +24,8 @@ type listener[T informer.Object] struct {
 	policy  BufferPolicy
 
 	// resyncPeriod is 0 for "no resync". nextResync is when this handler
-	// is next due; only the informer's pop loop reads or writes it.
+	// is next due. Guarded by the informer's mu: AddEventHandler sets it,
+	// and the reflector's goroutine (store.Resync) reads and advances it.
 	resyncPeriod time.Duration
 	nextResync   time.Time
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/reflector"
@@ -70,6 +69,9 @@ func (i *Informer[T]) start(ctx context.Context) (*reflector.Reflector[T], error
 	}
 	if opts.OnError == nil {
 		opts.OnError = i.opts.OnError
+	}
+	if opts.Clock == nil {
+		opts.Clock = i.opts.Clock
 	}
 	r := reflector.New(opts)
 	i.reflector.Store(r)
@@ -167,15 +169,17 @@ func (s *store[T]) Replace(objs []T, resourceVersion string) error {
 
 // Resync picks the handlers whose resync period has elapsed and, if any,
 // asks the DeltaFIFO to replay the cache; the Sync deltas reach only
-// those handlers. A handler counts as due half a check period early, so
-// that timer jitter never makes it skip a whole period.
+// those handlers. A handler is due once its period has passed since its
+// last resync (or its registration), never sooner: between two of its
+// resyncs lie at least its period and at most its period plus one resync
+// check period (the reflector's tick), as in client-go.
 func (s *store[T]) Resync() error {
 	i := s.i
 	i.mu.Lock()
-	now := time.Now()
+	now := i.opts.Clock.Now()
 	due := map[*listener[T]]bool{}
 	for _, l := range i.listeners {
-		if l.resyncPeriod > 0 && !now.Add(i.resyncCheck/2).Before(l.nextResync) {
+		if l.resyncPeriod > 0 && !now.Before(l.nextResync) {
 			due[l] = true
 			l.nextResync = now.Add(l.resyncPeriod)
 		}

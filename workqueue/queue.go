@@ -117,7 +117,7 @@ func New[K comparable](opts Options[K]) *Queue[K] {
 		q.limiter = DefaultRateLimiter[K]()
 	}
 	if q.clock == nil {
-		q.clock = realClock{}
+		q.clock = informer.RealClock{}
 	}
 	return q
 }

@@ -1,0 +1,53 @@
+package sharedinformer_test
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// resyncCounter counts a handler's resyncs (OnUpdate with old == new).
+type resyncCounter struct{ n atomic.Int64 }
+
+func (c *resyncCounter) handler() sharedinformer.HandlerFuncs[*corev1.ConfigMap] {
+	return sharedinformer.HandlerFuncs[*corev1.ConfigMap]{UpdateFunc: func(old, obj *corev1.ConfigMap) {
+		if old == obj {
+			c.n.Add(1)
+		}
+	}}
+}
+
+// A handler with a 1.5s period on an informer whose resync check ticks
+// every 1s (its other handler's period) is due at the 2nd tick, then 2s
+// after each resync: never after less than 1.5s, at most one tick late.
+// The fake clock moves only when the test says, so the count after each
+// tick is exact.
+func TestAHandlerIsNeverResyncedMoreOftenThanItsPeriod(t *testing.T) {
+	clock := workqueue.NewFakeClock(time.Unix(1_000_000, 0))
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Clock: clock})
+	_, err := lw.Create(configMap("a"))
+	require.NoError(t, err)
+	every, slower := &resyncCounter{}, &resyncCounter{}
+	_, err = inf.AddEventHandler(every.handler(), sharedinformer.HandlerOptions{ResyncPeriod: time.Second})
+	require.NoError(t, err)
+	_, err = inf.AddEventHandler(slower.handler(), sharedinformer.HandlerOptions{ResyncPeriod: 1500 * time.Millisecond})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	waitSynced(t, inf)
+
+	for tick := int64(1); tick <= 8; tick++ {
+		clock.Step(time.Second)
+		want := tick / 2 // due at ticks 2, 4, 6, 8
+		require.Eventually(t, func() bool { return every.n.Load() == tick && slower.n.Load() == want },
+			5*time.Second, time.Millisecond, "after tick %d: want %d and %d resyncs, have %d and %d",
+			tick, tick, want, every.n.Load(), slower.n.Load())
+	}
+	assert.EqualValues(t, 4, slower.n.Load(), "4 resyncs in 8s for a 1.5s period: never more often than asked")
+}
