@@ -119,6 +119,21 @@ func (e *Expectations[K]) Satisfied(key K) bool {
 	return false
 }
 
+// ExpiresIn returns how long key's unmet expectation will still hold it
+// back: the time until its TTL ends, or 0 if Satisfied(key) is already
+// true. A reconcile that finds key unsatisfied should requeue it after
+// this long (workqueue's AddAfter): if the event it waits for was lost,
+// nothing else may ever bring the key back. Cost: O(1).
+func (e *Expectations[K]) ExpiresIn(key K) time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x, ok := e.pending[key]
+	if !ok || (x.adds <= 0 && x.dels <= 0) {
+		return 0
+	}
+	return max(0, e.ttl-e.now().Sub(x.since))
+}
+
 // Forget drops key's expectation, for when the owner itself was deleted.
 func (e *Expectations[K]) Forget(key K) {
 	e.mu.Lock()

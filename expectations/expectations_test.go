@@ -91,3 +91,19 @@ func TestConcurrentWorkersAndHandlersAgree(t *testing.T) {
 		assert.True(t, e.Satisfied(k), "key %d", k)
 	}
 }
+
+func TestExpiresInSaysHowLongAnUnmetExpectationStillHoldsTheKey(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	e := expectations.New[string](expectations.Options{TTL: time.Minute, Now: clock.Now})
+	assert.Zero(t, e.ExpiresIn("rs"), "no expectation holds nothing back")
+	e.ExpectCreations("rs", 2)
+	clock.now = clock.now.Add(20 * time.Second)
+	assert.Equal(t, 40*time.Second, e.ExpiresIn("rs"))
+	e.CreationObserved("rs")
+	e.CreationObserved("rs")
+	assert.Zero(t, e.ExpiresIn("rs"), "met")
+	e.ExpectDeletions("rs", 1)
+	clock.now = clock.now.Add(2 * time.Minute)
+	assert.Zero(t, e.ExpiresIn("rs"), "past the TTL: assumed lost")
+	assert.True(t, e.Satisfied("rs"))
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -119,11 +120,14 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) error {
 		return err
 	}
 	// Pitfall 3: if our own creates or deletes have not reached the cache
-	// yet, the cache's count is wrong. Do nothing; their events bring the
-	// key back.
+	// yet, the cache's count is wrong. Do nothing now; their events bring
+	// the key back. If an event was lost, nothing would: so come back by
+	// ourselves once the expectation expires.
 	if !c.exp.Satisfied(key) {
 		c.stats.waits.Add(1)
-		c.log.say("  %-12s our earlier writes are not in the cache yet: waiting for them", key.Name)
+		wait := c.exp.ExpiresIn(key)
+		c.log.say("  %-12s our earlier writes are not in the cache yet: waiting for them (at most %v)", key.Name, wait.Round(time.Second))
+		c.queue.AddAfter(key, wait)
 		return nil
 	}
 	want, err := strconv.Atoi(parent.Data["replicas"])
@@ -138,9 +142,13 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) error {
 		missing := want - have
 		c.log.say("  %-12s want %s, the cache holds %d: creating %d", key.Name, plural(want), have, missing)
 		c.exp.ExpectCreations(key, missing) // before the creates: their events may beat us back
-		for range missing {
+		for sent := range missing {
 			if err := c.create(ctx, parent, value); err != nil {
-				c.exp.CreationObserved(key) // no event will come for this one
+				// No event will come for this create, nor for those we
+				// will not send now: lower the expectation for each.
+				for range missing - sent {
+					c.exp.CreationObserved(key)
+				}
 				return err
 			}
 		}
@@ -149,8 +157,13 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) error {
 		extra := children[want:]
 		c.log.say("  %-12s want %s, the cache holds %d: deleting %d", key.Name, plural(want), have, len(extra))
 		c.exp.ExpectDeletions(key, len(extra))
-		for _, child := range extra {
+		for sent, child := range extra {
 			if err := c.delete(ctx, child); err != nil {
+				// delete lowered the expectation for this one; lower it
+				// for those we will not send either.
+				for range len(extra) - sent - 1 {
+					c.exp.DeletionObserved(key)
+				}
 				return err
 			}
 		}
