@@ -44,6 +44,17 @@
 //  6. expectations: how a controller avoids acting on a cache that has not
 //     caught up with its own writes.
 //
+// # Conventions
+//
+// Bad input is an error that names what is wrong, never a panic: every
+// constructor (indexer.New, lister.New, reflector.New,
+// sharedinformer.New, workqueue.NewBucketRateLimiter, ...) checks its
+// options and returns an error, so a configuration mistake fails where the
+// thing is built. (A test double's misuse, such as FakeClock.Step with a
+// negative duration, still panics: that is a bug in the test.) Anything
+// that blocks takes a context.Context first and returns when it ends; each
+// runnable thing has one Run(ctx).
+//
 // Around the flow:
 //
 //   - kubeconfig finds the cluster as kubectl does (--kubeconfig,

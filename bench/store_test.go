@@ -37,14 +37,14 @@ type store struct {
 }
 
 func oursStore(objs []*corev1.ConfigMap) store {
-	idx := indexer.New(indexer.Options[*corev1.ConfigMap]{Indexers: map[string]indexer.IndexFunc[*corev1.ConfigMap]{
+	idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{Indexers: map[string]indexer.IndexFunc[*corev1.ConfigMap]{
 		indexer.NamespaceIndex: indexer.NamespaceIndexFunc[*corev1.ConfigMap],
 		"app":                  indexer.LabelIndexFunc[*corev1.ConfigMap]("app"),
-	}})
+	}}))
 	if err := idx.Replace(objs); err != nil {
 		panic(err)
 	}
-	l := lister.New(idx, schema.GroupResource{Resource: "configmaps"})
+	l := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
 	return store{
 		update: func(cm *corev1.ConfigMap) { _ = idx.Update(cm) },
 		listNS: func(ns string) int { return len(l.Namespace(ns).List(labels.Everything())) },

@@ -118,7 +118,7 @@ func FuzzWatchStream(f *testing.F) {
 		store := &checkingStore{t: t}
 		watched := make(chan struct{})
 		var once sync.Once
-		r := reflector.New(reflector.Options[*corev1.ConfigMap]{
+		r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{
 			ListerWatcher: lw, Store: store,
 			OnError: func(error) {},
 			Trace: func(e informer.TraceEvent) {
@@ -127,7 +127,7 @@ func FuzzWatchStream(f *testing.F) {
 					once.Do(func() { close(watched) })
 				}
 			},
-		})
+		}))
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		done := make(chan struct{})

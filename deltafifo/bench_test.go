@@ -44,7 +44,10 @@ func BenchmarkAddThenPop100kUpdatesOver10kKeys(b *testing.B) {
 // deltas and 1k tombstones.
 func BenchmarkReplace10kWith1kVanished(b *testing.B) {
 	list := configMaps(10_000, "cm-")
-	known := indexer.New(indexer.Options[*corev1.ConfigMap]{})
+	known, err := indexer.New(indexer.Options[*corev1.ConfigMap]{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, obj := range append(configMaps(10_000, "cm-"), configMaps(1_000, "gone-")...) {
 		_ = known.Add(obj)
 	}

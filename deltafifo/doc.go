@@ -14,7 +14,7 @@
 //
 // # Usage
 //
-//	cache := indexer.New(indexer.Options[*corev1.Pod]{})
+//	cache, err := indexer.New(indexer.Options[*corev1.Pod]{})
 //	fifo := deltafifo.New(deltafifo.Options[*corev1.Pod]{KnownObjects: cache})
 //	_ = fifo.Replace(pods, listRV)    // the reflector, after a LIST
 //	_ = fifo.Update(pod)              // the reflector, for a MODIFIED event

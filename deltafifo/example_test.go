@@ -47,7 +47,11 @@ func ExampleDeltaFIFO_Pop() {
 // "old", the new list does not: Replace queues a delete whose final state
 // is unknown, carrying the last state the cache had.
 func ExampleDeltaFIFO_Replace() {
-	cache := indexer.New(indexer.Options[*corev1.ConfigMap]{})
+	cache, err := indexer.New(indexer.Options[*corev1.ConfigMap]{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	_ = cache.Add(configMap("old", "5"))
 	fifo := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache})
 
@@ -75,7 +79,11 @@ func ExampleDeltaFIFO_Replace() {
 // Resync replays the cache. It queues a Sync for every cached key that has
 // nothing queued, and it makes no API call: it has no client to make one.
 func ExampleDeltaFIFO_Resync() {
-	cache := indexer.New(indexer.Options[*corev1.ConfigMap]{})
+	cache, err := indexer.New(indexer.Options[*corev1.ConfigMap]{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	_ = cache.Add(configMap("settled", "3"))
 	_ = cache.Add(configMap("changing", "4"))
 	fifo := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache})

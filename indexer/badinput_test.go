@@ -98,7 +98,7 @@ func TestBadInputIsAnErrorThatNamesTheProblemAndChangesNothing(t *testing.T) {
 				}
 				return nil, nil
 			}
-			idx := New(Options[*corev1.ConfigMap]{Indexers: indexers, DetectMutations: true})
+			idx := must(New(Options[*corev1.ConfigMap]{Indexers: indexers, DetectMutations: true}))
 			require.NoError(t, idx.Add(cm("default", "a", "app", "web")))
 			require.NoError(t, idx.Add(cm("default", "b", "app", "db")))
 			before := stateOf(t, idx)
@@ -117,7 +117,7 @@ func TestBadInputIsAnErrorThatNamesTheProblemAndChangesNothing(t *testing.T) {
 }
 
 func TestAnObjectWithAnInvalidKeyIsRejectedWithErrInvalidKey(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{})
+	idx := must(New(Options[*corev1.ConfigMap]{}))
 	err := idx.Add(cm("default", "a/b"))
 	assert.ErrorIs(t, err, informer.ErrInvalidKey)
 	assert.ErrorContains(t, err, `contains "/"`)
@@ -127,9 +127,9 @@ func TestAnObjectWithAnInvalidKeyIsRejectedWithErrInvalidKey(t *testing.T) {
 // With an interface type argument, a nil interface value and a typed nil
 // pointer inside one are both rejected, not panicked on.
 func TestNilAndTypedNilInterfaceValuesAreRejected(t *testing.T) {
-	idx := New(Options[informer.Object]{Indexers: map[string]IndexFunc[informer.Object]{
+	idx := must(New(Options[informer.Object]{Indexers: map[string]IndexFunc[informer.Object]{
 		NamespaceIndex: NamespaceIndexFunc[informer.Object],
-	}})
+	}}))
 	var typedNil *corev1.ConfigMap
 	for _, obj := range []informer.Object{nil, typedNil} {
 		assert.ErrorContains(t, idx.Add(obj), "the object is nil")
@@ -140,8 +140,7 @@ func TestNilAndTypedNilInterfaceValuesAreRejected(t *testing.T) {
 	assert.Zero(t, idx.Len())
 }
 
-func TestNewPanicsOnANilIndexFuncNamingTheIndex(t *testing.T) {
-	assert.PanicsWithValue(t, `indexer.New: the IndexFunc of index "broken" is nil`, func() {
-		New(Options[*corev1.ConfigMap]{Indexers: map[string]IndexFunc[*corev1.ConfigMap]{"broken": nil}})
-	})
+func TestNewRejectsANilIndexFuncNamingTheIndex(t *testing.T) {
+	_, err := New(Options[*corev1.ConfigMap]{Indexers: map[string]IndexFunc[*corev1.ConfigMap]{"broken": nil}})
+	assert.EqualError(t, err, `indexer.New: the IndexFunc of index "broken" is nil`)
 }

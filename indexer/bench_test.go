@@ -27,7 +27,7 @@ func benchObjects(changeIndex bool) (v1, v2 []*corev1.ConfigMap) {
 
 func benchUpdate(b *testing.B, opts Options[*corev1.ConfigMap], changeIndex bool) {
 	v1, v2 := benchObjects(changeIndex)
-	idx := New(opts)
+	idx := must(New(opts))
 	if err := idx.Replace(v1); err != nil {
 		b.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func BenchmarkUpdateDetectMutations(b *testing.B) {
 // ByIndex of one namespace out of 10 (100 of 1,000 objects).
 func BenchmarkByIndex(b *testing.B) {
 	v1, _ := benchObjects(false)
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 	if err := idx.Replace(v1); err != nil {
 		b.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func BenchmarkByIndex(b *testing.B) {
 // Replace of 1,000 objects with two indices: what a relist costs.
 func BenchmarkReplace(b *testing.B) {
 	v1, _ := benchObjects(false)
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := idx.Replace(v1); err != nil {

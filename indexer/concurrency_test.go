@@ -16,7 +16,7 @@ import (
 // nothing is lost and every index is exact.
 func TestConcurrentWritersAndReadersLoseNothing(t *testing.T) {
 	const writers, readers, keysPerWriter, rounds = 4, 4, 50, 20
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 
 	var writing sync.WaitGroup
 	for w := range writers {

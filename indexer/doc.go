@@ -17,7 +17,7 @@
 //
 // # Usage
 //
-//	idx := indexer.New(indexer.Options[*corev1.Pod]{
+//	idx, err := indexer.New(indexer.Options[*corev1.Pod]{
 //		Indexers: map[string]indexer.IndexFunc[*corev1.Pod]{
 //			indexer.NamespaceIndex: indexer.NamespaceIndexFunc[*corev1.Pod],
 //			"app":                  indexer.LabelIndexFunc[*corev1.Pod]("app"),
@@ -36,7 +36,8 @@
 //   - Writes are atomic. Bad input (a nil or typed-nil object, an object
 //     without a name, an IndexFunc error, an unknown or duplicate index
 //     name) returns an error that names the problem, and nothing changes.
-//     Nothing panics on bad input; only New panics, on a nil IndexFunc.
+//     Nothing panics on bad input; New, too, returns an error (for a nil
+//     IndexFunc).
 //   - Returned slices are new (reorder them freely), but the objects in them
 //     are the cached objects themselves, shared with every other reader.
 //

@@ -20,12 +20,16 @@ func pod(namespace, name, app string) *corev1.Pod {
 // Secondary indices answer "which objects have this value?" without a
 // scan. Results come in no particular order, so the example sorts them.
 func ExampleIndexer_ByIndex() {
-	idx := indexer.New(indexer.Options[*corev1.Pod]{
+	idx, err := indexer.New(indexer.Options[*corev1.Pod]{
 		Indexers: map[string]indexer.IndexFunc[*corev1.Pod]{
 			indexer.NamespaceIndex: indexer.NamespaceIndexFunc[*corev1.Pod],
 			"app":                  indexer.LabelIndexFunc[*corev1.Pod]("app"),
 		},
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	_ = idx.Add(pod("default", "web-0", "web"))
 	_ = idx.Add(pod("default", "web-1", "web"))
 	_ = idx.Add(pod("prod", "web-0", "web"))
@@ -50,7 +54,7 @@ func ExampleIndexer_ByIndex() {
 	apps, _ := idx.IndexValues("app")
 	fmt.Println("app values:    ", apps)
 
-	_, err := idx.ByIndex("tier", "frontend")
+	_, err = idx.ByIndex("tier", "frontend")
 	fmt.Println(err)
 	// Output:
 	// app=web:        [default/web-0 default/web-1 prod/web-0]
@@ -61,12 +65,16 @@ func ExampleIndexer_ByIndex() {
 
 // A trace hook shows each write and exactly which index values it changed.
 func ExampleOptions_trace() {
-	idx := indexer.New(indexer.Options[*corev1.Pod]{
+	idx, err := indexer.New(indexer.Options[*corev1.Pod]{
 		Indexers: map[string]indexer.IndexFunc[*corev1.Pod]{
 			"app": indexer.LabelIndexFunc[*corev1.Pod]("app"),
 		},
 		Trace: func(e informer.TraceEvent) { fmt.Println(e) },
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	_ = idx.Add(pod("default", "web-0", "web"))
 	_ = idx.Update(pod("default", "web-0", "web")) // no index value changes
 	_ = idx.Update(pod("default", "web-0", "canary"))
@@ -84,7 +92,11 @@ func ExampleOptions_trace() {
 // Pitfall 2: objects from the cache are shared. The mutation detector,
 // meant for tests, catches a reader that modifies one in place.
 func ExampleIndexer_CheckMutations() {
-	idx := indexer.New(indexer.Options[*corev1.Pod]{DetectMutations: true})
+	idx, err := indexer.New(indexer.Options[*corev1.Pod]{DetectMutations: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	_ = idx.Add(pod("default", "web-0", "web"))
 	_ = idx.Add(pod("default", "web-1", "web"))
 

@@ -74,13 +74,9 @@ type Indexer[T informer.Object] struct {
 	detect bool
 }
 
-// New returns an empty Indexer configured by opts.
-//
-// New panics if an IndexFunc in opts.Indexers is nil: that is a mistake in
-// the program, caught at construction like regexp.MustCompile does, before
-// any object is stored. AddIndexers, which runs on a live cache, returns an
-// error instead.
-func New[T informer.Object](opts Options[T]) *Indexer[T] {
+// New returns an empty Indexer configured by opts. It fails, naming the
+// index, if an IndexFunc in opts.Indexers is nil.
+func New[T informer.Object](opts Options[T]) (*Indexer[T], error) {
 	i := &Indexer[T]{
 		items:   map[informer.Key]T{},
 		indices: map[string]*index[T]{},
@@ -92,13 +88,13 @@ func New[T informer.Object](opts Options[T]) *Indexer[T] {
 	}
 	for name, fn := range opts.Indexers {
 		if fn == nil {
-			panic(fmt.Sprintf("indexer.New: the IndexFunc of index %q is nil", name))
+			return nil, fmt.Errorf("indexer.New: the IndexFunc of index %q is nil", name)
 		}
 		i.indices[name] = newIndex(fn)
 		i.names = append(i.names, name)
 	}
 	slices.Sort(i.names)
-	return i
+	return i, nil
 }
 
 // Get returns the object stored under key, and whether there is one.

@@ -11,7 +11,7 @@ import (
 )
 
 func TestGetReturnsTheStoredObjectItself(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{})
+	idx := must(New(Options[*corev1.ConfigMap]{}))
 	a := cm("default", "a")
 	require.NoError(t, idx.Add(a))
 
@@ -26,7 +26,7 @@ func TestGetReturnsTheStoredObjectItself(t *testing.T) {
 func TestAddAndUpdateAreTheSameUpsert(t *testing.T) {
 	for _, write := range []string{"Add", "Update"} {
 		t.Run(write, func(t *testing.T) {
-			idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+			idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 			do := idx.Add
 			if write == "Update" {
 				do = idx.Update
@@ -46,7 +46,7 @@ func TestAddAndUpdateAreTheSameUpsert(t *testing.T) {
 // The table walks one key through the life of an object and states the
 // exact content of the "app" index after each write.
 func TestWritesKeepTheIndexExact(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 	require.NoError(t, idx.Add(cm("default", "other", "app", "web")))
 	for _, step := range []struct {
 		what  string
@@ -82,14 +82,14 @@ func TestWritesKeepTheIndexExact(t *testing.T) {
 }
 
 func TestDeletingAnAbsentKeyIsNotAnError(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 	require.NoError(t, idx.Add(cm("default", "a")))
 	require.NoError(t, idx.Delete(cm("default", "never-stored")))
 	assert.Equal(t, 1, idx.Len())
 }
 
 func TestDeleteUsesOnlyTheKeyOfItsArgument(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 	require.NoError(t, idx.Add(cm("default", "a", "app", "web")))
 	// The delete carries a different (say, older) body with another label.
 	require.NoError(t, idx.Delete(cm("default", "a", "app", "db")))
@@ -98,7 +98,7 @@ func TestDeleteUsesOnlyTheKeyOfItsArgument(t *testing.T) {
 }
 
 func TestReadsReturnFreshSlicesOfSharedObjects(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 	a, b := cm("default", "a", "app", "web"), cm("default", "b", "app", "web")
 	require.NoError(t, idx.Add(a))
 	require.NoError(t, idx.Add(b))
@@ -119,7 +119,7 @@ func TestReadsReturnFreshSlicesOfSharedObjects(t *testing.T) {
 }
 
 func TestByIndexOfAValueNoObjectHasIsEmpty(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 	require.NoError(t, idx.Add(cm("default", "a", "app", "web")))
 	objs, err := idx.ByIndex("app", "db")
 	require.NoError(t, err)
@@ -130,7 +130,7 @@ func TestByIndexOfAValueNoObjectHasIsEmpty(t *testing.T) {
 }
 
 func TestIndexValuesListsOnlyValuesThatHaveObjects(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 	require.NoError(t, idx.Add(cm("default", "a", "app", "web")))
 	require.NoError(t, idx.Add(cm("kube-system", "b", "app", "dns")))
 	require.NoError(t, idx.Add(cm("", "c"))) // cluster-scoped, no app label
@@ -186,7 +186,7 @@ func TestAnIndexFuncMayReturnSeveralValuesDuplicatesCountOnce(t *testing.T) {
 		}
 		return out, nil
 	}
-	idx := New(Options[*corev1.ConfigMap]{Indexers: map[string]IndexFunc[*corev1.ConfigMap]{"values": everyValue}})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: map[string]IndexFunc[*corev1.ConfigMap]{"values": everyValue}}))
 	require.NoError(t, idx.Add(cm("ns", "a", "x", "red", "y", "blue", "z", "red")))
 	values, err := idx.IndexValues("values")
 	require.NoError(t, err)
@@ -202,7 +202,7 @@ func TestAnIndexFuncMayReturnSeveralValuesDuplicatesCountOnce(t *testing.T) {
 }
 
 func TestReplaceSwapsTheWholeContentAndRebuildsEveryIndex(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 	require.NoError(t, idx.Add(cm("default", "gone", "app", "old")))
 	require.NoError(t, idx.Add(cm("default", "kept", "app", "web")))
 
@@ -222,7 +222,7 @@ func TestReplaceSwapsTheWholeContentAndRebuildsEveryIndex(t *testing.T) {
 }
 
 func TestAddIndexersBuildsNewIndicesFromStoredObjects(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{})
+	idx := must(New(Options[*corev1.ConfigMap]{}))
 	require.NoError(t, idx.Add(cm("default", "a", "app", "web")))
 	require.NoError(t, idx.Add(cm("prod", "b", "app", "web")))
 	assert.False(t, idx.HasIndex("app"))
@@ -244,7 +244,7 @@ func TestAddIndexersBuildsNewIndicesFromStoredObjects(t *testing.T) {
 // values from the (mutated) stored object would have left the key under
 // "web" forever.
 func TestAnIndexStaysExactEvenIfACachedObjectWasMutatedInPlace(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 	require.NoError(t, idx.Add(cm("default", "a", "app", "web")))
 
 	cached, _ := idx.Get(key("default", "a"))
@@ -258,9 +258,9 @@ func TestAnIndexStaysExactEvenIfACachedObjectWasMutatedInPlace(t *testing.T) {
 
 func TestIndexFuncResultIsNotRetainedBeyondTheCall(t *testing.T) {
 	shared := []string{"b", "a"} // an IndexFunc that returns the same slice every time
-	idx := New(Options[*corev1.ConfigMap]{Indexers: map[string]IndexFunc[*corev1.ConfigMap]{
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: map[string]IndexFunc[*corev1.ConfigMap]{
 		"shared": func(*corev1.ConfigMap) ([]string, error) { return shared, nil },
-	}})
+	}}))
 	require.NoError(t, idx.Add(cm("ns", "a")))
 	assert.Equal(t, []string{"b", "a"}, shared, "the Indexer sorts its own copy, not the caller's slice")
 	idx.mu.RLock()

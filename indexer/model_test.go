@@ -65,7 +65,7 @@ func TestIndexerMatchesAMapModelUnderRandomWrites(t *testing.T) {
 		for _, name := range rapid.SliceOfDistinct(rapid.SampledFrom(poolNames), func(s string) string { return s }).Draw(t, "initial indices") {
 			active[name], initial[name] = true, pool[name]
 		}
-		idx := New(Options[*corev1.ConfigMap]{Indexers: initial, DetectMutations: rapid.Bool().Draw(t, "detect")})
+		idx := must(New(Options[*corev1.ConfigMap]{Indexers: initial, DetectMutations: rapid.Bool().Draw(t, "detect")}))
 		model := map[informer.Key]*corev1.ConfigMap{}
 
 		// rejects reports whether an active index fails on obj.

@@ -12,7 +12,7 @@ import (
 )
 
 func TestCheckMutationsIsNilWhenNobodyModifiedTheCache(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers(), DetectMutations: true})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers(), DetectMutations: true}))
 	require.NoError(t, idx.Add(cm("default", "a", "app", "web")))
 	require.NoError(t, idx.Update(cm("default", "a", "app", "db")))
 	require.NoError(t, idx.Replace([]*corev1.ConfigMap{cm("default", "b"), cm("prod", "c")}))
@@ -27,7 +27,7 @@ func TestCheckMutationsIsNilWhenNobodyModifiedTheCache(t *testing.T) {
 }
 
 func TestCheckMutationsNamesEveryKeyAReaderModifiedInPlace(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers(), DetectMutations: true})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers(), DetectMutations: true}))
 	for _, name := range []string{"a", "b", "c"} {
 		require.NoError(t, idx.Add(cm("default", name, "app", "web")))
 	}
@@ -61,7 +61,7 @@ func TestCheckMutationsNamesEveryKeyAReaderModifiedInPlace(t *testing.T) {
 }
 
 func TestCheckMutationsSaysWhenTheDetectorIsOff(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{})
+	idx := must(New(Options[*corev1.ConfigMap]{}))
 	err := idx.CheckMutations()
 	assert.True(t, errors.Is(err, ErrMutationDetectorOff))
 	assert.ErrorContains(t, err, "mutation detector is off")

@@ -29,7 +29,7 @@ func (r *recorder) take() []string {
 
 func TestTraceReportsEachChangeAndOnlyRealIndexChanges(t *testing.T) {
 	var rec recorder
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers(), Trace: rec.hook})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers(), Trace: rec.hook}))
 	withRV := func(obj *corev1.ConfigMap, rv string) *corev1.ConfigMap { obj.ResourceVersion = rv; return obj }
 
 	for _, step := range []struct {
@@ -86,7 +86,7 @@ func TestTraceReportsEachChangeAndOnlyRealIndexChanges(t *testing.T) {
 }
 
 func TestNoTraceHookMeansNoEventIsBuilt(t *testing.T) {
-	idx := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()})
+	idx := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers()}))
 	objs := []*corev1.ConfigMap{cm("default", "a", "app", "web"), cm("default", "a", "app", "db")}
 	n := 0
 	allocs := testing.AllocsPerRun(100, func() {
@@ -94,7 +94,7 @@ func TestNoTraceHookMeansNoEventIsBuilt(t *testing.T) {
 		n++
 	})
 	var rec recorder
-	traced := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers(), Trace: rec.hook})
+	traced := must(New(Options[*corev1.ConfigMap]{Indexers: standardIndexers(), Trace: rec.hook}))
 	tracedAllocs := testing.AllocsPerRun(100, func() {
 		_ = traced.Update(objs[n%2])
 		n++

@@ -27,11 +27,11 @@ func BenchmarkNamespaceList(b *testing.B) {
 		{"by-index", map[string]indexer.IndexFunc[*corev1.Pod]{indexer.NamespaceIndex: indexer.NamespaceIndexFunc[*corev1.Pod]}},
 		{"by-scan", nil},
 	} {
-		idx := indexer.New(indexer.Options[*corev1.Pod]{Indexers: tc.indexers})
+		idx := must(indexer.New(indexer.Options[*corev1.Pod]{Indexers: tc.indexers}))
 		if err := idx.Replace(pods); err != nil {
 			b.Fatal(err)
 		}
-		ns := New(idx, corev1.Resource("pods")).Namespace("ns-42")
+		ns := must(New(idx, corev1.Resource("pods"))).Namespace("ns-42")
 		for _, sel := range []struct {
 			name string
 			sel  labels.Selector

@@ -14,7 +14,7 @@
 //
 // # Usage
 //
-//	pods := lister.New(idx, corev1.Resource("pods"))
+//	pods, err := lister.New(idx, corev1.Resource("pods"))
 //	pod, err := pods.Namespace("default").Get("web-0")
 //	if apierrors.IsNotFound(err) { ... }      // same test as for a live GET
 //	sel := labels.SelectorFromSet(labels.Set{"app": "web"})

@@ -16,11 +16,14 @@ import (
 // cache returns an indexer holding a few Pods, as a synced informer would,
 // with the namespace index that makes Namespace(...).List cheap.
 func cache() *indexer.Indexer[*corev1.Pod] {
-	idx := indexer.New(indexer.Options[*corev1.Pod]{
+	idx, err := indexer.New(indexer.Options[*corev1.Pod]{
 		Indexers: map[string]indexer.IndexFunc[*corev1.Pod]{
 			indexer.NamespaceIndex: indexer.NamespaceIndexFunc[*corev1.Pod],
 		},
 	})
+	if err != nil {
+		panic(err) // the options above are valid
+	}
 	for _, p := range []struct{ namespace, name, app string }{
 		{"default", "web-0", "web"}, {"default", "web-1", "web"},
 		{"default", "db-0", "db"}, {"prod", "web-0", "web"},
@@ -43,7 +46,11 @@ func names(pods []*corev1.Pod) []string {
 
 // List by label selector, in every namespace or in one.
 func ExampleLister_List() {
-	pods := lister.New(cache(), corev1.Resource("pods"))
+	pods, err := lister.New(cache(), corev1.Resource("pods"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	web := labels.SelectorFromSet(labels.Set{"app": "web"})
 
 	fmt.Println(names(pods.List(nil))) // nil selector: everything
@@ -59,7 +66,11 @@ func ExampleLister_List() {
 // included, so reconcile code handles a miss the usual way. To change what
 // it returns, DeepCopy it first: the object is shared with the cache.
 func ExampleNamespaceLister_Get() {
-	pods := lister.New(cache(), corev1.Resource("pods"))
+	pods, err := lister.New(cache(), corev1.Resource("pods"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	pod, err := pods.Namespace("prod").Get("web-0")
 	fmt.Println(pod.Namespace, pod.Name, err)

@@ -1,6 +1,7 @@
 package lister
 
 import (
+	"errors"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,13 +29,13 @@ type Lister[T informer.Object] struct {
 // New returns a Lister over idx. resource (such as {Resource: "pods"})
 // is only used to word NotFound errors the way the API server does.
 //
-// New panics if idx is nil: a mistake in the program, reported where it
-// is made rather than at the first read.
-func New[T informer.Object](idx *indexer.Indexer[T], resource schema.GroupResource) *Lister[T] {
+// New fails if idx is nil: a mistake reported where it is made rather
+// than at the first read.
+func New[T informer.Object](idx *indexer.Indexer[T], resource schema.GroupResource) (*Lister[T], error) {
 	if idx == nil {
-		panic("lister.New: the indexer is nil")
+		return nil, errors.New("lister.New: the indexer is nil")
 	}
-	return &Lister[T]{idx: idx, resource: resource}
+	return &Lister[T]{idx: idx, resource: resource}, nil
 }
 
 // List returns the objects, in every namespace, whose labels match

@@ -47,9 +47,9 @@ func newPods(t *testing.T, withNamespaceIndex bool, pods ...*corev1.Pod) *Lister
 	if withNamespaceIndex {
 		opts.Indexers = map[string]indexer.IndexFunc[*corev1.Pod]{indexer.NamespaceIndex: indexer.NamespaceIndexFunc[*corev1.Pod]}
 	}
-	idx := indexer.New(opts)
+	idx := must(indexer.New(opts))
 	require.NoError(t, idx.Replace(pods))
-	return New(idx, corev1.Resource("pods"))
+	return must(New(idx, corev1.Resource("pods")))
 }
 
 var fixture = []*corev1.Pod{
@@ -154,11 +154,11 @@ func TestListerReturnsTheCachedObjectsThemselves(t *testing.T) {
 // make List return objects from another namespace.
 func TestNamespaceListIsExactEvenIfTheNamespaceIndexIsWrong(t *testing.T) {
 	everythingUnderDefault := func(*corev1.Pod) ([]string, error) { return []string{"default"}, nil }
-	idx := indexer.New(indexer.Options[*corev1.Pod]{Indexers: map[string]indexer.IndexFunc[*corev1.Pod]{
+	idx := must(indexer.New(indexer.Options[*corev1.Pod]{Indexers: map[string]indexer.IndexFunc[*corev1.Pod]{
 		indexer.NamespaceIndex: everythingUnderDefault,
-	}})
+	}}))
 	require.NoError(t, idx.Replace(fixture))
-	pods := New(idx, corev1.Resource("pods"))
+	pods := must(New(idx, corev1.Resource("pods")))
 	assert.Equal(t, []string{"default/db-0", "default/web-0", "default/web-1"}, keys(pods.Namespace("default").List(nil)))
 }
 
@@ -182,9 +182,9 @@ func TestNamespaceListByIndexEqualsListByScan(t *testing.T) {
 		for _, p := range byKey {
 			pods = append(pods, p)
 		}
-		indexed, scanned := indexer.New(indexer.Options[*corev1.Pod]{Indexers: map[string]indexer.IndexFunc[*corev1.Pod]{
+		indexed, scanned := must(indexer.New(indexer.Options[*corev1.Pod]{Indexers: map[string]indexer.IndexFunc[*corev1.Pod]{
 			indexer.NamespaceIndex: indexer.NamespaceIndexFunc[*corev1.Pod],
-		}}), indexer.New(indexer.Options[*corev1.Pod]{})
+		}})), must(indexer.New(indexer.Options[*corev1.Pod]{}))
 		require.NoError(t, indexed.Replace(pods))
 		require.NoError(t, scanned.Replace(pods))
 
@@ -193,8 +193,8 @@ func TestNamespaceListByIndexEqualsListByScan(t *testing.T) {
 		s, err := labels.Parse(sel)
 		require.NoError(t, err)
 
-		viaIndex := New(indexed, corev1.Resource("pods")).Namespace(namespace).List(s)
-		viaScan := New(scanned, corev1.Resource("pods")).Namespace(namespace).List(s)
+		viaIndex := must(New(indexed, corev1.Resource("pods"))).Namespace(namespace).List(s)
+		viaScan := must(New(scanned, corev1.Resource("pods"))).Namespace(namespace).List(s)
 		require.ElementsMatch(t, viaScan, viaIndex)
 		for _, p := range viaIndex {
 			require.True(t, namespace == "" || p.Namespace == namespace)
@@ -203,19 +203,18 @@ func TestNamespaceListByIndexEqualsListByScan(t *testing.T) {
 	})
 }
 
-func TestNewPanicsOnANilIndexer(t *testing.T) {
-	assert.PanicsWithValue(t, "lister.New: the indexer is nil", func() {
-		New[*corev1.Pod](nil, corev1.Resource("pods"))
-	})
+func TestNewRejectsANilIndexer(t *testing.T) {
+	_, err := New[*corev1.Pod](nil, corev1.Resource("pods"))
+	assert.EqualError(t, err, "lister.New: the indexer is nil")
 }
 
 // Pitfall 2 through a lister: the mutation detector names the object a
 // reader changed in place, and only that one.
 func TestTheMutationDetectorCatchesAReaderThatModifiesAListedObject(t *testing.T) {
-	idx := indexer.New(indexer.Options[*corev1.Pod]{DetectMutations: true})
+	idx := must(indexer.New(indexer.Options[*corev1.Pod]{DetectMutations: true}))
 	require.NoError(t, idx.Add(pod("default", "web-0", "app", "web")))
 	require.NoError(t, idx.Add(pod("default", "web-1", "app", "web")))
-	pods := New(idx, corev1.Resource("pods"))
+	pods := must(New(idx, corev1.Resource("pods")))
 	require.NoError(t, idx.CheckMutations())
 
 	for _, p := range pods.Namespace("default").List(nil) {

@@ -22,7 +22,7 @@
 //
 //	lw := memlistwatch.New[*corev1.ConfigMap]()
 //	lw.Create(cm)                    // resourceVersion 2; 3, 4, ... follow
-//	r := reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store})
+//	r, err := reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store})
 //	go r.Run(ctx)
 //	lw.DropWatches()                 // the reflector re-watches from its last resourceVersion
 //	lw.Disconnect(); lw.Delete(key); lw.Compact(); lw.Reconnect()

@@ -16,7 +16,7 @@
 //	lw, err := reflector.NewTypedListerWatcher[*corev1.Pod](cfg, scheme, reflector.Source{
 //		Resource: corev1.SchemeGroupVersion.WithResource("pods"), Namespace: "default",
 //	})
-//	r := reflector.New(reflector.Options[*corev1.Pod]{ListerWatcher: lw, Store: fifo})
+//	r, err := reflector.New(reflector.Options[*corev1.Pod]{ListerWatcher: lw, Store: fifo})
 //	go r.Run(ctx) // until ctx ends
 //
 // # The protocol

@@ -84,7 +84,11 @@ func Example() {
 	_, _ = lw.Create(configMap("a", "1"))
 	_, _ = lw.Create(configMap("b", "1"))
 
-	r := reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: printer{}})
+	r, err := reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: printer{}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	stop := start(r)
 	waitForSync(r, lw)
 
@@ -112,13 +116,17 @@ func Example_relistAfter410() {
 	_, _ = lw.Create(configMap("a", "1"))
 	_, _ = lw.Create(configMap("b", "1"))
 
-	r := reflector.New(reflector.Options[*corev1.ConfigMap]{
+	r, err := reflector.New(reflector.Options[*corev1.ConfigMap]{
 		ListerWatcher:  lw,
 		Store:          discard{},
 		BackoffInitial: time.Millisecond, // a dropped watch is a failure: it waits the backoff
 		Trace:          printKinds(reflector.KindList, reflector.KindWatch, reflector.KindRelist, reflector.KindReplace),
 		OnError:        func(error) {}, // the trace shows enough here
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	stop := start(r)
 	waitForSync(r, lw)
 
@@ -148,11 +156,15 @@ func Example_bookmark() {
 	lw := memlistwatch.New[*corev1.ConfigMap]()
 	_, _ = lw.Create(configMap("a", "1"))
 
-	r := reflector.New(reflector.Options[*corev1.ConfigMap]{
+	r, err := reflector.New(reflector.Options[*corev1.ConfigMap]{
 		ListerWatcher: lw,
 		Store:         printer{},
 		Trace:         printKinds(reflector.KindWatch, reflector.KindBookmark, reflector.KindResourceVersion),
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	stop := start(r)
 	waitForSync(r, lw)
 

@@ -57,7 +57,7 @@ func hostileReflector(t *testing.T, s *hostileServer, tweak func(*reflector.Opti
 	if tweak != nil {
 		tweak(&opts)
 	}
-	r := reflector.New(opts)
+	r := must(reflector.New(opts))
 	run(t, r)
 	return store, errs, r
 }

@@ -79,7 +79,7 @@ func TestMissingCustomResourceIsReportedAndRetriedUntilItExists(t *testing.T) {
 	opts := reflector.Options[*unstructured.Unstructured]{ListerWatcher: lw, Store: store, OnError: errs.hook}
 	refusedBackoff(&opts.BackoffInitial, &opts.BackoffMax)
 	started := time.Now()
-	run(t, reflector.New(opts))
+	run(t, must(reflector.New(opts)))
 
 	time.Sleep(refusedWindow)
 	lists := countRequests(t, cp, ua, "list")

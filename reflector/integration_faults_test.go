@@ -68,13 +68,13 @@ func TestRealExpiredWatchRelistsAndVanishedObjectsArriveAsDeletesWithFinalStateU
 	proxy, viaProxy := cp.Proxy(t)
 	ua := agent(t)
 
-	cache := indexer.New(indexer.Options[*corev1.ConfigMap]{})
+	cache := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
 	fifo := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache})
 	errs, trace := &errorLog{}, &traceLog{}
-	r := reflector.New(reflector.Options[*corev1.ConfigMap]{
+	r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{
 		ListerWatcher: typedConfigMapLW(t, withAgent(viaProxy, ua), ns, false), Store: fifo,
 		OnError: errs.hook, Trace: trace.hook, BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second,
-	})
+	}))
 	run(t, r)
 	deletes := consume(t, fifo, cache)
 	cached := func() map[string]string {

@@ -131,7 +131,7 @@ func cmReflector(t *testing.T, cfg *rest.Config, ns string, tweak func(*reflecto
 	if tweak != nil {
 		tweak(&opts)
 	}
-	l.r = reflector.New(opts)
+	l.r = must(reflector.New(opts))
 	l.stop = run(t, l.r)
 	return l
 }

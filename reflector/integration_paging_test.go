@@ -53,10 +53,10 @@ func TestPagedListThatAlwaysExpiresFallsBackToOneUnpagedList(t *testing.T) {
 		t:             t, cp: cp, other: newConfigMaps(t, cp.Config(), otherNS),
 	}
 	store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
-	r := reflector.New(reflector.Options[*corev1.ConfigMap]{
+	r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{
 		ListerWatcher: lw, Store: store, OnError: errs.hook, PageSize: pageSize,
 		BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second,
-	})
+	}))
 	run(t, r)
 
 	deadline := time.Now().Add(30 * time.Second)

@@ -50,18 +50,18 @@ func startMirror(t *testing.T, cp *testenv.ControlPlane, ns, mode string) func()
 		lw, err := reflector.NewUnstructuredListerWatcher(cp.Config(), src)
 		require.NoError(t, err)
 		store := newRecorder[*unstructured.Unstructured]()
-		run(t, reflector.New(reflector.Options[*unstructured.Unstructured]{ListerWatcher: lw, Store: store, OnError: func(err error) { t.Error(err) }}))
+		run(t, must(reflector.New(reflector.Options[*unstructured.Unstructured]{ListerWatcher: lw, Store: store, OnError: func(err error) { t.Error(err) }})))
 		return store.state
 	case "metadata":
 		lw, err := reflector.NewMetadataListerWatcher(cp.Config(), src)
 		require.NoError(t, err)
 		store := newRecorder[*metav1.PartialObjectMetadata]()
-		run(t, reflector.New(reflector.Options[*metav1.PartialObjectMetadata]{ListerWatcher: lw, Store: store, OnError: func(err error) { t.Error(err) }}))
+		run(t, must(reflector.New(reflector.Options[*metav1.PartialObjectMetadata]{ListerWatcher: lw, Store: store, OnError: func(err error) { t.Error(err) }})))
 		return store.state
 	default:
 		store := newRecorder[*corev1.ConfigMap]()
 		lw := typedConfigMapLW(t, cp.Config(), ns, mode == "protobuf")
-		run(t, reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store, OnError: func(err error) { t.Error(err) }}))
+		run(t, must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store, OnError: func(err error) { t.Error(err) }})))
 		return store.state
 	}
 }
@@ -76,7 +76,7 @@ func TestMetadataModeKeepsOnlyMetadata(t *testing.T) {
 	})
 	require.NoError(t, err)
 	store := newRecorder[*metav1.PartialObjectMetadata]()
-	r := reflector.New(reflector.Options[*metav1.PartialObjectMetadata]{ListerWatcher: lw, Store: store})
+	r := must(reflector.New(reflector.Options[*metav1.PartialObjectMetadata]{ListerWatcher: lw, Store: store}))
 	run(t, r)
 	converged(t, store.state, cms, 30*time.Second)
 
@@ -99,7 +99,7 @@ func TestSelectorsFilterOnTheServer(t *testing.T) {
 	})
 	require.NoError(t, err)
 	store := newRecorder[*corev1.ConfigMap]()
-	r := reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store})
+	r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store}))
 	run(t, r)
 	eventually(t, func() bool { return len(store.state()) == 1 }, 30*time.Second, "no list")
 	assert.Contains(t, store.state(), ns+"/b")
@@ -183,7 +183,7 @@ func TestProtobufModeReadsProtobuf(t *testing.T) {
 		})
 	}
 	store := newRecorder[*corev1.ConfigMap]()
-	run(t, reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: typedConfigMapLW(t, cfg, ns, true), Store: store}))
+	run(t, must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: typedConfigMapLW(t, cfg, ns, true), Store: store})))
 	converged(t, store.state, cms, 30*time.Second)
 	cms.create("b")
 	converged(t, store.state, cms, 30*time.Second)

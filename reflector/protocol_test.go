@@ -48,7 +48,7 @@ func startMem(t *testing.T, n int, tweak func(*reflector.Options[*corev1.ConfigM
 	if tweak != nil {
 		tweak(&opts)
 	}
-	f.r = reflector.New(opts)
+	f.r = must(reflector.New(opts))
 	f.stop = run(t, f.r)
 	f.waitSynced(t)
 	return f
@@ -178,8 +178,8 @@ func expiringOnce(t *testing.T) (*memlistwatch.ListerWatcher[*corev1.ConfigMap],
 func TestContinueTokenExpiryRestartsTheListFromTheFirstPage(t *testing.T) {
 	lw, s := expiringOnce(t)
 	store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
-	r := reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, PageSize: 2,
-		ExpiredContinueLimit: 2, OnError: errs.hook}))
+	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, PageSize: 2,
+		ExpiredContinueLimit: 2, OnError: errs.hook})))
 	run(t, r)
 	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, 5*time.Second, "never synced")
 
@@ -195,7 +195,7 @@ func TestContinueTokenExpiryRestartsTheListFromTheFirstPage(t *testing.T) {
 func TestExpiredContinueTokensAtTheLimitGiveOneUnpagedList(t *testing.T) {
 	lw, s := expiringOnce(t)
 	store := newRecorder[*corev1.ConfigMap]()
-	r := reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, PageSize: 2}))
+	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, PageSize: 2})))
 	run(t, r)
 	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, 5*time.Second, "never synced")
 

@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -58,14 +59,13 @@ type Reflector[T informer.Object] struct {
 }
 
 // New returns a Reflector for opts; see Options for the defaults. It
-// panics if opts.ListerWatcher or opts.Store is nil: that is a programming
-// error, not a condition to handle at run time.
-func New[T informer.Object](opts Options[T]) *Reflector[T] {
+// fails if opts.ListerWatcher or opts.Store is nil.
+func New[T informer.Object](opts Options[T]) (*Reflector[T], error) {
 	if opts.ListerWatcher == nil {
-		panic("reflector.New: Options.ListerWatcher is nil")
+		return nil, errors.New("reflector.New: Options.ListerWatcher is nil")
 	}
 	if opts.Store == nil {
-		panic("reflector.New: Options.Store is nil")
+		return nil, errors.New("reflector.New: Options.Store is nil")
 	}
 	opts = opts.withDefaults()
 	return &Reflector[T]{
@@ -75,7 +75,7 @@ func New[T informer.Object](opts Options[T]) *Reflector[T] {
 		trace:   opts.Trace,
 		backoff: newBackoff(opts),
 		rewatch: newRewatchLimiter(opts),
-	}
+	}, nil
 }
 
 // newRewatchLimiter is the token bucket of Options.RewatchQPS and

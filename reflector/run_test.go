@@ -71,11 +71,9 @@ func TestRunLeavesNoGoroutineBehind(t *testing.T) {
 	assert.Equal(t, 0, f.lw.Stats().OpenWatches, "Run stopped its watch")
 }
 
-func TestNewPanicsWithoutListerWatcherOrStore(t *testing.T) {
-	assert.PanicsWithValue(t, "reflector.New: Options.ListerWatcher is nil", func() {
-		reflector.New(reflector.Options[*corev1.ConfigMap]{Store: newRecorder[*corev1.ConfigMap]()})
-	})
-	assert.PanicsWithValue(t, "reflector.New: Options.Store is nil", func() {
-		reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: memlistwatch.New[*corev1.ConfigMap]()})
-	})
+func TestNewRejectsAMissingListerWatcherOrStore(t *testing.T) {
+	_, err := reflector.New(reflector.Options[*corev1.ConfigMap]{Store: newRecorder[*corev1.ConfigMap]()})
+	assert.EqualError(t, err, "reflector.New: Options.ListerWatcher is nil")
+	_, err = reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: memlistwatch.New[*corev1.ConfigMap]()})
+	assert.EqualError(t, err, "reflector.New: Options.Store is nil")
 }

@@ -97,7 +97,7 @@ func TestWrongTypeWatchEventsAreReportedAndSkipped(t *testing.T) {
 		return w, nil // and it stays open
 	}
 	store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
-	r := reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, OnError: errs.hook})
+	r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, OnError: errs.hook}))
 	run(t, r)
 
 	eventually(t, func() bool { return r.LastSyncResourceVersion() == "4" }, 5*time.Second, "the good event was not applied")

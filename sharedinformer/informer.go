@@ -144,12 +144,19 @@ func New[T informer.Object](opts Options[T]) (*Informer[T], error) {
 	opts.Buffer = opts.Buffer.withDefaults()
 	opts.Clock = informer.ClockOrReal(opts.Clock)
 
-	idx := indexer.New(indexer.Options[T]{Indexers: indexers, Trace: opts.Trace, DetectMutations: opts.DetectMutations})
+	idx, err := indexer.New(indexer.Options[T]{Indexers: indexers, Trace: opts.Trace, DetectMutations: opts.DetectMutations})
+	if err != nil {
+		return nil, err
+	}
+	lst, err := lister.New(idx, opts.Resource)
+	if err != nil {
+		return nil, err
+	}
 	return &Informer[T]{
 		opts:      opts,
 		indexer:   idx,
 		fifo:      deltafifo.New(deltafifo.Options[T]{KnownObjects: idx, Trace: opts.Trace}),
-		lister:    lister.New(idx, opts.Resource),
+		lister:    lst,
 		report:    report,
 		logger:    opts.Logger,
 		synced:    make(chan struct{}),

@@ -53,9 +53,7 @@ func (i *Informer[T]) start(ctx context.Context) (*reflector.Reflector[T], error
 	if i.runCtx != nil {
 		return nil, errors.New("sharedinformer: Run called twice")
 	}
-	i.runCtx = ctx
 	for _, l := range i.listeners {
-		i.startListenerLocked(l)
 		if l.resyncPeriod > 0 && (i.resyncCheck == 0 || l.resyncPeriod < i.resyncCheck) {
 			i.resyncCheck = l.resyncPeriod
 		}
@@ -73,8 +71,15 @@ func (i *Informer[T]) start(ctx context.Context) (*reflector.Reflector[T], error
 	if opts.Clock == nil {
 		opts.Clock = i.opts.Clock
 	}
-	r := reflector.New(opts)
+	r, err := reflector.New(opts)
+	if err != nil {
+		return nil, err
+	}
 	i.reflector.Store(r)
+	i.runCtx = ctx
+	for _, l := range i.listeners {
+		i.startListenerLocked(l)
+	}
 	return r, nil
 }
 

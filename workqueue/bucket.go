@@ -36,12 +36,17 @@ type BucketRateLimiter[K comparable] struct {
 }
 
 // NewBucketRateLimiter returns a BucketRateLimiter with a full bucket.
-// It panics unless qps > 0 and burst ≥ 0: a bucket that never refills
+// It fails unless qps > 0 and burst ≥ 0: a bucket that never refills
 // would delay retries forever.
-func NewBucketRateLimiter[K comparable](qps float64, burst int) *BucketRateLimiter[K] {
+func NewBucketRateLimiter[K comparable](qps float64, burst int) (*BucketRateLimiter[K], error) {
 	if !(qps > 0) || burst < 0 {
-		panic(fmt.Sprintf("workqueue: NewBucketRateLimiter(qps=%v, burst=%d): need qps > 0 and burst ≥ 0", qps, burst))
+		return nil, fmt.Errorf("workqueue: NewBucketRateLimiter(qps=%v, burst=%d): need qps > 0 and burst ≥ 0", qps, burst)
 	}
+	return newBucket[K](qps, burst), nil
+}
+
+// newBucket is NewBucketRateLimiter for values known to be valid.
+func newBucket[K comparable](qps float64, burst int) *BucketRateLimiter[K] {
 	return &BucketRateLimiter[K]{qps: qps, burst: float64(burst), tokens: float64(burst)}
 }
 

@@ -18,7 +18,7 @@ import (
 func DefaultRateLimiter[K comparable]() RateLimiter[K] {
 	return NewMaxOfRateLimiter(
 		NewExponentialRateLimiter[K](5*time.Millisecond, 1000*time.Second),
-		NewBucketRateLimiter[K](10, 100),
+		newBucket[K](10, 100),
 	)
 }
 

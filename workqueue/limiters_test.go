@@ -90,7 +90,7 @@ func TestBucketRateLimiterSpreadsRetriesBeyondTheBurstAtQPS(t *testing.T) {
 			{time.Second, 0}, {time.Second, 0}, {time.Second, 0}, {0, 100 * ms}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := NewBucketRateLimiter[string](10, 3)
+			l := must(NewBucketRateLimiter[string](10, 3))
 			for n, c := range tc.calls {
 				key := fmt.Sprint("key-", n) // the bucket is shared by every key
 				assert.Equal(t, c.want, l.When(key, epoch.Add(c.at)), "call %d at +%v", n, c.at)
@@ -101,10 +101,14 @@ func TestBucketRateLimiterSpreadsRetriesBeyondTheBurstAtQPS(t *testing.T) {
 }
 
 func TestNewBucketRateLimiterRejectsABucketThatNeverRefills(t *testing.T) {
-	assert.Panics(t, func() { NewBucketRateLimiter[string](0, 10) })
-	assert.Panics(t, func() { NewBucketRateLimiter[string](math.NaN(), 10) })
-	assert.Panics(t, func() { NewBucketRateLimiter[string](10, -1) })
-	assert.Equal(t, 100*ms, NewBucketRateLimiter[string](10, 0).When("a", epoch), "burst 0: no token saved up")
+	for _, c := range []struct {
+		qps   float64
+		burst int
+	}{{0, 10}, {math.NaN(), 10}, {10, -1}} {
+		_, err := NewBucketRateLimiter[string](c.qps, c.burst)
+		assert.ErrorContains(t, err, "need qps > 0 and burst ≥ 0", "qps %v burst %d", c.qps, c.burst)
+	}
+	assert.Equal(t, 100*ms, must(NewBucketRateLimiter[string](10, 0)).When("a", epoch), "burst 0: no token saved up")
 }
 
 func TestMaxOfRateLimiterTakesTheLongestDelayAndForgetsInEveryLimiter(t *testing.T) {
