@@ -65,8 +65,10 @@ type DeltaFIFO[T informer.Object] struct {
 	queue []informer.Key
 
 	// synced tracks the first Replace: replaced says it happened, and
-	// initialRemaining counts the keys it queued that are not yet popped.
-	// Those keys are always at the front of queue.
+	// initialRemaining counts the keys that were queued when it happened
+	// (those it queued, its tombstones, and keys already waiting from
+	// earlier writes) and are not yet popped. Those keys are always at the
+	// front of queue.
 	replaced         bool
 	initialRemaining int
 

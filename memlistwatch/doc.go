@@ -1,7 +1,9 @@
 // Package memlistwatch is an in-memory API server for one collection of
 // objects: a ListerWatcher that answers LIST and WATCH with the semantics
-// kube-apiserver has, so examples can print exact output and unit tests can
-// provoke each fault on cue. Its counterpart in client-go is
+// an etcd-backed kube-apiserver (watch cache off) has for the parameters a
+// reflector sends, so examples can print exact output and unit tests can
+// provoke each fault on cue. List's doc says exactly what it answers; the
+// parameters it does not know (selectors) are refused, not ignored. Its counterpart in client-go is
 // FakeControllerSource (tools/cache/testing); this one also pages, compacts
 // on command, streams initial lists and sends bookmarks.
 //

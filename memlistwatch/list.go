@@ -16,15 +16,17 @@ import (
 //
 //   - resourceVersion "" or "0": the latest state. (A real "0" may be served
 //     from a stale cache; this collection has no cache.)
-//   - resourceVersion N, resourceVersionMatch unset or NotOlderThan: the
-//     latest state, which is at least as new as N. An N newer than the latest
-//     write answers "Too large resource version" (504).
-//   - resourceVersionMatch Exact: the state at N, or 410 Gone if compacted.
+//   - resourceVersion N, resourceVersionMatch NotOlderThan, or unset
+//     without a limit: the latest state, which is at least as new as N. An N
+//     newer than the latest write answers "Too large resource version" (504).
+//   - resourceVersionMatch Exact, or unset with a limit (etcd's legacy paged
+//     read): the state at N, or 410 Gone if compacted.
 //   - limit: at most limit objects, in key order, and a continue token when
 //     more follow. The token pins the page's resourceVersion, so all pages of
 //     one list show one state, however the collection changes meanwhile.
 //   - continue: the next page of that state, or 410 Gone if it has been
-//     compacted away. resourceVersion must be unset with a continue token.
+//     compacted away. resourceVersion must be unset or "0" with a continue
+//     token.
 //
 // Objects are copies; the caller may keep and modify them. Selectors are not
 // supported and answer 400. While disconnected (see Disconnect), List waits.
@@ -66,7 +68,7 @@ func (lw *ListerWatcher[T]) List(ctx context.Context, opts metav1.ListOptions) (
 // and after which key it starts ("" for the first page).
 func (lw *ListerWatcher[T]) listPosition(opts metav1.ListOptions) (at int64, after string, err error) {
 	if opts.Continue != "" {
-		if opts.ResourceVersion != "" {
+		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
 			return 0, "", apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
 		}
 		at, after, err = parseContinue(opts.Continue)
@@ -88,7 +90,11 @@ func (lw *ListerWatcher[T]) listPosition(opts metav1.ListOptions) (at int64, aft
 	if err != nil {
 		return 0, "", err
 	}
-	if opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact {
+	// Exact, or the legacy case kube-apiserver keeps for a paged list: no
+	// match given, a limit, and resourceVersion N reads exactly at N.
+	exact := opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact ||
+		(opts.ResourceVersionMatch == "" && opts.Limit > 0)
+	if exact {
 		if n < lw.compactedRV {
 			return 0, "", apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", n, lw.compactedRV))
 		}

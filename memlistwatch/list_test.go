@@ -117,6 +117,34 @@ func TestListWithContinueAndResourceVersionIsABadRequest(t *testing.T) {
 	assert.True(t, apierrors.IsBadRequest(err), "%v", err)
 }
 
+func TestListWithContinueAndResourceVersionZeroIsAccepted(t *testing.T) {
+	ctx := context.Background()
+	lw := newCollection(t, "a", "b")
+	_, meta, err := lw.List(ctx, metav1.ListOptions{Limit: 1})
+	require.NoError(t, err)
+	items, _, err := lw.List(ctx, metav1.ListOptions{Limit: 1, Continue: meta.Continue, ResourceVersion: "0"})
+	require.NoError(t, err, "kube-apiserver accepts resourceVersion 0 beside a continue token")
+	assert.Equal(t, []string{"default/b"}, keys(items))
+}
+
+// kube-apiserver reads a paged LIST at resourceVersion N (no
+// resourceVersionMatch) exactly at N, as if Exact had been asked.
+func TestPagedListAtAResourceVersionIsAnExactRead(t *testing.T) {
+	ctx := context.Background()
+	lw := newCollection(t, "a", "b")
+	require.NoError(t, lw.Delete(informer.Key{Namespace: "default", Name: "a"}))
+	paged := metav1.ListOptions{ResourceVersion: "3", Limit: 10}
+
+	items, meta, err := lw.List(ctx, paged)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"default/a", "default/b"}, keys(items), "the state at 3, a not yet deleted")
+	assert.Equal(t, "3", meta.ResourceVersion)
+
+	lw.Compact()
+	_, _, err = lw.List(ctx, paged)
+	assert.True(t, apierrors.IsResourceExpired(err), "410 once 3 is compacted: %v", err)
+}
+
 func TestListFromTheFutureAnswersTooLargeResourceVersion(t *testing.T) {
 	lw := newCollection(t, "a")
 	_, _, err := lw.List(context.Background(), metav1.ListOptions{ResourceVersion: "99"})
