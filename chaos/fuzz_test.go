@@ -155,6 +155,7 @@ func (s *checkingStore) Add(cm *corev1.ConfigMap) error    { return s.check("add
 func (s *checkingStore) Update(cm *corev1.ConfigMap) error { return s.check("update", cm) }
 func (s *checkingStore) Delete(cm *corev1.ConfigMap) error { return s.check("delete", cm) }
 func (s *checkingStore) Resync() error                     { return nil }
+func (s *checkingStore) Bookmark(string) error             { return nil }
 func (s *checkingStore) Replace(cms []*corev1.ConfigMap, _ string) error {
 	for _, cm := range cms {
 		_ = s.check("replace", cm)

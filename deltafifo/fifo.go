@@ -3,6 +3,7 @@ package deltafifo
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/listwatch/informer"
 )
@@ -74,6 +75,19 @@ type DeltaFIFO[T informer.Object] struct {
 
 	closed bool // set by Close; writes fail, Pop drains what is queued, then returns ErrClosed
 
+	// The applied resourceVersion (see applied.go). seq numbers writes;
+	// queuedAt[k] is the number of the write that queued k (k is in
+	// queuedAt iff in queue); marks[marksHead:] are the writes not yet
+	// known to be applied, oldest first.
+	seq       uint64
+	queuedAt  map[informer.Key]uint64
+	marks     []rvMark
+	marksHead int
+	// applied is the newest applied write's resourceVersion. Written under
+	// mu, read without it: Pop holds mu while the consumer processes, and
+	// a reader must not wait for that.
+	applied atomic.Pointer[string]
+
 	known KnownObjects[T] // fixed at New; nil if none
 	trace informer.TraceHook
 }
@@ -81,9 +95,10 @@ type DeltaFIFO[T informer.Object] struct {
 // New returns an empty DeltaFIFO.
 func New[T informer.Object](opts Options[T]) *DeltaFIFO[T] {
 	f := &DeltaFIFO[T]{
-		items: map[informer.Key]Deltas[T]{},
-		known: opts.KnownObjects,
-		trace: opts.Trace,
+		items:    map[informer.Key]Deltas[T]{},
+		queuedAt: map[informer.Key]uint64{},
+		known:    opts.KnownObjects,
+		trace:    opts.Trace,
 	}
 	f.cond.L = &f.mu
 	return f

@@ -71,6 +71,8 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
 	f.queue = f.queue[1:]
 	deltas := f.items[key]
 	delete(f.items, key)
+	queuedAt := f.queuedAt[key]
+	delete(f.queuedAt, key)
 	initial := f.initialRemaining > 0
 	if initial {
 		f.initialRemaining--
@@ -84,6 +86,9 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
 	}
 
 	err := process(key, deltas, initial)
+	if err == nil || !errors.Is(err, ErrRequeue) {
+		f.advanceLocked() // processed, or dropped: either way no longer pending
+	}
 	if err == nil {
 		return nil
 	}
@@ -92,6 +97,7 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
 		// back where it was. O(queue length), and only on this path.
 		f.items[key] = deltas
 		f.queue = append([]informer.Key{key}, f.queue...)
+		f.queuedAt[key] = queuedAt
 		if initial {
 			f.initialRemaining++
 		}

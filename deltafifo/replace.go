@@ -42,6 +42,8 @@ func (f *DeltaFIFO[T]) Replace(list []T, resourceVersion string) error {
 	if f.closed {
 		return ErrClosed
 	}
+	f.markLocked(resourceVersion)
+	defer f.advanceLocked() // an empty list over an empty cache queues nothing
 	for n, obj := range list {
 		f.queueLocked(keys[n], Delta[T]{Type: Replaced, Object: obj})
 	}
@@ -119,6 +121,8 @@ func (f *DeltaFIFO[T]) Resync() error {
 	if f.known == nil {
 		return nil
 	}
+	f.markLocked("")
+	defer f.advanceLocked()
 	synced := 0
 	for _, key := range f.known.ListKeys() {
 		if _, queued := f.items[key]; queued {

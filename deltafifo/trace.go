@@ -23,6 +23,9 @@ const (
 	KindPopped = "popped"
 	// KindRequeued: the process function asked for the deltas back.
 	KindRequeued = "requeued"
+	// KindBookmarked: Bookmark recorded a resourceVersion with nothing to
+	// queue; it is applied once everything queued before it is.
+	KindBookmarked = "bookmarked"
 )
 
 // emit sends one event to the trace hook, if there is one.

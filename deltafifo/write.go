@@ -29,8 +29,10 @@ func (f *DeltaFIFO[T]) Delete(obj T) error {
 	if f.closed {
 		return ErrClosed
 	}
+	f.markLocked(obj.GetResourceVersion())
 	if _, queued := f.items[key]; !queued && !f.isKnown(key) {
 		f.emit(KindIgnored, key, obj.GetResourceVersion(), "delete of a key nobody knows")
+		f.advanceLocked() // nothing queued, but its resourceVersion counts
 		return nil
 	}
 	f.queueLocked(key, Delta[T]{Type: Deleted, Object: obj})
@@ -47,6 +49,7 @@ func (f *DeltaFIFO[T]) write(op string, t DeltaType, obj T) error {
 	if f.closed {
 		return ErrClosed
 	}
+	f.markLocked(obj.GetResourceVersion())
 	f.queueLocked(key, Delta[T]{Type: t, Object: obj})
 	return nil
 }
@@ -59,6 +62,7 @@ func (f *DeltaFIFO[T]) queueLocked(key informer.Key, d Delta[T]) {
 	f.items[key] = deltas
 	if !queued {
 		f.queue = append(f.queue, key)
+		f.queuedAt[key] = f.seq
 	}
 	if f.trace != nil {
 		if merged {

@@ -21,6 +21,7 @@ func (printer) Add(cm *corev1.ConfigMap) error    { return show("Add", cm) }
 func (printer) Update(cm *corev1.ConfigMap) error { return show("Update", cm) }
 func (printer) Delete(cm *corev1.ConfigMap) error { return show("Delete", cm) }
 func (printer) Resync() error                     { fmt.Println("Resync"); return nil }
+func (printer) Bookmark(rv string) error          { fmt.Println("Bookmark at rv", rv); return nil }
 func (printer) Replace(cms []*corev1.ConfigMap, rv string) error {
 	var names []string
 	for _, cm := range cms {
@@ -43,6 +44,7 @@ func (discard) Update(*corev1.ConfigMap) error            { return nil }
 func (discard) Delete(*corev1.ConfigMap) error            { return nil }
 func (discard) Replace([]*corev1.ConfigMap, string) error { return nil }
 func (discard) Resync() error                             { return nil }
+func (discard) Bookmark(string) error                     { return nil }
 
 func configMap(name, value string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
@@ -119,7 +121,7 @@ func Example_relistAfter410() {
 	r, err := reflector.New(reflector.Options[*corev1.ConfigMap]{
 		ListerWatcher:  lw,
 		Store:          discard{},
-		BackoffInitial: time.Millisecond, // a dropped watch is a failure: it waits the backoff
+		BackoffInitial: time.Millisecond, // the dropped watch below ends at once with no news: a failure (ShortWatch) that waits the backoff
 		Trace:          printKinds(reflector.KindList, reflector.KindWatch, reflector.KindRelist, reflector.KindReplace),
 		OnError:        func(error) {}, // the trace shows enough here
 	})
@@ -130,7 +132,7 @@ func Example_relistAfter410() {
 	stop := start(r)
 	waitForSync(r, lw)
 
-	lw.Disconnect() // the watch drops; the reflector's next WATCH waits
+	lw.Disconnect() // the watch drops at once, nothing delivered; the next WATCH waits for Reconnect
 	_ = lw.Delete(informer.Key{Namespace: "default", Name: "b"})
 	_, _ = lw.Create(configMap("c", "1"))
 	lw.Compact()
@@ -177,5 +179,6 @@ func Example_bookmark() {
 	// reflector  rv  rv=2  from ""
 	// reflector  watch  rv=2
 	// reflector  bookmark  rv=5
+	// Bookmark at rv 5
 	// reflector  rv  rv=5  from 2
 }

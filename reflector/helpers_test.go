@@ -66,6 +66,13 @@ func (s *recorder[T]) Resync() error {
 	return s.fail
 }
 
+func (s *recorder[T]) Bookmark(string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls["bookmark"]++
+	return s.fail
+}
+
 func (s *recorder[T]) put(call string, obj T) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

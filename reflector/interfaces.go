@@ -58,4 +58,8 @@ type Store[T informer.Object] interface {
 	// Resync replays the store's current objects to its consumers, every
 	// Options.ResyncPeriod. It makes no API call (pitfall 6).
 	Resync() error
+	// Bookmark reports that the watch reached resourceVersion with no
+	// change (a BOOKMARK event), so that a store which says how far it is
+	// in sync can count it once everything before it is applied.
+	Bookmark(resourceVersion string) error
 }

@@ -195,7 +195,8 @@ func TestContinueTokenExpiryRestartsTheListFromTheFirstPage(t *testing.T) {
 func TestExpiredContinueTokensAtTheLimitGiveOneUnpagedList(t *testing.T) {
 	lw, s := expiringOnce(t)
 	store := newRecorder[*corev1.ConfigMap]()
-	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, PageSize: 2})))
+	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, PageSize: 2,
+		OnError: (&errorLog{}).hook})))
 	run(t, r)
 	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, 5*time.Second, "never synced")
 

@@ -87,10 +87,12 @@ func newRewatchLimiter[T informer.Object](o Options[T]) *rate.Limiter {
 	return rate.NewLimiter(rate.Limit(o.RewatchQPS), o.RewatchBurst)
 }
 
-// LastSyncResourceVersion is the resourceVersion the store is known to be
-// in sync with: the latest list's, then each event's and bookmark's as the
-// watch delivers them. It is "" until the first list is in. Safe to call
-// from any goroutine.
+// LastSyncResourceVersion is the resourceVersion the reflector has handed
+// to the store: the latest list's, then each event's and bookmark's as the
+// watch delivers them. It is where the next watch starts. A store that
+// queues (a DeltaFIFO) may not have applied it yet: ask the store how far
+// it is (the informer's LastSyncResourceVersion does). It is "" until the
+// first list is in. Safe to call from any goroutine.
 func (r *Reflector[T]) LastSyncResourceVersion() string {
 	if p := r.lastSyncRV.Load(); p != nil {
 		return *p

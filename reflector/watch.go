@@ -123,6 +123,9 @@ func (r *Reflector[T]) apply(ev watch.Event) {
 			return
 		}
 		r.emit(KindBookmark, "", m.GetResourceVersion(), "")
+		if err := r.store.Bookmark(m.GetResourceVersion()); err != nil {
+			r.report(r.eventError(ev, m.GetResourceVersion(), fmt.Errorf("the store refused a bookmark: %w", err)))
+		}
 		r.setRV(m.GetResourceVersion())
 		return
 	}

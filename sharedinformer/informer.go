@@ -172,7 +172,11 @@ func (i *Informer[T]) Lister() *lister.Lister[T] { return i.lister }
 func (i *Informer[T]) Indexer() *indexer.Indexer[T] { return i.indexer }
 
 // Synced returns a channel that is closed once the cache holds the first
-// full list and every handler registered by then has been handed it.
+// full list and it has been put in the buffer of every handler registered
+// by then: the cache is ready to read (pitfall 4). The handlers may not
+// have run yet; to wait until one has handled its initial list, wait on
+// its Registration.Synced instead. Workers that only read listers wait on
+// this; workers fed by a handler wait on the handler's Registration.
 func (i *Informer[T]) Synced() <-chan struct{} { return i.synced }
 
 // HasSynced reports whether Synced is closed.
@@ -187,14 +191,13 @@ func (i *Informer[T]) isSynced() bool {
 	}
 }
 
-// LastSyncResourceVersion is the resourceVersion the cache was last known
-// to be in sync with, "" before the first list.
-func (i *Informer[T]) LastSyncResourceVersion() string {
-	if r := i.reflector.Load(); r != nil {
-		return r.LastSyncResourceVersion()
-	}
-	return ""
-}
+// LastSyncResourceVersion is the resourceVersion the cache has applied:
+// that of the newest list, event or bookmark whose changes, and all
+// changes before them, are in the cache (and handed to the handlers'
+// buffers). It is never ahead of the cache, though it may trail the
+// reflector, which has already queued what comes next. "" before anything
+// is applied.
+func (i *Informer[T]) LastSyncResourceVersion() string { return i.fifo.AppliedResourceVersion() }
 
 // SetTransform sets a function applied to every object before it is
 // queued and cached, such as one that drops managedFields (pitfall 7).

@@ -110,18 +110,22 @@ type store[T informer.Object] struct {
 // errors too, and one rejection is one report.
 
 func (s *store[T]) Add(obj T) error {
-	if obj, err := s.transformed(obj); err == nil {
-		return s.i.fifo.Add(obj)
+	if transformed, err := s.transformed(obj); err == nil {
+		return s.i.fifo.Add(transformed)
 	}
-	return nil // the cache has no version of it yet, and gets none
+	return s.i.fifo.Bookmark(obj.GetResourceVersion()) // none cached, none queued; the watch moved on
 }
 
 func (s *store[T]) Update(obj T) error {
-	if obj, err := s.transformed(obj); err == nil {
-		return s.i.fifo.Update(obj)
+	if transformed, err := s.transformed(obj); err == nil {
+		return s.i.fifo.Update(transformed)
 	}
-	return nil // the cache keeps the version it had
+	return s.i.fifo.Bookmark(obj.GetResourceVersion()) // the cache keeps the version it had
 }
+
+// Bookmark passes the watch's progress to the DeltaFIFO, which counts it
+// once everything queued before it is applied.
+func (s *store[T]) Bookmark(resourceVersion string) error { return s.i.fifo.Bookmark(resourceVersion) }
 
 // Delete deletes even an object the transform rejects, as the last known
 // version of it (which the transform accepted): the server no longer has
@@ -138,7 +142,7 @@ func (s *store[T]) Delete(obj T) error {
 	if last, ok := s.i.fifo.LastKnown(key); ok {
 		return s.i.fifo.Delete(last)
 	}
-	return nil
+	return s.i.fifo.Bookmark(obj.GetResourceVersion())
 }
 
 // Replace transforms the list and hands it to the DeltaFIFO. In place of

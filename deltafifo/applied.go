@@ -1,0 +1,75 @@
+package deltafifo
+
+import "github.com/listwatch/informer"
+
+// How far the consumer is in sync: every write (and bookmark) takes the
+// next sequence number and is remembered with the resourceVersion it
+// brought, and each key in the queue remembers the number of the write
+// that queued it. Keys leave the queue in that order, so every write
+// numbered below the first queued key's has been popped and processed in
+// full: its resourceVersion is applied. This is what lets the informer
+// report what its cache holds, not what the reflector last received.
+
+// rvMark is one write's place in the order of writes and the
+// resourceVersion it brought ("" for a Resync, which brings none).
+type rvMark struct {
+	seq uint64
+	rv  string
+}
+
+// markLocked records the start of a write that brings rv; queueLocked
+// gives the keys it queues the write's number. The caller holds mu.
+func (f *DeltaFIFO[T]) markLocked(rv string) {
+	f.seq++
+	f.marks = append(f.marks, rvMark{seq: f.seq, rv: rv})
+}
+
+// advanceLocked moves the applied resourceVersion past every write that
+// no queued key is waiting on, and forgets those writes. The caller holds
+// mu. Cost: O(1) amortised per write.
+func (f *DeltaFIFO[T]) advanceLocked() {
+	for f.marksHead < len(f.marks) {
+		m := f.marks[f.marksHead]
+		if len(f.queue) > 0 && m.seq >= f.queuedAt[f.queue[0]] {
+			break
+		}
+		if m.rv != "" {
+			f.applied.Store(&m.rv)
+		}
+		f.marksHead++
+	}
+	if f.marksHead > 64 && f.marksHead*2 > len(f.marks) { // drop the forgotten half
+		f.marks = append(f.marks[:0], f.marks[f.marksHead:]...)
+		f.marksHead = 0
+	}
+}
+
+// Bookmark records that the source has reached resourceVersion rv with
+// nothing to queue (a watch BOOKMARK event). It counts as applied once
+// everything queued before it has been processed. It fails only after
+// Close.
+func (f *DeltaFIFO[T]) Bookmark(rv string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
+	f.markLocked(rv)
+	f.advanceLocked()
+	if f.trace != nil {
+		f.emit(KindBookmarked, informer.Key{}, rv, "")
+	}
+	return nil
+}
+
+// AppliedResourceVersion is the resourceVersion the consumer is in sync
+// with: that of the newest write or bookmark all of whose deltas, and all
+// deltas queued before them, Pop has handed to the process function and
+// seen return. "" until then. Safe to call from any goroutine, even
+// from the process function: it takes no lock.
+func (f *DeltaFIFO[T]) AppliedResourceVersion() string {
+	if rv := f.applied.Load(); rv != nil {
+		return *rv
+	}
+	return ""
+}

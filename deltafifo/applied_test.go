@@ -1,0 +1,50 @@
+package deltafifo_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/deltafifo"
+)
+
+// a at 5, b at 6, a again at 7, a bookmark at 8: popping a applies 5 and
+// 7, but b's 6 still waits, so only 5 is applied; popping b applies the
+// rest, the bookmark included.
+func TestAppliedResourceVersionWaitsForEveryEarlierWrite(t *testing.T) {
+	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	require.NoError(t, f.Add(cm("a", "5")))
+	require.NoError(t, f.Add(cm("b", "6")))
+	require.NoError(t, f.Update(cm("a", "7")))
+	require.NoError(t, f.Bookmark("8"))
+	assert.Equal(t, "", f.AppliedResourceVersion(), "nothing popped")
+
+	require.Equal(t, "default/a", popOne(t, f, nil).Key)
+	assert.Equal(t, "5", f.AppliedResourceVersion(), "7 is in the cache, but 6 is not yet")
+	require.Equal(t, "default/b", popOne(t, f, nil).Key)
+	assert.Equal(t, "8", f.AppliedResourceVersion(), "everything up to the bookmark")
+}
+
+func TestABookmarkOnAnEmptyQueueIsAppliedAtOnce(t *testing.T) {
+	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	require.NoError(t, f.Replace(nil, "3"))
+	assert.Equal(t, "3", f.AppliedResourceVersion(), "an empty list over an empty cache queues nothing")
+	require.NoError(t, f.Bookmark("9"))
+	assert.Equal(t, "9", f.AppliedResourceVersion())
+}
+
+func TestARequeuedKeyKeepsItsWritesPending(t *testing.T) {
+	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	require.NoError(t, f.Add(cm("a", "5")))
+	err := f.Pop(context.Background(), func(informer.Key, deltafifo.Deltas[*corev1.ConfigMap], bool) error {
+		return deltafifo.ErrRequeue
+	})
+	require.ErrorIs(t, err, deltafifo.ErrRequeue)
+	assert.Equal(t, "", f.AppliedResourceVersion(), "a was handed back, not applied")
+	require.Equal(t, "default/a", popOne(t, f, nil).Key)
+	assert.Equal(t, "5", f.AppliedResourceVersion())
+}

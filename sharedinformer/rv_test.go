@@ -1,0 +1,122 @@
+package sharedinformer_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/reflector"
+	"github.com/listwatch/informer/sharedinformer"
+)
+
+// gate blocks the informer's pop loop while it indexes an object named
+// "block": the index function runs inside the pop loop's processing.
+type gate struct {
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (g *gate) index(cm *corev1.ConfigMap) ([]string, error) {
+	if cm.Name == "block" {
+		g.once.Do(func() { close(g.entered); <-g.release })
+	}
+	return nil, nil
+}
+
+// traced returns a trace hook that sends the resourceVersion of every
+// reflector event of kind on the returned channel.
+func traced(kind string) (informer.TraceHook, <-chan string) {
+	ch := make(chan string, 100)
+	return func(e informer.TraceEvent) {
+		if e.Stage == informer.StageReflector && e.Kind == kind {
+			ch <- e.ResourceVersion
+		}
+	}, ch
+}
+
+// waitRV waits for rv (or any, if rv is "") on ch and returns it.
+func waitRV(t *testing.T, ch <-chan string, rv string) string {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case got := <-ch:
+			if rv == "" || got == rv {
+				return got
+			}
+		case <-deadline:
+			t.Fatalf("the reflector never reached resourceVersion %q", rv)
+		}
+	}
+}
+
+// LastSyncResourceVersion says what the cache has applied: while the pop
+// loop is still applying a change, the reflector has already moved on to
+// its resourceVersion, but the cache has not.
+func TestLastSyncResourceVersionIsNotAheadOfAChangeBeingApplied(t *testing.T) {
+	g := &gate{entered: make(chan struct{}), release: make(chan struct{})}
+	hook, rvs := traced(reflector.KindResourceVersion)
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{
+		Indexers: map[string]indexer.IndexFunc[*corev1.ConfigMap]{"gate": g.index}, Trace: hook})
+	_, err := lw.Create(configMap("a"))
+	require.NoError(t, err)
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	applied := inf.LastSyncResourceVersion()
+
+	blocked, err := lw.Create(configMap("block"))
+	require.NoError(t, err)
+	<-g.entered // the pop loop is inside the change to "block"
+	waitRV(t, rvs, blocked.ResourceVersion)
+	assert.Equal(t, applied, inf.LastSyncResourceVersion(),
+		"the change at %s is not applied yet: the cache is still at %s", blocked.ResourceVersion, applied)
+
+	close(g.release)
+	require.Eventually(t, func() bool { return inf.LastSyncResourceVersion() == blocked.ResourceVersion },
+		10*time.Second, 5*time.Millisecond)
+}
+
+// A bookmark that arrives while changes are still queued ahead of it is
+// reported only once all of them are in the cache.
+func TestABookmarkBehindQueuedChangesIsReportedOnlyOnceTheyAreApplied(t *testing.T) {
+	g := &gate{entered: make(chan struct{}), release: make(chan struct{})}
+	hook, bookmarks := traced(reflector.KindBookmark)
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{
+		Indexers: map[string]indexer.IndexFunc[*corev1.ConfigMap]{"gate": g.index}, Trace: hook})
+	for _, name := range []string{"block", "b", "c"} {
+		_, err := lw.Create(configMap(name))
+		require.NoError(t, err)
+	}
+	runInformer(t, inf)
+	<-g.entered // the first of the listed objects is being applied; b and c wait
+	require.Eventually(t, func() bool { return lw.Stats().OpenWatches == 1 }, 10*time.Second, 5*time.Millisecond)
+	lw.AdvanceResourceVersion(5) // writes elsewhere: the bookmark is newer than any object here
+	require.Equal(t, 1, lw.Bookmark())
+	bookmarkRV := waitRV(t, bookmarks, "")
+	assert.Empty(t, inf.LastSyncResourceVersion(), "nothing of the list is applied yet")
+
+	close(g.release)
+	cached := func(names ...string) bool {
+		for _, n := range names {
+			if _, err := inf.Lister().Namespace("default").Get(n); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	require.Eventually(t, func() bool {
+		rv := inf.LastSyncResourceVersion()
+		if rv == bookmarkRV {
+			require.True(t, cached("block", "b", "c"), "reported the bookmark %s before the changes queued ahead of it were applied", rv)
+			return true
+		}
+		return false
+	}, 10*time.Second, time.Millisecond)
+}
