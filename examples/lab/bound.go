@@ -74,13 +74,13 @@ func (b bound) explain(measured time.Duration) string {
 	if b.rtt > 0 {
 		lat = fmt.Sprintf("W/(s×RTT) = %d/(%.1f×%s) = %.1f/s", b.w, b.s, b.rtt, float64(b.w)/(b.s*b.rtt.Seconds()))
 	}
-	text := fmt.Sprintf("Bound: reconciles/s ≤ min(%s; %s).\n", rate, lat)
+	text := fmt.Sprintf("Fastest possible: reconciles/s ≤ min(%s; %s).\n", rate, lat)
 	text += fmt.Sprintf("  For %d Clusters: rate ≥ (N·c − Burst)/QPS = (%d×%.1f − %d)/%.0f = %s; round trips ≥ ⌈N/W⌉·s·RTT = %s.\n",
 		b.n, b.n, b.c, b.burst, b.qps, round(b.byRate()), round(b.byRTT()))
 	if best := b.shortest(); best > 10*time.Millisecond {
-		text += fmt.Sprintf("  Measured %s after the caches synced: %.0f%% of the bound's throughput.\n", round(measured), 100*best.Seconds()/measured.Seconds())
+		text += fmt.Sprintf("  Measured %s after the caches synced: %.0f%% of the fastest possible throughput.\n", round(measured), 100*best.Seconds()/measured.Seconds())
 	} else {
-		text += fmt.Sprintf("  The bound is %s: at these settings the knobs do not limit this run; the server and this machine do (measured %s).\n",
+		text += fmt.Sprintf("  The fastest possible is %s: at these settings the knobs do not limit this run; the server and this machine do (measured %s).\n",
 			round(best), round(measured))
 	}
 	return text

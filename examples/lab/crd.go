@@ -106,38 +106,70 @@ func decode(body []byte, err error) (*unstructured.Unstructured, error) {
 // installCRD creates the Cluster CRD unless it exists, then waits until
 // the server says it is Established: only then does it serve
 // /apis/lab.listwatch.dev/v1, and a create sent earlier gets a 404.
-func installCRD(ctx context.Context, cfg *rest.Config) error {
-	client, err := jsonClient(cfg, schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"})
+func installCRD(ctx context.Context, cfg *rest.Config) (created bool, err error) {
+	client, err := crdClient(cfg)
 	if err != nil {
-		return err
+		return false, err
 	}
 	body, err := json.Marshal(crdManifest())
 	if err != nil {
-		return err
+		return false, err
 	}
 	err = client.Post().Resource("customresourcedefinitions").Body(body).Do(ctx).Error()
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the CRD %s: %w", crdName, err)
+		return false, fmt.Errorf("creating the CRD %s: %w", crdName, err)
 	}
+	created = err == nil
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for {
 		crd, err := decode(client.Get().Resource("customresourcedefinitions").Name(crdName).Do(ctx).Raw())
 		if err != nil {
-			return fmt.Errorf("reading the CRD %s: %w", crdName, err)
+			return created, fmt.Errorf("reading the CRD %s: %w", crdName, err)
 		}
 		conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
 		for _, c := range conds {
 			if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
-				return nil
+				return created, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the CRD %s never became Established: %w", crdName, ctx.Err())
+			return created, fmt.Errorf("the CRD %s never became Established: %w", crdName, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// deleteCRD deletes the Cluster CRD (and with it every Cluster) and waits
+// until it is gone, so that a later run does not find it terminating.
+func deleteCRD(ctx context.Context, cfg *rest.Config) error {
+	client, err := crdClient(cfg)
+	if err != nil {
+		return err
+	}
+	err = client.Delete().Resource("customresourcedefinitions").Name(crdName).Do(ctx).Error()
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting the CRD %s: %w", crdName, err)
+	}
+	for {
+		err := client.Get().Resource("customresourcedefinitions").Name(crdName).Do(ctx).Error()
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the CRD %s is still there: %w", crdName, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func crdClient(cfg *rest.Config) (*rest.RESTClient, error) {
+	return jsonClient(cfg, schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"})
 }
 
 // newCluster is one custom resource: every component sized 1 to 3.

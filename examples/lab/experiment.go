@@ -40,9 +40,13 @@ type settings struct {
 // operator (not throttled, not counted).
 type env struct {
 	cfg      *rest.Config
+	user     *rest.Config // unlimited and unmetered: the lab's own setup and cleanup
 	ns       string
 	clusters *rest.RESTClient
 	core     *rest.RESTClient
+	// createdNS and createdCRD say what setUp created, so that tearDown
+	// removes only that.
+	createdNS, createdCRD bool
 }
 
 // result is what one run measured.

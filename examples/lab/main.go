@@ -37,9 +37,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/examples/internal/cli"
@@ -71,10 +74,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&components, "components", "fe,cn,be", "the components of a Cluster, one ConfigMap each: more components, more calls per reconcile")
 	fs.DurationVar(&s.idle, "idle", 5*time.Minute, "after all are reconciled, count requests this long with nothing changing; 0 skips it")
 	fs.DurationVar(&s.timeout, "timeout", 10*time.Minute, "give up waiting for the Clusters to converge after this long")
-	fs.BoolVar(&s.progress, "progress", true, "show a progress bar")
+	fs.BoolVar(&s.progress, "progress", isTerminal(out), "show a progress bar (default: only when the output is a terminal)")
 	fs.BoolVar(&s.cleanup, "cleanup", true, "delete the run's Clusters and ConfigMaps at the end")
 	fs.BoolVar(&compare, "compare", false, "run the post's configurations side by side and print a table and a chart")
-	fs.StringVar(&svg, "svg", "lab.svg", "with --compare: where to write the chart")
+	fs.StringVar(&svg, "svg", filepath.Join("bin", "lab.svg"), "with --compare: where to write the chart (its directory is created)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -113,6 +116,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if s.cleanup {
+		defer e.tearDown(out)
+	}
+	fmt.Fprintln(out, plan(s, compare))
 	if compare {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -139,15 +146,59 @@ func setUp(ctx context.Context, cfg *rest.Config, ns string) (env, error) {
 	if err != nil {
 		return env{}, err
 	}
+	existed := core.Get().Resource("namespaces").Name(ns).Do(ctx).Error() == nil
 	if err := cli.EnsureNamespace(ctx, core, ns); err != nil {
 		return env{}, err
 	}
-	if err := installCRD(ctx, user); err != nil {
+	createdCRD, err := installCRD(ctx, user)
+	if err != nil {
 		return env{}, err
 	}
 	clusters, err := jsonClient(user, clustersGVR.GroupVersion())
 	if err != nil {
 		return env{}, err
 	}
-	return env{cfg: cfg, ns: ns, clusters: clusters, core: core}, nil
+	return env{cfg: cfg, user: user, ns: ns, clusters: clusters, core: core, createdNS: !existed, createdCRD: createdCRD}, nil
+}
+
+// tearDown removes what setUp created: the CRD and the namespace, each
+// only if this run created it (another run may still be using it).
+func (e env) tearDown(out io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if e.createdCRD {
+		if err := deleteCRD(ctx, e.user); err != nil {
+			fmt.Fprintln(out, "cleanup:", err)
+		}
+	}
+	if e.createdNS {
+		if err := e.core.Delete().Resource("namespaces").Name(e.ns).Do(ctx).Error(); err != nil && !apierrors.IsNotFound(err) {
+			fmt.Fprintln(out, "cleanup: deleting namespace", e.ns+":", err)
+		}
+	}
+}
+
+// plan says, before anything runs, what the run will do and how long its
+// fixed parts take, so that five quiet minutes of idle counting are no
+// surprise.
+func plan(s settings, compare bool) string {
+	idle := fmt.Sprintf("then counts idle traffic for %s (--idle; 0 skips it)", s.idle)
+	if s.idle <= 0 {
+		idle = "with no idle counting (--idle=0)"
+	}
+	if compare {
+		return fmt.Sprintf("Comparing the post's configurations: each converges its Clusters (up to --timeout=%s each), %s.", s.timeout, idle)
+	}
+	return fmt.Sprintf("This run converges %d Clusters (up to --timeout=%s), %s.", s.crs, s.timeout, idle)
+}
+
+// isTerminal reports whether out is a terminal, where a progress bar can
+// redraw itself; in a file or a pipe it would only add noise.
+func isTerminal(out io.Writer) bool {
+	f, ok := out.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

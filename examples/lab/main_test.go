@@ -11,8 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/testenv"
 )
@@ -145,4 +149,27 @@ func checkServerState(t *testing.T, cp *testenv.ControlPlane, ns string, n int, 
 			}
 		}
 	}
+}
+
+// A run that made the namespace and the CRD removes them at the end (with
+// --cleanup, the default), so a demo leaves the cluster as it found it.
+func TestLabRemovesTheNamespaceAndCRDItCreated(t *testing.T) {
+	cp := testenv.Shared(t)
+	ctx := t.Context()
+	gone := func(client *rest.RESTClient, resource, name string) bool {
+		return apierrors.IsNotFound(client.Get().Resource(resource).Name(name).Do(ctx).Error())
+	}
+	crds, err := crdClient(cp.Config())
+	require.NoError(t, err)
+	require.NoError(t, deleteCRD(ctx, cp.Config()), "start without the CRD, so that this run creates it")
+	core, err := testenv.CoreV1Client(cp.Config())
+	require.NoError(t, err)
+	ns := fmt.Sprintf("lab-cleanup-%d", time.Now().UnixNano()%1_000_000)
+
+	runLab(t, labArgs(t, cp, ns, "--crs=2", "--components=fe", "--idle=0", "--progress=false"))
+	assert.True(t, gone(crds, "customresourcedefinitions", crdName), "the CRD the run created is deleted")
+	nsObj := &corev1.Namespace{}
+	err = core.Get().Resource("namespaces").Name(ns).Do(ctx).Into(nsObj)
+	assert.True(t, apierrors.IsNotFound(err) || nsObj.DeletionTimestamp != nil,
+		"the namespace the run created is deleted (it stays Terminating on a control plane without controllers): %v", err)
 }

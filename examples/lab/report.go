@@ -58,7 +58,8 @@ func report(out io.Writer, r *result) {
 	printVerbs(out, l.byVerb, l.total)
 	fmt.Fprint(out, boundOf(r).explain(t.elapsed-t.synced))
 	q := r.queue
-	fmt.Fprintf(out, "Workqueue: %d adds, wait in queue %s, reconcile %s.\n", q.Adds, q.QueueWait, q.WorkDuration)
+	fmt.Fprintf(out, "Workqueue: %d adds; waited in the queue %s on average (at most %s); reconciles took %s on average (at most %s).\n",
+		q.Adds, round(q.QueueWait.Mean()), round(q.QueueWait.Max), round(q.WorkDuration.Mean()), round(q.WorkDuration.Max))
 	if r.idleTook > 0 {
 		from, fromT := r.idleFrom, r.idleFromT
 		reconciles, calls := r.idleT.reconciles-fromT.reconciles, r.idleT.calls-fromT.calls
