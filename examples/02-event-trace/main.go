@@ -69,9 +69,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := cli.EnsureNamespace(ctx, client, ns); err != nil {
 		return err
 	}
-	for _, name := range []string{"before", "demo", "doomed"} { // a clean slate from an earlier run
-		_ = client.Delete().Namespace(ns).Resource("configmaps").Name(name).Do(ctx).Error()
+	deleteOurs := func(ctx context.Context) {
+		for _, name := range []string{"before", "demo", "doomed"} {
+			_ = client.Delete().Namespace(ns).Resource("configmaps").Name(name).Do(ctx).Error()
+		}
 	}
+	deleteOurs(ctx) // a clean slate from an earlier run
+	defer func() { // and nothing of ours left behind, even after Ctrl-C
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		deleteOurs(ctx)
+	}()
 
 	// The informer's connection goes through a fault proxy, so we can cut it.
 	// The proxy forwards bytes; TLS passes through it untouched.

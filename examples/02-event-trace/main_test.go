@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/listwatch/informer/testenv"
 )
@@ -28,6 +29,13 @@ func TestTraceFollowsOneChangeThroughEveryStage(t *testing.T) {
 	got := out.String()
 	t.Log(got)
 	require.NoError(t, err)
+	client, err := testenv.CoreV1Client(cp.Config())
+	require.NoError(t, err)
+	var left corev1.ConfigMapList
+	require.NoError(t, client.Get().Namespace(ns).Resource("configmaps").Do(ctx).Into(&left))
+	for _, cm := range left.Items {
+		assert.NotContains(t, []string{"before", "demo", "doomed"}, cm.Name, "the example removes its objects when it ends")
+	}
 
 	// "demo"'s creation, stage by stage.
 	for _, line := range []string{
