@@ -21,7 +21,8 @@
 //
 // # The protocol
 //
-// Run is a loop over three phases (the phase type, in reflector.go):
+// Run is a loop over three phases (in the source: the phase type and the
+// step function, one per phase):
 //
 //   - listing: LIST in pages of PageSize, then one Replace with the whole
 //     list. A continue token that expires (410) restarts the list;
@@ -36,11 +37,14 @@
 //     that watch carries on. A server that refuses it gets LIST instead;
 //     a stream cut before its bookmark streams again.
 //
-// The reflector lists again only when the server says its resourceVersion
-// is unusable: 410 Gone (too old: compacted away) or "Too large resource
-// version" (a restarted server not caught up yet). The relist is always a
-// consistent read (resourceVersion ""), never at the old resourceVersion,
-// so it cannot loop on "too old" (kubernetes#133810).
+// The reflector lists again only when it cannot go on from where it is:
+// the server says its resourceVersion is unusable (410 Gone: compacted
+// away; "Too large resource version": a restarted server not caught up),
+// an event's resourceVersion goes backwards, or a list itself failed or
+// lost its continue token (docs/03 tabulates every cause). The relist is
+// always a consistent read (resourceVersion ""), never at the old
+// resourceVersion, so it cannot loop on "too old" (kubernetes#133810). A
+// watch that merely ended is watched again from where it was: no relist.
 //
 // The first list's resourceVersion is a choice (Options.InitialList): ""
 // by default, a consistent read that honours the page size; or "0", the
@@ -107,9 +111,9 @@
 //
 // # Glossary (this package → client-go tools/cache)
 //
-//	Reflector.Run              Reflector.RunWithContext / ListAndWatchWithContext
+//	Reflector.Run              Reflector.Run / RunWithContext (its loop: ListAndWatchWithContext)
 //	ListerWatcher[T]           ListerWatcher (listwatch.go)
-//	Store[T]                   ReflectorStore
+//	Store[T]                   ReflectorStore (reflector.go), the subset of Store it writes
 //	Options.StreamingList      the WatchListClient feature (watchList)
 //	Options.OnError            WatchErrorHandler
 //	Options.InitialList        relistResourceVersion's "0" for the first list

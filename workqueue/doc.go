@@ -11,8 +11,10 @@
 //	                                             ▲                               │ reads a lister,
 //	                                             └─Done / Forget / AddRateLimited┘ writes the API
 //
-// Event handlers must stay quick (pitfall 5): one slow handler holds up
-// every event behind it. So a handler only computes the object's key and
+// Event handlers must stay quick (pitfall 5): a slow handler falls behind,
+// its buffer of events grows, and everything it should trigger waits
+// (here it delays only itself; in client-go before per-handler buffers it
+// held up every handler). So a handler only computes the object's key and
 // calls Add. Workers, as many as you allow, Get keys and reconcile each
 // from the informer's cache, the current state, not the event that
 // triggered it. A key added ten times while it waits is reconciled once.
@@ -61,8 +63,8 @@
 // many reconciles run at once. Reconciles spend most of their time waiting
 // for the API server, so with one worker those waits add up one after
 // another; with many they overlap. The StarRocks operator post measured
-// 50 objects at 100 ms round trips: 41.1 s with 1 worker (client QPS 20),
-// 0.22 s with 50 workers (QPS 100). Note the second knob in that line:
+// 50 objects with 100 ms of latency added each way (200 ms round trips):
+// 41.1 s with 1 worker (client QPS 20), 0.22 s with 50 workers (QPS 100). Note the second knob in that line:
 // more workers make more requests, so raise the client's QPS and Burst
 // with them, or its rate limiter becomes the bottleneck instead. However
 // many workers run, no key is ever processed by two at once.
@@ -78,7 +80,8 @@
 // # Locking and time
 //
 // One mutex guards a Queue. Get and ShutDownWithDrain wait on a sync.Cond
-// tied to it, in the documented wait loop (see waitLocked in wait.go). The
+// tied to it, in sync.Cond's documented loop: `for !condition() {
+// cond.Wait() }`, with the context's end broadcast on the Cond. The
 // rate limiter and the trace hook are called with the lock held, so they
 // must be quick and must not call the queue. All time comes from
 // Options.Clock, so tests and examples can use a [FakeClock] and never

@@ -59,10 +59,22 @@ Use it from another terminal:
   export KUBECONFIG=%s
   kubectl get namespaces        # or any client-go program that reads KUBECONFIG
 
+%s
 Ctrl-C stops it.
-`, time.Since(start).Round(time.Millisecond), cp.Addr(), cp.EtcdURL(), cp.Dir(), path, path)
+`, time.Since(start).Round(time.Millisecond), cp.Addr(), cp.EtcdURL(), cp.Dir(), path, path, relistHint(*watchCache, path, cp.EtcdURL()))
 
 	<-ctx.Done()
 	fmt.Fprintln(out, "\nstopping kube-apiserver, then etcd ...")
 	return nil
+}
+
+// relistHint is the command that shows a real 410 and a relist in the
+// event-trace example, which needs the watch cache off.
+func relistHint(watchCache bool, kubeconfig, etcdURL string) string {
+	if watchCache {
+		return "To see a real 410 Gone and a relist in examples/02-event-trace, restart with\n" +
+			"--watch-cache=false: with the watch cache on, compacting etcd gives no 410.\n"
+	}
+	return fmt.Sprintf("To see a real 410 Gone and a relist, in examples/:\n"+
+		"  go run ./02-event-trace --kubeconfig %s --etcd %s\n", kubeconfig, etcdURL)
 }
