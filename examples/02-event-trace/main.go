@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	deleteOurs(ctx) // a clean slate from an earlier run
-	defer func() { // and nothing of ours left behind, even after Ctrl-C
+	defer func() {  // and nothing of ours left behind, even after Ctrl-C
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		deleteOurs(ctx)
