@@ -54,8 +54,11 @@ type Reflector[T informer.Object] struct {
 	// last successful list; at Options.ExpiredContinueLimit the next list
 	// is unpaged.
 	expiredContinues int
-	// resync ticks every ResyncPeriod while Run runs; nil when resync is off.
-	resync <-chan time.Time
+	// resync receives a tick ResyncPeriod after the previous resync was
+	// handled (see armResync); nil when resync is off. resyncTimer is the
+	// pending tick's timer.
+	resync      chan struct{}
+	resyncTimer informer.Timer
 }
 
 // New returns a Reflector for opts; see Options for the defaults. It
@@ -156,9 +159,9 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 	}
 	defer r.running.Store(false)
 	if r.opts.ResyncPeriod > 0 {
-		ticks, stop := tickEvery(r.opts.Clock, r.opts.ResyncPeriod)
-		defer stop()
-		r.resync = ticks
+		r.resync = make(chan struct{}, 1)
+		r.armResync()
+		defer func() { r.resyncTimer.Stop() }()
 	}
 
 	s := r.firstList()

@@ -2,10 +2,7 @@ package reflector
 
 import (
 	"context"
-	"sync"
 	"time"
-
-	"github.com/listwatch/informer"
 )
 
 // Resync runs on Run's goroutine, between other work: while a watch is
@@ -32,8 +29,10 @@ func (r *Reflector[T]) pause(ctx context.Context, d time.Duration) {
 	}
 }
 
-// doResync calls the store's Resync, once the store holds a whole list.
+// doResync calls the store's Resync, once the store holds a whole list,
+// then arms the next tick.
 func (r *Reflector[T]) doResync() {
+	defer r.armResync()
 	if !r.synced {
 		return
 	}
@@ -43,35 +42,16 @@ func (r *Reflector[T]) doResync() {
 	}
 }
 
-// tickEvery sends the clock's time on the returned channel every d until
-// stop is called. Like time.Ticker it drops a tick its reader is not
-// ready for. It is a Ticker built on Clock.AfterFunc, so that a fake
-// clock drives resyncs in tests.
-func tickEvery(c informer.Clock, d time.Duration) (ticks <-chan time.Time, stop func()) {
-	ch := make(chan time.Time, 1)
-	var mu sync.Mutex
-	var timer informer.Timer
-	stopped := false
-	var arm func()
-	arm = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
+// armResync schedules the next resync tick ResyncPeriod from now. It is
+// armed again only once a tick has been handled (doResync), so the period
+// runs from the end of one resync to the next, as client-go's does: a tick
+// handled late never makes a handler whose period equals it miss a whole
+// period. Only Run's goroutine calls it.
+func (r *Reflector[T]) armResync() {
+	r.resyncTimer = r.opts.Clock.AfterFunc(r.opts.ResyncPeriod, func() {
+		select {
+		case r.resync <- struct{}{}:
+		default: // a tick is already waiting
 		}
-		timer = c.AfterFunc(d, func() {
-			select {
-			case ch <- c.Now():
-			default: // the reader is busy: drop this tick
-			}
-			arm()
-		})
-	}
-	arm()
-	return ch, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped = true
-		timer.Stop()
-	}
+	})
 }

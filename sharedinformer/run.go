@@ -181,7 +181,8 @@ func (s *store[T]) Replace(objs []T, resourceVersion string) error {
 // those handlers. A handler is due once its period has passed since its
 // last resync (or its registration), never sooner: between two of its
 // resyncs lie at least its period and at most its period plus one resync
-// check period (the reflector's tick), as in client-go.
+// check period (the reflector's tick, armed again after each resync), as
+// in client-go.
 func (s *store[T]) Resync() error {
 	i := s.i
 	i.mu.Lock()
