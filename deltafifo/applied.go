@@ -1,6 +1,10 @@
 package deltafifo
 
-import "github.com/listwatch/informer"
+import (
+	"strconv"
+
+	"github.com/listwatch/informer"
+)
 
 // How far the consumer is in sync: every write (and bookmark) takes the
 // next sequence number and is remembered with the resourceVersion it
@@ -33,7 +37,7 @@ func (f *DeltaFIFO[T]) advanceLocked() {
 		if len(f.queue) > 0 && m.seq >= f.queuedAt[f.queue[0]] {
 			break
 		}
-		if m.rv != "" {
+		if m.rv != "" && !olderRV(m.rv, f.AppliedResourceVersion()) {
 			f.applied.Store(&m.rv)
 		}
 		f.marksHead++
@@ -72,4 +76,15 @@ func (f *DeltaFIFO[T]) AppliedResourceVersion() string {
 		return *rv
 	}
 	return ""
+}
+
+// olderRV reports whether rv is older than than, when both are integers
+// (as etcd's are). A delete the consumer must still see can carry an older
+// resourceVersion than the event that caused it (the last known object);
+// the applied resourceVersion must not move back for it. Opaque
+// resourceVersions are never compared.
+func olderRV(rv, than string) bool {
+	a, errA := strconv.ParseUint(rv, 10, 64)
+	b, errB := strconv.ParseUint(than, 10, 64)
+	return errA == nil && errB == nil && a < b
 }

@@ -72,6 +72,10 @@ type DeltaFIFO[T informer.Object] struct {
 	// front of queue.
 	replaced         bool
 	initialRemaining int
+	// synced is HasSynced: replaced && initialRemaining == 0, once the key
+	// that brought initialRemaining to 0 was processed. Written under mu,
+	// read without it; once true it stays true.
+	synced atomic.Bool
 
 	closed bool // set by Close; writes fail, Pop drains what is queued, then returns ErrClosed
 
@@ -114,10 +118,17 @@ func (f *DeltaFIFO[T]) Len() int {
 // HasSynced reports whether everything the first Replace queued has been
 // popped and processed, or the first Replace was empty. Before the first
 // Replace it is false: the consumer has not seen a full list yet.
-func (f *DeltaFIFO[T]) HasSynced() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.replaced && f.initialRemaining == 0
+//
+// It takes no lock (Pop holds mu while the consumer processes), so it is
+// safe to call from anywhere, the process function included.
+func (f *DeltaFIFO[T]) HasSynced() bool { return f.synced.Load() }
+
+// noteSyncedLocked sets synced once the first Replace's keys are all
+// processed. The caller holds mu.
+func (f *DeltaFIFO[T]) noteSyncedLocked() {
+	if f.replaced && f.initialRemaining == 0 {
+		f.synced.Store(true)
+	}
 }
 
 // Close stops the DeltaFIFO: writes from now on fail with ErrClosed, and

@@ -88,6 +88,7 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
 	err := process(key, deltas, initial)
 	if err == nil || !errors.Is(err, ErrRequeue) {
 		f.advanceLocked() // processed, or dropped: either way no longer pending
+		f.noteSyncedLocked()
 	}
 	if err == nil {
 		return nil

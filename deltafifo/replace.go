@@ -62,6 +62,7 @@ func (f *DeltaFIFO[T]) Replace(list []T, resourceVersion string) error {
 	if !f.replaced {
 		f.replaced = true
 		f.initialRemaining = len(f.queue) // everything queued now is the initial list
+		f.noteSyncedLocked()              // an empty first list has nothing to wait for
 	}
 	if f.trace != nil {
 		f.emit(KindReplaced, informer.Key{}, resourceVersion,
