@@ -48,11 +48,11 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 		opts = metav1.ListOptions{Continue: meta.Continue, Limit: limit}
 	}
 	if rv == "" {
-		return state{phase: listing, listRV: s.listRV, why: "the last list had no resourceVersion"},
+		return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: "the last list had no resourceVersion"},
 			&Error{Op: KindList, Name: r.opts.Name, ResourceVersion: s.listRV, Err: ErrNoResourceVersion}
 	}
 	if err := r.store.Replace(all, rv); err != nil {
-		return state{phase: listing, listRV: s.listRV, why: "the store refused the last list"},
+		return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: "the store refused the last list"},
 			&Error{Op: KindReplace, Name: r.opts.Name, ResourceVersion: rv, Err: err}
 	}
 	if r.trace != nil {
@@ -90,7 +90,7 @@ func (r *Reflector[T]) listFailed(s state, opts metav1.ListOptions, err error) (
 	case isTooLarge(err):
 		return state{phase: listing, listRV: "", why: fmt.Sprintf("resourceVersion %q is too large for the server", opts.ResourceVersion)}, failure
 	}
-	return state{phase: listing, listRV: s.listRV, why: "retry after a failed list"}, failure
+	return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: "retry after a failed list"}, failure
 }
 
 // pageDetail describes one page for the trace:

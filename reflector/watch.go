@@ -40,7 +40,10 @@ func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
 	w := s.open
 	if w == nil {
 		if r.rewatch.Wait(ctx) != nil {
-			return state{phase: watching}, nil // ctx ended
+			// ctx ended, or will before a token comes (Wait says so at
+			// once): either way no watch opens before it ends.
+			<-ctx.Done()
+			return state{phase: watching}, nil
 		}
 		var err error
 		if w, err = r.lw.Watch(ctx, r.watchOptions(rv)); err != nil {
