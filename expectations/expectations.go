@@ -120,8 +120,8 @@ func (e *Expectations[K]) Satisfied(key K) bool {
 }
 
 // ExpiresIn returns how long key's unmet expectation will still hold it
-// back: the time until its TTL ends, or 0 if Satisfied(key) is already
-// true. A reconcile that finds key unsatisfied should requeue it after
+// back: the time until Satisfied(key) turns true when its TTL has passed,
+// always positive while key is unsatisfied; 0 if it is satisfied already. A reconcile that finds key unsatisfied should requeue it after
 // this long (workqueue's AddAfter): if the event it waits for was lost,
 // nothing else may ever bring the key back. Cost: O(1).
 func (e *Expectations[K]) ExpiresIn(key K) time.Duration {
@@ -131,7 +131,11 @@ func (e *Expectations[K]) ExpiresIn(key K) time.Duration {
 	if !ok || (x.adds <= 0 && x.dels <= 0) {
 		return 0
 	}
-	return max(0, e.ttl-e.now().Sub(x.since))
+	elapsed := e.now().Sub(x.since)
+	if elapsed > e.ttl {
+		return 0
+	}
+	return e.ttl - elapsed + time.Nanosecond // Satisfied needs more than the TTL to have passed
 }
 
 // Forget drops key's expectation, for when the owner itself was deleted.
