@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // dataDirPrefix starts the name of every control plane's directory in the
@@ -49,11 +48,4 @@ func ownerPID(name string) (int, bool) {
 	}
 	pid, err := strconv.Atoi(digits)
 	return pid, err == nil && pid > 0
-}
-
-// processExists reports whether a process with pid exists (signal 0 is
-// delivered to none, only checked).
-func processExists(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || err == syscall.EPERM
 }
