@@ -186,7 +186,7 @@ func chaosRun(t *testing.T, opts testenv.Options, seed uint64, d time.Duration) 
 	}
 	ctrl := &mirror{ns: ns, lister: inf.Lister(), client: controllerClient,
 		queue: workqueue.New(workqueue.Options[string]{
-			RateLimiter: workqueue.NewExponentialRateLimiter[string](10*time.Millisecond, time.Second),
+			RateLimiter: must(workqueue.NewExponentialRateLimiter[string](10*time.Millisecond, time.Second)),
 		})}
 	_, err = inf.AddEventHandler(ctrl.handler(), sharedinformer.HandlerOptions{Name: "mirror"})
 	require.NoError(t, err)

@@ -39,7 +39,7 @@ func TestManyProducersAndWorkersProcessEveryKeyAfterItsLastAddAndNeverTwiceAtOnc
 
 	metrics := NewMetrics()
 	q := New(Options[int]{
-		RateLimiter: NewExponentialRateLimiter[int](time.Microsecond, time.Millisecond),
+		RateLimiter: must(NewExponentialRateLimiter[int](time.Microsecond, time.Millisecond)),
 		Trace:       metrics.Observe,
 	})
 	reconcile := func(_ context.Context, k int) error {

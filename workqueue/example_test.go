@@ -72,9 +72,14 @@ func ExampleQueue_AddAfter() {
 func ExampleRun() {
 	clock := workqueue.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	metrics := workqueue.NewMetrics()
+	// Retry the first 3 failures of a key at once, later ones after 1m.
+	limiter, err := workqueue.NewFastSlowRateLimiter[string](0, time.Minute, 3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	q := workqueue.New(workqueue.Options[string]{
-		// Retry the first 3 failures of a key at once, later ones after 1m.
-		RateLimiter: workqueue.NewFastSlowRateLimiter[string](0, time.Minute, 3),
+		RateLimiter: limiter,
 		Clock:       clock,
 		Trace:       metrics.Observe,
 	})

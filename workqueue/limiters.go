@@ -1,6 +1,9 @@
 package workqueue
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -16,10 +19,10 @@ import (
 //
 // It is the [Queue]'s default.
 func DefaultRateLimiter[K comparable]() RateLimiter[K] {
-	return NewMaxOfRateLimiter(
-		NewExponentialRateLimiter[K](5*time.Millisecond, 1000*time.Second),
+	return &MaxOfRateLimiter[K]{limiters: []RateLimiter[K]{
+		newExponential[K](5*time.Millisecond, 1000*time.Second),
 		newBucket[K](10, 100),
-	)
+	}}
 }
 
 // ExponentialRateLimiter is a per-key limiter: after a key's n-th failure
@@ -32,8 +35,18 @@ type ExponentialRateLimiter[K comparable] struct {
 }
 
 // NewExponentialRateLimiter returns an ExponentialRateLimiter whose first
-// delay is base and whose delays never exceed max.
-func NewExponentialRateLimiter[K comparable](base, max time.Duration) *ExponentialRateLimiter[K] {
+// delay is base and whose delays never exceed max (a base above max gives
+// max every time; a base of 0 retries at once, always). It fails if either
+// is negative.
+func NewExponentialRateLimiter[K comparable](base, max time.Duration) (*ExponentialRateLimiter[K], error) {
+	if base < 0 || max < 0 {
+		return nil, fmt.Errorf("workqueue: NewExponentialRateLimiter(base=%v, max=%v): neither may be negative", base, max)
+	}
+	return newExponential[K](base, max), nil
+}
+
+// newExponential is NewExponentialRateLimiter for values known to be valid.
+func newExponential[K comparable](base, max time.Duration) *ExponentialRateLimiter[K] {
 	return &ExponentialRateLimiter[K]{base: base, max: max, failureCounts: newFailureCounts[K]()}
 }
 
@@ -59,9 +72,13 @@ type FastSlowRateLimiter[K comparable] struct {
 	failureCounts[K]
 }
 
-// NewFastSlowRateLimiter returns a FastSlowRateLimiter.
-func NewFastSlowRateLimiter[K comparable](fast, slow time.Duration, maxFast int) *FastSlowRateLimiter[K] {
-	return &FastSlowRateLimiter[K]{fast: fast, slow: slow, maxFast: maxFast, failureCounts: newFailureCounts[K]()}
+// NewFastSlowRateLimiter returns a FastSlowRateLimiter. It fails if a
+// delay or maxFast is negative.
+func NewFastSlowRateLimiter[K comparable](fast, slow time.Duration, maxFast int) (*FastSlowRateLimiter[K], error) {
+	if fast < 0 || slow < 0 || maxFast < 0 {
+		return nil, fmt.Errorf("workqueue: NewFastSlowRateLimiter(fast=%v, slow=%v, maxFast=%d): none may be negative", fast, slow, maxFast)
+	}
+	return &FastSlowRateLimiter[K]{fast: fast, slow: slow, maxFast: maxFast, failureCounts: newFailureCounts[K]()}, nil
 }
 
 // When counts a failure of key and returns fast for its first maxFast
@@ -79,9 +96,18 @@ type MaxOfRateLimiter[K comparable] struct {
 	limiters []RateLimiter[K] // fixed at construction
 }
 
-// NewMaxOfRateLimiter returns a limiter that asks all of limiters.
-func NewMaxOfRateLimiter[K comparable](limiters ...RateLimiter[K]) *MaxOfRateLimiter[K] {
-	return &MaxOfRateLimiter[K]{limiters: limiters}
+// NewMaxOfRateLimiter returns a limiter that asks all of limiters. It
+// fails if there are none or one is nil.
+func NewMaxOfRateLimiter[K comparable](limiters ...RateLimiter[K]) (*MaxOfRateLimiter[K], error) {
+	if len(limiters) == 0 {
+		return nil, errors.New("workqueue: NewMaxOfRateLimiter: no limiters")
+	}
+	for i, l := range limiters {
+		if l == nil {
+			return nil, fmt.Errorf("workqueue: NewMaxOfRateLimiter: limiter %d is nil", i)
+		}
+	}
+	return &MaxOfRateLimiter[K]{limiters: slices.Clone(limiters)}, nil
 }
 
 // When calls When on every limiter and returns the longest delay.

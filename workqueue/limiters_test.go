@@ -33,7 +33,7 @@ func TestExponentialRateLimiterDoublesPerKeyFromBaseUpToMax(t *testing.T) {
 		{0, time.Second, []time.Duration{0, 0, 0}},
 	} {
 		t.Run(fmt.Sprintf("%v..%v", tc.base, tc.max), func(t *testing.T) {
-			l := NewExponentialRateLimiter[string](tc.base, tc.max)
+			l := must(NewExponentialRateLimiter[string](tc.base, tc.max))
 			assert.Equal(t, tc.want, whens(l, "a", epoch, len(tc.want)))
 			assert.Equal(t, len(tc.want), l.NumRequeues("a"))
 			assert.Equal(t, tc.want[0], l.When("b", epoch), "keys back off separately")
@@ -45,14 +45,14 @@ func TestExponentialRateLimiterDoublesPerKeyFromBaseUpToMax(t *testing.T) {
 }
 
 func TestExponentialRateLimiterReachesItsCapWithoutOverflowing(t *testing.T) {
-	l := NewExponentialRateLimiter[string](5*ms, 1000*time.Second)
+	l := must(NewExponentialRateLimiter[string](5*ms, 1000*time.Second))
 	delays := whens(l, "a", epoch, 200)
 	assert.Equal(t, 5*ms<<17, delays[17], "the 18th failure waits 655.36s")
 	for n, d := range delays[18:] {
 		require.Equal(t, 1000*time.Second, d, "failure %d", n+19)
 	}
 
-	huge := NewExponentialRateLimiter[string](time.Nanosecond, math.MaxInt64)
+	huge := must(NewExponentialRateLimiter[string](time.Nanosecond, math.MaxInt64))
 	delays = whens(huge, "a", epoch, 100)
 	assert.Equal(t, time.Duration(1<<62), delays[62])
 	assert.Equal(t, time.Duration(math.MaxInt64), delays[63], "2⁶³ns would overflow: the cap")
@@ -60,7 +60,7 @@ func TestExponentialRateLimiterReachesItsCapWithoutOverflowing(t *testing.T) {
 }
 
 func TestFastSlowRateLimiterRetriesFastThenSlow(t *testing.T) {
-	l := NewFastSlowRateLimiter[string](ms, time.Minute, 3)
+	l := must(NewFastSlowRateLimiter[string](ms, time.Minute, 3))
 	assert.Equal(t, []time.Duration{ms, ms, ms, time.Minute, time.Minute}, whens(l, "a", epoch, 5))
 	assert.Equal(t, 5, l.NumRequeues("a"))
 	assert.Equal(t, ms, l.When("b", epoch))
@@ -112,9 +112,9 @@ func TestNewBucketRateLimiterRejectsABucketThatNeverRefills(t *testing.T) {
 }
 
 func TestMaxOfRateLimiterTakesTheLongestDelayAndForgetsInEveryLimiter(t *testing.T) {
-	fast := NewFastSlowRateLimiter[string](ms, time.Second, 2)
-	exp := NewExponentialRateLimiter[string](ms, time.Hour)
-	l := NewMaxOfRateLimiter[string](fast, exp)
+	fast := must(NewFastSlowRateLimiter[string](ms, time.Second, 2))
+	exp := must(NewExponentialRateLimiter[string](ms, time.Hour))
+	l := must(NewMaxOfRateLimiter[string](fast, exp))
 	// fast: 1ms 1ms 1s 1s; exponential: 1ms 2ms 4ms 8ms.
 	assert.Equal(t, []time.Duration{ms, 2 * ms, time.Second, time.Second}, whens(l, "a", epoch, 4))
 	assert.Equal(t, 4, l.NumRequeues("a"))
@@ -143,4 +143,17 @@ func TestDefaultRateLimiterBacksOffPerKeyAndCapsAllRetriesAtTenPerSecond(t *test
 		l.When("hopeless", epoch.Add(time.Hour))
 	}
 	assert.Equal(t, 1000*time.Second, l.When("hopeless", epoch.Add(time.Hour)))
+}
+
+func TestLimiterConstructorsRejectImpossibleSettings(t *testing.T) {
+	_, err := NewExponentialRateLimiter[string](-time.Second, time.Second)
+	assert.ErrorContains(t, err, "neither may be negative")
+	_, err = NewExponentialRateLimiter[string](time.Second, -time.Millisecond)
+	assert.ErrorContains(t, err, "neither may be negative")
+	_, err = NewFastSlowRateLimiter[string](-ms, time.Second, 1)
+	assert.ErrorContains(t, err, "none may be negative")
+	_, err = NewMaxOfRateLimiter[string]()
+	assert.ErrorContains(t, err, "no limiters")
+	_, err = NewMaxOfRateLimiter[string](DefaultRateLimiter[string](), nil)
+	assert.ErrorContains(t, err, "limiter 1 is nil")
 }

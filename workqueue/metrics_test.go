@@ -12,7 +12,7 @@ import (
 func TestMetricsAreComputedFromTheTraceEventsAlone(t *testing.T) {
 	m := NewMetrics()
 	q, clock := newFake(Options[string]{
-		RateLimiter: NewExponentialRateLimiter[string](time.Second, time.Minute),
+		RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Minute)),
 		Trace:       m.Observe,
 	})
 	q.Add("a")

@@ -88,7 +88,7 @@ func newHarness() *harness {
 	clock := NewFakeClock(epoch)
 	return &harness{
 		clock: clock,
-		q:     New(Options[int]{Clock: clock, RateLimiter: NewExponentialRateLimiter[int](time.Second, 8*time.Second)}),
+		q:     New(Options[int]{Clock: clock, RateLimiter: must(NewExponentialRateLimiter[int](time.Second, 8*time.Second))}),
 		m: &model{now: epoch, dirty: map[int]bool{}, processing: map[int]bool{},
 			waiting: map[int]modelWait{}, failures: map[int]int{}},
 	}

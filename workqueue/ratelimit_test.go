@@ -9,7 +9,7 @@ import (
 )
 
 func TestAddRateLimitedAddsTheKeyAfterTheLimitersDelay(t *testing.T) {
-	q, clock := newFake(Options[string]{RateLimiter: NewExponentialRateLimiter[string](time.Second, time.Minute)})
+	q, clock := newFake(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Minute))})
 	for n, delay := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
 		q.AddRateLimited("a")
 		assert.Equal(t, n+1, q.NumRequeues("a"))
@@ -23,7 +23,7 @@ func TestAddRateLimitedAddsTheKeyAfterTheLimitersDelay(t *testing.T) {
 }
 
 func TestForgetStartsTheBackoffOver(t *testing.T) {
-	q, clock := newFake(Options[string]{RateLimiter: NewExponentialRateLimiter[string](time.Second, time.Minute)})
+	q, clock := newFake(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Minute))})
 	q.AddRateLimited("a") // 1s
 	q.AddRateLimited("a") // 2s, but "a" already waits for 1s: the earlier wins
 	q.Forget("a")

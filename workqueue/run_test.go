@@ -53,7 +53,7 @@ func (l *lines) get() []string {
 
 func TestRunRetriesAFailingKeyWithBackoffThenForgetsIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New(Options[string]{RateLimiter: NewExponentialRateLimiter[string](time.Second, time.Minute)})
+		q := New(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Minute))})
 		var attempts, reported lines
 		start := time.Now()
 		stop := startRun(q, func(_ context.Context, key string) error {

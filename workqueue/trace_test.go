@@ -15,7 +15,7 @@ import (
 func TestTraceTellsEveryChangeOfEveryKeyInOrder(t *testing.T) {
 	var rec recorder
 	q, clock := newFake(Options[string]{
-		RateLimiter: NewExponentialRateLimiter[string](time.Second, time.Minute),
+		RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Minute)),
 		Trace:       rec.hook,
 	})
 	for _, step := range []struct {
@@ -58,7 +58,7 @@ func TestTraceTellsEveryChangeOfEveryKeyInOrder(t *testing.T) {
 func TestTraceTellsRunsFailuresAndPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var rec recorder
-		q := New(Options[string]{RateLimiter: NewFastSlowRateLimiter[string](time.Second, time.Minute, 5), Trace: rec.hook})
+		q := New(Options[string]{RateLimiter: must(NewFastSlowRateLimiter[string](time.Second, time.Minute, 5)), Trace: rec.hook})
 		attempt := 0
 		stop := startRun(q, func(context.Context, string) error {
 			attempt++
