@@ -1,6 +1,7 @@
 // Package chaos holds no code, only tests: the proof that an informer loses
 // nothing under the faults real clusters produce, and survives servers that
-// misbehave. It reads as a list of guarantees (go test -v ./chaos).
+// misbehave. It reads as a list of guarantees (cd chaos && go test -v .:
+// it is a module of its own).
 //
 // # Chaos convergence (chaos_test.go)
 //
@@ -55,5 +56,5 @@
 // Arbitrary bytes served as a LIST body and as a WATCH stream to
 // RESTListerWatcher must never panic, and whatever is accepted must be a
 // well-formed ConfigMap. The seed corpora run as ordinary tests;
-// go test -fuzz=FuzzListBody ./chaos runs the fuzzer.
+// cd chaos && go test -fuzz=FuzzListBody . runs the fuzzer.
 package chaos

@@ -53,8 +53,9 @@
 // # Failures and retries
 //
 // Every failure (an error answer, a network error, a garbled response, a
-// watch that closes within a second of opening, an event whose
-// resourceVersion goes backwards) is reported to
+// watch that closes within ShortWatch of opening without moving the
+// resourceVersion, an event whose resourceVersion goes backwards) is
+// reported to
 // Options.OnError as an *Error and retried after an exponential backoff
 // with jitter (800ms doubling to 30s by default; Options has every knob),
 // which resets after two calm minutes. A 403 (RBAC) or a 404 (a missing
@@ -96,8 +97,9 @@
 //     reported the changes; resync ticks are handled on it too.
 //   - Replace receives only complete lists: a list that fails half-way
 //     never reaches the store.
-//   - LastSyncResourceVersion is the resourceVersion the store is in sync
-//     with; it is safe to read from any goroutine.
+//   - LastSyncResourceVersion is the resourceVersion handed to the store
+//     last, where the next watch starts (a queueing store may not have
+//     applied it yet); it is safe to read from any goroutine.
 //   - Run returns after ctx ends, with its watches stopped and no
 //     goroutine of its own left.
 //

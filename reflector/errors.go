@@ -44,11 +44,12 @@ func (e *Error) Unwrap() error { return e.Err }
 // The causes the reflector itself detects, wrapped in an *Error; test for
 // them with errors.Is.
 var (
-	// ErrShortWatch: a watch ended within Options.ShortWatch of opening,
-	// with or without events. A server does that only when something is
-	// wrong, so it is retried after the backoff, never at once: otherwise
-	// a server that sends one event and closes could make the reflector
-	// reopen watches in a tight loop.
+	// ErrShortWatch: a watch ended within Options.ShortWatch of opening
+	// without moving the resourceVersion forward. A server does that only
+	// when something is wrong, so it is retried after the backoff, never at
+	// once: otherwise a server that closes every watch could make the
+	// reflector reopen watches in a tight loop. (A short watch that did
+	// move it made progress; the re-watch rate limit bounds those.)
 	ErrShortWatch = errors.New("the watch ended at once")
 	// ErrResourceVersionWentBack: a watch event or bookmark carried a
 	// resourceVersion older than the one the store is in sync with. An
@@ -65,7 +66,9 @@ var (
 	// watch could start from it. The list is retried.
 	ErrNoResourceVersion = errors.New("the list has no resourceVersion")
 	// ErrStreamEnded: a streaming list ended before its initial-events-end
-	// bookmark. The reflector falls back to LIST.
+	// bookmark: a cut connection, so the reflector streams again, or, after
+	// Options.StreamEndedLimit such ends in a row, a server that ignores
+	// sendInitialEvents, so it lists instead.
 	ErrStreamEnded = errors.New("the streaming list ended before its initial-events-end bookmark")
 )
 

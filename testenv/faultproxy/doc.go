@@ -27,8 +27,9 @@
 // Why not toxiproxy: this project's design names Shopify's toxiproxy for
 // this job. Its in-process API is shaped for its HTTP control server, and
 // counting connections and bytes goes through its Prometheus collectors.
-// The faults needed here fit in three short files a learner can read
-// in one sitting, with no dependency.
+// The four faults needed here (latency, cut, refusal, partition), and the
+// counters to see them, fit in three short files a learner can read in one
+// sitting, with no dependency.
 //
 // Concurrency: every method is safe to call from any goroutine. Close
 // waits for all of the proxy's goroutines to exit.

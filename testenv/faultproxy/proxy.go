@@ -11,7 +11,8 @@ import (
 
 // Proxy forwards TCP connections from a loopback address to one upstream
 // address, byte for byte, and injects faults on command: latency, cut
-// connections, refused connections. It never looks inside the bytes, so TLS
+// connections, refused connections, a partition (Blackhole). It never
+// looks inside the bytes, so TLS
 // and HTTP/2 pass through it unchanged.
 type Proxy struct {
 	upstream string
