@@ -7,7 +7,8 @@
 //     (sharedinformer, workqueue, lister, kubeconfig, and testenv for its
 //     tests);
 //   - its module graph is what a consumer pays: footprint_test.go compares
-//     it with that of a plain client-go consumer (the module in baseline/).
+//     it with that of a plain client-go consumer (the module in
+//     bench/footprint/baseline).
 //
 // Its go.mod replaces the library with this checkout (../), and its tests
 // run with GOWORK=off, as `make test` runs every module.

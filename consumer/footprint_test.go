@@ -25,13 +25,14 @@ func modulePaths(t *testing.T, dir string) []string {
 
 // TestUsingTheLibraryAddsAtMostRapidToAClientGoModuleGraph is the cost of
 // `go get github.com/listwatch/informer` for a controller: the modules this
-// consumer has that a plain client-go consumer (baseline/) has not. Only
+// consumer has that a plain client-go consumer (bench/footprint/baseline)
+// has not. Only
 // the library itself and pgregory.net/rapid (which its tests use) may be
 // among them: examples, benchmarks and their charting and browser
 // libraries live in nested modules that no consumer sees.
 func TestUsingTheLibraryAddsAtMostRapidToAClientGoModuleGraph(t *testing.T) {
 	ours := modulePaths(t, ".")
-	base := modulePaths(t, "baseline")
+	base := modulePaths(t, "../bench/footprint/baseline")
 	var extra []string
 	for _, m := range ours {
 		if !slices.Contains(base, m) && m != "github.com/listwatch/informer" {

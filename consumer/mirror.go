@@ -9,7 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
@@ -31,12 +31,12 @@ const (
 // data, deleted once the source is gone. It returns when ctx ends, after
 // its informer and workers have stopped.
 func Run(ctx context.Context, cfg *rest.Config, namespace string, workers int) error {
-	client, err := kubernetes.NewForConfig(cfg) // writes go through client-go's typed client
-	if err != nil {
-		return err
-	}
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	client, err := coreV1Client(cfg, scheme) // writes go straight to the API server
+	if err != nil {
 		return err
 	}
 	factory := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme})
@@ -80,21 +80,20 @@ func Run(ctx context.Context, cfg *rest.Config, namespace string, workers int) e
 // mirror is the reconciler: it reads through the lister, writes through
 // the client.
 type mirror struct {
-	client     kubernetes.Interface
+	client     *rest.RESTClient
 	configMaps *lister.Lister[*corev1.ConfigMap]
 }
 
 // reconcile makes key's mirror match key's source, from the cache alone.
 func (m *mirror) reconcile(ctx context.Context, key informer.Key) error {
 	cached := m.configMaps.Namespace(key.Namespace)
-	api := m.client.CoreV1().ConfigMaps(key.Namespace)
 	mirrorName := key.Name + "-mirror"
 	source, err := cached.Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		if _, err := cached.Get(mirrorName); apierrors.IsNotFound(err) {
 			return nil
 		}
-		err := api.Delete(ctx, mirrorName, metav1.DeleteOptions{})
+		err := m.client.Delete().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).Do(ctx).Error()
 		if apierrors.IsNotFound(err) {
 			return nil // the cache lagged our own delete
 		}
@@ -106,10 +105,10 @@ func (m *mirror) reconcile(ctx context.Context, key informer.Key) error {
 
 	existing, err := cached.Get(mirrorName)
 	if apierrors.IsNotFound(err) {
-		_, err = api.Create(ctx, &corev1.ConfigMap{
+		err = m.client.Post().Namespace(key.Namespace).Resource("configmaps").Body(&corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: mirrorName, Labels: map[string]string{MirrorOfLabel: key.Name}},
 			Data:       source.Data,
-		}, metav1.CreateOptions{})
+		}).Do(ctx).Error()
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the cache lagged our own create; its event will re-enqueue the key
 		}
@@ -123,8 +122,21 @@ func (m *mirror) reconcile(ctx context.Context, key informer.Key) error {
 	}
 	update := existing.DeepCopy() // never modify what the lister returned
 	update.Data = source.Data
-	if _, err := api.Update(ctx, update, metav1.UpdateOptions{}); err != nil {
+	err = m.client.Put().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).Body(update).Do(ctx).Error()
+	if err != nil {
 		return fmt.Errorf("updating %s/%s: %w", key.Namespace, mirrorName, err)
 	}
 	return nil
+}
+
+// coreV1Client is a REST client for the core/v1 API group: what a typed
+// clientset builds underneath, as the library's examples show. (A
+// consumer may as well use client-go's typed clientset for its writes.)
+func coreV1Client(cfg *rest.Config, scheme *runtime.Scheme) (*rest.RESTClient, error) {
+	metav1.AddToGroupVersion(scheme, corev1.SchemeGroupVersion) // ListOptions, Status
+	cfg = rest.CopyConfig(cfg)
+	cfg.APIPath = "/api"
+	cfg.GroupVersion = &corev1.SchemeGroupVersion
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	return rest.RESTClientFor(cfg)
 }

@@ -1,4 +1,4 @@
-module example.com/consumer/baseline
+module example.com/baseline
 
 go 1.26.0
 

@@ -1,8 +1,9 @@
 // Command baseline is a plain client-go controller's imports and nothing
 // else: the typed core/v1 client, kubectl's config loading, client-go's
 // informer cache and workqueue. Its module graph is what
-// ../footprint_test.go compares the library's consumer with. It is built,
-// never run.
+// consumer/footprint_test.go compares the library's consumer with. It
+// lives under bench/ with the other client-go peers. It is built, never
+// run.
 package main
 
 import (
