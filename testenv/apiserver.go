@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -33,6 +34,9 @@ type apiserver struct {
 	etcdURL string
 	opts    Options
 	proc    *process
+	// userTokens maps each of Options.Users to its static token, written
+	// once by prepare.
+	userTokens map[string]string
 }
 
 func (a *apiserver) url() string  { return fmt.Sprintf("https://127.0.0.1:%d", a.port) }
@@ -50,7 +54,10 @@ func (a *apiserver) prepare() error {
 	if err := os.MkdirAll(filepath.Join(a.dir, "certs"), 0o700); err != nil {
 		return err
 	}
-	tokens := fmt.Sprintf("%s,%s,%s,\"system:masters\"\n", adminToken, adminUser, adminUser)
+	tokens, err := a.tokenFile()
+	if err != nil {
+		return err
+	}
 	if err := os.WriteFile(filepath.Join(a.dir, "tokens.csv"), []byte(tokens), 0o600); err != nil {
 		return err
 	}
@@ -61,6 +68,27 @@ func (a *apiserver) prepare() error {
 		return os.WriteFile(filepath.Join(a.dir, "audit-policy.yaml"), []byte(auditPolicy), 0o600)
 	}
 	return nil
+}
+
+// tokenFile is the --token-auth-file content: one line per user, the
+// admin in system:masters and each of Options.Users in no group, each
+// with a token of its own.
+func (a *apiserver) tokenFile() (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s,%s,%s,\"system:masters\"\n", adminToken, adminUser, adminUser)
+	a.userTokens = map[string]string{}
+	for _, user := range a.opts.Users {
+		if user == "" || user == adminUser || strings.ContainsAny(user, ",\"\n") {
+			return "", fmt.Errorf("testenv: Options.Users: %q is not a usable user name", user)
+		}
+		if _, dup := a.userTokens[user]; dup {
+			return "", fmt.Errorf("testenv: Options.Users: %q is listed twice", user)
+		}
+		token := "listwatch-user-token-" + strconv.Itoa(len(a.userTokens))
+		a.userTokens[user] = token
+		fmt.Fprintf(&b, "%s,%s,%s\n", token, user, user)
+	}
+	return b.String(), nil
 }
 
 // args are kube-apiserver's flags. Each one not at its default is here for

@@ -25,6 +25,11 @@ type Options struct {
 	// RBAC authorizes with RBAC instead of AlwaysAllow. The admin token is
 	// in system:masters, so it passes either way. Default: AlwaysAllow.
 	RBAC bool
+	// Users are ordinary users, each given a static token of its own and
+	// no group but system:authenticated; ConfigAs returns a client
+	// configuration for one. Under RBAC such a user may do nothing but
+	// discovery until a test binds it a role. Default: none.
+	Users []string
 	// StartTimeout bounds the start (and each restart) of each process.
 	// Default: 60s.
 	StartTimeout time.Duration
@@ -154,6 +159,19 @@ func (cp *ControlPlane) ConfigVia(addr string) *rest.Config {
 		BearerToken:     adminToken,
 		TLSClientConfig: rest.TLSClientConfig{CAData: append([]byte(nil), cp.ca...)},
 	}
+}
+
+// ConfigAs is Config for one of Options.Users instead of the admin: the
+// same apiserver, that user's static token. It fails for a name that is
+// not in Options.Users.
+func (cp *ControlPlane) ConfigAs(user string) (*rest.Config, error) {
+	token, ok := cp.api.userTokens[user]
+	if !ok {
+		return nil, fmt.Errorf("testenv: no user %q on this control plane (Options.Users is %q)", user, cp.opts.Users)
+	}
+	cfg := cp.Config()
+	cfg.BearerToken = token
+	return cfg, nil
 }
 
 // Addr is the apiserver's host:port.

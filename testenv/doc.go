@@ -31,7 +31,8 @@
 //
 //	etcd            127.0.0.1:<random>  data, log in a temp dir
 //	kube-apiserver  127.0.0.1:<random>  serving cert generated at start,
-//	                                    static admin token, AlwaysAllow (or RBAC)
+//	                                    static admin token (and one per
+//	                                    Options.Users), AlwaysAllow (or RBAC)
 //
 // There is no controller-manager, scheduler or kubelet. So: Pods are
 // accepted (the ServiceAccount admission plugin is off) but never run;
