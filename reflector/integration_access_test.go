@@ -91,7 +91,7 @@ func TestMissingCustomResourceIsReportedAndRetriedUntilItExists(t *testing.T) {
 		assert.True(t, apierrors.IsNotFound(err), "a missing resource reads as NotFound: %v", err)
 	}
 
-	createWidgetCRD(t, admin)
+	require.NoError(t, cp.InstallCRD(t.Context(), testenv.CRD{Group: "listwatch.dev", Version: "v1", Kind: "Widget", Plural: "widgets"}))
 	post(t, admin, fmt.Sprintf("/apis/listwatch.dev/v1/namespaces/%s/widgets", ns),
 		map[string]any{"apiVersion": "listwatch.dev/v1", "kind": "Widget", "metadata": map[string]any{"name": "w1"}})
 	eventually(t, func() bool { return len(store.state()) == 1 }, 30*time.Second, "the widget never arrived")
@@ -123,25 +123,6 @@ func grant(t *testing.T, admin *rest.RESTClient, ns, account string) {
 		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "configmap-reader"},
 		"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": account, "namespace": ns}},
 	})
-}
-
-// createWidgetCRD creates a namespaced Widget resource and waits until the
-// server serves it.
-func createWidgetCRD(t *testing.T, admin *rest.RESTClient) {
-	t.Helper()
-	post(t, admin, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "widgets.listwatch.dev"},
-		"spec": map[string]any{
-			"group": "listwatch.dev", "scope": "Namespaced",
-			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-		},
-	})
-	eventually(t, func() bool {
-		return admin.Get().AbsPath("/apis/listwatch.dev/v1/widgets").Do(t.Context()).Error() == nil
-	}, 30*time.Second, "the CRD was never served")
 }
 
 // post sends body as JSON to path and returns the decoded answer.
