@@ -34,8 +34,10 @@ type Options[T informer.Object] struct {
 	// Store receives the mirror's changes. Required.
 	Store Store[T]
 
-	// Name identifies the reflector in errors and logs. Default: T's Go
-	// type, such as "*v1.ConfigMap".
+	// Name identifies the reflector in errors and logs. Default: what the
+	// ListerWatcher says it lists if it is a fmt.Stringer (a
+	// RESTListerWatcher says "configmaps in namespace shop, labels
+	// app=web"), otherwise T's Go type, such as "*v1.ConfigMap".
 	Name string
 
 	// PageSize is the limit of each LIST page. A negative value asks for
@@ -126,8 +128,12 @@ type Options[T informer.Object] struct {
 // withDefaults returns o with every zero field set to its default.
 func (o Options[T]) withDefaults() Options[T] {
 	if o.Name == "" {
-		var zero T
-		o.Name = fmt.Sprintf("%T", zero)
+		if s, ok := o.ListerWatcher.(fmt.Stringer); ok {
+			o.Name = s.String()
+		} else {
+			var zero T
+			o.Name = fmt.Sprintf("%T", zero)
+		}
 	}
 	if o.PageSize == 0 {
 		o.PageSize = 500

@@ -90,6 +90,11 @@ func newRewatchLimiter[T informer.Object](o Options[T]) *rate.Limiter {
 	return rate.NewLimiter(rate.Limit(o.RewatchQPS), o.RewatchBurst)
 }
 
+// Name identifies the reflector in its errors and logs: Options.Name, or
+// by default what its ListerWatcher lists, such as "configmaps in
+// namespace shop, labels app=web".
+func (r *Reflector[T]) Name() string { return r.opts.Name }
+
 // LastSyncResourceVersion is the resourceVersion the reflector has handed
 // to the store: the latest list's, then each event's and bookmark's as the
 // watch delivers them. It is where the next watch starts. A store that

@@ -8,36 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
 )
-
-// Source says which collection a RESTListerWatcher lists and watches, and
-// in which encoding.
-type Source struct {
-	// Resource is the collection's API group, version and plural name:
-	// {Version: "v1", Resource: "configmaps"} (the core group is ""), or
-	// {Group: "apps", Version: "v1", Resource: "deployments"}.
-	Resource schema.GroupVersionResource
-	// Namespace limits the collection to one namespace. "" (which is
-	// metav1.NamespaceAll) means every namespace, and is what a
-	// cluster-scoped resource (Nodes, Namespaces) needs.
-	Namespace string
-	// LabelSelector filters by labels on the server, such as "app=web".
-	// "" selects everything.
-	LabelSelector string
-	// FieldSelector filters by fields the resource supports, such as
-	// "metadata.name=web-0" or, for Pods, "spec.nodeName=node-1".
-	// "" selects everything.
-	FieldSelector string
-	// Protobuf asks for application/vnd.kubernetes.protobuf instead of
-	// JSON: smaller and faster to decode. Only built-in types have it, so
-	// only NewTypedListerWatcher accepts it. Default: false, JSON.
-	Protobuf bool
-}
 
 // RESTListerWatcher lists and watches one collection on kube-apiserver
 // through client-go's rest package: GET <collection>?limit=...&continue=...
@@ -78,6 +53,10 @@ func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOption
 	}
 	return itemsOf[T](list)
 }
+
+// String names the collection, as Source.String does; the reflector
+// takes it as its default name.
+func (lw *RESTListerWatcher[T]) String() string { return lw.src.String() }
 
 // Watch implements ListerWatcher: one streaming GET with watch=true.
 func (lw *RESTListerWatcher[T]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {

@@ -30,6 +30,10 @@ import (
 //		Protobuf:  true,
 //	})
 func NewTypedListerWatcher[T informer.Object](cfg *rest.Config, scheme *runtime.Scheme, src Source) (*RESTListerWatcher[T], error) {
+	src, err := src.Canonical()
+	if err != nil {
+		return nil, err
+	}
 	gv := src.Resource.GroupVersion()
 	kind, err := kindOf[T](scheme, gv)
 	if err != nil {
@@ -54,6 +58,10 @@ func NewTypedListerWatcher[T informer.Object](cfg *rest.Config, scheme *runtime.
 // built-in or custom, as *unstructured.Unstructured: no Go type needed,
 // only the GroupVersionResource. JSON only.
 func NewUnstructuredListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[*unstructured.Unstructured], error) {
+	src, err := src.Canonical()
+	if err != nil {
+		return nil, err
+	}
 	if src.Protobuf {
 		return nil, errors.New("reflector: unstructured objects are read as JSON; Source.Protobuf is for built-in types")
 	}
@@ -72,6 +80,10 @@ func NewUnstructuredListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatc
 // server strips the rest before sending, so a cache of Secrets or Pods
 // kept this way costs a fraction of the memory (pitfall 7). JSON only.
 func NewMetadataListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[*metav1.PartialObjectMetadata], error) {
+	src, err := src.Canonical()
+	if err != nil {
+		return nil, err
+	}
 	if src.Protobuf {
 		return nil, errors.New("reflector: metadata-only objects are read as JSON; Source.Protobuf is for built-in types")
 	}
