@@ -158,14 +158,14 @@ func BenchmarkAPIServerInitialSync(b *testing.B) {
 	}
 }
 
-func reflectorFor(mode string) reflector.Options[*corev1.ConfigMap] {
+func reflectorFor(mode string) reflector.Tuning {
 	switch mode {
 	case "stream":
-		return reflector.Options[*corev1.ConfigMap]{StreamingList: true}
+		return reflector.Tuning{StreamingList: true}
 	case "list-rv0":
-		return reflector.Options[*corev1.ConfigMap]{InitialList: reflector.ListAny}
+		return reflector.Tuning{InitialList: reflector.ListAny}
 	}
-	return reflector.Options[*corev1.ConfigMap]{}
+	return reflector.Tuning{}
 }
 
 // queueRunner runs workers over a queue of keys; add enqueues one key.

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharedinformer"
 )
@@ -37,7 +36,7 @@ func stripManagedFields(p *corev1.Pod) *corev1.Pod {
 func startOursPods(ctx context.Context, src *fakeSource, strip bool) any {
 	inf, err := sharedinformer.New(sharedinformer.Options[*corev1.Pod]{
 		ListerWatcher: oursLW[*corev1.Pod]{src},
-		Reflector:     reflectorPageAll[*corev1.Pod](),
+		Reflector:     reflectorPageAll,
 		OnError:       quietOnError,
 		Logger:        discard,
 	})
@@ -148,7 +147,7 @@ func BenchmarkRelistStorm(b *testing.B) {
 				if impl == ours {
 					inf, err := sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{
 						ListerWatcher: oursLW[*corev1.ConfigMap]{src},
-						Reflector:     reflectorPageAll[*corev1.ConfigMap](),
+						Reflector:     reflectorPageAll,
 						OnError:       quietOnError,
 						Logger:        discard,
 					})
@@ -215,6 +214,4 @@ func BenchmarkRelistStorm(b *testing.B) {
 
 // reflectorPageAll asks our reflector for the whole list in one page, as
 // the fake source answers anyway.
-func reflectorPageAll[T informer.Object]() reflector.Options[T] {
-	return reflector.Options[T]{PageSize: -1}
-}
+var reflectorPageAll = reflector.Tuning{PageSize: -1}

@@ -163,7 +163,7 @@ func chaosRun(t *testing.T, opts testenv.Options, seed uint64, d time.Duration) 
 	inf, err := sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{
 		ListerWatcher: lw,
 		Resource:      corev1.Resource("configmaps"),
-		Reflector: reflector.Options[*corev1.ConfigMap]{
+		Reflector: reflector.Tuning{
 			PageSize:       10, // several pages per list, so a fault can hit between pages
 			WatchTimeout:   3 * time.Second,
 			BackoffInitial: 50 * time.Millisecond,

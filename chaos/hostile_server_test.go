@@ -74,7 +74,7 @@ func hostileInformer(t *testing.T, s *server, pageSize int64) (*sharedinformer.I
 	errs := &errorLog{}
 	inf, err := sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{
 		ListerWatcher: lw,
-		Reflector: reflector.Options[*corev1.ConfigMap]{
+		Reflector: reflector.Tuning{
 			PageSize: pageSize, BackoffInitial: hostileInitial, BackoffMax: hostileMax,
 		},
 		OnError: errs.hook,

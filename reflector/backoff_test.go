@@ -9,7 +9,7 @@ import (
 )
 
 func testBackoff(jitter float64) backoff {
-	o := Options[*corev1.ConfigMap]{BackoffInitial: time.Second, BackoffMax: 8 * time.Second, BackoffJitter: jitter, BackoffReset: time.Minute}
+	o := Options[*corev1.ConfigMap]{Tuning: Tuning{BackoffInitial: time.Second, BackoffMax: 8 * time.Second, BackoffJitter: jitter, BackoffReset: time.Minute}}
 	return newBackoff(o.withDefaults())
 }
 
@@ -70,7 +70,7 @@ func TestDefaultsMatchTheDocumentedValues(t *testing.T) {
 	assert.Zero(t, o.ResyncPeriod)
 	assert.NotNil(t, o.OnError)
 
-	o = Options[*corev1.ConfigMap]{PageSize: -1, WatchTimeoutJitter: -1, BackoffJitter: -1}.withDefaults()
+	o = Options[*corev1.ConfigMap]{Tuning: Tuning{PageSize: -1, WatchTimeoutJitter: -1, BackoffJitter: -1}}.withDefaults()
 	assert.Zero(t, o.PageSize, "negative: no limit")
 	assert.Zero(t, o.WatchTimeoutJitter, "negative: no jitter")
 	assert.Zero(t, o.BackoffJitter)

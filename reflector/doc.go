@@ -26,13 +26,13 @@
 //
 //   - listing: LIST in pages of PageSize, then one Replace with the whole
 //     list. A continue token that expires (410) restarts the list;
-//     after Options.ExpiredContinueLimit expiries, unpaged.
+//     after Tuning.ExpiredContinueLimit expiries, unpaged.
 //   - watching: WATCH from the last resourceVersion, with bookmarks and a
 //     randomised server-side timeout. Every event and bookmark advances
 //     LastSyncResourceVersion. When the watch ends (timeout, cut
 //     connection) the next one starts from there: nothing was missed, so
 //     there is no relist.
-//   - streaming (Options.StreamingList): the list arrives over one WATCH
+//   - streaming (Tuning.StreamingList): the list arrives over one WATCH
 //     (sendInitialEvents=true) ending in a bookmark, then one Replace, and
 //     that watch carries on. A server that refuses it gets LIST instead;
 //     a stream cut before its bookmark streams again.
@@ -46,7 +46,7 @@
 // resourceVersion, so it cannot loop on "too old" (kubernetes#133810). A
 // watch that merely ended is watched again from where it was: no relist.
 //
-// The first list's resourceVersion is a choice (Options.InitialList): ""
+// The first list's resourceVersion is a choice (Tuning.InitialList): ""
 // by default, a consistent read that honours the page size; or "0", the
 // server's cache as it is, cheaper but possibly stale and unpaged.
 //
@@ -116,8 +116,8 @@
 //	Reflector.Run              Reflector.Run / RunWithContext (its loop: ListAndWatchWithContext)
 //	ListerWatcher[T]           ListerWatcher (listwatch.go)
 //	Store[T]                   ReflectorStore (reflector.go), the subset of Store it writes
-//	Options.StreamingList      the WatchListClient feature (watchList)
+//	Tuning.StreamingList      the WatchListClient feature (watchList)
 //	Options.OnError            WatchErrorHandler
-//	Options.InitialList        relistResourceVersion's "0" for the first list
+//	Tuning.InitialList        relistResourceVersion's "0" for the first list
 //	ErrShortWatch              VeryShortWatchError
 package reflector

@@ -44,7 +44,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // The causes the reflector itself detects, wrapped in an *Error; test for
 // them with errors.Is.
 var (
-	// ErrShortWatch: a watch ended within Options.ShortWatch of opening
+	// ErrShortWatch: a watch ended within Tuning.ShortWatch of opening
 	// without moving the resourceVersion forward. A server does that only
 	// when something is wrong, so it is retried after the backoff, never at
 	// once: otherwise a server that closes every watch could make the
@@ -67,7 +67,7 @@ var (
 	ErrNoResourceVersion = errors.New("the list has no resourceVersion")
 	// ErrStreamEnded: a streaming list ended before its initial-events-end
 	// bookmark: a cut connection, so the reflector streams again, or, after
-	// Options.StreamEndedLimit such ends in a row, a server that ignores
+	// Tuning.StreamEndedLimit such ends in a row, a server that ignores
 	// sendInitialEvents, so it lists instead.
 	ErrStreamEnded = errors.New("the streaming list ended before its initial-events-end bookmark")
 )

@@ -119,11 +119,13 @@ func Example_relistAfter410() {
 	_, _ = lw.Create(configMap("b", "1"))
 
 	r, err := reflector.New(reflector.Options[*corev1.ConfigMap]{
-		ListerWatcher:  lw,
-		Store:          discard{},
-		BackoffInitial: time.Millisecond, // the dropped watch below ends at once with no news: a failure (ShortWatch) that waits the backoff
-		Trace:          printKinds(reflector.KindList, reflector.KindWatch, reflector.KindRelist, reflector.KindReplace),
-		OnError:        func(error) {}, // the trace shows enough here
+		ListerWatcher: lw,
+		Store:         discard{},
+		// The dropped watch below ends at once with no news: a failure
+		// (ShortWatch) that waits the backoff.
+		Tuning:  reflector.Tuning{BackoffInitial: time.Millisecond},
+		Trace:   printKinds(reflector.KindList, reflector.KindWatch, reflector.KindRelist, reflector.KindReplace),
+		OnError: func(error) {}, // the trace shows enough here
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -53,7 +53,7 @@ func hostileReflector(t *testing.T, s *hostileServer, tweak func(*reflector.Opti
 	require.NoError(t, err)
 	store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
 	opts := reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store, OnError: errs.hook,
-		BackoffInitial: hostileInitial, BackoffMax: hostileMax}
+		Tuning: reflector.Tuning{BackoffInitial: hostileInitial, BackoffMax: hostileMax}}
 	if tweak != nil {
 		tweak(&opts)
 	}

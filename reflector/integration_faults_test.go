@@ -73,7 +73,7 @@ func TestRealExpiredWatchRelistsAndVanishedObjectsArriveAsDeletesWithFinalStateU
 	errs, trace := &errorLog{}, &traceLog{}
 	r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{
 		ListerWatcher: typedConfigMapLW(t, withAgent(viaProxy, ua), ns, false), Store: fifo,
-		OnError: errs.hook, Trace: trace.hook, BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second,
+		OnError: errs.hook, Trace: trace.hook, Tuning: reflector.Tuning{BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second},
 	}))
 	run(t, r)
 	deletes := consume(t, fifo, cache)

@@ -126,7 +126,7 @@ func cmReflector(t *testing.T, cfg *rest.Config, ns string, tweak func(*reflecto
 	l := &live{store: newRecorder[*corev1.ConfigMap](), errs: &errorLog{}, trace: &traceLog{}}
 	opts := reflector.Options[*corev1.ConfigMap]{
 		ListerWatcher: typedConfigMapLW(t, cfg, ns, false), Store: l.store, OnError: l.errs.hook, Trace: l.trace.hook,
-		BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second,
+		Tuning: reflector.Tuning{BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second},
 	}
 	if tweak != nil {
 		tweak(&opts)

@@ -62,8 +62,8 @@ func TestPagedListThatAlwaysExpiresFallsBackToOneUnpagedList(t *testing.T) {
 	}
 	store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
 	r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{
-		ListerWatcher: lw, Store: store, OnError: errs.hook, PageSize: pageSize,
-		BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second,
+		ListerWatcher: lw, Store: store, OnError: errs.hook,
+		Tuning: reflector.Tuning{PageSize: pageSize, BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second},
 	}))
 	run(t, r)
 

@@ -18,7 +18,7 @@ import (
 // The store is replaced only once every page is in: a list that fails
 // half-way leaves the store as it was, and the list starts over. If the
 // server forgot the pages' state before the last page (the continue token
-// expired) Options.ExpiredContinueLimit times, the list starts over
+// expired) Tuning.ExpiredContinueLimit times, the list starts over
 // unpaged: one response, however large, rather than a list that never
 // ends.
 func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
@@ -69,7 +69,7 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 //   - 410 on a continue token: the list's state has been compacted away
 //     since the first page; start over with a fresh consistent list, at
 //     once (see afterExpired), unpaged once this has happened
-//     Options.ExpiredContinueLimit times.
+//     Tuning.ExpiredContinueLimit times.
 //   - 410 or "too large" on the resourceVersion asked for: it is unusable
 //     here; a consistent list needs none.
 //   - anything else (403, 404, 429, 500, a network error, a bad

@@ -178,8 +178,8 @@ func expiringOnce(t *testing.T) (*memlistwatch.ListerWatcher[*corev1.ConfigMap],
 func TestContinueTokenExpiryRestartsTheListFromTheFirstPage(t *testing.T) {
 	lw, s := expiringOnce(t)
 	store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
-	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, PageSize: 2,
-		ExpiredContinueLimit: 2, OnError: errs.hook})))
+	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store,
+		Tuning: reflector.Tuning{PageSize: 2, ExpiredContinueLimit: 2}, OnError: errs.hook})))
 	run(t, r)
 	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, 5*time.Second, "never synced")
 
@@ -195,8 +195,8 @@ func TestContinueTokenExpiryRestartsTheListFromTheFirstPage(t *testing.T) {
 func TestExpiredContinueTokensAtTheLimitGiveOneUnpagedList(t *testing.T) {
 	lw, s := expiringOnce(t)
 	store := newRecorder[*corev1.ConfigMap]()
-	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, PageSize: 2,
-		OnError: (&errorLog{}).hook})))
+	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store,
+		Tuning: reflector.Tuning{PageSize: 2}, OnError: (&errorLog{}).hook})))
 	run(t, r)
 	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, 5*time.Second, "never synced")
 

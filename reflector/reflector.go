@@ -45,13 +45,13 @@ type Reflector[T informer.Object] struct {
 	// reflector uses LIST from then on.
 	streamRefused bool
 	// streamsEnded counts the streaming lists in a row that ended before
-	// their end bookmark; at Options.StreamEndedLimit streaming is refused.
+	// their end bookmark; at Tuning.StreamEndedLimit streaming is refused.
 	streamsEnded int
 	// expired is true when the latest relist was for a 410 and no watch
 	// has delivered an event since. See afterExpired.
 	expired bool
 	// expiredContinues counts the continue tokens that expired since the
-	// last successful list; at Options.ExpiredContinueLimit the next list
+	// last successful list; at Tuning.ExpiredContinueLimit the next list
 	// is unpaged.
 	expiredContinues int
 	// resync receives a tick ResyncPeriod after the previous resync was
@@ -81,7 +81,7 @@ func New[T informer.Object](opts Options[T]) (*Reflector[T], error) {
 	}, nil
 }
 
-// newRewatchLimiter is the token bucket of Options.RewatchQPS and
+// newRewatchLimiter is the token bucket of Tuning.RewatchQPS and
 // RewatchBurst.
 func newRewatchLimiter[T informer.Object](o Options[T]) *rate.Limiter {
 	if o.RewatchQPS < 0 {

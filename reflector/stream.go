@@ -28,7 +28,7 @@ import (
 //     old server rejecting the parameters): fall back to LIST for the rest
 //     of Run, at once.
 //   - the stream ends before the end bookmark: a cut connection, so stream
-//     again after the backoff; but the Options.StreamEndedLimit-th such end
+//     again after the backoff; but the Tuning.StreamEndedLimit-th such end
 //     in a row is a server that ignores the parameters: fall back to LIST.
 //   - anything else (an ERROR event, 429, 5xx, a network error): stream
 //     again after the backoff.

@@ -23,11 +23,11 @@ import (
 type Options[T informer.Object] struct {
 	// ListerWatcher is the collection to mirror. Required.
 	ListerWatcher reflector.ListerWatcher[T]
-	// Reflector tunes the reflector: page size, initial list, streaming
-	// list, watch timeout, backoff. Its ListerWatcher, Store and
-	// ResyncPeriod are set by the informer; a nil Trace or OnError is
-	// taken from these Options. Default: the reflector's defaults.
-	Reflector reflector.Options[T]
+	// Reflector tunes how the informer lists, watches and retries: page
+	// size, initial list, streaming list, watch timeout, backoff. The rest
+	// of the reflector's options the informer sets itself. Default: the
+	// reflector's defaults.
+	Reflector reflector.Tuning
 	// Indexers are added to the namespace index every informer keeps
 	// (indexer.NamespaceIndex). Default: none.
 	Indexers map[string]indexer.IndexFunc[T]
@@ -55,7 +55,7 @@ type Options[T informer.Object] struct {
 	// Default: slog.Default().
 	Logger *slog.Logger
 	// Clock decides when each handler's resync is due, and times the
-	// reflector's resync ticks unless Reflector.Clock is set. Default:
+	// reflector's resync ticks. Default:
 	// informer.RealClock; tests pass workqueue.FakeClock.
 	Clock informer.Clock
 }

@@ -41,7 +41,7 @@ func newRealInformer(t *testing.T, cfg *rest.Config, ns string) *cmInformer {
 	inf, err := sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{
 		ListerWatcher: lw,
 		Resource:      corev1.Resource("configmaps"),
-		Reflector:     reflector.Options[*corev1.ConfigMap]{BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second},
+		Reflector:     reflector.Tuning{BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second},
 	})
 	require.NoError(t, err)
 	return inf

@@ -58,20 +58,15 @@ func (i *Informer[T]) start(ctx context.Context) (*reflector.Reflector[T], error
 			i.resyncCheck = l.resyncPeriod
 		}
 	}
-	opts := i.opts.Reflector
-	opts.ListerWatcher = i.opts.ListerWatcher
-	opts.Store = &store[T]{i: i, transform: i.transform} // fixed from now on: SetTransform fails after Run
-	opts.ResyncPeriod = i.resyncCheck
-	if opts.Trace == nil {
-		opts.Trace = i.opts.Trace
-	}
-	if opts.OnError == nil {
-		opts.OnError = i.opts.OnError
-	}
-	if opts.Clock == nil {
-		opts.Clock = i.opts.Clock
-	}
-	r, err := reflector.New(opts)
+	r, err := reflector.New(reflector.Options[T]{
+		ListerWatcher: i.opts.ListerWatcher,
+		Store:         &store[T]{i: i, transform: i.transform}, // fixed from now on: SetTransform fails after Run
+		Tuning:        i.opts.Reflector,
+		ResyncPeriod:  i.resyncCheck,
+		Clock:         i.opts.Clock,
+		Trace:         i.opts.Trace,
+		OnError:       i.opts.OnError, // nil keeps the reflector's default: a warning
+	})
 	if err != nil {
 		return nil, err
 	}

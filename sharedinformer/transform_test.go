@@ -26,7 +26,7 @@ func rejecting(t *testing.T) (*cmInformer, *memLW, *recorder, *errorsSeen, *trac
 	t.Helper()
 	errs, trace := &errorsSeen{}, &traceSeen{}
 	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{OnError: errs.add, Trace: trace.add,
-		Reflector: reflector.Options[*corev1.ConfigMap]{BackoffInitial: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}})
+		Reflector: reflector.Tuning{BackoffInitial: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}})
 	require.NoError(t, inf.SetTransform(func(cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 		if cm.Labels["reject"] == "yes" {
 			return nil, errors.New("labelled reject=yes")

@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		Indexers:      map[string]indexer.IndexFunc[*corev1.ConfigMap]{"app": indexer.LabelIndexFunc[*corev1.ConfigMap]("app")},
 		// A short backoff (default 800ms doubling to 30s), so that the page
 		// shows the recovery within a second of an outage.
-		Reflector: reflector.Options[*corev1.ConfigMap]{BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second},
+		Reflector: reflector.Tuning{BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second},
 		Trace:     h.hook,
 		OnError:   func(error) {}, // errors show up in the trace as "error" events
 	})
