@@ -167,9 +167,9 @@ func New[T informer.Object](opts Options[T]) (*Informer[T], error) {
 // Lister returns a typed, read-only view of the cache.
 func (i *Informer[T]) Lister() *lister.Lister[T] { return i.lister }
 
-// Indexer returns the cache itself, for index queries. Do not write to
-// it: only the informer may.
-func (i *Informer[T]) Indexer() *indexer.Indexer[T] { return i.indexer }
+// Indexer returns a read-only view of the cache, for index queries.
+// Only the informer writes to its cache.
+func (i *Informer[T]) Indexer() indexer.ReadOnly[T] { return i.indexer.ReadOnly() }
 
 // Synced returns a channel that is closed once the cache holds the first
 // full list and it has been put in the buffer of every handler registered
