@@ -195,7 +195,7 @@ func chaosRun(t *testing.T, opts testenv.Options, seed uint64, d time.Duration) 
 	var running sync.WaitGroup
 	running.Go(func() { _ = inf.Run(ctx) })
 	syncCtx, cancelSync := context.WithTimeout(ctx, 30*time.Second)
-	require.True(t, sharedinformer.WaitForCacheSync(syncCtx, regs...), "the informer never synced")
+	require.NoError(t, sharedinformer.WaitForCacheSync(syncCtx, regs...), "the informer never synced")
 	cancelSync()
 	running.Go(func() { ctrl.run(ctx) })
 

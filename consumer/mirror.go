@@ -69,8 +69,11 @@ func Run(ctx context.Context, cfg *rest.Config, namespace string, workers int) e
 
 	factory.Start(ctx)
 	defer factory.Wait()
-	if !sharedinformer.WaitForCacheSync(ctx, reg) {
-		return nil // ctx ended first
+	if err := sharedinformer.WaitForCacheSync(ctx, reg); err != nil {
+		if ctx.Err() != nil {
+			return nil // asked to stop before the cache synced
+		}
+		return err
 	}
 	m := &mirror{client: client, configMaps: configMaps.Lister()}
 	workqueue.Run(ctx, queue, m.reconcile, workqueue.RunOptions[informer.Key]{Workers: workers})

@@ -81,7 +81,7 @@ func (c *childMaker) run(t *testing.T, cp *testenv.ControlPlane, parent string) 
 	runCtx, stop := context.WithCancel(ctx)
 	informerDone := make(chan struct{})
 	go func() { _ = c.children.Run(runCtx); close(informerDone) }()
-	require.True(t, sharedinformer.WaitForCacheSync(ctx, c.children))
+	require.NoError(t, sharedinformer.WaitForCacheSync(ctx, c.children))
 	workersDone := make(chan struct{})
 	go func() {
 		workqueue.Run(runCtx, queue, c.reconcile, workqueue.RunOptions[string]{Workers: 1})

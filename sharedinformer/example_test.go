@@ -38,7 +38,9 @@ func ExampleInformer() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = inf.Run(ctx); close(done) }()
-	sharedinformer.WaitForCacheSync(ctx, reg)
+	if err := sharedinformer.WaitForCacheSync(ctx, reg); err != nil {
+		fmt.Println(err)
+	}
 	fmt.Println(<-calls)
 
 	_, _ = api.Create(exampleConfigMap("feature-flags"))
@@ -77,7 +79,9 @@ func ExampleHandler_finalStateUnknown() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = inf.Run(ctx); close(done) }()
-	sharedinformer.WaitForCacheSync(ctx, inf)
+	if err := sharedinformer.WaitForCacheSync(ctx, inf); err != nil {
+		fmt.Println(err)
+	}
 
 	api.Disconnect()
 	_ = api.Delete(informer.Key{Namespace: "demo", Name: "doomed"})

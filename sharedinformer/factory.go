@@ -143,9 +143,10 @@ func (f *Factory) Start(ctx context.Context) {
 	}
 }
 
-// WaitForCacheSync waits until every started informer has synced (true)
-// or ctx ends (false).
-func (f *Factory) WaitForCacheSync(ctx context.Context) bool {
+// WaitForCacheSync waits until every started informer has synced, and
+// returns nil; or until ctx ends, and returns a *NotSyncedError naming
+// each informer that has not, with its last failure.
+func (f *Factory) WaitForCacheSync(ctx context.Context) error {
 	f.mu.Lock()
 	var syncers []Syncer
 	for key, inf := range f.informers {
@@ -155,8 +156,7 @@ func (f *Factory) WaitForCacheSync(ctx context.Context) bool {
 	}
 	f.mu.Unlock()
 	if len(syncers) == 0 {
-		f.report(errors.New("sharedinformer: Factory.WaitForCacheSync with no started informer: call Start first"))
-		return false
+		return errors.New("sharedinformer: Factory.WaitForCacheSync with no started informer: call Start first")
 	}
 	return WaitForCacheSync(ctx, syncers...)
 }

@@ -50,7 +50,7 @@ func (i *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Regis
 	if opts.ResyncPeriod > 0 {
 		l.nextResync = i.opts.Clock.Now().Add(opts.ResyncPeriod)
 	}
-	reg := &Registration{name: opts.Name, synced: l.synced, stopped: l.done, depth: l.depth}
+	reg := &Registration{name: opts.Name, of: i, synced: l.synced, stopped: l.done, depth: l.depth}
 	i.listeners[reg] = l
 
 	// Replay: everything already in the cache, as part of this handler's

@@ -53,7 +53,7 @@ func waitSynced(t *testing.T, syncers ...sharedinformer.Syncer) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.True(t, sharedinformer.WaitForCacheSync(ctx, syncers...), "not synced within 10s")
+	require.NoError(t, sharedinformer.WaitForCacheSync(ctx, syncers...), "not synced within 10s")
 }
 
 // recorder is a Handler that records every call as a line.

@@ -23,6 +23,11 @@ import (
 type Options[T informer.Object] struct {
 	// ListerWatcher is the collection to mirror. Required.
 	ListerWatcher reflector.ListerWatcher[T]
+	// Name identifies the informer in logs, errors and the sync wait's
+	// report. Default: what the ListerWatcher says it lists if it is a
+	// fmt.Stringer ("configmaps in namespace shop, labels app=web", as a
+	// reflector.RESTListerWatcher says), otherwise T's Go type.
+	Name string
 	// Reflector tunes how the informer lists, watches and retries: page
 	// size, initial list, streaming list, watch timeout, backoff. The rest
 	// of the reflector's options the informer sets itself. Default: the
@@ -80,6 +85,11 @@ type Informer[T informer.Object] struct {
 	lister  *lister.Lister[T]
 	report  func(error)
 	logger  *slog.Logger
+	name    string
+
+	// lastFailure is the reflector's latest failure, kept for the sync
+	// wait's report; nil until one happens.
+	lastFailure atomic.Pointer[error]
 
 	// reflector is created by Run; nil before.
 	reflector atomic.Pointer[reflector.Reflector[T]]
@@ -141,6 +151,9 @@ func New[T informer.Object](opts Options[T]) (*Informer[T], error) {
 		var zero T
 		opts.Resource = schema.GroupResource{Resource: fmt.Sprintf("%T", zero)}
 	}
+	if opts.Name == "" {
+		opts.Name = nameOf(opts.ListerWatcher)
+	}
 	opts.Buffer = opts.Buffer.withDefaults()
 	opts.Clock = informer.ClockOrReal(opts.Clock)
 
@@ -159,9 +172,30 @@ func New[T informer.Object](opts Options[T]) (*Informer[T], error) {
 		lister:    lst,
 		report:    report,
 		logger:    opts.Logger,
+		name:      opts.Name,
 		synced:    make(chan struct{}),
 		listeners: map[*Registration]*listener[T]{},
 	}, nil
+}
+
+// nameOf is what lw says it lists, or T's Go type.
+func nameOf[T informer.Object](lw reflector.ListerWatcher[T]) string {
+	if s, ok := lw.(fmt.Stringer); ok {
+		return s.String()
+	}
+	var zero T
+	return fmt.Sprintf("%T", zero)
+}
+
+// Name identifies the informer: Options.Name or its default.
+func (i *Informer[T]) Name() string { return i.name }
+
+// syncStatus is the informer's part of a NotSyncedError.
+func (i *Informer[T]) syncStatus() (string, error) {
+	if err := i.lastFailure.Load(); err != nil {
+		return i.name, *err
+	}
+	return i.name, nil
 }
 
 // Lister returns a typed, read-only view of the cache.

@@ -205,11 +205,18 @@ func TestAHandlerThatMutatesTheCacheIsCaughtByTheMutationDetector(t *testing.T) 
 	assert.ErrorContains(t, err, "default/victim")
 }
 
-func TestWaitForCacheSyncReturnsFalseWhenTheContextEnds(t *testing.T) {
-	inf, _ := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+func TestWaitForCacheSyncNamesWhatIsNotSyncedWhenTheContextEnds(t *testing.T) {
+	inf, _ := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Name: "configmaps of the test"})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	assert.False(t, sharedinformer.WaitForCacheSync(ctx, inf), "never run, never synced")
+	err := sharedinformer.WaitForCacheSync(ctx, inf)
+	var notSynced *sharedinformer.NotSyncedError
+	require.ErrorAs(t, err, &notSynced, "never run, never synced")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Len(t, notSynced.Pending, 1)
+	assert.Equal(t, "configmaps of the test", notSynced.Pending[0].Name)
+	assert.NoError(t, notSynced.Pending[0].LastFailure, "nothing failed: it never ran")
+	assert.Contains(t, err.Error(), "configmaps of the test: not synced after")
 }
 
 func TestAnEmptyFirstListSyncsAtOnce(t *testing.T) {

@@ -288,7 +288,7 @@ func TestFactoryCallersAskingForTheSameInformerShareOneWatch(t *testing.T) {
 
 	runCtx, stop := context.WithCancel(ctx)
 	f.Start(runCtx)
-	require.True(t, f.WaitForCacheSync(ctx))
+	require.NoError(t, f.WaitForCacheSync(ctx))
 	watches, err := cp.CountRequests(ctx, testenv.RequestFilter{Verb: "watch", Resource: "configmaps", UserAgent: cfg.UserAgent})
 	require.NoError(t, err)
 	stop()

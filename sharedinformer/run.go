@@ -61,11 +61,12 @@ func (i *Informer[T]) start(ctx context.Context) (*reflector.Reflector[T], error
 	r, err := reflector.New(reflector.Options[T]{
 		ListerWatcher: i.opts.ListerWatcher,
 		Store:         &store[T]{i: i, transform: i.transform}, // fixed from now on: SetTransform fails after Run
+		Name:          i.name,
 		Tuning:        i.opts.Reflector,
 		ResyncPeriod:  i.resyncCheck,
 		Clock:         i.opts.Clock,
 		Trace:         i.opts.Trace,
-		OnError:       i.opts.OnError, // nil keeps the reflector's default: a warning
+		OnError:       i.reflectorFailed,
 	})
 	if err != nil {
 		return nil, err
@@ -76,6 +77,18 @@ func (i *Informer[T]) start(ctx context.Context) (*reflector.Reflector[T], error
 		i.startListenerLocked(l)
 	}
 	return r, nil
+}
+
+// reflectorFailed keeps the reflector's failure for the sync wait's
+// report, then passes it to OnError, or logs it as a warning: the
+// reflector retries it.
+func (i *Informer[T]) reflectorFailed(err error) {
+	i.lastFailure.Store(&err)
+	if i.opts.OnError != nil {
+		i.opts.OnError(err)
+		return
+	}
+	i.logger.Warn("reflector failed; retrying", "informer", i.name, "err", err)
 }
 
 // checkSynced closes Synced once the DeltaFIFO has synced, and tells every

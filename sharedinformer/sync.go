@@ -1,38 +1,13 @@
 package sharedinformer
 
-import "context"
-
-// Syncer is anything whose cache, or view of one, becomes synced once: an
-// Informer (its cache holds the first full list) or a Registration (its
-// handler has received that list).
-type Syncer interface {
-	// Synced returns a channel that is closed once synced.
-	Synced() <-chan struct{}
-}
-
-// WaitForCacheSync blocks until every syncer has synced, and returns true;
-// or until ctx ends, and returns false.
-//
-// Start workers only after it returns true (pitfall 4): before that, a
-// worker reading through a lister sees a partial cache, and would, say,
-// create objects that already exist. It waits on channels, so it returns
-// as soon as the last syncer is done; there is no polling interval.
-func WaitForCacheSync(ctx context.Context, syncers ...Syncer) bool {
-	for _, s := range syncers {
-		select {
-		case <-s.Synced():
-		case <-ctx.Done():
-			return false
-		}
-	}
-	return true
-}
-
 // Registration is what AddEventHandler returns: the handle of one handler
 // on one Informer. Use it to wait for that handler's initial list, to see
 // how far behind it is, and to remove it.
 type Registration struct {
-	name    string
+	name string
+	// of is the informer the handler is registered on, for the sync
+	// wait's report.
+	of      reporter
 	synced  <-chan struct{}
 	stopped <-chan struct{}
 	depth   func() int
@@ -60,6 +35,13 @@ func (r *Registration) HasSynced() bool {
 	default:
 		return false
 	}
+}
+
+// syncStatus names the handler and its informer, with the informer's
+// latest failure, for NotSyncedError.
+func (r *Registration) syncStatus() (string, error) {
+	name, err := r.of.syncStatus()
+	return "handler " + r.name + " of " + name, err
 }
 
 // Depth returns how many notifications are waiting for this handler: the

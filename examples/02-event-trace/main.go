@@ -165,8 +165,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer func() { stopAll(); <-informerDone }()
 
 	rec.say("\n== 1. The first LIST fills the cache (\"before\" arrives as Replaced, not as a watch event).")
-	if !sharedinformer.WaitForCacheSync(ctx, regEnqueue, regNarrate) {
-		return ctx.Err()
+	if err := sharedinformer.WaitForCacheSync(ctx, regEnqueue, regNarrate); err != nil {
+		return err
 	}
 	// The worker: level-triggered, it reads the cache, not the event.
 	workersDone := make(chan struct{})

@@ -102,8 +102,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer func() { stopInformer(); <-done }()
 
 	// Reading an unsynced cache would give you wrong answers, not errors.
-	if !sharedinformer.WaitForCacheSync(ctx, inf) {
-		return ctx.Err()
+	if err := sharedinformer.WaitForCacheSync(ctx, inf); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "\nThe cache synced at resourceVersion %s with %d objects. Every question below is\n",
 		inf.LastSyncResourceVersion(), inf.Indexer().Len())
@@ -149,8 +149,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !sharedinformer.WaitForCacheSync(ctx, reg) { // the replay is done
-		return ctx.Err()
+	if err := sharedinformer.WaitForCacheSync(ctx, reg); err != nil { // the replay is done
+		return err
 	}
 	printSorted(out, &mu, &lines)
 

@@ -109,10 +109,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// Pitfall 4: a worker that starts before the cache is full sees "no
 	// children" and creates them all again.
 	log.say("Waiting for the cache to sync before starting %d workers.", *workers)
-	if !sharedinformer.WaitForCacheSync(ctx, reg) {
+	if err := sharedinformer.WaitForCacheSync(ctx, reg); err != nil {
 		stopRun()
 		wg.Wait()
-		return ctx.Err()
+		return err
 	}
 	wg.Go(func() {
 		workqueue.Run(runCtx, c.queue, c.reconcile, workqueue.RunOptions[informer.Key]{

@@ -48,7 +48,7 @@ func startController(t *testing.T, cp *testenv.ControlPlane, ns string, ttl time
 	t.Cleanup(func() { cancel(); <-done; <-done })
 	waitCtx, stop := context.WithTimeout(ctx, 30*time.Second)
 	defer stop()
-	require.True(t, sharedinformer.WaitForCacheSync(waitCtx, reg))
+	require.NoError(t, sharedinformer.WaitForCacheSync(waitCtx, reg))
 	return c
 }
 

@@ -144,8 +144,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	informerDone := make(chan struct{})
 	go func() { _ = inf.Run(runCtx); close(informerDone) }()
 	defer func() { stopAll(); <-informerDone }()
-	if !sharedinformer.WaitForCacheSync(ctx, regEnqueue, regAudit) {
-		return ctx.Err()
+	if err := sharedinformer.WaitForCacheSync(ctx, regEnqueue, regAudit); err != nil {
+		return err
 	}
 
 	// The worker is level-triggered: it reads the cache, not the event.

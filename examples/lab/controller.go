@@ -148,8 +148,8 @@ func (c *controller) run(ctx context.Context, workers int) error {
 	defer wg.Wait()
 	wg.Go(func() { _ = c.clusterInf.Run(ctx) })
 	wg.Go(func() { _ = c.cmInf.Run(ctx) })
-	if !sharedinformer.WaitForCacheSync(ctx, c.regs...) {
-		return ctx.Err()
+	if err := sharedinformer.WaitForCacheSync(ctx, c.regs...); err != nil {
+		return err
 	}
 	c.tally.synced()
 	workqueue.Run(ctx, c.queue, c.reconcile, workqueue.RunOptions[informer.Key]{
