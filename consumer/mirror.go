@@ -14,7 +14,6 @@ import (
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/lister"
-	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -39,11 +38,11 @@ func Run(ctx context.Context, cfg *rest.Config, namespace string, workers int) e
 	if err != nil {
 		return err
 	}
-	factory := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme})
-	configMaps, err := sharedinformer.InformerFor[*corev1.ConfigMap](factory, reflector.Source{
-		Resource:  corev1.SchemeGroupVersion.WithResource("configmaps"),
-		Namespace: namespace,
-	})
+	factory, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	configMaps, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, factory, sharedinformer.InNamespace(namespace))
 	if err != nil {
 		return err
 	}
@@ -69,7 +68,7 @@ func Run(ctx context.Context, cfg *rest.Config, namespace string, workers int) e
 
 	factory.Start(ctx)
 	defer factory.Wait()
-	if err := sharedinformer.WaitForCacheSync(ctx, reg); err != nil {
+	if err := factory.WaitForCacheSync(ctx, reg); err != nil {
 		if ctx.Err() != nil {
 			return nil // asked to stop before the cache synced
 		}

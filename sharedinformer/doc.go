@@ -13,20 +13,30 @@
 //
 // # Usage
 //
-//	lw, _ := reflector.NewTypedListerWatcher[*corev1.Pod](cfg, scheme, reflector.Source{
-//		Resource: corev1.SchemeGroupVersion.WithResource("pods"), Namespace: "default"})
-//	inf, _ := sharedinformer.New(sharedinformer.Options[*corev1.Pod]{ListerWatcher: lw})
-//	reg, _ := inf.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.Pod]{
-//		AddFunc:    func(p *corev1.Pod, _ bool) { queue.Add(key(p)) },
-//		UpdateFunc: func(_, p *corev1.Pod) { queue.Add(key(p)) },
-//		DeleteFunc: func(p *corev1.Pod, _ bool) { queue.Add(key(p)) },
-//	}, sharedinformer.HandlerOptions{Name: "pods", ResyncPeriod: 10 * time.Minute})
-//	go inf.Run(ctx)
-//	if !sharedinformer.WaitForCacheSync(ctx, reg) { return ctx.Err() } // pitfall 4
-//	pod, err := inf.Lister().Namespace("default").Get("web-0")        // from the cache
+// A Factory is the front door. Name the Go type and the scope; the
+// resource ("pods") comes from the type, through the scheme and the API
+// server's discovery, so it cannot disagree with the type:
 //
-// Many controllers in one process share informers through a Factory:
-// asking it twice for the same type and scope returns the same informer.
+//	factory, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme})
+//	pods, err := sharedinformer.InformerFor[*corev1.Pod](ctx, factory, sharedinformer.InNamespace("default"))
+//	reg, err := pods.AddEventHandler(handler, sharedinformer.HandlerOptions{Name: "pods"})
+//	factory.Start(ctx)
+//	if err := factory.WaitForCacheSync(ctx, reg); err != nil { // pitfall 4
+//		return err // names each informer not synced, and its last failure
+//	}
+//	pod, err := pods.Lister().Namespace("default").Get("web-0") // from the cache
+//
+// Asking the factory twice for the same type and scope returns the same
+// informer, so controllers in one process share one LIST, one WATCH and
+// one cache. InformerFor checks what can be checked when it is called: the
+// selectors parse, the type is in the scheme, the server serves it (or an
+// explicit ForResource holds that kind and is spelt as the server spells
+// it). What only time can fix, a 403 from RBAC or a 404 for a CRD not yet
+// installed, is retried, and WaitForCacheSync reports it as a
+// *NotSyncedError once its timeout passes.
+//
+// New builds one informer from an explicit ListerWatcher, as the factory
+// does underneath; the examples use it to show the parts.
 //
 // # Guarantees
 //

@@ -6,14 +6,21 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"sync"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/indexer"
 	"github.com/listwatch/informer/reflector"
 )
 
@@ -23,6 +30,13 @@ type FactoryOptions struct {
 	// *corev1.Pod, ...). Not needed for *unstructured.Unstructured or
 	// *metav1.PartialObjectMetadata. Default: none.
 	Scheme *runtime.Scheme
+	// Mapper maps a kind to its resource. Default: one backed by the API
+	// server's discovery, cached in memory and refreshed on a miss (so a
+	// CRD installed later is found).
+	Mapper meta.RESTMapperWithContext
+	// SyncTimeout bounds Factory.WaitForCacheSync when its ctx has no
+	// earlier deadline. Default: 2 minutes (controller-runtime's too).
+	SyncTimeout time.Duration
 	// Buffer, Trace, OnError and Logger are given to every informer; see
 	// Options for their defaults.
 	Buffer  BufferPolicy
@@ -31,10 +45,11 @@ type FactoryOptions struct {
 	Logger  *slog.Logger
 }
 
-// Factory hands out shared informers: one per (Go type, resource,
+// Factory hands out shared informers: one per Go type and scope (resource,
 // namespace, label selector, field selector, encoding), however many
 // callers ask. Controllers in one process that need the same collection
-// then share one LIST, one WATCH and one cache.
+// then share one LIST, one WATCH and one cache. Equivalent selectors, such
+// as "a=1,b=2" and "b=2,a=1", are one scope.
 //
 // Scope is part of the identity (pitfall 7): an informer for the Pods of
 // namespace "a" and one for all Pods are two informers with two caches,
@@ -43,8 +58,10 @@ type FactoryOptions struct {
 // Use: ask for informers with InformerFor, register handlers, then Start
 // and WaitForCacheSync; when ctx ends, Wait for them to stop.
 type Factory struct {
-	cfg  *rest.Config
-	opts FactoryOptions
+	cfg       *rest.Config
+	opts      FactoryOptions
+	mapper    meta.RESTMapperWithContext
+	discovery discovery.CachedDiscoveryInterfaceWithContext // nil with a caller's Mapper
 
 	mu sync.Mutex
 	// informers holds *Informer[T] for many T: the one place this module
@@ -55,7 +72,8 @@ type Factory struct {
 	running sync.WaitGroup // the Run goroutines
 }
 
-// factoryKey identifies one shared informer.
+// factoryKey identifies one shared informer: its Go type and its
+// canonical source (selectors in one spelling).
 type factoryKey struct {
 	goType reflect.Type
 	source reflector.Source
@@ -63,45 +81,121 @@ type factoryKey struct {
 
 // runnable is what the factory needs of an *Informer[T], whatever T is.
 type runnable interface {
+	Syncer
+	reporter
 	Run(ctx context.Context) error
-	Synced() <-chan struct{}
 }
 
-// NewFactory returns a Factory whose informers connect with cfg.
-func NewFactory(cfg *rest.Config, opts FactoryOptions) *Factory {
-	return &Factory{cfg: cfg, opts: opts, informers: map[factoryKey]runnable{}, started: map[factoryKey]bool{}}
+// NewFactory returns a Factory whose informers connect with cfg. It makes
+// no request: discovery is asked on the first InformerFor that needs it.
+func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
+	if cfg == nil {
+		return nil, errors.New("sharedinformer: NewFactory: the rest.Config is nil")
+	}
+	if opts.SyncTimeout < 0 {
+		return nil, fmt.Errorf("sharedinformer: NewFactory: SyncTimeout %v is negative", opts.SyncTimeout)
+	}
+	if opts.SyncTimeout == 0 {
+		opts.SyncTimeout = 2 * time.Minute
+	}
+	f := &Factory{cfg: cfg, opts: opts, mapper: opts.Mapper, informers: map[factoryKey]runnable{}, started: map[factoryKey]bool{}}
+	if f.mapper == nil {
+		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("sharedinformer: NewFactory: %w", err)
+		}
+		f.discovery = memory.NewMemCacheClientWithContext(discovery.ToDiscoveryInterfaceWithContext(dc))
+		f.mapper = restmapper.NewDeferredDiscoveryRESTMapperWithContext(f.discovery)
+	}
+	return f, nil
 }
 
-// InformerFor returns the factory's informer of T for src, making it on
-// first use. T is a built-in type the factory's Scheme knows,
-// *unstructured.Unstructured (any resource), or
-// *metav1.PartialObjectMetadata (any resource, metadata only).
+// InformerFor returns the factory's informer of T in the scope the options
+// give, making it on first use. T is a built-in or custom type the
+// factory's Scheme knows, *unstructured.Unstructured or
+// *metav1.PartialObjectMetadata (these two with ForResource):
+//
+//	cms, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, factory,
+//		sharedinformer.InNamespace("shop"), sharedinformer.WithLabels("app=web"))
+//
+// Everything that can be checked is checked here, so a mistake is an error
+// now rather than an informer that retries forever: the selectors parse,
+// T is in the scheme, and the server serves a resource of T's kind (or
+// the ForResource resource holds T's kind and is spelled as the server
+// spells it). ctx bounds the discovery requests this may make.
 //
 // Go has no generic methods, so this is a function taking the factory.
-func InformerFor[T informer.Object](f *Factory, src reflector.Source) (*Informer[T], error) {
-	key := factoryKey{goType: reflect.TypeFor[T](), source: src}
+func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...InformerOption) (*Informer[T], error) {
+	var c informerConfig
+	for _, opt := range opts {
+		opt(&c)
+	}
+	goType := reflect.TypeFor[T]()
+	if err := c.source.ValidateScope(); err != nil {
+		return nil, fmt.Errorf("sharedinformer: informer of %v: %w", goType, err)
+	}
+	indexers, err := typedIndexers[T](&c)
+	if err != nil {
+		return nil, err
+	}
+	transform, err := typedTransform[T](&c)
+	if err != nil {
+		return nil, err
+	}
+	if c.source.Resource, err = f.resolveResource(ctx, goType, c.source.Resource); err != nil {
+		return nil, err
+	}
+	src, err := c.source.Canonical()
+	if err != nil {
+		return nil, fmt.Errorf("sharedinformer: informer of %v: %w", goType, err)
+	}
+
+	key := factoryKey{goType: goType, source: src}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if existing, ok := f.informers[key]; ok {
-		return existing.(*Informer[T]), nil
+		inf := existing.(*Informer[T])
+		if len(c.shaped) > 0 {
+			return nil, fmt.Errorf("sharedinformer: the informer of %s exists already; %v may only be given to the InformerFor that makes it", inf.Name(), slices.Compact(c.shaped))
+		}
+		if len(indexers) > 0 {
+			if err := inf.indexer.AddIndexers(indexers); err != nil {
+				return nil, fmt.Errorf("sharedinformer: informer of %s: %w", inf.Name(), err)
+			}
+		}
+		return inf, nil
 	}
+	inf, err := newInformer[T](f, src, indexers, c)
+	if err != nil {
+		return nil, err
+	}
+	if transform != nil {
+		if err := inf.SetTransform(transform); err != nil {
+			return nil, err
+		}
+	}
+	f.informers[key] = inf
+	return inf, nil
+}
+
+// newInformer builds the informer of T for src, with its REST
+// ListerWatcher and the factory's and the caller's options.
+func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers map[string]indexer.IndexFunc[T], c informerConfig) (*Informer[T], error) {
 	lw, err := listerWatcherFor[T](f, src)
 	if err != nil {
 		return nil, err
 	}
-	inf, err := New(Options[T]{
-		ListerWatcher: lw,
-		Resource:      src.Resource.GroupResource(),
-		Buffer:        f.opts.Buffer,
-		Trace:         f.opts.Trace,
-		OnError:       f.opts.OnError,
-		Logger:        f.opts.Logger,
+	return New(Options[T]{
+		ListerWatcher:   lw,
+		Resource:        src.Resource.GroupResource(),
+		Reflector:       c.tuning,
+		Indexers:        indexers,
+		DetectMutations: c.detectMutations,
+		Buffer:          f.opts.Buffer,
+		Trace:           f.opts.Trace,
+		OnError:         f.opts.OnError,
+		Logger:          f.opts.Logger,
 	})
-	if err != nil {
-		return nil, err
-	}
-	f.informers[key] = inf
-	return inf, nil
 }
 
 // listerWatcherFor picks the kind of REST ListerWatcher T needs.
@@ -114,65 +208,10 @@ func listerWatcherFor[T informer.Object](f *Factory, src reflector.Source) (refl
 	case reflect.TypeFor[*metav1.PartialObjectMetadata]():
 		lw, err = reflector.NewMetadataListerWatcher(f.cfg, src)
 	default:
-		if f.opts.Scheme == nil {
-			return nil, fmt.Errorf("sharedinformer: an informer of %v needs FactoryOptions.Scheme", reflect.TypeFor[T]())
-		}
 		lw, err = reflector.NewTypedListerWatcher[T](f.cfg, f.opts.Scheme, src)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return lw.(reflector.ListerWatcher[T]), nil
-}
-
-// Start runs every informer made so far that is not running yet, each in
-// a goroutine, until ctx ends. Call it again for informers made later.
-func (f *Factory) Start(ctx context.Context) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for key, inf := range f.informers {
-		if f.started[key] {
-			continue
-		}
-		f.started[key] = true
-		f.running.Go(func() {
-			if err := inf.Run(ctx); err != nil {
-				f.report(err)
-			}
-		})
-	}
-}
-
-// WaitForCacheSync waits until every started informer has synced, and
-// returns nil; or until ctx ends, and returns a *NotSyncedError naming
-// each informer that has not, with its last failure.
-func (f *Factory) WaitForCacheSync(ctx context.Context) error {
-	f.mu.Lock()
-	var syncers []Syncer
-	for key, inf := range f.informers {
-		if f.started[key] {
-			syncers = append(syncers, inf)
-		}
-	}
-	f.mu.Unlock()
-	if len(syncers) == 0 {
-		return errors.New("sharedinformer: Factory.WaitForCacheSync with no started informer: call Start first")
-	}
-	return WaitForCacheSync(ctx, syncers...)
-}
-
-// Wait blocks until every informer Start started has stopped, which
-// happens once the ctx given to Start ends.
-func (f *Factory) Wait() { f.running.Wait() }
-
-func (f *Factory) report(err error) {
-	if f.opts.OnError != nil {
-		f.opts.OnError(err)
-		return
-	}
-	logger := f.opts.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	logger.Error("informer factory", "err", err)
 }

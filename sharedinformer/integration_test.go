@@ -267,31 +267,3 @@ func TestWaitForCacheSyncReturnsWithinMillisecondsOfSync(t *testing.T) {
 	t.Logf("WaitForCacheSync returned %v after the cache synced", lag)
 	assert.Less(t, lag, 20*time.Millisecond, "no polling interval between sync and return")
 }
-
-func TestFactoryCallersAskingForTheSameInformerShareOneWatch(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cp := testenv.Private(t, testenv.Options{Audit: true})
-	ns := cp.Namespace(t)
-	cfg := cp.Config()
-	cfg.UserAgent = "factory-test"
-	f := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme})
-
-	a, err := sharedinformer.InformerFor[*corev1.ConfigMap](f, configMapsIn(ns))
-	require.NoError(t, err)
-	b, err := sharedinformer.InformerFor[*corev1.ConfigMap](f, configMapsIn(ns))
-	require.NoError(t, err)
-	other, err := sharedinformer.InformerFor[*corev1.ConfigMap](f, configMapsIn(""))
-	require.NoError(t, err)
-	assert.Same(t, a, b, "same type and scope: one informer")
-	assert.NotSame(t, a, other, "another scope is another informer, with its own cache")
-
-	runCtx, stop := context.WithCancel(ctx)
-	f.Start(runCtx)
-	require.NoError(t, f.WaitForCacheSync(ctx))
-	watches, err := cp.CountRequests(ctx, testenv.RequestFilter{Verb: "watch", Resource: "configmaps", UserAgent: cfg.UserAgent})
-	require.NoError(t, err)
-	stop()
-	f.Wait()
-	assert.Equal(t, 2, watches, "one WATCH for the shared namespace informer, one for the cluster-wide one")
-}

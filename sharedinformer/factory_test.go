@@ -1,0 +1,235 @@
+package sharedinformer_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/reflector"
+	"github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/testenv"
+)
+
+// fastRetries makes an informer that cannot list retry every second at
+// most, so a test sees it recover soon after the cause is gone.
+var fastRetries = sharedinformer.WithReflector(reflector.Tuning{BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second})
+
+func newFactory(t *testing.T, cfg *rest.Config) *sharedinformer.Factory {
+	t.Helper()
+	f, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: factoryScheme})
+	require.NoError(t, err)
+	return f
+}
+
+// startFactory starts f until the test ends, then waits for it to stop.
+func startFactory(t *testing.T, f *sharedinformer.Factory) {
+	ctx, stop := context.WithCancel(context.Background())
+	f.Start(ctx)
+	t.Cleanup(func() { stop(); f.Wait() })
+}
+
+func TestAnInformerIsMadeFromTheTypeAloneWhateverItsPlural(t *testing.T) {
+	ctx := t.Context()
+	cp := testenv.Shared(t)
+	require.NoError(t, cp.InstallCRD(ctx, octopusCRD))
+	f := newFactory(t, cp.Config())
+
+	cases := []struct {
+		name string
+		make func() (string, error)
+	}{
+		{"configmaps", nameOf(sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f))},
+		{"endpoints", nameOf(sharedinformer.InformerFor[*corev1.Endpoints](ctx, f))},
+		{"ingresses.networking.k8s.io", nameOf(sharedinformer.InformerFor[*networkingv1.Ingress](ctx, f))},
+		{"networkpolicies.networking.k8s.io", nameOf(sharedinformer.InformerFor[*networkingv1.NetworkPolicy](ctx, f))},
+		{"octopodes.zoo.listwatch.dev", nameOf(sharedinformer.InformerFor[*Octopus](ctx, f))},
+	}
+	for _, c := range cases {
+		name, err := c.make()
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.name, name)
+	}
+}
+
+// nameOf turns InformerFor's answer into its name, for a table.
+func nameOf[T interface{ Name() string }](inf T, err error) func() (string, error) {
+	return func() (string, error) {
+		if err != nil {
+			return "", err
+		}
+		return inf.Name(), nil
+	}
+}
+
+func TestATypeTheServerDoesNotServeIsAnErrorThatSuggestsTheNearestKind(t *testing.T) {
+	cp := testenv.Shared(t)
+	require.NoError(t, cp.InstallCRD(t.Context(), octopusCRD))
+	_, err := sharedinformer.InformerFor[*Octopuss](t.Context(), newFactory(t, cp.Config()))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no resource of kind Octopuss")
+	assert.Contains(t, err.Error(), "did you mean Octopus (octopodes in zoo.listwatch.dev/v1)?")
+}
+
+// The factory's discovery is cached; a miss refreshes it, so a CRD
+// installed after the factory first looked is found.
+func TestACustomResourceInstalledAfterTheFirstLookupIsFound(t *testing.T) {
+	cp := testenv.Private(t, testenv.Options{})
+	f := newFactory(t, cp.Config())
+	_, err := sharedinformer.InformerFor[*Octopus](t.Context(), f)
+	require.ErrorContains(t, err, "is its CRD installed?")
+
+	require.NoError(t, cp.InstallCRD(t.Context(), octopusCRD))
+	inf, err := sharedinformer.InformerFor[*Octopus](t.Context(), f)
+	require.NoError(t, err)
+	assert.Equal(t, "octopodes.zoo.listwatch.dev", inf.Name())
+}
+
+func TestATypeNotInTheSchemeIsAnErrorNamingIt(t *testing.T) {
+	f, err := sharedinformer.NewFactory(&rest.Config{Host: "https://127.0.0.1:1"}, sharedinformer.FactoryOptions{Scheme: factoryScheme})
+	require.NoError(t, err)
+	_, err = sharedinformer.InformerFor[*appsv1.Deployment](t.Context(), f)
+	require.ErrorContains(t, err, "*v1.Deployment is not in FactoryOptions.Scheme")
+}
+
+// The three mistakes a new user made, each an error when the informer is
+// asked for, instead of an informer that retries forever.
+func TestAWrongResourceASingularNameAndABadSelectorAreErrorsWhenBuilt(t *testing.T) {
+	ctx := t.Context()
+	f := newFactory(t, testenv.Shared(t).Config())
+
+	_, err := sharedinformer.InformerFor[*corev1.Secret](ctx, f, sharedinformer.ForResource(corev1.SchemeGroupVersion.WithResource("configmaps")))
+	assert.ErrorContains(t, err, "*v1.Secret is kind Secret, but resource configmaps holds ConfigMap")
+
+	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.ForResource(corev1.SchemeGroupVersion.WithResource("configmap")))
+	assert.ErrorContains(t, err, `did you mean "configmaps"?`)
+
+	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.WithLabels("app in ("))
+	assert.ErrorContains(t, err, `label selector "app in ("`)
+}
+
+func TestUnstructuredNeedsForResource(t *testing.T) {
+	f := newFactory(t, testenv.Shared(t).Config())
+	_, err := sharedinformer.InformerFor[*unstructured.Unstructured](t.Context(), f)
+	assert.ErrorContains(t, err, "needs ForResource")
+}
+
+func TestFactoryCallersAskingForTheSameScopeShareOneInformerAndOneWatch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp := testenv.Private(t, testenv.Options{Audit: true})
+	ns := cp.Namespace(t)
+	cfg := cp.Config()
+	cfg.UserAgent = "factory-test"
+	f := newFactory(t, cfg)
+
+	a, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.InNamespace(ns), sharedinformer.WithLabels("a=1,b=2"))
+	require.NoError(t, err)
+	b, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.WithLabels("b=2, a=1"), sharedinformer.InNamespace(ns))
+	require.NoError(t, err)
+	other, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.WithLabels("a=1,b=2"))
+	require.NoError(t, err)
+	assert.Same(t, a, b, "same type and scope, selectors spelt two ways: one informer")
+	assert.NotSame(t, a, other, "another scope is another informer, with its own cache")
+	assert.Equal(t, "configmaps in namespace "+ns+", labels a=1,b=2", a.Name())
+
+	runCtx, stop := context.WithCancel(ctx)
+	f.Start(runCtx)
+	require.NoError(t, f.WaitForCacheSync(ctx))
+	watches, err := cp.CountRequests(ctx, testenv.RequestFilter{Verb: "watch", Resource: "configmaps", UserAgent: cfg.UserAgent})
+	require.NoError(t, err)
+	stop()
+	f.Wait()
+	assert.Equal(t, 2, watches, "one WATCH for the shared namespace informer, one for the cluster-wide one")
+}
+
+func TestOptionsThatShapeAnInformerMayOnlyComeWithTheFirstRequest(t *testing.T) {
+	ctx := t.Context()
+	f := newFactory(t, testenv.Shared(t).Config())
+	first, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.InNamespace("shaped"), sharedinformer.WithMutationDetection())
+	require.NoError(t, err)
+
+	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.InNamespace("shaped"), fastRetries)
+	assert.ErrorContains(t, err, "WithReflector")
+
+	byApp := sharedinformer.WithIndexers(map[string]indexer.IndexFunc[*corev1.ConfigMap]{"app": indexer.LabelIndexFunc[*corev1.ConfigMap]("app")})
+	again, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.InNamespace("shaped"), byApp)
+	require.NoError(t, err, "another caller may add indices")
+	assert.Same(t, first, again)
+	assert.True(t, first.Indexer().HasIndex("app"))
+
+	_, err = sharedinformer.InformerFor[*corev1.Secret](ctx, f, byApp)
+	assert.ErrorContains(t, err, "WithIndexers of *v1.ConfigMap given to an informer of *v1.Secret")
+}
+
+// Under RBAC, a user without the right to list ConfigMaps: the informer
+// keeps retrying (the right may be granted), and the sync wait says who
+// is not synced, for how long, and the server's 403.
+func TestTheSyncWaitReportsA403WithTheInformersScope(t *testing.T) {
+	cp := testenv.Private(t, testenv.Options{RBAC: true, Users: []string{"viewer"}})
+	ns := cp.Namespace(t)
+	cfg, err := cp.ConfigAs("viewer")
+	require.NoError(t, err)
+	f := newFactory(t, cfg)
+	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f, sharedinformer.InNamespace(ns), fastRetries)
+	require.NoError(t, err)
+	startFactory(t, f)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	err = f.WaitForCacheSync(ctx)
+	var notSynced *sharedinformer.NotSyncedError
+	require.ErrorAs(t, err, &notSynced)
+	t.Log(err)
+	assert.True(t, apierrors.IsForbidden(err), "the 403 is in the error: %v", err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "configmaps in namespace "+ns+": not synced after 2")
+}
+
+// A custom resource whose CRD is not installed yet: the sync wait reports
+// the 404; once the CRD is installed the informer syncs, without a restart.
+func TestAnInformerOfAResourceInstalledLaterReports404ThenSyncs(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	gadgets := testenv.CRD{Group: "late.listwatch.dev", Version: "v1", Kind: "Gadget", Plural: "gadgets"}
+	f := newFactory(t, cp.Config())
+	_, err := sharedinformer.InformerFor[*unstructured.Unstructured](t.Context(), f, sharedinformer.InNamespace(ns),
+		sharedinformer.ForResource(schema.GroupVersionResource{Group: gadgets.Group, Version: gadgets.Version, Resource: gadgets.Plural}), fastRetries)
+	require.NoError(t, err)
+	startFactory(t, f)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	err = f.WaitForCacheSync(ctx)
+	require.Error(t, err)
+	assert.True(t, apierrors.IsNotFound(err), "the 404 is in the error: %v", err)
+
+	require.NoError(t, cp.InstallCRD(t.Context(), gadgets))
+	ctx, cancel = context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, f.WaitForCacheSync(ctx))
+}
+
+func TestFactoryWaitReturnsAtOnceBeforeStartAndAfterStopWithoutASyncWait(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	f := newFactory(t, testenv.Shared(t).Config())
+	f.Wait() // before Start: nothing to wait for
+
+	_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f, sharedinformer.InNamespace(testenv.Shared(t).Namespace(t)))
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	f.Start(ctx)
+	stop() // no WaitForCacheSync ran
+	f.Wait()
+}

@@ -1,0 +1,64 @@
+package sharedinformer
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+)
+
+// Start runs every informer made so far that is not running yet, each in
+// a goroutine, until ctx ends. Call it again for informers made later.
+func (f *Factory) Start(ctx context.Context) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for key, inf := range f.informers {
+		if f.started[key] {
+			continue
+		}
+		f.started[key] = true
+		f.running.Go(func() {
+			if err := inf.Run(ctx); err != nil {
+				f.report(err)
+			}
+		})
+	}
+}
+
+// WaitForCacheSync waits until every started informer has synced, and
+// each of handlers (Registrations) has handled its initial list, and
+// returns nil; or returns a *NotSyncedError naming each one that has not,
+// with its informer's last failure (a 403, a 404), once ctx ends or
+// FactoryOptions.SyncTimeout has passed, whichever is first.
+func (f *Factory) WaitForCacheSync(ctx context.Context, handlers ...Syncer) error {
+	f.mu.Lock()
+	syncers := handlers
+	for key, inf := range f.informers {
+		if f.started[key] {
+			syncers = append(syncers, inf)
+		}
+	}
+	f.mu.Unlock()
+	if len(syncers) == 0 {
+		return errors.New("sharedinformer: Factory.WaitForCacheSync with no started informer: call Start first")
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.opts.SyncTimeout)
+	defer cancel()
+	return WaitForCacheSync(ctx, syncers...)
+}
+
+// Wait blocks until every informer Start started has stopped, which
+// happens once the ctx given to Start ends. It returns at once if Start
+// was never called; it does not depend on a sync wait having run.
+func (f *Factory) Wait() { f.running.Wait() }
+
+func (f *Factory) report(err error) {
+	if f.opts.OnError != nil {
+		f.opts.OnError(err)
+		return
+	}
+	logger := f.opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger.Error("informer factory", "err", err)
+}

@@ -1,0 +1,116 @@
+package sharedinformer
+
+import (
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/reflector"
+)
+
+// InformerOption is one argument of InformerFor: the scope of the
+// informer (InNamespace, WithLabels, WithFields), its resource when the Go
+// type does not say it (ForResource), or how it is built (WithIndexers,
+// WithTransform, WithReflector, WithMutationDetection, WithProtobuf).
+type InformerOption func(*informerConfig)
+
+// informerConfig collects InformerFor's options. The typed ones (indexers,
+// transform) are held as any and checked against T by InformerFor, since
+// an option cannot carry the informer's type parameter.
+type informerConfig struct {
+	source          reflector.Source // Resource is set only by ForResource
+	indexers        any              // map[string]indexer.IndexFunc[T]
+	transform       any              // func(T) (T, error)
+	tuning          reflector.Tuning
+	detectMutations bool
+	shaped          []string // the options that shape the informer, by name
+}
+
+// InNamespace limits the informer to one namespace. Without it, an
+// informer of a namespaced resource sees every namespace.
+func InNamespace(namespace string) InformerOption {
+	return func(c *informerConfig) { c.source.Namespace = namespace }
+}
+
+// WithLabels filters by a label selector, such as "app=web" or
+// "tier in (web,db)". It is parsed by InformerFor: one that does not
+// parse is an error there, not a LIST that fails forever.
+func WithLabels(selector string) InformerOption {
+	return func(c *informerConfig) { c.source.LabelSelector = selector }
+}
+
+// WithFields filters by a field selector, such as "spec.nodeName=node-1".
+func WithFields(selector string) InformerOption {
+	return func(c *informerConfig) { c.source.FieldSelector = selector }
+}
+
+// ForResource names the resource explicitly. It is needed for
+// *unstructured.Unstructured and *metav1.PartialObjectMetadata, whose Go
+// type does not say which resource they hold. For a typed informer it is
+// checked against the type: a resource that holds another kind, or a name
+// that is not the plural ("configmap"), is an error.
+func ForResource(gvr schema.GroupVersionResource) InformerOption {
+	return func(c *informerConfig) { c.source.Resource = gvr }
+}
+
+// WithProtobuf reads a built-in type as protobuf instead of JSON: smaller
+// and faster to decode.
+func WithProtobuf() InformerOption {
+	return func(c *informerConfig) { c.source.Protobuf = true }
+}
+
+// WithIndexers adds indices to the informer's cache (Options.Indexers).
+// Another InformerFor of the same informer may add indices of other names.
+func WithIndexers[T informer.Object](indexers map[string]indexer.IndexFunc[T]) InformerOption {
+	return func(c *informerConfig) { c.indexers = indexers }
+}
+
+// WithTransform sets the informer's transform (Informer.SetTransform).
+// Only the InformerFor that makes the informer may set it.
+func WithTransform[T informer.Object](transform func(T) (T, error)) InformerOption {
+	return func(c *informerConfig) { c.transform = transform; c.shaped = append(c.shaped, "WithTransform") }
+}
+
+// WithReflector tunes how the informer lists, watches and retries
+// (Options.Reflector). Only the InformerFor that makes the informer may
+// set it.
+func WithReflector(tuning reflector.Tuning) InformerOption {
+	return func(c *informerConfig) { c.tuning = tuning; c.shaped = append(c.shaped, "WithReflector") }
+}
+
+// WithMutationDetection turns on the cache's mutation detector
+// (Options.DetectMutations). Only the InformerFor that makes the informer
+// may set it.
+func WithMutationDetection() InformerOption {
+	return func(c *informerConfig) {
+		c.detectMutations = true
+		c.shaped = append(c.shaped, "WithMutationDetection")
+	}
+}
+
+// typedIndexers returns the indexers as T's, or an error naming both types.
+func typedIndexers[T informer.Object](c *informerConfig) (map[string]indexer.IndexFunc[T], error) {
+	if c.indexers == nil {
+		return nil, nil
+	}
+	m, ok := c.indexers.(map[string]indexer.IndexFunc[T])
+	if !ok {
+		return nil, fmt.Errorf("sharedinformer: WithIndexers of %v given to an informer of %v", reflect.TypeOf(c.indexers).Elem().In(0), reflect.TypeFor[T]())
+	}
+	return m, nil
+}
+
+// typedTransform returns the transform as T's, or an error naming both.
+func typedTransform[T informer.Object](c *informerConfig) (func(T) (T, error), error) {
+	if c.transform == nil {
+		return nil, nil
+	}
+	fn, ok := c.transform.(func(T) (T, error))
+	if !ok {
+		return nil, fmt.Errorf("sharedinformer: WithTransform of %v given to an informer of %v", reflect.TypeOf(c.transform).In(0), reflect.TypeFor[T]())
+	}
+	return fn, nil
+}

@@ -1,0 +1,154 @@
+package sharedinformer
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// resolveResource finds the resource an informer of T lists: from T's
+// kind in the scheme, through the RESTMapper (the server's discovery), or,
+// when the caller named one with ForResource, checks that one against T.
+//
+// Nothing here is a table or a guess such as "lowercase plus s": Ingress
+// is served as "ingresses", Endpoints as "endpoints", and a CRD as
+// whatever plural its author chose, so only the server can tell.
+func (f *Factory) resolveResource(ctx context.Context, goType reflect.Type, explicit schema.GroupVersionResource) (schema.GroupVersionResource, error) {
+	if goType == reflect.TypeFor[*unstructured.Unstructured]() || goType == reflect.TypeFor[*metav1.PartialObjectMetadata]() {
+		if explicit.Empty() {
+			return explicit, fmt.Errorf("sharedinformer: an informer of %v needs ForResource: the Go type does not say which resource it holds", goType)
+		}
+		return explicit, nil
+	}
+	gvk, err := f.kindOf(goType, explicit.GroupVersion())
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	if !explicit.Empty() {
+		return explicit, f.checkResource(ctx, goType, gvk, explicit)
+	}
+	mapping, err := f.mapping(ctx, gvk)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	return mapping.Resource, nil
+}
+
+// kindOf is T's group, version and kind in the factory's scheme; in gv
+// when the caller named a resource, otherwise the scheme's first.
+func (f *Factory) kindOf(goType reflect.Type, gv schema.GroupVersion) (schema.GroupVersionKind, error) {
+	if f.opts.Scheme == nil {
+		return schema.GroupVersionKind{}, fmt.Errorf("sharedinformer: an informer of %v needs FactoryOptions.Scheme (for example corev1.AddToScheme on a runtime.NewScheme())", goType)
+	}
+	if goType.Kind() != reflect.Pointer || goType.Elem().Kind() != reflect.Struct {
+		return schema.GroupVersionKind{}, fmt.Errorf("sharedinformer: the informer's type must be a pointer to a struct, such as *corev1.Pod; got %v", goType)
+	}
+	kinds, _, err := f.opts.Scheme.ObjectKinds(reflect.New(goType.Elem()).Interface().(runtime.Object))
+	if err != nil {
+		return schema.GroupVersionKind{}, fmt.Errorf("sharedinformer: %v is not in FactoryOptions.Scheme: add its group with its package's AddToScheme", goType)
+	}
+	if gv.Empty() {
+		return kinds[0], nil
+	}
+	for _, k := range kinds {
+		if k.GroupVersion() == gv {
+			return k, nil
+		}
+	}
+	return schema.GroupVersionKind{}, fmt.Errorf("sharedinformer: the scheme knows %v as %v, not in %s", goType, kinds, gv)
+}
+
+// checkResource checks an explicit resource against T's kind. What the
+// server does not know yet passes: a CRD may be installed later, and the
+// informer reports the 404s meanwhile (NotSyncedError says so).
+func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) error {
+	served, err := f.mapper.ResourceForWithContext(ctx, gvr)
+	if meta.IsNoMatchError(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
+	}
+	if served.Resource != gvr.Resource {
+		return fmt.Errorf("sharedinformer: %q is not the name of a resource (did you mean %q?): the API server's names are plural and lowercase", gvr.Resource, served.Resource)
+	}
+	kind, err := f.mapper.KindForWithContext(ctx, served)
+	if err != nil {
+		return fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
+	}
+	if kind.GroupKind() != gvk.GroupKind() {
+		return fmt.Errorf("sharedinformer: %v is kind %s, but resource %s holds %s", goType, gvk.GroupKind(), gvr.GroupResource(), kind.GroupKind())
+	}
+	return nil
+}
+
+// mapping asks the RESTMapper for gvk's resource. On a miss it forgets
+// what it cached of discovery and asks once more, so that a CRD installed
+// after the first lookup is found.
+func (f *Factory) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		if r, ok := f.mapper.(meta.ResettableRESTMapperWithContext); ok {
+			r.ResetWithContext(ctx)
+			m, err = f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
+		}
+	}
+	if meta.IsNoMatchError(err) {
+		msg := fmt.Sprintf("sharedinformer: the API server serves no resource of kind %s in %s (is its CRD installed?)", gvk.Kind, gvk.GroupVersion())
+		if near := f.nearestKind(ctx, gvk.Kind); near != "" {
+			msg += fmt.Sprintf("; did you mean %s?", near)
+		}
+		return nil, fmt.Errorf("%s: %w", msg, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sharedinformer: finding the resource of kind %s: %w", gvk, err)
+	}
+	return m, nil
+}
+
+// nearestKind is the served kind closest in spelling to kind, as
+// "Kind (resource.group/version)", or "" when none is close (an edit
+// distance above 2, case ignored) or discovery is not at hand.
+func (f *Factory) nearestKind(ctx context.Context, kind string) string {
+	if f.discovery == nil {
+		return ""
+	}
+	lists, _ := f.discovery.ServerPreferredResourcesWithContext(ctx) // partial answers are still useful
+	best, bestDistance := "", 3
+	for _, list := range lists {
+		for _, r := range list.APIResources {
+			if d := editDistance(strings.ToLower(kind), strings.ToLower(r.Kind)); d < bestDistance {
+				best, bestDistance = fmt.Sprintf("%s (%s in %s)", r.Kind, r.Name, list.GroupVersion), d
+			}
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
