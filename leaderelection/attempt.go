@@ -1,0 +1,146 @@
+package leaderelection
+
+import (
+	"context"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// attempt is one try to acquire or renew the Lease, bounded by
+// AttemptTimeout. held reports whether this candidate holds the Lease
+// now; sent is when the successful write was sent. A lost race (409) is
+// held == false with no error: someone else wrote first, which is the
+// protocol working, not failing.
+func (e *Elector) attempt(ctx context.Context, leading bool) (held bool, sent time.Time, err error) {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.AttemptTimeout)
+	defer cancel()
+	held, sent, err = e.tryAcquireOrRenew(ctx, leading)
+	e.reportLeader()
+	return held, sent, err
+}
+
+// tryAcquireOrRenew runs the protocol once. Only Run's goroutine calls it;
+// it owns e.observed and e.observedAt.
+func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, time.Time, error) {
+	// Fast path: a leader wrote the last version it knows of, so it
+	// renews that version in one request. A conflict means someone else
+	// wrote since; the slow path below judges what they wrote.
+	if leading && holderOf(e.observed) == e.cfg.Identity {
+		sent := e.cfg.Clock.Now()
+		updated, err := e.leases.update(ctx, e.renewal(e.observed, sent))
+		if err == nil {
+			e.observe(updated)
+			return true, sent, nil
+		}
+		if !apierrors.IsConflict(err) {
+			return false, time.Time{}, err
+		}
+	}
+
+	current, err := e.leases.get(ctx)
+	if apierrors.IsNotFound(err) {
+		sent := e.cfg.Clock.Now()
+		created, err := e.leases.create(ctx, e.renewal(&coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: e.cfg.Namespace, Name: e.cfg.Name},
+		}, sent))
+		if apierrors.IsAlreadyExists(err) {
+			return false, time.Time{}, nil // another candidate created it first
+		}
+		if err != nil {
+			return false, time.Time{}, err
+		}
+		e.observe(created)
+		return true, sent, nil
+	}
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	e.observe(current)
+
+	holder := holderOf(current)
+	if holder != "" && holder != e.cfg.Identity && !e.observedExpired() {
+		return false, time.Time{}, nil // held by another, and not expired
+	}
+	sent := e.cfg.Clock.Now()
+	updated, err := e.leases.update(ctx, e.renewal(current, sent))
+	if apierrors.IsConflict(err) {
+		return false, time.Time{}, nil // another candidate wrote first
+	}
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	e.observe(updated)
+	return true, sent, nil
+}
+
+// renewal returns a copy of lease held by this candidate, renewed at now.
+// Taking it from another holder (or from none) sets acquireTime and
+// counts a transition; renewing our own keeps both. A Lease being
+// created starts at zero transitions.
+func (e *Elector) renewal(lease *coordinationv1.Lease, now time.Time) *coordinationv1.Lease {
+	out := lease.DeepCopy()
+	at := metav1.NewMicroTime(now)
+	seconds := int32(e.cfg.LeaseDuration / time.Second)
+	if holderOf(lease) != e.cfg.Identity {
+		transitions := int32(0)
+		if lease.Spec.LeaseTransitions != nil {
+			transitions = *lease.Spec.LeaseTransitions
+		}
+		if lease.ResourceVersion != "" { // an existing Lease changes hands
+			transitions++
+		}
+		out.Spec.AcquireTime = &at
+		out.Spec.LeaseTransitions = &transitions
+	}
+	out.Spec.HolderIdentity = &e.cfg.Identity
+	out.Spec.LeaseDurationSeconds = &seconds
+	out.Spec.RenewTime = &at
+	return out
+}
+
+// observe records lease as the latest version seen. When its
+// resourceVersion differs from the previous observation, observedAt
+// restarts: expiry is judged on this host's clock from the moment this
+// candidate saw the Lease change, never from the renewTime another host's
+// clock wrote (see the package doc, "Clocks").
+func (e *Elector) observe(lease *coordinationv1.Lease) {
+	if e.observed == nil || e.observed.ResourceVersion != lease.ResourceVersion {
+		e.observedAt = e.cfg.Clock.Now()
+	}
+	e.observed = lease
+}
+
+// observedExpired reports whether the observed Lease has gone
+// unchanged for its leaseDurationSeconds (or our LeaseDuration, if it
+// names none) since this candidate first saw that version.
+func (e *Elector) observedExpired() bool {
+	d := e.cfg.LeaseDuration
+	if s := e.observed.Spec.LeaseDurationSeconds; s != nil && *s > 0 {
+		d = time.Duration(*s) * time.Second
+	}
+	return e.cfg.Clock.Now().After(e.observedAt.Add(d))
+}
+
+// reportLeader calls OnNewLeader when the observed holder changed.
+func (e *Elector) reportLeader() {
+	holder := holderOf(e.observed)
+	if e.observed == nil || holder == e.reported {
+		return
+	}
+	e.reported = holder
+	e.cfg.Logger.Info("leaderelection: new leader observed", "lease", e.lease(), "holder", holder)
+	if e.cfg.Callbacks.OnNewLeader != nil {
+		e.cfg.Callbacks.OnNewLeader(holder)
+	}
+}
+
+// holderOf is the Lease's holder, "" for none (or no Lease).
+func holderOf(lease *coordinationv1.Lease) string {
+	if lease == nil || lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *lease.Spec.HolderIdentity
+}

@@ -1,0 +1,166 @@
+package leaderelection
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	informer "github.com/listwatch/informer"
+)
+
+// JitterFactor spreads a candidate's attempts to acquire: after a failed
+// attempt it waits RetryPeriod plus a random part of up to
+// JitterFactor·RetryPeriod, so standbys that started together do not ask
+// in lockstep. It is client-go's value. A leader renews every RetryPeriod
+// exactly: it has no one to fall out of step with.
+const JitterFactor = 1.2
+
+// Config describes one candidate for one Lease. Zero durations take the
+// defaults of kube-controller-manager (15 s, 10 s, 2 s).
+type Config struct {
+	// Client talks to coordination.k8s.io/v1; build it with NewClient.
+	// Give the elector a client of its own, so that a controller busy
+	// with its own requests cannot hold a renew behind its rate limiter.
+	// Required.
+	Client *rest.RESTClient
+	// Namespace and Name name the Lease. Required.
+	Namespace, Name string
+	// Identity is what this candidate writes as the Lease's holder. It
+	// must differ between candidates: two candidates with one identity
+	// both believe they lead. Default: the hostname, an underscore and
+	// 16 random hex digits, new for every Elector.
+	Identity string
+
+	// LeaseDuration is how long a standby waits, from the moment it saw
+	// the Lease last change, before taking it over. A whole number of
+	// seconds (the Lease stores seconds). Default: 15 s.
+	LeaseDuration time.Duration
+	// RenewDeadline is how long a leader keeps leading without a
+	// successful renew: its leading context ends at the last successful
+	// renew plus RenewDeadline. Less than LeaseDuration. Default: 10 s.
+	RenewDeadline time.Duration
+	// RetryPeriod is the wait between two attempts, to acquire or to
+	// renew. RenewDeadline must exceed JitterFactor·RetryPeriod.
+	// Default: 2 s.
+	RetryPeriod time.Duration
+	// AttemptTimeout bounds each attempt (a GET, a create or update, or
+	// both) and the release. At most RenewDeadline. Default:
+	// RenewDeadline/2, so a hung request leaves time for another.
+	AttemptTimeout time.Duration
+
+	// ReleaseOnCancel gives the Lease up when a term ends, once
+	// OnStartedLeading has returned, so a standby takes over within a
+	// RetryPeriod instead of a LeaseDuration. The release is written with
+	// a context of its own (the caller's is done by then), bounded by
+	// AttemptTimeout. Default: off (the Lease expires).
+	ReleaseOnCancel bool
+	// HealthTolerance is how long past LeaseDuration without a renew
+	// Healthy still reports a leader healthy. Default: 0.
+	HealthTolerance time.Duration
+
+	// Callbacks are what the elector calls as terms start and end.
+	Callbacks Callbacks
+	// Clock gives the time and the timers. Default: informer.RealClock.
+	Clock informer.Clock
+	// Logger receives acquisitions, losses, releases, new leaders, and
+	// each failed attempt whose error differs from the previous one's.
+	// Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Callbacks are called by Run, in Run's goroutine unless said otherwise.
+type Callbacks struct {
+	// OnStartedLeading runs in a goroutine of its own when a term starts.
+	// ctx ends when the term does: Run's ctx is cancelled, the Lease was
+	// taken, or the renew deadline passed. ctx.Deadline() is the last
+	// successful renew plus RenewDeadline, and moves later with each
+	// renew. It must return soon after ctx ends: Run waits for it before
+	// releasing the Lease and returning. Required.
+	OnStartedLeading func(ctx context.Context)
+	// OnStoppedLeading is called once at the end of each term, after
+	// OnStartedLeading returned and after any release. Required.
+	OnStoppedLeading func()
+	// OnNewLeader is called when the holder this candidate observes
+	// changes, this candidate included; "" means the Lease was released.
+	// It must be quick. Optional.
+	OnNewLeader func(identity string)
+}
+
+// ConfigError is a Config that New rejects. Field names the field.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+// Error says which field is wrong and why.
+func (e *ConfigError) Error() string {
+	return "leaderelection: Config." + e.Field + " " + e.Reason
+}
+
+// withDefaults returns c with every zero value replaced by its default.
+func (c Config) withDefaults() (Config, error) {
+	if c.LeaseDuration == 0 {
+		c.LeaseDuration = 15 * time.Second
+	}
+	if c.RenewDeadline == 0 {
+		c.RenewDeadline = 10 * time.Second
+	}
+	if c.RetryPeriod == 0 {
+		c.RetryPeriod = 2 * time.Second
+	}
+	if c.AttemptTimeout == 0 {
+		c.AttemptTimeout = c.RenewDeadline / 2
+	}
+	if c.Identity == "" {
+		id, err := newIdentity()
+		if err != nil {
+			return c, err
+		}
+		c.Identity = id
+	}
+	c.Clock = informer.ClockOrReal(c.Clock)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, nil
+}
+
+// validate checks a Config that has its defaults.
+func (c Config) validate() error {
+	bad := func(field, format string, args ...any) error {
+		return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	for _, d := range []struct {
+		field string
+		value time.Duration
+	}{{"RenewDeadline", c.RenewDeadline}, {"RetryPeriod", c.RetryPeriod}, {"AttemptTimeout", c.AttemptTimeout}, {"HealthTolerance", c.HealthTolerance}} {
+		if d.value < 0 {
+			return bad(d.field, "(%v) must not be negative", d.value)
+		}
+	}
+	switch {
+	case c.Client == nil:
+		return bad("Client", "is nil: build one with NewClient")
+	case c.Namespace == "":
+		return bad("Namespace", "is empty")
+	case c.Name == "":
+		return bad("Name", "is empty")
+	case c.LeaseDuration < time.Second || c.LeaseDuration%time.Second != 0:
+		return bad("LeaseDuration", "(%v) must be a whole number of seconds: the Lease stores seconds", c.LeaseDuration)
+	case c.LeaseDuration <= c.RenewDeadline:
+		return bad("LeaseDuration", "(%v) must be greater than RenewDeadline (%v)", c.LeaseDuration, c.RenewDeadline)
+	case float64(c.RenewDeadline) <= JitterFactor*float64(c.RetryPeriod):
+		return bad("RenewDeadline", "(%v) must be greater than JitterFactor×RetryPeriod (%v×%v)",
+			c.RenewDeadline, JitterFactor, c.RetryPeriod)
+	case c.AttemptTimeout > c.RenewDeadline:
+		return bad("AttemptTimeout", "(%v) must not exceed RenewDeadline (%v)", c.AttemptTimeout, c.RenewDeadline)
+	case c.Callbacks.OnStartedLeading == nil:
+		return bad("Callbacks.OnStartedLeading", "is nil")
+	case c.Callbacks.OnStoppedLeading == nil:
+		return bad("Callbacks.OnStoppedLeading", "is nil")
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+package leaderelection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+)
+
+// Elector is one candidate for one Lease. Run takes part in an election:
+// it acquires the Lease (or waits for it), leads while it renews it, and
+// returns when its term ends. Unlike a lock, a Lease is never held for
+// sure: the leader holds it only as long as it renews it in time, and
+// every decision is a write guarded by the Lease's resourceVersion.
+type Elector struct {
+	cfg     Config
+	leases  leases
+	running atomic.Bool // true while Run runs: one Run at a time
+
+	// Owned by Run's goroutine (Run, attempt, release):
+	observed   *coordinationv1.Lease // the last version read or written; nil before the first
+	observedAt time.Time             // this host's time when observed's resourceVersion was first seen
+	reported   string                // the holder last passed to OnNewLeader
+	lastLogged string                // the last failure logged, so each distinct failure is logged once
+
+	mu        sync.Mutex
+	inTerm    bool      // guarded by mu; from acquisition until OnStoppedLeading is called
+	lastRenew time.Time // guarded by mu; when the term's last successful write was sent
+}
+
+// New validates cfg, fills in its defaults and returns an Elector. A
+// *ConfigError names the field that is wrong.
+func New(cfg Config) (*Elector, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Elector{cfg: cfg, leases: leases{client: cfg.Client, namespace: cfg.Namespace, name: cfg.Name}}, nil
+}
+
+// Identity is what this candidate writes as the Lease's holder.
+func (e *Elector) Identity() string { return e.cfg.Identity }
+
+// Run takes part in the election until ctx ends or one term ends:
+//
+//	acquiring: try every RetryPeriod (plus jitter) until the Lease is
+//	           free, expired or ours; then start OnStartedLeading.
+//	leading:   renew every RetryPeriod; the term ends when ctx ends, when
+//	           another candidate holds the Lease, or at the last successful
+//	           renew plus RenewDeadline.
+//	stopping:  wait for OnStartedLeading to return, release the Lease if
+//	           ReleaseOnCancel, call OnStoppedLeading, return.
+//
+// It returns nil when ctx ended a term; an error wrapping ErrLost when
+// leadership was lost; an error wrapping ctx.Err() (and the last failed
+// attempt's error, such as a Forbidden) when ctx ended before the Lease
+// was acquired. Run again to stand again. It never exits the process:
+// what to do on loss is the caller's choice.
+func (e *Elector) Run(ctx context.Context) error {
+	if !e.running.CompareAndSwap(false, true) {
+		return errors.New("leaderelection: Run is already running on this Elector")
+	}
+	defer e.running.Store(false)
+	acquired, err := e.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	return e.lead(ctx, acquired)
+}
+
+// acquire tries until this candidate holds the Lease, and returns when
+// its acquiring write was sent.
+func (e *Elector) acquire(ctx context.Context) (time.Time, error) {
+	e.cfg.Logger.Info("leaderelection: trying to acquire", "lease", e.lease(), "identity", e.cfg.Identity)
+	var lastErr error
+	for {
+		held, sent, err := e.attempt(ctx, false)
+		if held {
+			e.mu.Lock()
+			e.inTerm, e.lastRenew = true, sent
+			e.mu.Unlock()
+			e.lastLogged = ""
+			e.cfg.Logger.Info("leaderelection: acquired", "lease", e.lease(), "identity", e.cfg.Identity)
+			return sent, nil
+		}
+		if ctx.Err() == nil {
+			lastErr = err // nil after an attempt that failed only to win
+			e.logFailure(err)
+		}
+		if !e.sleep(ctx, jittered(e.cfg.RetryPeriod)) {
+			if lastErr != nil {
+				return time.Time{}, fmt.Errorf("leaderelection: lease %s not acquired: %w; last attempt: %w", e.lease(), ctx.Err(), lastErr)
+			}
+			return time.Time{}, fmt.Errorf("leaderelection: lease %s not acquired: %w", e.lease(), ctx.Err())
+		}
+	}
+}
+
+// lead runs one term, which started with a write sent at acquired.
+func (e *Elector) lead(ctx context.Context, acquired time.Time) error {
+	leading := newLeadingContext(ctx, e.cfg.Clock, e.cfg.RenewDeadline, e.lease(), acquired)
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		e.cfg.Callbacks.OnStartedLeading(leading)
+	}()
+
+	var lastErr error
+	for e.sleep(leading, e.cfg.RetryPeriod) {
+		held, sent, err := e.attempt(leading, true)
+		switch {
+		case held:
+			leading.renewed(sent)
+			e.mu.Lock()
+			e.lastRenew = sent
+			e.mu.Unlock()
+			lastErr, e.lastLogged = nil, ""
+		case err != nil:
+			if leading.Err() == nil { // not the watchdog's own cancellation
+				lastErr = err
+				e.logFailure(err)
+			}
+		default:
+			leading.end(fmt.Errorf("%w: lease %s is held by %q", ErrLost, e.lease(), holderOf(e.observed)))
+		}
+	}
+	cause := context.Cause(leading)
+	leading.end(cause) // stops the watchdog; the cause is already set
+	<-returned
+
+	var lost, releaseErr error
+	if errors.Is(cause, ErrLost) {
+		lost = cause
+		if lastErr != nil {
+			lost = fmt.Errorf("%w; last attempt: %w", cause, lastErr)
+		}
+		e.cfg.Logger.Warn("leaderelection: lost", "lease", e.lease(), "err", lost)
+	}
+	if e.cfg.ReleaseOnCancel {
+		if releaseErr = e.release(); releaseErr != nil {
+			e.cfg.Logger.Warn("leaderelection: release failed", "lease", e.lease(), "err", releaseErr)
+		}
+	}
+	e.mu.Lock()
+	e.inTerm = false
+	e.mu.Unlock()
+	e.cfg.Callbacks.OnStoppedLeading()
+	return errors.Join(lost, releaseErr)
+}
+
+// logFailure logs err unless it repeats the last failure logged: a
+// forbidden request every RetryPeriod is reported, but once.
+func (e *Elector) logFailure(err error) {
+	if err == nil {
+		e.lastLogged = ""
+		return
+	}
+	if err.Error() == e.lastLogged {
+		return
+	}
+	e.lastLogged = err.Error()
+	e.cfg.Logger.Warn("leaderelection: attempt failed", "lease", e.lease(), "err", err)
+}
+
+// sleep waits d on the elector's clock, or until ctx ends; it reports
+// whether the whole wait passed.
+func (e *Elector) sleep(ctx context.Context, d time.Duration) bool {
+	done := make(chan struct{})
+	t := e.cfg.Clock.AfterFunc(d, func() { close(done) })
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// jittered is d plus a random part of up to JitterFactor·d.
+func jittered(d time.Duration) time.Duration {
+	return d + time.Duration(rand.Float64()*JitterFactor*float64(d))
+}
+
+func (e *Elector) lease() string { return e.cfg.Namespace + "/" + e.cfg.Name }

@@ -1,0 +1,45 @@
+package leaderelection
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// release gives the Lease up at the end of a term, if this candidate
+// still holds it: holder cleared, so a standby takes it on its next
+// attempt without waiting for expiry. Run's context is done by now, so
+// release writes with a fresh one, bounded by AttemptTimeout. It only
+// runs after OnStartedLeading has returned: a standby may start at once,
+// and this candidate's work must have stopped first.
+func (e *Elector) release() error {
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.AttemptTimeout)
+	defer cancel()
+	for range 2 { // a conflict (a renew that landed after its timeout, say) earns one more try
+		if holderOf(e.observed) != e.cfg.Identity {
+			return nil // not ours to release
+		}
+		released := e.observed.DeepCopy()
+		now := metav1.NewMicroTime(e.cfg.Clock.Now())
+		one := int32(1) // for readers that look at the duration before the holder
+		released.Spec.HolderIdentity = nil
+		released.Spec.LeaseDurationSeconds = &one
+		released.Spec.RenewTime = &now
+		updated, err := e.leases.update(ctx, released)
+		if err == nil {
+			e.observe(updated)
+			e.cfg.Logger.Info("leaderelection: released", "lease", e.lease())
+			return nil
+		}
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		current, err := e.leases.get(ctx)
+		if err != nil {
+			return err
+		}
+		e.observe(current)
+	}
+	return nil
+}
