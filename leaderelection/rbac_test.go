@@ -1,0 +1,89 @@
+package leaderelection_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/testenv"
+)
+
+// Under RBAC, an ordinary user with no role is refused: Run reports the
+// Forbidden (errors.As sees the API's error) and logs it once, not once
+// per attempt. Bound to a Role holding exactly leaderelection.Rules, the
+// same user acquires, renews and releases.
+func TestUnderRBACTheMinimalRoleIsEnoughAndItsAbsenceIsReportedAsForbidden(t *testing.T) {
+	cp := testenv.Private(t, testenv.Options{RBAC: true, Users: []string{"candidate"}})
+	ns := cp.Namespace(t)
+	userCfg := must(cp.ConfigAs("candidate"))
+
+	t.Run("without a role", func(t *testing.T) {
+		cfg, logs := config(t, userCfg, ns, "guarded", "candidate", newTerms().callbacks("candidate", nil))
+		ctx, cancel := context.WithTimeout(context.Background(), 4*retryPeriod)
+		defer cancel()
+		err := must(leaderelection.New(cfg)).Run(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.True(t, apierrors.IsForbidden(err), "Run's error carries the Forbidden: %v", err)
+		require.Contains(t, err.Error(), `User "candidate"`)
+		require.Equal(t, 1, countLines(logs.String(), "attempt failed"), "logged once:\n%s", logs)
+	})
+
+	t.Run("with the minimal role", func(t *testing.T) {
+		bindRules(t, cp.Config(), ns, "candidate", leaderelection.Rules("guarded"))
+		ts := newTerms()
+		cfg, _ := config(t, userCfg, ns, "guarded", "candidate", ts.callbacks("candidate", nil))
+		cfg.ReleaseOnCancel = true
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- must(leaderelection.New(cfg)).Run(ctx) }()
+		awaitTerm(t, ts, time.Minute, "the candidate leads with the minimal role") // RBAC takes a moment to see a new binding
+		time.Sleep(2 * retryPeriod)                                              // let it renew; no assertion depends on it
+		cancel()
+		require.NoError(t, <-done, "acquired, renewed and released with get, create and update only")
+		lease := getLease(context.Background(), t, cp.Config(), ns, "guarded")
+		require.Nil(t, lease.Spec.HolderIdentity, "released")
+	})
+}
+
+// bindRules creates a Role with rules and binds it to user, as the admin.
+func bindRules(t *testing.T, admin *rest.Config, ns, user string, rules []rbacv1.PolicyRule) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	require.NoError(t, rbacv1.AddToScheme(scheme))
+	metav1.AddToGroupVersion(scheme, rbacv1.SchemeGroupVersion)
+	cfg := rest.CopyConfig(admin)
+	cfg.APIPath = "/apis"
+	cfg.GroupVersion = &rbacv1.SchemeGroupVersion
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	client := must(rest.RESTClientFor(cfg))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "leader-election"}, Rules: rules}
+	require.NoError(t, client.Post().Namespace(ns).Resource("roles").Body(role).Do(ctx).Error())
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "leader-election"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "leader-election"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}},
+	}
+	require.NoError(t, client.Post().Namespace(ns).Resource("rolebindings").Body(binding).Do(ctx).Error())
+}
+
+func countLines(s, substr string) int {
+	n := 0
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, substr) {
+			n++
+		}
+	}
+	return n
+}
