@@ -47,7 +47,7 @@ func TestUnderRBACTheMinimalRoleIsEnoughAndItsAbsenceIsReportedAsForbidden(t *te
 		done := make(chan error, 1)
 		go func() { done <- must(leaderelection.New(cfg)).Run(ctx) }()
 		awaitTerm(t, ts, time.Minute, "the candidate leads with the minimal role") // RBAC takes a moment to see a new binding
-		time.Sleep(2 * retryPeriod)                                              // let it renew; no assertion depends on it
+		time.Sleep(2 * retryPeriod)                                                // let it renew; no assertion depends on it
 		cancel()
 		require.NoError(t, <-done, "acquired, renewed and released with get, create and update only")
 		lease := getLease(context.Background(), t, cp.Config(), ns, "guarded")

@@ -1,0 +1,92 @@
+// Package leaderelection keeps one replica of a controller active: the
+// replicas elect a leader through a coordination.k8s.io/v1 Lease, and
+// only the leader runs its informers' workers. The API server is the
+// coordinator; no replica talks to another.
+//
+// # Where it sits
+//
+// Beside the data flow, not in it: it decides whether this process runs
+// the workers that the rest of this module feeds.
+//
+//	Elector.Run ──GET / create / update (with resourceVersion)──▶ Lease ns/name
+//	Elector.Run ──OnStartedLeading(ctx)──▶ your controller: informers, workqueue.Run(ctx, ...)
+//
+// # Usage
+//
+//	client, err := leaderelection.NewClient(restConfig) // a client of its own: its own QPS
+//	el, err := leaderelection.New(leaderelection.Config{
+//		Client: client, Namespace: "kube-system", Name: "my-controller",
+//		ReleaseOnCancel: true,
+//		Callbacks: leaderelection.Callbacks{
+//			OnStartedLeading: func(ctx context.Context) { runController(ctx) }, // returns once ctx ends
+//			OnStoppedLeading: func() { log.Print("no longer leading") },
+//		},
+//	})
+//	err = el.Run(ctx) // nil when ctx ended the term; wraps ErrLost when leadership was lost
+//
+// # The protocol
+//
+// The Lease says who holds it (holderIdentity), since when (acquireTime),
+// when it was last renewed (renewTime), for how long a renew counts
+// (leaseDurationSeconds) and how often it changed hands
+// (leaseTransitions). Every write carries the resourceVersion its writer
+// read, so of two candidates writing at once the API server accepts one
+// and answers the other 409 Conflict (or AlreadyExists, when both create
+// a missing Lease). A 409 is a lost race, not an error: the loser reads
+// the winner's Lease on its next attempt.
+//
+//   - A standby reads the Lease every RetryPeriod (plus jitter). It takes
+//     the Lease when it is free, or when it has not changed for
+//     leaseDurationSeconds since this standby first saw its current
+//     version.
+//   - The leader renews every RetryPeriod. Its leading context ends at its
+//     last successful renew plus RenewDeadline, ended by a timer that only
+//     a successful renew re-arms: a stalled goroutine cannot extend a term.
+//   - Run waits for OnStartedLeading to return before it releases the
+//     Lease (ReleaseOnCancel) or returns, so your work has stopped before
+//     a standby is invited to start.
+//
+// # Clocks
+//
+// Expiry is judged on each standby's own clock, from the moment it saw
+// the Lease change, never from renewTime. renewTime was written by another
+// host's clock; comparing it with ours would trust the offset between two
+// clocks, which nothing bounds. What remains is the clocks' rate: the
+// leader stops at RenewDeadline by its clock, a standby takes over at
+// LeaseDuration by its own, measured from later events. So leadership is
+// exclusive as long as no clock runs faster than another by more than
+// the ratio LeaseDuration/RenewDeadline (15 s/10 s: 1.5×). The cost of
+// this rule is that a standby that starts up waits a full LeaseDuration
+// even for a Lease whose holder died long ago.
+//
+// # What it does not guarantee
+//
+//   - No fencing. A leader that is deposed (partitioned, paused, slow) may
+//     still have writes in flight, and they may land after a new leader
+//     started. The Lease protects nothing else in the cluster: make writes
+//     idempotent and guarded by resourceVersion, as a controller's should be.
+//   - Exclusivity rests on the timing above and on clock rates within that
+//     ratio. A process paused (SIGSTOP, a VM migration) past its renew
+//     deadline resumes with its context over, but the code it was running
+//     resumes too, until its next look at the context: fencing again.
+//   - Callbacks you block: Run cannot stop your code. If OnStartedLeading
+//     ignores its context, two leaders can act at once; Healthy then
+//     reports the stuck term, for a liveness probe to restart it.
+//
+// # Permissions
+//
+// get and update on the Lease, create on leases, in its namespace: Rules
+// returns them as RBAC rules. The tests run the elector as a user with
+// exactly these.
+//
+// # Coming from client-go
+//
+// tools/leaderelection's LeaderElector, LeaderElectionConfig and
+// LeaseLock are Elector, Config and the unexported leases; the timing
+// rules and JitterFactor are client-go's, and so is judging expiry by the
+// local observation time. The differences: Run returns an error instead of
+// only logging; Run waits for OnStartedLeading before releasing; the
+// leading context's end is a watchdog with a moving Deadline; OnNewLeader
+// runs in Run's goroutine, in order; Check is Healthy; there is no
+// RunOrDie, and no coordinated election (see docs/13-leader-election.md).
+package leaderelection
