@@ -87,6 +87,7 @@ func render(res *results, charts []string, statText, notes string) string {
 		w("## benchstat\n\n`benchstat -col /impl` over the same run, ours against client-go (one sample per case, so no confidence intervals):\n\n")
 		w("```text\n%s\n```\n", strings.TrimSpace(statText))
 	}
+	w("\nNext: [13 — Leader election](13-leader-election.md).\n")
 	return b.String()
 }
 
