@@ -65,7 +65,7 @@ func (m *mirror) run(ctx context.Context) {
 	})
 }
 
-func (m *mirror) reconcile(ctx context.Context, name string) error {
+func (m *mirror) reconcile(ctx context.Context, name string) (workqueue.Result, error) {
 	m.reconciles.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -73,38 +73,38 @@ func (m *mirror) reconcile(ctx context.Context, name string) error {
 	src, srcErr := cms.Get(srcPrefix + name)
 	dst, dstErr := cms.Get(copyPrefix + name)
 	if srcErr != nil && !apierrors.IsNotFound(srcErr) {
-		return srcErr
+		return workqueue.Result{}, srcErr
 	}
 	if dstErr != nil && !apierrors.IsNotFound(dstErr) {
-		return dstErr
+		return workqueue.Result{}, dstErr
 	}
 	srcGone, dstGone := srcErr != nil, dstErr != nil
 	switch {
 	case srcGone && dstGone:
-		return nil
+		return workqueue.Result{}, nil
 	case srcGone:
 		m.writes.Add(1)
 		err := m.client.Delete().Namespace(m.ns).Resource("configmaps").Name(dst.Name).
 			Body(&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &dst.UID}}).Do(ctx).Error()
 		if apierrors.IsNotFound(err) {
-			return nil
+			return workqueue.Result{}, nil
 		}
-		return err
+		return workqueue.Result{}, err
 	case dstGone:
 		m.writes.Add(1)
 		// AlreadyExists means the cache lags a create of ours: retried.
-		return m.client.Post().Namespace(m.ns).Resource("configmaps").Body(&corev1.ConfigMap{
+		return workqueue.Result{}, m.client.Post().Namespace(m.ns).Resource("configmaps").Body(&corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: copyPrefix + name},
 			Data:       maps.Clone(src.Data),
 		}).Do(ctx).Error()
 	case maps.Equal(src.Data, dst.Data):
-		return nil
+		return workqueue.Result{}, nil
 	default:
 		m.writes.Add(1)
 		next := dst.DeepCopy() // never modify the cache's own object
 		next.Data = maps.Clone(src.Data)
 		// A Conflict means the cache lags: retried.
-		return m.client.Put().Namespace(m.ns).Resource("configmaps").Name(next.Name).Body(next).Do(ctx).Error()
+		return workqueue.Result{}, m.client.Put().Namespace(m.ns).Resource("configmaps").Name(next.Name).Body(next).Do(ctx).Error()
 	}
 }
 

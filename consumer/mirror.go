@@ -87,22 +87,22 @@ type mirror struct {
 }
 
 // reconcile makes key's mirror match key's source, from the cache alone.
-func (m *mirror) reconcile(ctx context.Context, key informer.Key) error {
+func (m *mirror) reconcile(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 	cached := m.configMaps.Namespace(key.Namespace)
 	mirrorName := key.Name + "-mirror"
 	source, err := cached.Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		if _, err := cached.Get(mirrorName); apierrors.IsNotFound(err) {
-			return nil
+			return workqueue.Result{}, nil
 		}
 		err := m.client.Delete().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).Do(ctx).Error()
 		if apierrors.IsNotFound(err) {
-			return nil // the cache lagged our own delete
+			return workqueue.Result{}, nil // the cache lagged our own delete
 		}
-		return err
+		return workqueue.Result{}, err
 	}
 	if err != nil {
-		return err
+		return workqueue.Result{}, err
 	}
 
 	existing, err := cached.Get(mirrorName)
@@ -112,23 +112,23 @@ func (m *mirror) reconcile(ctx context.Context, key informer.Key) error {
 			Data:       source.Data,
 		}).Do(ctx).Error()
 		if apierrors.IsAlreadyExists(err) {
-			return nil // the cache lagged our own create; its event will re-enqueue the key
+			return workqueue.Result{}, nil // the cache lagged our own create; its event will re-enqueue the key
 		}
-		return err
+		return workqueue.Result{}, err
 	}
 	if err != nil {
-		return err
+		return workqueue.Result{}, err
 	}
 	if maps.Equal(existing.Data, source.Data) {
-		return nil
+		return workqueue.Result{}, nil
 	}
 	update := existing.DeepCopy() // never modify what the lister returned
 	update.Data = source.Data
 	err = m.client.Put().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).Body(update).Do(ctx).Error()
 	if err != nil {
-		return fmt.Errorf("updating %s/%s: %w", key.Namespace, mirrorName, err)
+		return workqueue.Result{}, fmt.Errorf("updating %s/%s: %w", key.Namespace, mirrorName, err)
 	}
-	return nil
+	return workqueue.Result{}, nil
 }
 
 // coreV1Client is a REST client for the core/v1 API group: what a typed

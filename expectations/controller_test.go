@@ -33,13 +33,13 @@ type childMaker struct {
 	creates  atomic.Int32
 }
 
-func (c *childMaker) reconcile(ctx context.Context, parent string) error {
+func (c *childMaker) reconcile(ctx context.Context, parent string) (workqueue.Result, error) {
 	if c.exp != nil && !c.exp.Satisfied(parent) {
-		return nil // our own create is still on its way into the cache
+		return workqueue.Result{}, nil // our own create is still on its way into the cache
 	}
 	existing := c.children.Lister().Namespace(c.ns).List(labels.SelectorFromSet(labels.Set{"parent": parent}))
 	if len(existing) > 0 {
-		return nil
+		return workqueue.Result{}, nil
 	}
 	if c.exp != nil {
 		c.exp.ExpectCreations(parent, 1) // before the create: its event may beat us back
@@ -52,10 +52,10 @@ func (c *childMaker) reconcile(ctx context.Context, parent string) error {
 		if c.exp != nil {
 			c.exp.CreationObserved(parent) // no event will come for a failed create
 		}
-		return err
+		return workqueue.Result{}, err
 	}
 	c.creates.Add(1)
-	return nil
+	return workqueue.Result{}, nil
 }
 
 // run reconciles parent while it is enqueued again every 20ms for 600ms,

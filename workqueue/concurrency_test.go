@@ -42,7 +42,7 @@ func TestManyProducersAndWorkersProcessEveryKeyAfterItsLastAddAndNeverTwiceAtOnc
 		RateLimiter: must(NewExponentialRateLimiter[int](time.Microsecond, time.Millisecond)),
 		Trace:       metrics.Observe,
 	})
-	reconcile := func(_ context.Context, k int) error {
+	reconcile := func(_ context.Context, k int) (Result, error) {
 		if inFlight[k].Add(1) != 1 {
 			overlaps.Add(1)
 		}
@@ -53,9 +53,9 @@ func TestManyProducersAndWorkersProcessEveryKeyAfterItsLastAddAndNeverTwiceAtOnc
 		}
 		runtime.Gosched() // give an overlapping worker its chance
 		if rand.IntN(10) == 0 {
-			return errors.New("transient")
+			return Result{}, errors.New("transient")
 		}
-		return nil
+		return Result{}, nil
 	}
 	ran := make(chan struct{})
 	go func() {

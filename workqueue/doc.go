@@ -31,9 +31,17 @@
 // Run does, per key, what a hand-written worker loop does:
 //
 //	key, err := q.Get(ctx) // blocks; ErrShutDown or ctx.Err() ends the loop
-//	err = reconcile(ctx, key)
-//	if err != nil { q.AddRateLimited(key) } else { q.Forget(key) }
-//	q.Done(key)            // always, and last
+//	result, err := reconcile(ctx, key)
+//	switch {
+//	case err == nil: // done, or done for now
+//		q.Forget(key)
+//		if result.RequeueAfter > 0 { q.AddAfter(key, result.RequeueAfter) }
+//	case isTerminal(err): // workqueue.Terminal(err): retrying cannot help
+//		q.Forget(key)
+//	default: // retry with backoff
+//		q.AddRateLimited(key)
+//	}
+//	q.Done(key) // always, and last
 //
 // To stop without dropping queued work, call q.ShutDownWithDrain(ctx)
 // while Run still runs: the workers finish what is queued, then Run

@@ -88,15 +88,15 @@ func ExampleRun() {
 	var reconciled sync.WaitGroup // only so that the example knows when to stop
 	reconciled.Add(3)
 	failedOnce := false
-	reconcile := func(ctx context.Context, key string) error {
+	reconcile := func(ctx context.Context, key string) (workqueue.Result, error) {
 		if key == "default/b" && !failedOnce {
 			failedOnce = true
 			fmt.Println("reconcile", key, "-> conflict")
-			return errors.New("conflict")
+			return workqueue.Result{}, errors.New("conflict")
 		}
 		fmt.Println("reconcile", key, "-> ok")
 		reconciled.Done()
-		return nil
+		return workqueue.Result{}, nil
 	}
 	for _, key := range []string{"default/a", "default/b", "default/c"} {
 		q.Add(key)

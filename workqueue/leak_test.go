@@ -27,7 +27,7 @@ func TestShutDownAndRunLeaveNoGoroutineBehind(t *testing.T) {
 	ran := make(chan struct{})
 	go func() {
 		defer close(ran)
-		Run(ctx, q, func(context.Context, string) error { return nil }, RunOptions[string]{Workers: 8})
+		Run(ctx, q, func(context.Context, string) (Result, error) { return Result{}, nil }, RunOptions[string]{Workers: 8})
 	}()
 
 	drainCtx, stop := context.WithTimeout(context.Background(), time.Minute) // a guard, not a timing

@@ -17,12 +17,14 @@ import (
 // dirty, and must work from the current state alone, because changes
 // coalesce while a key waits, and some are never seen at all.
 //
-// Return nil when the key needs nothing more, and an error to have it
-// retried with backoff. Return soon after ctx is done.
-type ReconcileFunc[K comparable] func(ctx context.Context, key K) error
+// Return (Result{}, nil) when the key needs nothing more; an error to have
+// it retried with backoff, or Terminal(err) when no retry can help; a
+// Result with RequeueAfter to look again later. When both an error and a
+// Result are returned, the error wins. Return soon after ctx is done.
+type ReconcileFunc[K comparable] func(ctx context.Context, key K) (Result, error)
 
-// RunOptions configures [Run]. The zero value is valid: one worker, errors
-// logged through slog.
+// RunOptions configures [Run]. The zero value is valid: one worker,
+// retries without limit, errors logged through slog.
 type RunOptions[K comparable] struct {
 	// Workers is how many reconciles run at once, one goroutine each: the
 	// first operator knob, controller-runtime's MaxConcurrentReconciles
@@ -31,26 +33,37 @@ type RunOptions[K comparable] struct {
 	// values below 1.
 	Workers int
 
+	// MaxRetries, when positive, caps the retries of one key: a key that
+	// fails again after that many retries is given up on as if its error
+	// were terminal (OnError receives a *RetryLimitError). Its next change
+	// enqueues it again, with a fresh count. Default 0: no cap.
+	MaxRetries int
+
 	// OnError receives every error reconcile returns and every panic it
 	// raises (as a *[PanicError]), on the worker's goroutine, before the
-	// key is requeued. Default: logged at level Error through
-	// slog.Default().
+	// key is requeued or given up on. Default: logged at level Error
+	// through slog.Default().
 	OnError func(key K, err error)
 }
 
 // Run runs opts.Workers workers over q, each a loop of Get, reconcile,
 // Done, and settles every reconcile's outcome:
 //
-//   - nil: Forget(key), so its next failure starts from the shortest delay;
+//   - (Result{}, nil): Forget(key), so its next failure starts from the
+//     shortest delay;
+//   - RequeueAfter d > 0 and no error: Forget(key), then AddAfter(key, d);
 //   - an error: OnError, then AddRateLimited(key), a retry with backoff;
 //   - a panic: recovered, reported to OnError as a *PanicError, then
-//     AddRateLimited(key) like an error;
+//     retried like an error;
+//   - a Terminal error, or an error once the key has been retried
+//     MaxRetries times: OnError, a KindGaveUp trace event, Forget(key),
+//     and no requeue — the key waits for its next change;
 //   - ctx.Err() (or an error wrapping it) once ctx is done: not a failure;
 //     the key is added again, unreported and uncounted, so that whoever
 //     runs the queue next reconciles it.
 //
-// Once q is shut down, the Add and AddRateLimited above are dropped like
-// any other (see ShutDownWithDrain).
+// Once q is shut down, the Add, AddAfter and AddRateLimited above are
+// dropped like any other (see ShutDownWithDrain).
 //
 // Run returns when ctx is done, or when q is shut down and has nothing
 // left to hand out, and only after every reconcile in flight has returned
@@ -73,7 +86,7 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 				if err != nil {
 					return // ctx is done, or the queue is shut down and empty
 				}
-				q.process(ctx, key, reconcile, onError)
+				q.process(ctx, key, reconcile, opts.MaxRetries, onError)
 			}
 		})
 	}
@@ -83,29 +96,55 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 // process runs one reconcile of key and settles its outcome (see Run).
 // Done is always called, even after a panic, last of all, so that an Add
 // of a failed key is postponed until the key is released.
-func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K], onError func(K, error)) {
+func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K], maxRetries int, onError func(K, error)) {
 	defer q.Done(key)
-	err := reconcileRecovered(ctx, key, reconcile)
-	panicked, isPanic := errors.AsType[*PanicError](err)
+	result, err := reconcileRecovered(ctx, key, reconcile)
+	if err == nil && result.RequeueAfter < 0 {
+		err = Terminal(fmt.Errorf("reconcile asked for a negative RequeueAfter (%v)", result.RequeueAfter))
+	}
 	switch {
 	case err == nil:
 		q.Forget(key)
-	case isPanic: // always reported, whatever it wraps
-		q.report(KindPanicked, key, panicked.Value)
-		onError(key, err)
-		q.AddRateLimited(key)
-	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		if result.RequeueAfter > 0 {
+			q.AddAfter(key, result.RequeueAfter)
+		}
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()) && !isPanic(err):
 		q.Add(key)
+	case isTerminal(err):
+		q.giveUp(key, err, onError)
+	case maxRetries > 0 && q.NumRequeues(key) >= maxRetries:
+		q.giveUp(key, &RetryLimitError{Retries: q.NumRequeues(key), Err: err}, onError)
 	default:
-		q.report(KindFailed, key, err.Error())
+		if p, ok := errors.AsType[*PanicError](err); ok {
+			q.report(KindPanicked, key, p.Value)
+		} else {
+			q.report(KindFailed, key, err.Error())
+		}
 		onError(key, err)
 		q.AddRateLimited(key)
 	}
 }
 
+// giveUp reports err and forgets key without requeueing it.
+func (q *Queue[K]) giveUp(key K, err error, onError func(K, error)) {
+	q.report(KindGaveUp, key, err.Error())
+	onError(key, err)
+	q.Forget(key)
+}
+
+func isPanic(err error) bool {
+	_, ok := errors.AsType[*PanicError](err)
+	return ok
+}
+
+func isTerminal(err error) bool {
+	_, ok := errors.AsType[*TerminalError](err)
+	return ok
+}
+
 // reconcileRecovered calls reconcile and turns a panic into a *PanicError,
 // so that one bad key can neither crash the process nor stop a worker.
-func reconcileRecovered[K comparable](ctx context.Context, key K, reconcile ReconcileFunc[K]) (err error) {
+func reconcileRecovered[K comparable](ctx context.Context, key K, reconcile ReconcileFunc[K]) (result Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = newPanicError(v)

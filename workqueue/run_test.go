@@ -56,12 +56,12 @@ func TestRunRetriesAFailingKeyWithBackoffThenForgetsIt(t *testing.T) {
 		q := New(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Minute))})
 		var attempts, reported lines
 		start := time.Now()
-		stop := startRun(q, func(_ context.Context, key string) error {
+		stop := startRun(q, func(_ context.Context, key string) (Result, error) {
 			attempts.add(fmt.Sprintf("%s at %v", key, time.Since(start)))
 			if len(attempts.get()) < 3 {
-				return errors.New("not yet")
+				return Result{}, errors.New("not yet")
 			}
-			return nil
+			return Result{}, nil
 		}, RunOptions[string]{OnError: func(key string, err error) { reported.add(key + ": " + err.Error()) }})
 		defer stop()
 
@@ -79,12 +79,12 @@ func TestRunRecoversAPanicReportsItAndRequeuesTheKey(t *testing.T) {
 		boom := errors.New("boom")
 		var attempts lines
 		reported := make(chan error, 10)
-		stop := startRun(q, func(_ context.Context, key string) error {
+		stop := startRun(q, func(_ context.Context, key string) (Result, error) {
 			attempts.add(key)
 			if len(attempts.get()) == 1 {
 				panic(boom)
 			}
-			return nil
+			return Result{}, nil
 		}, RunOptions[string]{OnError: func(_ string, err error) { reported <- err }})
 		defer stop()
 
@@ -105,7 +105,7 @@ func TestRunReportsAPanicEvenWhenItsValueIsTheContextsError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := New(Options[string]{})
 		reported := make(chan error, 1)
-		stop := startRun(q, func(ctx context.Context, _ string) error {
+		stop := startRun(q, func(ctx context.Context, _ string) (Result, error) {
 			<-ctx.Done()
 			panic(ctx.Err())
 		}, RunOptions[string]{OnError: func(_ string, err error) { reported <- err }})
@@ -125,11 +125,11 @@ func TestRunReturnsOnlyAfterTheReconcilesInFlightHaveReturned(t *testing.T) {
 		returned := make(chan struct{})
 		go func() {
 			defer close(returned)
-			Run(ctx, q, func(ctx context.Context, key string) error {
+			Run(ctx, q, func(ctx context.Context, key string) (Result, error) {
 				<-ctx.Done()
 				time.Sleep(time.Second) // winding down takes a while
 				finished.add(key)
-				return nil
+				return Result{}, nil
 			}, RunOptions[string]{Workers: 2})
 		}()
 		q.Add("a")
@@ -150,9 +150,9 @@ func TestRunQueuesAKeyInterruptedByCancellationAgainWithoutCountingAFailure(t *t
 	synctest.Test(t, func(t *testing.T) {
 		q := New(Options[string]{})
 		reported := 0
-		stop := startRun(q, func(ctx context.Context, _ string) error {
+		stop := startRun(q, func(ctx context.Context, _ string) (Result, error) {
 			<-ctx.Done()
-			return fmt.Errorf("reading the cache: %w", ctx.Err())
+			return Result{}, fmt.Errorf("reading the cache: %w", ctx.Err())
 		}, RunOptions[string]{OnError: func(string, error) { reported++ }})
 		q.Add("a")
 		synctest.Wait()
@@ -173,10 +173,10 @@ func TestRunReturnsByItselfOnceTheQueueIsShutDownAndDrained(t *testing.T) {
 		returned := make(chan struct{})
 		go func() {
 			defer close(returned)
-			Run(context.Background(), q, func(_ context.Context, key string) error {
+			Run(context.Background(), q, func(_ context.Context, key string) (Result, error) {
 				time.Sleep(time.Second)
 				done.add(key)
-				return nil
+				return Result{}, nil
 			}, RunOptions[string]{Workers: 2})
 		}()
 		require.NoError(t, q.ShutDownWithDrain(context.Background()))
@@ -198,7 +198,7 @@ func TestMoreWorkersFinishTheSameWorkSoonerButNeverExceedTheirNumber(t *testing.
 				q := New(Options[int]{})
 				var mu sync.Mutex
 				running, most := 0, 0
-				stop := startRun(q, func(context.Context, int) error {
+				stop := startRun(q, func(context.Context, int) (Result, error) {
 					mu.Lock()
 					running++
 					most = max(most, running)
@@ -207,7 +207,7 @@ func TestMoreWorkersFinishTheSameWorkSoonerButNeverExceedTheirNumber(t *testing.
 					mu.Lock()
 					running--
 					mu.Unlock()
-					return nil
+					return Result{}, nil
 				}, RunOptions[int]{Workers: tc.workers})
 				defer stop()
 
@@ -230,7 +230,7 @@ func TestRunLogsErrorsThroughSlogByDefault(t *testing.T) {
 
 	synctest.Test(t, func(t *testing.T) {
 		q := New(Options[string]{})
-		stop := startRun(q, func(context.Context, string) error { return errors.New("conflict") }, RunOptions[string]{})
+		stop := startRun(q, func(context.Context, string) (Result, error) { return Result{}, errors.New("conflict") }, RunOptions[string]{})
 		q.Add("default/web")
 		synctest.Wait()
 		stop()

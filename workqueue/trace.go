@@ -61,6 +61,10 @@ const (
 	// KindPanicked: under Run, reconcile panicked (Detail: the value). The
 	// panic was recovered and the key is about to be requeued.
 	KindPanicked = "panicked"
+	// KindGaveUp: under Run, reconcile returned a Terminal error, or failed
+	// again after RunOptions.MaxRetries retries (Detail: the error). The
+	// key is forgotten and not requeued.
+	KindGaveUp = "gave-up"
 )
 
 // emit sends one event for key to the trace hook, stamped with the

@@ -60,15 +60,15 @@ func TestTraceTellsRunsFailuresAndPanics(t *testing.T) {
 		var rec recorder
 		q := New(Options[string]{RateLimiter: must(NewFastSlowRateLimiter[string](time.Second, time.Minute, 5)), Trace: rec.hook})
 		attempt := 0
-		stop := startRun(q, func(context.Context, string) error {
+		stop := startRun(q, func(context.Context, string) (Result, error) {
 			attempt++
 			switch attempt {
 			case 1:
-				return errors.New("conflict")
+				return Result{}, errors.New("conflict")
 			case 2:
 				panic("nil map")
 			}
-			return nil
+			return Result{}, nil
 		}, RunOptions[string]{OnError: func(string, error) {}})
 		q.Add("a")
 		time.Sleep(time.Minute)
@@ -119,9 +119,9 @@ func TestWithNoTraceHookNoKeyIsEverFormatted(t *testing.T) {
 		q.AddAfter(b, time.Second)
 		clock.Step(time.Second)
 		ctx, cancel := context.WithCancel(context.Background())
-		Run(ctx, q, func(context.Context, countingKey) error {
+		Run(ctx, q, func(context.Context, countingKey) (Result, error) {
 			cancel()
-			return errors.New("fails")
+			return Result{}, errors.New("fails")
 		}, RunOptions[countingKey]{OnError: func(countingKey, error) {}})
 		q.ShutDown()
 		q.Add(b)

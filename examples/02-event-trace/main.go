@@ -171,7 +171,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// The worker: level-triggered, it reads the cache, not the event.
 	workersDone := make(chan struct{})
 	go func() {
-		workqueue.Run(runCtx, queue, func(ctx context.Context, key informer.Key) error {
+		workqueue.Run(runCtx, queue, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 			cm, err := inf.Lister().Namespace(key.Namespace).Get(key.Name)
 			if err != nil {
 				rec.say("          >> reconcile %s: not in the cache any more, so it is gone", key.Name)
@@ -182,7 +182,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			case <-ctx.Done():
 			case <-time.After(c.work):
 			}
-			return nil
+			return workqueue.Result{}, nil
 		}, workqueue.RunOptions[informer.Key]{Workers: 1})
 		close(workersDone)
 	}()

@@ -97,8 +97,9 @@ func ownerKey(cm *corev1.ConfigMap) (informer.Key, bool) {
 }
 
 // reconcile makes one parent's children match it. It reads only the cache,
-// and writes only what differs. An error requeues the key with backoff.
-func (c *controller) reconcile(ctx context.Context, key informer.Key) error {
+// and writes only what differs. An error requeues the key with backoff; a
+// terminal one does not.
+func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 	c.stats.reconciles.Add(1)
 	children := c.cms.Namespace(key.Namespace).List(labels.SelectorFromSet(labels.Set{roleLabel: "child", parentLabel: key.Name}))
 	slices.SortFunc(children, func(a, b *corev1.ConfigMap) int { return strings.Compare(a.Name, b.Name) })
@@ -111,29 +112,29 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) error {
 		for _, child := range children {
 			c.log.say("  %-12s parent gone: deleting its child %s", key.Name, child.Name)
 			if err := c.delete(ctx, child); err != nil {
-				return err
+				return workqueue.Result{}, err
 			}
 		}
-		return nil
+		return workqueue.Result{}, nil
 	}
 	if err != nil {
-		return err
+		return workqueue.Result{}, err
 	}
 	// Pitfall 3: if our own creates or deletes have not reached the cache
 	// yet, the cache's count is wrong. Do nothing now; their events bring
-	// the key back. If an event was lost, nothing would: so come back by
-	// ourselves once the expectation expires.
+	// the key back. If an event was lost, nothing would: so ask to come
+	// back by ourselves once the expectation expires.
 	if !c.exp.Satisfied(key) {
 		c.stats.waits.Add(1)
 		wait := c.exp.ExpiresIn(key)
 		c.log.say("  %-12s our earlier writes are not in the cache yet: waiting for them (at most %v)", key.Name, wait.Round(time.Second))
-		c.queue.AddAfter(key, wait)
-		return nil
+		return workqueue.Result{RequeueAfter: wait}, nil
 	}
 	want, err := strconv.Atoi(parent.Data["replicas"])
 	if err != nil || want < 0 {
-		c.log.say("  %-12s data.replicas=%q is not a count; ignoring this parent", key.Name, parent.Data["replicas"])
-		return nil // retrying cannot fix bad input; the next edit brings the key back
+		// Retrying cannot fix bad input: a terminal error is reported
+		// once, and the parent's next edit brings the key back.
+		return workqueue.Result{}, workqueue.Terminal(fmt.Errorf("data.replicas=%q is not a count", parent.Data["replicas"]))
 	}
 	value := parent.Data["value"]
 
@@ -149,10 +150,10 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) error {
 				for range missing - sent {
 					c.exp.CreationObserved(key)
 				}
-				return err
+				return workqueue.Result{}, err
 			}
 		}
-		return nil // the creates' events will bring us back to write the status
+		return workqueue.Result{}, nil // the creates' events will bring us back to write the status
 	case have > want:
 		extra := children[want:]
 		c.log.say("  %-12s want %s, the cache holds %d: deleting %d", key.Name, plural(want), have, len(extra))
@@ -164,10 +165,10 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) error {
 				for range len(extra) - sent - 1 {
 					c.exp.DeletionObserved(key)
 				}
-				return err
+				return workqueue.Result{}, err
 			}
 		}
-		return nil
+		return workqueue.Result{}, nil
 	}
 
 	// The right number of children. Is each one right? Update only those
@@ -180,7 +181,7 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) error {
 		fixed.Data = map[string]string{"value": value}
 		c.log.say("  %-12s child %s has value %q, want %q: updating", key.Name, child.Name, child.Data["value"], value)
 		if err := c.update(ctx, fixed); err != nil {
-			return err
+			return workqueue.Result{}, err
 		}
 	}
 
@@ -188,7 +189,7 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) error {
 	count := strconv.Itoa(len(children))
 	if parent.Annotations[countAnnotation] == count {
 		c.log.say("  %-12s in sync (children: %d, value %q): nothing to write", key.Name, len(children), value)
-		return nil
+		return workqueue.Result{}, nil
 	}
 	p := parent.DeepCopy()
 	if p.Annotations == nil {
@@ -196,7 +197,7 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) error {
 	}
 	p.Annotations[countAnnotation] = count
 	c.log.say("  %-12s children in place (%d): writing the count into the parent", key.Name, len(children))
-	return c.update(ctx, p)
+	return workqueue.Result{}, c.update(ctx, p)
 }
 
 func (c *controller) create(ctx context.Context, parent *corev1.ConfigMap, value string) error {

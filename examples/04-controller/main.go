@@ -25,6 +25,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -117,7 +118,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	wg.Go(func() {
 		workqueue.Run(runCtx, c.queue, c.reconcile, workqueue.RunOptions[informer.Key]{
 			Workers: *workers,
-			OnError: func(key informer.Key, err error) { log.say("  %-12s error, requeued with backoff: %v", key.Name, err) },
+			OnError: func(key informer.Key, err error) {
+				if _, terminal := errors.AsType[*workqueue.TerminalError](err); terminal {
+					log.say("  %-12s %v; not retried until the parent changes", key.Name, err)
+					return
+				}
+				log.say("  %-12s error, requeued with backoff: %v", key.Name, err)
+			},
 		})
 	})
 

@@ -149,7 +149,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	// The worker is level-triggered: it reads the cache, not the event.
-	reconcile := func(ctx context.Context, key informer.Key) error {
+	reconcile := func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 		if cm, err := inf.Lister().Namespace(key.Namespace).Get(key.Name); err != nil {
 			h.note("reconcile", "%s: not in the cache any more, so it is gone", key.Name)
 		} else {
@@ -157,9 +157,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return workqueue.Result{}, ctx.Err()
 		case <-time.After(c.work):
-			return nil
+			return workqueue.Result{}, nil
 		}
 	}
 	ctl.workers = newWorkers(runCtx, queue, reconcile)

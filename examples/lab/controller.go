@@ -163,7 +163,7 @@ func (c *controller) run(ctx context.Context, workers int) error {
 // reconcile counts the calls one reconcile makes (the meter adds every
 // request sent with this ctx to calls) and whether it left the Cluster
 // converged, then hands the outcome to the workqueue.
-func (c *controller) reconcile(ctx context.Context, key informer.Key) error {
+func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 	calls := new(atomic.Int64)
 	ctx = withCallCounter(ctx, calls)
 	start := time.Now()
@@ -176,9 +176,9 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) error {
 	}
 	c.tally.reconciled(key, int(calls.Load()), converged && err == nil, time.Since(start))
 	if err != nil {
-		return fmt.Errorf("reconciling %s: %w", key, err)
+		return workqueue.Result{}, fmt.Errorf("reconciling %s: %w", key, err)
 	}
-	return nil
+	return workqueue.Result{}, nil
 }
 
 // desiredConfigMap is what component comp of Cluster cr should have.

@@ -1,0 +1,55 @@
+package workqueue
+
+import (
+	"fmt"
+	"time"
+)
+
+// Result is what a reconcile asks of the queue besides its error.
+type Result struct {
+	// RequeueAfter, when positive, has the key reconciled again after
+	// that long, even if nothing changes: for state that moves with time
+	// (a certificate about to expire, an expectation that may time out).
+	// The key's failure count is reset first (Forget), since this is not
+	// a retry. Zero: no requeue. Negative is a mistake, reported as one.
+	RequeueAfter time.Duration
+}
+
+// Terminal marks err as one a retry cannot fix: an invalid spec, a
+// reference to something that will never exist. Run reports it to
+// OnError and the trace (KindGaveUp) and forgets the key instead of
+// retrying it; the key's next change enqueues it again. Terminal(nil) is
+// nil.
+func Terminal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &TerminalError{Err: err}
+}
+
+// TerminalError is an error wrapped by Terminal.
+type TerminalError struct{ Err error }
+
+// Error is the wrapped error's text, marked terminal.
+func (e *TerminalError) Error() string { return "terminal: " + e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *TerminalError) Unwrap() error { return e.Err }
+
+// RetryLimitError is what OnError receives when a key failed once more
+// after RunOptions.MaxRetries retries: Run gives up on it as on a
+// terminal error.
+type RetryLimitError struct {
+	// Retries is how many times the key was retried before this failure.
+	Retries int
+	// Err is the last failure.
+	Err error
+}
+
+// Error says how many retries were spent and what the last failure was.
+func (e *RetryLimitError) Error() string {
+	return fmt.Sprintf("giving up after %d retries: %v", e.Retries, e.Err)
+}
+
+// Unwrap returns the last failure.
+func (e *RetryLimitError) Unwrap() error { return e.Err }
