@@ -49,6 +49,14 @@ func KeyOf(obj metav1.Object) (Key, error) {
 	return k, nil
 }
 
+// KeyFor returns the key of obj without checking it, for use inline where
+// obj came from the API server (through an informer, a lister or a
+// response), which never serves an object without a valid name. It cannot
+// fail for a non-nil obj; to check an object of unknown origin use KeyOf.
+func KeyFor(obj metav1.Object) Key {
+	return Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
 // ParseKey parses the text form of a Key: "namespace/name" or "name".
 // Anything else is an error wrapping [ErrInvalidKey] that says what was
 // wrong: an empty key, an empty namespace or name around the "/", or more

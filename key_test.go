@@ -54,6 +54,12 @@ func TestParseKeyRejectsMalformedKeysWithAReason(t *testing.T) {
 	}
 }
 
+func TestKeyForIsNamespaceAndNameUnchecked(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
+	assert.Equal(t, informer.Key{Namespace: "default", Name: "web"}, informer.KeyFor(pod))
+	assert.Equal(t, informer.Key{}, informer.KeyFor(&corev1.Pod{}), "no check: KeyOf is the checking one")
+}
+
 func TestKeyOfUsesNamespaceAndName(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
 	k, err := informer.KeyOf(pod)
