@@ -19,7 +19,7 @@
 //
 //	factory, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme})
 //	pods, err := sharedinformer.InformerFor[*corev1.Pod](ctx, factory, sharedinformer.InNamespace("default"))
-//	reg, err := pods.AddEventHandler(handler, sharedinformer.HandlerOptions{Name: "pods"})
+//	reg, err := pods.AddEventHandler(sharedinformer.EnqueueKey[*corev1.Pod](queue))
 //	factory.Start(ctx)
 //	if err := factory.WaitForCacheSync(ctx, reg); err != nil { // pitfall 4
 //		return err // names each informer not synced, and its last failure
@@ -37,6 +37,17 @@
 //
 // New builds one informer from an explicit ListerWatcher, as the factory
 // does underneath; the examples use it to show the parts.
+//
+// # Handlers
+//
+// Most handlers only turn an event into a key for a workqueue, and three
+// cover most controllers: EnqueueKey (the object's own key), EnqueueOwner
+// (its controller's key: the children a controller makes) and
+// EnqueueMapped (any keys a function computes). Filtered puts predicates
+// in front of any handler: GenerationChanged, LabelsChanged,
+// MatchingLabels, or your own. A filter only saves work; one that drops a
+// delete can strand what the reconcile made for the object, so the
+// predicates here pass every delete.
 //
 // # Guarantees
 //

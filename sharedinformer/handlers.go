@@ -18,12 +18,24 @@ import (
 // period (the smallest period registered before Run) is raised to it, and
 // a resync period on an informer that runs without resync is an error.
 //
-// It fails if opts is invalid (a resync period below MinimumResyncPeriod),
-// h is nil, or the informer has stopped (Run's context ended): a handler
-// added then would never be called.
-func (i *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Registration, error) {
+// The options are optional: most handlers need none, and
+// AddEventHandler(h) names the handler "handler-N" and never resyncs it.
+// Give at most one HandlerOptions.
+//
+// It fails if opts is invalid (a resync period below MinimumResyncPeriod,
+// more than one HandlerOptions), h is nil, or the informer has stopped
+// (Run's context ended): a handler added then would never be called.
+func (i *Informer[T]) AddEventHandler(h Handler[T], options ...HandlerOptions) (*Registration, error) {
 	if h == nil {
 		return nil, errors.New("sharedinformer: AddEventHandler: the handler is nil")
+	}
+	var opts HandlerOptions
+	switch len(options) {
+	case 0:
+	case 1:
+		opts = options[0]
+	default:
+		return nil, fmt.Errorf("sharedinformer: AddEventHandler: %d HandlerOptions given; give at most one", len(options))
 	}
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("sharedinformer: AddEventHandler: %w", err)

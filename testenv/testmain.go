@@ -50,6 +50,11 @@ func Shared(t testing.TB) *ControlPlane {
 	return shared
 }
 
+// Current returns the control plane Main started for this test binary,
+// or nil if Main did not start one. Shared is the form for tests; this
+// one is for Example functions, which have no *testing.T.
+func Current() *ControlPlane { return shared }
+
 // Private starts a control plane for one test and stops it at cleanup.
 // Tests that restart the apiserver, compact etcd, turn the watch cache off
 // or read the audit log use one, so they disturb nobody else.

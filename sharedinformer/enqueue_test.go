@@ -1,0 +1,65 @@
+package sharedinformer_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/sharedinformer"
+)
+
+// keys is an Enqueuer that records what it is given, in order.
+type keys []informer.Key
+
+func (k *keys) Add(key informer.Key) { *k = append(*k, key) }
+
+func secret(name string, owners ...metav1.OwnerReference) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, OwnerReferences: owners}}
+}
+
+func ownedBy(apiVersion, kind, name string, controller bool) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, Controller: &controller}
+}
+
+func TestEnqueueKeyAddsTheObjectsOwnKeyOnEveryNotification(t *testing.T) {
+	var got keys
+	h := sharedinformer.EnqueueKey[*corev1.ConfigMap](&got)
+	a := configMap("a")
+	h.OnAdd(a, true)
+	h.OnUpdate(a, a)
+	h.OnDelete(a, true)
+	want := informer.Key{Namespace: "default", Name: "a"}
+	assert.Equal(t, keys{want, want, want, want}, got, "add, update (old and new), delete")
+}
+
+func TestEnqueueOwnerAddsTheKeyOfAControllerOfThatKindOnly(t *testing.T) {
+	configMaps := schema.GroupKind{Kind: "ConfigMap"}
+	var got keys
+	h := sharedinformer.EnqueueOwner[*corev1.Secret](&got, configMaps)
+
+	h.OnAdd(secret("s1", ownedBy("v1", "ConfigMap", "web", true)), false)
+	h.OnAdd(secret("s2", ownedBy("v1", "ConfigMap", "web", false)), false)            // an owner, not the controller
+	h.OnAdd(secret("s3", ownedBy("apps/v1", "Deployment", "web", true)), false)       // another kind
+	h.OnAdd(secret("s4", ownedBy("example.com/v1", "ConfigMap", "web", true)), false) // another group
+	h.OnAdd(secret("s5"), false)                                                      // no owner
+	assert.Equal(t, keys{{Namespace: "shop", Name: "web"}}, got)
+
+	got = nil
+	h.OnUpdate(secret("s1", ownedBy("v1", "ConfigMap", "old", true)), secret("s1", ownedBy("v1", "ConfigMap", "new", true)))
+	h.OnDelete(secret("s1", ownedBy("v1", "ConfigMap", "new", true)), true)
+	assert.Equal(t, keys{{Namespace: "shop", Name: "old"}, {Namespace: "shop", Name: "new"}, {Namespace: "shop", Name: "new"}}, got,
+		"a child that changed hands wakes both owners; a delete wakes its owner")
+}
+
+func TestEnqueueMappedAddsEveryKeyTheMapReturns(t *testing.T) {
+	var got keys
+	h := sharedinformer.EnqueueMapped(&got, func(cm *corev1.ConfigMap) []informer.Key {
+		return []informer.Key{{Namespace: "x", Name: cm.Name + "-1"}, {Namespace: "x", Name: cm.Name + "-2"}}
+	})
+	h.OnAdd(configMap("a"), false)
+	assert.Equal(t, keys{{Namespace: "x", Name: "a-1"}, {Namespace: "x", Name: "a-2"}}, got)
+}
