@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/internal/restclient"
 )
 
 // NewTypedListerWatcher returns a ListerWatcher for a Go type T, such as
@@ -43,7 +44,7 @@ func NewTypedListerWatcher[T informer.Object](cfg *rest.Config, scheme *runtime.
 	if !scheme.Recognizes(listKind) {
 		return nil, fmt.Errorf("reflector: the scheme knows %s but not its list type %s", kind, listKind)
 	}
-	client, err := restClient(cfg, gv, serializer.NewCodecFactory(scheme).WithoutConversion(), src.Protobuf)
+	client, err := restclient.New(cfg, gv, serializer.NewCodecFactory(scheme).WithoutConversion(), src.Protobuf)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +66,7 @@ func NewUnstructuredListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatc
 	if src.Protobuf {
 		return nil, errors.New("reflector: unstructured objects are read as JSON; Source.Protobuf is for built-in types")
 	}
-	client, err := restClient(cfg, src.Resource.GroupVersion(), unstructuredJSON{}, false)
+	client, err := restclient.New(cfg, src.Resource.GroupVersion(), unstructuredJSON{}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +88,7 @@ func NewMetadataListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[
 	if src.Protobuf {
 		return nil, errors.New("reflector: metadata-only objects are read as JSON; Source.Protobuf is for built-in types")
 	}
-	client, err := restClient(cfg, src.Resource.GroupVersion(), serializer.NewCodecFactory(metadataScheme).WithoutConversion(), false)
+	client, err := restclient.New(cfg, src.Resource.GroupVersion(), serializer.NewCodecFactory(metadataScheme).WithoutConversion(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -99,29 +100,6 @@ func NewMetadataListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[
 		listAccept:  "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
 		watchAccept: "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
 	}, nil
-}
-
-// restClient is the part of client-go's clientset construction we keep: a
-// rest.RESTClient for one group/version with a serializer that decodes
-// what that client reads.
-func restClient(cfg *rest.Config, gv schema.GroupVersion, codecs runtime.NegotiatedSerializer, protobuf bool) (*rest.RESTClient, error) {
-	cfg = rest.CopyConfig(cfg)
-	cfg.GroupVersion = &gv
-	cfg.APIPath = "/apis"
-	if gv.Group == "" {
-		cfg.APIPath = "/api" // the core group ("legacy") lives under /api/v1
-	}
-	cfg.NegotiatedSerializer = codecs
-	cfg.ContentType = runtime.ContentTypeJSON
-	cfg.AcceptContentTypes = runtime.ContentTypeJSON
-	if protobuf {
-		cfg.ContentType = runtime.ContentTypeProtobuf
-		cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	}
-	if cfg.UserAgent == "" {
-		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
-	}
-	return rest.RESTClientFor(cfg)
 }
 
 // kindOf finds T's kind in group/version gv of scheme.

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/internal/restclient"
 	"github.com/listwatch/informer/reflector"
 )
 
@@ -214,4 +217,16 @@ func listerWatcherFor[T informer.Object](f *Factory, src reflector.Source) (refl
 		return nil, err
 	}
 	return lw.(reflector.ListerWatcher[T]), nil
+}
+
+// RESTClient returns a client for one API group and version, built from
+// the factory's rest.Config and Scheme: what a clientset builds
+// underneath, for the writes a reconcile makes (informers are for
+// reading). corev1.SchemeGroupVersion gives one for ConfigMaps, Secrets,
+// Pods and the rest of the core group.
+func (f *Factory) RESTClient(gv schema.GroupVersion) (*rest.RESTClient, error) {
+	if f.opts.Scheme == nil {
+		return nil, fmt.Errorf("sharedinformer: Factory.RESTClient(%s) needs FactoryOptions.Scheme", gv)
+	}
+	return restclient.New(f.cfg, gv, serializer.NewCodecFactory(f.opts.Scheme).WithoutConversion(), false)
 }
