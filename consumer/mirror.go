@@ -2,14 +2,12 @@ package consumer
 
 import (
 	"context"
-	"fmt"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
@@ -34,10 +32,6 @@ func Run(ctx context.Context, cfg *rest.Config, namespace string, workers int) e
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return err
 	}
-	client, err := coreV1Client(cfg, scheme) // writes go straight to the API server
-	if err != nil {
-		return err
-	}
 	factory, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme})
 	if err != nil {
 		return err
@@ -46,29 +40,21 @@ func Run(ctx context.Context, cfg *rest.Config, namespace string, workers int) e
 	if err != nil {
 		return err
 	}
-
-	queue := workqueue.New(workqueue.Options[informer.Key]{})
-	enqueue := func(cm *corev1.ConfigMap) {
-		// A source is its own key; a mirror stands for its source, so a
-		// mirror changed or deleted by someone else is put right.
-		if _, ok := cm.Labels[SourceLabel]; ok {
-			queue.Add(informer.Key{Namespace: cm.Namespace, Name: cm.Name})
-		} else if source, ok := cm.Labels[MirrorOfLabel]; ok {
-			queue.Add(informer.Key{Namespace: cm.Namespace, Name: source})
-		}
-	}
-	reg, err := configMaps.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
-		AddFunc:    func(cm *corev1.ConfigMap, _ bool) { enqueue(cm) },
-		UpdateFunc: func(_, cm *corev1.ConfigMap) { enqueue(cm) },
-		DeleteFunc: func(cm *corev1.ConfigMap, _ bool) { enqueue(cm) },
-	}, sharedinformer.HandlerOptions{Name: "mirror"})
+	client, err := factory.RESTClient(corev1.SchemeGroupVersion) // writes go straight to the API server
 	if err != nil {
+		return err
+	}
+	queue := workqueue.New(workqueue.Options[informer.Key]{})
+	defer queue.ShutDown()
+	// A source is its own key; a mirror stands for its source, so a mirror
+	// changed or deleted by someone else is put right.
+	if _, err := configMaps.AddEventHandler(sharedinformer.EnqueueMapped(queue, sourceKeys)); err != nil {
 		return err
 	}
 
 	factory.Start(ctx)
 	defer factory.Wait()
-	if err := factory.WaitForCacheSync(ctx, reg); err != nil {
+	if err := factory.WaitForCacheSync(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // asked to stop before the cache synced
 		}
@@ -76,6 +62,17 @@ func Run(ctx context.Context, cfg *rest.Config, namespace string, workers int) e
 	}
 	m := &mirror{client: client, configMaps: configMaps.Lister()}
 	workqueue.Run(ctx, queue, m.reconcile, workqueue.RunOptions[informer.Key]{Workers: workers})
+	return nil
+}
+
+// sourceKeys maps a ConfigMap to the source it concerns, if any.
+func sourceKeys(cm *corev1.ConfigMap) []informer.Key {
+	if _, ok := cm.Labels[SourceLabel]; ok {
+		return []informer.Key{informer.KeyFor(cm)}
+	}
+	if source, ok := cm.Labels[MirrorOfLabel]; ok {
+		return []informer.Key{{Namespace: cm.Namespace, Name: source}}
+	}
 	return nil
 }
 
@@ -91,54 +88,23 @@ func (m *mirror) reconcile(ctx context.Context, key informer.Key) (workqueue.Res
 	cached := m.configMaps.Namespace(key.Namespace)
 	mirrorName := key.Name + "-mirror"
 	source, err := cached.Get(key.Name)
-	if apierrors.IsNotFound(err) {
-		if _, err := cached.Get(mirrorName); apierrors.IsNotFound(err) {
-			return workqueue.Result{}, nil
-		}
-		err := m.client.Delete().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).Do(ctx).Error()
-		if apierrors.IsNotFound(err) {
-			return workqueue.Result{}, nil // the cache lagged our own delete
-		}
-		return workqueue.Result{}, err
-	}
-	if err != nil {
-		return workqueue.Result{}, err
-	}
-
-	existing, err := cached.Get(mirrorName)
-	if apierrors.IsNotFound(err) {
+	existing, mirrorErr := cached.Get(mirrorName)
+	switch {
+	case apierrors.IsNotFound(err) && mirrorErr == nil: // the source is gone: so goes its mirror
+		err = m.client.Delete().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).Do(ctx).Error()
+	case err != nil: // neither exists, or a real failure
+	case mirrorErr != nil: // no mirror yet
 		err = m.client.Post().Namespace(key.Namespace).Resource("configmaps").Body(&corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: mirrorName, Labels: map[string]string{MirrorOfLabel: key.Name}},
 			Data:       source.Data,
 		}).Do(ctx).Error()
-		if apierrors.IsAlreadyExists(err) {
-			return workqueue.Result{}, nil // the cache lagged our own create; its event will re-enqueue the key
-		}
-		return workqueue.Result{}, err
+	case !maps.Equal(existing.Data, source.Data):
+		update := existing.DeepCopy() // never modify what the lister returned
+		update.Data = source.Data
+		err = m.client.Put().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).Body(update).Do(ctx).Error()
 	}
-	if err != nil {
-		return workqueue.Result{}, err
+	if apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err) {
+		return workqueue.Result{}, nil // the cache lagged our own write; its event brings the key back
 	}
-	if maps.Equal(existing.Data, source.Data) {
-		return workqueue.Result{}, nil
-	}
-	update := existing.DeepCopy() // never modify what the lister returned
-	update.Data = source.Data
-	err = m.client.Put().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).Body(update).Do(ctx).Error()
-	if err != nil {
-		return workqueue.Result{}, fmt.Errorf("updating %s/%s: %w", key.Namespace, mirrorName, err)
-	}
-	return workqueue.Result{}, nil
-}
-
-// coreV1Client is a REST client for the core/v1 API group: what a typed
-// clientset builds underneath, as the library's examples show. (A
-// consumer may as well use client-go's typed clientset for its writes.)
-func coreV1Client(cfg *rest.Config, scheme *runtime.Scheme) (*rest.RESTClient, error) {
-	metav1.AddToGroupVersion(scheme, corev1.SchemeGroupVersion) // ListOptions, Status
-	cfg = rest.CopyConfig(cfg)
-	cfg.APIPath = "/api"
-	cfg.GroupVersion = &corev1.SchemeGroupVersion
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	return rest.RESTClientFor(cfg)
+	return workqueue.Result{}, err
 }

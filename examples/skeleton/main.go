@@ -1,0 +1,98 @@
+// Command skeleton is a whole controller to copy: for every ConfigMap
+// labelled app=demo it keeps a Secret with the same name and data, and
+// deletes the Secret when the ConfigMap is deleted or loses the label.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/signal"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/kubeconfig"
+	si "github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/workqueue"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt) // Ctrl-C: shut down
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "skeleton:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("skeleton", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprintln(out, "skeleton: keep a Secret for each ConfigMap labelled app=demo") }
+	var conn kubeconfig.Flags // --kubeconfig and --context, as kubectl has them
+	conn.Register(fs)
+	ns := fs.String("namespace", "default", "the namespace to work in")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	cfg, err := conn.Load()
+	if err := errors.Join(err, corev1.AddToScheme(scheme)); err != nil {
+		return err
+	}
+	factory, err := si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	scope := []si.InformerOption{si.InNamespace(*ns), si.WithLabels("app=demo")} // our Secrets carry it too
+	configMaps, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, scope...)
+	secrets, err2 := si.InformerFor[*corev1.Secret](ctx, factory, scope...)
+	client, err3 := factory.RESTClient(corev1.SchemeGroupVersion) // for the writes
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return err
+	}
+	queue := workqueue.New(workqueue.Options[informer.Key]{})
+	defer queue.ShutDown()
+	_, err1 = configMaps.AddEventHandler(si.EnqueueKey[*corev1.ConfigMap](queue))
+	_, err2 = secrets.AddEventHandler(si.EnqueueOwner[*corev1.Secret](queue, corev1.SchemeGroupVersion.WithKind("ConfigMap").GroupKind()))
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	factory.Start(ctx)   // the informers run until ctx ends,
+	defer factory.Wait() // and are waited for on the way out
+	if err := factory.WaitForCacheSync(ctx); err != nil {
+		return err // never act on a partial cache
+	}
+	// reconcile makes Secret key match ConfigMap key: it reads the caches, and writes only what differs.
+	reconcile := func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+		cm, err := configMaps.Lister().Namespace(key.Namespace).Get(key.Name)
+		secret, secretErr := secrets.Lister().Namespace(key.Namespace).Get(key.Name)
+		switch {
+		case apierrors.IsNotFound(err) && secretErr == nil: // deleted or unlabelled: its Secret goes too
+			err = client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Do(ctx).Error()
+		case err != nil: // neither exists (nothing to do), or a real failure
+		case secretErr != nil: // no Secret yet
+			owner := metav1.NewControllerRef(cm, corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+			err = client.Post().Namespace(key.Namespace).Resource("secrets").Body(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+				Name: key.Name, Labels: map[string]string{"app": "demo"}, OwnerReferences: []metav1.OwnerReference{*owner},
+			}, StringData: cm.Data}).Do(ctx).Error()
+		case !maps.EqualFunc(secret.Data, cm.Data, func(b []byte, s string) bool { return string(b) == s }):
+			fixed := secret.DeepCopy() // never modify the cache's copy
+			fixed.Data, fixed.StringData = nil, cm.Data
+			err = client.Put().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(fixed).Do(ctx).Error()
+		}
+		if apierrors.IsNotFound(err) {
+			err = nil // gone already: nothing left to do
+		}
+		return workqueue.Result{}, err // an error is retried with backoff
+	}
+	workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{Workers: 2}) // until ctx ends
+	return nil
+}

@@ -1,0 +1,46 @@
+package docscheck
+
+import (
+	"bytes"
+	"go/format"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// maxSkeletonLines is the promise chapter 8 makes: a whole controller,
+// every error checked, in at most this many gofmt'd lines.
+const maxSkeletonLines = 100
+
+// TestChapter8OpensWithTheWholeSkeletonProgram checks that the first Go
+// block of chapter 8 is examples/skeleton/main.go, byte for byte, that it
+// is gofmt'd, and that it keeps the promise on its length. The program's
+// own test runs it against the real control plane.
+func TestChapter8OpensWithTheWholeSkeletonProgram(t *testing.T) {
+	chapter, err := os.ReadFile(filepath.Join(root, "docs", "08-writing-a-controller.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	program, err := os.ReadFile(filepath.Join(root, "examples", "skeleton", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := snippetPattern.FindSubmatch(chapter)
+	if m == nil {
+		t.Fatal("chapter 8 has no Go block")
+	}
+	if !bytes.Equal(m[1], program) {
+		t.Fatal("chapter 8's first Go block is not examples/skeleton/main.go: copy the file into the chapter again")
+	}
+	formatted, err := format.Source(program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(formatted, program) {
+		t.Error("examples/skeleton/main.go is not gofmt'd")
+	}
+	if n := strings.Count(string(program), "\n"); n > maxSkeletonLines {
+		t.Errorf("the skeleton has %d lines; chapter 8 promises at most %d", n, maxSkeletonLines)
+	}
+}
