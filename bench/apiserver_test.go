@@ -180,7 +180,10 @@ func runOurs(workers int, reconcile func(string)) queueRunner {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		workqueue.Run(ctx, q, func(_ context.Context, key string) (workqueue.Result, error) { reconcile(key); return workqueue.Result{}, nil }, workqueue.RunOptions[string]{Workers: workers})
+		workqueue.Run(ctx, q, func(_ context.Context, key string) (workqueue.Result, error) {
+			reconcile(key)
+			return workqueue.Result{}, nil
+		}, workqueue.RunOptions[string]{Workers: workers})
 	}()
 	return queueRunner{add: q.Add, stop: func() { q.ShutDown(); cancel(); <-done }}
 }

@@ -32,7 +32,9 @@ func TestSecretsFollowTheirConfigMapsAndVanishWithThem(t *testing.T) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	returned := make(chan error, 1)
-	go func() { returned <- run(ctx, []string{"--kubeconfig", cp.KubeconfigPath(), "--namespace", ns}, io.Discard) }()
+	go func() {
+		returned <- run(ctx, []string{"--kubeconfig", cp.KubeconfigPath(), "--namespace", ns}, io.Discard)
+	}()
 	defer func() {
 		stop()
 		select {
