@@ -129,8 +129,14 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 //
 // Go has no generic methods, so this is a function taking the factory.
 func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...InformerOption) (*Informer[T], error) {
+	if f == nil {
+		return nil, errors.New("sharedinformer: InformerFor: the factory is nil (make one with NewFactory)")
+	}
 	var c informerConfig
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("sharedinformer: InformerFor: option %d is nil", i)
+		}
 		opt(&c)
 	}
 	goType := reflect.TypeFor[T]()

@@ -233,3 +233,8 @@ func TestFactoryWaitReturnsAtOnceBeforeStartAndAfterStopWithoutASyncWait(t *test
 	stop() // no WaitForCacheSync ran
 	f.Wait()
 }
+
+func TestInformerForANilFactoryIsAnErrorNotAPanic(t *testing.T) {
+	_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), nil)
+	assert.ErrorContains(t, err, "the factory is nil")
+}
