@@ -90,6 +90,13 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
 		f.advanceLocked() // processed, or dropped: either way no longer pending
 		f.noteSyncedLocked()
 	}
+	if f.trace != nil {
+		detail := ""
+		if err != nil {
+			detail = err.Error()
+		}
+		f.emit(KindProcessed, key, f.AppliedResourceVersion(), detail)
+	}
 	if err == nil {
 		return nil
 	}

@@ -21,6 +21,12 @@ const (
 	KindResync = "resync"
 	// KindPopped: Pop handed a key's deltas to the process function.
 	KindPopped = "popped"
+	// KindProcessed: the process function returned for the key popped
+	// just before. ResourceVersion is the applied resourceVersion after it
+	// (AppliedResourceVersion); Detail is its error, if any. The time
+	// from KindPopped to KindProcessed is the informer's processing
+	// latency.
+	KindProcessed = "processed"
 	// KindRequeued: the process function asked for the deltas back.
 	KindRequeued = "requeued"
 	// KindBookmarked: Bookmark recorded a resourceVersion with nothing to

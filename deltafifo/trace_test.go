@@ -32,7 +32,9 @@ func TestTraceTellsWhatHappenedToEveryKey(t *testing.T) {
 		"replaced  1 listed, 1 tombstones, 2 keys queued",
 		"coalesced default/old two deletes became one",
 		"popped default/new 1 deltas, newest Replaced, initial list",
+		"processed default/new ",
 		"popped default/old 1 deltas, newest Deleted, initial list",
+		"processed default/old ",
 	}, events)
 }
 
