@@ -24,6 +24,7 @@ import (
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/indexer"
 	"github.com/listwatch/informer/internal/restclient"
+	"github.com/listwatch/informer/metrics"
 	"github.com/listwatch/informer/reflector"
 )
 
@@ -46,6 +47,12 @@ type FactoryOptions struct {
 	Trace   informer.TraceHook
 	OnError func(error)
 	Logger  *slog.Logger
+	// Metrics, if set, exports every informer's metrics (see
+	// ExportedMetrics), labelled with the informer's name and resource.
+	// Two informers of one name and resource, such as a typed and a
+	// metadata-only informer of one scope, are then an error from the
+	// InformerFor that makes the second. Default: nil, no metrics.
+	Metrics *metrics.Registry
 }
 
 // Factory hands out shared informers: one per Go type and scope (resource,
@@ -194,6 +201,10 @@ func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers m
 	if err != nil {
 		return nil, err
 	}
+	exported, err := NewExportedMetrics(f.opts.Metrics, nameOf(lw), src.Resource)
+	if err != nil {
+		return nil, fmt.Errorf("sharedinformer: informer of %s: %w", nameOf(lw), err)
+	}
 	return New(Options[T]{
 		ListerWatcher:   lw,
 		Resource:        src.Resource.GroupResource(),
@@ -201,7 +212,7 @@ func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers m
 		Indexers:        indexers,
 		DetectMutations: c.detectMutations,
 		Buffer:          f.opts.Buffer,
-		Trace:           f.opts.Trace,
+		Trace:           informer.Tee(f.opts.Trace, exported.Hook()),
 		OnError:         f.opts.OnError,
 		Logger:          f.opts.Logger,
 	})

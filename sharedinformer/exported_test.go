@@ -1,0 +1,95 @@
+package sharedinformer_test
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/metrics"
+	"github.com/listwatch/informer/sharedinformer"
+)
+
+var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// eventuallyValue waits until the series of the informer "cms" has want.
+// The bound guards against a hang; the value is what is asserted.
+func eventuallyValue(t *testing.T, mem *metrics.Memory, want float64, name string, extra ...string) {
+	t.Helper()
+	values := append([]string{"cms", "", "v1", "configmaps"}, extra...)
+	require.Eventually(t, func() bool {
+		v, _ := mem.Value(name, values...)
+		return v == want
+	}, time.Minute, time.Millisecond, "%s%v = %v", name, extra, want)
+}
+
+func TestExportedMetricsFollowAnInformerThroughSyncARelistAndADelete(t *testing.T) {
+	mem := metrics.NewMemory()
+	reg, err := metrics.NewRegistry(mem)
+	require.NoError(t, err)
+	exported, err := sharedinformer.NewExportedMetrics(reg, "cms", configMaps)
+	require.NoError(t, err)
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Name: "cms", Trace: exported.Hook()})
+	for _, name := range []string{"a", "b", "doomed"} {
+		_, err := lw.Create(configMap(name))
+		require.NoError(t, err)
+	}
+	rec := &recorder{}
+	_, err = inf.AddEventHandler(rec, sharedinformer.HandlerOptions{Name: "audit"})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	waitSynced(t, inf)
+
+	eventuallyValue(t, mem, 3, "listwatch_informer_cached_objects")
+	eventuallyValue(t, mem, 1, "listwatch_informer_lists_total")
+	eventuallyValue(t, mem, 1, "listwatch_informer_watches_total")
+	eventuallyValue(t, mem, 0, "informer_queued_items")
+	eventuallyValue(t, mem, 3, "informer_processing_latency_seconds") // three keys processed
+	rv, err := rvNumber(lw.ResourceVersion())
+	require.NoError(t, err)
+	eventuallyValue(t, mem, rv, "informer_store_resource_version")
+	rec.eventually(t, "add a (initial)", "add b (initial)", "add doomed (initial)")
+	eventuallyValue(t, mem, 0, "listwatch_informer_handler_buffer_depth", "audit")
+
+	// A delete missed during an outage, then history compacted: a 410 and
+	// a relist, which infers the delete.
+	lw.Disconnect()
+	require.NoError(t, lw.Delete(informer.Key{Namespace: "default", Name: "doomed"}))
+	lw.Compact()
+	lw.Reconnect()
+	eventuallyValue(t, mem, 1, "listwatch_informer_relists_total", "expired")
+	eventuallyValue(t, mem, 2, "listwatch_informer_cached_objects")
+	rv, err = rvNumber(lw.ResourceVersion())
+	require.NoError(t, err)
+	eventuallyValue(t, mem, rv, "informer_store_resource_version")
+	v, _ := mem.Value("listwatch_informer_relists_total", "cms", "", "v1", "configmaps", "failed")
+	assert.Zero(t, v, "every cause has a series, from zero")
+}
+
+func TestTwoInformersWithOneNameAndResourceInOneRegistryAreAnError(t *testing.T) {
+	reg, err := metrics.NewRegistry(metrics.NewMemory())
+	require.NoError(t, err)
+	_, err = sharedinformer.NewExportedMetrics(reg, "cms", configMaps)
+	require.NoError(t, err)
+	_, err = sharedinformer.NewExportedMetrics(reg, "cms", schema.GroupVersionResource{Version: "v1", Resource: "secrets"})
+	require.NoError(t, err, "one name, another resource: other series")
+	_, err = sharedinformer.NewExportedMetrics(reg, "cms", configMaps)
+	_, isDup := errors.AsType[*metrics.DuplicateError](err)
+	assert.True(t, isDup, "a *metrics.DuplicateError, not %v", err)
+	assert.ErrorContains(t, err, `informer "cms" is registered twice`)
+
+	_, err = sharedinformer.NewExportedMetrics(reg, "cms", schema.GroupVersionResource{})
+	assert.ErrorContains(t, err, `informer "cms" has no resource`)
+	none, err := sharedinformer.NewExportedMetrics(nil, "cms", configMaps)
+	assert.NoError(t, err)
+	assert.Nil(t, none.Hook(), "no registry: no hook, no cost")
+}
+
+// rvNumber is a memlistwatch resourceVersion as the gauge holds it.
+func rvNumber(rv string) (float64, error) { return strconv.ParseFloat(rv, 64) }
