@@ -36,14 +36,18 @@ func NewMemory() *Memory {
 	return &Memory{descs: map[string]Desc{}, series: map[string]*memorySeries{}}
 }
 
+// Counter returns the counter of d with labelValues, made at the first call.
 func (m *Memory) Counter(d Desc, labelValues []string) (Counter, error) {
 	return m.make("counter", d, labelValues)
 }
 
+// Gauge returns the gauge of d with labelValues, made at the first call.
 func (m *Memory) Gauge(d Desc, labelValues []string) (Gauge, error) {
 	return m.make("gauge", d, labelValues)
 }
 
+// Histogram returns the histogram of d with labelValues, made at the
+// first call. It keeps the count and sum of observations, not buckets.
 func (m *Memory) Histogram(d Desc, labelValues []string) (Histogram, error) {
 	return m.make("histogram", d, labelValues)
 }

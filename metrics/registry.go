@@ -72,19 +72,20 @@ func (e *DuplicateError) Error() string {
 		e.Kind, e.LabelValues[0], e.LabelValues)
 }
 
-// Counter, Gauge and Histogram make a series with the Provider, and name
-// the metric in the error if it fails.
-
+// Counter makes a series with the Provider, naming the metric in the
+// error if it fails.
 func (r *Registry) Counter(d Desc, labelValues []string) (Counter, error) {
 	c, err := r.provider.Counter(d, labelValues)
 	return c, wrap(d, err)
 }
 
+// Gauge makes a series with the Provider, as Counter does.
 func (r *Registry) Gauge(d Desc, labelValues []string) (Gauge, error) {
 	g, err := r.provider.Gauge(d, labelValues)
 	return g, wrap(d, err)
 }
 
+// Histogram makes a series with the Provider, as Counter does.
 func (r *Registry) Histogram(d Desc, labelValues []string) (Histogram, error) {
 	h, err := r.provider.Histogram(d, labelValues)
 	return h, wrap(d, err)
