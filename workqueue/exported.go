@@ -9,11 +9,6 @@ import (
 	"github.com/listwatch/informer/metrics"
 )
 
-// kindGaveUp is the Kind of the event Run emits when it gives up on a key
-// (a terminal error, or the retry cap reached). It is spelled here until
-// that event's constant exists in this package; then this becomes it.
-const kindGaveUp = "gave-up"
-
 // UnfinishedWorkPeriod is how often ExportedMetrics.Run updates the two
 // gauges of work in progress, which grow with time while no event
 // arrives. It is client-go's period.
@@ -164,7 +159,7 @@ func (m *ExportedMetrics) observe(e informer.TraceEvent) {
 		}
 	case KindRequeued:
 		m.retries.Add(1)
-	case kindGaveUp:
+	case KindGaveUp:
 		m.gaveUp.Add(1)
 	}
 }

@@ -74,8 +74,8 @@ func TestExportedMetricsCountTheKeysRunGaveUpOn(t *testing.T) {
 	qm, err := NewExportedMetrics(reg, "q", nil)
 	require.NoError(t, err)
 	hook := qm.Hook()
-	hook(informer.TraceEvent{Stage: informer.StageWorkqueue, Kind: kindGaveUp, Key: "a", Detail: "terminal: bad spec"})
-	hook(informer.TraceEvent{Stage: informer.StageFIFO, Kind: kindGaveUp, Key: "b"}) // another stage: ignored
+	hook(informer.TraceEvent{Stage: informer.StageWorkqueue, Kind: KindGaveUp, Key: "a", Detail: "terminal: bad spec"})
+	hook(informer.TraceEvent{Stage: informer.StageFIFO, Kind: KindGaveUp, Key: "b"}) // another stage: ignored
 	assert.Equal(t, 1.0, value(t, mem, "listwatch_workqueue_gave_up_total"))
 }
 

@@ -122,8 +122,8 @@ func serve(ctx context.Context, cfg *rest.Config, namespace string, ln net.Liste
 	var background sync.WaitGroup
 	background.Go(func() { qm.Run(ctx) }) // the two gauges of work in progress, every 500ms
 	background.Go(func() { <-ctx.Done(); queue.ShutDown() })
-	workqueue.Run(ctx, queue, func(ctx context.Context, key string) error {
-		return nil // a real controller reconciles here, reading through cms.Lister()
+	workqueue.Run(ctx, queue, func(ctx context.Context, key string) (workqueue.Result, error) {
+		return workqueue.Result{}, nil // a real controller reconciles here, reading through cms.Lister()
 	}, workqueue.RunOptions[string]{Workers: 2})
 
 	factory.Wait()
