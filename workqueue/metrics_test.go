@@ -57,3 +57,11 @@ func TestMetricsIgnoreEventsOfOtherStages(t *testing.T) {
 	assert.Equal(t, MetricsSnapshot{}, m.Snapshot(epoch))
 	assert.Zero(t, DurationStats{}.Mean())
 }
+
+func TestMetricsCountEveryFailedKindOnce(t *testing.T) {
+	m := NewMetrics()
+	for _, kind := range []string{KindFailed, KindPanicked, KindGaveUp, KindDone} {
+		m.Observe(informer.TraceEvent{Stage: informer.StageWorkqueue, Kind: kind, Key: "a"})
+	}
+	assert.Equal(t, 3, m.Snapshot(epoch).Failures, "an error, a panic and a terminal error; Done is none")
+}
