@@ -165,3 +165,46 @@ func ExampleDefaultRateLimiter() {
 	// [5ms 10ms 20ms 40ms 80ms]
 	// 100ms 5
 }
+
+// A reconcile's Result and error decide what happens to its key: a
+// terminal error is given up on at once, not retried; RequeueAfter brings
+// the key back later without counting a failure. The trace shows it.
+func ExampleResult() {
+	clock := workqueue.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	events := make(chan string, 10)
+	q := workqueue.New(workqueue.Options[string]{Clock: clock, Trace: func(e informer.TraceEvent) {
+		switch e.Kind {
+		case workqueue.KindGot, workqueue.KindGaveUp, workqueue.KindDelayed:
+			events <- e.Kind + " " + e.Key
+		}
+	}})
+	defer q.ShutDown()
+
+	reconcile := func(ctx context.Context, key string) (workqueue.Result, error) {
+		switch key {
+		case "default/bad-spec":
+			return workqueue.Result{}, workqueue.Terminal(errors.New("spec.replicas is negative"))
+		case "default/cert":
+			return workqueue.Result{RequeueAfter: time.Hour}, nil // renew it before it expires
+		}
+		return workqueue.Result{}, nil
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go workqueue.Run(ctx, q, reconcile, workqueue.RunOptions[string]{OnError: func(string, error) {}})
+
+	q.Add("default/bad-spec")
+	fmt.Println(<-events)
+	fmt.Println(<-events)
+	q.Add("default/cert")
+	fmt.Println(<-events)
+	fmt.Println(<-events)
+	clock.Step(time.Hour)
+	fmt.Println(<-events)
+	// Output:
+	// got default/bad-spec
+	// gave-up default/bad-spec
+	// got default/cert
+	// delayed default/cert
+	// got default/cert
+}
