@@ -37,6 +37,11 @@ type TraceEvent struct {
 	// Detail is free text for a human: why a relist happened, a buffer
 	// depth, an error.
 	Detail string
+	// Reason is a short token from a fixed set, for machines (a metric's
+	// label, a test's assertion), where Detail is for people: a relist's
+	// cause, such as "expired". Empty for kinds that have none; each
+	// package documents the values it uses.
+	Reason string
 	// Time is when the event happened; Emit sets it if the emitter did not.
 	Time time.Time
 }

@@ -22,9 +22,7 @@ import (
 // unpaged: one response, however large, rather than a list that never
 // ends.
 func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
-	if s.why != "" {
-		r.emit(KindRelist, "", "", s.why)
-	}
+	r.emitRelist(s.why)
 	limit := r.opts.PageSize
 	if s.unpaged {
 		limit = 0
@@ -48,11 +46,11 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 		opts = metav1.ListOptions{Continue: meta.Continue, Limit: limit}
 	}
 	if rv == "" {
-		return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: "the last list had no resourceVersion"},
+		return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: relistWhy{CauseNoRV, "the last list had no resourceVersion"}},
 			&Error{Op: KindList, Name: r.opts.Name, ResourceVersion: s.listRV, Err: ErrNoResourceVersion}
 	}
 	if err := r.store.Replace(all, rv); err != nil {
-		return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: "the store refused the last list"},
+		return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: relistWhy{CauseStoreRefused, "the store refused the last list"}},
 			&Error{Op: KindReplace, Name: r.opts.Name, ResourceVersion: rv, Err: err}
 	}
 	if r.trace != nil {
@@ -79,18 +77,18 @@ func (r *Reflector[T]) listFailed(s state, opts metav1.ListOptions, err error) (
 	switch {
 	case opts.Continue != "" && isExpired(err):
 		r.expiredContinues++
-		next := state{phase: listing, listRV: "", why: "the continue token expired (410 Gone): start the list over"}
+		next := state{phase: listing, listRV: "", why: relistWhy{CauseExpired, "the continue token expired (410 Gone): start the list over"}}
 		if r.expiredContinues >= r.opts.ExpiredContinueLimit {
 			next.unpaged = true
-			next.why = fmt.Sprintf("%d continue tokens expired (410 Gone): list the whole collection in one response", r.expiredContinues)
+			next.why.text = fmt.Sprintf("%d continue tokens expired (410 Gone): list the whole collection in one response", r.expiredContinues)
 		}
 		return r.afterExpired(next), failure
 	case isExpired(err):
-		return state{phase: listing, listRV: "", why: fmt.Sprintf("resourceVersion %q is too old (410 Gone)", opts.ResourceVersion)}, failure
+		return state{phase: listing, listRV: "", why: relistWhy{CauseExpired, fmt.Sprintf("resourceVersion %q is too old (410 Gone)", opts.ResourceVersion)}}, failure
 	case isTooLarge(err):
-		return state{phase: listing, listRV: "", why: fmt.Sprintf("resourceVersion %q is too large for the server", opts.ResourceVersion)}, failure
+		return state{phase: listing, listRV: "", why: relistWhy{CauseTooLarge, fmt.Sprintf("resourceVersion %q is too large for the server", opts.ResourceVersion)}}, failure
 	}
-	return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: "retry after a failed list"}, failure
+	return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: relistWhy{CauseFailed, "retry after a failed list"}}, failure
 }
 
 // pageDetail describes one page for the trace:

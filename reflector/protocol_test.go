@@ -154,6 +154,7 @@ func TestExpiredWatchRelistsConsistentlyAndNeverAtTheOldResourceVersion(t *testi
 	relists := f.trace.of(reflector.KindRelist)
 	require.Len(t, relists, 1)
 	assert.Contains(t, relists[0].Detail, "410")
+	assert.Equal(t, reflector.CauseExpired, relists[0].Reason, "the cause, for machines")
 }
 
 // expiringOnce is a paged collection of five ConfigMaps whose continue
@@ -225,4 +226,5 @@ func TestTooLargeResourceVersionOnWatchRelistsConsistently(t *testing.T) {
 	require.Len(t, lists, 2, "the first list, then a relist")
 	assert.Equal(t, "", lists[1].ResourceVersion)
 	assert.Contains(t, f.trace.of(reflector.KindRelist)[0].Detail, "too large")
+	assert.Equal(t, reflector.CauseTooLarge, f.trace.of(reflector.KindRelist)[0].Reason)
 }

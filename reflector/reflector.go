@@ -144,9 +144,9 @@ type state struct {
 	listRV string
 	// unpaged asks a listing for the whole collection in one response.
 	unpaged bool
-	// why is the reason for a relist, traced when it starts; "" for the
+	// why is the reason for a relist, traced when it starts; zero for the
 	// first list.
-	why string
+	why relistWhy
 	// open is a watch handed from streaming to watching; nil otherwise.
 	open watch.Interface
 	// now skips the backoff before this state although the step that chose
@@ -214,7 +214,7 @@ func (r *Reflector[T]) firstList() state {
 // resourceVersion is unusable: a consistent list (resourceVersion ""),
 // which gives a resourceVersion the server can watch from. Listing at the
 // old one again could loop forever (kubernetes#133810).
-func (r *Reflector[T]) relist(why string) state {
+func (r *Reflector[T]) relist(why relistWhy) state {
 	if r.opts.StreamingList && !r.streamRefused {
 		return state{phase: streaming, why: why}
 	}

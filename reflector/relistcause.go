@@ -1,10 +1,9 @@
 package reflector
 
-import "strings"
-
-// The causes of a relist, as RelistCause names them: a small, fixed set,
-// fit to be a metric's label value, where a KindRelist event's Detail
-// holds resourceVersions and counts.
+// The causes of a relist: the Reason of every KindRelist trace event is
+// one of these, a small fixed set fit to be a metric's label, where the
+// event's Detail says the same for people, with resourceVersions and
+// counts.
 const (
 	CauseExpired      = "expired"       // 410 Gone: the resourceVersion or a continue token is too old
 	CauseTooLarge     = "too-large"     // the server has not reached the resourceVersion yet
@@ -12,30 +11,9 @@ const (
 	CauseFailed       = "failed"        // a list or streaming list failed, or was cut: try again
 	CauseStoreRefused = "store-refused" // the store refused the last list
 	CauseNoRV         = "no-rv"         // the last list had no resourceVersion
-	CauseOther        = "other"         // a reason this function does not know yet
 )
 
-// relistCauses maps a phrase of a KindRelist Detail to its cause, in the
-// order they are tried. Each phrase is part of a reason the reflector
-// writes (list.go, stream.go, watch.go); a test keeps the two in step.
-var relistCauses = []struct{ phrase, cause string }{
-	{"(410 Gone)", CauseExpired},
-	{"too large for the server", CauseTooLarge},
-	{"went back to", CauseWentBack},
-	{"store refused", CauseStoreRefused},
-	{"had no resourceVersion", CauseNoRV},
-	{"failed", CauseFailed},
-	{"streaming list was cut", CauseFailed},
-	{"retry the streaming list", CauseFailed},
-}
-
-// RelistCause names the cause of a relist from the Detail of its
-// KindRelist trace event: one of the Cause constants.
-func RelistCause(detail string) string {
-	for _, c := range relistCauses {
-		if strings.Contains(detail, c.phrase) {
-			return c.cause
-		}
-	}
-	return CauseOther
-}
+// relistWhy is why a relist happens: its cause, one of the Cause
+// constants, and a sentence for people. The zero value means no relist
+// (the first list).
+type relistWhy struct{ cause, text string }

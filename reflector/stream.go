@@ -33,9 +33,7 @@ import (
 //   - anything else (an ERROR event, 429, 5xx, a network error): stream
 //     again after the backoff.
 func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
-	if s.why != "" {
-		r.emit(KindRelist, "", "", s.why)
-	}
+	r.emitRelist(s.why)
 	timeout := r.watchTimeoutSeconds()
 	send := true
 	w, err := r.lw.Watch(ctx, metav1.ListOptions{
@@ -49,7 +47,7 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 		if refused(err) {
 			return r.fallBack(err.Error()), nil
 		}
-		return state{phase: streaming, why: "retry the streaming list"}, &Error{Op: KindWatch, Name: r.opts.Name, Err: err}
+		return state{phase: streaming, why: relistWhy{CauseFailed, "retry the streaming list"}}, &Error{Op: KindWatch, Name: r.opts.Name, Err: err}
 	}
 	r.emit(KindWatch, "", "", "streaming list")
 
@@ -66,12 +64,12 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 				if r.streamsEnded++; r.streamsEnded >= r.opts.StreamEndedLimit {
 					return r.fallBack(fmt.Sprintf("%d streaming lists in a row: %v", r.streamsEnded, ErrStreamEnded)), failure
 				}
-				return state{phase: streaming, why: "the streaming list was cut: stream again"}, failure
+				return state{phase: streaming, why: relistWhy{CauseFailed, "the streaming list was cut: stream again"}}, failure
 			}
 			switch ev.Type {
 			case watch.Error:
 				w.Stop()
-				return state{phase: streaming, why: "retry the streaming list"},
+				return state{phase: streaming, why: relistWhy{CauseFailed, "retry the streaming list"}},
 					&Error{Op: KindWatch, Name: r.opts.Name, Err: statusError(ev.Object)}
 			case watch.Bookmark:
 				rv, end := r.initialEventsEnd(ev)
@@ -81,7 +79,7 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 				items := initial.items()
 				if err := r.store.Replace(items, rv); err != nil {
 					w.Stop()
-					return state{phase: streaming, why: "the store refused the last list"},
+					return state{phase: streaming, why: relistWhy{CauseStoreRefused, "the store refused the last list"}},
 						&Error{Op: KindReplace, Name: r.opts.Name, ResourceVersion: rv, Err: err}
 				}
 				if r.trace != nil {
@@ -105,7 +103,7 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 func (r *Reflector[T]) fallBack(answer string) state {
 	r.streamRefused = true
 	r.emit(KindFallback, "", "", answer)
-	return state{phase: listing, listRV: "", why: "the streaming list failed: list instead"}
+	return state{phase: listing, listRV: "", why: relistWhy{CauseFailed, "the streaming list failed: list instead"}}
 }
 
 // refused reports a server's 4xx answer to a streaming list request,

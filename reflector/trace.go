@@ -31,8 +31,9 @@ const (
 	// KindWatchEnd: a watch ended without an error event (the server's
 	// timeout, a cut connection). Detail counts the events it delivered.
 	KindWatchEnd = "watch-end"
-	// KindRelist: the reflector lists again. Detail is the reason: a 410
-	// Gone, an expired continue token, a retry after a failed list, ...
+	// KindRelist: the reflector lists again. Reason is its cause (one of
+	// the Cause constants); Detail says why for people: a 410 Gone, an
+	// expired continue token, a retry after a failed list, ...
 	KindRelist = "relist"
 	// KindFallback: the server refused a streaming list, so the reflector
 	// uses LIST instead. Detail is the server's answer.
@@ -56,6 +57,16 @@ func objects(n int) string {
 		return "1 object"
 	}
 	return fmt.Sprintf("%d objects", n)
+}
+
+// emitRelist traces the start of a relist, if why says there is one (the
+// first list has no why): its cause as the event's Reason, the sentence
+// as its Detail.
+func (r *Reflector[T]) emitRelist(why relistWhy) {
+	if why.cause == "" || r.trace == nil {
+		return
+	}
+	r.trace.Emit(informer.TraceEvent{Stage: informer.StageReflector, Kind: KindRelist, Detail: why.text, Reason: why.cause})
 }
 
 // emit sends one event to the trace hook, if there is one.

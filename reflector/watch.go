@@ -69,7 +69,7 @@ func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
 				return r.watchFailed(rv, statusError(ev.Object))
 			}
 			if err := r.wentBack(ev); err != nil {
-				return r.relist(fmt.Sprintf("resourceVersion went back to %s", eventRV(ev))), err
+				return r.relist(relistWhy{CauseWentBack, fmt.Sprintf("resourceVersion went back to %s", eventRV(ev))}), err
 			}
 			r.apply(ev)
 			r.expired = false // a watch that delivers works
@@ -108,9 +108,9 @@ func (r *Reflector[T]) watchFailed(rv string, err error) (state, error) {
 	failure := &Error{Op: KindWatch, Name: r.opts.Name, ResourceVersion: rv, Err: err}
 	switch {
 	case isExpired(err):
-		return r.afterExpired(r.relist(fmt.Sprintf("resourceVersion %s is too old (410 Gone)", rv))), failure
+		return r.afterExpired(r.relist(relistWhy{CauseExpired, fmt.Sprintf("resourceVersion %s is too old (410 Gone)", rv)})), failure
 	case isTooLarge(err):
-		return r.relist(fmt.Sprintf("resourceVersion %s is too large for the server", rv)), failure
+		return r.relist(relistWhy{CauseTooLarge, fmt.Sprintf("resourceVersion %s is too large for the server", rv)}), failure
 	}
 	return state{phase: watching}, failure
 }

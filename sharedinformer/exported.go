@@ -47,7 +47,7 @@ var (
 // relistCauses are the values of the relists counter's cause label; all
 // are made when the metrics are, so a rate over them starts from zero.
 var relistCauses = []string{reflector.CauseExpired, reflector.CauseTooLarge, reflector.CauseWentBack,
-	reflector.CauseFailed, reflector.CauseStoreRefused, reflector.CauseNoRV, reflector.CauseOther}
+	reflector.CauseFailed, reflector.CauseStoreRefused, reflector.CauseNoRV}
 
 // ExportedMetrics turns one informer's trace events into metrics on a
 // metrics.Provider: client-go's informer_queued_items,
@@ -155,7 +155,9 @@ func (m *ExportedMetrics) observe(e informer.TraceEvent) {
 		case reflector.KindWatch:
 			m.watches.Add(1)
 		case reflector.KindRelist:
-			m.relists[reflector.RelistCause(e.Detail)].Add(1)
+			if relists, ok := m.relists[e.Reason]; ok { // always: the reflector's causes are a closed set
+				relists.Add(1)
+			}
 		}
 	case informer.StageFIFO:
 		m.observeFIFO(e)
