@@ -52,8 +52,9 @@ func Run(ctx context.Context, cfg *rest.Config, namespace string, workers int) e
 		return err
 	}
 
+	ctx, cancel := context.WithCancel(ctx) // on every way out: stop the informer, then wait for it
 	factory.Start(ctx)
-	defer factory.Wait()
+	defer func() { cancel(); factory.Wait() }()
 	if err := factory.WaitForCacheSync(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // asked to stop before the cache synced

@@ -1,6 +1,5 @@
-// Command skeleton is a whole controller to copy: for every ConfigMap
-// labelled app=demo it keeps a Secret with the same name and data, and
-// deletes the Secret when the ConfigMap is deleted or loses the label.
+// Command skeleton is a whole controller to copy: it keeps a Secret like each ConfigMap
+// labelled app=demo, and deletes the Secret with the ConfigMap or its label.
 package main
 
 import (
@@ -8,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/signal"
@@ -27,15 +25,18 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt) // Ctrl-C: shut down
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil && !errors.Is(err, flag.ErrHelp) {
+	if err := run(ctx, os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "skeleton:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("skeleton", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprintln(out, "skeleton: keep a Secret for each ConfigMap labelled app=demo") }
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "skeleton: keep a Secret for each ConfigMap labelled app=demo")
+		fs.PrintDefaults()
+	}
 	var conn kubeconfig.Flags // --kubeconfig and --context, as kubectl has them
 	conn.Register(fs)
 	ns := fs.String("namespace", "default", "the namespace to work in")
@@ -51,27 +52,25 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	scope := []si.InformerOption{si.InNamespace(*ns), si.WithLabels("app=demo")} // our Secrets carry it too
-	configMaps, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, scope...)
-	secrets, err2 := si.InformerFor[*corev1.Secret](ctx, factory, scope...)
-	client, err3 := factory.RESTClient(corev1.SchemeGroupVersion) // for the writes
+	configMaps, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(*ns), si.WithLabels("app=demo"))
+	secrets, err2 := si.InformerFor[*corev1.Secret](ctx, factory, si.InNamespace(*ns), si.WithLabels("app=demo")) // ours carry it
+	client, err3 := factory.RESTClient(corev1.SchemeGroupVersion)                                                 // for the writes
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return err
 	}
 	queue := workqueue.New(workqueue.Options[informer.Key]{})
-	defer queue.ShutDown()
 	_, err1 = configMaps.AddEventHandler(si.EnqueueKey[*corev1.ConfigMap](queue))
 	_, err2 = secrets.AddEventHandler(si.EnqueueOwner[*corev1.Secret](queue, corev1.SchemeGroupVersion.WithKind("ConfigMap").GroupKind()))
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	factory.Start(ctx)   // the informers run until ctx ends,
-	defer factory.Wait() // and are waited for on the way out
+	ctx, cancel := context.WithCancel(ctx) // on every way out: stop the informers, wait for them
+	factory.Start(ctx)
+	defer func() { cancel(); factory.Wait(); queue.ShutDown() }()
 	if err := factory.WaitForCacheSync(ctx); err != nil {
 		return err // never act on a partial cache
 	}
-	// reconcile makes Secret key match ConfigMap key: it reads the caches, and writes only what differs.
-	reconcile := func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+	reconcile := func(ctx context.Context, key informer.Key) (workqueue.Result, error) { // Secret key := ConfigMap key
 		cm, err := configMaps.Lister().Namespace(key.Namespace).Get(key.Name)
 		secret, secretErr := secrets.Lister().Namespace(key.Namespace).Get(key.Name)
 		switch {
@@ -88,10 +87,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			fixed.Data, fixed.StringData = nil, cm.Data
 			err = client.Put().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(fixed).Do(ctx).Error()
 		}
-		if apierrors.IsNotFound(err) {
-			err = nil // gone already: nothing left to do
+		switch {
+		case apierrors.IsNotFound(err): // gone already: nothing left to do
+			err = nil
+		case apierrors.IsAlreadyExists(err): // a Secret of that name but not ours: retries cannot help
+			err = workqueue.Terminal(err)
 		}
-		return workqueue.Result{}, err // an error is retried with backoff
+		return workqueue.Result{}, err // any other error is retried with backoff
 	}
 	workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{Workers: 2}) // until ctx ends
 	return nil

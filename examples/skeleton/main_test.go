@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"testing"
 	"time"
@@ -33,7 +32,7 @@ func TestSecretsFollowTheirConfigMapsAndVanishWithThem(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	returned := make(chan error, 1)
 	go func() {
-		returned <- run(ctx, []string{"--kubeconfig", cp.KubeconfigPath(), "--namespace", ns}, io.Discard)
+		returned <- run(ctx, []string{"--kubeconfig", cp.KubeconfigPath(), "--namespace", ns})
 	}()
 	defer func() {
 		stop()
