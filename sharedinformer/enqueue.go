@@ -19,6 +19,8 @@ type Enqueuer interface {
 // looks at the object as it is now (level-triggered).
 //
 //	reg, err := configMaps.AddEventHandler(sharedinformer.EnqueueKey[*corev1.ConfigMap](queue))
+//
+// A nil q gives a nil Handler, which AddEventHandler rejects.
 func EnqueueKey[T informer.Object](q Enqueuer) Handler[T] {
 	return EnqueueMapped(q, func(obj T) []informer.Key { return []informer.Key{informer.KeyFor(obj)} })
 }
@@ -33,8 +35,12 @@ func EnqueueKey[T informer.Object](q Enqueuer) Handler[T] {
 // that kind enqueues nothing.
 //
 // On an update it enqueues the owner of the old and of the new object,
-// so a child that changed hands is seen by both.
+// so a child that changed hands is seen by both. A nil q, or an owner with
+// no Kind, gives a nil Handler, which AddEventHandler rejects.
 func EnqueueOwner[T informer.Object](q Enqueuer, owner schema.GroupKind) Handler[T] {
+	if owner.Kind == "" {
+		return nil
+	}
 	return EnqueueMapped(q, func(obj T) []informer.Key {
 		ref := metav1.GetControllerOfNoCopy(obj)
 		if ref == nil || ref.Kind != owner.Kind {
@@ -52,8 +58,12 @@ func EnqueueOwner[T informer.Object](q Enqueuer, owner schema.GroupKind) Handler
 // (controller-runtime's Watches with a map function), such as every
 // Deployment that mounts a changed ConfigMap. On an update it maps the old
 // and the new object and adds both sets (the queue removes duplicates).
-// toKeys must be quick and must not modify the object.
+// toKeys must be quick and must not modify the object. A nil q or toKeys
+// gives a nil Handler, which AddEventHandler rejects.
 func EnqueueMapped[T informer.Object](q Enqueuer, toKeys func(obj T) []informer.Key) Handler[T] {
+	if isNil(q) || toKeys == nil {
+		return nil
+	}
 	add := func(obj T) {
 		for _, key := range toKeys(obj) {
 			q.Add(key)

@@ -63,3 +63,25 @@ func TestEnqueueMappedAddsEveryKeyTheMapReturns(t *testing.T) {
 	h.OnAdd(configMap("a"), false)
 	assert.Equal(t, keys{{Namespace: "x", Name: "a-1"}, {Namespace: "x", Name: "a-2"}}, got)
 }
+
+func TestHandlerHelpersGivenNothingToCallGiveAHandlerAddEventHandlerRejects(t *testing.T) {
+	inf, _ := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	var nilQueue *keys
+	for name, h := range map[string]sharedinformer.Handler[*corev1.ConfigMap]{
+		"EnqueueKey(nil)":          sharedinformer.EnqueueKey[*corev1.ConfigMap](nil),
+		"EnqueueKey(typed nil)":    sharedinformer.EnqueueKey[*corev1.ConfigMap](nilQueue),
+		"EnqueueMapped(q, nil)":    sharedinformer.EnqueueMapped[*corev1.ConfigMap](&keys{}, nil),
+		"EnqueueOwner(q, no kind)": sharedinformer.EnqueueOwner[*corev1.ConfigMap](&keys{}, schema.GroupKind{}),
+		"Filtered(nil)":            sharedinformer.Filtered[*corev1.ConfigMap](nil),
+		"a typed nil handler":      (*calls)(nil),
+	} {
+		_, err := inf.AddEventHandler(h)
+		assert.ErrorContains(t, err, "the handler is nil", name)
+	}
+}
+
+func TestWaitForCacheSyncOfANilSyncerIsAnErrorNotAPanic(t *testing.T) {
+	var reg *sharedinformer.Registration // from an AddEventHandler whose error was ignored
+	err := sharedinformer.WaitForCacheSync(t.Context(), reg)
+	assert.ErrorContains(t, err, "syncer 0 is nil")
+}

@@ -26,7 +26,7 @@ import (
 // more than one HandlerOptions), h is nil, or the informer has stopped
 // (Run's context ended): a handler added then would never be called.
 func (i *Informer[T]) AddEventHandler(h Handler[T], options ...HandlerOptions) (*Registration, error) {
-	if h == nil {
+	if isNil(h) {
 		return nil, errors.New("sharedinformer: AddEventHandler: the handler is nil")
 	}
 	var opts HandlerOptions

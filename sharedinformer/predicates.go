@@ -25,8 +25,12 @@ type Predicate[T informer.Object] struct {
 }
 
 // Filtered returns a handler that passes a notification to h only if
-// every predicate passes it.
+// every predicate passes it. A nil h gives a nil Handler, which
+// AddEventHandler rejects.
 func Filtered[T informer.Object](h Handler[T], predicates ...Predicate[T]) Handler[T] {
+	if h == nil {
+		return nil
+	}
 	return HandlerFuncs[T]{
 		AddFunc: func(obj T, initial bool) {
 			for _, p := range predicates {
@@ -79,8 +83,13 @@ func LabelsChanged[T informer.Object]() Predicate[T] {
 // object, an update where the old or the new object matches (so an object
 // whose labels no longer match is still heard of, once, and its reconcile
 // can let go of it), and every delete. To have the server filter instead,
-// and cache only the matching objects, use the informer's WithLabels.
+// and cache only the matching objects, use the informer's WithLabels. A
+// nil selector matches nothing (labels.Nothing), as an empty one matches
+// everything.
 func MatchingLabels[T informer.Object](selector labels.Selector) Predicate[T] {
+	if selector == nil {
+		selector = labels.Nothing()
+	}
 	matches := func(obj T) bool { return selector.Matches(labels.Set(obj.GetLabels())) }
 	return Predicate[T]{
 		Add:    matches,

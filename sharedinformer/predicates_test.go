@@ -83,3 +83,11 @@ func TestAddEventHandlerTakesNoOptionsOrOneButNotTwo(t *testing.T) {
 	_, err = inf.AddEventHandler(&calls{}, sharedinformer.HandlerOptions{Name: "a"}, sharedinformer.HandlerOptions{Name: "b"})
 	assert.ErrorContains(t, err, "2 HandlerOptions given; give at most one")
 }
+
+func TestMatchingLabelsWithANilSelectorMatchesNothingButStillPassesDeletes(t *testing.T) {
+	var got calls
+	h := sharedinformer.Filtered[*corev1.ConfigMap](&got, sharedinformer.MatchingLabels[*corev1.ConfigMap](nil))
+	h.OnAdd(withLabels("a", "app", "web"), false)
+	h.OnDelete(withLabels("a", "app", "web"), false)
+	assert.Equal(t, calls{"delete a"}, got)
+}

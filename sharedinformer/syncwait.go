@@ -34,6 +34,11 @@ type reporter interface {
 // granted or the CRD installed later, so only a deadline turns that into
 // an error you see.
 func WaitForCacheSync(ctx context.Context, syncers ...Syncer) error {
+	for i, s := range syncers {
+		if isNil(s) {
+			return fmt.Errorf("sharedinformer: WaitForCacheSync: syncer %d is nil (an AddEventHandler or InformerFor whose error was ignored?)", i)
+		}
+	}
 	start := time.Now()
 	for _, s := range syncers {
 		select {
