@@ -49,7 +49,7 @@ func (r *Registry) Register(kind string, labelValues ...string) error {
 	if len(labelValues) == 0 || labelValues[0] == "" {
 		return fmt.Errorf("metrics: Register: the %s has no name", kind)
 	}
-	id := kind + "\x00" + strings.Join(labelValues, "\x00")
+	id := identity(kind, labelValues)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.taken[id] {
@@ -57,6 +57,21 @@ func (r *Registry) Register(kind string, labelValues ...string) error {
 	}
 	r.taken[id] = true
 	return nil
+}
+
+// Unregister gives an identity back, so that it can be registered again:
+// for an informer or a queue whose construction failed after it claimed
+// its name. The series already made with the Provider stay; registering
+// the identity again reuses them.
+func (r *Registry) Unregister(kind string, labelValues ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.taken, identity(kind, labelValues))
+}
+
+// identity is the key of an identity in taken.
+func identity(kind string, labelValues []string) string {
+	return kind + "\x00" + strings.Join(labelValues, "\x00")
 }
 
 // DuplicateError says that a queue or an informer was registered under an

@@ -131,9 +131,18 @@ func NewExportedMetrics(reg *metrics.Registry, name string, gvr schema.GroupVers
 		m.latency, err = reg.Histogram(descProcessingLatency, labels)
 	}
 	if err != nil {
+		reg.Unregister("informer", labels...) // nothing uses the name: free it
 		return nil, err
 	}
 	return m, nil
+}
+
+// unregister gives the informer's identity back to its Registry: for an
+// informer whose construction failed after its metrics were made.
+func (m *ExportedMetrics) unregister() {
+	if m != nil {
+		m.reg.Unregister("informer", m.labels...)
+	}
 }
 
 // Hook returns the trace hook to install as the informer's Options.Trace:

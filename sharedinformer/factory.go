@@ -49,9 +49,11 @@ type FactoryOptions struct {
 	Logger  *slog.Logger
 	// Metrics, if set, exports every informer's metrics (see
 	// ExportedMetrics), labelled with the informer's name and resource.
-	// Two informers of one name and resource, such as a typed and a
-	// metadata-only informer of one scope, are then an error from the
-	// InformerFor that makes the second. Default: nil, no metrics.
+	// The name says scope, encoding and mode ("configmaps in namespace
+	// shop, protobuf", "... (metadata only)"), so each informer of a
+	// factory has its own; only two Go types read from one resource in
+	// one scope would share a name, and the second InformerFor is then an
+	// error (a *metrics.DuplicateError). Default: nil, no metrics.
 	Metrics *metrics.Registry
 }
 
@@ -205,7 +207,7 @@ func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers m
 	if err != nil {
 		return nil, fmt.Errorf("sharedinformer: informer of %s: %w", nameOf(lw), err)
 	}
-	return New(Options[T]{
+	inf, err := New(Options[T]{
 		ListerWatcher:   lw,
 		Resource:        src.Resource.GroupResource(),
 		Reflector:       c.tuning,
@@ -216,6 +218,11 @@ func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers m
 		OnError:         f.opts.OnError,
 		Logger:          f.opts.Logger,
 	})
+	if err != nil {
+		exported.unregister() // the informer does not exist: a corrected request may take its name
+		return nil, err
+	}
+	return inf, nil
 }
 
 // listerWatcherFor picks the kind of REST ListerWatcher T needs.

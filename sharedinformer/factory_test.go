@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/metrics"
 	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/testenv"
@@ -237,4 +238,18 @@ func TestFactoryWaitReturnsAtOnceBeforeStartAndAfterStopWithoutASyncWait(t *test
 func TestInformerForANilFactoryIsAnErrorNotAPanic(t *testing.T) {
 	_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), nil)
 	assert.ErrorContains(t, err, "the factory is nil")
+}
+
+// An InformerFor that fails after its metrics claimed the informer's name
+// gives the name back, so the corrected request is not a duplicate.
+func TestAFailedInformerForLeavesItsMetricsNameFree(t *testing.T) {
+	reg, err := metrics.NewRegistry(metrics.NewMemory())
+	require.NoError(t, err)
+	f, err := sharedinformer.NewFactory(testenv.Shared(t).Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme, Metrics: reg})
+	require.NoError(t, err)
+	builtIn := sharedinformer.WithIndexers(map[string]indexer.IndexFunc[*corev1.ConfigMap]{indexer.NamespaceIndex: indexer.NamespaceIndexFunc[*corev1.ConfigMap]})
+	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f, sharedinformer.InNamespace("freed"), builtIn)
+	require.ErrorContains(t, err, "is built in")
+	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f, sharedinformer.InNamespace("freed"))
+	assert.NoError(t, err)
 }

@@ -116,6 +116,7 @@ func NewExportedMetrics(reg *metrics.Registry, name string, clock Clock) (*Expor
 	m.adds, m.retries, m.gaveUp = counter(descAdds), counter(descRetries), counter(descGaveUp)
 	m.queueWait, m.work = histogram(descQueueWait), histogram(descWork)
 	if err != nil {
+		reg.Unregister("workqueue", name) // nothing uses the name: free it
 		return nil, err
 	}
 	return m, nil
