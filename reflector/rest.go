@@ -34,6 +34,8 @@ type RESTListerWatcher[T informer.Object] struct {
 	// listAccept and watchAccept, when set, replace the Accept header: the
 	// metadata-only mode asks for a server-side transformation with them.
 	listAccept, watchAccept string
+	// mode is "unstructured" or "metadata only", "" for a Go type.
+	mode string
 }
 
 // List implements ListerWatcher: one GET of one page.
@@ -54,9 +56,16 @@ func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOption
 	return itemsOf[T](list)
 }
 
-// String names the collection, as Source.String does; the reflector
-// takes it as its default name.
-func (lw *RESTListerWatcher[T]) String() string { return lw.src.String() }
+// String names the collection, as Source.String does, and says how the
+// objects are read when it is not as their Go type: "configmaps in
+// namespace shop (metadata only)". The reflector takes it as its default
+// name, so two ListerWatchers of one scope are told apart.
+func (lw *RESTListerWatcher[T]) String() string {
+	if lw.mode != "" {
+		return lw.src.String() + " (" + lw.mode + ")"
+	}
+	return lw.src.String()
+}
 
 // Watch implements ListerWatcher: one streaming GET with watch=true.
 func (lw *RESTListerWatcher[T]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {

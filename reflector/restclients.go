@@ -71,7 +71,7 @@ func NewUnstructuredListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatc
 		return nil, err
 	}
 	return &RESTListerWatcher[*unstructured.Unstructured]{
-		client: client, src: src, listType: reflect.TypeFor[*unstructured.UnstructuredList](),
+		client: client, src: src, listType: reflect.TypeFor[*unstructured.UnstructuredList](), mode: "unstructured",
 	}, nil
 }
 
@@ -96,6 +96,7 @@ func NewMetadataListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[
 		client:   client,
 		src:      src,
 		listType: reflect.TypeFor[*metav1.PartialObjectMetadataList](),
+		mode:     "metadata only",
 		// "as=" asks the server to transform each object before sending it.
 		listAccept:  "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
 		watchAccept: "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",

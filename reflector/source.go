@@ -85,7 +85,7 @@ func (s Source) Canonical() (Source, error) {
 
 // String names the collection for people: "configmaps in namespace shop,
 // labels app=web", "deployments.apps", "nodes, fields
-// metadata.name=node-1".
+// metadata.name=node-1", "pods, protobuf".
 func (s Source) String() string {
 	var b strings.Builder
 	b.WriteString(s.Resource.GroupResource().String())
@@ -97,6 +97,9 @@ func (s Source) String() string {
 	}
 	if s.FieldSelector != "" {
 		b.WriteString(", fields " + s.FieldSelector)
+	}
+	if s.Protobuf {
+		b.WriteString(", protobuf")
 	}
 	return b.String()
 }

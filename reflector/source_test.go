@@ -54,3 +54,26 @@ func TestTheDefaultNameOfAReflectorSaysWhatItLists(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "configmaps in namespace shop, labels app=web", r.Name())
 }
+
+func TestListerWatchersOfOneScopeReadDifferentlyHaveDifferentNames(t *testing.T) {
+	cfg := &rest.Config{Host: "https://127.0.0.1:1"}
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	src := reflector.Source{Resource: configMapsGVR, Namespace: "shop"}
+	typed, err := reflector.NewTypedListerWatcher[*corev1.ConfigMap](cfg, scheme, src)
+	require.NoError(t, err)
+	src.Protobuf = true
+	protobuf, err := reflector.NewTypedListerWatcher[*corev1.ConfigMap](cfg, scheme, src)
+	require.NoError(t, err)
+	src.Protobuf = false
+	unstructured, err := reflector.NewUnstructuredListerWatcher(cfg, src)
+	require.NoError(t, err)
+	metadata, err := reflector.NewMetadataListerWatcher(cfg, src)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"configmaps in namespace shop",
+		"configmaps in namespace shop, protobuf",
+		"configmaps in namespace shop (unstructured)",
+		"configmaps in namespace shop (metadata only)",
+	}, []string{typed.String(), protobuf.String(), unstructured.String(), metadata.String()})
+}
