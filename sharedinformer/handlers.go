@@ -23,8 +23,9 @@ import (
 // Give at most one HandlerOptions.
 //
 // It fails if opts is invalid (a resync period below MinimumResyncPeriod,
-// more than one HandlerOptions), h is nil, or the informer has stopped
-// (Run's context ended): a handler added then would never be called.
+// more than one HandlerOptions), another registered handler has its name,
+// h is nil, or the informer has stopped (Run's context ended): a handler
+// added then would never be called.
 func (i *Informer[T]) AddEventHandler(h Handler[T], options ...HandlerOptions) (*Registration, error) {
 	if isNil(h) {
 		return nil, errors.New("sharedinformer: AddEventHandler: the handler is nil")
@@ -49,6 +50,12 @@ func (i *Informer[T]) AddEventHandler(h Handler[T], options ...HandlerOptions) (
 	i.handlersAdded++
 	if opts.Name == "" {
 		opts.Name = fmt.Sprintf("handler-%d", i.handlersAdded)
+	}
+	for reg := range i.listeners {
+		if reg.name == opts.Name {
+			// Traces, logs and metrics tell handlers apart by name.
+			return nil, fmt.Errorf("sharedinformer: AddEventHandler: a handler named %q is registered already; give each its own name", opts.Name)
+		}
 	}
 	if i.runCtx != nil && opts.ResyncPeriod > 0 {
 		// The reflector's resync timer was set by Run from the handlers

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -90,4 +91,15 @@ func TestMatchingLabelsWithANilSelectorMatchesNothingButStillPassesDeletes(t *te
 	h.OnAdd(withLabels("a", "app", "web"), false)
 	h.OnDelete(withLabels("a", "app", "web"), false)
 	assert.Equal(t, calls{"delete a"}, got)
+}
+
+func TestTwoHandlersCannotShareANameWhileBothAreRegistered(t *testing.T) {
+	inf, _ := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	reg, err := inf.AddEventHandler(&calls{}, sharedinformer.HandlerOptions{Name: "audit"})
+	require.NoError(t, err)
+	_, err = inf.AddEventHandler(&calls{}, sharedinformer.HandlerOptions{Name: "audit"})
+	assert.ErrorContains(t, err, `a handler named "audit" is registered already`)
+	require.NoError(t, inf.RemoveEventHandler(reg))
+	_, err = inf.AddEventHandler(&calls{}, sharedinformer.HandlerOptions{Name: "audit"})
+	assert.NoError(t, err, "a removed handler's name is free again")
 }
