@@ -71,6 +71,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // serve runs the controller's machinery with metrics and serves them on ln
 // until ctx ends.
 func serve(ctx context.Context, cfg *rest.Config, namespace string, ln net.Listener) error {
+	defer ln.Close() // on the early returns; server.Close closes it otherwise
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	// One Prometheus registry, wrapped as the library's Provider; one
 	// metrics.Registry over it, given to everything that exports.
 	prom := prometheus.NewRegistry()
@@ -99,17 +102,8 @@ func serve(ctx context.Context, cfg *rest.Config, namespace string, ln net.Liste
 	if err != nil {
 		return err
 	}
-	queue := workqueue.New(workqueue.Options[string]{Trace: qm.Hook()})
-	enqueue := func(cm *corev1.ConfigMap) {
-		if key, err := informer.KeyOf(cm); err == nil {
-			queue.Add(key.String())
-		}
-	}
-	_, err = cms.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
-		AddFunc:    func(cm *corev1.ConfigMap, _ bool) { enqueue(cm) },
-		UpdateFunc: func(_, cm *corev1.ConfigMap) { enqueue(cm) },
-		DeleteFunc: func(cm *corev1.ConfigMap, _ bool) { enqueue(cm) },
-	}, sharedinformer.HandlerOptions{Name: "enqueue"})
+	queue := workqueue.New(workqueue.Options[informer.Key]{Trace: qm.Hook()})
+	_, err = cms.AddEventHandler(sharedinformer.EnqueueKey[*corev1.ConfigMap](queue), sharedinformer.HandlerOptions{Name: "enqueue"})
 	if err != nil {
 		return err
 	}
@@ -122,10 +116,13 @@ func serve(ctx context.Context, cfg *rest.Config, namespace string, ln net.Liste
 	var background sync.WaitGroup
 	background.Go(func() { qm.Run(ctx) }) // the two gauges of work in progress, every 500ms
 	background.Go(func() { <-ctx.Done(); queue.ShutDown() })
-	workqueue.Run(ctx, queue, func(ctx context.Context, key string) (workqueue.Result, error) {
-		return workqueue.Result{}, nil // a real controller reconciles here, reading through cms.Lister()
-	}, workqueue.RunOptions[string]{Workers: 2})
-
+	err = factory.WaitForCacheSync(ctx) // never reconcile from a partial cache
+	if err == nil {
+		workqueue.Run(ctx, queue, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+			return workqueue.Result{}, nil // a real controller reconciles here, reading through cms.Lister()
+		}, workqueue.RunOptions[informer.Key]{Workers: 2})
+	}
+	cancel() // Run returned, or the sync failed: stop everything
 	factory.Wait()
 	background.Wait()
 	if err := server.Close(); err != nil {
@@ -134,5 +131,8 @@ func serve(ctx context.Context, cfg *rest.Config, namespace string, ln net.Liste
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	if errors.Is(err, context.Canceled) {
+		return nil // asked to stop before the cache synced
+	}
+	return err
 }
