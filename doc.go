@@ -21,12 +21,13 @@
 //   - [Object], the constraint on the objects the generic types hold
 //     (*corev1.Pod, *unstructured.Unstructured, ...);
 //   - [Key], the "namespace/name" identity by which every stage refers to an
-//     object, with [KeyOf] and [ParseKey];
+//     object, with [KeyOf], [KeyFor] and [ParseKey];
 //   - [TraceEvent] and [TraceHook], the one way every stage reports what it
 //     does, so a learner can watch a single change travel from the watch
 //     stream to a worker.
 //
-// It imports nothing else from this module; every other package imports it.
+// It imports nothing else from this module; every package of the data flow
+// imports it.
 //
 // # Where to start reading
 //
@@ -43,6 +44,8 @@
 //  5. workqueue: where handlers put keys and workers take them.
 //  6. expectations: how a controller avoids acting on a cache that has not
 //     caught up with its own writes.
+//  7. leaderelection: several replicas of one controller, one active, over
+//     a coordination.k8s.io Lease.
 //
 // # Conventions
 //
@@ -59,6 +62,9 @@
 //
 //   - kubeconfig finds the cluster as kubectl does (--kubeconfig,
 //     $KUBECONFIG, ~/.kube/config, in-cluster, --context).
+//   - metrics exports what the trace hook reports as the metrics
+//     client-go's users scrape (workqueue_*, informer_*), through a small
+//     Provider interface a Prometheus adapter implements.
 //   - testenv starts a real etcd and kube-apiserver on this machine, so
 //     every claim the packages make is tested against the real thing; your
 //     own tests can use it too (cmd/controlplane builds its binaries), and

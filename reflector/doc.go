@@ -57,7 +57,7 @@
 // resourceVersion, an event whose resourceVersion goes backwards) is
 // reported to
 // Options.OnError as an *Error and retried after an exponential backoff
-// with jitter (800ms doubling to 30s by default; Options has every knob),
+// with jitter (800ms doubling to 30s by default; Tuning has every knob),
 // which resets after two calm minutes. A 403 (RBAC) or a 404 (a missing
 // CRD) is retried at that pace until it goes away. A server's Retry-After
 // is the minimum wait. One exception: the first relist after a 410 is

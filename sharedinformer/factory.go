@@ -134,7 +134,9 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 // now rather than an informer that retries forever: the selectors parse,
 // T is in the scheme, and the server serves a resource of T's kind (or
 // the ForResource resource holds T's kind and is spelled as the server
-// spells it). ctx bounds the discovery requests this may make.
+// spells it). ctx bounds the discovery requests this may make. A type the
+// scheme knows in several versions is read in the scheme's first; name
+// the version with ForResource to choose another.
 //
 // Go has no generic methods, so this is a function taking the factory.
 func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...InformerOption) (*Informer[T], error) {

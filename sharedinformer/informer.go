@@ -123,8 +123,9 @@ type Informer[T informer.Object] struct {
 	listenersRunning sync.WaitGroup
 }
 
-// New returns an Informer for opts. It fails if opts.ListerWatcher is nil
-// or an index is named like the built-in namespace index.
+// New returns an Informer for opts. It fails if opts.ListerWatcher is nil,
+// an index is named like the built-in namespace index, or an IndexFunc is
+// nil.
 func New[T informer.Object](opts Options[T]) (*Informer[T], error) {
 	if opts.ListerWatcher == nil {
 		return nil, errors.New("sharedinformer: Options.ListerWatcher is nil")

@@ -61,9 +61,10 @@ const (
 	// KindPanicked: under Run, reconcile panicked (Detail: the value). The
 	// panic was recovered and the key is about to be requeued.
 	KindPanicked = "panicked"
-	// KindGaveUp: under Run, reconcile returned a Terminal error, or failed
-	// again after RunOptions.MaxRetries retries (Detail: the error). The
-	// key is forgotten and not requeued.
+	// KindGaveUp: under Run, reconcile returned a Terminal error, failed
+	// again after RunOptions.MaxRetries retries, or asked for a negative
+	// RequeueAfter (Detail: the error). The key is forgotten and not
+	// requeued.
 	KindGaveUp = "gave-up"
 )
 
