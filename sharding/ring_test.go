@@ -16,7 +16,7 @@ func keys(n int) []string {
 	return out
 }
 
-func members(n int) []string {
+func memberIDs(n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = fmt.Sprintf("replica-%d-%06x", i, i*7919)
@@ -36,7 +36,7 @@ func owners(r *Ring, ks []string) map[string]string {
 func TestEveryMemberHoldsBetween08And12OverNOfTenThousandKeys(t *testing.T) {
 	ks := keys(10_000)
 	for n := 1; n <= 8; n++ {
-		r, err := NewRing(members(n), 0)
+		r, err := NewRing(memberIDs(n), 0)
 		require.NoError(t, err)
 		count := map[string]int{}
 		for _, owner := range owners(r, ks) {
@@ -56,7 +56,7 @@ func TestEveryMemberHoldsBetween08And12OverNOfTenThousandKeys(t *testing.T) {
 func TestAJoinOrALeaveMovesAtMost13OverNOfTheKeysAndOnlyToOrFromThatMember(t *testing.T) {
 	ks := keys(10_000)
 	for n := 2; n <= 8; n++ {
-		all := members(n)
+		all := memberIDs(n)
 		small, err1 := NewRing(all[:n-1], 0)
 		large, err2 := NewRing(all, 0)
 		require.NoError(t, err1)

@@ -1,0 +1,140 @@
+package sharding
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/leaderelection"
+)
+
+// MemberConfig describes one replica's membership in a ring.
+type MemberConfig struct {
+	// Client talks to coordination.k8s.io/v1: build it with
+	// leaderelection.NewClient, so renews have a rate limiter of their
+	// own. Required.
+	Client *rest.RESTClient
+	// Namespace holds the shard Leases. Required.
+	Namespace string
+	// Ring names the ring; the sharder must use the same. Required.
+	Ring string
+	// Name names the replica, a DNS label of at most 50 characters. Each
+	// term's member id is Name, a dash and 8 random hex digits. Required.
+	Name string
+
+	// LeaseDuration, RenewDeadline and RetryPeriod time the shard Lease
+	// as they time a leader's (see leaderelection.Config; defaults 15 s,
+	// 10 s, 2 s). The sharder judges a member dead LeaseDuration after
+	// its Lease last changed; the member stops at its last renew plus
+	// RenewDeadline, earlier.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+
+	// Run is the replica's work for one term: start informers scoped
+	// with shard.Selector(), run workers, and return soon after ctx
+	// ends. ctx ends when Member.Run's context does, or at the last
+	// successful renew plus RenewDeadline. Required.
+	Run func(ctx context.Context, shard Shard)
+	// Logger receives terms starting and ending. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Member is one replica's membership: it holds a shard Lease of its own
+// for as long as it can renew it, and runs MemberConfig.Run meanwhile.
+type Member struct {
+	cfg MemberConfig
+}
+
+// NewMember validates cfg and returns a Member. A *ConfigError or a
+// *leaderelection.ConfigError names what is wrong.
+func NewMember(cfg MemberConfig) (*Member, error) {
+	if err := validateRing(cfg.Ring); err != nil {
+		return nil, err
+	}
+	if errs := validation.IsDNS1123Label(cfg.Name); len(errs) > 0 || len(cfg.Name) > 50 {
+		return nil, &ConfigError{Field: "Name", Reason: fmt.Sprintf("(%q) must be a DNS label of at most 50 characters", cfg.Name)}
+	}
+	if cfg.Run == nil {
+		return nil, &ConfigError{Field: "Run", Reason: "is nil"}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	m := &Member{cfg: cfg}
+	if _, err := m.elector(cfg.Name + "-00000000"); err != nil { // the timing and the client, checked once
+		return nil, err
+	}
+	return m, nil
+}
+
+// Run is the replica's life in the ring, one term after another, until
+// ctx ends. A term begins when the member creates its Lease and ends
+// when it cannot renew it (or ctx ends); then Run waits RetryPeriod and
+// joins again as a new member, with a new id and a new Lease. An id is
+// never reused: the sharder may have moved the old id's objects without
+// asking, and nothing may reconcile under that id again. Run returns nil
+// when ctx ends.
+func (m *Member) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		id, err := newMemberID(m.cfg.Name)
+		if err != nil {
+			return err
+		}
+		el, err := m.elector(id)
+		if err != nil {
+			return err
+		}
+		err = el.Run(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		m.cfg.Logger.Warn("sharding: member term ended; joining again as a new member", "member", id, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(m.retryPeriod()):
+		}
+	}
+	return nil
+}
+
+// elector is the Elector of member id's Lease: its only candidate.
+// ReleaseOnCancel empties the Lease when the term ends, after Run
+// returned, so the sharder moves its objects at once instead of after
+// LeaseDuration.
+func (m *Member) elector(id string) (*leaderelection.Elector, error) {
+	shard := Shard{Ring: m.cfg.Ring, Member: id}
+	return leaderelection.New(leaderelection.Config{
+		Client: m.cfg.Client, Namespace: m.cfg.Namespace, Name: LeaseName(m.cfg.Ring, id), Identity: id,
+		LeaseDuration: m.cfg.LeaseDuration, RenewDeadline: m.cfg.RenewDeadline, RetryPeriod: m.cfg.RetryPeriod,
+		ReleaseOnCancel: true,
+		Logger:          m.cfg.Logger,
+		Callbacks: leaderelection.Callbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				m.cfg.Logger.Info("sharding: member term started", "member", id)
+				m.cfg.Run(ctx, shard)
+			},
+			OnStoppedLeading: func() { m.cfg.Logger.Info("sharding: member term stopped", "member", id) },
+		},
+	})
+}
+
+func (m *Member) retryPeriod() time.Duration {
+	if m.cfg.RetryPeriod == 0 {
+		return 2 * time.Second
+	}
+	return m.cfg.RetryPeriod
+}
+
+// newMemberID is name, a dash and 8 random hex digits.
+func newMemberID(name string) (string, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return name + "-" + hex.EncodeToString(b[:]), nil
+}

@@ -1,0 +1,85 @@
+package sharding
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/lister"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// Reconciler wraps reconcile for a member of a sharded controller. Give
+// it the lister of the member's shard-scoped informer (WithLabels with
+// shard.Selector()), and a client and resource name to write labels with
+// (Factory.RESTClient(gv), "configmaps"). For each key it:
+//
+//   - does nothing if the object is not in the cache: absence means "not
+//     this member's" (it moved, or was never here), never "deleted" — a
+//     relabel reaches the old owner's informer as a delete;
+//   - does nothing if the object is labelled for another member;
+//   - acknowledges a drain: removes the shard and drain labels, guarded
+//     by the resourceVersion it read, so the sharder can give the object
+//     to its new owner;
+//   - otherwise calls reconcile.
+//
+// The acknowledgement runs in the worker that holds the key, so no
+// reconcile of that key is running in this member when it is written:
+// the workqueue never gives one key to two workers.
+func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, reconcile workqueue.ReconcileFunc[informer.Key]) workqueue.ReconcileFunc[informer.Key] {
+	return func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+		var obj T
+		var err error
+		if key.Namespace == "" {
+			obj, err = objects.Get(key.Name)
+		} else {
+			obj, err = objects.Namespace(key.Namespace).Get(key.Name)
+		}
+		if apierrors.IsNotFound(err) {
+			return workqueue.Result{}, nil // not ours (any more): see the pitfall above
+		}
+		if err != nil {
+			return workqueue.Result{}, err
+		}
+		labels := obj.GetLabels()
+		switch {
+		case labels[shard.Label()] != shard.Member:
+			return workqueue.Result{}, nil
+		case labels[shard.DrainLabel()] != "":
+			return workqueue.Result{}, acknowledge(ctx, client, resource, key, obj.GetResourceVersion(), shard)
+		}
+		return reconcile(ctx, key)
+	}
+}
+
+// acknowledge lets go of a drained object: one merge PATCH that removes
+// both labels if the object is still at resourceVersion rv. A 409 means
+// it changed since this member's cache saw it: the change is on its way
+// to the cache, and its event brings the key back for another look.
+func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, key informer.Key, rv string, shard Shard) error {
+	patch, err := labelPatch(rv, map[string]*string{shard.Label(): nil, shard.DrainLabel(): nil})
+	if err != nil {
+		return err
+	}
+	err = client.Patch(types.MergePatchType).NamespaceIfScoped(key.Namespace, key.Namespace != "").
+		Resource(resource).Name(key.Name).Body(patch).Do(ctx).Error()
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // deleted meanwhile, or changed: see above
+	}
+	if err != nil {
+		return fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err)
+	}
+	return nil
+}
+
+// labelPatch is a JSON merge patch that sets (or, for nil, removes)
+// labels, and fails with 409 Conflict unless the object is at
+// resourceVersion rv.
+func labelPatch(rv string, labels map[string]*string) ([]byte, error) {
+	return json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv, "labels": labels}})
+}

@@ -1,0 +1,85 @@
+package sharding
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// LabelPrefix begins the shard label's key: an object owned by member m
+// of ring r is labelled LabelPrefix+r = m. Each member's informer selects
+// on it, so the API server sends each member only its own objects.
+const LabelPrefix = "shard.listwatch.dev/"
+
+// DrainLabelPrefix begins the drain label's key: the sharder sets
+// DrainLabelPrefix+r = "true" on an object whose owner must let it go.
+// The owner acknowledges by removing both labels (see Reconciler).
+const DrainLabelPrefix = "drain.shard.listwatch.dev/"
+
+// Shard is one member of one ring: what a replica needs to know to scope
+// its informers and to tell its objects from the others'.
+type Shard struct {
+	// Ring names the set of replicas sharing the objects; every replica
+	// and the sharder of one controller use the same ring name.
+	Ring string
+	// Member is this replica's id for its current term.
+	Member string
+}
+
+// Label is the shard label's key for the ring.
+func (s Shard) Label() string { return LabelPrefix + s.Ring }
+
+// DrainLabel is the drain label's key for the ring.
+func (s Shard) DrainLabel() string { return DrainLabelPrefix + s.Ring }
+
+// Selector is the label selector that scopes an informer to this
+// member's objects: pass it to sharedinformer.WithLabels.
+func (s Shard) Selector() string { return s.Label() + "=" + s.Member }
+
+// Owns reports whether obj is this member's to reconcile: labelled with
+// this member and not draining.
+func (s Shard) Owns(obj metav1.Object) bool {
+	labels := obj.GetLabels()
+	return labels[s.Label()] == s.Member && labels[s.DrainLabel()] == ""
+}
+
+// RingKey is the key an object is placed on the ring by: its own
+// namespace/name, or, for an object with a controller owner reference,
+// its owner's. Children so land with their owner, and a handler that maps
+// a child's event to its owner's key (sharedinformer.EnqueueOwner) finds
+// the owner in the same member's cache.
+func RingKey(obj metav1.Object) string {
+	if ref := metav1.GetControllerOf(obj); ref != nil {
+		return obj.GetNamespace() + "/" + ref.Name
+	}
+	return obj.GetNamespace() + "/" + obj.GetName()
+}
+
+// LeaseName is the name of member's shard Lease in ring.
+func LeaseName(ring, member string) string { return "shard-" + ring + "-" + member }
+
+// sharderLeaseName is the Lease the sharder candidates of ring elect a
+// leader through.
+func sharderLeaseName(ring string) string { return "sharder-" + ring }
+
+// validateRing checks that ring makes valid label keys and Lease names.
+func validateRing(ring string) error {
+	if ring == "" {
+		return &ConfigError{Field: "Ring", Reason: "is empty"}
+	}
+	if errs := validation.IsDNS1123Label(ring); len(errs) > 0 || len(ring) > 40 {
+		return &ConfigError{Field: "Ring", Reason: fmt.Sprintf("(%q) must be a DNS label of at most 40 characters: it is part of label keys and Lease names", ring)}
+	}
+	return nil
+}
+
+// ConfigError is a configuration that a constructor rejects. Field names
+// the field.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+// Error says which field is wrong and why.
+func (e *ConfigError) Error() string { return "sharding: " + e.Field + " " + e.Reason }

@@ -1,0 +1,235 @@
+package sharding
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/leaderelection"
+)
+
+// SharderConfig describes one sharder candidate. Run one in every
+// replica (or in a deployment of its own): one is elected, the others
+// stand by, watching the shard Leases so that they can act at once.
+type SharderConfig struct {
+	// Config reaches the API server for the sharder's informers and
+	// label PATCHes. Its QPS and Burst bound how fast objects are
+	// assigned and moved: client-go's defaults (5, 10) move 30,000
+	// objects in 100 minutes. Required.
+	Config *rest.Config
+	// LeaseClient talks to coordination.k8s.io/v1 (leaderelection.NewClient):
+	// the sharder's election and the polls of the shard Leases. Required.
+	LeaseClient *rest.RESTClient
+	// LeaseNamespace holds the shard Leases and the sharder's. Required.
+	LeaseNamespace string
+	// Ring names the ring, as the members' MemberConfig.Ring. Required.
+	Ring string
+	// Resources are the sharded resources: every object of them (in
+	// Namespace) is labelled with its owner. Objects with a controller
+	// owner reference follow their owner's key (RingKey). At least one.
+	Resources []schema.GroupVersionResource
+	// Namespace limits the sharded objects to one namespace; "" is all.
+	Namespace string
+
+	// LeaseDuration, RenewDeadline and RetryPeriod time the sharder's
+	// election as a leader's (see leaderelection.Config; defaults 15 s,
+	// 10 s, 2 s). The shard Leases are polled every RetryPeriod plus
+	// jitter; a Lease that names no duration is judged by LeaseDuration.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// VirtualNodes per member on the ring. Default: DefaultVirtualNodes.
+	// Every sharder candidate of a ring must use the same value.
+	VirtualNodes int
+	// Workers is how many label PATCHes run at once, per resource.
+	// Default: 4.
+	Workers int
+	// Identity is this candidate's identity in the sharder election.
+	// Default: leaderelection's (hostname and random digits).
+	Identity string
+	// OnLabel, if set, is told of every label PATCH that succeeded, on
+	// the worker's goroutine: what ("assign", "move", "drain",
+	// "undrain"), the object and its new owner ("" for undrain). For
+	// measurements; it must be quick.
+	OnLabel func(action string, key informer.Key, member string)
+	// OnLeading, if set, is called when this candidate starts (true) and
+	// stops (false) being the sharder. It must be quick.
+	OnLeading func(leading bool)
+	// Logger receives elections, membership changes and failures.
+	// Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Sharder labels every object of the sharded resources with its owner,
+// a member of the ring, and moves objects when members join or leave
+// (see docs/14-sharding.md for the table of what it does). It keeps no
+// state of its own: the labels and the Leases are the state, so a newly
+// elected sharder carries on where the last one stopped.
+type Sharder struct {
+	cfg     SharderConfig
+	members *members
+	elector *leaderelection.Elector
+}
+
+// NewSharder validates cfg and returns a Sharder. A *ConfigError or a
+// *leaderelection.ConfigError names what is wrong.
+func NewSharder(cfg SharderConfig) (*Sharder, error) {
+	if err := validateRing(cfg.Ring); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.Config == nil:
+		return nil, &ConfigError{Field: "Config", Reason: "is nil"}
+	case len(cfg.Resources) == 0:
+		return nil, &ConfigError{Field: "Resources", Reason: "is empty: name the sharded resources"}
+	case cfg.VirtualNodes < 0:
+		return nil, &ConfigError{Field: "VirtualNodes", Reason: fmt.Sprintf("(%d) must not be negative", cfg.VirtualNodes)}
+	case cfg.Workers < 0:
+		return nil, &ConfigError{Field: "Workers", Reason: fmt.Sprintf("(%d) must not be negative", cfg.Workers)}
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = 4
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.OnLeading == nil {
+		cfg.OnLeading = func(bool) {}
+	}
+	s := &Sharder{cfg: cfg}
+	el, err := leaderelection.New(leaderelection.Config{
+		Client: cfg.LeaseClient, Namespace: cfg.LeaseNamespace, Name: sharderLeaseName(cfg.Ring), Identity: cfg.Identity,
+		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
+		ReleaseOnCancel: true,
+		Logger:          cfg.Logger,
+		Callbacks: leaderelection.Callbacks{
+			OnStartedLeading: s.lead,
+			OnStoppedLeading: func() {},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.elector = el
+	s.cfg.LeaseDuration, s.cfg.RetryPeriod = durationOr(cfg.LeaseDuration, 15*time.Second), durationOr(cfg.RetryPeriod, 2*time.Second)
+	s.members = newMembers(cfg.LeaseClient, cfg.LeaseNamespace, cfg.Ring, informer.ClockOrReal(nil), s.cfg.LeaseDuration)
+	return s, nil
+}
+
+// Run stands for sharder until ctx ends, and shards while elected: a
+// lost term is followed by standing again. Meanwhile it polls the shard
+// Leases every RetryPeriod (plus jitter), elected or not. It returns nil
+// when ctx ends, and once everything it started has stopped.
+func (s *Sharder) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg.Go(func() { s.pollMembers(ctx) })
+	for ctx.Err() == nil {
+		if err := s.elector.Run(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Warn("sharding: sharder term ended", "err", err)
+		}
+	}
+	return nil
+}
+
+// pollMembers polls the shard Leases until ctx ends.
+func (s *Sharder) pollMembers(ctx context.Context) {
+	var last string
+	for {
+		if err := s.members.poll(ctx); err != nil && ctx.Err() == nil && err.Error() != last {
+			last = err.Error()
+			s.cfg.Logger.Warn("sharding: polling shard Leases failed", "err", err)
+		}
+		wait := s.cfg.RetryPeriod + time.Duration(rand.Float64()*leaderelection.JitterFactor*float64(s.cfg.RetryPeriod))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// lead shards until ctx (the sharder's term) ends.
+func (s *Sharder) lead(ctx context.Context) {
+	s.cfg.OnLeading(true)
+	defer s.cfg.OnLeading(false)
+	s.cfg.Logger.Info("sharding: sharder elected", "ring", s.cfg.Ring)
+	// Wait until the Leases can be judged: act on no guess.
+	for {
+		if _, judged := s.members.alive(); judged {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.cfg.RetryPeriod / 4):
+		}
+	}
+	// A failure (an informer that cannot be made, a resource the server
+	// does not serve) is retried: the Lease is held either way, and a
+	// sharder that holds it must shard.
+	for {
+		err := s.shard(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		s.cfg.Logger.Error("sharding: sharding failed; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.cfg.RetryPeriod):
+		}
+	}
+}
+
+// ring is the alive members' ring, rebuilt when they change.
+type ring struct {
+	mu      sync.RWMutex
+	members []string
+	ring    *Ring
+	alive   map[string]bool
+}
+
+// update installs members if they differ from the current ones, and
+// reports whether they did.
+func (r *ring) update(members []string, virtualNodes int) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ring != nil && slices.Equal(r.members, members) {
+		return false, nil
+	}
+	built, err := NewRing(members, virtualNodes)
+	if err != nil {
+		return false, err
+	}
+	r.members, r.ring, r.alive = members, built, map[string]bool{}
+	for _, m := range members {
+		r.alive[m] = true
+	}
+	return true, nil
+}
+
+// owner returns the ring's owner of key and whether member is alive.
+func (r *ring) owner(key string, member string) (string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.ring == nil {
+		return "", false // not built yet: nobody to give it to
+	}
+	return r.ring.Owner(key), r.alive[member]
+}
+
+func durationOr(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
