@@ -193,7 +193,7 @@ func requireNoOverlap(t *testing.T, rec *records) {
 	}
 }
 
-var testLogger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+var testLogger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 // fast is cfg with room for a burst of writes: client-go's default QPS
 // (5) would make every measurement here a measurement of that limit.
