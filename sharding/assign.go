@@ -82,9 +82,15 @@ func (s *Sharder) shard(ctx context.Context) error {
 }
 
 // watchMembers rebuilds the ring whenever the alive members change, and
-// then enqueues every key, until ctx ends.
+// then enqueues every key, until ctx ends. Once a LeaseDuration it
+// deletes the Leases of dead members that own nothing (collectLeases).
 func (s *Sharder) watchMembers(ctx context.Context, ring *ring, resources []*resource) {
+	var collected time.Time
 	for {
+		if time.Since(collected) >= s.cfg.LeaseDuration {
+			s.collectLeases(ctx, resources)
+			collected = time.Now()
+		}
 		alive, _ := s.members.alive()
 		changed, err := ring.update(alive, s.cfg.VirtualNodes)
 		if err != nil {

@@ -2,6 +2,7 @@ package sharding_test
 
 import (
 	"context"
+	"slices"
 
 	"sync"
 	"sync/atomic"
@@ -119,5 +120,9 @@ func TestAJoinDrainsObjectsWithoutOverlapAndTheRelabelReachesTheOldOwnerAsADelet
 	for _, owner := range owners {
 		require.Equal(t, a, owner)
 	}
+	// b's Lease, released and owning nothing, is deleted by the sharder.
+	require.Eventually(t, func() bool {
+		return !slices.Contains(leaseNames(ctx, t, cfg, ns), sharding.LeaseName(ring, b))
+	}, guard, 100*time.Millisecond, "the Lease of b, gone and owning nothing, is collected")
 	requireNoOverlap(t, rec)
 }

@@ -201,3 +201,14 @@ func fast(cfg *rest.Config) *rest.Config {
 	cfg.QPS, cfg.Burst = 200, 400
 	return cfg
 }
+
+// leaseNames lists the names of the namespace's Leases.
+func leaseNames(ctx context.Context, t *testing.T, cfg *rest.Config, ns string) []string {
+	list := &coordinationv1.LeaseList{}
+	require.NoError(t, must(leaderelection.NewClient(cfg)).Get().Namespace(ns).Resource("leases").Do(ctx).Into(list))
+	var out []string
+	for _, l := range list.Items {
+		out = append(out, l.Name)
+	}
+	return out
+}

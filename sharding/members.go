@@ -100,3 +100,19 @@ func (m *members) alive() (ids []string, judged bool) {
 	slices.Sort(ids)
 	return ids, !m.firstAt.IsZero() && !now.Before(m.judgedAt)
 }
+
+// dead returns the members whose Leases this observer has judged dead
+// (released, or unchanged for their duration), with the resourceVersion
+// it judged.
+func (m *members) dead() map[string]string {
+	now := m.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]string{}
+	for id, o := range m.leases {
+		if o.holder != id || !now.Before(o.at.Add(o.duration)) {
+			out[id] = o.resourceVersion
+		}
+	}
+	return out
+}

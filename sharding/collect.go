@@ -1,0 +1,34 @@
+package sharding
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// collectLeases deletes the Leases of dead members that no object is
+// labelled with any more. A member id serves one term, so a dead member
+// never renews again and its Lease is only clutter, which every sharder
+// candidate would list on every poll forever. The delete carries the
+// resourceVersion that was judged dead: if the Lease changed since, the
+// API server refuses it (409), and the next pass judges it again.
+func (s *Sharder) collectLeases(ctx context.Context, resources []*resource) {
+	dead := s.members.dead()
+	if len(dead) == 0 {
+		return
+	}
+	shard := Shard{Ring: s.cfg.Ring}
+	for _, r := range resources {
+		for _, obj := range r.objects.Lister().List(nil) {
+			delete(dead, obj.Labels[shard.Label()]) // still owns an object: not yet
+		}
+	}
+	for id, rv := range dead {
+		err := s.cfg.LeaseClient.Delete().Namespace(s.cfg.LeaseNamespace).Resource("leases").Name(LeaseName(s.cfg.Ring, id)).
+			Body(&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}).Do(ctx).Error()
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
+			s.cfg.Logger.Warn("sharding: deleting a dead member's Lease", "member", id, "err", err)
+		}
+	}
+}
