@@ -135,8 +135,9 @@ func awaitConverged(ctx context.Context, a api, f *fleet, n, objects int, guard 
 
 // cacheReport is a member's last "cache" line.
 type cacheReport struct {
-	objects int
-	heap    uint64
+	objects   int
+	heap      uint64 // the process's live heap
+	cacheHeap int64  // its growth since the member's term began
 }
 
 func latestCaches(events []event) map[string]cacheReport {
@@ -145,7 +146,8 @@ func latestCaches(events []event) map[string]cacheReport {
 		if ev.kind == "cache" {
 			n, _ := strconv.Atoi(ev.fields[1])
 			h, _ := strconv.ParseUint(ev.fields[2], 10, 64)
-			out[ev.fields[0]] = cacheReport{objects: n, heap: h}
+			c, _ := strconv.ParseInt(ev.fields[3], 10, 64)
+			out[ev.fields[0]] = cacheReport{objects: n, heap: h, cacheHeap: c}
 		}
 	}
 	return out

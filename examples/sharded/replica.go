@@ -155,9 +155,10 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 		logger.Error("informer", "err", err)
 		return
 	}
+	base := liveHeap() // before the cache fills: what the cache adds is measured from here
 	factory.Start(ctx)
 	defer factory.Wait()
-	go reportCache(ctx, cms, shard, rec)
+	go reportCache(ctx, cms, shard, base, rec)
 	if factory.WaitForCacheSync(ctx) != nil {
 		return
 	}
@@ -177,20 +178,28 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 		workqueue.RunOptions[informer.Key]{Workers: c.Workers})
 }
 
-// reportCache prints how many objects this member's cache holds, and the
-// process's live heap after a collection, every second.
-func reportCache(ctx context.Context, cms *si.Informer[*corev1.ConfigMap], shard sharding.Shard, rec *recorder) {
+// reportCache prints, every second, how many objects this member's
+// cache holds, the process's live heap, and how much the live heap grew
+// since the term began (base): the cache, mostly, and the queue.
+func reportCache(ctx context.Context, cms *si.Informer[*corev1.ConfigMap], shard sharding.Shard, base uint64, rec *recorder) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(time.Second):
 		}
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		rec.say("cache %s %d %d", shard.Member, len(cms.Lister().List(labels.Everything())), m.HeapAlloc)
+		heap := liveHeap()
+		rec.say("cache %s %d %d %d", shard.Member, len(cms.Lister().List(labels.Everything())), heap, int64(heap)-int64(base))
 	}
+}
+
+// liveHeap is the bytes of live heap objects right after a collection:
+// what the process holds, without the garbage RSS also counts.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
 
 // reportHeap prints the process's live heap after a collection, every second.
@@ -201,10 +210,7 @@ func reportHeap(ctx context.Context, name string, rec *recorder) {
 			return
 		case <-time.After(time.Second):
 		}
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		rec.say("heap %s %d", name, m.HeapAlloc)
+		rec.say("heap %s %d", name, liveHeap())
 	}
 }
 

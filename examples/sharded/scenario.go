@@ -191,7 +191,10 @@ func patchRate(events []event) float64 {
 func reportShares(f *fleet, objects int, out io.Writer) error {
 	shares, err := checkShares(f, objects)
 	for id, c := range shares {
-		fmt.Fprintf(out, "  %s caches %d objects (fair share %d), process heap %.1f MiB\n", id, c.objects, objects/len(shares), float64(c.heap)/(1<<20))
+		fmt.Fprintf(out, "  %s caches %d objects (fair share %d): live heap %.1f MiB, %.1f MiB of it since its term began\n",
+			id, c.objects, objects/len(shares), mib(c.heap), mib(c.cacheHeap))
 	}
 	return err
 }
+
+func mib[N int64 | uint64](n N) float64 { return float64(n) / (1 << 20) }

@@ -47,15 +47,15 @@ func steady(ctx context.Context, s settings, f *fleet, a api, out io.Writer) err
 	for id := range f.members() {
 		c := caches[id]
 		total += counts[id]
-		fmt.Fprintf(out, "  %s: %.1f reconciles/s, %d objects cached, process heap %.1f MiB\n",
-			id, float64(counts[id])/to.Sub(from).Seconds(), c.objects, float64(c.heap)/(1<<20))
+		fmt.Fprintf(out, "  %s: %.1f reconciles/s, %d objects cached, live heap %.1f MiB, %.1f MiB of it since its term began\n",
+			id, float64(counts[id])/to.Sub(from).Seconds(), c.objects, mib(c.heap), mib(c.cacheHeap))
 	}
 	for _, ev := range f.snapshot() {
 		if ev.kind == "heap" {
 			caches["sharder"] = cacheReport{heap: parseUint(ev.fields[1])}
 		}
 	}
-	fmt.Fprintf(out, "  the sharder (metadata of all %d objects): process heap %.1f MiB\n", s.objects, float64(caches["sharder"].heap)/(1<<20))
+	fmt.Fprintf(out, "  the sharder (metadata of all %d objects): live heap %.1f MiB\n", s.objects, mib(caches["sharder"].heap))
 	fmt.Fprintf(out, "steady: %d members, %.1f reconciles/s in all over %v\n", s.replicas, float64(total)/to.Sub(from).Seconds(), s.duration)
 	return nil
 }
