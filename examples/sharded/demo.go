@@ -94,10 +94,13 @@ func createObjects(ctx context.Context, core *rest.RESTClient, ns string, n int)
 }
 
 // update changes data.tick of a random object rate times a second until
-// ctx ends: the load that keeps the replicas reconciling.
+// ctx ends: the load that keeps the replicas reconciling. Each PATCH runs
+// on its own goroutine, so a slow answer does not slow the rate.
 func update(ctx context.Context, core *rest.RESTClient, ns string, n int, rate float64) {
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer tick.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for i := 0; ; i++ {
 		select {
 		case <-ctx.Done():
@@ -105,7 +108,9 @@ func update(ctx context.Context, core *rest.RESTClient, ns string, n int, rate f
 		case <-tick.C:
 		}
 		body := fmt.Appendf(nil, `{"data":{"tick":"%d"}}`, i)
-		go core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name(objectName(rand.IntN(n))).Body(body).Do(ctx)
+		wg.Go(func() {
+			core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name(objectName(rand.IntN(n))).Body(body).Do(ctx)
+		})
 	}
 }
 

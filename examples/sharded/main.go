@@ -42,19 +42,18 @@ func main() {
 
 // settings are the demo's flags; the replicas receive the ones they need.
 type settings struct {
-	conn        *cli.Flags
-	objects     int
-	replicas    int
-	updateRate  float64
-	reconcile   time.Duration
-	workers     int
-	lease       time.Duration
-	renew       time.Duration
-	retry       time.Duration
-	qps         float64
-	scenario    string
-	duration    time.Duration
-	keepObjects bool
+	conn       *cli.Flags
+	objects    int
+	replicas   int
+	updateRate float64
+	reconcile  time.Duration
+	workers    int
+	lease      time.Duration
+	renew      time.Duration
+	retry      time.Duration
+	qps        float64
+	scenario   string
+	duration   time.Duration
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -71,7 +70,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.Float64Var(&s.qps, "qps", 500, "client QPS of every replica (Burst: twice that): bounds the sharder's PATCH rate")
 	fs.StringVar(&s.scenario, "scenario", "handovers", "handovers (kill, join with a sharder kill, blackhole) or steady (measure one workload)")
 	fs.DurationVar(&s.duration, "duration", 30*time.Second, "with --scenario=steady, how long to measure")
-	fs.BoolVar(&s.keepObjects, "keep", true, "keep the ConfigMaps afterwards (a rerun reuses them)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
