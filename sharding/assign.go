@@ -62,7 +62,7 @@ func (s *Sharder) shard(ctx context.Context) error {
 		return err
 	}
 
-	ring := &ring{}
+	ring := &liveRing{}
 	done := make(chan struct{})
 	for _, r := range resources {
 		go func() {
@@ -84,7 +84,7 @@ func (s *Sharder) shard(ctx context.Context) error {
 // watchMembers rebuilds the ring whenever the alive members change, and
 // then enqueues every key, until ctx ends. Once a LeaseDuration it
 // deletes the Leases of dead members that own nothing (collectLeases).
-func (s *Sharder) watchMembers(ctx context.Context, ring *ring, resources []*resource) {
+func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []*resource) {
 	var collected time.Time
 	for {
 		if time.Since(collected) >= s.cfg.LeaseDuration {
@@ -126,7 +126,7 @@ func (s *Sharder) watchMembers(ctx context.Context, ring *ring, resources []*res
 // (the key of) its owner directly. Every PATCH carries the
 // resourceVersion the sharder's cache holds, so a change it has not seen
 // yet fails it with 409; that change's event brings the key back.
-func (s *Sharder) decide(ctx context.Context, r *resource, ring *ring, key informer.Key) error {
+func (s *Sharder) decide(ctx context.Context, r *resource, ring *liveRing, key informer.Key) error {
 	obj, err := getMeta(r, key)
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -190,8 +190,8 @@ func (s *Sharder) lead(ctx context.Context) {
 	}
 }
 
-// ring is the alive members' ring, rebuilt when they change.
-type ring struct {
+// liveRing is the alive members' ring, rebuilt when they change.
+type liveRing struct {
 	mu      sync.RWMutex
 	members []string
 	ring    *Ring
@@ -200,7 +200,7 @@ type ring struct {
 
 // update installs members if they differ from the current ones, and
 // reports whether they did.
-func (r *ring) update(members []string, virtualNodes int) (bool, error) {
+func (r *liveRing) update(members []string, virtualNodes int) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ring != nil && slices.Equal(r.members, members) {
@@ -218,7 +218,7 @@ func (r *ring) update(members []string, virtualNodes int) (bool, error) {
 }
 
 // owner returns the ring's owner of key and whether member is alive.
-func (r *ring) owner(key string, member string) (string, bool) {
+func (r *liveRing) owner(key string, member string) (string, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.ring == nil {
