@@ -89,6 +89,9 @@ func takeover(all map[string][]interval, keys []informer.Key, from string, since
 // member's cache holds exactly its objects. It returns the owners.
 func awaitConverged(ctx context.Context, a api, f *fleet, n, objects int, guard time.Duration) (map[informer.Key]string, error) {
 	deadline := time.Now().Add(guard) // against hanging, not a timing
+	// Each look LISTs every object: at 30,000 that is work for the API
+	// server too, so look less often the more there are.
+	every := max(250*time.Millisecond, time.Duration(objects)*50*time.Microsecond)
 	for {
 		if err := f.failure(); err != nil {
 			return nil, err
@@ -99,7 +102,7 @@ func awaitConverged(ctx context.Context, a api, f *fleet, n, objects int, guard 
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(every):
 		}
 		live := f.members()
 		if len(live) != n {

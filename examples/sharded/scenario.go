@@ -105,10 +105,18 @@ func handovers(ctx context.Context, s settings, f *fleet, a api, out io.Writer) 
 	}
 	cut.proc.proxy.Heal()
 	healedAt := time.Now()
+	var rejoined event
+	if err := awaitEvent(ctx, f, func(ev event) bool {
+		rejoined = ev
+		return ev.kind == "member" && ev.proc == cut.proc.name && ev.at.After(cutAt)
+	}); err != nil {
+		return err
+	}
 	if _, err := awaitConverged(ctx, a, f, n, s.objects, guard); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "blackhole: healed, %s rejoined as a new member; converged %v after the heal\n", cut.proc.name, time.Since(healedAt).Round(time.Millisecond))
+	fmt.Fprintf(out, "blackhole: healed; %s rejoined as %s %v after the heal, converged %v after the heal\n",
+		cut.proc.name, rejoined.fields[1], rejoined.at.Sub(healedAt).Round(time.Millisecond), time.Since(healedAt).Round(time.Millisecond))
 
 	if err := checkNoOverlap(intervals(f.snapshot(), f.killTimes())); err != nil {
 		return err
