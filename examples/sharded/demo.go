@@ -38,7 +38,7 @@ func demo(ctx context.Context, s settings, out io.Writer) error {
 	if err := createObjects(ctx, core, ns, s.objects); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%d ConfigMaps in %s, created while no replica and no sharder runs (%v)\n", s.objects, ns, time.Since(began).Round(time.Millisecond))
+	fmt.Fprintf(out, "%d ConfigMaps in %s, unlabelled, before any replica or sharder runs (%v)\n", s.objects, ns, time.Since(began).Round(time.Millisecond))
 
 	f := &fleet{cfg: cfg, base: replicaConfig{
 		Kubeconfig: s.conn.Path, Context: s.conn.Context, Namespace: ns,
