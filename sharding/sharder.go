@@ -68,7 +68,7 @@ type SharderConfig struct {
 
 // Sharder labels every object of the sharded resources with its owner,
 // a member of the ring, and moves objects when members join or leave
-// (see docs/14-sharding.md for the table of what it does). It keeps no
+// (see docs/15-sharding.md for the table of what it does). It keeps no
 // state of its own: the labels and the Leases are the state, so a newly
 // elected sharder carries on where the last one stopped.
 type Sharder struct {
