@@ -1,10 +1,10 @@
 package informer
 
 import (
-	"reflect"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/informer/internal/nilcheck"
 )
 
 // Object is the constraint on the type parameter T of every generic type in
@@ -30,14 +30,4 @@ func IsNil[T Object](obj T) bool { return isNil(obj) }
 
 // isNil is IsNil for any value, so that KeyOf, which takes a metav1.Object,
 // shares the same rule.
-func isNil(v any) bool {
-	rv := reflect.ValueOf(v)
-	if !rv.IsValid() {
-		return true
-	}
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface, reflect.Func, reflect.Chan:
-		return rv.IsNil()
-	}
-	return false
-}
+func isNil(v any) bool { return nilcheck.IsNil(v) }

@@ -2,13 +2,15 @@ package leaderelection
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/internal/restclient"
 )
 
 // NewClient returns a REST client for coordination.k8s.io/v1 built from a
@@ -23,13 +25,12 @@ func NewClient(cfg *rest.Config) (*rest.RESTClient, error) {
 	if err := coordinationv1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	metav1.AddToGroupVersion(scheme, coordinationv1.SchemeGroupVersion)
+	if cfg == nil {
+		return nil, errors.New("leaderelection: NewClient: the rest.Config is nil")
+	}
 	cfg = rest.CopyConfig(cfg)
-	cfg.APIPath = "/apis"
-	cfg.GroupVersion = &coordinationv1.SchemeGroupVersion
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
 	cfg.RateLimiter = nil
-	return rest.RESTClientFor(cfg)
+	return restclient.New(cfg, coordinationv1.SchemeGroupVersion, serializer.NewCodecFactory(scheme).WithoutConversion(), false)
 }
 
 // LeaseError is a failed request for the Lease: Op is "get", "create" or

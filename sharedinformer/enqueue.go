@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/internal/nilcheck"
 )
 
 // Enqueuer is where the handlers below put keys: a
@@ -61,7 +62,7 @@ func EnqueueOwner[T informer.Object](q Enqueuer, owner schema.GroupKind) Handler
 // toKeys must be quick and must not modify the object. A nil q or toKeys
 // gives a nil Handler, which AddEventHandler rejects.
 func EnqueueMapped[T informer.Object](q Enqueuer, toKeys func(obj T) []informer.Key) Handler[T] {
-	if isNil(q) || toKeys == nil {
+	if nilcheck.IsNil(q) || toKeys == nil {
 		return nil
 	}
 	add := func(obj T) {

@@ -3,6 +3,8 @@ package sharedinformer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/listwatch/informer/internal/nilcheck"
 )
 
 // AddEventHandler registers h and returns its Registration. It may be
@@ -27,7 +29,7 @@ import (
 // h is nil, or the informer has stopped (Run's context ended): a handler
 // added then would never be called.
 func (i *Informer[T]) AddEventHandler(h Handler[T], options ...HandlerOptions) (*Registration, error) {
-	if isNil(h) {
+	if nilcheck.IsNil(h) {
 		return nil, errors.New("sharedinformer: AddEventHandler: the handler is nil")
 	}
 	var opts HandlerOptions

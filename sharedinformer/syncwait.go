@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/listwatch/informer/internal/nilcheck"
 )
 
 // Syncer is anything whose cache, or view of one, becomes synced once: an
@@ -35,7 +37,7 @@ type reporter interface {
 // an error you see.
 func WaitForCacheSync(ctx context.Context, syncers ...Syncer) error {
 	for i, s := range syncers {
-		if isNil(s) {
+		if nilcheck.IsNil(s) {
 			return fmt.Errorf("sharedinformer: WaitForCacheSync: syncer %d is nil (an AddEventHandler or InformerFor whose error was ignored?)", i)
 		}
 	}
