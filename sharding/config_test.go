@@ -38,16 +38,7 @@ func TestNewMemberNamesTheFieldItRejects(t *testing.T) {
 		cfg := good
 		change(&cfg)
 		_, err := NewMember(cfg)
-		var ours *ConfigError
-		var theirs *leaderelection.ConfigError
-		switch {
-		case errors.As(err, &ours):
-			require.Equal(t, field, ours.Field)
-		case errors.As(err, &theirs):
-			require.Equal(t, field, theirs.Field)
-		default:
-			t.Fatalf("%s: got %v, want a ConfigError", field, err)
-		}
+		requireConfigError(t, field, err)
 	}
 }
 
@@ -67,16 +58,7 @@ func TestNewSharderNamesTheFieldItRejects(t *testing.T) {
 		cfg := good
 		change(&cfg)
 		_, err := NewSharder(cfg)
-		var ours *ConfigError
-		var theirs *leaderelection.ConfigError
-		switch {
-		case errors.As(err, &ours):
-			require.Equal(t, field, ours.Field)
-		case errors.As(err, &theirs):
-			require.Equal(t, field, theirs.Field)
-		default:
-			t.Fatalf("%s: got %v, want a ConfigError", field, err)
-		}
+		requireConfigError(t, field, err)
 	}
 }
 
@@ -101,4 +83,21 @@ func TestRunReturnsWhenItsContextEndsAndLeavesNoGoroutineBehind(t *testing.T) {
 	go func() { done <- sharder.Run(ctx) }()
 	require.NoError(t, <-done)
 	require.NoError(t, <-done)
+}
+
+// requireConfigError checks that err names field, as a sharding or a
+// leaderelection ConfigError (a Member's and a Sharder's Lease timing is
+// checked by the elector they build).
+func requireConfigError(t *testing.T, field string, err error) {
+	t.Helper()
+	var ours *ConfigError
+	var theirs *leaderelection.ConfigError
+	switch {
+	case errors.As(err, &ours):
+		require.Equal(t, field, ours.Field)
+	case errors.As(err, &theirs):
+		require.Equal(t, field, theirs.Field)
+	default:
+		t.Fatalf("%s: got %v, want a ConfigError", field, err)
+	}
 }
