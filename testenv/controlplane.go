@@ -36,6 +36,11 @@ type Options struct {
 	// ExtraAPIServerFlags are appended to kube-apiserver's flags; a later
 	// flag overrides an earlier one. Default: none.
 	ExtraAPIServerFlags []string
+	// EtcdDataFrom starts etcd on a copy of this etcd data directory, as
+	// SaveEtcdData wrote it, so a large population (100k objects) is made
+	// once and reused: the copy is the control plane's own, and the
+	// directory is never changed. Default: "", an empty etcd.
+	EtcdDataFrom string
 }
 
 func (o Options) authorizationMode() string {
@@ -108,6 +113,11 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 
 	if err := cp.api.prepare(); err != nil {
 		return nil, err
+	}
+	if opts.EtcdDataFrom != "" {
+		if err := copyDir(opts.EtcdDataFrom, cp.etcd.dataDir()); err != nil {
+			return nil, fmt.Errorf("copying etcd data from %s: %w", opts.EtcdDataFrom, err)
+		}
 	}
 	startCtx, cancel := context.WithTimeout(ctx, opts.startTimeout())
 	defer cancel()

@@ -61,7 +61,9 @@
 // that is not the admin (a 403 to provoke, a Role to prove minimal);
 // InstallCRD, for a custom resource served in one call; and Current, the
 // control plane Main started, for Example functions, which have no
-// *testing.T.
+// *testing.T; and SaveEtcdData with Options.EtcdDataFrom, to populate
+// 100k objects once and start later control planes on a copy (the scale
+// ladder, bench/scale, does).
 //
 // # Faults
 //

@@ -24,11 +24,14 @@ type etcd struct {
 // clientURL is where kube-apiserver and the JSON gateway reach etcd.
 func (e *etcd) clientURL() string { return fmt.Sprintf("http://127.0.0.1:%d", e.clientPort) }
 
+// dataDir is etcd's data directory.
+func (e *etcd) dataDir() string { return filepath.Join(e.dir, "etcd-data") }
+
 func (e *etcd) start(ctx context.Context) error {
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", e.peerPort)
 	args := []string{
 		"--name=default",
-		"--data-dir=" + filepath.Join(e.dir, "etcd-data"),
+		"--data-dir=" + e.dataDir(),
 		"--listen-client-urls=" + e.clientURL(),
 		"--advertise-client-urls=" + e.clientURL(),
 		"--listen-peer-urls=" + peerURL,
