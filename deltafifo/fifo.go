@@ -64,6 +64,13 @@ type DeltaFIFO[T informer.Object] struct {
 	// queue holds each queued key once, in order of first arrival since
 	// the key was last popped.
 	queue []informer.Key
+	// high is the longest queue since items and queuedAt were made. Go
+	// maps never give memory back as keys are deleted, so after a burst
+	// (the initial list, a relist: every object queued at once) the two
+	// maps would keep about 180 bytes per object of that burst for the
+	// informer's whole life; once the queue drains after one, Pop makes
+	// them anew (shrinkIfDrainedLocked).
+	high int
 
 	// synced tracks the first Replace: replaced says it happened, and
 	// initialRemaining counts the keys that were queued when it happened

@@ -89,6 +89,7 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
 	if err == nil || !errors.Is(err, ErrRequeue) {
 		f.advanceLocked() // processed, or dropped: either way no longer pending
 		f.noteSyncedLocked()
+		f.shrinkIfDrainedLocked()
 	}
 	if f.trace != nil {
 		detail := ""
@@ -121,4 +122,21 @@ func (f *DeltaFIFO[T]) wake() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.cond.Broadcast()
+}
+
+// shrinkAbove is the queue length above which a drained queue's maps are
+// made anew: below it, what they keep is not worth the reallocation.
+const shrinkAbove = 1024
+
+// shrinkIfDrainedLocked makes items, queuedAt and queue anew once the
+// queue is empty after having held more than shrinkAbove keys, so the
+// memory a burst needed is given back (see high). The caller holds mu.
+func (f *DeltaFIFO[T]) shrinkIfDrainedLocked() {
+	if len(f.queue) > 0 || f.high <= shrinkAbove {
+		return
+	}
+	f.items = map[informer.Key]Deltas[T]{}
+	f.queuedAt = map[informer.Key]uint64{}
+	f.queue = nil
+	f.high = 0
 }

@@ -63,6 +63,7 @@ func (f *DeltaFIFO[T]) queueLocked(key informer.Key, d Delta[T]) {
 	if !queued {
 		f.queue = append(f.queue, key)
 		f.queuedAt[key] = f.seq
+		f.high = max(f.high, len(f.queue))
 	}
 	if f.trace != nil {
 		if merged {
