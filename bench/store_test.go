@@ -38,8 +38,7 @@ type store struct {
 
 func oursStore(objs []*corev1.ConfigMap) store {
 	idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{Indexers: map[string]indexer.IndexFunc[*corev1.ConfigMap]{
-		indexer.NamespaceIndex: indexer.NamespaceIndexFunc[*corev1.ConfigMap],
-		"app":                  indexer.LabelIndexFunc[*corev1.ConfigMap]("app"),
+		"app": indexer.LabelIndexFunc[*corev1.ConfigMap]("app"), // the namespace index is built in
 	}}))
 	if err := idx.Replace(objs); err != nil {
 		panic(err)

@@ -81,7 +81,7 @@ func TestBadInputIsAnErrorThatNamesTheProblemAndChangesNothing(t *testing.T) {
 			[]string{"AddIndexers", "default/b", `index "zzz-picky"`, "cannot index b"}},
 		{"ByIndex of an unknown index",
 			func(idx *Indexer[*corev1.ConfigMap]) error { _, err := idx.ByIndex("nope", "x"); return err },
-			[]string{"ByIndex", `no index named "nope"`, "app, namespace, picky, strict"}},
+			[]string{"ByIndex", `no index named "nope"`, "namespace (built in), app, picky, strict"}},
 		{"IndexKeys of an unknown index",
 			func(idx *Indexer[*corev1.ConfigMap]) error { _, err := idx.IndexKeys("nope", "x"); return err },
 			[]string{"IndexKeys", `no index named "nope"`}},
@@ -128,7 +128,7 @@ func TestAnObjectWithAnInvalidKeyIsRejectedWithErrInvalidKey(t *testing.T) {
 // pointer inside one are both rejected, not panicked on.
 func TestNilAndTypedNilInterfaceValuesAreRejected(t *testing.T) {
 	idx := must(New(Options[informer.Object]{Indexers: map[string]IndexFunc[informer.Object]{
-		NamespaceIndex: NamespaceIndexFunc[informer.Object],
+		"ns": NamespaceIndexFunc[informer.Object],
 	}}))
 	var typedNil *corev1.ConfigMap
 	for _, obj := range []informer.Object{nil, typedNil} {

@@ -22,8 +22,7 @@ func pod(namespace, name, app string) *corev1.Pod {
 func ExampleIndexer_ByIndex() {
 	idx, err := indexer.New(indexer.Options[*corev1.Pod]{
 		Indexers: map[string]indexer.IndexFunc[*corev1.Pod]{
-			indexer.NamespaceIndex: indexer.NamespaceIndexFunc[*corev1.Pod],
-			"app":                  indexer.LabelIndexFunc[*corev1.Pod]("app"),
+			"app": indexer.LabelIndexFunc[*corev1.Pod]("app"),
 		},
 	})
 	if err != nil {
@@ -60,7 +59,7 @@ func ExampleIndexer_ByIndex() {
 	// app=web:        [default/web-0 default/web-1 prod/web-0]
 	// namespace=prod: [prod/db-0 prod/web-0]
 	// app values:     [web]
-	// indexer: ByIndex: no index named "tier" (indices: app, namespace)
+	// indexer: ByIndex: no index named "tier" (indices: namespace (built in), app)
 }
 
 // A trace hook shows each write and exactly which index values it changed.

@@ -30,11 +30,11 @@ func key(namespace, name string) informer.Key {
 	return informer.Key{Namespace: namespace, Name: name}
 }
 
-// standardIndexers are the indices most tests use.
+// standardIndexers are the indices most tests use (with the built-in
+// namespace index).
 func standardIndexers() map[string]IndexFunc[*corev1.ConfigMap] {
 	return map[string]IndexFunc[*corev1.ConfigMap]{
-		NamespaceIndex: NamespaceIndexFunc[*corev1.ConfigMap],
-		"app":          LabelIndexFunc[*corev1.ConfigMap]("app"),
+		"app": LabelIndexFunc[*corev1.ConfigMap]("app"),
 	}
 }
 
@@ -63,7 +63,7 @@ func stateOf(t *testing.T, idx *Indexer[*corev1.ConfigMap]) state {
 		s.Items[informer.Key{Namespace: obj.Namespace, Name: obj.Name}] = obj
 	}
 	idx.mu.RLock()
-	names := slices.Clone(idx.names)
+	names := append([]string{NamespaceIndex}, idx.names...)
 	idx.mu.RUnlock()
 	for _, name := range names {
 		values, err := idx.IndexValues(name)
@@ -85,16 +85,27 @@ func requireExact(t require.TestingT, idx *Indexer[*corev1.ConfigMap]) {
 	idx.mu.RLock()
 	defer idx.mu.RUnlock()
 	require.Equal(t, slices.Sorted(maps.Keys(idx.indices)), idx.names, "names lists the indices, sorted")
-	for k, obj := range idx.items {
+	items := map[informer.Key]*corev1.ConfigMap{}
+	for ns, sp := range idx.spaces {
+		require.NotZero(t, sp.len(), "no empty namespace is kept")
+		require.Len(t, sp.names, len(sp.objs))
+		require.Len(t, sp.pos, len(sp.objs))
+		for n, obj := range sp.objs {
+			require.Equal(t, n, sp.pos[sp.names[n]], "pos says where each name is")
+			items[informer.Key{Namespace: ns, Name: sp.names[n]}] = obj
+		}
+	}
+	require.Len(t, items, idx.count, "count is the number of stored objects")
+	for k, obj := range items {
 		require.Equal(t, k, informer.Key{Namespace: obj.Namespace, Name: obj.Name}, "an object is stored under its own key")
 	}
 	if idx.detect {
-		require.ElementsMatch(t, slices.Collect(maps.Keys(idx.items)), slices.Collect(maps.Keys(idx.copies)), "one deep copy per stored object")
+		require.ElementsMatch(t, slices.Collect(maps.Keys(items)), slices.Collect(maps.Keys(idx.copies)), "one deep copy per stored object")
 	}
 	for name, x := range idx.indices {
 		// Recompute the index from scratch.
 		want := map[string]map[informer.Key]struct{}{}
-		for k, obj := range idx.items {
+		for k, obj := range items {
 			values, err := x.fn(obj)
 			require.NoError(t, err)
 			for _, v := range values {

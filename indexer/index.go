@@ -125,26 +125,29 @@ func (i *Indexer[T]) AddIndexers(indexers map[string]IndexFunc[T]) error {
 		if _, exists := i.indices[name]; exists {
 			return fmt.Errorf("indexer: AddIndexers: an index named %q already exists", name)
 		}
-		if indexers[name] == nil {
-			return fmt.Errorf("indexer: AddIndexers: the IndexFunc of index %q is nil", name)
+		if err := checkIndex(name, indexers[name]); err != nil {
+			return fmt.Errorf("indexer: AddIndexers: %w", err)
 		}
 	}
 	built := make([]*index[T], len(names)) // build each index aside
 	for n, name := range names {
 		x := newIndex(indexers[name])
-		for key, obj := range i.items {
-			values, err := x.valuesOf(obj)
-			if err != nil {
-				return fmt.Errorf("indexer: AddIndexers: %s: index %q: %w", key, name, err)
+		for ns, sp := range i.spaces {
+			for m, obj := range sp.objs {
+				key := informer.Key{Namespace: ns, Name: sp.names[m]}
+				values, err := x.valuesOf(obj)
+				if err != nil {
+					return fmt.Errorf("indexer: AddIndexers: %s: index %q: %w", key, name, err)
+				}
+				x.file(key, values)
 			}
-			x.file(key, values)
 		}
 		built[n] = x
 	}
 	for n, name := range names { // every one is complete: install them all
 		i.indices[name] = built[n]
 		if i.trace != nil {
-			detail := fmt.Sprintf("%s: %d values over %d objects", name, len(built[n].byValue), len(i.items))
+			detail := fmt.Sprintf("%s: %d values over %d objects", name, len(built[n].byValue), i.count)
 			i.emit(KindIndexAdded, informer.Key{}, "", detail)
 		}
 	}

@@ -14,8 +14,9 @@ import (
 // no secondary indices, no tracing, no mutation detector.
 type Options[T informer.Object] struct {
 	// Indexers are the named secondary indices to maintain from the start,
-	// such as {NamespaceIndex: NamespaceIndexFunc[T]}. More can be added
-	// later with AddIndexers. Default: none.
+	// such as {"app": LabelIndexFunc[T]("app")}. More can be added later
+	// with AddIndexers. The namespace index is built in (NamespaceIndex).
+	// Default: none.
 	Indexers map[string]IndexFunc[T]
 
 	// Trace receives an event for every change (see the Kind constants).
@@ -31,8 +32,10 @@ type Options[T informer.Object] struct {
 
 // Indexer is the informer's cache: a thread-safe map from [informer.Key] to
 // the latest object seen for that key, plus named secondary indices that
-// answer "which objects have this value?" (all Pods in namespace "prod",
-// all ConfigMaps labelled app=web) without scanning everything.
+// answer "which objects have this value?" (all ConfigMaps labelled
+// app=web) without scanning everything. Every Indexer is also indexed by
+// namespace, built in: its storage is laid out by namespace (see space),
+// and ByIndex(NamespaceIndex, ns) lists a namespace from that layout.
 //
 // Unlike a plain map it keeps every index exact on every write, and unlike
 // the DeltaFIFO, which holds what is still to be processed, it holds only
@@ -44,19 +47,22 @@ type Options[T informer.Object] struct {
 //
 // An Indexer is safe for concurrent use. Create one with [New].
 type Indexer[T informer.Object] struct {
-	// mu guards items, indices, names and copies. Writers (Add, Update,
-	// Delete, Replace, AddIndexers) hold it exclusively; readers share it.
-	// Index functions and the trace hook run while it is held, so neither
-	// may call back into this Indexer.
+	// mu guards spaces, count, indices, names and copies. Writers (Add,
+	// Update, Delete, Replace, AddIndexers) hold it exclusively; readers
+	// share it. Index functions and the trace hook run while it is held,
+	// so neither may call back into this Indexer.
 	mu sync.RWMutex
 
-	// items is the cache: items[k] is the last object stored under key k,
-	// and k is that object's own key.
-	items map[informer.Key]T
+	// spaces is the cache, by namespace: spaces[ns] holds the objects
+	// stored under keys with Namespace ns, and exists iff it holds at
+	// least one. count is the number of objects over all spaces.
+	spaces map[string]*space[T]
+	count  int
 
-	// indices holds one index per name. For every name and value, a key is
-	// in indices[name].byValue[value] iff the IndexFunc returned value for
-	// the object stored under that key when it was stored.
+	// indices holds one secondary index per name. For every name and
+	// value, a key is in indices[name].byValue[value] iff the IndexFunc
+	// returned value for the object stored under that key when it was
+	// stored. The built-in namespace index is not here: it is spaces.
 	indices map[string]*index[T]
 
 	// names are the names of the indices, sorted, so that writes run the
@@ -64,8 +70,8 @@ type Indexer[T informer.Object] struct {
 	names []string
 
 	// copies is the mutation detector's memory: copies[k] is a deep copy
-	// of items[k], taken when it was stored. It is nil when the detector is
-	// off, and otherwise has exactly the keys of items.
+	// of the object stored under k, taken when it was stored. It is nil
+	// when the detector is off, and otherwise has exactly the stored keys.
 	copies map[informer.Key]runtime.Object
 
 	// trace and detect are fixed at New and read without mu. detect says
@@ -75,10 +81,11 @@ type Indexer[T informer.Object] struct {
 }
 
 // New returns an empty Indexer configured by opts. It fails, naming the
-// index, if an IndexFunc in opts.Indexers is nil.
+// index, if an IndexFunc in opts.Indexers is nil, or if one is named
+// NamespaceIndex: that index is built in.
 func New[T informer.Object](opts Options[T]) (*Indexer[T], error) {
 	i := &Indexer[T]{
-		items:   map[informer.Key]T{},
+		spaces:  map[string]*space[T]{},
 		indices: map[string]*index[T]{},
 		trace:   opts.Trace,
 		detect:  opts.DetectMutations,
@@ -87,14 +94,25 @@ func New[T informer.Object](opts Options[T]) (*Indexer[T], error) {
 		i.copies = map[informer.Key]runtime.Object{}
 	}
 	for name, fn := range opts.Indexers {
-		if fn == nil {
-			return nil, fmt.Errorf("indexer.New: the IndexFunc of index %q is nil", name)
+		if err := checkIndex(name, fn); err != nil {
+			return nil, fmt.Errorf("indexer.New: %w", err)
 		}
 		i.indices[name] = newIndex(fn)
 		i.names = append(i.names, name)
 	}
 	slices.Sort(i.names)
 	return i, nil
+}
+
+// checkIndex refuses a nil IndexFunc, and the built-in index's name.
+func checkIndex[T informer.Object](name string, fn IndexFunc[T]) error {
+	if name == NamespaceIndex {
+		return fmt.Errorf("the index %q is built in: every Indexer is laid out by namespace, so ByIndex(NamespaceIndex, ns) needs no IndexFunc", name)
+	}
+	if fn == nil {
+		return fmt.Errorf("the IndexFunc of index %q is nil", name)
+	}
+	return nil
 }
 
 // Get returns the object stored under key, and whether there is one.
@@ -104,20 +122,28 @@ func New[T informer.Object](opts Options[T]) (*Indexer[T], error) {
 func (i *Indexer[T]) Get(key informer.Key) (T, bool) {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
-	obj, ok := i.items[key]
-	return obj, ok
+	return i.getLocked(key)
 }
 
-// List returns every stored object, in no particular order. Cost: O(n).
+func (i *Indexer[T]) getLocked(key informer.Key) (T, bool) {
+	if sp, ok := i.spaces[key.Namespace]; ok {
+		return sp.get(key.Name)
+	}
+	var zero T
+	return zero, false
+}
+
+// List returns every stored object, in no particular order. Cost: O(n),
+// one copy of each namespace's slice.
 //
 // The slice is new and yours to reorder; the objects in it are shared with
 // the cache: do not modify them.
 func (i *Indexer[T]) List() []T {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
-	out := make([]T, 0, len(i.items))
-	for _, obj := range i.items {
-		out = append(out, obj)
+	out := make([]T, 0, i.count)
+	for _, sp := range i.spaces {
+		out = append(out, sp.objs...)
 	}
 	return out
 }
@@ -127,9 +153,11 @@ func (i *Indexer[T]) List() []T {
 func (i *Indexer[T]) ListKeys() []informer.Key {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
-	out := make([]informer.Key, 0, len(i.items))
-	for key := range i.items {
-		out = append(out, key)
+	out := make([]informer.Key, 0, i.count)
+	for ns, sp := range i.spaces {
+		for _, name := range sp.names {
+			out = append(out, informer.Key{Namespace: ns, Name: name})
+		}
 	}
 	return out
 }
@@ -138,5 +166,31 @@ func (i *Indexer[T]) ListKeys() []informer.Key {
 func (i *Indexer[T]) Len() int {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
-	return len(i.items)
+	return i.count
+}
+
+// putLocked stores obj under key; removeLocked removes key's object. The
+// caller holds mu exclusively.
+func (i *Indexer[T]) putLocked(key informer.Key, obj T) {
+	sp, ok := i.spaces[key.Namespace]
+	if !ok {
+		sp = newSpace[T]()
+		i.spaces[key.Namespace] = sp
+	}
+	before := sp.len()
+	sp.put(key.Name, obj)
+	i.count += sp.len() - before
+}
+
+func (i *Indexer[T]) removeLocked(key informer.Key) {
+	sp, ok := i.spaces[key.Namespace]
+	if !ok {
+		return
+	}
+	before := sp.len()
+	sp.remove(key.Name)
+	i.count -= before - sp.len()
+	if sp.len() == 0 {
+		delete(i.spaces, key.Namespace)
+	}
 }

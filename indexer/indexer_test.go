@@ -267,3 +267,53 @@ func TestIndexFuncResultIsNotRetainedBeyondTheCall(t *testing.T) {
 	assert.Equal(t, []string{"a", "b"}, idx.indices["shared"].byKey[key("ns", "a")])
 	idx.mu.RUnlock()
 }
+
+func TestTheNamespaceIndexIsBuiltInAndCannotBeRegistered(t *testing.T) {
+	_, err := New(Options[*corev1.ConfigMap]{Indexers: map[string]IndexFunc[*corev1.ConfigMap]{NamespaceIndex: NamespaceIndexFunc[*corev1.ConfigMap]}})
+	assert.ErrorContains(t, err, `the index "namespace" is built in`)
+
+	idx := must(New(Options[*corev1.ConfigMap]{}))
+	assert.ErrorContains(t, idx.AddIndexers(map[string]IndexFunc[*corev1.ConfigMap]{NamespaceIndex: NamespaceIndexFunc[*corev1.ConfigMap]}), "built in")
+	require.NoError(t, idx.Add(cm("default", "a", "app", "web")))
+	require.NoError(t, idx.Add(cm("prod", "b", "app", "web")))
+	require.NoError(t, idx.Add(cm("", "node-1", "app", "web")))
+	assert.True(t, idx.HasIndex(NamespaceIndex), "with no index registered")
+	prod, err := idx.ByIndex(NamespaceIndex, "prod")
+	require.NoError(t, err)
+	assert.Len(t, prod, 1)
+	values, err := idx.IndexValues(NamespaceIndex)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"default", "prod", ""}, values, "cluster-scoped objects are under \"\"")
+	none, err := idx.ByIndex(NamespaceIndex, "absent")
+	require.NoError(t, err)
+	assert.Empty(t, none)
+}
+
+func TestANamespaceListIsACopyThatLaterWritesDoNotChange(t *testing.T) {
+	idx := must(New(Options[*corev1.ConfigMap]{}))
+	for _, name := range []string{"a", "b", "c"} {
+		require.NoError(t, idx.Add(cm("default", name, "app", "web")))
+	}
+	listed, err := idx.ByIndex(NamespaceIndex, "default")
+	require.NoError(t, err)
+	require.NoError(t, idx.Delete(cm("default", "a", "", ""))) // moves the last object into a's slot
+	require.NoError(t, idx.Add(cm("default", "d", "app", "web")))
+	names := []string{}
+	for _, obj := range listed {
+		names = append(names, obj.Name)
+	}
+	assert.ElementsMatch(t, []string{"a", "b", "c"}, names, "the slice handed out is the reader's own")
+	requireExact(t, idx)
+}
+
+func TestAReaderRenamingACachedObjectCannotCorruptTheLayout(t *testing.T) {
+	idx := must(New(Options[*corev1.ConfigMap]{}))
+	a, b := cm("default", "a", "", ""), cm("default", "b", "", "")
+	require.NoError(t, idx.Add(a))
+	require.NoError(t, idx.Add(b))
+	b.Name = "renamed-in-place" // pitfall 2, done on purpose
+	require.NoError(t, idx.Delete(cm("default", "a", "", "")))
+	got, ok := idx.Get(key("default", "b"))
+	assert.True(t, ok, "b is still found under the name it was stored with")
+	assert.Same(t, b, got)
+}

@@ -28,8 +28,7 @@ import (
 func TestIndexerMatchesAMapModelUnderRandomWrites(t *testing.T) {
 	errRejected := errors.New("app=bad is rejected")
 	pool := map[string]IndexFunc[*corev1.ConfigMap]{
-		NamespaceIndex: NamespaceIndexFunc[*corev1.ConfigMap],
-		"app":          LabelIndexFunc[*corev1.ConfigMap]("app"),
+		"app": LabelIndexFunc[*corev1.ConfigMap]("app"),
 		// Multi-valued: every label value the object has.
 		"values": func(obj *corev1.ConfigMap) ([]string, error) {
 			return slices.Collect(maps.Values(obj.Labels)), nil

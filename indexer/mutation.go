@@ -50,9 +50,12 @@ func (i *Indexer[T]) CheckMutations() error {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
 	var changed []informer.Key
-	for key, obj := range i.items {
-		if !equality.Semantic.DeepEqual(i.copies[key], runtime.Object(obj)) {
-			changed = append(changed, key)
+	for ns, sp := range i.spaces {
+		for n, obj := range sp.objs {
+			key := informer.Key{Namespace: ns, Name: sp.names[n]}
+			if !equality.Semantic.DeepEqual(i.copies[key], runtime.Object(obj)) {
+				changed = append(changed, key)
+			}
 		}
 	}
 	if len(changed) == 0 {

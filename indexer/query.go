@@ -10,8 +10,12 @@ import (
 )
 
 // HasIndex reports whether an index called name exists. Indices are never
-// removed, so once true it stays true. Cost: O(1).
+// removed, so once true it stays true; NamespaceIndex, built in, always
+// exists. Cost: O(1).
 func (i *Indexer[T]) HasIndex(name string) bool {
+	if name == NamespaceIndex {
+		return true
+	}
 	i.mu.RLock()
 	defer i.mu.RUnlock()
 	_, ok := i.indices[name]
@@ -23,11 +27,18 @@ func (i *Indexer[T]) HasIndex(name string) bool {
 // object has that value. Cost: O(k) for k matching objects, however many
 // objects are stored. An unknown index name is an error that names it.
 //
+// ByIndex(NamespaceIndex, ns) copies the namespace's slice (a memmove)
+// instead: that is all it does under the read lock, however large the
+// namespace, so a writer waits for it at most that long.
+//
 // The slice is new; the objects in it are shared with the cache: do not
 // modify them.
 func (i *Indexer[T]) ByIndex(name, value string) ([]T, error) {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
+	if name == NamespaceIndex {
+		return i.namespaceLocked(value), nil
+	}
 	x, ok := i.indices[name]
 	if !ok {
 		return nil, i.unknownIndex("ByIndex", name)
@@ -35,9 +46,29 @@ func (i *Indexer[T]) ByIndex(name, value string) ([]T, error) {
 	keys := x.byValue[value]
 	out := make([]T, 0, len(keys))
 	for key := range keys {
-		out = append(out, i.items[key])
+		obj, _ := i.getLocked(key) // filed keys are stored: the index is exact
+		out = append(out, obj)
 	}
 	return out, nil
+}
+
+// Namespace returns the objects stored in namespace ns ("" for
+// cluster-scoped objects), in no particular order: ByIndex(NamespaceIndex,
+// ns), which cannot fail. Cost: one copy of the namespace's slice.
+//
+// The slice is new; the objects in it are shared with the cache: do not
+// modify them.
+func (i *Indexer[T]) Namespace(ns string) []T {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	return i.namespaceLocked(ns)
+}
+
+func (i *Indexer[T]) namespaceLocked(ns string) []T {
+	if sp, ok := i.spaces[ns]; ok {
+		return slices.Clone(sp.objs)
+	}
+	return []T{}
 }
 
 // IndexKeys is ByIndex returning keys instead of objects, in a new slice.
@@ -45,6 +76,16 @@ func (i *Indexer[T]) ByIndex(name, value string) ([]T, error) {
 func (i *Indexer[T]) IndexKeys(name, value string) ([]informer.Key, error) {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
+	if name == NamespaceIndex {
+		var keys []informer.Key
+		if sp, ok := i.spaces[value]; ok {
+			keys = make([]informer.Key, len(sp.names))
+			for n, objName := range sp.names {
+				keys[n] = informer.Key{Namespace: value, Name: objName}
+			}
+		}
+		return keys, nil
+	}
 	x, ok := i.indices[name]
 	if !ok {
 		return nil, i.unknownIndex("IndexKeys", name)
@@ -58,6 +99,9 @@ func (i *Indexer[T]) IndexKeys(name, value string) ([]informer.Key, error) {
 func (i *Indexer[T]) IndexValues(name string) ([]string, error) {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
+	if name == NamespaceIndex {
+		return slices.AppendSeq(make([]string, 0, len(i.spaces)), maps.Keys(i.spaces)), nil
+	}
 	x, ok := i.indices[name]
 	if !ok {
 		return nil, i.unknownIndex("IndexValues", name)
@@ -68,9 +112,6 @@ func (i *Indexer[T]) IndexValues(name string) ([]string, error) {
 // unknownIndex is the error for a lookup in an index that does not exist;
 // it lists the ones that do. The caller holds mu.
 func (i *Indexer[T]) unknownIndex(op, name string) error {
-	have := "none"
-	if len(i.names) > 0 {
-		have = strings.Join(i.names, ", ")
-	}
-	return fmt.Errorf("indexer: %s: no index named %q (indices: %s)", op, name, have)
+	have := append([]string{NamespaceIndex + " (built in)"}, i.names...)
+	return fmt.Errorf("indexer: %s: no index named %q (indices: %s)", op, name, strings.Join(have, ", "))
 }

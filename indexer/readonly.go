@@ -32,6 +32,9 @@ func (r ReadOnly[T]) HasIndex(name string) bool { return r.i.HasIndex(name) }
 // ByIndex is Indexer.ByIndex.
 func (r ReadOnly[T]) ByIndex(name, value string) ([]T, error) { return r.i.ByIndex(name, value) }
 
+// Namespace is Indexer.Namespace.
+func (r ReadOnly[T]) Namespace(ns string) []T { return r.i.Namespace(ns) }
+
 // IndexKeys is Indexer.IndexKeys.
 func (r ReadOnly[T]) IndexKeys(name, value string) ([]informer.Key, error) {
 	return r.i.IndexKeys(name, value)

@@ -22,7 +22,8 @@ const (
 	// KindIndexChanged: a write moved a key between values of one index,
 	// such as "namespace: [] → [default]". It follows the KindStored or
 	// KindDeleted event of the same write, once per index whose values for
-	// that key actually changed, in index name order.
+	// that key actually changed, in index name order. The built-in
+	// namespace index has none: a key's namespace is part of the key.
 	KindIndexChanged = "index-changed"
 	// KindIndexAdded: AddIndexers built a new index, such as
 	// "app: 3 values over 40 objects".
@@ -45,16 +46,18 @@ func indexChange(name string, old, values []string) string {
 }
 
 // replaceCounts formats a KindReplaced detail by comparing the old and new
-// content. Cost: O(len(old) + len(new)), paid only when tracing.
-func replaceCounts[T informer.Object](old, new map[informer.Key]T) string {
-	added, updated := 0, 0
-	for key := range new {
-		if _, ok := old[key]; ok {
-			updated++
-		} else {
-			added++
+// content, n objects. Cost: O(len(old) + len(new)), paid only when tracing.
+func replaceCounts[T informer.Object](old, new map[string]*space[T], n int) string {
+	updated, before := 0, 0
+	for ns, sp := range old {
+		before += sp.len()
+		if fresh, ok := new[ns]; ok {
+			for _, name := range sp.names {
+				if _, kept := fresh.pos[name]; kept {
+					updated++
+				}
+			}
 		}
 	}
-	deleted := len(old) - updated
-	return fmt.Sprintf("%d objects: %d added, %d updated, %d deleted", len(new), added, updated, deleted)
+	return fmt.Sprintf("%d objects: %d added, %d updated, %d deleted", n, n-updated, updated, before-updated)
 }

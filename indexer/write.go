@@ -44,7 +44,7 @@ func (i *Indexer[T]) store(op string, obj T) error {
 		return fmt.Errorf("indexer: %s: %w", op, err)
 	}
 
-	i.items[key] = obj
+	i.putLocked(key, obj)
 	if i.detect {
 		i.copies[key] = snapshot
 	}
@@ -73,10 +73,10 @@ func (i *Indexer[T]) Delete(obj T) error {
 
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if _, ok := i.items[key]; !ok {
+	if _, ok := i.getLocked(key); !ok {
 		return nil
 	}
-	delete(i.items, key)
+	i.removeLocked(key)
 	delete(i.copies, key) // a no-op on a nil map, when the detector is off
 	if i.trace != nil {
 		i.emit(KindDeleted, key, obj.GetResourceVersion(), "")
@@ -120,7 +120,7 @@ func (i *Indexer[T]) Replace(objs []T) error {
 
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	items := make(map[informer.Key]T, len(objs))
+	spaces := map[string]*space[T]{}
 	indices := make(map[string]*index[T], len(i.indices))
 	for _, name := range i.names {
 		indices[name] = newIndex(i.indices[name].fn)
@@ -130,7 +130,12 @@ func (i *Indexer[T]) Replace(objs []T) error {
 		if err != nil {
 			return fmt.Errorf("indexer: Replace: %w", err)
 		}
-		items[keys[n]] = obj
+		sp, ok := spaces[keys[n].Namespace]
+		if !ok {
+			sp = newSpace[T]()
+			spaces[keys[n].Namespace] = sp
+		}
+		sp.put(keys[n].Name, obj)
 		for v, name := range i.names {
 			indices[name].file(keys[n], values[v])
 		}
@@ -138,9 +143,9 @@ func (i *Indexer[T]) Replace(objs []T) error {
 
 	// Everything is valid: switch to the new content in one step.
 	if i.trace != nil {
-		i.emit(KindReplaced, informer.Key{}, "", replaceCounts(i.items, items))
+		i.emit(KindReplaced, informer.Key{}, "", replaceCounts(i.spaces, spaces, len(objs)))
 	}
-	i.items, i.indices, i.copies = items, indices, copies
+	i.spaces, i.count, i.indices, i.copies = spaces, len(objs), indices, copies
 	return nil
 }
 

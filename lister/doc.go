@@ -29,10 +29,9 @@
 //   - A miss is apierrors.NewNotFound(resource, name), so apierrors.IsNotFound
 //     works exactly as it does on an API error.
 //   - Results come in no particular order; returned slices are new.
-//   - Namespace(ns).List uses the indexer's [indexer.NamespaceIndex] when
-//     present, costing time proportional to that namespace's objects, and
-//     otherwise scans the whole cache. Register the index for any informer
-//     you list by namespace.
+//   - Namespace(ns).List reads only that namespace's objects (every
+//     Indexer is laid out by namespace), costing time proportional to
+//     them, not to the whole cache.
 //
 // A Lister has no state and no lock of its own; its concurrency is the
 // indexer's (readers share one read lock).

@@ -13,14 +13,9 @@ import (
 	"github.com/listwatch/informer/lister"
 )
 
-// cache returns an indexer holding a few Pods, as a synced informer would,
-// with the namespace index that makes Namespace(...).List cheap.
+// cache returns an indexer holding a few Pods, as a synced informer would.
 func cache() *indexer.Indexer[*corev1.Pod] {
-	idx, err := indexer.New(indexer.Options[*corev1.Pod]{
-		Indexers: map[string]indexer.IndexFunc[*corev1.Pod]{
-			indexer.NamespaceIndex: indexer.NamespaceIndexFunc[*corev1.Pod],
-		},
-	})
+	idx, err := indexer.New(indexer.Options[*corev1.Pod]{})
 	if err != nil {
 		panic(err) // the options above are valid
 	}

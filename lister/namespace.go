@@ -20,26 +20,16 @@ type NamespaceLister[T informer.Object] struct {
 // List returns the objects in the namespace whose labels match selector,
 // in no particular order. A nil selector matches every object.
 //
-// If the Indexer has an index named [indexer.NamespaceIndex], List reads
-// only that namespace's bucket, so its cost grows with the objects in the
-// namespace, not with the whole cache. Without one it scans every object:
-// O(n). Both give the same result; the objects are checked against the
-// namespace either way, so a differently defined index under that name
-// cannot make List return objects from another namespace.
+// It reads only that namespace's objects ([indexer.Indexer.Namespace],
+// the Indexer's layout), so its cost grows with the objects in the
+// namespace, not with the whole cache.
 //
 // The objects are shared with the cache: DeepCopy before modifying one.
 func (n NamespaceLister[T]) List(selector labels.Selector) []T {
 	if n.namespace == "" {
 		return filter(n.idx.List(), "", selector)
 	}
-	if n.idx.HasIndex(indexer.NamespaceIndex) {
-		// Indices are never removed, so this lookup cannot fail after
-		// HasIndex said yes; the scan below stays as a safe fallback.
-		if objs, err := n.idx.ByIndex(indexer.NamespaceIndex, n.namespace); err == nil {
-			return filter(objs, n.namespace, selector)
-		}
-	}
-	return filter(n.idx.List(), n.namespace, selector)
+	return filter(n.idx.Namespace(n.namespace), "", selector)
 }
 
 // Get returns the object called name in the namespace, or an error for

@@ -33,8 +33,8 @@ type Options[T informer.Object] struct {
 	// of the reflector's options the informer sets itself. Default: the
 	// reflector's defaults.
 	Reflector reflector.Tuning
-	// Indexers are added to the namespace index every informer keeps
-	// (indexer.NamespaceIndex). Default: none.
+	// Indexers are added to the namespace index every Indexer has built
+	// in (indexer.NamespaceIndex). Default: none.
 	Indexers map[string]indexer.IndexFunc[T]
 	// Resource names the resource in the lister's NotFound errors, such as
 	// {Resource: "configmaps"}. Default: the T's Go type name.
@@ -130,9 +130,9 @@ func New[T informer.Object](opts Options[T]) (*Informer[T], error) {
 	if opts.ListerWatcher == nil {
 		return nil, errors.New("sharedinformer: Options.ListerWatcher is nil")
 	}
-	indexers := map[string]indexer.IndexFunc[T]{indexer.NamespaceIndex: indexer.NamespaceIndexFunc[T]}
+	indexers := map[string]indexer.IndexFunc[T]{}
 	for name, fn := range opts.Indexers {
-		if _, taken := indexers[name]; taken {
+		if name == indexer.NamespaceIndex {
 			return nil, fmt.Errorf("sharedinformer: index %q is built in; choose another name", name)
 		}
 		if fn == nil {
