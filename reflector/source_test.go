@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
@@ -77,3 +79,19 @@ func TestListerWatchersOfOneScopeReadDifferentlyHaveDifferentNames(t *testing.T)
 		"configmaps in namespace shop (metadata only)",
 	}, []string{typed.String(), protobuf.String(), unstructured.String(), metadata.String()})
 }
+
+func TestBuiltInTypesAreProtobufCapableCustomAndUnstructuredAreNot(t *testing.T) {
+	assert.True(t, reflector.ProtobufCapable[*corev1.ConfigMap]())
+	assert.True(t, reflector.ProtobufCapable[*corev1.Pod]())
+	assert.False(t, reflector.ProtobufCapable[*unstructured.Unstructured]())
+	assert.False(t, reflector.ProtobufCapable[*octopus]())
+}
+
+// octopus stands for a custom resource's Go type, as controller-gen
+// writes it: no protobuf methods.
+type octopus struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+}
+
+func (o *octopus) DeepCopyObject() runtime.Object { c := *o; return &c }

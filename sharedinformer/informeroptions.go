@@ -14,7 +14,7 @@ import (
 // InformerOption is one argument of InformerFor: the scope of the
 // informer (InNamespace, WithLabels, WithFields), its resource when the Go
 // type does not say it (ForResource), or how it is built (WithIndexers,
-// WithTransform, WithReflector, WithMutationDetection, WithProtobuf).
+// WithTransform, WithReflector, WithMutationDetection, WithJSON).
 type InformerOption func(*informerConfig)
 
 // informerConfig collects InformerFor's options. The typed ones (indexers,
@@ -22,6 +22,7 @@ type InformerOption func(*informerConfig)
 // an option cannot carry the informer's type parameter.
 type informerConfig struct {
 	source          reflector.Source // Resource is set only by ForResource
+	json            bool             // WithJSON: no protobuf, even for a built-in type
 	indexers        any              // map[string]indexer.IndexFunc[T]
 	transform       any              // func(T) (T, error)
 	tuning          reflector.Tuning
@@ -56,10 +57,13 @@ func ForResource(gvr schema.GroupVersionResource) InformerOption {
 	return func(c *informerConfig) { c.source.Resource = gvr }
 }
 
-// WithProtobuf reads a built-in type as protobuf instead of JSON: smaller
-// and faster to decode.
-func WithProtobuf() InformerOption {
-	return func(c *informerConfig) { c.source.Protobuf = true }
+// WithJSON reads a built-in type as JSON. Without it, InformerFor reads
+// every type that can be read as protobuf (reflector.ProtobufCapable: the
+// built-in ones) as protobuf, which decodes several times faster; custom
+// resources are JSON either way. Use it to read the traffic with a
+// proxy, or against a server that does not encode protobuf.
+func WithJSON() InformerOption {
+	return func(c *informerConfig) { c.json = true }
 }
 
 // WithIndexers adds indices to the informer's cache (Options.Indexers).

@@ -83,7 +83,7 @@ func serve(ctx context.Context, cfg *rest.Config, namespace string, ln net.Liste
 	}
 
 	// The factory exports every informer it makes, labelled with the
-	// informer's name ("configmaps in namespace tour") and resource.
+	// informer's name ("configmaps in namespace tour, protobuf") and resource.
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return err

@@ -117,7 +117,7 @@ func TestMetricsEndpointShowsWhatTheTestCausedAgainstARealAPIServer(t *testing.T
 	defer func() { stop(); require.NoError(t, <-served) }()
 
 	queue := map[string]string{"name": "configmaps"}
-	inf := map[string]string{"name": "configmaps in namespace " + ns, "group": "", "version": "v1", "resource": "configmaps"}
+	inf := map[string]string{"name": "configmaps in namespace " + ns + ", protobuf", "group": "", "version": "v1", "resource": "configmaps"}
 	before := waitFor(t, url, "the initial list in the cache and the queue", func(m map[string]*dto.MetricFamily) bool {
 		cached, _ := value(m, "listwatch_informer_cached_objects", inf)
 		done, _ := value(m, "workqueue_work_duration_seconds", queue)
