@@ -213,7 +213,7 @@ func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers m
 	inf, err := New(Options[T]{
 		ListerWatcher:   lw,
 		Resource:        src.Resource.GroupResource(),
-		Reflector:       c.tuning,
+		Reflector:       WithFactoryDefaults(c.tuning),
 		Indexers:        indexers,
 		DetectMutations: c.detectMutations,
 		Buffer:          f.opts.Buffer,

@@ -2,6 +2,7 @@ package sharedinformer_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -260,4 +261,32 @@ func TestAFailedInformerForLeavesItsMetricsNameFree(t *testing.T) {
 	require.ErrorContains(t, err, "is built in")
 	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f, sharedinformer.InNamespace("freed"))
 	assert.NoError(t, err)
+}
+
+// InformerFor lists in one consistent LIST, not in pages: the apiserver
+// answers it from its watch cache (WithFactoryDefaults says why).
+func TestAFactoryInformerListsInOneUnpagedRequest(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp := testenv.Private(t, testenv.Options{Audit: true})
+	ns := cp.Namespace(t)
+	writer := cp.Config()
+	writer.QPS = -1 // no client-side rate limit: 600 creates
+	client, err := testenv.CoreV1Client(writer)
+	require.NoError(t, err)
+	for i := range 600 { // more than the reflector's page of 500
+		create(ctx, t, client, ns, fmt.Sprintf("cm-%d", i))
+	}
+	cfg := cp.Config()
+	cfg.UserAgent = "unpaged-test"
+	f := newFactory(t, cfg)
+	inf, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.InNamespace(ns))
+	require.NoError(t, err)
+	startFactory(t, f)
+	require.NoError(t, f.WaitForCacheSync(ctx))
+	assert.Equal(t, 600, inf.Indexer().Len())
+	lists, err := cp.CountRequests(ctx, testenv.RequestFilter{Verb: "list", Resource: "configmaps", UserAgent: cfg.UserAgent})
+	require.NoError(t, err)
+	assert.Equal(t, 1, lists, "600 objects in one LIST")
+	assert.Equal(t, reflector.Tuning{PageSize: 500}, sharedinformer.WithFactoryDefaults(reflector.Tuning{PageSize: 500}), "a page size given is kept")
 }

@@ -79,7 +79,8 @@ func WithTransform[T informer.Object](transform func(T) (T, error)) InformerOpti
 }
 
 // WithReflector tunes how the informer lists, watches and retries
-// (Options.Reflector). Only the InformerFor that makes the informer may
+// (Options.Reflector). Its zero fields take the factory's defaults (see
+// WithFactoryDefaults). Only the InformerFor that makes the informer may
 // set it.
 func WithReflector(tuning reflector.Tuning) InformerOption {
 	return func(c *informerConfig) { c.tuning = tuning; c.shaped = append(c.shaped, "WithReflector") }
@@ -117,4 +118,25 @@ func typedTransform[T informer.Object](c *informerConfig) (func(T) (T, error), e
 		return nil, fmt.Errorf("sharedinformer: WithTransform of %v given to an informer of %v", reflect.TypeOf(c.transform).In(0), reflect.TypeFor[T]())
 	}
 	return fn, nil
+}
+
+// WithFactoryDefaults fills t's zero fields with the defaults InformerFor
+// uses, which are the reflector's except one: PageSize is -1, so the
+// initial list (and every relist) is one consistent LIST, unpaged.
+//
+// Why not pages, as client-go's pager and this library's reflector
+// default to: since Kubernetes 1.31 the API server answers a consistent
+// LIST from its watch cache, without reading etcd, and recent versions
+// encode the response object by object instead of building it whole; every
+// page, meanwhile, is a round trip and a fresh walk of the cache. At 100k
+// ConfigMaps one unpaged LIST took about a quarter of the time of pages of
+// 500 and a tenth of the server's CPU, and less of both than client-go's
+// streaming list (chapter 16). A server without its watch cache reads
+// etcd in one request then: give PageSize 500 to page against such a
+// server.
+func WithFactoryDefaults(t reflector.Tuning) reflector.Tuning {
+	if t.PageSize == 0 {
+		t.PageSize = -1
+	}
+	return t
 }
