@@ -27,18 +27,18 @@ func (i *Indexer[T]) HasIndex(name string) bool {
 // object has that value. Cost: O(k) for k matching objects, however many
 // objects are stored. An unknown index name is an error that names it.
 //
-// ByIndex(NamespaceIndex, ns) copies the namespace's slice (a memmove)
-// instead: that is all it does under the read lock, however large the
+// ByIndex(NamespaceIndex, ns) is Namespace(ns): a copy of the namespace's
+// slice (a memmove), all it does under the read lock, however large the
 // namespace, so a writer waits for it at most that long.
 //
 // The slice is new; the objects in it are shared with the cache: do not
 // modify them.
 func (i *Indexer[T]) ByIndex(name, value string) ([]T, error) {
+	if name == NamespaceIndex {
+		return i.Namespace(value), nil
+	}
 	i.mu.RLock()
 	defer i.mu.RUnlock()
-	if name == NamespaceIndex {
-		return i.namespaceLocked(value), nil
-	}
 	x, ok := i.indices[name]
 	if !ok {
 		return nil, i.unknownIndex("ByIndex", name)
@@ -56,19 +56,28 @@ func (i *Indexer[T]) ByIndex(name, value string) ([]T, error) {
 // cluster-scoped objects), in no particular order: ByIndex(NamespaceIndex,
 // ns), which cannot fail. Cost: one copy of the namespace's slice.
 //
+// The new slice is allocated before the read lock is taken (the size read
+// under a first, brief one), so the lock is held only for the copy: a
+// writer never waits for a reader's allocation, or for the garbage
+// collector work an allocation may have to do.
+//
 // The slice is new; the objects in it are shared with the cache: do not
 // modify them.
 func (i *Indexer[T]) Namespace(ns string) []T {
 	i.mu.RLock()
-	defer i.mu.RUnlock()
-	return i.namespaceLocked(ns)
-}
-
-func (i *Indexer[T]) namespaceLocked(ns string) []T {
+	size := 0
 	if sp, ok := i.spaces[ns]; ok {
-		return slices.Clone(sp.objs)
+		size = sp.len()
 	}
-	return []T{}
+	i.mu.RUnlock()
+	out := make([]T, 0, size+size/8) // room for a few objects added meanwhile
+
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	if sp, ok := i.spaces[ns]; ok {
+		out = append(out, sp.objs...) // allocates again only if it grew by more than an eighth
+	}
+	return out
 }
 
 // IndexKeys is ByIndex returning keys instead of objects, in a new slice.
