@@ -44,6 +44,13 @@ func (f *DeltaFIFO[T]) Replace(list []T, resourceVersion string) error {
 	}
 	f.markLocked(resourceVersion)
 	defer f.advanceLocked() // an empty list over an empty cache queues nothing
+	if len(f.queue) == 0 && len(list) > shrinkAbove {
+		// The queue's maps are about to grow to the list's size: make them
+		// that size now, rather than rehash them at every doubling.
+		f.items = make(map[informer.Key]Deltas[T], len(list))
+		f.queuedAt = make(map[informer.Key]uint64, len(list))
+		f.queue = make([]informer.Key, 0, len(list))
+	}
 	for n, obj := range list {
 		f.queueLocked(keys[n], Delta[T]{Type: Replaced, Object: obj})
 	}
