@@ -1,0 +1,145 @@
+package scale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/testenv"
+)
+
+// populationVersion names the objects' shapes in the saved etcd data: a
+// change to ConfigMap or Pod must change it, so stale data is never used.
+const populationVersion = "v1"
+
+// namespaceFor is where n objects of a shape live: one namespace per
+// shape and size, so one etcd holds the whole ladder.
+func namespaceFor(shape string, n int) string {
+	return "scale-" + shape + "-" + Count(n)
+}
+
+// Count formats 1000 as 1k and 1000000 as 1M.
+func Count(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return strconv.Itoa(n/1_000_000) + "M"
+	case n >= 1000 && n%1000 == 0:
+		return strconv.Itoa(n/1000) + "k"
+	}
+	return strconv.Itoa(n)
+}
+
+// populatedData returns the directory of a saved etcd that holds every
+// shape at every size in sizes, making it first if the cache has none:
+// a control plane is started, populated and saved. cacheDir "" means no
+// cache: the data is made in a temporary directory, removed by cleanup.
+func populatedData(ctx context.Context, cacheDir string, shapes []string, sizes []int, logf func(string, ...any)) (dir string, cleanup func(), err error) {
+	cleanup = func() {}
+	name := fmt.Sprintf("etcd-%s-%s-%s", populationVersion, strings.Join(shapes, "+"), joinCounts(sizes))
+	if cacheDir == "" {
+		tmp, err := os.MkdirTemp("", "scale-etcd-")
+		if err != nil {
+			return "", nil, err
+		}
+		cacheDir, cleanup = tmp, func() { os.RemoveAll(tmp) }
+	}
+	dir = filepath.Join(cacheDir, name)
+	if _, err := os.Stat(dir); err == nil {
+		logf("reusing the populated etcd in %s", dir)
+		return dir, cleanup, nil
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return "", cleanup, err
+	}
+	logf("populating etcd (%s at %s), once: later runs reuse %s", strings.Join(shapes, ", "), joinCounts(sizes), dir)
+	cp, err := testenv.Start(ctx, testenv.Options{})
+	if err != nil {
+		return "", cleanup, err
+	}
+	defer cp.Stop()
+	for _, shape := range shapes {
+		for _, n := range sizes {
+			if err := populate(ctx, cp.Config(), shape, n); err != nil {
+				return "", cleanup, err
+			}
+			logf("  %s: %d created", namespaceFor(shape, n), n)
+		}
+	}
+	// Saved under a temporary name and renamed: an interrupted save never
+	// leaves a directory that looks complete.
+	partial := dir + ".partial"
+	os.RemoveAll(partial)
+	if err := cp.SaveEtcdData(ctx, partial); err != nil {
+		return "", cleanup, err
+	}
+	return dir, cleanup, os.Rename(partial, dir)
+}
+
+func joinCounts(sizes []int) string {
+	parts := make([]string, len(sizes))
+	for i, n := range sizes {
+		parts[i] = Count(n)
+	}
+	return strings.Join(parts, "+")
+}
+
+// populate creates the namespace for shape at n and n objects in it, 16
+// requests at a time, in protobuf.
+func populate(ctx context.Context, cfg *rest.Config, shape string, n int) error {
+	client, err := coreClient(unlimited(cfg), true)
+	if err != nil {
+		return err
+	}
+	ns := namespaceFor(shape, n)
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := client.Post().Resource("namespaces").Body(nsObj).Do(ctx).Error(); err != nil {
+		return fmt.Errorf("scale: creating namespace %s: %w", ns, err)
+	}
+	var next atomic.Int64
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				var obj runtime.Object = ConfigMap(ns, i)
+				if shape == Pods {
+					obj = Pod(ns, i)
+				}
+				if err := client.Post().Namespace(ns).Resource(shape).Body(obj).Do(ctx).Error(); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("scale: creating %s %d in %s: %w", shape, i, ns, err))
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// unlimited returns cfg with client-side rate limiting off, so that only
+// the libraries differ, not how long each waited for a token.
+func unlimited(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, 0
+	return cfg
+}
+
+// apiserverPID is kube-apiserver's process ID (PIDs lists etcd first).
+func apiserverPID(cp *testenv.ControlPlane) int {
+	pids := cp.PIDs()
+	return pids[len(pids)-1]
+}

@@ -1,0 +1,181 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/listwatch/informer/testenv"
+)
+
+// Config says what one run of the ladder measures.
+type Config struct {
+	// Sizes are the object counts served by the control plane: 1k, 10k,
+	// 100k for the full ladder.
+	Sizes []int
+	// Count is the number of interleaved pairs per row (≥ 10 for a row
+	// to be judged; 1 only proves the code runs).
+	Count int
+	// RelistCount is the number of relist pairs per size.
+	RelistCount int
+	// BoundedRelists is how many relists in a row the memory check runs
+	// at the largest size (0: none).
+	BoundedRelists int
+	// InProcessSizes and InProcessCount are the in-process syncs, each
+	// in its own process (Child); 1M is only reached here.
+	InProcessSizes []int
+	InProcessCount int
+	// StoreSizes and StoreRun are the store rows' sizes and the length of
+	// each run.
+	StoreSizes []int
+	StoreRun   time.Duration
+	// PodSizes are the sizes at which Pods are measured too.
+	PodSizes []int
+	// WatchCacheOff also runs the Defaults sync rows against an apiserver
+	// without its watch cache (every LIST and WATCH served by etcd).
+	WatchCacheOff bool
+	// CacheDir keeps the populated etcd between runs ("": none).
+	CacheDir string
+	// Child runs one in-process sync in a process of its own.
+	Child func(ctx context.Context, lib string, n int) (InProcessSample, error)
+	// Logf reports progress.
+	Logf func(format string, args ...any)
+}
+
+// Quick is the ladder for iterating: up to 10k, three pairs per row.
+func Quick() Config {
+	return Config{
+		Sizes: []int{1000, 10_000}, Count: 3, RelistCount: 3,
+		InProcessSizes: []int{1000, 10_000}, InProcessCount: 3,
+		StoreSizes: []int{1000, 10_000}, StoreRun: 300 * time.Millisecond,
+		PodSizes: []int{1000, 10_000},
+	}
+}
+
+// Full is the whole ladder: 1k to 100k against the control plane, up to
+// 1M in-process, ten pairs per row (three for relists and 1M).
+func Full() Config {
+	return Config{
+		Sizes: []int{1000, 10_000, 100_000}, Count: 10, RelistCount: 3, BoundedRelists: 10,
+		InProcessSizes: []int{1000, 10_000, 100_000, 1_000_000}, InProcessCount: 3,
+		StoreSizes: []int{1000, 10_000, 100_000}, StoreRun: time.Second,
+		PodSizes: []int{1000, 10_000, 100_000}, WatchCacheOff: true,
+	}
+}
+
+// Run measures the ladder.
+func Run(ctx context.Context, cfg Config) (*Results, error) {
+	if cfg.Count < 1 || len(cfg.Sizes) == 0 {
+		return nil, fmt.Errorf("scale: Config needs Count ≥ 1 and at least one size (got %d and %v)", cfg.Count, cfg.Sizes)
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	res := &Results{Config: cfg}
+	if err := runServed(ctx, cfg, res); err != nil {
+		return nil, err
+	}
+	if err := runStore(cfg, res); err != nil {
+		return nil, err
+	}
+	if err := runInProcess(ctx, cfg, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// runServed runs every row served by a control plane: one with the watch
+// cache on, then (WatchCacheOff) one without, both on copies of one
+// populated etcd.
+func runServed(ctx context.Context, cfg Config, res *Results) error {
+	shapes := []string{ConfigMaps}
+	if len(cfg.PodSizes) > 0 {
+		shapes = append(shapes, Pods)
+	}
+	data, cleanup, err := populatedData(ctx, cfg.CacheDir, shapes, cfg.Sizes, cfg.Logf)
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	cp, err := testenv.Start(ctx, testenv.Options{EtcdDataFrom: data})
+	if err != nil {
+		return err
+	}
+	err = servedRows(ctx, cfg, res, cp, false)
+	cp.Stop()
+	if err != nil || !cfg.WatchCacheOff {
+		return err
+	}
+	cp, err = testenv.Start(ctx, testenv.Options{EtcdDataFrom: data, DisableWatchCache: true})
+	if err != nil {
+		return err
+	}
+	defer cp.Stop()
+	return servedRows(ctx, cfg, res, cp, true)
+}
+
+// watchCacheOff labels the rows measured without the watch cache.
+const watchCacheOff = ", watch cache off"
+
+func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.ControlPlane, cacheOff bool) error {
+	rc := unlimited(cp.Config())
+	meter := newServerMeter(apiserverPID(cp))
+	for _, n := range cfg.Sizes {
+		variants := []Variant{Defaults, StreamJSON, ListJSON, Stripped, MetadataOnly}
+		podVariants := []Variant{Defaults, StreamJSON, Stripped}
+		if n >= 100_000 {
+			// A Pod streamed in JSON takes ~20 s at 100k: the row that shows
+			// the encoding's cost is measured at the smaller sizes.
+			podVariants = []Variant{Defaults, Stripped}
+		}
+		suffix := ""
+		if cacheOff {
+			variants, podVariants, suffix = []Variant{Defaults}, nil, watchCacheOff
+		}
+		for _, v := range variants {
+			cfg.Logf("sync %s at %s: %s%s", ConfigMaps, Count(n), v, suffix)
+			for i := range cfg.Count {
+				if err := syncPair(ctx, res, rc, configMapShape, n, v, string(v)+suffix, i%2 == 0, meter); err != nil {
+					return err
+				}
+			}
+		}
+		if slices.Contains(cfg.PodSizes, n) {
+			for _, v := range podVariants {
+				cfg.Logf("sync %s at %s: %s", Pods, Count(n), v)
+				for i := range cfg.Count {
+					if err := syncPair(ctx, res, rc, podShape, n, v, string(v), i%2 == 0, meter); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if cacheOff {
+			continue
+		}
+		cfg.Logf("raw-bytes floor at %s", Count(n))
+		for _, shape := range shapes(cfg, n) {
+			f := Floor{Shape: shape, N: n}
+			for range cfg.Count {
+				s, err := floorOnce(ctx, rc, shape, n)
+				if err != nil {
+					return err
+				}
+				f.Seconds = append(f.Seconds, s)
+			}
+			res.Floors = append(res.Floors, f)
+		}
+		if err := relistRows(ctx, cfg, res, rc, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func shapes(cfg Config, n int) []string {
+	if slices.Contains(cfg.PodSizes, n) {
+		return []string{ConfigMaps, Pods}
+	}
+	return []string{ConfigMaps}
+}

@@ -1,0 +1,73 @@
+package scale
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTheLadderRunsEveryWorkloadAt1k runs the whole ladder's code once,
+// at 1k objects and one pair per row, against a real control plane, so
+// that `make test` keeps `make scale` from rotting. It proves the code
+// runs and every informer synced every object (the runs check that); it
+// judges no goal, since one pair gives no interval.
+func TestTheLadderRunsEveryWorkloadAt1k(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cfg := Config{
+		Sizes: []int{1000}, Count: 1, RelistCount: 1, BoundedRelists: 2,
+		InProcessSizes: []int{1000}, InProcessCount: 1,
+		StoreSizes: []int{1000}, StoreRun: 50 * time.Millisecond,
+		PodSizes: []int{1000}, WatchCacheOff: true,
+		Child: RunInProcess,
+		Logf:  t.Logf,
+	}
+	res, err := Run(ctx, cfg)
+	require.NoError(t, err)
+
+	for _, want := range []struct {
+		workload, shape, variant string
+	}{
+		{InitialSync, ConfigMaps, string(Defaults)},
+		{InitialSync, ConfigMaps, string(StreamJSON)},
+		{InitialSync, ConfigMaps, string(ListJSON)},
+		{InitialSync, ConfigMaps, string(Defaults) + watchCacheOff},
+		{HeapPerObject, ConfigMaps, string(Stripped)},
+		{HeapPerObject, ConfigMaps, string(MetadataOnly)},
+		{HeapPerObject, Pods, string(Defaults)},
+		{ServerCPU, Pods, string(StreamJSON)},
+		{Relist, ConfigMaps, "defaults"},
+		{StoreWrites, ConfigMaps, "readers=10"},
+		{StoreReads, ConfigMaps, "readers=1"},
+		{InProcessSync, ConfigMaps, "paged protobuf"},
+	} {
+		row, ok := res.Find(want.workload, want.shape, 1000, want.variant)
+		if assert.True(t, ok, "no row for %+v", want) {
+			r, err := row.Ratio()
+			require.NoError(t, err, "%+v", want)
+			assert.Greater(t, r.Value, 0.0, "%+v", want)
+		}
+	}
+	if heap, ok := res.Find(HeapPerObject, ConfigMaps, 1000, string(Defaults)); assert.True(t, ok) {
+		assert.Greater(t, heap.Ours[0], 1000.0, "a ~1 KiB ConfigMap cannot take less than 1 KiB of heap")
+	}
+	stripped, _ := res.Find(HeapPerObject, Pods, 1000, string(Stripped))
+	metadataOnly, _ := res.Find(HeapPerObject, ConfigMaps, 1000, string(MetadataOnly))
+	lossless, _ := res.Find(HeapPerObject, ConfigMaps, 1000, string(Defaults))
+	assert.NotEmpty(t, stripped.Ours)
+	assert.Less(t, metadataOnly.Ours[0], lossless.Ours[0], "dropping the data must show in the heap")
+	require.Len(t, res.Floors, 2)
+	require.NotNil(t, res.Bounded)
+	assert.Len(t, res.Bounded.Growth, 2)
+
+	for _, g := range res.Goals() {
+		assert.NotEqual(t, Met, g.Verdict, "one pair judges nothing: %s", g.Text)
+	}
+	md := res.Markdown(nil)
+	assert.Contains(t, md, "#### Goals")
+	assert.Contains(t, md, "#### Relist")
+	assert.Empty(t, res.Charts(), "a growth chart needs two sizes")
+}

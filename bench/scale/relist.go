@@ -1,0 +1,134 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/deltafifo"
+	"github.com/listwatch/informer/reflector"
+	"github.com/listwatch/informer/sharedinformer"
+)
+
+// Relist is the workload of the relist rows: from the library's first
+// request for the list after the injected 410 (so a backoff before it is
+// not counted) until every listed object has been applied to the cache, each library with its
+// default list mode and encoding. client-go hands every relisted object
+// to its handlers, so a handler counts them; ours hands on only those that
+// changed (an unchanged one is a resync, for handlers that asked for one),
+// so its DeltaFIFO's "processed" trace events count them instead.
+const Relist = "relist"
+
+// oursExpiringLW is our REST ListerWatcher with expirable watches.
+type oursExpiringLW struct {
+	reflector.ListerWatcher[*corev1.ConfigMap]
+	x *expirer
+}
+
+func (l oursExpiringLW) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return l.x.wrapWatch(l.ListerWatcher.Watch)(ctx, opts)
+}
+
+func (l oursExpiringLW) List(ctx context.Context, opts metav1.ListOptions) ([]*corev1.ConfigMap, metav1.ListMeta, error) {
+	l.x.noteRequest(opts, true)
+	return l.ListerWatcher.List(ctx, opts)
+}
+
+// buildRelisting builds lib's ConfigMap informer of ns, each library's
+// default list mode and encoding, with expirable watches. seen is called
+// once for every object applied to the cache.
+func buildRelisting(ctx context.Context, cfg *rest.Config, lib, ns string, x *expirer, seen func()) (running, error) {
+	if lib == Ours {
+		// As InformerFor builds it: protobuf, and the factory's tuning.
+		lw, err := reflector.NewTypedListerWatcher[*corev1.ConfigMap](cfg, scheme, reflector.Source{Resource: gvr(ConfigMaps), Namespace: ns, Protobuf: reflector.ProtobufCapable[*corev1.ConfigMap]()})
+		if err != nil {
+			return running{}, err
+		}
+		processed := func(e informer.TraceEvent) {
+			if e.Stage == informer.StageFIFO && e.Kind == deltafifo.KindProcessed {
+				seen()
+			}
+		}
+		return buildOursFrom[*corev1.ConfigMap](ctx, oursExpiringLW{lw, x}, sharedinformer.WithFactoryDefaults(reflector.Tuning{}), processed, nil)
+	}
+	// client-go's generated clients read built-in types as protobuf.
+	client, err := coreClient(cfg, true)
+	if err != nil {
+		return running{}, err
+	}
+	lw := cache.NewListWatchFromClient(client, ConfigMaps, ns, fields.Everything())
+	lw.ListWithContextFunc = cache.ListWithContextFunc(x.wrapList(listFunc(lw.ListWithContextFunc)))
+	lw.WatchFuncWithContext = cache.WatchFuncWithContext(x.wrapWatch(watchFunc(lw.WatchFuncWithContext)))
+	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	return clientGoRunning(ctx, inf, seen)
+}
+
+// relistSample is one relist: its duration, and the peak live heap
+// during it over the live heap before it.
+type relistSample struct {
+	seconds, peakOverSteady float64
+}
+
+// relistRuns syncs one informer of lib and then relists it times times in
+// a row, returning each relist's sample and the live heap after each
+// relist over the live heap after the sync.
+func relistRuns(ctx context.Context, cfg *rest.Config, lib string, n, times int) ([]relistSample, []float64, error) {
+	var seen atomic.Int64
+	x := &expirer{}
+	r, err := buildRelisting(ctx, cfg, lib, namespaceFor(ConfigMaps, n), x, func() { seen.Add(1) })
+	if err != nil {
+		return nil, nil, err
+	}
+	r.start()
+	defer r.stop()
+	if err := r.waitSynced(ctx, n); err != nil {
+		return nil, nil, err
+	}
+	if err := waitSeen(ctx, &seen, int64(n)); err != nil {
+		return nil, nil, err
+	}
+	synced := liveHeap()
+	var samples []relistSample
+	var growth []float64
+	for i := range times {
+		steady := liveHeap()
+		sampler := startPeakSampler(2 * time.Millisecond)
+		x.expire()
+		err := waitSeen(ctx, &seen, int64(n)*int64(i+2))
+		end := time.Now()
+		peak := sampler.Stop()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s, relist %d of %d at %d: %w", lib, i+1, times, n, err)
+		}
+		start, ok := x.relistStart()
+		if !ok {
+			return nil, nil, fmt.Errorf("%s, relist %d of %d at %d: the handler saw every object again, but no list was asked for", lib, i+1, times, n)
+		}
+		elapsed := end.Sub(start).Seconds()
+		samples = append(samples, relistSample{seconds: elapsed, peakOverSteady: peak / steady})
+		growth = append(growth, liveHeap()/synced)
+	}
+	return samples, growth, nil
+}
+
+// waitSeen waits until the handler has been called want times. It polls
+// every millisecond: a relist takes from tens of milliseconds to seconds.
+func waitSeen(ctx context.Context, seen *atomic.Int64, want int64) error {
+	for seen.Load() < want {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("scale: the handler saw %d of %d objects: %w", seen.Load(), want, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return nil
+}

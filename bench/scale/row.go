@@ -1,0 +1,79 @@
+package scale
+
+// Row is one line of the ladder's tables: one measure of one workload, at
+// one size, for both libraries, run by run. Ours[i] and ClientGo[i] are
+// the i-th interleaved pair.
+type Row struct {
+	Workload string // "initial sync", "heap per object", ...
+	Shape    string // ConfigMaps or Pods
+	N        int
+	Variant  string // how the informers were built, or readers=10
+	Unit     string // "s", "B/object", "writes/s", ...
+	// HigherIsBetter is true for rates (writes/s), false for costs.
+	HigherIsBetter bool
+	Ours, ClientGo []float64
+}
+
+// Ratio is ours/client-go over the row's pairs.
+func (r Row) Ratio() (Ratio, error) { return PairedRatio(r.Ours, r.ClientGo) }
+
+// Results is everything one run of the ladder measured.
+type Results struct {
+	Config Config
+	Rows   []Row
+	// Floors are what a bare read costs, beside the libraries: the time
+	// to GET the LIST response bytes without decoding them, per shape
+	// and size.
+	Floors []Floor
+	// Relists are our and client-go's peak live heap during one relist
+	// over the steady live heap before it, per size.
+	Relists []RelistPeak
+	// Bounded is the check that memory stays bounded over relists in a
+	// row at the ladder's largest size.
+	Bounded *BoundedCheck
+}
+
+// Floor is the raw-bytes floor of one initial sync.
+type Floor struct {
+	Shape   string
+	N       int
+	Seconds []float64
+}
+
+// RelistPeak holds the peak/steady ratios of each library's relists.
+type RelistPeak struct {
+	N              int
+	Ours, ClientGo []float64
+}
+
+// BoundedCheck is our live heap after each of several relists in a row,
+// over the live heap after the first sync.
+type BoundedCheck struct {
+	N      int
+	Growth []float64 // live heap after relist i / after the first sync
+}
+
+// add appends a sample pair to the row matching (workload, shape, n,
+// variant), making the row on first use.
+func (res *Results) add(proto Row, ours, clientGo float64) {
+	for i := range res.Rows {
+		r := &res.Rows[i]
+		if r.Workload == proto.Workload && r.Shape == proto.Shape && r.N == proto.N && r.Variant == proto.Variant {
+			r.Ours = append(r.Ours, ours)
+			r.ClientGo = append(r.ClientGo, clientGo)
+			return
+		}
+	}
+	proto.Ours, proto.ClientGo = []float64{ours}, []float64{clientGo}
+	res.Rows = append(res.Rows, proto)
+}
+
+// Find returns the row of (workload, shape, n, variant), if measured.
+func (res *Results) Find(workload, shape string, n int, variant string) (Row, bool) {
+	for _, r := range res.Rows {
+		if r.Workload == workload && r.Shape == shape && r.N == n && r.Variant == variant {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
