@@ -34,7 +34,7 @@ func (f *DeltaFIFO[T]) markLocked(rv string) {
 func (f *DeltaFIFO[T]) advanceLocked() {
 	for f.marksHead < len(f.marks) {
 		m := f.marks[f.marksHead]
-		if len(f.queue) > 0 && m.seq >= f.queuedAt[f.queue[0]] {
+		if len(f.queue) > 0 && m.seq >= f.items[f.queue[0]].at {
 			break
 		}
 		if m.rv != "" && !olderRV(m.rv, f.AppliedResourceVersion()) {

@@ -57,19 +57,21 @@ type DeltaFIFO[T informer.Object] struct {
 	// when a Pop's context ends. Its Locker is &mu.
 	cond sync.Cond
 
-	// items[k] is what is queued for key k, oldest first.
-	// Invariant: k is in items iff k is in queue, and items[k] is never
-	// empty.
-	items map[informer.Key]Deltas[T]
+	// items[k] is what is queued for key k: its deltas, oldest first, and
+	// the number of the write that queued it (see applied.go). One map,
+	// not two: a list of 1M objects pays one map insert per object here.
+	// Invariant: k is in items iff k is in queue, and items[k].deltas is
+	// never empty.
+	items map[informer.Key]queued[T]
 	// queue holds each queued key once, in order of first arrival since
 	// the key was last popped.
 	queue []informer.Key
-	// high is the longest queue since items and queuedAt were made. Go
+	// high is the longest queue since items was made. Go
 	// maps never give memory back as keys are deleted, so after a burst
-	// (the initial list, a relist: every object queued at once) the two
-	// maps would keep about 180 bytes per object of that burst for the
+	// (the initial list, a relist: every object queued at once) the map
+	// would keep about 180 bytes per object of that burst for the
 	// informer's whole life; once the queue drains after one, Pop makes
-	// them anew (shrinkIfDrainedLocked).
+	// it anew (shrinkIfDrainedLocked).
 	high int
 
 	// synced tracks the first Replace: replaced says it happened, and
@@ -87,11 +89,10 @@ type DeltaFIFO[T informer.Object] struct {
 	closed bool // set by Close; writes fail, Pop drains what is queued, then returns ErrClosed
 
 	// The applied resourceVersion (see applied.go). seq numbers writes;
-	// queuedAt[k] is the number of the write that queued k (k is in
-	// queuedAt iff in queue); marks[marksHead:] are the writes not yet
+	// items[k].at is the number of the write that queued k;
+	// marks[marksHead:] are the writes not yet
 	// known to be applied, oldest first.
 	seq       uint64
-	queuedAt  map[informer.Key]uint64
 	marks     []rvMark
 	marksHead int
 	// applied is the newest applied write's resourceVersion. Written under
@@ -106,10 +107,9 @@ type DeltaFIFO[T informer.Object] struct {
 // New returns an empty DeltaFIFO.
 func New[T informer.Object](opts Options[T]) *DeltaFIFO[T] {
 	f := &DeltaFIFO[T]{
-		items:    map[informer.Key]Deltas[T]{},
-		queuedAt: map[informer.Key]uint64{},
-		known:    opts.KnownObjects,
-		trace:    opts.Trace,
+		items: map[informer.Key]queued[T]{},
+		known: opts.KnownObjects,
+		trace: opts.Trace,
 	}
 	f.cond.L = &f.mu
 	return f
@@ -146,4 +146,10 @@ func (f *DeltaFIFO[T]) Close() {
 	defer f.mu.Unlock()
 	f.closed = true
 	f.cond.Broadcast()
+}
+
+// queued is what the queue holds for one key.
+type queued[T informer.Object] struct {
+	deltas Deltas[T]
+	at     uint64 // the number of the write that queued the key
 }

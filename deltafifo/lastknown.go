@@ -10,7 +10,7 @@ import "github.com/listwatch/informer"
 func (f *DeltaFIFO[T]) LastKnown(key informer.Key) (T, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if deltas, ok := f.items[key]; ok && deltas.Newest().Type == Deleted {
+	if q, ok := f.items[key]; ok && q.deltas.Newest().Type == Deleted {
 		var zero T
 		return zero, false
 	}

@@ -69,10 +69,9 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
 	key := f.queue[0]
 	f.queue[0] = informer.Key{}
 	f.queue = f.queue[1:]
-	deltas := f.items[key]
+	q := f.items[key]
 	delete(f.items, key)
-	queuedAt := f.queuedAt[key]
-	delete(f.queuedAt, key)
+	deltas := q.deltas
 	initial := f.initialRemaining > 0
 	if initial {
 		f.initialRemaining--
@@ -104,9 +103,8 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
 	if errors.Is(err, ErrRequeue) {
 		// No writer ran while we held mu, so key is not queued again: put it
 		// back where it was. O(queue length), and only on this path.
-		f.items[key] = deltas
+		f.items[key] = q
 		f.queue = append([]informer.Key{key}, f.queue...)
-		f.queuedAt[key] = queuedAt
 		if initial {
 			f.initialRemaining++
 		}
@@ -124,19 +122,18 @@ func (f *DeltaFIFO[T]) wake() {
 	f.cond.Broadcast()
 }
 
-// shrinkAbove is the queue length above which a drained queue's maps are
+// shrinkAbove is the queue length above which a drained queue's map is
 // made anew: below it, what they keep is not worth the reallocation.
 const shrinkAbove = 1024
 
-// shrinkIfDrainedLocked makes items, queuedAt and queue anew once the
+// shrinkIfDrainedLocked makes items and queue anew once the
 // queue is empty after having held more than shrinkAbove keys, so the
 // memory a burst needed is given back (see high). The caller holds mu.
 func (f *DeltaFIFO[T]) shrinkIfDrainedLocked() {
 	if len(f.queue) > 0 || f.high <= shrinkAbove {
 		return
 	}
-	f.items = map[informer.Key]Deltas[T]{}
-	f.queuedAt = map[informer.Key]uint64{}
+	f.items = map[informer.Key]queued[T]{}
 	f.queue = nil
 	f.high = 0
 }

@@ -27,14 +27,12 @@ import (
 // Cost: O(len(list) + known + queued).
 func (f *DeltaFIFO[T]) Replace(list []T, resourceVersion string) error {
 	keys := make([]informer.Key, len(list))
-	listed := make(map[informer.Key]bool, len(list))
 	for n, obj := range list {
 		key, err := informer.KeyOf(obj)
 		if err != nil {
 			return fmt.Errorf("deltafifo: Replace: item %d: %w", n, err)
 		}
 		keys[n] = key
-		listed[key] = true
 	}
 
 	f.mu.Lock()
@@ -44,18 +42,30 @@ func (f *DeltaFIFO[T]) Replace(list []T, resourceVersion string) error {
 	}
 	f.markLocked(resourceVersion)
 	defer f.advanceLocked() // an empty list over an empty cache queues nothing
+	// Only keys queued or known before this list can vanish: with none
+	// (the initial list, usually), the set of listed keys is not needed.
+	var known []informer.Key
+	if f.known != nil {
+		known = f.known.ListKeys()
+	}
+	var listed map[informer.Key]bool
+	if len(f.queue) > 0 || len(known) > 0 {
+		listed = make(map[informer.Key]bool, len(list))
+		for _, key := range keys {
+			listed[key] = true
+		}
+	}
 	if len(f.queue) == 0 && len(list) > shrinkAbove {
-		// The queue's maps are about to grow to the list's size: make them
+		// The queue's map is about to grow to the list's size: make it
 		// that size now, rather than rehash them at every doubling.
-		f.items = make(map[informer.Key]Deltas[T], len(list))
-		f.queuedAt = make(map[informer.Key]uint64, len(list))
+		f.items = make(map[informer.Key]queued[T], len(list))
 		f.queue = make([]informer.Key, 0, len(list))
 	}
 	for n, obj := range list {
 		f.queueLocked(keys[n], Delta[T]{Type: Replaced, Object: obj})
 	}
 	tombstones := 0
-	for _, key := range f.vanishedLocked(listed) {
+	for _, key := range f.vanishedLocked(listed, known) {
 		last, ok := f.lastKnownLocked(key)
 		if !ok {
 			continue
@@ -78,9 +88,14 @@ func (f *DeltaFIFO[T]) Replace(list []T, resourceVersion string) error {
 	return nil
 }
 
-// vanishedLocked returns the keys that are queued or known but not listed,
-// each once, queued ones first in queue order. The caller holds mu.
-func (f *DeltaFIFO[T]) vanishedLocked(listed map[informer.Key]bool) []informer.Key {
+// vanishedLocked returns the keys that are queued or known (known: the
+// KnownObjects' keys before the list) but not listed, each once, queued
+// ones first in queue order. A nil listed means nothing was queued or
+// known before the list, so nothing vanished. The caller holds mu.
+func (f *DeltaFIFO[T]) vanishedLocked(listed map[informer.Key]bool, known []informer.Key) []informer.Key {
+	if listed == nil {
+		return nil // nothing was queued or known before the list
+	}
 	var gone []informer.Key
 	seen := map[informer.Key]bool{}
 	for _, key := range f.queue {
@@ -89,11 +104,9 @@ func (f *DeltaFIFO[T]) vanishedLocked(listed map[informer.Key]bool) []informer.K
 			seen[key] = true
 		}
 	}
-	if f.known != nil {
-		for _, key := range f.known.ListKeys() {
-			if !listed[key] && !seen[key] {
-				gone = append(gone, key)
-			}
+	for _, key := range known {
+		if !listed[key] && !seen[key] {
+			gone = append(gone, key)
 		}
 	}
 	return gone
@@ -103,8 +116,8 @@ func (f *DeltaFIFO[T]) vanishedLocked(listed map[informer.Key]bool) []informer.K
 // newest queued delta if any (that is newer than the cache), else the
 // cache's copy. The caller holds mu.
 func (f *DeltaFIFO[T]) lastKnownLocked(key informer.Key) (T, bool) {
-	if deltas, ok := f.items[key]; ok {
-		return deltas.Newest().Object, true
+	if q, ok := f.items[key]; ok {
+		return q.deltas.Newest().Object, true
 	}
 	if f.known == nil {
 		var zero T

@@ -57,14 +57,15 @@ func (f *DeltaFIFO[T]) write(op string, t DeltaType, obj T) error {
 // queueLocked appends d to key's deltas, collapsing a repeated delete, and
 // queues key at the back if it was not queued. The caller holds mu.
 func (f *DeltaFIFO[T]) queueLocked(key informer.Key, d Delta[T]) {
-	deltas, queued := f.items[key]
-	deltas, merged := append(deltas, d).coalesce()
-	f.items[key] = deltas
-	if !queued {
+	q, wasQueued := f.items[key]
+	var merged bool
+	q.deltas, merged = append(q.deltas, d).coalesce()
+	if !wasQueued {
+		q.at = f.seq
 		f.queue = append(f.queue, key)
-		f.queuedAt[key] = f.seq
 		f.high = max(f.high, len(f.queue))
 	}
+	f.items[key] = q
 	if f.trace != nil {
 		if merged {
 			f.emit(KindCoalesced, key, d.Object.GetResourceVersion(), "two deletes became one")
