@@ -172,11 +172,7 @@ func (i *Indexer[T]) Len() int {
 // putLocked stores obj under key; removeLocked removes key's object. The
 // caller holds mu exclusively.
 func (i *Indexer[T]) putLocked(key informer.Key, obj T) {
-	sp, ok := i.spaces[key.Namespace]
-	if !ok {
-		sp = newSpace[T]()
-		i.spaces[key.Namespace] = sp
-	}
+	sp := spaceOf(i.spaces, key.Namespace)
 	before := sp.len()
 	sp.put(key.Name, obj)
 	i.count += sp.len() - before

@@ -33,6 +33,16 @@ func newSpace[T informer.Object]() *space[T] {
 	return &space[T]{pos: map[string]int{}}
 }
 
+// spaceOf returns spaces[ns], making it first if there is none.
+func spaceOf[T informer.Object](spaces map[string]*space[T], ns string) *space[T] {
+	sp, ok := spaces[ns]
+	if !ok {
+		sp = newSpace[T]()
+		spaces[ns] = sp
+	}
+	return sp
+}
+
 // get returns the object called name.
 func (s *space[T]) get(name string) (T, bool) {
 	n, ok := s.pos[name]

@@ -130,12 +130,7 @@ func (i *Indexer[T]) Replace(objs []T) error {
 		if err != nil {
 			return fmt.Errorf("indexer: Replace: %w", err)
 		}
-		sp, ok := spaces[keys[n].Namespace]
-		if !ok {
-			sp = newSpace[T]()
-			spaces[keys[n].Namespace] = sp
-		}
-		sp.put(keys[n].Name, obj)
+		spaceOf(spaces, keys[n].Namespace).put(keys[n].Name, obj)
 		for v, name := range i.names {
 			indices[name].file(keys[n], values[v])
 		}
