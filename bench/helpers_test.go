@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/informer/bench/scale"
 )
 
 // full reports whether BENCH_FULL=1 asks for the large sizes.
@@ -31,15 +33,7 @@ func sizes(short []int, large ...int) []int {
 }
 
 // count formats 1000 as 1k and 1000000 as 1M, for benchmark names.
-func count(n int) string {
-	switch {
-	case n >= 1_000_000 && n%1_000_000 == 0:
-		return strconv.Itoa(n/1_000_000) + "M"
-	case n >= 1000 && n%1000 == 0:
-		return strconv.Itoa(n/1000) + "k"
-	}
-	return strconv.Itoa(n)
-}
+func count(n int) string { return scale.Count(n) }
 
 const (
 	ours     = "impl=ours"
