@@ -16,7 +16,10 @@ import (
 // the same fault for both, injected the same way.
 type expirer struct {
 	mu      sync.Mutex
-	current *expirable
+	current *expirable // the open watch, nil between one watch's end and the next
+	// pending is an expiry asked for while no watch was open (a library
+	// can be synced before it opens its WATCH): the next watch gets it.
+	pending bool
 	// expired is when expire last ran, and relisted when the library
 	// first asked for the list again after it (a LIST, or a WATCH that
 	// streams the list): the relist's start, whatever backoff the
@@ -42,25 +45,46 @@ func (x *expirer) relistStart() (time.Time, bool) {
 	return x.relisted, !x.relisted.IsZero()
 }
 
-// wrap returns w with an expiry the next expire call triggers.
+// wrap returns w with an expiry the next expire call triggers, or, if one
+// is pending, already triggered.
 func (x *expirer) wrap(w watch.Interface) watch.Interface {
 	e := &expirable{inner: w, out: make(chan watch.Event), expire: make(chan struct{}), stop: make(chan struct{})}
-	go e.run()
 	x.mu.Lock()
-	x.current = e
+	if x.pending {
+		x.pending = false
+		close(e.expire)
+	} else {
+		x.current = e
+	}
 	x.mu.Unlock()
+	go func() {
+		e.run()
+		x.forget(e)
+	}()
 	return e
 }
 
-// expire ends the newest watch with an ERROR event carrying 410 Gone.
+// forget clears current once e, its watch, has ended.
+func (x *expirer) forget(e *expirable) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.current == e {
+		x.current = nil
+	}
+}
+
+// expire ends the open watch with an ERROR event carrying 410 Gone; with
+// none open, the next one opened.
 func (x *expirer) expire() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.expired, x.relisted = time.Now(), time.Time{}
-	if x.current != nil {
-		close(x.current.expire)
-		x.current = nil
+	if x.current == nil {
+		x.pending = true
+		return
 	}
+	close(x.current.expire)
+	x.current = nil
 }
 
 // listFunc is the shape of client-go's List.
