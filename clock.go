@@ -1,6 +1,9 @@
 package informer
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock is where a stage that acts on time gets it: the workqueue for
 // delayed keys and rate limits, the reflector for its resync ticks, the
@@ -47,4 +50,45 @@ func ClockOrReal(c Clock) Clock {
 		return RealClock{}
 	}
 	return c
+}
+
+// WithTimeout is context.WithTimeout measured on c, so that a fake clock
+// in a test governs it too. Unlike context.WithTimeout it reports no
+// Deadline: the clock's time need not be the wall clock's. When d has
+// passed on c, the context ends as a timeout does: Err and Cause are
+// context.DeadlineExceeded.
+func WithTimeout(parent context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	t := ClockOrReal(c).AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
+	return clockTimeout{ctx}, func() {
+		t.Stop()
+		cancel(context.Canceled)
+	}
+}
+
+// clockTimeout is WithTimeout's context: its Err says DeadlineExceeded
+// when that is its cause, as a context.WithTimeout's would, so that
+// errors.Is(err, context.DeadlineExceeded) holds for what it ends.
+type clockTimeout struct{ context.Context }
+
+func (c clockTimeout) Err() error {
+	err := c.Context.Err()
+	if err != nil && context.Cause(c.Context) == context.DeadlineExceeded {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// Sleep waits d on c, or until ctx ends; it reports whether the whole
+// wait passed.
+func Sleep(ctx context.Context, c Clock, d time.Duration) bool {
+	done := make(chan struct{})
+	t := ClockOrReal(c).AfterFunc(d, func() { close(done) })
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
