@@ -75,10 +75,12 @@ type Config struct {
 type Callbacks struct {
 	// OnStartedLeading runs in a goroutine of its own when a term starts.
 	// ctx ends when the term does: Run's ctx is cancelled, the Lease was
-	// taken, or the renew deadline passed. ctx.Deadline() is the last
-	// successful renew plus RenewDeadline, and moves later with each
-	// renew. It must return soon after ctx ends: Run waits for it before
-	// releasing the Lease and returning. Required.
+	// taken, or the renew deadline passed. TermOf(ctx) gives the term:
+	// its moving end (the last successful renew plus RenewDeadline) and
+	// its fencing number. ctx.Deadline() is Run's ctx's, never the moving
+	// end, so timeouts derived from ctx fire at their own time. It must
+	// return soon after ctx ends: Run waits for it before releasing the
+	// Lease and returning. Required.
 	OnStartedLeading func(ctx context.Context)
 	// OnStoppedLeading is called once at the end of each term, after
 	// OnStartedLeading returned and after any release. Required.

@@ -42,6 +42,9 @@
 //   - The leader renews every RetryPeriod. Its leading context ends at its
 //     last successful renew plus RenewDeadline, ended by a timer that only
 //     a successful renew re-arms: a stalled goroutine cannot extend a term.
+//     TermOf(ctx) tells that moving end (Term.End) and the term's fencing
+//     number; ctx.Deadline() does not, so that every timeout derived from
+//     the term fires at its own time.
 //   - Run waits for OnStartedLeading to return before it releases the
 //     Lease (ReleaseOnCancel) or returns, so your work has stopped before
 //     a standby is invited to start.
@@ -61,10 +64,12 @@
 //
 // # What it does not guarantee
 //
-//   - No fencing. A leader that is deposed (partitioned, paused, slow) may
-//     still have writes in flight, and they may land after a new leader
-//     started. The Lease protects nothing else in the cluster: make writes
-//     idempotent and guarded by resourceVersion, as a controller's should be.
+//   - No fencing by the Lease itself. A leader that is deposed
+//     (partitioned, paused, slow) may still have writes in flight, and
+//     they may land after a new leader started. The Lease protects nothing
+//     else in the cluster: make writes idempotent and guarded by
+//     resourceVersion, as a controller's should be, or carry Term.Fence
+//     with them where a reader can check it.
 //   - Exclusivity rests on the timing above and on clock rates within that
 //     ratio. A process paused (SIGSTOP, a VM migration) past its renew
 //     deadline resumes with its context over, but the code it was running
@@ -86,7 +91,8 @@
 // rules and JitterFactor are client-go's, and so is judging expiry by the
 // local observation time. The differences: Run returns an error instead of
 // only logging; Run waits for OnStartedLeading before releasing; the
-// leading context's end is a watchdog with a moving Deadline; OnNewLeader
-// runs in Run's goroutine, in order; Check is Healthy; there is no
-// RunOrDie, and no coordinated election (see docs/13-leader-election.md).
+// leading context's end is a watchdog, and TermOf gives the term's moving
+// end and fencing number; OnNewLeader runs in Run's goroutine, in order;
+// Check is Healthy; there is no RunOrDie, and no coordinated election (see
+// docs/13-leader-election.md).
 package leaderelection

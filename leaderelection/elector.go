@@ -106,7 +106,11 @@ func (e *Elector) acquire(ctx context.Context) (time.Time, error) {
 
 // lead runs one term, which started with a write sent at acquired.
 func (e *Elector) lead(ctx context.Context, acquired time.Time) error {
-	leading := newLeadingContext(ctx, e.cfg.Clock, e.cfg.RenewDeadline, e.lease(), acquired)
+	term := Term{Lease: e.lease(), Identity: e.cfg.Identity}
+	if t := e.observed.Spec.LeaseTransitions; t != nil {
+		term.Fence = *t
+	}
+	leading := newLeadingContext(ctx, e.cfg.Clock, e.cfg.RenewDeadline, term, acquired)
 	returned := make(chan struct{})
 	go func() {
 		defer close(returned)
@@ -129,11 +133,11 @@ func (e *Elector) lead(ctx context.Context, acquired time.Time) error {
 				e.logFailure(err)
 			}
 		default:
-			leading.end(fmt.Errorf("%w: lease %s is held by %q", ErrLost, e.lease(), holderOf(e.observed)))
+			leading.stop(fmt.Errorf("%w: lease %s is held by %q", ErrLost, e.lease(), holderOf(e.observed)))
 		}
 	}
 	cause := context.Cause(leading)
-	leading.end(cause) // stops the watchdog; the cause is already set
+	leading.stop(cause) // stops the watchdog; the cause is already set
 	<-returned
 
 	var lost, releaseErr error

@@ -40,7 +40,7 @@ func must[V any](v V, err error) V {
 type term struct {
 	id         string
 	start, end time.Time
-	deadline   time.Time // the leading context's final Deadline()
+	deadline   time.Time // the term's final End()
 }
 
 // terms records the terms of every candidate of one test.
@@ -61,7 +61,8 @@ func (ts *terms) callbacks(id string, onNewLeader func(string)) leaderelection.C
 			ts.started <- term{id: id, start: start}
 			<-ctx.Done()
 			end := time.Now()
-			deadline, _ := ctx.Deadline()
+			current, _ := leaderelection.TermOf(ctx)
+			deadline := current.End()
 			ts.mu.Lock()
 			ts.all = append(ts.all, term{id: id, start: start, end: end, deadline: deadline})
 			ts.mu.Unlock()

@@ -15,45 +15,84 @@ import (
 // candidate holds the Lease. Run's error wraps it too.
 var ErrLost = errors.New("leadership lost")
 
+// Term is what a leader knows of its current term. OnStartedLeading's
+// context carries it: TermOf(ctx).
+type Term struct {
+	// Lease is the Lease's namespace/name.
+	Lease string
+	// Identity is this candidate's, the Lease's holder during the term.
+	Identity string
+	// Fence is the Lease's leaseTransitions when the term began: every
+	// change of hands makes it greater. A leader that writes it with its
+	// changes (a field, an annotation) lets a reader that has seen a
+	// greater one refuse a deposed leader's late write: fencing, which
+	// the Lease alone cannot give (see "What it does not guarantee").
+	Fence int32
+
+	ctx *leadingContext
+}
+
+// End is when the term ends unless a renew succeeds first: the last
+// successful renew plus RenewDeadline. It moves later with every renew,
+// which is why the leading context's Deadline does not report it: a
+// context.WithTimeout derived from a context whose deadline moves would
+// arm no timer of its own whenever its timeout lies past that deadline.
+func (t Term) End() time.Time {
+	t.ctx.mu.Lock()
+	defer t.ctx.mu.Unlock()
+	return t.ctx.end
+}
+
+// termKey is the context key of a leading context's Term.
+type termKey struct{}
+
+// TermOf returns the term of a leading context, or of any context derived
+// from one; false for a context outside every term.
+func TermOf(ctx context.Context) (Term, bool) {
+	t, ok := ctx.Value(termKey{}).(Term)
+	return t, ok
+}
+
 // leadingContext is the context OnStartedLeading receives. A watchdog
 // timer cancels it at the last successful renew plus the renew deadline;
 // each successful renew re-arms the timer later. So leadership ends on
 // time even if every other goroutine of the process is stalled: nothing
 // but a successful renew, reported by the elector, can move the end.
 //
-// Deadline reports that moving end. A context derived from this one
-// copies the deadline as it is at derivation, which is safe: the true end
-// only ever moves later.
+// Its Deadline is its parent's: the moving end is Term.End, never a
+// deadline (see Term.End for why).
 type leadingContext struct {
-	context.Context                         // from WithCancelCause(parent): Done, Err, Value
+	context.Context                         // from WithCancelCause(parent): Deadline, Done, Err
 	cancel          context.CancelCauseFunc // ends the term, with a cause
+	term            Term
 
 	clock         informer.Clock
 	renewDeadline time.Duration
-	lease         string // namespace/name, for the cause's message
 
-	mu       sync.Mutex
-	deadline time.Time      // guarded by mu; last successful renew + renewDeadline
-	timer    informer.Timer // guarded by mu; fires at deadline
-	armed    uint64         // guarded by mu; counts arms, so a stale timer does nothing
+	mu    sync.Mutex
+	end   time.Time      // guarded by mu; last successful renew + renewDeadline
+	timer informer.Timer // guarded by mu; fires at end
+	armed uint64         // guarded by mu; counts arms, so a stale timer does nothing
 }
 
 // newLeadingContext starts a term whose first successful write was sent
 // at renewedAt.
-func newLeadingContext(parent context.Context, clock informer.Clock, renewDeadline time.Duration, lease string, renewedAt time.Time) *leadingContext {
+func newLeadingContext(parent context.Context, clock informer.Clock, renewDeadline time.Duration, term Term, renewedAt time.Time) *leadingContext {
 	ctx, cancel := context.WithCancelCause(parent)
-	c := &leadingContext{Context: ctx, cancel: cancel, clock: clock, renewDeadline: renewDeadline, lease: lease}
+	c := &leadingContext{Context: ctx, cancel: cancel, term: term, clock: clock, renewDeadline: renewDeadline}
+	c.term.ctx = c
 	c.mu.Lock()
 	c.arm(renewedAt)
 	c.mu.Unlock()
 	return c
 }
 
-// Deadline is the last successful renew plus the renew deadline.
-func (c *leadingContext) Deadline() (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.deadline, true
+// Value answers TermOf; every other key is the parent's.
+func (c *leadingContext) Value(key any) any {
+	if key == (termKey{}) {
+		return c.term
+	}
+	return c.Context.Value(key)
 }
 
 // renewed moves the end to renewedAt plus the renew deadline, where
@@ -70,22 +109,22 @@ func (c *leadingContext) renewed(renewedAt time.Time) {
 	c.arm(renewedAt)
 }
 
-// arm sets the deadline and its timer. c.mu must be held.
+// arm sets the end and its timer. c.mu must be held.
 func (c *leadingContext) arm(renewedAt time.Time) {
-	c.deadline = renewedAt.Add(c.renewDeadline)
+	c.end = renewedAt.Add(c.renewDeadline)
 	c.armed++
 	armed := c.armed
-	c.timer = c.clock.AfterFunc(c.deadline.Sub(c.clock.Now()), func() {
+	c.timer = c.clock.AfterFunc(c.end.Sub(c.clock.Now()), func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.armed == armed { // not re-armed since: the deadline passed
-			c.cancel(fmt.Errorf("%w: lease %s not renewed within the renew deadline (%v)", ErrLost, c.lease, c.renewDeadline))
+			c.cancel(fmt.Errorf("%w: lease %s not renewed within the renew deadline (%v)", ErrLost, c.term.Lease, c.renewDeadline))
 		}
 	})
 }
 
-// end ends the term now with cause, and stops the watchdog.
-func (c *leadingContext) end(cause error) {
+// stop ends the term now with cause, and stops the watchdog.
+func (c *leadingContext) stop(cause error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.timer.Stop()

@@ -17,7 +17,7 @@ import (
 // term is one member term as its Run saw it.
 type term struct {
 	member   string
-	deadline time.Time // the term context's final Deadline()
+	deadline time.Time // the term's final End()
 	ended    time.Time
 }
 
@@ -43,7 +43,8 @@ func TestAMemberThatCannotRenewStopsByItsRenewDeadlineAndRejoinsUnderANewID(t *t
 		Run: func(ctx context.Context, shard sharding.Shard) {
 			started <- shard.Member
 			<-ctx.Done()
-			deadline, _ := ctx.Deadline()
+			current, _ := leaderelection.TermOf(ctx)
+			deadline := current.End()
 			ended <- term{member: shard.Member, deadline: deadline, ended: time.Now()}
 		},
 	}))

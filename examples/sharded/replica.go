@@ -134,7 +134,8 @@ func runReplica(ctx context.Context, c replicaConfig, rec *recorder) error {
 func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard sharding.Shard, rec *recorder, logger *slog.Logger) {
 	rec.say("member %s %s", c.Name, shard.Member)
 	defer func() {
-		deadline, _ := ctx.Deadline()
+		term, _ := leaderelection.TermOf(ctx)
+		deadline := term.End()
 		rec.say("stopped %s %d", shard.Member, deadline.UnixNano())
 	}()
 	scheme := k8sruntime.NewScheme()

@@ -1,0 +1,89 @@
+package leaderelection_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/testenv"
+)
+
+// A leader derives a timeout longer than RenewDeadline from its term, as
+// a reconcile or a sync wait does. It must fire at its own time while the
+// term goes on: a leading context whose Deadline reported the moving term
+// end would make context.WithTimeout arm no timer of its own, and the
+// derived context would end only with the term.
+func TestATimeoutLongerThanRenewDeadlineDerivedFromATermFiresWhileTheTermGoesOn(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	timeout := renewDeadline + time.Second
+	type outcome struct {
+		waited    time.Duration
+		termEnded bool
+		timedOut  bool
+	}
+	result := make(chan outcome, 1)
+	cfg, _ := config(t, cp.Config(), ns, "timeouts", "leader", leaderelection.Callbacks{
+		OnStartedLeading: func(ctx context.Context) {
+			start := time.Now()
+			derived, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			select {
+			case <-derived.Done():
+			case <-time.After(3 * timeout): // against hanging: the bug's symptom
+			}
+			result <- outcome{waited: time.Since(start), termEnded: ctx.Err() != nil, timedOut: derived.Err() != nil}
+			<-ctx.Done()
+		},
+		OnStoppedLeading: func() {},
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- must(leaderelection.New(cfg)).Run(ctx) }()
+	got := <-result
+	cancel()
+	require.NoError(t, <-done)
+	require.True(t, got.timedOut, "the derived %v timeout had not fired after %v", timeout, got.waited.Round(time.Millisecond))
+	require.False(t, got.termEnded, "the term ended: the test proves nothing")
+	require.GreaterOrEqual(t, got.waited, timeout)
+	require.Less(t, got.waited, timeout+time.Second, "it fired late")
+}
+
+// Every term learns its fencing number, the Lease's leaseTransitions when
+// it began: a later term's is greater, so a write that carries it can be
+// told from a deposed leader's.
+func TestEachTermLearnsAFencingNumberThatGrowsWithEachChangeOfHands(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	var fences []int32
+	for _, id := range []string{"first", "second", "third"} {
+		terms := make(chan leaderelection.Term, 1)
+		cfg, _ := config(t, cp.Config(), ns, "fenced", id, leaderelection.Callbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				term, ok := leaderelection.TermOf(ctx)
+				require.True(t, ok, "a leading context carries its term")
+				terms <- term
+				<-ctx.Done()
+			},
+			OnStoppedLeading: func() {},
+		})
+		cfg.ReleaseOnCancel = true
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- must(leaderelection.New(cfg)).Run(ctx) }()
+		term := <-terms
+		require.Equal(t, id, term.Identity)
+		require.Equal(t, ns+"/fenced", term.Lease)
+		end := term.End()
+		require.True(t, end.After(time.Now()) && !end.After(time.Now().Add(renewDeadline)),
+			"the term ends within RenewDeadline of its last renew (%v)", end)
+		fences = append(fences, term.Fence)
+		cancel()
+		require.NoError(t, <-done)
+	}
+	require.Equal(t, []int32{0, 1, 2}, fences)
+}
