@@ -35,13 +35,24 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 			e.observe(updated)
 			return true, sent, nil
 		}
-		if !apierrors.IsConflict(err) {
+		// A conflict means someone else wrote since; a NotFound, that
+		// someone deleted the Lease. The slow path below judges both:
+		// a deleted Lease is created again, and the term goes on.
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			return false, time.Time{}, err
 		}
 	}
 
 	current, err := e.leases.get(ctx)
 	if apierrors.IsNotFound(err) {
+		// A Lease this candidate saw held by another, now absent, counts
+		// as unchanged: its holder may lead until its renew deadline
+		// whoever deleted it, so creating it now could make two leaders.
+		// Wait out LeaseDuration from when it was last seen to change, as
+		// for any Lease; its holder, meanwhile, creates it again.
+		if holder := holderOf(e.observed); holder != "" && holder != e.cfg.Identity && !e.observedExpired() {
+			return false, time.Time{}, nil
+		}
 		sent := e.cfg.Clock.Now()
 		created, err := e.leases.create(ctx, e.renewal(&coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Namespace: e.cfg.Namespace, Name: e.cfg.Name},

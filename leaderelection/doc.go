@@ -45,6 +45,12 @@
 //     TermOf(ctx) tells that moving end (Term.End) and the term's fencing
 //     number; ctx.Deadline() does not, so that every timeout derived from
 //     the term fires at its own time.
+//   - A Lease that someone deletes is not free. Its leader may lead until
+//     its renew deadline whatever happened to it, so a standby that saw it
+//     held treats its absence as an unchanged Lease and waits out
+//     LeaseDuration; the leader creates it again on its next renew and
+//     goes on. (A standby that starts after the delete and never saw the
+//     Lease cannot know: it creates it at once, as client-go's would.)
 //   - Run waits for OnStartedLeading to return before it releases the
 //     Lease (ReleaseOnCancel) or returns, so your work has stopped before
 //     a standby is invited to start.
@@ -92,7 +98,9 @@
 // local observation time. The differences: Run returns an error instead of
 // only logging; Run waits for OnStartedLeading before releasing; the
 // leading context's end is a watchdog, and TermOf gives the term's moving
-// end and fencing number; OnNewLeader runs in Run's goroutine, in order;
-// Check is Healthy; there is no RunOrDie, and no coordinated election (see
+// end and fencing number; a standby waits out a deleted Lease it saw held
+// (client-go's takes it at once, and leads while the deposed leader's
+// term still runs); OnNewLeader runs in Run's goroutine, in order; Check
+// is Healthy; there is no RunOrDie, and no coordinated election (see
 // docs/13-leader-election.md).
 package leaderelection
