@@ -135,7 +135,7 @@ func (e *Elector) observedExpired() bool {
 	return e.cfg.Clock.Now().After(e.observedAt.Add(d))
 }
 
-// reportLeader calls OnNewLeader when the observed holder changed.
+// reportLeader hands the observed holder to OnNewLeader when it changed.
 func (e *Elector) reportLeader() {
 	holder := holderOf(e.observed)
 	if e.observed == nil || holder == e.reported {
@@ -143,9 +143,7 @@ func (e *Elector) reportLeader() {
 	}
 	e.reported = holder
 	e.cfg.Logger.Info("leaderelection: new leader observed", "lease", e.lease(), "holder", holder)
-	if e.cfg.Callbacks.OnNewLeader != nil {
-		e.cfg.Callbacks.OnNewLeader(holder)
-	}
+	e.leaders.notify(holder)
 }
 
 // holderOf is the Lease's holder, "" for none (or no Lease).

@@ -87,7 +87,9 @@ type Callbacks struct {
 	OnStoppedLeading func()
 	// OnNewLeader is called when the holder this candidate observes
 	// changes, this candidate included; "" means the Lease was released.
-	// It must be quick. Optional.
+	// It runs in a goroutine of its own, one call at a time, in the order
+	// observed, so a slow callback delays no renew; Run returns after its
+	// last call. Optional.
 	OnNewLeader func(identity string)
 }
 

@@ -26,6 +26,7 @@ type Elector struct {
 	observed   *coordinationv1.Lease // the last version read or written; nil before the first
 	observedAt time.Time             // this host's time when observed's resourceVersion was first seen
 	reported   string                // the holder last passed to OnNewLeader
+	leaders    *notifier             // calls OnNewLeader apart from Run's goroutine
 	lastLogged string                // the last failure logged, so each distinct failure is logged once
 
 	mu        sync.Mutex
@@ -69,6 +70,8 @@ func (e *Elector) Run(ctx context.Context) error {
 		return errors.New("leaderelection: Run is already running on this Elector")
 	}
 	defer e.running.Store(false)
+	e.leaders = startNotifier(e.cfg.Callbacks.OnNewLeader)
+	defer e.leaders.stop()
 	acquired, err := e.acquire(ctx)
 	if err != nil {
 		return err
