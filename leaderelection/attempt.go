@@ -7,6 +7,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	informer "github.com/listwatch/informer"
 )
 
 // attempt is one try to acquire or renew the Lease, bounded by
@@ -15,7 +17,7 @@ import (
 // held == false with no error: someone else wrote first, which is the
 // protocol working, not failing.
 func (e *Elector) attempt(ctx context.Context, leading bool) (held bool, sent time.Time, err error) {
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.AttemptTimeout)
+	ctx, cancel := informer.WithTimeout(ctx, e.cfg.Clock, e.cfg.AttemptTimeout)
 	defer cancel()
 	held, sent, err = e.tryAcquireOrRenew(ctx, leading)
 	e.reportLeader()

@@ -101,6 +101,7 @@
 // end and fencing number; a standby waits out a deleted Lease it saw held
 // (client-go's takes it at once, and leads while the deposed leader's
 // term still runs); OnNewLeader runs in a goroutine of its own, in order;
-// Check is Healthy; there is no RunOrDie, and no coordinated election (see
+// every wait, attempt timeouts included, is on Config.Clock; Check is
+// Healthy; there is no RunOrDie, and no coordinated election (see
 // docs/13-leader-election.md).
 package leaderelection

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+
+	informer "github.com/listwatch/informer"
 )
 
 // Elector is one candidate for one Lease. Run takes part in an election:
@@ -98,7 +100,7 @@ func (e *Elector) acquire(ctx context.Context) (time.Time, error) {
 			lastErr = err // nil after an attempt that failed only to win
 			e.logFailure(err)
 		}
-		if !e.sleep(ctx, jittered(e.cfg.RetryPeriod)) {
+		if !informer.Sleep(ctx, e.cfg.Clock, jittered(e.cfg.RetryPeriod)) {
 			if lastErr != nil {
 				return time.Time{}, fmt.Errorf("leaderelection: lease %s not acquired: %w; last attempt: %w", e.lease(), ctx.Err(), lastErr)
 			}
@@ -121,7 +123,7 @@ func (e *Elector) lead(ctx context.Context, acquired time.Time) error {
 	}()
 
 	var lastErr error
-	for e.sleep(leading, e.cfg.RetryPeriod) {
+	for informer.Sleep(leading, e.cfg.Clock, e.cfg.RetryPeriod) {
 		held, sent, err := e.attempt(leading, true)
 		switch {
 		case held:
@@ -175,20 +177,6 @@ func (e *Elector) logFailure(err error) {
 	}
 	e.lastLogged = err.Error()
 	e.cfg.Logger.Warn("leaderelection: attempt failed", "lease", e.lease(), "err", err)
-}
-
-// sleep waits d on the elector's clock, or until ctx ends; it reports
-// whether the whole wait passed.
-func (e *Elector) sleep(ctx context.Context, d time.Duration) bool {
-	done := make(chan struct{})
-	t := e.cfg.Clock.AfterFunc(d, func() { close(done) })
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // jittered is d plus a random part of up to JitterFactor·d.

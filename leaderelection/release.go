@@ -5,6 +5,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	informer "github.com/listwatch/informer"
 )
 
 // release gives the Lease up at the end of a term, if this candidate
@@ -14,7 +16,7 @@ import (
 // runs after OnStartedLeading has returned: a standby may start at once,
 // and this candidate's work must have stopped first.
 func (e *Elector) release() error {
-	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.AttemptTimeout)
+	ctx, cancel := informer.WithTimeout(context.Background(), e.cfg.Clock, e.cfg.AttemptTimeout)
 	defer cancel()
 	for range 2 { // a conflict (a renew that landed after its timeout, say) earns one more try
 		if holderOf(e.observed) != e.cfg.Identity {
