@@ -57,7 +57,7 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 		}
 		sent := e.cfg.Clock.Now()
 		created, err := e.leases.create(ctx, e.renewal(&coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Namespace: e.cfg.Namespace, Name: e.cfg.Name},
+			ObjectMeta: metav1.ObjectMeta{Namespace: e.cfg.Namespace, Name: e.cfg.Name, Labels: e.cfg.Labels},
 		}, sent))
 		if apierrors.IsAlreadyExists(err) {
 			return false, time.Time{}, nil // another candidate created it first

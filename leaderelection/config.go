@@ -28,6 +28,10 @@ type Config struct {
 	Client *rest.RESTClient
 	// Namespace and Name name the Lease. Required.
 	Namespace, Name string
+	// Labels are written on the Lease when this candidate creates it,
+	// so that a reader can find a family of Leases by a label selector
+	// (package sharding finds a ring's member Leases so). Optional.
+	Labels map[string]string
 	// Identity is what this candidate writes as the Lease's holder. It
 	// must differ between candidates: two candidates with one identity
 	// both believe they lead. Default: the hostname, an underscore and
@@ -52,8 +56,10 @@ type Config struct {
 	AttemptTimeout time.Duration
 
 	// ReleaseOnCancel gives the Lease up when a term ends, once
-	// OnStartedLeading has returned, so a standby takes over within a
-	// RetryPeriod instead of a LeaseDuration. The release is written with
+	// OnStartedLeading has returned, so a standby takes over on its next
+	// attempt — within one jittered wait and two attempts, under
+	// RetryPeriod·(1+JitterFactor) + 2·AttemptTimeout — instead of after
+	// a LeaseDuration. The release is written with
 	// a context of its own (the caller's is done by then), bounded by
 	// AttemptTimeout. Default: off (the Lease expires).
 	ReleaseOnCancel bool

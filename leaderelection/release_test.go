@@ -15,7 +15,7 @@ import (
 // With ReleaseOnCancel, ending the leader's Run gives the Lease up, and
 // the standby leads within one wait plus two attempts of the release,
 // well before the LeaseDuration it would otherwise wait. Run returns nil.
-func TestOnShutdownAReleasedLeaseIsTakenWithinARetryPeriod(t *testing.T) {
+func TestOnShutdownAReleasedLeaseIsTakenOnTheStandbysNextAttempt(t *testing.T) {
 	require.Less(t, releaseBound, leaseDuration, "the bound proves the standby did not wait for expiry")
 	cp := testenv.Shared(t)
 	ns := cp.Namespace(t)
