@@ -96,6 +96,8 @@ type runnable interface {
 	Syncer
 	reporter
 	Run(ctx context.Context) error
+	// afterRun is called once Run has returned.
+	afterRun()
 }
 
 // NewFactory returns a Factory whose informers connect with cfg. It makes
@@ -206,11 +208,16 @@ func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers m
 	if err != nil {
 		return nil, err
 	}
-	exported, err := NewExportedMetrics(f.opts.Metrics, nameOf(lw), src.Resource)
+	name := c.name
+	if name == "" {
+		name = nameOf(lw)
+	}
+	exported, err := NewExportedMetrics(f.opts.Metrics, name, src.Resource)
 	if err != nil {
-		return nil, fmt.Errorf("sharedinformer: informer of %s: %w", nameOf(lw), err)
+		return nil, fmt.Errorf("sharedinformer: informer of %s: %w", name, err)
 	}
 	inf, err := New(Options[T]{
+		Name:            name,
 		ListerWatcher:   lw,
 		Resource:        src.Resource.GroupResource(),
 		Reflector:       WithFactoryDefaults(c.tuning),
@@ -225,6 +232,7 @@ func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers m
 		exported.unregister() // the informer does not exist: a corrected request may take its name
 		return nil, err
 	}
+	inf.stopped = exported.unregister // a stopped informer gives its name back, for the next term's factory
 	return inf, nil
 }
 

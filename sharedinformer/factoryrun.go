@@ -17,6 +17,7 @@ func (f *Factory) Start(ctx context.Context) {
 		}
 		f.started[key] = true
 		f.running.Go(func() {
+			defer inf.afterRun()
 			if err := inf.Run(ctx); err != nil {
 				f.report(err)
 			}
@@ -48,7 +49,9 @@ func (f *Factory) WaitForCacheSync(ctx context.Context, handlers ...Syncer) erro
 }
 
 // Wait blocks until every informer Start started has stopped, which
-// happens once the ctx given to Start ends. It returns at once if Start
+// happens once the ctx given to Start ends. A stopped informer has given
+// its metrics' names back to FactoryOptions.Metrics, so a factory made
+// afterwards (for a leader's next term, say) may register them again. It returns at once if Start
 // was never called; it does not depend on a sync wait having run.
 func (f *Factory) Wait() { f.running.Wait() }
 

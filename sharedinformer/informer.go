@@ -86,6 +86,9 @@ type Informer[T informer.Object] struct {
 	report  func(error)
 	logger  *slog.Logger
 	name    string
+	// stopped, if set, is called by the factory once Run has returned:
+	// it gives the informer's metrics names back. Set before Run.
+	stopped func()
 
 	// lastFailure is the reflector's latest failure, kept for the sync
 	// wait's report; nil until one happens.
@@ -186,6 +189,13 @@ func nameOf[T informer.Object](lw reflector.ListerWatcher[T]) string {
 	}
 	var zero T
 	return fmt.Sprintf("%T", zero)
+}
+
+// afterRun runs the factory's stopped hook, if any.
+func (i *Informer[T]) afterRun() {
+	if i.stopped != nil {
+		i.stopped()
+	}
 }
 
 // Name identifies the informer: Options.Name or its default.

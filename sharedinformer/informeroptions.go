@@ -27,6 +27,7 @@ type informerConfig struct {
 	transform       any              // func(T) (T, error)
 	tuning          reflector.Tuning
 	detectMutations bool
+	name            string   // WithName; "" for the default
 	shaped          []string // the options that shape the informer, by name
 }
 
@@ -94,6 +95,16 @@ func WithMutationDetection() InformerOption {
 		c.detectMutations = true
 		c.shaped = append(c.shaped, "WithMutationDetection")
 	}
+}
+
+// WithName names the informer (Options.Name) in logs, errors, the sync
+// wait and its metrics' name label, instead of its resource and scope.
+// Give a stable name to an informer whose scope changes from run to run,
+// such as a shard member's, whose label selector names a member id new
+// every term: its metrics then keep one set of series. Only the
+// InformerFor that makes the informer may set it.
+func WithName(name string) InformerOption {
+	return func(c *informerConfig) { c.name = name; c.shaped = append(c.shaped, "WithName") }
 }
 
 // typedIndexers returns the indexers as T's, or an error naming both types.
