@@ -3,9 +3,10 @@ GO ?= go
 
 .PHONY: tools browser test vet fuzz cluster demo bench scale
 
-# tools builds etcd and kube-apiserver from pinned modules (10 to 30 minutes
-# the first time on 2 cores, cached under ~/.cache afterwards) and links
-# them into bin/. Outside this repository the same step is
+# tools builds etcd and kube-apiserver from pinned modules (the first time
+# about 7 minutes on a quiet 2-core machine, up to 30 on a busy one; cached
+# under ~/.cache afterwards) and links them into bin/. Outside this
+# repository the same step is
 # `go run github.com/listwatch/informer/cmd/controlplane build`.
 tools:
 	$(GO) run ./cmd/controlplane build -link bin

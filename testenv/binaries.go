@@ -26,7 +26,7 @@ func (e *MissingBinaryError) Error() string {
 		return fmt.Sprintf("%s not found at %s (from $%s)", e.Name, e.Path, BinDirEnv)
 	}
 	return fmt.Sprintf("%s %s not found at %s: build it with `%s` (in this repository: `make tools`); "+
-		"the first build takes 10 to 30 minutes, later ones find it cached", e.Name, e.Version, e.Path, BuildCommand)
+		"the first build takes about 7 minutes on a quiet 2-core machine (up to 30 on a busy one), later ones find it cached", e.Name, e.Version, e.Path, BuildCommand)
 }
 
 // binary returns the path of the named control-plane binary. It does not

@@ -32,8 +32,9 @@ type Binary struct {
 // its own under the cache (its pinned go.mod and go.sum, see pins/), with
 // CGO off and GOWORK off, to a temporary name that is renamed when done: an
 // interrupted build never leaves a half-written binary to be found. The
-// first build downloads about 1 GB of modules and takes 10 to 30 minutes
-// on 2 cores, most of it kube-apiserver.
+// first build downloads about 1 GB of modules and takes about 7 minutes on
+// a quiet 2-core machine (up to 30 on a busy one), most of it
+// kube-apiserver.
 func Build(ctx context.Context, log io.Writer) ([]Binary, error) {
 	var built []Binary
 	for _, t := range tools {

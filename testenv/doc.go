@@ -16,9 +16,9 @@
 // It builds the versions pinned by the release of this module that your
 // go.mod requires, into $XDG_CACHE_HOME/listwatch-informer/tools (or
 // ~/.cache/...; see ToolsCacheEnv), which is where Start looks, whatever
-// the working directory. The first build took about 7 minutes on an idle 2-core
-// machine (up to 30 on a busy one) and downloads about 1 GB of modules;
-// later calls return at once.
+// the working directory. The first build takes about 7 minutes on a quiet
+// 2-core machine (up to 30 on a busy one) and downloads about 1 GB of
+// modules; later calls return at once.
 //
 // # Cost
 //

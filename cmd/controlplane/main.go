@@ -4,7 +4,7 @@
 //
 // From any module that requires github.com/listwatch/informer:
 //
-//	go run github.com/listwatch/informer/cmd/controlplane build   # once: 10-30 minutes, then cached
+//	go run github.com/listwatch/informer/cmd/controlplane build   # once: about 7 minutes on 2 quiet cores, then cached
 //	go run github.com/listwatch/informer/cmd/controlplane run     # a cluster until Ctrl-C
 //
 // In this repository `make tools` runs build (and links bin/etcd and
