@@ -13,13 +13,19 @@ import "github.com/listwatch/informer"
 // error rejects the write that called it, which then changes nothing.
 type IndexFunc[T informer.Object] func(obj T) ([]string, error)
 
-// NamespaceIndex is the conventional name of the index built by
-// [NamespaceIndexFunc]. Listers look for an index under this name to list
-// one namespace without scanning the whole cache.
+// NamespaceIndex is the name of the namespace index every [Indexer] has
+// built in: its storage is laid out by namespace, so
+// ByIndex(NamespaceIndex, ns), IndexValues(NamespaceIndex) and
+// HasIndex(NamespaceIndex) work with no IndexFunc registered. Registering
+// an index under this name, in [Options].Indexers or with AddIndexers, is
+// an error. client-go's cache.NamespaceIndex has the same value, but there
+// it names an index each informer must register.
 const NamespaceIndex = "namespace"
 
 // NamespaceIndexFunc files every object under its namespace: exactly one
-// value, which is "" for a cluster-scoped object.
+// value, which is "" for a cluster-scoped object. It is client-go's
+// cache.MetaNamespaceIndexFunc. An Indexer does not need it: its namespace
+// index is built in ([NamespaceIndex]).
 func NamespaceIndexFunc[T informer.Object](obj T) ([]string, error) {
 	return []string{obj.GetNamespace()}, nil
 }
