@@ -19,11 +19,12 @@ const (
 	// "3 objects: 1 added, 2 updated, 4 deleted". It is the only event a
 	// Replace emits.
 	KindReplaced = "replaced"
-	// KindIndexChanged: a write moved a key between values of one index,
-	// such as "namespace: [] → [default]". It follows the KindStored or
-	// KindDeleted event of the same write, once per index whose values for
-	// that key actually changed, in index name order. The built-in
-	// namespace index has none: a key's namespace is part of the key.
+	// KindIndexChanged: a write moved a key between values of one
+	// registered index, such as "app: [] → [web]" when an object labelled
+	// app=web is added. It follows the KindStored or KindDeleted event of
+	// the same write, once per index whose values for that key actually
+	// changed, in index name order. The built-in namespace index emits
+	// none: a key's namespace is part of the key, so it never changes.
 	KindIndexChanged = "index-changed"
 	// KindIndexAdded: AddIndexers built a new index, such as
 	// "app: 3 values over 40 objects".
