@@ -61,8 +61,9 @@
 // index, built in to every Indexer: ByIndex(NamespaceIndex, ns) copies one
 // slice, and nothing else is kept per object for it. client-go files every
 // key a second time in a namespace index and looks each one up again on a
-// read; this layout costs about a quarter of the memory per object and
-// makes the read one memmove.
+// read. Measured at 100k objects (chapter 16), the store and its namespace
+// index take 71 bytes per object here and 112 in client-go, and listing a
+// namespace is one memmove.
 //
 // # Locking
 //
