@@ -3,6 +3,7 @@ package sharedinformer_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,7 +26,7 @@ func ExampleEnqueueKey() {
 
 	reg, _ := inf.AddEventHandler(sharedinformer.EnqueueKey[*corev1.ConfigMap](queue))
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	go func() { _ = inf.Run(ctx) }()
 	if err := sharedinformer.WaitForCacheSync(ctx, reg); err != nil {

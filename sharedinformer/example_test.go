@@ -38,9 +38,13 @@ func ExampleInformer() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = inf.Run(ctx); close(done) }()
-	if err := sharedinformer.WaitForCacheSync(ctx, reg); err != nil {
+	// Only ctx bounds the package-level WaitForCacheSync, and an informer
+	// that cannot list retries forever: give the wait a deadline.
+	syncCtx, cancelSync := context.WithTimeout(ctx, 30*time.Second)
+	if err := sharedinformer.WaitForCacheSync(syncCtx, reg); err != nil {
 		fmt.Println(err)
 	}
+	cancelSync()
 	fmt.Println(<-calls)
 
 	_, _ = api.Create(exampleConfigMap("feature-flags"))
@@ -79,9 +83,11 @@ func ExampleHandler_finalStateUnknown() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = inf.Run(ctx); close(done) }()
-	if err := sharedinformer.WaitForCacheSync(ctx, inf); err != nil {
+	syncCtx, cancelSync := context.WithTimeout(ctx, 30*time.Second)
+	if err := sharedinformer.WaitForCacheSync(syncCtx, inf); err != nil {
 		fmt.Println(err)
 	}
+	cancelSync()
 
 	api.Disconnect()
 	_ = api.Delete(informer.Key{Namespace: "demo", Name: "doomed"})

@@ -29,8 +29,10 @@ func (f *Factory) Start(ctx context.Context) {
 // each of handlers (Registrations) has handled its initial list, and
 // returns nil; or returns a *NotSyncedError naming each one that has not,
 // with its informer's last failure (a 403, a 404), once ctx ends or
-// FactoryOptions.SyncTimeout has passed, whichever is first. It returns an
-// error at once if Start has started no informer.
+// FactoryOptions.SyncTimeout (default 2 minutes) has passed, whichever is
+// first. That default bound is what it adds to the package-level
+// [WaitForCacheSync], which only ctx bounds. It returns an error at once
+// if Start has started no informer.
 func (f *Factory) WaitForCacheSync(ctx context.Context, handlers ...Syncer) error {
 	f.mu.Lock()
 	syncers := handlers

@@ -30,11 +30,14 @@ type reporter interface {
 // Start workers only after it returns nil (pitfall 4): before that, a
 // worker reading through a lister sees a partial cache, and would, say,
 // create objects that already exist. It waits on channels, so it returns
-// as soon as the last syncer is done; there is no polling interval. ctx's
-// deadline is the timeout: an informer that cannot list (403 from RBAC,
-// 404 for a resource not installed) retries forever, since access may be
-// granted or the CRD installed later, so only a deadline turns that into
-// an error you see.
+// as soon as the last syncer is done; there is no polling interval.
+//
+// It has no timeout of its own: ctx alone bounds it, so give it a ctx with
+// a deadline. An informer that cannot list (403 from RBAC, 404 for a
+// resource not installed) retries forever, since access may be granted or
+// the CRD installed later, and only a deadline turns that into an error you
+// see. [Factory.WaitForCacheSync] is this function with a default bound:
+// it also stops after FactoryOptions.SyncTimeout (2 minutes unless set).
 func WaitForCacheSync(ctx context.Context, syncers ...Syncer) error {
 	for i, s := range syncers {
 		if nilcheck.IsNil(s) {
