@@ -29,11 +29,16 @@
 // Asking the factory twice for the same type and scope returns the same
 // informer, so controllers in one process share one LIST, one WATCH and
 // one cache. InformerFor checks what can be checked when it is called: the
-// selectors parse, the type is in the scheme, the server serves it (or an
-// explicit ForResource holds that kind and is spelt as the server spells
-// it). What only time can fix, a 403 from RBAC or a 404 for a CRD not yet
-// installed, is retried, and WaitForCacheSync reports it as a
-// *NotSyncedError once its timeout passes.
+// selectors parse, the type is in the scheme, and the server serves it.
+// When the resource comes from the Go type, through discovery, a kind the
+// server does not serve (a CRD not installed) is an error at once. A
+// resource named with ForResource is checked against a typed informer's
+// kind where discovery knows it, and taken as given where it does not,
+// and always for *unstructured.Unstructured and metadata-only informers.
+// What only time can fix is retried: a 403 from RBAC, or the 404 such a
+// named resource gets until its CRD is installed. WaitForCacheSync
+// reports it as a *NotSyncedError when its ctx ends (Factory's also once
+// FactoryOptions.SyncTimeout passes).
 //
 // New builds one informer from an explicit ListerWatcher, as the factory
 // does underneath; the examples use it to show the parts.

@@ -51,9 +51,12 @@ func WithFields(selector string) InformerOption {
 
 // ForResource names the resource explicitly. It is needed for
 // *unstructured.Unstructured and *metav1.PartialObjectMetadata, whose Go
-// type does not say which resource they hold. For a typed informer it is
-// checked against the type: a resource that holds another kind, or a name
-// that is not the plural ("configmap"), is an error.
+// type does not say which resource they hold, and for them it is not
+// checked. For a typed informer it is checked against the type through
+// discovery: a resource that holds another kind, or a name that is not the
+// plural ("configmap"), is an error. A resource discovery does not know
+// (a CRD not installed yet) is not an error: the informer's LIST gets 404
+// and is retried until the CRD is installed.
 func ForResource(gvr schema.GroupVersionResource) InformerOption {
 	return func(c *informerConfig) { c.source.Resource = gvr }
 }
