@@ -55,7 +55,11 @@ func ExampleDuplicateError() {
 // Prometheus computes them, by repeated multiplication, so they are bit
 // for bit client-go's, float rounding included.
 func ExampleExponentialBuckets() {
-	fmt.Println(metrics.ExponentialBuckets(10e-9, 10, 10))
+	buckets, err := metrics.ExponentialBuckets(10e-9, 10, 10)
+	fmt.Println(buckets, err)
+	_, err = metrics.ExponentialBuckets(10e-9, 1, 10) // a factor of 1 makes ten equal bounds
+	fmt.Println(err)
 	// Output:
-	// [1e-08 1e-07 1e-06 9.999999999999999e-06 9.999999999999999e-05 0.001 0.01 0.1 1 10]
+	// [1e-08 1e-07 1e-06 9.999999999999999e-06 9.999999999999999e-05 0.001 0.01 0.1 1 10] <nil>
+	// metrics: ExponentialBuckets: factor 1 must be a finite number above 1
 }

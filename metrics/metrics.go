@@ -1,5 +1,10 @@
 package metrics
 
+import (
+	"fmt"
+	"math"
+)
+
 // Desc describes one metric family: every series of it shares the name,
 // the help text, the label names and, for a histogram, the buckets. A
 // Provider sees each Desc many times, once per label values, always equal.
@@ -59,16 +64,26 @@ type Provider interface {
 
 // ExponentialBuckets returns count upper bounds, the first start and each
 // next one factor times the previous, as Prometheus' function of the same
-// name does. It panics for a start or factor that makes no buckets
-// (start <= 0, factor <= 1, count < 1): buckets are constants in code.
-func ExponentialBuckets(start, factor float64, count int) []float64 {
-	if start <= 0 || factor <= 1 || count < 1 {
-		panic("metrics: ExponentialBuckets needs start > 0, factor > 1 and count >= 1")
+// name computes them. Where Prometheus panics, it returns an error naming
+// the argument that makes no buckets: a start that is not a finite number
+// above 0, a factor that is not a finite number above 1, a count below 1,
+// or a count so large that the last bound overflows to +Inf.
+func ExponentialBuckets(start, factor float64, count int) ([]float64, error) {
+	switch {
+	case !(start > 0) || math.IsInf(start, 1): // !(x > 0) is true for NaN too
+		return nil, fmt.Errorf("metrics: ExponentialBuckets: start %v must be a finite number above 0", start)
+	case !(factor > 1) || math.IsInf(factor, 1):
+		return nil, fmt.Errorf("metrics: ExponentialBuckets: factor %v must be a finite number above 1", factor)
+	case count < 1:
+		return nil, fmt.Errorf("metrics: ExponentialBuckets: count %d must be at least 1", count)
 	}
 	b := make([]float64, count)
 	for i := range b {
 		b[i] = start
 		start *= factor
 	}
-	return b
+	if math.IsInf(b[count-1], 1) {
+		return nil, fmt.Errorf("metrics: ExponentialBuckets: count %d is too many: %v times %v to the power %d overflows", count, b[0], factor, count-1)
+	}
+	return b, nil
 }

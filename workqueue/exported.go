@@ -20,7 +20,7 @@ const UnfinishedWorkPeriod = 500 * time.Millisecond
 // Histogram buckets run from 10ns to 10s, a factor of 10 apart.
 var (
 	queueLabels   = []string{"name"}
-	queueBuckets  = metrics.ExponentialBuckets(10e-9, 10, 10)
+	queueBuckets  = clientGoBuckets()
 	descDepth     = metrics.Desc{Name: "workqueue_depth", Labels: queueLabels, Help: "Keys queued and ready for a worker."}
 	descAdds      = metrics.Desc{Name: "workqueue_adds_total", Labels: queueLabels, Help: "Times a key entered the queue; adds of a key already queued do not count."}
 	descQueueWait = metrics.Desc{Name: "workqueue_queue_duration_seconds", Labels: queueLabels, Buckets: queueBuckets,
@@ -36,6 +36,14 @@ var (
 	descGaveUp = metrics.Desc{Name: "listwatch_workqueue_gave_up_total", Labels: queueLabels,
 		Help: "Keys Run gave up on: a terminal error, or the retry cap reached (listwatch/informer's own metric)."}
 )
+
+// clientGoBuckets are client-go's workqueue buckets, 10ns to 10s. The
+// arguments are constants that ExponentialBuckets accepts, so it returns no
+// error here (TestTheDurationBucketsAreClientGosTenFrom10nsTo10s checks).
+func clientGoBuckets() []float64 {
+	b, _ := metrics.ExponentialBuckets(10e-9, 10, 10)
+	return b
+}
 
 // ExportedMetrics turns one queue's trace events into client-go's
 // workqueue_* metrics on a metrics.Provider, for a system such as

@@ -170,3 +170,9 @@ func BenchmarkAddGetDoneExportedMetrics(b *testing.B) {
 		benchCycle(b, 1, qm.Hook())
 	})
 }
+
+func TestTheDurationBucketsAreClientGosTenFrom10nsTo10s(t *testing.T) {
+	require.Len(t, queueBuckets, 10)
+	assert.Equal(t, 10e-9, queueBuckets[0])
+	assert.Equal(t, 10.0, queueBuckets[9])
+}
