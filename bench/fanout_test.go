@@ -197,7 +197,7 @@ func BenchmarkFIFOSlowConsumer(b *testing.B) {
 		b.ReportMetric(float64(worst.Nanoseconds()), "max-add-ns")
 	}
 	b.Run("keys=1k/consumer=50us/"+ours, func(b *testing.B) {
-		f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+		f := must(deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{}))
 		ctx := context.Background()
 		pop(b, func(o *corev1.ConfigMap) { _ = f.Update(o) }, func() {
 			for f.Pop(ctx, func(informer.Key, deltafifo.Deltas[*corev1.ConfigMap], bool) error {

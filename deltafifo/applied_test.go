@@ -16,7 +16,7 @@ import (
 // 7, but b's 6 still waits, so only 5 is applied; popping b applies the
 // rest, the bookmark included.
 func TestAppliedResourceVersionWaitsForEveryEarlierWrite(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	require.NoError(t, f.Add(cm("a", "5")))
 	require.NoError(t, f.Add(cm("b", "6")))
 	require.NoError(t, f.Update(cm("a", "7")))
@@ -30,7 +30,7 @@ func TestAppliedResourceVersionWaitsForEveryEarlierWrite(t *testing.T) {
 }
 
 func TestABookmarkOnAnEmptyQueueIsAppliedAtOnce(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	require.NoError(t, f.Replace(nil, "3"))
 	assert.Equal(t, "3", f.AppliedResourceVersion(), "an empty list over an empty cache queues nothing")
 	require.NoError(t, f.Bookmark("9"))
@@ -38,7 +38,7 @@ func TestABookmarkOnAnEmptyQueueIsAppliedAtOnce(t *testing.T) {
 }
 
 func TestARequeuedKeyKeepsItsWritesPending(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	require.NoError(t, f.Add(cm("a", "5")))
 	err := f.Pop(context.Background(), func(informer.Key, deltafifo.Deltas[*corev1.ConfigMap], bool) error {
 		return deltafifo.ErrRequeue

@@ -30,7 +30,7 @@ func BenchmarkAddThenPop100kUpdatesOver10kKeys(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+		f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 		for i := range 100_000 {
 			_ = f.Update(objs[i%len(objs)])
 		}
@@ -53,7 +53,7 @@ func BenchmarkReplace10kWith1kVanished(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: known})
+		f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: known})
 		_ = f.Replace(list, "10000")
 		if f.Len() != 11_000 {
 			b.Fatalf("queued %d keys, want 11000", f.Len())
@@ -71,7 +71,7 @@ func BenchmarkAddPopTrace(b *testing.B) {
 		hook informer.TraceHook
 	}{{"none", nil}, {"set", func(informer.TraceEvent) {}}} {
 		b.Run(tc.name, func(b *testing.B) {
-			f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{Trace: tc.hook})
+			f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{Trace: tc.hook})
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = f.Add(obj)

@@ -21,7 +21,7 @@ import (
 // though many updates were coalesced into fewer pops.
 func TestConcurrentProducersAndConsumersLoseNothing(t *testing.T) {
 	const producers, keysEach, writesEach, consumers = 4, 50, 20, 3
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 
 	var mu sync.Mutex
 	newest := map[informer.Key]int{} // newest resourceVersion popped per key

@@ -15,10 +15,10 @@
 // # Usage
 //
 //	cache, err := indexer.New(indexer.Options[*corev1.Pod]{})
-//	fifo := deltafifo.New(deltafifo.Options[*corev1.Pod]{KnownObjects: cache})
+//	fifo, err := deltafifo.New(deltafifo.Options[*corev1.Pod]{KnownObjects: cache})
 //	_ = fifo.Replace(pods, listRV)    // the reflector, after a LIST
 //	_ = fifo.Update(pod)              // the reflector, for a MODIFIED event
-//	err := fifo.Pop(ctx, func(key informer.Key, d deltafifo.Deltas[*corev1.Pod], initial bool) error {
+//	err = fifo.Pop(ctx, func(key informer.Key, d deltafifo.Deltas[*corev1.Pod], initial bool) error {
 //		newest := d.Newest()
 //		if newest.Type == deltafifo.Deleted {
 //			return cache.Delete(newest.Object)
@@ -44,7 +44,8 @@
 //     replays the cache; it cannot call the API server.
 //   - HasSynced is true once every key of the first Replace was popped.
 //   - Bad input (nil objects, objects without a valid key) is an error,
-//     and a Replace with one bad object queues nothing.
+//     and a Replace with one bad object queues nothing. New, too, returns
+//     an error, for a KnownObjects that is a nil pointer.
 //
 // # Locking
 //

@@ -29,7 +29,11 @@ func printDeltas(key informer.Key, deltas deltafifo.Deltas[*corev1.ConfigMap], i
 // Three changes to one key and one to another: two pops, not four. The hot
 // key keeps its place in line and hands over its whole history at once.
 func ExampleDeltaFIFO_Pop() {
-	fifo := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	fifo, err := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	_ = fifo.Add(configMap("web", "10"))
 	_ = fifo.Add(configMap("db", "11"))
 	_ = fifo.Update(configMap("web", "12"))
@@ -53,7 +57,11 @@ func ExampleDeltaFIFO_Replace() {
 		return
 	}
 	_ = cache.Add(configMap("old", "5"))
-	fifo := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache})
+	fifo, err := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	_ = fifo.Replace([]*corev1.ConfigMap{configMap("new", "9")}, "9")
 	for fifo.Len() > 0 {
@@ -86,7 +94,11 @@ func ExampleDeltaFIFO_Resync() {
 	}
 	_ = cache.Add(configMap("settled", "3"))
 	_ = cache.Add(configMap("changing", "4"))
-	fifo := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache})
+	fifo, err := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	_ = fifo.Update(configMap("changing", "6"))
 
 	_ = fifo.Resync()

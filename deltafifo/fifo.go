@@ -2,10 +2,12 @@ package deltafifo
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/internal/nilcheck"
 )
 
 // ErrClosed is returned by Pop once the DeltaFIFO is closed and empty, and
@@ -26,7 +28,9 @@ type Options[T informer.Object] struct {
 	// KnownObjects is the cache the consumer keeps up to date with what it
 	// pops (the shared informer's indexer). Without it, Replace can only
 	// tombstone keys that are still queued, Resync does nothing, and Delete
-	// of a key that is not queued is ignored. Default: nil.
+	// of a key that is not queued is ignored. Default: nil. A nil pointer
+	// held in the interface (the *indexer.Indexer of an indexer.New whose
+	// error was ignored) is not nil to Go: New refuses it.
 	KnownObjects KnownObjects[T]
 	// Trace receives queued, coalesced, ignored, replaced, tombstoned,
 	// resync and popped events (see the Kind constants). Default nil: no
@@ -104,15 +108,20 @@ type DeltaFIFO[T informer.Object] struct {
 	trace informer.TraceHook
 }
 
-// New returns an empty DeltaFIFO.
-func New[T informer.Object](opts Options[T]) *DeltaFIFO[T] {
+// New returns an empty DeltaFIFO. Its one error is a KnownObjects that
+// holds a nil pointer, which would fail at the first Replace or Resync;
+// every other value of Options is valid.
+func New[T informer.Object](opts Options[T]) (*DeltaFIFO[T], error) {
+	if opts.KnownObjects != nil && nilcheck.IsNil(opts.KnownObjects) {
+		return nil, fmt.Errorf("deltafifo.New: Options.KnownObjects is a nil %T (an indexer.New whose error was ignored?): leave it unset for none", opts.KnownObjects)
+	}
 	f := &DeltaFIFO[T]{
 		items: map[informer.Key]queued[T]{},
 		known: opts.KnownObjects,
 		trace: opts.Trace,
 	}
 	f.cond.L = &f.mu
-	return f
+	return f, nil
 }
 
 // Len returns the number of queued keys (not deltas).

@@ -8,10 +8,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/listwatch/informer/deltafifo"
+	"github.com/listwatch/informer/indexer"
 )
 
 func TestDeltasOfOneKeyAccumulateOldestFirst(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	require.NoError(t, f.Add(cm("a", "1")))
 	require.NoError(t, f.Update(cm("a", "2")))
 	require.NoError(t, f.Delete(cm("a", "3")))
@@ -20,7 +21,7 @@ func TestDeltasOfOneKeyAccumulateOldestFirst(t *testing.T) {
 }
 
 func TestKeysPopInOrderOfFirstArrival(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	require.NoError(t, f.Add(cm("a", "1")))
 	require.NoError(t, f.Add(cm("b", "2")))
 	require.NoError(t, f.Update(cm("a", "3"))) // a keeps its place at the front
@@ -31,7 +32,7 @@ func TestKeysPopInOrderOfFirstArrival(t *testing.T) {
 }
 
 func TestAKeyQueuedAgainAfterItsPopGoesToTheBack(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	require.NoError(t, f.Add(cm("a", "1")))
 	require.NoError(t, f.Add(cm("b", "2")))
 	popOne(t, f, nil)
@@ -55,7 +56,7 @@ func TestTwoDeletesInARowCollapseKeepingTheKnownFinalState(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cache{}
-			f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
+			f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
 			require.NoError(t, f.Add(cm("a", "1")))
 			deleteAs(t, f, tc.known, cm("a", "2"))
 			deleteAs(t, f, tc.then, cm("a", "3"))
@@ -78,7 +79,7 @@ func deleteAs(t *testing.T, f *fifo, how string, obj *corev1.ConfigMap) {
 
 func TestDeleteOfAKeyNobodyKnowsIsIgnored(t *testing.T) {
 	c := cache{key("known"): cm("known", "1")}
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
 	require.NoError(t, f.Delete(cm("stranger", "5")))
 	assert.Zero(t, f.Len(), "neither queued nor known: nothing to tell anyone")
 
@@ -87,7 +88,7 @@ func TestDeleteOfAKeyNobodyKnowsIsIgnored(t *testing.T) {
 }
 
 func TestReplaceQueuesReplacedForEveryListedObject(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache{}})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache{}})
 	require.NoError(t, f.Replace([]*corev1.ConfigMap{cm("a", "1"), cm("b", "2")}, "2"))
 	assert.Equal(t, []popped{
 		{"default/a", "Replaced@1", true},
@@ -97,7 +98,7 @@ func TestReplaceQueuesReplacedForEveryListedObject(t *testing.T) {
 
 func TestReplaceTombstonesCachedKeysMissingFromTheListWithTheirLastKnownState(t *testing.T) {
 	c := cache{key("kept"): cm("kept", "1"), key("gone"): cm("gone", "2")}
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
 	require.NoError(t, f.Replace([]*corev1.ConfigMap{cm("kept", "5")}, "5"))
 	got := popAll(t, f, c)
 	assert.ElementsMatch(t, []popped{
@@ -111,7 +112,7 @@ func TestReplaceTombstonesCachedKeysMissingFromTheListWithTheirLastKnownState(t 
 // not yet popped, then gone from the next list.
 func TestReplaceTombstonesQueuedKeysMissingFromTheList(t *testing.T) {
 	c := cache{}
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
 	require.NoError(t, f.Replace(nil, "1"))
 	require.NoError(t, f.Add(cm("brief", "2"))) // queued, never reached the cache
 	require.NoError(t, f.Replace(nil, "3"))
@@ -121,14 +122,14 @@ func TestReplaceTombstonesQueuedKeysMissingFromTheList(t *testing.T) {
 
 func TestReplaceTombstoneCarriesTheNewestQueuedStateRatherThanTheCachedOne(t *testing.T) {
 	c := cache{key("a"): cm("a", "1")}
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
 	require.NoError(t, f.Update(cm("a", "2")))
 	require.NoError(t, f.Replace(nil, "3"))
 	assert.Equal(t, "Updated@2 Deleted?@2", popOne(t, f, c).Deltas)
 }
 
 func TestReplaceWithOneBadObjectQueuesNothing(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache{}})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache{}})
 	err := f.Replace([]*corev1.ConfigMap{cm("a", "1"), cm("", "2")}, "2")
 	require.ErrorContains(t, err, "item 1")
 	assert.Zero(t, f.Len())
@@ -137,7 +138,7 @@ func TestReplaceWithOneBadObjectQueuesNothing(t *testing.T) {
 
 func TestResyncReplaysOnlyCachedKeysWithNothingQueued(t *testing.T) {
 	c := cache{key("idle"): cm("idle", "1"), key("busy"): cm("busy", "2")}
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
 	require.NoError(t, f.Update(cm("busy", "3")))
 	require.NoError(t, f.Resync())
 	assert.ElementsMatch(t, []popped{
@@ -147,7 +148,14 @@ func TestResyncReplaysOnlyCachedKeysWithNothingQueued(t *testing.T) {
 }
 
 func TestResyncWithoutKnownObjectsDoesNothing(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	require.NoError(t, f.Resync())
 	assert.Zero(t, f.Len())
+}
+
+func TestNewRefusesANilIndexerAsKnownObjectsInsteadOfPanickingLater(t *testing.T) {
+	var cache *indexer.Indexer[*corev1.ConfigMap] // an indexer.New whose error was ignored
+	f, err := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache})
+	assert.Nil(t, f)
+	assert.ErrorContains(t, err, "Options.KnownObjects is a nil *indexer.Indexer")
 }

@@ -23,7 +23,7 @@ func TestADrainedQueueGivesBackTheMemoryOfABurst(t *testing.T) {
 	for i := range objs {
 		objs[i] = cm("cm-"+strconv.Itoa(i), "1")
 	}
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	before := liveHeap()
 	require.NoError(t, f.Replace(objs, "1"))
 	queued := liveHeap()

@@ -144,7 +144,7 @@ func newHarness() *harness {
 	return &harness{
 		server: map[string]*corev1.ConfigMap{},
 		cache:  c,
-		fifo:   deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c}),
+		fifo:   mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c}),
 		model:  &model{pending: map[informer.Key][]modelDelta{}, cache: map[informer.Key]*corev1.ConfigMap{}},
 	}
 }

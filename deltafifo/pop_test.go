@@ -18,7 +18,7 @@ import (
 type deltas = deltafifo.Deltas[*corev1.ConfigMap]
 
 func TestPopBlocksUntilAKeyIsQueued(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	got := make(chan string)
 	go func() {
 		_ = f.Pop(context.Background(), func(k informer.Key, _ deltas, _ bool) error {
@@ -36,7 +36,7 @@ func TestPopBlocksUntilAKeyIsQueued(t *testing.T) {
 }
 
 func TestPopReturnsTheContextErrorWhenTheContextEnds(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- f.Pop(ctx, func(informer.Key, deltas, bool) error { return nil }) }()
@@ -50,7 +50,7 @@ func TestPopReturnsTheContextErrorWhenTheContextEnds(t *testing.T) {
 }
 
 func TestCloseWakesEveryBlockedPop(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)
 	for range 3 {
@@ -66,7 +66,7 @@ func TestCloseWakesEveryBlockedPop(t *testing.T) {
 }
 
 func TestPopDrainsWhatWasQueuedBeforeCloseAndWritesAfterCloseFail(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	require.NoError(t, f.Add(cm("a", "1")))
 	f.Close()
 	assert.ErrorIs(t, f.Add(cm("b", "2")), deltafifo.ErrClosed)
@@ -77,7 +77,7 @@ func TestPopDrainsWhatWasQueuedBeforeCloseAndWritesAfterCloseFail(t *testing.T) 
 }
 
 func TestAProcessErrorIsReturnedAndTheDeltasAreDropped(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	require.NoError(t, f.Add(cm("a", "1")))
 	boom := errors.New("boom")
 	err := f.Pop(context.Background(), func(informer.Key, deltas, bool) error { return boom })
@@ -87,7 +87,7 @@ func TestAProcessErrorIsReturnedAndTheDeltasAreDropped(t *testing.T) {
 }
 
 func TestAProcessErrorWrappingErrRequeuePutsTheDeltasBackAtTheFront(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache{}})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache{}})
 	require.NoError(t, f.Replace([]*corev1.ConfigMap{cm("a", "1"), cm("b", "2")}, "2"))
 	err := f.Pop(context.Background(), func(informer.Key, deltas, bool) error {
 		return errors.Join(deltafifo.ErrRequeue, errors.New("cache busy"))
@@ -102,7 +102,7 @@ func TestAProcessErrorWrappingErrRequeuePutsTheDeltasBackAtTheFront(t *testing.T
 }
 
 func TestHasSyncedOnceEveryKeyOfTheFirstReplaceIsPopped(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache{}})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache{}})
 	assert.False(t, f.HasSynced(), "no list yet")
 	require.NoError(t, f.Replace([]*corev1.ConfigMap{cm("a", "1"), cm("b", "2")}, "2"))
 	require.NoError(t, f.Add(cm("c", "3"))) // after the list: not part of it
@@ -118,13 +118,13 @@ func TestHasSyncedOnceEveryKeyOfTheFirstReplaceIsPopped(t *testing.T) {
 }
 
 func TestHasSyncedAtOnceAfterAnEmptyFirstReplace(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	require.NoError(t, f.Replace(nil, "1"))
 	assert.True(t, f.HasSynced())
 }
 
 func TestBadObjectsAreErrorsNeverPanics(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	var typedNil *corev1.ConfigMap
 	for name, write := range map[string]func(*corev1.ConfigMap) error{
 		"Add": f.Add, "Update": f.Update, "Delete": f.Delete,

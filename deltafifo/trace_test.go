@@ -18,7 +18,7 @@ func TestTraceTellsWhatHappenedToEveryKey(t *testing.T) {
 		events = append(events, e.Kind+" "+e.Key+" "+e.Detail)
 	}
 	c := cache{key("old"): cm("old", "1")}
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c, Trace: hook})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c, Trace: hook})
 	require.NoError(t, f.Delete(cm("nobody", "2")))
 	require.NoError(t, f.Replace([]*corev1.ConfigMap{cm("new", "3")}, "3"))
 	require.NoError(t, f.Delete(cm("old", "4")))
@@ -39,7 +39,7 @@ func TestTraceTellsWhatHappenedToEveryKey(t *testing.T) {
 }
 
 func TestNoTraceHookMeansNoAllocationsForTracing(t *testing.T) {
-	f := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{})
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
 	obj := cm("a", "1")
 	require.NoError(t, f.Add(obj))
 	// Update of a key already queued appends one delta to a slice that has

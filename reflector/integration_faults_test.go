@@ -69,7 +69,7 @@ func TestRealExpiredWatchRelistsAndVanishedObjectsArriveAsDeletesWithFinalStateU
 	ua := agent(t)
 
 	cache := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-	fifo := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache})
+	fifo := must(deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache}))
 	errs, trace := &errorLog{}, &traceLog{}
 	r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{
 		ListerWatcher: typedConfigMapLW(t, withAgent(viaProxy, ua), ns, false), Store: fifo,

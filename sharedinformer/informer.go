@@ -169,10 +169,14 @@ func New[T informer.Object](opts Options[T]) (*Informer[T], error) {
 	if err != nil {
 		return nil, err
 	}
+	fifo, err := deltafifo.New(deltafifo.Options[T]{KnownObjects: idx, Trace: opts.Trace})
+	if err != nil {
+		return nil, err
+	}
 	return &Informer[T]{
 		opts:      opts,
 		indexer:   idx,
-		fifo:      deltafifo.New(deltafifo.Options[T]{KnownObjects: idx, Trace: opts.Trace}),
+		fifo:      fifo,
 		lister:    lst,
 		report:    report,
 		logger:    opts.Logger,
