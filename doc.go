@@ -50,11 +50,14 @@
 // # Conventions
 //
 // Bad input is an error that names what is wrong, never a panic: every
-// constructor (indexer.New, lister.New, reflector.New,
-// sharedinformer.New, workqueue.NewBucketRateLimiter, ...) checks its
-// options and returns an error, so a configuration mistake fails where the
-// thing is built. (A test double's misuse, such as FakeClock.Step with a
-// negative duration, still panics: that is a bug in the test.) Anything
+// constructor whose arguments can be wrong (indexer.New, lister.New,
+// deltafifo.New, reflector.New, sharedinformer.New,
+// workqueue.NewBucketRateLimiter, metrics.ExponentialBuckets, ...) checks
+// them and returns an error, so a configuration mistake fails where the
+// thing is built. workqueue.New returns no error because no value of its
+// Options is wrong: a nil field, or a nil pointer in one, means the
+// default. (A test double's misuse, such as FakeClock.Step with a negative
+// duration, still panics: that is a bug in the test.) Anything
 // that blocks takes a context.Context first and returns when it ends; each
 // runnable thing has one Run(ctx).
 //

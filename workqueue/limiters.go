@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/listwatch/informer/internal/nilcheck"
 )
 
 // DefaultRateLimiter returns client-go's default controller rate limiter
@@ -97,13 +99,14 @@ type MaxOfRateLimiter[K comparable] struct {
 }
 
 // NewMaxOfRateLimiter returns a limiter that asks all of limiters. It
-// fails if there are none or one is nil.
+// fails if there are none or one is nil (a nil pointer in the interface
+// too, the result of a constructor whose error was ignored).
 func NewMaxOfRateLimiter[K comparable](limiters ...RateLimiter[K]) (*MaxOfRateLimiter[K], error) {
 	if len(limiters) == 0 {
 		return nil, errors.New("workqueue: NewMaxOfRateLimiter: no limiters")
 	}
 	for i, l := range limiters {
-		if l == nil {
+		if nilcheck.IsNil(l) {
 			return nil, fmt.Errorf("workqueue: NewMaxOfRateLimiter: limiter %d is nil", i)
 		}
 	}

@@ -156,4 +156,7 @@ func TestLimiterConstructorsRejectImpossibleSettings(t *testing.T) {
 	assert.ErrorContains(t, err, "no limiters")
 	_, err = NewMaxOfRateLimiter[string](DefaultRateLimiter[string](), nil)
 	assert.ErrorContains(t, err, "limiter 1 is nil")
+	var failed *BucketRateLimiter[string] // a constructor whose error was ignored
+	_, err = NewMaxOfRateLimiter[string](failed)
+	assert.ErrorContains(t, err, "limiter 0 is nil")
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/internal/nilcheck"
 )
 
 // Options configures a [Queue]. The zero value is a valid configuration:
@@ -103,6 +104,12 @@ type Queue[K comparable] struct {
 // New returns an empty, running Queue configured by opts. It starts no
 // goroutine: delays use one timer from opts.Clock, armed only while keys
 // wait.
+//
+// New cannot fail, so it returns no error: every value of Options is
+// valid. A nil RateLimiter or Clock means its default, and so does a nil
+// pointer held in either (the *BucketRateLimiter of a constructor whose
+// error was ignored, say), which would otherwise fail at its first use;
+// a nil Trace means no tracing.
 func New[K comparable](opts Options[K]) *Queue[K] {
 	q := &Queue[K]{
 		dirty:        map[K]struct{}{},
@@ -113,10 +120,10 @@ func New[K comparable](opts Options[K]) *Queue[K] {
 		trace:        opts.Trace,
 	}
 	q.cond = sync.NewCond(&q.mu)
-	if q.limiter == nil {
+	if nilcheck.IsNil(q.limiter) {
 		q.limiter = DefaultRateLimiter[K]()
 	}
-	if q.clock == nil {
+	if nilcheck.IsNil(q.clock) {
 		q.clock = informer.RealClock{}
 	}
 	return q

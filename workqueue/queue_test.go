@@ -95,3 +95,12 @@ func TestEveryBlockedGetGetsAKeyWhenKeysArrive(t *testing.T) {
 	}
 	assert.Len(t, seen, waiters, "each Signal woke a different waiter; no key was handed out twice")
 }
+
+func TestNewTakesANilPointerAsRateLimiterOrClockForTheDefault(t *testing.T) {
+	var limiter *BucketRateLimiter[string] // a constructor whose error was ignored
+	var clock *FakeClock
+	q := New(Options[string]{RateLimiter: limiter, Clock: clock})
+	defer q.ShutDown()
+	assert.NotPanics(t, func() { q.AddRateLimited("a") })
+	assert.Equal(t, 1, q.NumRequeues("a"), "the default limiter counted the retry")
+}
