@@ -8,13 +8,18 @@
 // One change made on the API server travels through these stages, each a
 // package of this module:
 //
-//	kube-apiserver ──LIST (paged), then WATCH from its resourceVersion──▶ reflector
+//	kube-apiserver ──LIST, then WATCH from its resourceVersion──▶ reflector
 //	reflector ──Add / Update / Delete / Replace(list, rv)──▶ deltafifo
 //	deltafifo ──Pop(Deltas)──▶ sharedinformer (one goroutine):
 //	      1. update the indexer (the cache)   2. then notify every listener
 //	listener (one buffered goroutine per handler) ──OnAdd / OnUpdate / OnDelete──▶ your handler
 //	your handler ──Add(key)──▶ workqueue ──Get / Done──▶ N workers ──▶ reconcile(key)
 //	reconcile reads through a lister (the cache, never the API) and writes to the API
+//
+// The LIST is one consistent, unpaged response for an informer from
+// sharedinformer.InformerFor (the Factory, the front door), and pages of
+// 500 for one built from the parts with reflector.New or
+// sharedinformer.New; reflector.Tuning.PageSize chooses either way.
 //
 // This package holds only what every stage shares:
 //
