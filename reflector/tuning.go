@@ -15,7 +15,10 @@ const (
 	// hand, from its watch cache. It is the cheapest read, but may be older
 	// than what another client already saw, and the watch cache ignores
 	// limit, so the whole collection comes in one response however large.
-	// client-go's reflector does this by default.
+	// It is what client-go's reflector (v0.37) asks for when it LISTs.
+	// But by default it streams its initial list instead (StreamingList)
+	// and LISTs at "0" only when the stream fails (a server that does not
+	// support it, say) or its ListerWatcher cannot stream.
 	ListAny
 )
 
@@ -41,8 +44,10 @@ type Tuning struct {
 	// StreamingList fetches the initial list (and every relist) over one
 	// WATCH with sendInitialEvents=true instead of LIST pages, so the server
 	// never builds a large list response. When the server refuses it, the
-	// reflector falls back to LIST for the rest of Run. Default: off
-	// (client-go turns it on by default since v0.35).
+	// reflector falls back to LIST for the rest of Run. Default: off.
+	// client-go's reflector streams by default since v0.35 (its
+	// WatchListClient feature) and, when the stream fails, LISTs at
+	// resourceVersion "0" (ListAny).
 	StreamingList bool
 	// StreamEndedLimit is how many streaming lists in a row may end before
 	// their end bookmark before the reflector lists instead for the rest
