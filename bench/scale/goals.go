@@ -2,7 +2,8 @@ package scale
 
 import "fmt"
 
-// Goal is one target of issue 20, judged on one row's ratio.
+// Goal is one target of the scale ladder (the Goals table of
+// docs/16-at-scale.md), judged on one row's ratio.
 type Goal struct {
 	Text    string // what is asked, as the chapter states it
 	Ratio   Ratio
