@@ -51,6 +51,8 @@
 //     caught up with its own writes.
 //  7. leaderelection: several replicas of one controller, one active, over
 //     a coordination.k8s.io Lease.
+//  8. sharding: every replica active, each owning part of the objects
+//     (shard Leases, a hash ring, a label per object).
 //
 // # Conventions
 //
