@@ -22,7 +22,7 @@
 //			"app": indexer.LabelIndexFunc[*corev1.Pod]("app"),
 //		},
 //	})
-//	err := idx.Add(pod)                              // the informer does this for you
+//	err = idx.Add(pod)                               // the informer does this for you
 //	web, err := idx.ByIndex("app", "web")            // every Pod labelled app=web
 //	prod, err := idx.ByIndex(indexer.NamespaceIndex, "prod") // built in
 //	p, ok := idx.Get(informer.Key{Namespace: "default", Name: "web-0"})

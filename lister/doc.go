@@ -16,7 +16,9 @@
 //
 //	pods, err := lister.New(idx, corev1.Resource("pods"))
 //	pod, err := pods.Namespace("default").Get("web-0")
-//	if apierrors.IsNotFound(err) { ... }      // same test as for a live GET
+//	if apierrors.IsNotFound(err) { // the same test as for a live GET
+//		return nil // gone: nothing to reconcile
+//	}
 //	sel := labels.SelectorFromSet(labels.Set{"app": "web"})
 //	web := pods.Namespace("default").List(sel) // nil selector: everything
 //

@@ -50,7 +50,7 @@
 //		cp := testenv.Shared(t)
 //		ns := cp.Namespace(t)
 //		client, _ := testenv.CoreV1Client(cp.Config())
-//		...
+//		// ... your test, in namespace ns
 //	}
 //
 // A test that restarts the apiserver, compacts etcd, turns the watch cache
