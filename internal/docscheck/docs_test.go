@@ -98,7 +98,7 @@ func normalizedGoSources(t *testing.T) string {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == "bin" || d.Name() == "tools" || strings.HasPrefix(d.Name(), ".")) && path != root {
+		if d.IsDir() && skipDir(d.Name()) && path != root {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && strings.HasSuffix(path, ".go") {
@@ -127,7 +127,7 @@ func TestEveryExportedIdentifierHasADocCommentStartingWithItsName(t *testing.T) 
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == "bin" || d.Name() == "tools" || strings.HasPrefix(d.Name(), ".")) && path != root {
+		if d.IsDir() && skipDir(d.Name()) && path != root {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
