@@ -31,7 +31,9 @@ type Options[T informer.Object] struct {
 	// Reflector tunes how the informer lists, watches and retries: page
 	// size, initial list, streaming list, watch timeout, backoff. The rest
 	// of the reflector's options the informer sets itself. Default: the
-	// reflector's defaults.
+	// reflector's defaults, so the first LIST comes in pages of 500 (an
+	// informer from InformerFor gets WithFactoryDefaults instead: one
+	// unpaged LIST).
 	Reflector reflector.Tuning
 	// Indexers are added to the namespace index every Indexer has built
 	// in (indexer.NamespaceIndex). Default: none.
