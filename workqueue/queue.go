@@ -3,6 +3,7 @@ package workqueue
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/listwatch/informer"
@@ -99,6 +100,10 @@ type Queue[K comparable] struct {
 	limiter RateLimiter[K]
 	clock   Clock
 	trace   informer.TraceHook
+
+	// gaveUp counts Run's give-ups on q's keys (GaveUp). Atomic: Run's
+	// workers add to it without mu.
+	gaveUp atomic.Int64
 }
 
 // New returns an empty, running Queue configured by opts. It starts no

@@ -38,17 +38,25 @@ type RateLimiter[K comparable] interface {
 // failed; [Run] does it for you. After shutdown it does nothing (the
 // failure is not even counted).
 func (q *Queue[K]) AddRateLimited(key K) {
+	q.addRateLimited(key)
+}
+
+// addRateLimited is AddRateLimited, returning for Run's log the retry's
+// number and delay, and queued false if the queue is shut down.
+func (q *Queue[K]) addRateLimited(key K) (retry int, delay time.Duration, queued bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.shuttingDown {
 		q.addAfterLocked(key, 0) // drops it, and says so
-		return
+		return 0, 0, false
 	}
-	d := q.limiter.When(key, q.clock.Now())
+	delay = q.limiter.When(key, q.clock.Now())
+	retry = q.limiter.NumRequeues(key)
 	if q.trace != nil {
-		q.emit(KindRequeued, key, fmt.Sprintf("retry %d in %s", q.limiter.NumRequeues(key), d))
+		q.emit(KindRequeued, key, fmt.Sprintf("retry %d in %s", retry, delay))
 	}
-	q.addAfterLocked(key, d)
+	q.addAfterLocked(key, delay)
+	return retry, delay, true
 }
 
 // Forget tells the rate limiter that key succeeded: its failures are

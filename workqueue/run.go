@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // ReconcileFunc does the work for one key. It reads the object through a
@@ -41,8 +44,15 @@ type RunOptions[K comparable] struct {
 
 	// OnError receives every error reconcile returns and every panic it
 	// raises (as a *[PanicError]), on the worker's goroutine, before the
-	// key is requeued or given up on. Default: logged at level Error
-	// through slog.Default().
+	// key is requeued or given up on. Default: logged through
+	// slog.Default(), saying which of the two happens: a retry at level
+	// Warn, with its number and delay ("workqueue: reconcile failed;
+	// retrying"), or at level Info when the error is a 409 Conflict (the
+	// object changed since the cache read it: normal, and the retry reads
+	// the newer state); a panic at level Error, with its stack; giving up
+	// at level Error ("workqueue: reconcile failed; giving up until the
+	// key's next change"). Either way [Queue.GaveUp] counts the keys given
+	// up on.
 	OnError func(key K, err error)
 }
 
@@ -56,8 +66,9 @@ type RunOptions[K comparable] struct {
 //   - a panic: recovered, reported to OnError as a *PanicError, then
 //     retried like an error;
 //   - a Terminal error, or an error once the key has been retried
-//     MaxRetries times: OnError, a KindGaveUp trace event, Forget(key),
-//     and no requeue — the key waits for its next change;
+//     MaxRetries times: OnError, a KindGaveUp trace event, one more in
+//     [Queue.GaveUp], Forget(key), and no requeue — the key waits for its
+//     next change;
 //   - ctx.Err() (or an error wrapping it) once ctx is done: not a failure;
 //     the key is added again, unreported and uncounted, so that whoever
 //     runs the queue next reconciles it.
@@ -74,10 +85,7 @@ type RunOptions[K comparable] struct {
 // q.ShutDownWithDrain while Run is running: the workers finish what is
 // queued and Run returns by itself.
 func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc[K], opts RunOptions[K]) {
-	onError := opts.OnError
-	if onError == nil {
-		onError = logError[K]
-	}
+	onError := opts.OnError // nil: the default log, which needs to know more (see process)
 	var workers sync.WaitGroup
 	for range max(opts.Workers, 1) {
 		workers.Go(func() {
@@ -95,7 +103,9 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 
 // process runs one reconcile of key and settles its outcome (see Run).
 // Done is always called, even after a panic, last of all, so that an Add
-// of a failed key is postponed until the key is released.
+// of a failed key is postponed until the key is released. A nil onError
+// means the default log, written once the outcome is known, since it says
+// whether the key is retried and when.
 func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K], maxRetries int, onError func(K, error)) {
 	defer q.Done(key)
 	result, err := reconcileRecovered(ctx, key, reconcile)
@@ -120,17 +130,35 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 		} else {
 			q.report(KindFailed, key, err.Error())
 		}
-		onError(key, err)
-		q.AddRateLimited(key)
+		if onError != nil {
+			onError(key, err)
+		}
+		retry, delay, queued := q.addRateLimited(key)
+		if onError == nil {
+			logRetry(key, err, retry, delay, queued)
+		}
 	}
 }
 
-// giveUp reports err and forgets key without requeueing it.
+// giveUp reports err, counts the give-up and forgets key without
+// requeueing it.
 func (q *Queue[K]) giveUp(key K, err error, onError func(K, error)) {
 	q.report(KindGaveUp, key, err.Error())
-	onError(key, err)
+	q.gaveUp.Add(1)
+	if onError != nil {
+		onError(key, err)
+	} else {
+		slog.Default().Error("workqueue: reconcile failed; giving up until the key's next change", "key", fmt.Sprint(key), "err", err)
+	}
 	q.Forget(key)
 }
+
+// GaveUp returns how many times [Run] has given up on a key of q, over
+// q's life: a Terminal error, or the retry cap reached (a key given up on
+// twice counts twice). It is the count behind the
+// listwatch_workqueue_gave_up_total metric, kept whether or not the queue
+// is traced, so that a test or a health check can read it without a hook.
+func (q *Queue[K]) GaveUp() int64 { return q.gaveUp.Load() }
 
 func isPanic(err error) bool {
 	_, ok := errors.AsType[*PanicError](err)
@@ -187,11 +215,27 @@ func (e *PanicError) Error() string { return "reconcile panicked: " + e.Value }
 // Unwrap returns the panic value if it was an error, nil otherwise.
 func (e *PanicError) Unwrap() error { return e.Err }
 
-// logError is the default OnError.
-func logError[K comparable](key K, err error) {
+// logRetry is the default log of a failure that is retried: retry is its
+// number (1 for the first retry) and delay its backoff. A 409 Conflict is
+// logged at level Info: another writer changed the object after the cache
+// read it, which is normal and mended by the retry. A panic is a bug,
+// logged at level Error with its stack. queued is false when the queue is
+// shut down and dropped the retry.
+func logRetry[K comparable](key K, err error, retry int, delay time.Duration, queued bool) {
 	attrs := []any{"key", fmt.Sprint(key), "err", err}
+	level, what := slog.LevelWarn, "reconcile failed"
+	if apierrors.IsConflict(err) {
+		level, what = slog.LevelInfo, "conflict, the object changed since it was read"
+	}
 	if p, ok := errors.AsType[*PanicError](err); ok {
+		level, what = slog.LevelError, "reconcile panicked"
 		attrs = append(attrs, "stack", string(p.Stack))
 	}
-	slog.Default().Error("workqueue: reconcile failed", attrs...)
+	then := "retrying"
+	if queued {
+		attrs = append(attrs, "retry", retry, "delay", delay)
+	} else {
+		then = "not retried: the queue is shut down"
+	}
+	slog.Default().Log(context.Background(), level, "workqueue: "+what+"; "+then, attrs...)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // These tests run inside synctest bubbles: time is virtual, time.Sleep
@@ -223,17 +226,111 @@ func TestMoreWorkersFinishTheSameWorkSoonerButNeverExceedTheirNumber(t *testing.
 	}
 }
 
-func TestRunLogsErrorsThroughSlogByDefault(t *testing.T) {
+// logTo sends slog.Default() to a buffer for the rest of the test.
+func logTo(t *testing.T) *bytes.Buffer {
 	var buf bytes.Buffer
-	defer slog.SetDefault(slog.Default())
+	old := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(old) })
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	return &buf
+}
 
+// failOnce returns a reconcile that returns err on its first call and
+// succeeds after.
+func failOnce(err error) ReconcileFunc[string] {
+	var calls sync.Map
+	return func(_ context.Context, key string) (Result, error) {
+		if _, again := calls.LoadOrStore(key, true); again {
+			return Result{}, nil
+		}
+		return Result{}, err
+	}
+}
+
+func TestRunLogsARetryAtWarnWithItsNumberAndDelay(t *testing.T) {
+	buf := logTo(t)
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Minute))})
+		stop := startRun(q, failOnce(errors.New("boom")), RunOptions[string]{})
+		q.Add("default/web")
+		time.Sleep(time.Minute)
+		stop()
+	})
+	assert.Equal(t, `level=WARN msg="workqueue: reconcile failed; retrying" key=default/web err=boom retry=1 delay=1s`+"\n",
+		stripTime(buf.String()), "one line: a retry is not a failure for good")
+}
+
+func TestRunLogsAConflictsRetryAtInfoBecauseItIsNormal(t *testing.T) {
+	buf := logTo(t)
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Minute))})
+		conflict := apierrors.NewConflict(schema.GroupResource{Resource: "secrets"}, "web", errors.New("the object has been modified"))
+		stop := startRun(q, failOnce(fmt.Errorf("updating: %w", conflict)), RunOptions[string]{})
+		q.Add("default/web")
+		time.Sleep(time.Minute)
+		stop()
+	})
+	assert.Contains(t, stripTime(buf.String()), `level=INFO msg="workqueue: conflict, the object changed since it was read; retrying" key=default/web`)
+	assert.Contains(t, buf.String(), "retry=1 delay=1s")
+}
+
+func TestRunLogsThatAFailureIsNotRetriedOnceTheQueueIsShutDown(t *testing.T) {
+	buf := logTo(t)
 	synctest.Test(t, func(t *testing.T) {
 		q := New(Options[string]{})
-		stop := startRun(q, func(context.Context, string) (Result, error) { return Result{}, errors.New("conflict") }, RunOptions[string]{})
+		stop := startRun(q, func(context.Context, string) (Result, error) {
+			q.ShutDown()
+			return Result{}, errors.New("boom")
+		}, RunOptions[string]{})
 		q.Add("default/web")
 		synctest.Wait()
 		stop()
 	})
-	assert.Contains(t, buf.String(), `level=ERROR msg="workqueue: reconcile failed" key=default/web err=conflict`)
+	assert.Equal(t, `level=WARN msg="workqueue: reconcile failed; not retried: the queue is shut down" key=default/web err=boom`+"\n",
+		stripTime(buf.String()))
 }
+
+func TestRunLogsGivingUpAtErrorAndCountsItInGaveUp(t *testing.T) {
+	buf := logTo(t)
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		stop := startRun(q, func(_ context.Context, key string) (Result, error) {
+			if key == "bad" {
+				return Result{}, Terminal(errors.New("invalid spec"))
+			}
+			return Result{}, errors.New("unreachable")
+		}, RunOptions[string]{MaxRetries: 2})
+		q.Add("bad")
+		q.Add("flaky")
+		time.Sleep(time.Minute)
+		stop()
+		assert.Equal(t, int64(2), q.GaveUp(), "a terminal error, and the retry cap reached")
+	})
+	log := stripTime(buf.String())
+	assert.Contains(t, log, `level=ERROR msg="workqueue: reconcile failed; giving up until the key's next change" key=bad err="terminal: invalid spec"`)
+	assert.Contains(t, log, `level=WARN msg="workqueue: reconcile failed; retrying" key=flaky err=unreachable retry=2`)
+	assert.Contains(t, log, `level=ERROR msg="workqueue: reconcile failed; giving up until the key's next change" key=flaky err="giving up after 2 retries: unreachable"`)
+}
+
+func TestGaveUpCountsWhenOnErrorReplacesTheLogToo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		var reported lines
+		stop := startRun(q, func(context.Context, string) (Result, error) { return Result{}, Terminal(errors.New("no")) },
+			RunOptions[string]{OnError: func(key string, err error) { reported.add(key) }})
+		q.Add("a")
+		q.Add("b")
+		synctest.Wait()
+		stop()
+		assert.Equal(t, int64(2), q.GaveUp())
+		assert.ElementsMatch(t, []string{"a", "b"}, reported.get())
+	})
+}
+
+// stripTime removes the time=... attribute slog's text handler starts
+// each line with.
+func stripTime(log string) string {
+	return timeAttr.ReplaceAllString(log, "")
+}
+
+var timeAttr = regexp.MustCompile(`(?m)^time=\S+ `)
