@@ -25,6 +25,18 @@
 //	flag.Parse()
 //	cfg, err := conn.Load()
 //
+// # Client limits
+//
+// A kubeconfig has no request rate, so the *rest.Config Load returns has
+// QPS and Burst zero. client-go's rest reads zero as 5 requests a second
+// with a burst of 10, and at its default verbosity says nothing of a
+// request that waits for them unless it waits over a second.
+// sharedinformer.NewFactory reads zero as 50 and 100 instead, shares one
+// limiter among all the clients it makes (Factory.RESTClient's included),
+// and logs a warning when requests wait more than 100 ms for it. Set cfg.QPS and cfg.Burst before NewFactory to
+// choose other limits; a client you build from cfg yourself gets
+// client-go's 5 and 10 unless you do.
+//
 // These are client-go's clientcmd rules (NewDefaultClientConfigLoadingRules
 // and a deferred, non-interactive client config); this package only names
 // them, registers the flags, and says what to do when nothing is found.

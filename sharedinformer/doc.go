@@ -40,6 +40,12 @@
 // reports it as a *NotSyncedError when its ctx ends (Factory's also once
 // FactoryOptions.SyncTimeout passes).
 //
+// The factory's clients, its informers' and the writers Factory.RESTClient
+// builds, share one client-side rate limiter: the rest.Config's QPS and
+// Burst, where zero (what every kubeconfig gives) means DefaultQPS, 50 a
+// second, and DefaultBurst, 100, not client-go's 5 and 10. Requests that
+// wait more than 100 ms for it are logged, at most every 10 s.
+//
 // New builds one informer from an explicit ListerWatcher, as the factory
 // does underneath; the examples use it to show the parts.
 //

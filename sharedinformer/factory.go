@@ -70,7 +70,7 @@ type FactoryOptions struct {
 // Use: ask for informers with InformerFor, register handlers, then Start
 // and WaitForCacheSync; when ctx ends, Wait for them to stop.
 type Factory struct {
-	cfg       *rest.Config
+	cfg       *rest.Config // the caller's, copied, with the shared rate limiter (withClientLimits)
 	opts      FactoryOptions
 	mapper    meta.RESTMapperWithContext
 	discovery discovery.CachedDiscoveryInterfaceWithContext // nil with a caller's Mapper
@@ -102,6 +102,14 @@ type runnable interface {
 
 // NewFactory returns a Factory whose informers connect with cfg. It makes
 // no request: discovery is asked on the first InformerFor that needs it.
+//
+// cfg is copied, not modified, and every client the factory makes shares
+// one client-side rate limiter: cfg's QPS and Burst, where zero means
+// [DefaultQPS] (50) and [DefaultBurst] (100) rather than client-go's 5 and
+// 10 (cfg.RateLimiter, if set, instead). When a request waits more than
+// 100 ms for it, the factory logs a warning with Logger (at most one every
+// 10 s): requests throttled in the client, before the API server sees
+// them, are otherwise silent.
 func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 	if cfg == nil {
 		return nil, errors.New("sharedinformer: NewFactory: the rest.Config is nil")
@@ -112,6 +120,12 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 	if opts.SyncTimeout == 0 {
 		opts.SyncTimeout = 2 * time.Minute
 	}
+	cfg = withClientLimits(cfg, func() *slog.Logger {
+		if opts.Logger != nil {
+			return opts.Logger
+		}
+		return slog.Default()
+	})
 	f := &Factory{cfg: cfg, opts: opts, mapper: opts.Mapper, informers: map[factoryKey]runnable{}, started: map[factoryKey]bool{}}
 	if f.mapper == nil {
 		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
@@ -269,7 +283,8 @@ func listerWatcherFor[T informer.Object](f *Factory, src reflector.Source) (refl
 // the factory's rest.Config and Scheme: what a clientset builds
 // underneath, for the writes a reconcile makes (informers are for
 // reading). corev1.SchemeGroupVersion gives one for ConfigMaps, Secrets,
-// Pods and the rest of the core group.
+// Pods and the rest of the core group. It shares the factory's client
+// rate limiter (see NewFactory).
 func (f *Factory) RESTClient(gv schema.GroupVersion) (*rest.RESTClient, error) {
 	if f.opts.Scheme == nil {
 		return nil, fmt.Errorf("sharedinformer: Factory.RESTClient(%s) needs FactoryOptions.Scheme", gv)
