@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,7 +24,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt) // Ctrl-C: shut down
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM) // Ctrl-C, or a Pod's stop
 	defer stop()
 	if err := run(ctx, os.Args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "skeleton:", err)
@@ -33,10 +34,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("skeleton", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "skeleton: keep a Secret for each ConfigMap labelled app=demo")
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), "skeleton: a Secret per app=demo ConfigMap"); fs.PrintDefaults() }
 	var conn kubeconfig.Flags // --kubeconfig and --context, as kubectl has them
 	conn.Register(fs)
 	ns := fs.String("namespace", "default", "the namespace to work in")
@@ -66,7 +64,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx) // on every way out: stop the informers, wait for them
 	factory.Start(ctx)
-	defer func() { cancel(); factory.Wait(); queue.ShutDown() }()
+	defer func() { cancel(); factory.Wait(); queue.ShutDown(); fmt.Fprintln(os.Stderr, "skeleton: stopped") }()
 	if err := factory.WaitForCacheSync(ctx); err != nil {
 		return err // never act on a partial cache
 	}

@@ -16,7 +16,11 @@ import (
 	"github.com/listwatch/informer/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{})) }
+func TestMain(m *testing.M) {
+	code := testenv.Main(m, testenv.Options{})
+	removeBinary()
+	os.Exit(code)
+}
 
 // The skeleton against the real control plane: Secrets appear for the
 // labelled ConfigMaps only, follow their updates, are put back when

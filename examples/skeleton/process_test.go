@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/informer/testenv"
+)
+
+// These tests run the skeleton as a process of its own, built with go
+// build, as it runs in a Pod: started with flags, stopped with SIGTERM.
+
+// raceEnabled is set by race_test.go when the tests run with -race.
+var raceEnabled bool
+
+var (
+	buildOnce sync.Once
+	binDir    string // holds the built skeleton; removed by TestMain
+	binPath   string
+	buildErr  error
+)
+
+// binary builds the skeleton once per test run and returns its path.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "skeleton-test-"); buildErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "skeleton")
+		args := []string{"build", "-o", binPath}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return binPath
+}
+
+func removeBinary() {
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that any goroutine, or a process's output,
+// may write to.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// process is one running skeleton. Its stdout and stderr go to out.
+type process struct {
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	exited chan struct{} // closed when the process has exited; err is then set
+	err    error
+}
+
+// start runs the skeleton in namespace ns. At the end of the test a
+// process still running is killed.
+func start(t *testing.T, cp *testenv.ControlPlane, ns string) *process {
+	p := &process{out: &syncBuffer{}, exited: make(chan struct{})}
+	p.cmd = exec.Command(binary(t), "--kubeconfig", cp.KubeconfigPath(), "--namespace", ns)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	require.NoError(t, p.cmd.Start())
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			t.Logf("the skeleton's output:\n%s", p.out)
+		}
+	})
+	return p
+}
+
+// stop sends SIGTERM, as the kubelet does to stop a Pod, and returns how
+// long the process took to exit, failing the test if it took more than
+// within or exited with an error.
+func (p *process) stop(t *testing.T, within time.Duration) time.Duration {
+	t.Helper()
+	sent := time.Now()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-p.exited:
+	case <-time.After(within):
+		t.Fatalf("the skeleton did not exit within %v of SIGTERM", within)
+	}
+	took := time.Since(sent)
+	require.NoError(t, p.err, "exit status after SIGTERM")
+	return took
+}
+
+// The kubelet stops a Pod with SIGTERM, and SIGKILLs it after the grace
+// period (30 s by default). The skeleton must treat SIGTERM as Ctrl-C:
+// stop the workers and the informers, say so, and exit 0.
+func TestSIGTERMStopsTheSkeletonCleanlyAndPromptly(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	client, err := testenv.CoreV1Client(cp.Config())
+	require.NoError(t, err)
+	s := &server{t: t, client: client, ns: ns}
+	p := start(t, cp, ns)
+	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "demo"}}, Data: map[string]string{"k": "a"}})
+	s.eventually("the skeleton is at work", func() bool { return s.secretData("web")["k"] == "a" })
+
+	// It takes about a second here, nearly all of it the race detector's
+	// pause at exit (GORACE atexit_sleep_ms, 1 s by default): Run returns
+	// once the reconciles in flight have, and the informers' watches close
+	// at once. 10 s is a third of the grace period, and ten times that.
+	took := p.stop(t, 10*time.Second)
+	t.Logf("exited %v after SIGTERM", took.Round(time.Millisecond))
+	assert.Equal(t, "skeleton: stopped\n", lastLine(p.out.String()), "the last word is the clean shutdown")
+	assert.NotContains(t, p.out.String(), "skeleton: context", "a shutdown is not reported as an error")
+}
+
+// lastLine returns the last line of out, with its newline.
+func lastLine(out string) string {
+	lines := strings.SplitAfter(strings.TrimSuffix(out, "\n"), "\n")
+	return lines[len(lines)-1] + "\n"
+}
