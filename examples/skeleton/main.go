@@ -1,5 +1,4 @@
-// Command skeleton is a whole controller to copy: it keeps a Secret like each ConfigMap
-// labelled app=demo, and deletes the Secret with the ConfigMap or its label.
+// Command skeleton, a whole controller to copy, keeps a Secret like each ConfigMap labelled app=demo until it or its label goes.
 package main
 
 import (
@@ -15,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/kubeconfig"
@@ -41,12 +40,11 @@ func run(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	scheme := runtime.NewScheme()
 	cfg, err := conn.Load()
-	if err := errors.Join(err, corev1.AddToScheme(scheme)); err != nil {
+	if err != nil {
 		return err
 	}
-	factory, err := si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme})
+	factory, err := si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme.Scheme}) // client-go's: every built-in type
 	if err != nil {
 		return err
 	}
@@ -71,25 +69,29 @@ func run(ctx context.Context, args []string) error {
 	reconcile := func(ctx context.Context, key informer.Key) (workqueue.Result, error) { // Secret key := ConfigMap key
 		cm, err := configMaps.Lister().Namespace(key.Namespace).Get(key.Name)
 		secret, secretErr := secrets.Lister().Namespace(key.Namespace).Get(key.Name)
-		switch {
-		case apierrors.IsNotFound(err) && secretErr == nil: // deleted or unlabelled: its Secret goes too
-			err = client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Do(ctx).Error()
-		case err != nil: // neither exists (nothing to do), or a real failure
-		case secretErr != nil: // no Secret yet
+		if err == nil && secretErr != nil { // no Secret with our label: create one
 			owner := metav1.NewControllerRef(cm, corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-			err = client.Post().Namespace(key.Namespace).Resource("secrets").Body(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-				Name: key.Name, Labels: map[string]string{"app": "demo"}, OwnerReferences: []metav1.OwnerReference{*owner},
-			}, StringData: cm.Data}).Do(ctx).Error()
-		case !maps.EqualFunc(secret.Data, cm.Data, func(b []byte, s string) bool { return string(b) == s }):
+			meta := metav1.ObjectMeta{Name: key.Name, Labels: map[string]string{"app": "demo"}, OwnerReferences: []metav1.OwnerReference{*owner}}
+			err = client.Post().Namespace(key.Namespace).Resource("secrets").Body(&corev1.Secret{ObjectMeta: meta, StringData: cm.Data}).Do(ctx).Error()
+			if apierrors.IsAlreadyExists(err) { // one without the label, so not in our cache: read it from the server
+				secret = &corev1.Secret{}
+				err = client.Get().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Do(ctx).Into(secret)
+			}
+		}
+		switch {
+		case cm == nil && secret != nil && metav1.GetControllerOf(secret) != nil: // deleted or unlabelled: its Secret goes too
+			err = client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Do(ctx).Error()
+		case err != nil || secret == nil: // neither exists, a failure, or created just now
+		case !metav1.IsControlledBy(secret, cm): // another owner's or nobody's: not ours to change, and retrying cannot help
+			err = workqueue.Terminal(fmt.Errorf("secret %s exists and ConfigMap UID %s does not control it", key, cm.UID))
+		case secret.Labels["app"] != "demo" || !maps.EqualFunc(secret.Data, cm.Data, func(b []byte, s string) bool { return string(b) == s }):
 			fixed := secret.DeepCopy() // never modify the cache's copy
+			metav1.SetMetaDataLabel(&fixed.ObjectMeta, "app", "demo")
 			fixed.Data, fixed.StringData = nil, cm.Data
 			err = client.Put().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(fixed).Do(ctx).Error()
 		}
-		switch {
-		case apierrors.IsNotFound(err): // gone already: nothing left to do
+		if cm == nil && apierrors.IsNotFound(err) { // gone already, or never there: nothing left to do
 			err = nil
-		case apierrors.IsAlreadyExists(err): // a Secret of that name but not ours: retries cannot help
-			err = workqueue.Terminal(err)
 		}
 		return workqueue.Result{}, err // any other error is retried with backoff
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +80,107 @@ func TestSecretsFollowTheirConfigMapsAndVanishWithThem(t *testing.T) {
 	require.NoError(t, client.Put().Namespace(ns).Resource("configmaps").Name("before").Body(unlabelled).Do(t.Context()).Error())
 	s.eventually("the Secret vanishes when its ConfigMap loses the label", func() bool { return s.secret("before") == nil })
 	assert.Nil(t, s.secret("other"), "an unlabelled ConfigMap never had a Secret")
+}
+
+// startRun runs the skeleton in this process, in namespace ns, until the
+// test ends.
+func startRun(t *testing.T, cp *testenv.ControlPlane, ns string) {
+	ctx, stop := context.WithCancel(context.Background())
+	returned := make(chan error, 1)
+	go func() {
+		returned <- run(ctx, []string{"--kubeconfig", cp.KubeconfigPath(), "--namespace", ns})
+	}()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case err := <-returned:
+			assert.NoError(t, err, "a shutdown is not a failure")
+		case <-time.After(30 * time.Second):
+			t.Error("run did not return after its context ended")
+		}
+	})
+}
+
+// A Secret whose app=demo label someone removed drops out of the
+// controller's cache. The create that follows answers AlreadyExists; the
+// controller reads the Secret from the server, sees that its ConfigMap
+// controls it, and puts back the label and the data. Back in the cache,
+// it is deleted with its ConfigMap again.
+func TestASecretWhoseLabelWasRemovedIsRelabelledRestoredAndStillDeletedWithItsConfigMap(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	client, err := testenv.CoreV1Client(cp.Config())
+	require.NoError(t, err)
+	s := &server{t: t, client: client, ns: ns}
+	startRun(t, cp, ns)
+
+	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "demo"}}, Data: map[string]string{"k": "a"}})
+	s.eventually("a Secret for the ConfigMap", func() bool { return s.secretData("web")["k"] == "a" })
+
+	tampered := s.secret("web")
+	tampered.Labels = map[string]string{"other": "x"}
+	tampered.Data = map[string][]byte{"k": []byte("tampered")}
+	require.NoError(t, client.Put().Namespace(ns).Resource("secrets").Name("web").Body(tampered).Do(t.Context()).Error())
+	s.eventually("the label and the data are put back", func() bool {
+		secret := s.secret("web")
+		return secret != nil && secret.Labels["app"] == "demo" && string(secret.Data["k"]) == "a"
+	})
+	assert.Equal(t, "x", s.secret("web").Labels["other"], "someone else's label is kept")
+
+	require.NoError(t, client.Delete().Namespace(ns).Resource("configmaps").Name("web").Do(t.Context()).Error())
+	s.eventually("the Secret still vanishes with its ConfigMap", func() bool { return s.secret("web") == nil })
+}
+
+// The controller changes and deletes only Secrets its ConfigMap controls.
+// A Secret of the same name that nothing controls, made before the
+// ConfigMap, with or without the label, is left as it is, and the
+// controller gives up on its key (a terminal error: retrying cannot
+// help), saying so at level ERROR.
+func TestASecretNoConfigMapControlsIsNeitherChangedNorDeleted(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	client, err := testenv.CoreV1Client(cp.Config())
+	require.NoError(t, err)
+	s := &server{t: t, client: client, ns: ns}
+	log := logTo(t)
+	for _, labels := range []map[string]string{nil, {"app": "demo"}} {
+		name := "unlabelled"
+		if labels != nil {
+			name = "labelled"
+		}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Data: map[string][]byte{"k": []byte("theirs")}}
+		require.NoError(t, client.Post().Namespace(ns).Resource("secrets").Body(secret).Do(t.Context()).Error())
+	}
+	startRun(t, cp, ns)
+
+	for _, name := range []string{"unlabelled", "labelled"} {
+		s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "demo"}}, Data: map[string]string{"k": "ours"}})
+		s.eventually(name+": the controller gives up on the key", func() bool {
+			return strings.Contains(log.String(), `level=ERROR msg="workqueue: reconcile failed; giving up until the key's next change" key=`+ns+"/"+name)
+		})
+		assert.Equal(t, "theirs", s.secretData(name)["k"], name+": not changed")
+		require.NoError(t, client.Delete().Namespace(ns).Resource("configmaps").Name(name).Do(t.Context()).Error())
+	}
+	// The queue hands out keys in order, so once a ConfigMap created after
+	// the deletions has its Secret, the deleted ConfigMap's key has been
+	// taken by a worker too. A wrong DELETE would then be one request
+	// away: 2 s is a hundred times what one takes here.
+	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later", Labels: map[string]string{"app": "demo"}}})
+	s.eventually("a later ConfigMap is reconciled", func() bool { return s.secret("later") != nil })
+	assert.Never(t, func() bool { return s.secret("labelled") == nil }, 2*time.Second, 50*time.Millisecond,
+		"a labelled Secret nothing controls outlives a ConfigMap of its name")
+	assert.Equal(t, "theirs", s.secretData("labelled")["k"])
+	assert.Equal(t, "theirs", s.secretData("unlabelled")["k"])
+}
+
+// logTo sends slog.Default(), where workqueue.Run logs, to a buffer for
+// the rest of the test.
+func logTo(t *testing.T) *syncBuffer {
+	var buf syncBuffer
+	old := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(old) })
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	return &buf
 }
 
 // server reads and writes the test's namespace directly, never through

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/listwatch/informer/testenv"
 )
@@ -146,6 +147,58 @@ func TestSIGTERMStopsTheSkeletonCleanlyAndPromptly(t *testing.T) {
 	t.Logf("exited %v after SIGTERM", took.Round(time.Millisecond))
 	assert.Equal(t, "skeleton: stopped\n", lastLine(p.out.String()), "the last word is the clean shutdown")
 	assert.NotContains(t, p.out.String(), "skeleton: context", "a shutdown is not reported as an error")
+}
+
+// A ConfigMap deleted and created again under the same name, while the
+// controller was not running, is a new object with a new UID. The Secret
+// left from the old one is controlled by the old UID: the controller
+// leaves it alone and gives up on the key. On a real cluster the garbage
+// collector deletes that Secret, whose owner is gone; its deletion brings
+// the key back and the controller makes a new Secret. The local control
+// plane has no garbage collector, so the test deletes it, as the
+// collector would.
+func TestASecretLeftByAnEarlierConfigMapOfTheSameNameIsNotTakenOver(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	client, err := testenv.CoreV1Client(cp.Config())
+	require.NoError(t, err)
+	s := &server{t: t, client: client, ns: ns}
+	labels := map[string]string{"app": "demo"}
+
+	first := start(t, cp, ns)
+	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: labels}, Data: map[string]string{"k": "old"}})
+	s.eventually("a Secret for the first ConfigMap", func() bool { return s.secretData("web")["k"] == "old" })
+	oldUID := s.configMap("web").UID
+	first.stop(t, 10*time.Second)
+
+	require.NoError(t, client.Delete().Namespace(ns).Resource("configmaps").Name("web").Do(t.Context()).Error())
+	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: labels}, Data: map[string]string{"k": "new"}})
+	newUID := s.configMap("web").UID
+	require.NotEqual(t, oldUID, newUID)
+
+	second := start(t, cp, ns)
+	s.eventually("the controller gives up on the key", func() bool {
+		return strings.Contains(second.out.String(), "giving up until the key's next change") &&
+			strings.Contains(second.out.String(), "key="+ns+"/web")
+	})
+	assert.Equal(t, oldUID, controllerUID(s.secret("web")), "the old owner's Secret is not taken over")
+	assert.Equal(t, "old", s.secretData("web")["k"], "nor changed")
+
+	require.NoError(t, client.Delete().Namespace(ns).Resource("secrets").Name("web").Do(t.Context()).Error()) // the garbage collector's work
+	s.eventually("a new Secret, controlled by the new ConfigMap", func() bool {
+		return controllerUID(s.secret("web")) == newUID && s.secretData("web")["k"] == "new"
+	})
+	second.stop(t, 10*time.Second)
+}
+
+func controllerUID(secret *corev1.Secret) types.UID {
+	if secret == nil {
+		return ""
+	}
+	if ref := metav1.GetControllerOf(secret); ref != nil {
+		return ref.UID
+	}
+	return ""
 }
 
 // lastLine returns the last line of out, with its newline.
