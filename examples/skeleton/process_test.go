@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -149,6 +150,56 @@ func TestSIGTERMStopsTheSkeletonCleanlyAndPromptly(t *testing.T) {
 	assert.NotContains(t, p.out.String(), "skeleton: context", "a shutdown is not reported as an error")
 }
 
+// A burst of 200 new labelled ConfigMaps, with the client limits the
+// factory chooses when the kubeconfig sets none. At client-go's 5 requests
+// a second, the 200 creates alone would take (200 − 10) / 5 = 38 s; at
+// the factory's 50 a second, burst 100, they need (200 − 100) / 50 = 2 s,
+// so the 30 s bound leaves a wide margin for a slow, shared machine.
+func TestABurstOf200ConfigMapsIsReconciledWithin30sOnTheDefaultClientLimits(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	cfg := cp.Config()
+	cfg.QPS = -1 // the test's own client is not the one measured
+	client, err := testenv.CoreV1Client(cfg)
+	require.NoError(t, err)
+	s := &server{t: t, client: client, ns: ns}
+	p := start(t, cp, ns)
+	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "first", Labels: map[string]string{"app": "demo"}}})
+	s.eventually("the skeleton is at work", func() bool { return s.secret("first") != nil })
+
+	const n = 200
+	began := time.Now()
+	var creates sync.WaitGroup
+	next := make(chan int, n) // 10 goroutines create them, as fast as the server allows
+	errs := make(chan error, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	for range 10 {
+		creates.Go(func() {
+			for i := range next {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("burst-%03d", i), Labels: map[string]string{"app": "demo"}},
+					Data: map[string]string{"i": fmt.Sprint(i)}}
+				errs <- client.Post().Namespace(ns).Resource("configmaps").Body(cm).Do(context.Background()).Error()
+			}
+		})
+	}
+	creates.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return s.countSecrets() == n+1 }, 30*time.Second, 100*time.Millisecond,
+		"a Secret for each of the %d ConfigMaps within 30 s", n)
+	t.Logf("%d ConfigMaps created and their Secrets made in %v", n, time.Since(began).Round(time.Millisecond))
+	// Past the burst, the skeleton's 2 workers share 50 tokens a second, so
+	// a create waits at most about 2/50 s = 40 ms for one, however fast or
+	// slow the machine: under the 100 ms that the factory reports.
+	assert.NotContains(t, p.out.String(), "client-side throttling", "no request waited long for the limiter")
+	p.stop(t, 10*time.Second)
+}
+
 // A ConfigMap deleted and created again under the same name, while the
 // controller was not running, is a new object with a new UID. The Secret
 // left from the old one is controlled by the old UID: the controller
@@ -199,6 +250,18 @@ func controllerUID(secret *corev1.Secret) types.UID {
 		return ref.UID
 	}
 	return ""
+}
+
+// countSecrets returns how many Secrets labelled app=demo the namespace
+// has.
+func (s *server) countSecrets() int {
+	list := &corev1.SecretList{}
+	err := s.client.Get().Namespace(s.ns).Resource("secrets").Param("labelSelector", "app=demo").Do(s.t.Context()).Into(list)
+	if err != nil {
+		s.t.Logf("listing Secrets: %v", err)
+		return -1
+	}
+	return len(list.Items)
 }
 
 // lastLine returns the last line of out, with its newline.
