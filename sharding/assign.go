@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/indexer"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -30,7 +32,10 @@ type resource struct {
 
 // shard runs the elected sharder's work until ctx ends: every object
 // event and every membership change enqueues keys, and workers bring
-// each key's labels one step closer to what the ring says (decide).
+// each key's labels one step closer to what the ring says (decide). It
+// returns an error, for lead to retry, when its informers cannot be made
+// or do not sync within SyncTimeout; by then everything it started has
+// stopped, so a retry starts from nothing.
 func (s *Sharder) shard(ctx context.Context) error {
 	// The scheme only decodes the API server's answers to PATCH: the
 	// sharder reads nothing but metadata.
@@ -38,13 +43,25 @@ func (s *Sharder) shard(ctx context.Context) error {
 	for _, gvr := range s.cfg.Resources {
 		metav1.AddToGroupVersion(scheme, gvr.GroupVersion())
 	}
-	factory, err := si.NewFactory(s.cfg.Config, si.FactoryOptions{Scheme: scheme, Logger: s.cfg.Logger})
+	factory, err := si.NewFactory(s.cfg.Config, si.FactoryOptions{Scheme: scheme, Logger: s.cfg.Logger,
+		SyncTimeout: s.cfg.SyncTimeout, Metrics: s.cfg.Metrics})
 	if err != nil {
 		return err
 	}
+	// The informers run on a context of this attempt's own: a failed
+	// attempt stops them before it returns. Starting the factory again
+	// with that context ended stops any informer made but not yet
+	// started, which gives back its metrics' names for the next attempt.
+	running, stop := context.WithCancel(ctx)
+	defer func() {
+		stop()
+		factory.Start(running)
+		factory.Wait()
+	}()
 	var resources []*resource
 	for _, gvr := range s.cfg.Resources {
-		objects, err1 := si.InformerFor[*metav1.PartialObjectMetadata](ctx, factory, si.ForResource(gvr), si.InNamespace(s.cfg.Namespace))
+		objects, err1 := si.InformerFor[*metav1.PartialObjectMetadata](ctx, factory, si.ForResource(gvr), si.InNamespace(s.cfg.Namespace),
+			si.WithIndexers(map[string]indexer.IndexFunc[*metav1.PartialObjectMetadata]{controllerIndex: controllerUID}))
 		client, err2 := factory.RESTClient(gvr.GroupVersion())
 		if err := errors.Join(err1, err2); err != nil {
 			return err
@@ -56,40 +73,37 @@ func (s *Sharder) shard(ctx context.Context) error {
 		}
 		resources = append(resources, r)
 	}
-	factory.Start(ctx)
-	defer factory.Wait()
-	if err := factory.WaitForCacheSync(ctx); err != nil {
+	factory.Start(running)
+	if err := factory.WaitForCacheSync(running); err != nil {
 		return err
 	}
 
 	ring := &liveRing{}
-	done := make(chan struct{})
+	var workers sync.WaitGroup
 	for _, r := range resources {
-		go func() {
-			defer func() { done <- struct{}{} }()
+		workers.Go(func() {
 			workqueue.Run(ctx, r.queue, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-				return workqueue.Result{}, s.decide(ctx, r, ring, key)
+				return workqueue.Result{}, s.decide(ctx, r, resources, ring, key)
 			}, workqueue.RunOptions[informer.Key]{Workers: s.cfg.Workers, OnError: func(key informer.Key, err error) {
 				s.cfg.Logger.Warn("sharding: labelling failed", "resource", r.gvr.Resource, "key", key, "err", err)
 			}})
-		}()
+		})
 	}
 	s.watchMembers(ctx, ring, resources)
-	for range resources {
-		<-done
-	}
+	workers.Wait()
 	return nil
 }
 
-// watchMembers rebuilds the ring whenever the alive members change, and
-// then enqueues every key, until ctx ends. Once a LeaseDuration it
-// deletes the Leases of dead members that own nothing (collectLeases).
+// watchMembers rebuilds the ring whenever the alive members change,
+// takes over the Leases of members that look dead, and after either
+// enqueues every key, until ctx ends. Once a LeaseDuration it deletes the
+// Leases of dead members that own nothing (collectLeases).
 func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []*resource) {
 	var collected time.Time
 	for {
-		if time.Since(collected) >= s.cfg.LeaseDuration {
+		if s.cfg.Clock.Now().Sub(collected) >= s.cfg.LeaseDuration {
 			s.collectLeases(ctx, resources)
-			collected = time.Now()
+			collected = s.cfg.Clock.Now()
 		}
 		alive, _ := s.members.alive()
 		changed, err := ring.update(alive, s.cfg.VirtualNodes)
@@ -98,35 +112,69 @@ func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []
 		}
 		if changed {
 			s.cfg.Logger.Info("sharding: members changed", "ring", s.cfg.Ring, "members", alive)
+		}
+		if s.takeOverSuspects(ctx) || changed {
 			for _, r := range resources {
 				for _, obj := range r.objects.Lister().List(nil) {
 					r.queue.Add(informer.KeyFor(obj))
 				}
 			}
 		}
-		select {
-		case <-ctx.Done():
+		if !informer.Sleep(ctx, s.cfg.Clock, s.cfg.RetryPeriod/4) {
 			return
-		case <-time.After(s.cfg.RetryPeriod / 4):
 		}
 	}
 }
 
+// takeOverSuspects takes over the Lease of every member that looks dead
+// (unchanged or absent for its lease duration) but is not dead for
+// certain, and reports whether any takeover was written: only then may
+// that member's objects move. A member that renewed in the meantime
+// makes the guarded write fail, and keeps its objects.
+func (s *Sharder) takeOverSuspects(ctx context.Context) bool {
+	took := false
+	for _, id := range s.members.suspects() {
+		taken, err := s.members.takeOver(ctx, id, takenOverBy(s.cfg.Identity))
+		if err != nil {
+			if ctx.Err() == nil {
+				s.cfg.Logger.Warn("sharding: taking over a member's Lease", "member", id, "err", err)
+			}
+			continue
+		}
+		s.metrics.tookOver(taken)
+		if taken {
+			s.cfg.Logger.Info("sharding: member taken over: its objects move", "ring", s.cfg.Ring, "member", id)
+			took = true
+		}
+	}
+	return took
+}
+
+// takenOverBy is the holder a sharder writes into a member Lease it takes
+// over: never a member id, so the member's next renew fails.
+func takenOverBy(identity string) string { return "taken-over-by-sharder:" + identity }
+
 // decide brings one object's labels one step toward the ring:
 //
-//	label  drain  label's member alive  ring says  action
-//	none   -      -                     m          assign: label m
-//	x      any    no                    m          move: label m, no drain (x's term is over)
-//	x      no     yes                   x          nothing
-//	x      no     yes                   m ≠ x      drain: ask x to let go
-//	x      yes    yes                   x          undrain (the ring changed back)
-//	x      yes    yes                   m ≠ x      nothing: x acknowledges by removing both labels
+//	label  drain  member x of the label  ring says  action
+//	none   -      -                      m          assign: label m
+//	x      any    dead for certain       m          move: label m, no drain
+//	x      any    not seen alive         -          nothing yet: takeOverSuspects decides
+//	x      no     alive                  x          nothing
+//	x      no     alive                  m ≠ x      drain: ask x to let go
+//	x      yes    alive                  x          undrain (the ring changed back)
+//	x      yes    alive                  m ≠ x      nothing: x acknowledges by removing both labels
 //
-// An object with a controller owner is never drained: it moves with
-// (the key of) its owner directly. Every PATCH carries the
+// "Dead for certain" is a member whose Lease it released, or a sharder
+// took over: never one merely not seen renewing.
+//
+// A child (an object whose controller owner is a sharded object in the
+// cache) is never decided by the ring: it follows its parent (see
+// decideChild), and a parent that is assigned or moved takes its
+// children along first (moveChildren). Every PATCH carries the
 // resourceVersion the sharder's cache holds, so a change it has not seen
 // yet fails it with 409; that change's event brings the key back.
-func (s *Sharder) decide(ctx context.Context, r *resource, ring *liveRing, key informer.Key) error {
+func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring *liveRing, key informer.Key) error {
 	obj, err := getMeta(r, key)
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -135,29 +183,51 @@ func (s *Sharder) decide(ctx context.Context, r *resource, ring *liveRing, key i
 		return err
 	}
 	shard := Shard{Ring: s.cfg.Ring}
+	if parent := parentOf(obj, all); parent != nil {
+		return s.decideChild(ctx, r, key, obj, parent)
+	}
 	current, draining := obj.Labels[shard.Label()], obj.Labels[shard.DrainLabel()] != ""
 	want, currentAlive := ring.owner(RingKey(obj), current)
 	if want == "" {
-		return nil // no member alive: the object waits, unlabelled or with its dead owner
+		return nil // no member alive: the object waits, unlabelled or with its owner
 	}
-	child := metav1.GetControllerOf(obj) != nil
 	var action string
 	labels := map[string]*string{}
 	switch {
 	case current == "":
 		action, labels[shard.Label()] = "assign", &want
-	case !currentAlive || (child && current != want):
+	case currentAlive:
+		switch {
+		case current == want && draining:
+			action, labels[shard.DrainLabel()] = "undrain", nil
+		case current != want && !draining:
+			yes := "true"
+			action, labels[shard.DrainLabel()] = "drain", &yes
+		default:
+			return nil
+		}
+	case s.members.deadForCertain(current):
 		action, labels[shard.Label()], labels[shard.DrainLabel()] = "move", &want, nil
-	case current == want && draining:
-		action, labels[shard.DrainLabel()] = "undrain", nil
-		want = ""
-	case current != want && !draining:
-		yes := "true"
-		action, labels[shard.DrainLabel()] = "drain", &yes
 	default:
+		s.members.track(current) // not seen alive is not dead: judge it, take it over, then move
 		return nil
 	}
-	patch, err := labelPatch(obj.ResourceVersion, labels)
+	if action == "assign" || action == "move" {
+		if err := s.moveChildren(ctx, obj, want, all); err != nil {
+			return err
+		}
+	}
+	if action == "undrain" {
+		want = ""
+	}
+	return s.patch(ctx, r, key, obj.ResourceVersion, action, labels, want)
+}
+
+// patch writes labels on key, guarded by rv, and reports the action.
+// NotFound and Conflict are no error: the object's next event (or none,
+// for a delete) brings the key back if anything is left to do.
+func (s *Sharder) patch(ctx context.Context, r *resource, key informer.Key, rv, action string, labels map[string]*string, member string) error {
+	patch, err := labelPatch(rv, labels)
 	if err != nil {
 		return err
 	}
@@ -170,7 +240,7 @@ func (s *Sharder) decide(ctx context.Context, r *resource, ring *liveRing, key i
 		return fmt.Errorf("sharding: %s %s %s: %w", action, r.gvr.Resource, key, err)
 	}
 	if s.cfg.OnLabel != nil {
-		s.cfg.OnLabel(action, key, want)
+		s.cfg.OnLabel(action, key, member)
 	}
 	return nil
 }

@@ -7,8 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// collectLeases deletes the Leases of dead members that no object is
-// labelled with any more. A member id serves one term, so a dead member
+// collectLeases deletes the Leases of members dead for certain (released,
+// or taken over) that no object is labelled with any more. A member id serves one term, so a dead member
 // never renews again and its Lease is only clutter, which every sharder
 // candidate would list on every poll forever. The delete carries the
 // resourceVersion that was judged dead: if the Lease changed since, the
@@ -27,7 +27,11 @@ func (s *Sharder) collectLeases(ctx context.Context, resources []*resource) {
 	for id, rv := range dead {
 		err := s.cfg.LeaseClient.Delete().Namespace(s.cfg.LeaseNamespace).Resource("leases").Name(LeaseName(s.cfg.Ring, id)).
 			Body(&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}).Do(ctx).Error()
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
+		switch {
+		case err == nil || apierrors.IsNotFound(err):
+			s.members.forget(id) // gone for good: an object naming it later is judged afresh
+		case apierrors.IsConflict(err) || ctx.Err() != nil:
+		default:
 			s.cfg.Logger.Warn("sharding: deleting a dead member's Lease", "member", id, "err", err)
 		}
 	}

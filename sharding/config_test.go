@@ -48,12 +48,14 @@ func TestNewSharderNamesTheFieldItRejects(t *testing.T) {
 	_, err := NewSharder(good)
 	require.NoError(t, err)
 	for field, change := range map[string]func(*SharderConfig){
-		"Ring":         func(c *SharderConfig) { c.Ring = "" },
-		"Config":       func(c *SharderConfig) { c.Config = nil },
-		"Resources":    func(c *SharderConfig) { c.Resources = nil },
-		"VirtualNodes": func(c *SharderConfig) { c.VirtualNodes = -1 },
-		"Workers":      func(c *SharderConfig) { c.Workers = -1 },
-		"Client":       func(c *SharderConfig) { c.LeaseClient = nil },
+		"Ring":           func(c *SharderConfig) { c.Ring = "" },
+		"Config":         func(c *SharderConfig) { c.Config = nil },
+		"Resources":      func(c *SharderConfig) { c.Resources = nil },
+		"VirtualNodes":   func(c *SharderConfig) { c.VirtualNodes = -1 },
+		"Workers":        func(c *SharderConfig) { c.Workers = -1 },
+		"Client":         func(c *SharderConfig) { c.LeaseClient = nil },
+		"SyncTimeout":    func(c *SharderConfig) { c.SyncTimeout = -time.Second },
+		"MaxSyncBackoff": func(c *SharderConfig) { c.MaxSyncBackoff = -time.Second },
 	} {
 		cfg := good
 		change(&cfg)

@@ -10,8 +10,8 @@
 // label on each object, written by the sharder, decides which replica's
 // informer receives it.
 //
-//	Member.Run ──renew──▶ Lease shard-<ring>-<member>     (one per replica and term)
-//	Sharder.Run ──poll──▶ shard Leases ──▶ alive members ──▶ Ring
+//	Member.Run ──renew──▶ Lease shard-<ring>.<member>     (one per replica and term, labelled with both)
+//	Sharder.Run ──poll (by ring label)──▶ shard Leases ──▶ alive members ──▶ Ring
 //	Sharder.Run ──metadata informer over all objects──▶ PATCH label shard.listwatch.dev/<ring>=<member>
 //	replica: informer WithLabels(shard.Selector()) ──▶ workqueue ──▶ Reconciler(…, your reconcile)
 //
@@ -23,7 +23,8 @@
 //	member, err := sharding.NewMember(sharding.MemberConfig{
 //		Client: leases, Namespace: "kube-system", Ring: "my-controller", Name: podName,
 //		Run: func(ctx context.Context, shard sharding.Shard) {
-//			// a factory and informers scoped with si.WithLabels(shard.Selector()),
+//			// a factory and informers scoped with si.WithLabels(shard.Selector())
+//			// and a stable si.WithName (the selector changes every term),
 //			// then until ctx ends:
 //			workqueue.Run(ctx, queue, sharding.Reconciler(shard, lister, client, "configmaps", reconcile), opts)
 //		},
@@ -46,6 +47,15 @@
 //     its last successful renew plus RenewDeadline, before the sharder,
 //     counting LeaseDuration on its own clock, can judge it dead and move
 //     its objects. A member id is used for one term only.
+//   - A member is dead only for certain: its Lease released by it, or
+//     taken over by the sharder with a write guarded by the
+//     resourceVersion it judged expired (or absent), which fails if the
+//     member renewed. A member merely not seen renewing — by a new
+//     sharder, through failed polls, or with its Lease deleted — keeps its
+//     objects.
+//   - A ring's Leases are found by the label LeaseRingLabel, which names
+//     the ring exactly: rings whose names share a prefix never read each
+//     other's Leases.
 //   - A live member's object moves only after that member acknowledged
 //     the drain, from the worker that holds the key: no two members
 //     reconcile one object at once (within the clock-rate assumption of
@@ -55,7 +65,10 @@
 //     never calls your reconcile for an absent object; clean up deleted
 //     objects with owner references or finalizers.
 //   - An object with a controller owner reference sits on the ring at its
-//     owner's key (RingKey), so it lands with its owner.
+//     owner's key (RingKey), so it lands with its owner. A child whose
+//     owner is sharded follows the owner's handover and never runs ahead
+//     of it: it moves once the old owner has let the parent go, just
+//     before the parent is given to its new owner.
 //
 // # What it costs
 //

@@ -21,9 +21,9 @@ import (
 )
 
 // startSharder runs a sharder candidate until ctx ends; labels counts
-// its successful PATCHes by action.
-func startSharder(ctx context.Context, t *testing.T, wg *sync.WaitGroup, cfg *rest.Config, ns string, labels *sync.Map) {
-	s, err := sharding.NewSharder(sharding.SharderConfig{
+// its successful PATCHes by action. Each of tweaks may change its config.
+func startSharder(ctx context.Context, t *testing.T, wg *sync.WaitGroup, cfg *rest.Config, ns string, labels *sync.Map, tweaks ...func(*sharding.SharderConfig)) {
+	sc := sharding.SharderConfig{
 		Config: cfg, LeaseClient: must(leaderelection.NewClient(cfg)), LeaseNamespace: ns, Ring: ring,
 		Resources: []schema.GroupVersionResource{corev1.SchemeGroupVersion.WithResource("configmaps")}, Namespace: ns,
 		LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod,
@@ -32,9 +32,21 @@ func startSharder(ctx context.Context, t *testing.T, wg *sync.WaitGroup, cfg *re
 			n, _ := labels.LoadOrStore(action, new(atomic.Int64))
 			n.(*atomic.Int64).Add(1)
 		},
-	})
+	}
+	for _, tweak := range tweaks {
+		tweak(&sc)
+	}
+	s, err := sharding.NewSharder(sc)
 	require.NoError(t, err)
 	wg.Go(func() { s.Run(ctx) })
+}
+
+// count is how many label PATCHes of action labels has counted.
+func count(labels *sync.Map, action string) int64 {
+	if n, ok := labels.Load(action); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
 }
 
 // awaitConverged polls the API server until every ConfigMap is labelled

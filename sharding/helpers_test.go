@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -151,11 +150,12 @@ func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
 // aliveMembers returns the holders of the ring's shard Leases, sorted.
 func aliveMembers(ctx context.Context, t *testing.T, cfg *rest.Config, ns string) []string {
 	list := &coordinationv1.LeaseList{}
-	require.NoError(t, must(leaderelection.NewClient(cfg)).Get().Namespace(ns).Resource("leases").Do(ctx).Into(list))
+	require.NoError(t, must(leaderelection.NewClient(cfg)).Get().Namespace(ns).Resource("leases").
+		Param("labelSelector", sharding.LeaseRingLabel+"="+ring).Do(ctx).Into(list))
 	var out []string
 	for _, l := range list.Items {
-		if strings.HasPrefix(l.Name, sharding.LeaseName(ring, "")) && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" {
-			out = append(out, *l.Spec.HolderIdentity)
+		if h := l.Spec.HolderIdentity; h != nil && *h == l.Labels[sharding.LeaseMemberLabel] {
+			out = append(out, *h)
 		}
 	}
 	slices.Sort(out)

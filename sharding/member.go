@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 
+	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/leaderelection"
 )
 
@@ -42,6 +43,9 @@ type MemberConfig struct {
 	Run func(ctx context.Context, shard Shard)
 	// Logger receives terms starting and ending. Default: slog.Default().
 	Logger *slog.Logger
+	// Clock times the Lease and the wait before rejoining. Default:
+	// informer.RealClock.
+	Clock informer.Clock
 }
 
 // Member is one replica's membership: it holds a shard Lease of its own
@@ -65,6 +69,7 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.Clock = informer.ClockOrReal(cfg.Clock)
 	m := &Member{cfg: cfg}
 	if _, err := m.elector(cfg.Name + "-00000000"); err != nil { // the timing and the client, checked once
 		return nil, err
@@ -94,10 +99,7 @@ func (m *Member) Run(ctx context.Context) error {
 			return nil
 		}
 		m.cfg.Logger.Warn("sharding: member term ended; joining again as a new member", "member", id, "err", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(m.retryPeriod()):
-		}
+		informer.Sleep(ctx, m.cfg.Clock, m.retryPeriod())
 	}
 	return nil
 }
@@ -110,9 +112,11 @@ func (m *Member) elector(id string) (*leaderelection.Elector, error) {
 	shard := Shard{Ring: m.cfg.Ring, Member: id}
 	return leaderelection.New(leaderelection.Config{
 		Client: m.cfg.Client, Namespace: m.cfg.Namespace, Name: LeaseName(m.cfg.Ring, id), Identity: id,
+		Labels:        leaseLabels(m.cfg.Ring, id),
 		LeaseDuration: m.cfg.LeaseDuration, RenewDeadline: m.cfg.RenewDeadline, RetryPeriod: m.cfg.RetryPeriod,
 		ReleaseOnCancel: true,
 		Logger:          m.cfg.Logger,
+		Clock:           m.cfg.Clock,
 		Callbacks: leaderelection.Callbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				m.cfg.Logger.Info("sharding: member term started", "member", id)

@@ -3,11 +3,13 @@ package sharding
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
@@ -15,19 +17,27 @@ import (
 
 // members judges which members of a ring are alive, from their shard
 // Leases, on this process's clock. A member is alive while its Lease has
-// a holder and has changed within its leaseDurationSeconds since this
+// it as holder and has changed within its leaseDurationSeconds since this
 // observer first saw its current version: the rule a leader election
 // standby applies (see leaderelection's "Clocks"), and for the same
 // reason — renewTime was written by another host's clock.
+//
+// "Not seen alive" is never "dead". A member is dead for certain only
+// when its Lease says so (released by the member, or held by someone
+// else: taken over), and a Lease that merely went unchanged for its
+// duration, or vanished, or was never seen, is taken over first (see
+// takeOver): a write guarded by the resourceVersion judged, which a
+// member that still renews makes fail.
 //
 // It keeps only observations, never decisions: a new sharder builds its
 // own from the Leases, and that is all the state there is.
 type members struct {
 	client    *rest.RESTClient
 	namespace string
-	prefix    string // LeaseName(ring, "")
+	ring      string
 	clock     informer.Clock
 	fallback  time.Duration // for a Lease that names no duration
+	timeout   time.Duration // bounds each request
 
 	mu       sync.Mutex
 	leases   map[string]observation // guarded by mu; by member id
@@ -37,51 +47,95 @@ type members struct {
 
 // observation is one member's Lease, as last seen.
 type observation struct {
-	resourceVersion string
-	holder          string
-	duration        time.Duration
-	at              time.Time // when this resourceVersion was first seen
+	lease    *coordinationv1.Lease // nil: absent (deleted, or never seen)
+	holder   string
+	duration time.Duration
+	at       time.Time // when this version (or this absence) was first seen
 }
 
-func newMembers(client *rest.RESTClient, namespace, ring string, clock informer.Clock, fallback time.Duration) *members {
-	return &members{client: client, namespace: namespace, prefix: LeaseName(ring, ""), clock: clock,
-		fallback: fallback, leases: map[string]observation{}}
+func newMembers(client *rest.RESTClient, namespace, ring string, clock informer.Clock, fallback, timeout time.Duration) *members {
+	return &members{client: client, namespace: namespace, ring: ring, clock: clock,
+		fallback: fallback, timeout: timeout, leases: map[string]observation{}}
 }
 
-// poll lists the Leases once and records what changed.
+// leaseSelector selects the member Leases of ring, and only those: the
+// ring is named exactly by a label, never by a name prefix that another
+// ring's name may begin with.
+func leaseSelector(ring string) string {
+	return labels.Set{LeaseRingLabel: ring}.String()
+}
+
+// poll lists the ring's Leases once, within the request timeout, and
+// records what changed. A member whose Lease it saw and no longer finds
+// is kept as absent, its clock running from when it was last seen to
+// change: a deleted Lease counts as an unchanged one.
 func (m *members) poll(ctx context.Context) error {
+	ctx, cancel := informer.WithTimeout(ctx, m.clock, m.timeout)
+	defer cancel()
 	list := &coordinationv1.LeaseList{}
-	if err := m.client.Get().Namespace(m.namespace).Resource("leases").Do(ctx).Into(list); err != nil {
+	err := m.client.Get().Namespace(m.namespace).Resource("leases").
+		Param("labelSelector", leaseSelector(m.ring)).Do(ctx).Into(list)
+	if err != nil {
 		return err
 	}
 	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	seen := map[string]observation{}
 	longest := m.fallback
-	for _, lease := range list.Items {
-		id, ok := strings.CutPrefix(lease.Name, m.prefix)
-		if !ok || id == "" {
-			continue
+	seen := map[string]bool{}
+	for i := range list.Items {
+		lease := &list.Items[i]
+		id := lease.Labels[LeaseMemberLabel]
+		if id == "" || lease.Name != LeaseName(m.ring, id) {
+			continue // not a member Lease this library wrote
 		}
-		o := observation{resourceVersion: lease.ResourceVersion, duration: m.fallback, at: now}
-		if h := lease.Spec.HolderIdentity; h != nil {
-			o.holder = *h
-		}
-		if s := lease.Spec.LeaseDurationSeconds; s != nil && *s > 0 {
-			o.duration = time.Duration(*s) * time.Second
-		}
-		if old, ok := m.leases[id]; ok && old.resourceVersion == o.resourceVersion {
-			o.at = old.at // unchanged: its expiry counts from when we first saw it
-		}
-		longest = max(longest, o.duration)
-		seen[id] = o
+		seen[id] = true
+		m.record(id, lease, now)
+		longest = max(longest, m.leases[id].duration)
 	}
-	m.leases = seen
+	for id, o := range m.leases {
+		if !seen[id] && o.lease != nil {
+			m.leases[id] = observation{holder: o.holder, duration: o.duration, at: o.at} // absent: unchanged
+		}
+	}
 	if m.firstAt.IsZero() { // a Lease that appears later is new: seen from its start
 		m.firstAt, m.judgedAt = now, now.Add(longest)
 	}
 	return nil
+}
+
+// record stores lease as member id's latest version, seen at now. m.mu
+// must be held.
+func (m *members) record(id string, lease *coordinationv1.Lease, now time.Time) {
+	o := observation{lease: lease, duration: m.fallback, at: now}
+	if h := lease.Spec.HolderIdentity; h != nil {
+		o.holder = *h
+	}
+	if s := lease.Spec.LeaseDurationSeconds; s != nil && *s > 0 {
+		o.duration = time.Duration(*s) * time.Second
+	}
+	if old, ok := m.leases[id]; ok && old.lease != nil && old.lease.ResourceVersion == lease.ResourceVersion {
+		o.at = old.at // unchanged: its expiry counts from when we first saw it
+	}
+	m.leases[id] = o
+}
+
+// track starts judging member id, named by an object's label, if this
+// observer has never seen its Lease: from now on it counts as absent, and
+// LeaseDuration later it may be taken over.
+func (m *members) track(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.leases[id]; !ok {
+		m.leases[id] = observation{duration: m.fallback, at: m.clock.Now()}
+	}
+}
+
+// forget drops member id, whose Lease was deleted once it owned nothing.
+func (m *members) forget(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.leases, id)
 }
 
 // alive returns the members alive now, sorted, and whether this observer
@@ -93,7 +147,7 @@ func (m *members) alive() (ids []string, judged bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for id, o := range m.leases {
-		if o.holder == id && now.Before(o.at.Add(o.duration)) {
+		if o.lease != nil && o.holder == id && now.Before(o.at.Add(o.duration)) {
 			ids = append(ids, id)
 		}
 	}
@@ -101,18 +155,87 @@ func (m *members) alive() (ids []string, judged bool) {
 	return ids, !m.firstAt.IsZero() && !now.Before(m.judgedAt)
 }
 
-// dead returns the members whose Leases this observer has judged dead
-// (released, or unchanged for their duration), with the resourceVersion
-// it judged.
-func (m *members) dead() map[string]string {
+// deadForCertain reports whether member id can never reconcile again:
+// its Lease is there and says so. Released (no holder) means its term
+// ended and it let go; a holder other than the member means a sharder
+// took it over, and the member's next renew fails.
+func (m *members) deadForCertain(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.leases[id]
+	return ok && o.lease != nil && o.holder != id
+}
+
+// suspects returns the members to take over: not alive by their Lease
+// (unchanged for its duration, or absent for as long), yet not dead for
+// certain.
+func (m *members) suspects() []string {
 	now := m.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id, o := range m.leases {
+		expired := !now.Before(o.at.Add(o.duration))
+		if expired && (o.lease == nil || o.holder == id) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// dead returns the members dead for certain, with their Leases'
+// resourceVersions.
+func (m *members) dead() map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[string]string{}
 	for id, o := range m.leases {
-		if o.holder != id || !now.Before(o.at.Add(o.duration)) {
-			out[id] = o.resourceVersion
+		if o.lease != nil && o.holder != id {
+			out[id] = o.lease.ResourceVersion
 		}
 	}
 	return out
+}
+
+// takeOver makes member id's death certain, or finds it alive: it writes
+// the Lease as held by by, guarded by the resourceVersion this observer
+// judged expired, or creates it so if it is absent. A member that renewed
+// meanwhile (or put its deleted Lease back) makes the write fail with
+// 409: then it is alive, and the next poll says so. It reports whether
+// the takeover was written.
+func (m *members) takeOver(ctx context.Context, id, by string) (bool, error) {
+	m.mu.Lock()
+	o, ok := m.leases[id]
+	m.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	ctx, cancel := informer.WithTimeout(ctx, m.clock, m.timeout)
+	defer cancel()
+	now := metav1.NewMicroTime(m.clock.Now())
+	var written coordinationv1.Lease
+	var err error
+	if o.lease != nil {
+		taken := o.lease.DeepCopy() // carries the resourceVersion judged
+		taken.Spec.HolderIdentity, taken.Spec.RenewTime = &by, &now
+		err = m.client.Put().Namespace(m.namespace).Resource("leases").Name(taken.Name).Body(taken).Do(ctx).Into(&written)
+	} else {
+		seconds := int32(o.duration / time.Second)
+		taken := &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: m.namespace, Name: LeaseName(m.ring, id), Labels: leaseLabels(m.ring, id)},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &by, RenewTime: &now, LeaseDurationSeconds: &seconds},
+		}
+		err = m.client.Post().Namespace(m.namespace).Resource("leases").Body(taken).Do(ctx).Into(&written)
+	}
+	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err) {
+		return false, nil // it changed since judged: judge it again
+	}
+	if err != nil {
+		return false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.record(id, &written, m.clock.Now())
+	return true, nil
 }

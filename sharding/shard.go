@@ -56,8 +56,26 @@ func RingKey(obj metav1.Object) string {
 	return obj.GetNamespace() + "/" + obj.GetName()
 }
 
-// LeaseName is the name of member's shard Lease in ring.
-func LeaseName(ring, member string) string { return "shard-" + ring + "-" + member }
+// LeaseRingLabel and LeaseMemberLabel label every shard Lease with its
+// ring and its member. The sharder finds a ring's Leases by the ring
+// label, which names the ring exactly: a name prefix would not, since
+// ring "web"'s prefix "shard-web-" is also the start of ring "web-api"'s
+// Lease names.
+const (
+	LeaseRingLabel   = "lease.shard.listwatch.dev/ring"
+	LeaseMemberLabel = "lease.shard.listwatch.dev/member"
+)
+
+// LeaseName is the name of member's shard Lease in ring:
+// "shard-<ring>.<member>". Ring and member are DNS labels, which have no
+// dots, so the dot tells where one ends: no two (ring, member) pairs
+// share a name.
+func LeaseName(ring, member string) string { return "shard-" + ring + "." + member }
+
+// leaseLabels are the labels of member's shard Lease in ring.
+func leaseLabels(ring, member string) map[string]string {
+	return map[string]string{LeaseRingLabel: ring, LeaseMemberLabel: member}
+}
 
 // sharderLeaseName is the Lease the sharder candidates of ring elect a
 // leader through.

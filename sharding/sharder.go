@@ -14,6 +14,7 @@ import (
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/metrics"
 )
 
 // SharderConfig describes one sharder candidate. Run one in every
@@ -61,6 +62,22 @@ type SharderConfig struct {
 	// OnLeading, if set, is called when this candidate starts (true) and
 	// stops (false) being the sharder. It must be quick.
 	OnLeading func(leading bool)
+	// SyncTimeout bounds the elected sharder's wait for its informers'
+	// first lists (a 403, a resource not yet served). A sync that fails
+	// is logged, counted (listwatch_sharder_sync_failures_total) and
+	// tried again with a fresh factory after a backoff that doubles from
+	// RetryPeriod up to MaxSyncBackoff, within the same term. Default:
+	// 2 minutes.
+	SyncTimeout time.Duration
+	// MaxSyncBackoff caps the wait between two sync attempts. Default:
+	// 30 seconds.
+	MaxSyncBackoff time.Duration
+	// Metrics, if set, receives the sharder's metrics and its informers'
+	// (named after the resource, the same every term). Optional.
+	Metrics *metrics.Registry
+	// Clock times the polls, the waits and the election. Default:
+	// informer.RealClock.
+	Clock informer.Clock
 	// Logger receives elections, membership changes and failures.
 	// Default: slog.Default().
 	Logger *slog.Logger
@@ -75,6 +92,7 @@ type Sharder struct {
 	cfg     SharderConfig
 	members *members
 	elector *leaderelection.Elector
+	metrics *sharderMetrics
 }
 
 // NewSharder validates cfg and returns a Sharder. A *ConfigError or a
@@ -92,6 +110,10 @@ func NewSharder(cfg SharderConfig) (*Sharder, error) {
 		return nil, &ConfigError{Field: "VirtualNodes", Reason: fmt.Sprintf("(%d) must not be negative", cfg.VirtualNodes)}
 	case cfg.Workers < 0:
 		return nil, &ConfigError{Field: "Workers", Reason: fmt.Sprintf("(%d) must not be negative", cfg.Workers)}
+	case cfg.SyncTimeout < 0:
+		return nil, &ConfigError{Field: "SyncTimeout", Reason: fmt.Sprintf("(%v) must not be negative", cfg.SyncTimeout)}
+	case cfg.MaxSyncBackoff < 0:
+		return nil, &ConfigError{Field: "MaxSyncBackoff", Reason: fmt.Sprintf("(%v) must not be negative", cfg.MaxSyncBackoff)}
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = 4
@@ -102,12 +124,16 @@ func NewSharder(cfg SharderConfig) (*Sharder, error) {
 	if cfg.OnLeading == nil {
 		cfg.OnLeading = func(bool) {}
 	}
+	cfg.Clock = informer.ClockOrReal(cfg.Clock)
+	cfg.SyncTimeout = durationOr(cfg.SyncTimeout, 2*time.Minute)
+	cfg.MaxSyncBackoff = durationOr(cfg.MaxSyncBackoff, 30*time.Second)
 	s := &Sharder{cfg: cfg}
 	el, err := leaderelection.New(leaderelection.Config{
 		Client: cfg.LeaseClient, Namespace: cfg.LeaseNamespace, Name: sharderLeaseName(cfg.Ring), Identity: cfg.Identity,
 		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
 		ReleaseOnCancel: true,
 		Logger:          cfg.Logger,
+		Clock:           cfg.Clock,
 		Callbacks: leaderelection.Callbacks{
 			OnStartedLeading: s.lead,
 			OnStoppedLeading: func() {},
@@ -117,8 +143,15 @@ func NewSharder(cfg SharderConfig) (*Sharder, error) {
 		return nil, err
 	}
 	s.elector = el
+	s.cfg.Identity = el.Identity()
 	s.cfg.LeaseDuration, s.cfg.RetryPeriod = durationOr(cfg.LeaseDuration, 15*time.Second), durationOr(cfg.RetryPeriod, 2*time.Second)
-	s.members = newMembers(cfg.LeaseClient, cfg.LeaseNamespace, cfg.Ring, informer.ClockOrReal(nil), s.cfg.LeaseDuration)
+	// A poll or a takeover that hangs must not hold up the next: each
+	// request gets what an election attempt gets, half the renew deadline.
+	timeout := durationOr(cfg.RenewDeadline, 10*time.Second) / 2
+	s.members = newMembers(cfg.LeaseClient, cfg.LeaseNamespace, cfg.Ring, cfg.Clock, s.cfg.LeaseDuration, timeout)
+	if s.metrics, err = newSharderMetrics(cfg.Metrics, cfg.Ring); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -149,10 +182,8 @@ func (s *Sharder) pollMembers(ctx context.Context) {
 			s.cfg.Logger.Warn("sharding: polling shard Leases failed", "err", err)
 		}
 		wait := s.cfg.RetryPeriod + time.Duration(rand.Float64()*leaderelection.JitterFactor*float64(s.cfg.RetryPeriod))
-		select {
-		case <-ctx.Done():
+		if !informer.Sleep(ctx, s.cfg.Clock, wait) {
 			return
-		case <-time.After(wait):
 		}
 	}
 }
@@ -167,26 +198,26 @@ func (s *Sharder) lead(ctx context.Context) {
 		if _, judged := s.members.alive(); judged {
 			break
 		}
-		select {
-		case <-ctx.Done():
+		if !informer.Sleep(ctx, s.cfg.Clock, s.cfg.RetryPeriod/4) {
 			return
-		case <-time.After(s.cfg.RetryPeriod / 4):
 		}
 	}
-	// A failure (an informer that cannot be made, a resource the server
-	// does not serve) is retried: the Lease is held either way, and a
-	// sharder that holds it must shard.
+	// A failure (an informer that cannot be made or cannot sync: a 403,
+	// a resource the server does not serve yet) is retried with a fresh
+	// factory after a growing backoff: the Lease is held either way, and
+	// a sharder that holds it must shard.
+	backoff := s.cfg.RetryPeriod
 	for {
 		err := s.shard(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		s.cfg.Logger.Error("sharding: sharding failed; retrying", "err", err)
-		select {
-		case <-ctx.Done():
+		s.metrics.syncFailed()
+		s.cfg.Logger.Error("sharding: sharding failed; retrying", "ring", s.cfg.Ring, "in", backoff, "err", err)
+		if !informer.Sleep(ctx, s.cfg.Clock, backoff) {
 			return
-		case <-time.After(s.cfg.RetryPeriod):
 		}
+		backoff = min(2*backoff, s.cfg.MaxSyncBackoff)
 	}
 }
 

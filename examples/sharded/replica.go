@@ -147,7 +147,8 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 		logger.Error("factory", "err", err)
 		return
 	}
-	cms, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(c.Namespace), si.WithLabels(shard.Selector()))
+	cms, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(c.Namespace), si.WithLabels(shard.Selector()),
+		si.WithName("configmaps of this member")) // the selector names a new member id each term; the name stays
 	client, err2 := factory.RESTClient(corev1.SchemeGroupVersion)
 	queue := workqueue.New(workqueue.Options[informer.Key]{})
 	defer queue.ShutDown()

@@ -1,0 +1,119 @@
+package sharding
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	informer "github.com/listwatch/informer"
+)
+
+// Children follow their parent's handover and never run ahead of it. A
+// member reconciles a parent together with its children (events of a
+// child enqueue its owner's key), so a child that reached the new member
+// while the old one still owned the parent would be missing from the old
+// member's cache mid-reconcile: it may create the child again. So a child
+// (an object whose controller owner is a sharded object) moves only:
+//
+//   - when its parent is given to a member (assign, or move off a dead
+//     member): the children go first, then the parent (moveChildren);
+//     the old owner has let go of the parent by then — acknowledged its
+//     drain, or died for certain;
+//   - or to catch up with a parent already settled on a member, not
+//     draining (decideChild): a child made after the parent moved.
+
+// controllerIndex indexes the sharder's objects by the UID of their
+// controller owner, to find a parent's children in every resource.
+const controllerIndex = "sharding.listwatch.dev/controller-uid"
+
+// controllerUID is controllerIndex's function.
+func controllerUID(obj *metav1.PartialObjectMetadata) ([]string, error) {
+	if ref := metav1.GetControllerOf(obj); ref != nil {
+		return []string{string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
+// parentOf returns obj's controller owner if it is one of the sharded
+// objects in the sharder's caches (its UID matches), or nil: an object
+// whose owner is not sharded is decided by the ring like any other.
+func parentOf(obj *metav1.PartialObjectMetadata, all []*resource) *metav1.PartialObjectMetadata {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil {
+		return nil
+	}
+	for _, r := range all {
+		for _, key := range []informer.Key{{Namespace: obj.Namespace, Name: ref.Name}, {Name: ref.Name}} {
+			if parent, err := getMeta(r, key); err == nil && parent.UID == ref.UID {
+				return parent
+			}
+		}
+	}
+	return nil
+}
+
+// decideChild lets a child catch up with its parent: once the parent is
+// labelled with a member and not draining, the child is labelled with
+// that member too. While the parent is unlabelled or draining, the child
+// stays where it is: the parent's handover takes it along.
+func (s *Sharder) decideChild(ctx context.Context, r *resource, key informer.Key, child, parent *metav1.PartialObjectMetadata) error {
+	shard := Shard{Ring: s.cfg.Ring}
+	owner := parent.Labels[shard.Label()]
+	if owner == "" || parent.Labels[shard.DrainLabel()] != "" {
+		return nil
+	}
+	current := child.Labels[shard.Label()]
+	if current == owner && child.Labels[shard.DrainLabel()] == "" {
+		return nil
+	}
+	return s.patch(ctx, r, key, child.ResourceVersion, childAction(current), map[string]*string{shard.Label(): &owner, shard.DrainLabel(): nil}, owner)
+}
+
+// moveChildren labels every child of parent, in every sharded resource,
+// with member, before the parent itself is: so the children are there
+// when the new owner first reconciles the parent. Any child it could not
+// move (a conflict: the sharder's cache is behind) fails the parent's
+// step, which is tried again.
+func (s *Sharder) moveChildren(ctx context.Context, parent *metav1.PartialObjectMetadata, member string, all []*resource) error {
+	shard := Shard{Ring: s.cfg.Ring}
+	for _, r := range all {
+		children, err := r.objects.Indexer().ByIndex(controllerIndex, string(parent.UID))
+		if err != nil {
+			return err
+		}
+		for _, child := range children {
+			if child.Labels[shard.Label()] == member && child.Labels[shard.DrainLabel()] == "" {
+				continue
+			}
+			patch, err := labelPatch(child.ResourceVersion, map[string]*string{shard.Label(): &member, shard.DrainLabel(): nil})
+			if err != nil {
+				return err
+			}
+			key := informer.KeyFor(child)
+			err = r.client.Patch(types.MergePatchType).NamespaceIfScoped(key.Namespace, key.Namespace != "").
+				Resource(r.gvr.Resource).Name(key.Name).Body(patch).Do(ctx).Error()
+			if apierrors.IsNotFound(err) {
+				continue // deleted meanwhile: nothing to move
+			}
+			if err != nil {
+				return fmt.Errorf("sharding: moving child %s %s of %s to %s before it: %w", r.gvr.Resource, key, informer.KeyFor(parent), member, err)
+			}
+			if s.cfg.OnLabel != nil {
+				s.cfg.OnLabel(childAction(child.Labels[shard.Label()]), key, member)
+			}
+		}
+	}
+	return nil
+}
+
+// childAction names a child's relabelling for OnLabel: "assign" if it had
+// no owner, "move" if it had one.
+func childAction(current string) string {
+	if current == "" {
+		return "assign"
+	}
+	return "move"
+}
