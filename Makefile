@@ -1,7 +1,7 @@
 # The commands a contributor and CI use. README.md explains each.
 GO ?= go
 
-.PHONY: tools browser test vet fuzz cluster demo bench scale
+.PHONY: tools browser test vet fuzz cluster demo bench scale chaos-replicas
 
 # tools builds etcd and kube-apiserver from pinned modules (the first time
 # about 7 minutes on a quiet 2-core machine, up to 30 on a busy one; cached
@@ -78,3 +78,13 @@ demo: tools
 scale: tools
 	cd bench && $(GO) build -o ../bin/scale ./cmd/scale
 	cd bench && ../bin/scale $(if $(QUICK),-quick) -chapter ../docs/16-at-scale.md
+
+# chaos-replicas runs the replica checker (chaos/replicas) for SEEDS seeds
+# from CHAOS_SEED (default 1), each with DURATION of faults, and writes
+# the table of runs to bin/chaos-replicas.md (about 3 minutes a seed).
+SEEDS ?= 30
+DURATION ?= 2m
+chaos-replicas: tools
+	@mkdir -p bin
+	cd chaos && $(GO) test -race -count=1 -timeout 180m -run TestReplicaGuarantees ./replicas -v \
+		-seeds=$(SEEDS) -duration=$(DURATION) -report=$(CURDIR)/bin/chaos-replicas.md

@@ -1,0 +1,100 @@
+package replicas
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The checker's own logic, on made-up lines: no control plane needed
+// (TestMain starts one anyway, for the test above).
+
+func TestTheSameSeedGivesTheSameScheduleWithEveryKindAtLeastOnce(t *testing.T) {
+	tm := timing{Lease: 4 * time.Second, Renew: 3 * time.Second, Retry: 500 * time.Millisecond}
+	a, b := newSchedule(7, 0, tm), newSchedule(7, 0, tm)
+	require.Equal(t, a, b)
+	require.NotEqual(t, a, newSchedule(8, 0, tm))
+	seen := map[faultKind]int{}
+	replicas := startReplicas
+	for _, f := range a {
+		seen[f.kind]++
+		switch f.kind {
+		case join, killSharder:
+			replicas++
+		case leave:
+			replicas--
+		}
+		require.True(t, replicas >= minReplicas && replicas <= maxReplicas, "replicas stay within bounds: %d", replicas)
+		if f.kind == pause || f.kind == blackhole {
+			require.Greater(t, f.hold, tm.Lease, "a pause or partition outlasts the Lease")
+		}
+	}
+	require.Len(t, seen, len(allKinds), "every kind of fault runs")
+	long := newSchedule(7, 2*time.Minute, tm)
+	require.Greater(t, len(long), len(a), "a longer duration adds faults")
+	require.Equal(t, a, long[:len(a)], "and starts like the short one")
+}
+
+// at is a time a given number of milliseconds into a made-up run.
+func at(ms int) time.Time { return time.Unix(1000, 0).Add(time.Duration(ms) * time.Millisecond) }
+
+// line makes an event a replica could have printed.
+func line(proc string, ms int, kind string, fields ...string) event {
+	return event{proc: proc, kind: kind, fields: fields, at: at(ms)}
+}
+
+func TestOverlapsOfAPausedReplicaAreReportedApartFromTheRest(t *testing.T) {
+	events := []event{
+		line("r1", 0, "B", "web", "r1-a", "ns/p-0001"),
+		line("r2", 100, "B", "web", "r2-b", "ns/p-0001"), // overlaps r1, which was paused
+		line("r2", 200, "E", "web", "r2-b", "ns/p-0001"),
+		line("r1", 9000, "E", "web", "r1-a", "ns/p-0001"),
+		line("r3", 300, "B", "web", "r3-c", "ns/p-0002"),
+		line("r2", 400, "B", "web", "r2-b", "ns/p-0002"), // overlaps r3, nobody paused
+		line("r2", 500, "E", "web", "r2-b", "ns/p-0002"),
+		line("r3", 600, "E", "web", "r3-c", "ns/p-0002"),
+		line("r3", 700, "B", "web-api", "r3-d", "ns/p-0002"), // another ring: no overlap with web
+		line("r3", 800, "E", "web-api", "r3-d", "ns/p-0002"),
+		line("r1", 10000, "B", "web", "r1-a", "ns/p-0003"), // never ends: r1 was killed at 10.5 s
+		line("r2", 10400, "B", "web", "r2-b", "ns/p-0003"),
+		line("r2", 10600, "E", "web", "r2-b", "ns/p-0003"),
+	}
+	ends := map[string]time.Time{"r1": at(10500), "r2": at(20000), "r3": at(20000)}
+	paused := map[string]span{"r1": {from: at(50), to: at(8000)}}
+	found := overlaps(intervals(events, ends), func(proc string, from, to time.Time) bool {
+		p, ok := paused[proc]
+		return ok && p.covers(from, to)
+	})
+	var got []string
+	for _, o := range found {
+		got = append(got, fmt.Sprintf("%s %s %s/%s paused=%t", o.a.ring, o.a.key, o.a.member, o.b.member, o.paused))
+	}
+	require.Equal(t, []string{
+		"web ns/p-0001 r1-a/r2-b paused=true",
+		"web ns/p-0002 r3-c/r2-b paused=false",
+		"web ns/p-0003 r1-a/r2-b paused=false", // a cut interval ends at the kill, not before
+	}, got)
+}
+
+func TestALateWriteAcceptedWhileAnotherMemberHeldTheKeyIsAFailure(t *testing.T) {
+	events := []event{
+		line("r1", 0, "B", "web", "r1-a", "ns/p-1"),
+		line("r2", 5000, "B", "web", "r2-b", "ns/p-1"),
+		line("r2", 5100, "E", "web", "r2-b", "ns/p-1"),
+		line("r1", 7010, "W", "web", "r1-a", "ns/p-1", "p-1", "ok", "1", fmt.Sprint(at(7000).UnixNano())),
+		line("r1", 7020, "E", "web", "r1-a", "ns/p-1"),
+		line("r1", 8000, "B", "web", "r1-a", "ns/p-2"),
+		line("r1", 8010, "W", "web", "r1-a", "ns/p-2", "p-2", "ok", "1", fmt.Sprint(at(8005).UnixNano())), // nobody else had p-2
+		line("r1", 8020, "W", "web", "r1-a", "ns/p-2", "p-2-web", "conflict", "1", fmt.Sprint(at(8015).UnixNano())),
+		line("r1", 8030, "E", "web", "r1-a", "ns/p-2"),
+	}
+	ends := map[string]time.Time{"r1": at(9000), "r2": at(9000)}
+	late := countLateWrites(events, intervals(events, ends))
+	require.Equal(t, 1, late.refused)
+	require.Equal(t, 1, late.acceptedFree)
+	require.Equal(t, 1, late.acceptedHeld)
+	require.Len(t, late.failures, 1)
+	require.Contains(t, late.failures[0], "r2-b (r2) reconciled it")
+}

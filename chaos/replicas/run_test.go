@@ -1,0 +1,229 @@
+package replicas
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/testenv"
+)
+
+// settings are one run's sizes and timings.
+type settings struct {
+	timing     timing
+	objects    int           // parents at the start; each gets a child per ring
+	updateRate float64       // parent updates per second
+	churnEvery time.Duration // a parent created or deleted this often while the faults run
+	duration   time.Duration // how long the schedule runs at least; 0: one fault of each kind
+}
+
+// run is one seed's run: a namespace, the replicas, the writers, the
+// faults, and the admin's clients to inject them and to check.
+type run struct {
+	t       *testing.T
+	seed    uint64
+	ns      string
+	timing  timing
+	core    *rest.RESTClient // the admin's, core/v1
+	leases  *rest.RESTClient // the admin's, coordination.k8s.io/v1
+	rbac    *rest.RESTClient // the admin's, rbac.authorization.k8s.io/v1
+	fleet   *fleet
+	writers *writers
+	began   time.Time // the schedule's start
+	applied []applied
+}
+
+// clients returns core/v1 and coordination.k8s.io/v1 clients for cfg.
+func clients(cfg *rest.Config) (core, leases *rest.RESTClient, err error) {
+	if core, err = testenv.CoreV1Client(cfg); err != nil {
+		return nil, nil, err
+	}
+	leases, err = leaderelection.NewClient(cfg)
+	return core, leases, err
+}
+
+// since is t's offset from the schedule's start, for the log.
+func (r *run) since(t time.Time) string {
+	return fmt.Sprintf("+%05.1fs", t.Sub(r.began).Seconds())
+}
+
+// preceding names the last fault that began before t.
+func (r *run) preceding(t time.Time) string {
+	for i := len(r.applied) - 1; i >= 0; i-- {
+		if a := r.applied[i]; a.from.Before(t) {
+			return fmt.Sprintf("after fault %v, begun at %s, %v before", a, r.since(a.from), t.Sub(a.from).Round(time.Millisecond))
+		}
+	}
+	return "before any fault"
+}
+
+// runSeed runs one seed's schedule against the shared control plane and
+// returns what the checker found. Processes are killed at cleanup
+// whatever happens.
+func runSeed(t *testing.T, cp *testenv.ControlPlane, seed uint64, s settings) result {
+	ctx := t.Context()
+	schedule := newSchedule(seed, s.duration, s.timing)
+	t.Logf("seed %d (replay: CHAOS_SEED=%d), %d faults:\n%s", seed, seed, len(schedule), describe(schedule))
+	admin := cp.Config()
+	admin.QPS, admin.Burst = 200, 400
+	r := &run{t: t, seed: seed, ns: cp.Namespace(t), timing: s.timing}
+	var err error
+	r.core, r.leases, err = clients(admin)
+	must(t, err)
+	r.rbac, err = rbacClient(admin)
+	must(t, err)
+	must(t, grantAll(ctx, r.rbac, r.ns))
+	userCfg, err := cp.ConfigAs(user)
+	must(t, err)
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	must(t, awaitAllowed(waitCtx, userCfg, r.ns))
+	cancel()
+
+	r.writers = newWriters(r.core, r.ns)
+	for range s.objects {
+		must(t, r.writers.create(ctx))
+	}
+	r.fleet = &fleet{api: cp.Addr(), base: replicaConfig{Namespace: r.ns, Token: userCfg.BearerToken, CA: userCfg.CAData, Timing: s.timing}}
+	t.Cleanup(func() { r.fleet.stopAll(15 * time.Second) })
+	started := time.Now()
+	for range startReplicas {
+		r.startOne()
+	}
+	if took, why := r.awaitConverged(ctx, started, 3*time.Minute); why != "" {
+		r.fleet.stopAll(15 * time.Second)
+		t.Fatalf("the first assignment did not converge within %v: %s\n%s", took.Round(time.Millisecond), why, r.fleet.tail())
+	} else {
+		t.Logf("%d parents assigned and reconciled by %d replicas in both rings within %v of their start", s.objects, startReplicas, took.Round(time.Millisecond))
+	}
+
+	// The writers run while the faults do; creates and deletes stop with
+	// the last fault, updates once the run has converged.
+	rng := rand.New(rand.NewPCG(seed, 0x3173))
+	updating, stopUpdates := context.WithCancel(ctx)
+	churning, stopChurn := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { r.writers.updates(updating, rand.New(rand.NewPCG(seed, 0x0bd8)), s.updateRate) })
+	wg.Go(func() { r.writers.churn(churning, rng, s.churnEvery) })
+	r.began = time.Now()
+	var forbidHold time.Duration
+	for i, f := range schedule {
+		if !sleep(ctx, f.gap) {
+			break
+		}
+		r.applied = append(r.applied, r.apply(ctx, i+1, f))
+		if f.kind == forbid {
+			forbidHold = max(forbidHold, f.hold)
+		}
+	}
+	stopChurn()
+	lastFault := time.Now()
+	parents, _ := r.writers.expected()
+	bound := convergenceBound(s.timing, forbidHold, 3*len(parents))
+	took, why := r.awaitConverged(ctx, lastFault, bound+30*time.Second)
+	t.Logf("%s the last fault ended; converged %v later (bound %v)", r.since(lastFault), took.Round(time.Millisecond), bound.Round(time.Millisecond))
+	stopUpdates()
+	wg.Wait()
+	objects, err := r.countObjects(ctx, r.fleet.snapshot())
+	if err != nil {
+		t.Errorf("counting objects: %v", err)
+	}
+	r.fleet.stopAll(15 * time.Second)
+	return r.analyse(s, took, why, bound, objects)
+}
+
+// analyse reads everything the replicas printed, once they all stopped,
+// and returns the run's result with a line for every failed check.
+func (r *run) analyse(s settings, took time.Duration, why string, bound time.Duration, objects objectCount) result {
+	events := r.fleet.snapshot()
+	res := result{seed: r.seed, faults: map[faultKind]int{}, converged: took, bound: bound, objects: objects}
+	for _, a := range r.applied {
+		res.faults[a.kind]++
+	}
+	ends, pauses, exits := r.fleet.history()
+	all := intervals(events, ends)
+	pausedDuring := func(proc string, from, to time.Time) bool {
+		return slices.ContainsFunc(pauses[proc], func(p span) bool { return p.covers(from, to) })
+	}
+	for _, o := range overlaps(all, pausedDuring) {
+		if o.paused {
+			res.overlapsPaused++
+			continue
+		}
+		res.overlapsOther++
+		res.fail("(a) overlapping reconciles outside a pause: %v; %s", o, r.preceding(o.b.start))
+	}
+	res.late = countLateWrites(events, all)
+	for _, f := range res.late.failures {
+		res.fail("(a) a late write was accepted: %s", f)
+	}
+	if why != "" || took > bound {
+		res.notConverged = true
+		last := "no fault ran"
+		if len(r.applied) > 0 {
+			last = "the last fault was " + r.applied[len(r.applied)-1].String()
+		}
+		res.fail("(b) not converged within %v of the last fault (took %v; still: %q); %s", bound.Round(time.Millisecond), took.Round(time.Millisecond), why, last)
+	}
+	if len(objects.lost) > 0 || len(objects.extra) > 0 || len(objects.twice) > 0 {
+		res.fail("(c) objects: lost %v, present though deleted %v, children created twice %v", objects.lost, objects.extra, objects.twice)
+	}
+	for _, line := range exits {
+		res.fail("a replica failed: %s", line)
+	}
+	r.fleet.mu.Lock()
+	for _, line := range r.fleet.errs {
+		res.fail("a replica said: %s", line)
+	}
+	r.fleet.mu.Unlock()
+	return res
+}
+
+// history returns, per process, when it ended (killed, exited, or now if
+// still running), its pauses, and a line for every process that exited
+// with a failure on its own (not killed): a panic, a race report.
+func (f *fleet) history() (ends map[string]time.Time, pauses map[string][]span, failed []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ends, pauses = map[string]time.Time{}, map[string][]span{}
+	for _, p := range f.procs {
+		end := p.killedAt
+		if end.IsZero() {
+			end = p.exitedAt
+		}
+		if end.IsZero() {
+			end = time.Now()
+		}
+		ends[p.name] = end
+		pauses[p.name] = slices.Clone(p.pauses)
+		if p.killedAt.IsZero() && p.cmd.ProcessState != nil && p.cmd.ProcessState.ExitCode() != 0 {
+			failed = append(failed, fmt.Sprintf("%s exited with status %d", p.name, p.cmd.ProcessState.ExitCode()))
+		}
+	}
+	for _, line := range f.alarms {
+		failed = append(failed, line)
+	}
+	return ends, pauses, failed
+}
+
+// tail is the replicas' last stderr lines, for a failure's report.
+func (f *fleet) tail() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	from := max(0, len(f.logs)-60)
+	return strings.Join(f.logs[from:], "\n")
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
