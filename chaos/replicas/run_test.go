@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/leaderelection"
@@ -70,6 +71,17 @@ func (r *run) preceding(t time.Time) string {
 // whatever happens.
 func runSeed(t *testing.T, cp *testenv.ControlPlane, seed uint64, s settings) result {
 	ctx := t.Context()
+	// Goroutines running before the run (the test framework's, the
+	// control plane's process waiters) are not the run's to check.
+	leaks := []goleak.Option{goleak.IgnoreCurrent(),
+		// Idle keep-alive connections of the admin's clients: client-go
+		// caches one transport per configuration for the life of the
+		// process.
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*http2ClientConn).readLoop"),
+	}
 	schedule := newSchedule(seed, s.duration, s.timing)
 	t.Logf("seed %d (replay: CHAOS_SEED=%d), %d faults:\n%s", seed, seed, len(schedule), describe(schedule))
 	admin := cp.Config()
@@ -136,6 +148,9 @@ func runSeed(t *testing.T, cp *testenv.ControlPlane, seed uint64, s settings) re
 		t.Errorf("counting objects: %v", err)
 	}
 	r.fleet.stopAll(15 * time.Second)
+	if err := goleak.Find(leaks...); err != nil {
+		t.Errorf("goroutines outlived the run (every replica process has exited, every proxy is closed): %v", err)
+	}
 	return r.analyse(s, took, why, bound, objects)
 }
 
@@ -158,7 +173,7 @@ func (r *run) analyse(s settings, took time.Duration, why string, bound time.Dur
 			continue
 		}
 		res.overlapsOther++
-		res.fail("(a) overlapping reconciles outside a pause: %v; %s", o, r.preceding(o.b.start))
+		res.fail("(a) overlapping reconciles outside a pause: %v; %s; %s", o, termEnds(events, o.a.member, o.b.member), r.preceding(o.b.start))
 	}
 	res.late = countLateWrites(events, all)
 	for _, f := range res.late.failures {
@@ -226,4 +241,22 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// termEnds says when the members' terms ended, from their stopped
+// lines: whether the first was still in its term when the second began
+// tells a move off a live member from a reconcile that ran past its
+// deadline.
+func termEnds(events []event, members ...string) string {
+	var parts []string
+	for _, m := range members {
+		end := "its term had not ended by the end of the run"
+		for _, ev := range events {
+			if ev.kind == "stopped" && len(ev.fields) == 3 && ev.fields[1] == m {
+				end = fmt.Sprintf("its term's deadline was %v (stopped printed at %v)", clock(nanos(ev.fields[2])), clock(ev.at))
+			}
+		}
+		parts = append(parts, m+": "+end)
+	}
+	return strings.Join(parts, "; ")
 }

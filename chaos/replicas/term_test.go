@@ -97,19 +97,27 @@ func (ctl *controller) reconcile(ctx context.Context, key informer.Key) (workque
 		return workqueue.Result{}, nil
 	case <-time.After(ctl.timing.Work):
 	}
+	// The writes are sent on a context detached from the term, bounded
+	// by writeTimeout. A request already on the wire when a process is
+	// paused is not stopped by its context either: this way every write a
+	// resumed replica attempts after its term ended reaches the API
+	// server, and the checker sees what the resourceVersion guard makes
+	// of it.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ctl.timing.writeTimeout())
+	defer cancel()
 	want := member + "/" + parent.Data["tick"]
 	ok := true
 	if parent.Annotations[reconciledBy(ring)] != want {
-		ok = ctl.write(ctx, key, parent, want)
+		ok = ctl.write(wctx, key, parent, want)
 	}
 	child, err := ctl.cms.Lister().Namespace(key.Namespace).Get(childName(key.Name, ring))
 	switch {
 	case apierrors.IsNotFound(err):
-		ok = ctl.create(ctx, key, parent, want) && ok
+		ok = ctl.create(wctx, key, parent, want) && ok
 	case err != nil:
 		ok = false
 	case child.Annotations[reconciledBy(ring)] != want:
-		ok = ctl.write(ctx, key, child, want) && ok
+		ok = ctl.write(wctx, key, child, want) && ok
 	}
 	if !ok { // a fixed retry, not the queue's growing backoff: a refusal (403) may last seconds
 		return workqueue.Result{RequeueAfter: time.Second}, nil
@@ -118,20 +126,13 @@ func (ctl *controller) reconcile(ctx context.Context, key informer.Key) (workque
 }
 
 // write sets obj's reconciledBy annotation to want, guarded by the
-// resourceVersion obj was read at, and prints the outcome.
-//
-// The request is sent on a context detached from the term, bounded by
-// writeTimeout. A request already on the wire when a process is paused
-// is not stopped by its context either: this way every write a resumed
-// replica attempts after its term ended reaches the API server, and the
-// checker sees what the resourceVersion guard makes of it.
+// resourceVersion obj was read at, and prints the outcome, and whether
+// it was sent after the term's deadline.
 func (ctl *controller) write(ctx context.Context, key informer.Key, obj *corev1.ConfigMap, want string) bool {
 	patch := fmt.Appendf(nil, `{"metadata":{"resourceVersion":%q,"annotations":{%q:%q}}}`, obj.ResourceVersion, reconciledBy(ctl.shard.Ring), want)
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ctl.timing.writeTimeout())
-	defer cancel()
 	sent := time.Now()
 	deadline, _ := ctl.term.Deadline()
-	err := ctl.client.Patch(types.MergePatchType).Namespace(obj.Namespace).Resource("configmaps").Name(obj.Name).Body(patch).Do(wctx).Error()
+	err := ctl.client.Patch(types.MergePatchType).Namespace(obj.Namespace).Resource("configmaps").Name(obj.Name).Body(patch).Do(ctx).Error()
 	late := 0
 	if sent.After(deadline) {
 		late = 1
@@ -152,18 +153,18 @@ func (ctl *controller) create(ctx context.Context, key informer.Key, parent *cor
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: parent.Name, UID: parent.UID,
 			Controller: &yes}},
 	}}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ctl.timing.writeTimeout())
-	defer cancel()
-	err := ctl.client.Post().Namespace(parent.Namespace).Resource("configmaps").Body(child).Do(wctx).Error()
+	err := ctl.client.Post().Namespace(parent.Namespace).Resource("configmaps").Body(child).Do(ctx).Error()
 	ctl.rec.say("C %s %s %s %s %s", ctl.shard.Ring, ctl.shard.Member, key, name, outcome(err))
 	return err == nil || apierrors.IsAlreadyExists(err)
 }
 
-// writeTimeout bounds a write: less than LeaseDuration − RenewDeadline,
-// the least time between a member's deadline and the moment the sharder
-// can judge it dead. A write begun before the deadline so ends before
-// any other member can be given the object, even behind a partition.
-func (t timing) writeTimeout() time.Duration { return (t.Lease - t.Renew) * 8 / 10 }
+// writeTimeout bounds a reconcile's writes together: half of
+// LeaseDuration − RenewDeadline, the least time between a member's
+// deadline and the moment the sharder can judge it dead. Writes begun
+// before the deadline so end before any other member can be given the
+// object, even behind a partition, with half of that time to spare for
+// the sharder's own steps and a busy machine.
+func (t timing) writeTimeout() time.Duration { return (t.Lease - t.Renew) / 2 }
 
 // outcome names a write's result in one word.
 func outcome(err error) string {
