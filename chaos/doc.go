@@ -57,4 +57,14 @@
 // RESTListerWatcher must never panic, and whatever is accepted must be a
 // well-formed ConfigMap. The seed corpora run as ordinary tests;
 // cd chaos && go test -fuzz=FuzzListBody . runs the fuzzer.
+//
+// # Sharded replicas (replicas/)
+//
+// Package chaos/replicas checks the guarantees of package sharding the
+// same way, with replica processes instead of one informer: a seeded
+// schedule kills, pauses, partitions, joins and removes replicas,
+// deletes their Leases and takes their permissions away, and the
+// checker asserts that no two replicas reconciled one object at once,
+// that every object ends owned by one live replica in bounded time, and
+// that nothing was lost. make chaos-replicas runs it over many seeds.
 package chaos

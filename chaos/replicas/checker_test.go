@@ -98,3 +98,26 @@ func TestALateWriteAcceptedWhileAnotherMemberHeldTheKeyIsAFailure(t *testing.T) 
 	require.Len(t, late.failures, 1)
 	require.Contains(t, late.failures[0], "r2-b (r2) reconciled it")
 }
+
+func TestADirectRelabelBeforeTheOldMembersTermEndedIsAMoveOffALiveMember(t *testing.T) {
+	events := []event{
+		line("r1", 0, "member", "web", "r1-a"),
+		line("r1", 5000, "stopped", "web", "r1-a", fmt.Sprint(at(4000).UnixNano())), // ran out at 4 s (a pause)
+		line("r2", 0, "member", "web", "r2-b"),
+		line("r2", 6000, "stopped", "web", "r2-b", fmt.Sprint(at(8000).UnixNano())), // stopped at 6 s (a leave)
+		line("r3", 0, "member", "web", "r3-c"),                                      // killed at 7 s
+	}
+	ends := map[string]time.Time{"r1": at(9000), "r2": at(6500), "r3": at(7000)}
+	moves := []move{
+		{ring: "web", object: "p-1", from: "r1-a", to: "r2-b", seen: at(4500)}, // after r1-a's deadline: fine
+		{ring: "web", object: "p-2", from: "r1-a", to: "r2-b", seen: at(3500)}, // before it: off a live member
+		{ring: "web", object: "p-3", from: "r2-b", to: "r3-c", seen: at(6200)}, // after r2-b stopped, before its nominal deadline: fine
+		{ring: "web", object: "p-4", from: "r3-c", to: "r1-a", seen: at(6900)}, // before r3 was killed
+	}
+	live, _ := movesOffLiveMembers(moves, events, ends)
+	var got []string
+	for _, m := range live {
+		got = append(got, m.object)
+	}
+	require.Equal(t, []string{"p-2", "p-4"}, got)
+}

@@ -50,6 +50,15 @@
 // reconciled the key since the late writer read it. A late write accepted
 // while another member held the key fails the run.
 //
+// The checker also watches every object itself, as the admin, and
+// records each direct relabel: a shard label changed from one member
+// straight to another, with no acknowledged drain between (moves_test.go).
+// Sharding promises that a live member's object moves only after that
+// member acknowledged a drain, so a direct relabel seen before the old
+// member's term ended fails the run, whether or not a reconcile happened
+// to be running at that moment. Parents and children are counted apart:
+// children follow their owner's key without a drain of their own.
+//
 // (b) After the last fault ends, within a bound derived from the Lease
 // timing (convergenceBound states each term), every running replica is
 // one live member of each ring with a fresh Lease, and every object,
@@ -64,7 +73,9 @@
 // # The table
 //
 // Each run prints a table: the faults by kind; overlapping reconciles,
-// outside pauses (must be 0) and with a paused replica (reported); late
+// outside pauses (must be 0) and with a paused replica (reported);
+// direct relabels, and those off a member still in its term (must be 0);
+// late
 // writes refused (409), accepted while another member held the key (must
 // be 0), accepted while nobody else did, and failed otherwise (a 403, a
 // timeout); the time from the end of the last fault to convergence, with
@@ -79,4 +90,6 @@
 //
 // The last writes the table of runs to bin/chaos-replicas.md. The
 // schedule replays exactly; the interleaving of the processes does not.
+// -events=DIR writes every line the replicas printed, sorted by time, to
+// DIR/seed-<n>.events, to read a failure from.
 package replicas

@@ -30,8 +30,8 @@ func TestReplicaGuaranteesHoldUnderASeededScheduleOfFaults(t *testing.T) {
 	}
 	s := settings{
 		timing: timing{Lease: 4 * time.Second, Renew: 3 * time.Second, Retry: 500 * time.Millisecond,
-			Work: 200 * time.Millisecond, QPS: 200},
-		objects: 60, updateRate: 5, churnEvery: 2 * time.Second, duration: *durationFlag,
+			Work: 300 * time.Millisecond, QPS: 200},
+		objects: 60, updateRate: 8, churnEvery: 2 * time.Second, duration: *durationFlag,
 	}
 	if s.duration > 0 {
 		s.objects = 150

@@ -15,6 +15,7 @@ var (
 	durationFlag = flag.Duration("duration", 0, "run each schedule at least this long; 0: one fault of each kind (about a minute)")
 	objectsFlag  = flag.Int("objects", 0, "parents at the start; 0: 60 for the short run, 150 with -duration")
 	reportFlag   = flag.String("report", "", "write the table of runs as markdown to this file")
+	eventsFlag   = flag.String("events", "", "write every line the replicas printed to seed-<n>.events in this directory")
 )
 
 func TestMain(m *testing.M) {

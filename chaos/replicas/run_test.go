@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -103,6 +105,8 @@ func runSeed(t *testing.T, cp *testenv.ControlPlane, seed uint64, s settings) re
 	for range s.objects {
 		must(t, r.writers.create(ctx))
 	}
+	labels, stopWatching := r.watchLabels(ctx)
+	defer stopWatching()
 	r.fleet = &fleet{api: cp.Addr(), base: replicaConfig{Namespace: r.ns, Token: userCfg.BearerToken, CA: userCfg.CAData, Timing: s.timing}}
 	t.Cleanup(func() { r.fleet.stopAll(15 * time.Second) })
 	started := time.Now()
@@ -148,15 +152,23 @@ func runSeed(t *testing.T, cp *testenv.ControlPlane, seed uint64, s settings) re
 		t.Errorf("counting objects: %v", err)
 	}
 	r.fleet.stopAll(15 * time.Second)
+	stopWatching()
 	if err := goleak.Find(leaks...); err != nil {
 		t.Errorf("goroutines outlived the run (every replica process has exited, every proxy is closed): %v", err)
 	}
-	return r.analyse(s, took, why, bound, objects)
+	if *eventsFlag != "" {
+		must(t, writeEvents(filepath.Join(*eventsFlag, fmt.Sprintf("seed-%d.events", seed)), r.fleet.snapshot()))
+	}
+	res := r.analyse(s, took, why, bound, objects, labels)
+	if len(res.failures) > 0 {
+		t.Logf("the replicas' last stderr lines:\n%s", r.fleet.tail())
+	}
+	return res
 }
 
 // analyse reads everything the replicas printed, once they all stopped,
 // and returns the run's result with a line for every failed check.
-func (r *run) analyse(s settings, took time.Duration, why string, bound time.Duration, objects objectCount) result {
+func (r *run) analyse(s settings, took time.Duration, why string, bound time.Duration, objects objectCount, labels *labelWatch) result {
 	events := r.fleet.snapshot()
 	res := result{seed: r.seed, faults: map[faultKind]int{}, converged: took, bound: bound, objects: objects}
 	for _, a := range r.applied {
@@ -174,6 +186,35 @@ func (r *run) analyse(s settings, took time.Duration, why string, bound time.Dur
 		}
 		res.overlapsOther++
 		res.fail("(a) overlapping reconciles outside a pause: %v; %s; %s", o, termEnds(events, o.a.member, o.b.member), r.preceding(o.b.start))
+	}
+	labels.mu.Lock()
+	res.moves = len(labels.moves)
+	live, liveEnds := movesOffLiveMembers(labels.moves, events, ends)
+	for _, gap := range labels.gaps {
+		res.fail("the checker's label history has a gap (its watch could not resume): %s", gap)
+	}
+	labels.mu.Unlock()
+	// One line per ring, kind of object, old and new member: a rebalance
+	// moves dozens at once.
+	type group struct{ what, ring, from, to string }
+	var order []group
+	byGroup := map[group][]int{}
+	for i, m := range live {
+		g := group{"parents", m.ring, m.from, m.to}
+		if m.child {
+			g.what, res.movesLiveChildren = "children", res.movesLiveChildren+1
+		} else {
+			res.movesLiveParents++
+		}
+		if byGroup[g] == nil {
+			order = append(order, g)
+		}
+		byGroup[g] = append(byGroup[g], i)
+	}
+	for _, g := range order {
+		first, last := live[byGroup[g][0]], live[byGroup[g][len(byGroup[g])-1]]
+		res.fail("(a) %d %s moved in %s from %s straight to %s (no drain acknowledged), seen %v–%v, while %s's term lasted until %v; the first: %s; %s",
+			len(byGroup[g]), g.what, g.ring, g.from, g.to, clock(first.seen), clock(last.seen), g.from, clock(liveEnds[byGroup[g][0]]), first.object, r.preceding(first.seen))
 	}
 	res.late = countLateWrites(events, all)
 	for _, f := range res.late.failures {
@@ -259,4 +300,18 @@ func termEnds(events []event, members ...string) string {
 		parts = append(parts, m+": "+end)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// writeEvents writes every line the replicas printed, each prefixed with
+// its process, sorted by time: the raw material of a failure's report.
+func writeEvents(path string, events []event) error {
+	slices.SortStableFunc(events, func(a, b event) int { return a.at.Compare(b.at) })
+	var b strings.Builder
+	for _, ev := range events {
+		fmt.Fprintf(&b, "%s %s %s %s\n", clock(ev.at), ev.proc, ev.kind, strings.Join(ev.fields, " "))
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -8,16 +8,19 @@ import (
 
 // result is what one seed's run found.
 type result struct {
-	seed           uint64
-	faults         map[faultKind]int
-	overlapsOther  int // two members reconciled one key at once, neither paused: must be 0
-	overlapsPaused int // ... one of them SIGSTOPped during its reconcile: reported
-	late           lateWrites
-	converged      time.Duration // from the end of the last fault
-	bound          time.Duration
-	notConverged   bool
-	objects        objectCount
-	failures       []string
+	seed              uint64
+	faults            map[faultKind]int
+	overlapsOther     int // two members reconciled one key at once, neither paused: must be 0
+	overlapsPaused    int // ... one of them SIGSTOPped during its reconcile: reported
+	moves             int // direct relabels, from one member straight to another
+	movesLiveParents  int // ... of a parent whose old member's term had not ended: must be 0
+	movesLiveChildren int // ... of a child whose old member's term had not ended: must be 0
+	late              lateWrites
+	converged         time.Duration // from the end of the last fault
+	bound             time.Duration
+	notConverged      bool
+	objects           objectCount
+	failures          []string
 }
 
 func (r *result) fail(format string, args ...any) {
@@ -33,6 +36,8 @@ func (r result) table() string {
 	}
 	fmt.Fprintf(&b, "| overlapping reconciles, neither paused (must be 0) | %d |\n", r.overlapsOther)
 	fmt.Fprintf(&b, "| overlapping reconciles, one paused (SIGSTOP: not fenced) | %d |\n", r.overlapsPaused)
+	fmt.Fprintf(&b, "| direct relabels (no drain) | %d |\n", r.moves)
+	fmt.Fprintf(&b, "| direct relabels off a member still in its term, parents / children (must be 0) | %d / %d |\n", r.movesLiveParents, r.movesLiveChildren)
 	fmt.Fprintf(&b, "| late writes refused (409) | %d |\n", r.late.refused)
 	fmt.Fprintf(&b, "| late writes accepted while another member held the key (must be 0) | %d |\n", r.late.acceptedHeld)
 	fmt.Fprintf(&b, "| late writes accepted, nobody else held the key | %d |\n", r.late.acceptedFree)
@@ -55,8 +60,8 @@ func (r result) convergence() string {
 // summary is many runs, one row each, as a markdown table.
 func summary(results []result) string {
 	var b strings.Builder
-	b.WriteString("| seed | faults | overlaps, not paused | overlaps, paused | late writes refused (409) / accepted, key held / accepted, key free | converged after the last fault (bound) | lost / extra / created twice | verdict |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| seed | faults | overlaps, not paused | overlaps, paused | relabels off a live member, parents / children | late writes refused (409) / accepted, key held / accepted, key free | converged after the last fault (bound) | lost / extra / created twice | verdict |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		var faults []string
 		for _, k := range allKinds {
@@ -68,8 +73,8 @@ func summary(results []result) string {
 		if len(r.failures) > 0 {
 			verdict = fmt.Sprintf("**%d failures**", len(r.failures))
 		}
-		fmt.Fprintf(&b, "| %d | %s | %d | %d | %d / %d / %d | %s | %d / %d / %d | %s |\n",
-			r.seed, strings.Join(faults, ", "), r.overlapsOther, r.overlapsPaused,
+		fmt.Fprintf(&b, "| %d | %s | %d | %d | %d / %d | %d / %d / %d | %s | %d / %d / %d | %s |\n",
+			r.seed, strings.Join(faults, ", "), r.overlapsOther, r.overlapsPaused, r.movesLiveParents, r.movesLiveChildren,
 			r.late.refused, r.late.acceptedHeld, r.late.acceptedFree, r.convergence(),
 			len(r.objects.lost), len(r.objects.extra), len(r.objects.twice), verdict)
 	}
