@@ -96,12 +96,14 @@ func runReplica(ctx context.Context, c replicaConfig, rec *recorder) error {
 			Client: leases, Namespace: c.Namespace, Ring: ring, Name: c.Name,
 			LeaseDuration: c.Timing.Lease, RenewDeadline: c.Timing.Renew, RetryPeriod: c.Timing.Retry, Logger: logger,
 			Run: func(ctx context.Context, shard sharding.Shard) {
+				term, ok := leaderelection.TermOf(ctx)
+				if !ok {
+					rec.say("error %q", "the member's context carries no leaderelection.Term")
+					return
+				}
 				rec.say("member %s %s", ring, shard.Member)
-				defer func() {
-					deadline, _ := ctx.Deadline()
-					rec.say("stopped %s %s %d", ring, shard.Member, deadline.UnixNano())
-				}()
-				runTerm(ctx, cfg, c, shard, rec, logger)
+				defer func() { rec.say("stopped %s %s %d", ring, shard.Member, term.End().UnixNano()) }()
+				runTerm(ctx, cfg, c, shard, term, rec, logger)
 			},
 		})
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
@@ -34,7 +35,7 @@ func childName(parent, ring string) string { return parent + "-" + ring }
 
 // runTerm is one member's term: an informer over the ConfigMaps labelled
 // for this member, and workers that reconcile parents with controller.
-func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard sharding.Shard, rec *recorder, logger *slog.Logger) {
+func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard sharding.Shard, term leaderelection.Term, rec *recorder, logger *slog.Logger) {
 	scheme := k8sruntime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return
@@ -65,7 +66,7 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 	if factory.WaitForCacheSync(ctx) != nil {
 		return
 	}
-	ctl := &controller{term: ctx, shard: shard, cms: cms, client: client, rec: rec, timing: c.Timing}
+	ctl := &controller{term: term, shard: shard, cms: cms, client: client, rec: rec, timing: c.Timing}
 	workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps", ctl.reconcile),
 		workqueue.RunOptions[informer.Key]{Workers: 4, OnError: func(key informer.Key, err error) {}})
 }
@@ -76,7 +77,7 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 // that carries the resourceVersion the cache holds, so the API server
 // refuses it (409) if anyone wrote the object since.
 type controller struct {
-	term   context.Context // the term's own context: its Deadline is the term's end, moved by every renew
+	term   leaderelection.Term // its End is the term's end, moved later by every renew
 	shard  sharding.Shard
 	cms    *si.Informer[*corev1.ConfigMap]
 	client *rest.RESTClient
@@ -131,7 +132,7 @@ func (ctl *controller) reconcile(ctx context.Context, key informer.Key) (workque
 func (ctl *controller) write(ctx context.Context, key informer.Key, obj *corev1.ConfigMap, want string) bool {
 	patch := fmt.Appendf(nil, `{"metadata":{"resourceVersion":%q,"annotations":{%q:%q}}}`, obj.ResourceVersion, reconciledBy(ctl.shard.Ring), want)
 	sent := time.Now()
-	deadline, _ := ctl.term.Deadline()
+	deadline := ctl.term.End()
 	err := ctl.client.Patch(types.MergePatchType).Namespace(obj.Namespace).Resource("configmaps").Name(obj.Name).Body(patch).Do(ctx).Error()
 	late := 0
 	if sent.After(deadline) {
