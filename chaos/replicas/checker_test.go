@@ -63,9 +63,9 @@ func TestOverlapsOfAPausedReplicaAreReportedApartFromTheRest(t *testing.T) {
 	}
 	ends := map[string]time.Time{"r1": at(10500), "r2": at(20000), "r3": at(20000)}
 	paused := map[string]span{"r1": {from: at(50), to: at(8000)}}
-	found := overlaps(intervals(events, ends), func(proc string, from, to time.Time) bool {
-		p, ok := paused[proc]
-		return ok && p.covers(from, to)
+	found := overlaps(intervals(events, ends), func(iv interval) bool {
+		p, ok := paused[iv.proc]
+		return ok && excusedByPause(iv, []span{p}, time.Time{})
 	})
 	var got []string
 	for _, o := range found {
@@ -120,4 +120,13 @@ func TestADirectRelabelBeforeTheOldMembersTermEndedIsAMoveOffALiveMember(t *test
 		got = append(got, m.object)
 	}
 	require.Equal(t, []string{"p-2", "p-4"}, got)
+}
+
+func TestAReconcileBegunAfterATermRanOutInAPauseCountsAsPaused(t *testing.T) {
+	pause := []span{{from: at(1000), to: at(8000)}}
+	deadline := at(4000) // the term ran out while the process was stopped
+	require.True(t, excusedByPause(interval{start: at(8010), end: at(8015)}, pause, deadline), "begun after the resume, its term over")
+	require.True(t, excusedByPause(interval{start: at(500), end: at(8100)}, pause, deadline), "running across the pause")
+	require.False(t, excusedByPause(interval{start: at(200), end: at(900)}, pause, deadline), "before the pause")
+	require.False(t, excusedByPause(interval{start: at(8010), end: at(8015)}, pause, at(9000)), "a term that did not run out in the pause")
 }

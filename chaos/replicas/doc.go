@@ -42,7 +42,9 @@
 //
 // (a) Per ring and key, no two members' reconciles overlap in time.
 // Overlaps where one of the two processes was SIGSTOPped during its
-// reconcile are counted apart ("paused"), not failed: leader election
+// reconcile, or began it after its term had run out during a pause (the
+// resumed process's workers can take a key before its overdue watchdog
+// ends the term), are counted apart ("paused"), not failed: leader election
 // does not fence a paused process (see its doc). For those, the
 // resourceVersion guard is what protects the object: every write sent
 // after the writer's term deadline (a "late write") must be refused with

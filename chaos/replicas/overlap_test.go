@@ -43,9 +43,9 @@ func intervals(events []event, end map[string]time.Time) []interval {
 }
 
 // overlap is two members' reconciles of one key in one ring that ran at
-// the same time. paused says one of the two processes was SIGSTOPped
-// during its interval: the case leader election does not fence (see its
-// doc), reported apart and not failed.
+// the same time. paused says one of the two was the work of a paused
+// process (see excusedByPause): the case leader election does not fence
+// (see its doc), reported apart and not failed.
 type overlap struct {
 	a, b   interval
 	paused bool
@@ -57,9 +57,9 @@ func (o overlap) String() string {
 }
 
 // overlaps finds every pair of intervals of one ring and key, of two
-// members, that overlap. pausedDuring says whether a process was
-// stopped at some time within [from, to].
-func overlaps(all []interval, pausedDuring func(proc string, from, to time.Time) bool) []overlap {
+// members, that overlap. paused says whether an interval is the work of
+// a paused process.
+func overlaps(all []interval, paused func(interval) bool) []overlap {
 	byKey := map[string][]interval{}
 	for _, iv := range all {
 		byKey[iv.ring+" "+iv.key] = append(byKey[iv.ring+" "+iv.key], iv)
@@ -74,8 +74,7 @@ func overlaps(all []interval, pausedDuring func(proc string, from, to time.Time)
 				if a.member == b.member {
 					continue
 				}
-				paused := pausedDuring(a.proc, a.start, a.end) || pausedDuring(b.proc, b.start, b.end)
-				out = append(out, overlap{a: a, b: b, paused: paused})
+				out = append(out, overlap{a: a, b: b, paused: paused(a) || paused(b)})
 			}
 		}
 	}
@@ -85,3 +84,21 @@ func overlaps(all []interval, pausedDuring func(proc string, from, to time.Time)
 
 // clock prints a time of day to the millisecond, as the log does.
 func clock(t time.Time) string { return t.Format("15:04:05.000") }
+
+// excusedByPause reports whether iv is the work of a paused process:
+// its process was SIGSTOPped during it, or it began after its member's
+// term had run out while the process was stopped (resumed, a worker took
+// a key before the term's watchdog, overdue too, had ended the context).
+// pauses are the process's pauses; deadline is the member's term end
+// (zero if unknown).
+func excusedByPause(iv interval, pauses []span, deadline time.Time) bool {
+	for _, p := range pauses {
+		if p.covers(iv.start, iv.end) {
+			return true
+		}
+		if !deadline.IsZero() && p.covers(deadline, deadline) && !iv.start.Before(deadline) {
+			return true
+		}
+	}
+	return false
+}

@@ -176,10 +176,14 @@ func (r *run) analyse(s settings, took time.Duration, why string, bound time.Dur
 	}
 	ends, pauses, exits := r.fleet.history()
 	all := intervals(events, ends)
-	pausedDuring := func(proc string, from, to time.Time) bool {
-		return slices.ContainsFunc(pauses[proc], func(p span) bool { return p.covers(from, to) })
+	deadlines := map[string]time.Time{} // member → its term's end, from its stopped line
+	for _, ev := range events {
+		if ev.kind == "stopped" && len(ev.fields) == 3 {
+			deadlines[ev.fields[1]] = nanos(ev.fields[2])
+		}
 	}
-	for _, o := range overlaps(all, pausedDuring) {
+	paused := func(iv interval) bool { return excusedByPause(iv, pauses[iv.proc], deadlines[iv.member]) }
+	for _, o := range overlaps(all, paused) {
 		if o.paused {
 			res.overlapsPaused++
 			continue
