@@ -37,9 +37,12 @@ type resource struct {
 // or do not sync within SyncTimeout; by then everything it started has
 // stopped, so a retry starts from nothing.
 func (s *Sharder) shard(ctx context.Context) error {
-	// The scheme only decodes the API server's answers to PATCH: the
-	// sharder reads nothing but metadata.
+	// The scheme only decodes the API server's answers: the sharder reads
+	// nothing but metadata.
 	scheme := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil { // PartialObjectMetadata, for freshMeta
+		return err
+	}
 	for _, gvr := range s.cfg.Resources {
 		metav1.AddToGroupVersion(scheme, gvr.GroupVersion())
 	}
@@ -83,7 +86,11 @@ func (s *Sharder) shard(ctx context.Context) error {
 	for _, r := range resources {
 		workers.Go(func() {
 			workqueue.Run(ctx, r.queue, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-				return workqueue.Result{}, s.decide(ctx, r, resources, ring, key)
+				err := s.decide(ctx, r, resources, ring, key)
+				if errors.Is(err, errChildChanged) {
+					return workqueue.Result{RequeueAfter: childRetry}, nil
+				}
+				return workqueue.Result{}, err
 			}, workqueue.RunOptions[informer.Key]{Workers: s.cfg.Workers, OnError: func(key informer.Key, err error) {
 				s.cfg.Logger.Warn("sharding: labelling failed", "resource", r.gvr.Resource, "key", key, "err", err)
 			}})
@@ -165,6 +172,9 @@ func takenOverBy(identity string) string { return "taken-over-by-sharder:" + ide
 //	x      yes    alive                  x          undrain (the ring changed back)
 //	x      yes    alive                  m ≠ x      nothing: x acknowledges by removing both labels
 //
+// An object whose controller owner is not in the sharder's caches moves
+// directly instead of draining: no member reconciles it by its own key.
+//
 // "Dead for certain" is a member whose Lease it released, or a sharder
 // took over: never one merely not seen renewing.
 //
@@ -183,9 +193,14 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 		return err
 	}
 	shard := Shard{Ring: s.cfg.Ring}
-	if parent := parentOf(obj, all); parent != nil {
-		return s.decideChild(ctx, r, key, obj, parent)
+	if parent, pr := parentOf(obj, all); parent != nil {
+		return s.decideChild(ctx, r, key, obj, pr, parent, ring)
 	}
+	// An object with a controller owner that is not in the sharder's
+	// caches (not sharded, or deleted: an orphan the garbage collector has
+	// not removed yet) is reconciled by no member under its own key, so
+	// no member would acknowledge its drain: it moves directly.
+	orphan := metav1.GetControllerOf(obj) != nil
 	current, draining := obj.Labels[shard.Label()], obj.Labels[shard.DrainLabel()] != ""
 	want, currentAlive := ring.owner(RingKey(obj), current)
 	if want == "" {
@@ -200,6 +215,8 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 		switch {
 		case current == want && draining:
 			action, labels[shard.DrainLabel()] = "undrain", nil
+		case current != want && orphan:
+			action, labels[shard.Label()], labels[shard.DrainLabel()] = "move", &want, nil
 		case current != want && !draining:
 			yes := "true"
 			action, labels[shard.DrainLabel()] = "drain", &yes
@@ -213,7 +230,7 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 		return nil
 	}
 	if action == "assign" || action == "move" {
-		if err := s.moveChildren(ctx, obj, want, all); err != nil {
+		if err := s.moveChildren(ctx, r, obj, want, all); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,9 @@ package sharding
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +27,15 @@ import (
 //   - or to catch up with a parent already settled on a member, not
 //     draining (decideChild): a child made after the parent moved.
 
+// errChildChanged says a parent's children could not be moved because
+// the parent or a child changed since the sharder's cache saw it: the
+// parent's step is tried again shortly (childRetry), once the cache has
+// caught up, not after the queue's growing backoff.
+var errChildChanged = errors.New("sharding: a child changed since the cache saw it")
+
+// childRetry is how soon a parent whose child changed is looked at again.
+const childRetry = 100 * time.Millisecond
+
 // controllerIndex indexes the sharder's objects by the UID of their
 // controller owner, to find a parent's children in every resource.
 const controllerIndex = "sharding.listwatch.dev/controller-uid"
@@ -40,34 +51,46 @@ func controllerUID(obj *metav1.PartialObjectMetadata) ([]string, error) {
 // parentOf returns obj's controller owner if it is one of the sharded
 // objects in the sharder's caches (its UID matches), or nil: an object
 // whose owner is not sharded is decided by the ring like any other.
-func parentOf(obj *metav1.PartialObjectMetadata, all []*resource) *metav1.PartialObjectMetadata {
+func parentOf(obj *metav1.PartialObjectMetadata, all []*resource) (*metav1.PartialObjectMetadata, *resource) {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil {
-		return nil
+		return nil, nil
 	}
 	for _, r := range all {
 		for _, key := range []informer.Key{{Namespace: obj.Namespace, Name: ref.Name}, {Name: ref.Name}} {
 			if parent, err := getMeta(r, key); err == nil && parent.UID == ref.UID {
-				return parent
+				return parent, r
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // decideChild lets a child catch up with its parent: once the parent is
-// labelled with a member and not draining, the child is labelled with
-// that member too. While the parent is unlabelled or draining, the child
-// stays where it is: the parent's handover takes it along.
-func (s *Sharder) decideChild(ctx context.Context, r *resource, key informer.Key, child, parent *metav1.PartialObjectMetadata) error {
+// labelled with a live member and not draining, the child is labelled
+// with that member too. While the parent is unlabelled or draining, the
+// child stays where it is: the parent's handover takes it along. The
+// parent is read from the API server before the child moves, as in
+// moveChildren: a stale cache could name the parent's previous owner.
+func (s *Sharder) decideChild(ctx context.Context, r *resource, key informer.Key, child *metav1.PartialObjectMetadata, pr *resource, parent *metav1.PartialObjectMetadata, ring *liveRing) error {
 	shard := Shard{Ring: s.cfg.Ring}
 	owner := parent.Labels[shard.Label()]
-	if owner == "" || parent.Labels[shard.DrainLabel()] != "" {
+	if owner == "" || parent.Labels[shard.DrainLabel()] != "" || !ring.isAlive(owner) {
 		return nil
 	}
 	current := child.Labels[shard.Label()]
 	if current == owner && child.Labels[shard.DrainLabel()] == "" {
 		return nil
+	}
+	fresh, err := freshMeta(ctx, pr, informer.KeyFor(parent))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fresh.ResourceVersion != parent.ResourceVersion {
+		return errChildChanged
 	}
 	return s.patch(ctx, r, key, child.ResourceVersion, childAction(current), map[string]*string{shard.Label(): &owner, shard.DrainLabel(): nil}, owner)
 }
@@ -77,8 +100,34 @@ func (s *Sharder) decideChild(ctx context.Context, r *resource, key informer.Key
 // when the new owner first reconciles the parent. Any child it could not
 // move (a conflict: the sharder's cache is behind) fails the parent's
 // step, which is tried again.
-func (s *Sharder) moveChildren(ctx context.Context, parent *metav1.PartialObjectMetadata, member string, all []*resource) error {
+func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1.PartialObjectMetadata, member string, all []*resource) error {
 	shard := Shard{Ring: s.cfg.Ring}
+	children := 0
+	for _, r := range all {
+		n, err := r.objects.Indexer().IndexKeys(controllerIndex, string(parent.UID))
+		if err != nil {
+			return err
+		}
+		children += len(n)
+	}
+	if children == 0 {
+		return nil
+	}
+	// The cache may be behind: the parent may already be labelled with
+	// another member (by this sharder a moment ago, or by the last one).
+	// Moving its children on a stale view would send them ahead of it, so
+	// read the parent from the API server first: only if it is still the
+	// version the cache holds do its children move.
+	current, err := freshMeta(ctx, pr, informer.KeyFor(parent))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if current.ResourceVersion != parent.ResourceVersion {
+		return errChildChanged
+	}
 	for _, r := range all {
 		children, err := r.objects.Indexer().ByIndex(controllerIndex, string(parent.UID))
 		if err != nil {
@@ -98,6 +147,12 @@ func (s *Sharder) moveChildren(ctx context.Context, parent *metav1.PartialObject
 			if apierrors.IsNotFound(err) {
 				continue // deleted meanwhile: nothing to move
 			}
+			if apierrors.IsConflict(err) {
+				// The child changed since the cache saw it (its owner
+				// writes it as it reconciles): look again soon, when the
+				// cache has caught up, rather than after a growing backoff.
+				return errChildChanged
+			}
 			if err != nil {
 				return fmt.Errorf("sharding: moving child %s %s of %s to %s before it: %w", r.gvr.Resource, key, informer.KeyFor(parent), member, err)
 			}
@@ -116,4 +171,12 @@ func childAction(current string) string {
 		return "assign"
 	}
 	return "move"
+}
+
+// freshMeta reads key's metadata from the API server, not the cache.
+func freshMeta(ctx context.Context, r *resource, key informer.Key) (*metav1.PartialObjectMetadata, error) {
+	out := &metav1.PartialObjectMetadata{}
+	err := r.client.Get().NamespaceIfScoped(key.Namespace, key.Namespace != "").Resource(r.gvr.Resource).Name(key.Name).
+		SetHeader("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1").Do(ctx).Into(out)
+	return out, err
 }

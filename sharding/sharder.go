@@ -248,6 +248,13 @@ func (r *liveRing) update(members []string, virtualNodes int) (bool, error) {
 	return true, nil
 }
 
+// isAlive reports whether member is on the ring.
+func (r *liveRing) isAlive(member string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.alive[member]
+}
+
 // owner returns the ring's owner of key and whether member is alive.
 func (r *liveRing) owner(key string, member string) (string, bool) {
 	r.mu.RLock()
