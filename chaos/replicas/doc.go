@@ -80,8 +80,7 @@
 // Each run prints a table: the faults by kind; overlapping reconciles,
 // outside pauses (must be 0) and with a paused replica (reported);
 // direct relabels, and those off a member still in its term (must be 0);
-// late
-// writes refused (409), accepted while another member held the key (must
+// late writes refused (409), accepted while another member held the key (must
 // be 0), accepted while nobody else did, and failed otherwise (a 403, a
 // timeout); the time from the end of the last fault to convergence, with
 // its bound; and objects lost, present though deleted, or created twice.

@@ -60,7 +60,7 @@ func (r result) convergence() string {
 // summary is many runs, one row each, as a markdown table.
 func summary(results []result) string {
 	var b strings.Builder
-	b.WriteString("| seed | faults | overlaps, not paused | overlaps, paused | relabels off a live member, parents / children | late writes refused (409) / accepted, key held / accepted, key free | converged after the last fault (bound) | lost / extra / created twice | verdict |\n")
+	b.WriteString("| seed | faults | overlaps, not paused | overlaps, paused | relabels off a live member: parents / children ahead of their parent | late writes refused (409) / accepted, key held / accepted, key free | converged after the last fault (bound) | lost / extra / created twice | verdict |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		var faults []string
