@@ -48,10 +48,12 @@ func TestASharderNeverTouchesTheLeasesOfARingWhoseNameExtendsItsOwn(t *testing.T
 
 	var labels sync.Map
 	startSharder(ctx, t, &wg, cfg, ns, &labels)
-	// A sharder that misread the other ring's Lease as its own would judge
-	// after that Lease's 15 s, then collect dead members' Leases once per
-	// LeaseDuration: 30 s give it four passes.
-	window := time.After(30 * time.Second)
+	// The sharder judges after one LeaseDuration and collects dead
+	// members' Leases once per LeaseDuration after that: 4 give it three
+	// passes. (A sharder that misread the other ring's Lease as its own
+	// took that Lease's 15 s as the longest, and judged only after it:
+	// this test failed first on it with a 30 s window.)
+	window := time.After(4 * leaseDuration)
 	renews := 0 // proves the watch works: the member's renews arrive (two or more in the window)
 	for done := false; !done; {
 		select {
