@@ -11,15 +11,14 @@ import (
 	"os/signal"
 	"syscall"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/scheme"
-
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/kubeconfig"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func main() {
@@ -41,10 +40,11 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg, err := conn.Load()
-	if err != nil {
+	scheme := runtime.NewScheme() // the Go types the factory reads and writes
+	if err := errors.Join(err, corev1.AddToScheme(scheme)); err != nil {
 		return err
 	}
-	factory, err := si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme.Scheme}) // client-go's: every built-in type
+	factory, err := si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme})
 	if err != nil {
 		return err
 	}
