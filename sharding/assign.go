@@ -69,7 +69,17 @@ func (s *Sharder) shard(ctx context.Context) error {
 		if err := errors.Join(err1, err2); err != nil {
 			return err
 		}
-		r := &resource{gvr: gvr, objects: objects, client: client, queue: workqueue.New(workqueue.Options[informer.Key]{})}
+		// A key the API server refused waits its own doubling delay,
+		// capped at LeaseDuration, for its next try: after a fault that
+		// failed every key (a 403, a webhook down) all are tried again
+		// within a lease of its end. The default limiter's queue-wide
+		// bucket (10 a second) would spread 500 failed keys over 40 s;
+		// the client's QPS already paces the sharder's requests.
+		limiter, err := workqueue.NewExponentialRateLimiter[informer.Key](5*time.Millisecond, s.cfg.LeaseDuration)
+		if err != nil {
+			return err
+		}
+		r := &resource{gvr: gvr, objects: objects, client: client, queue: workqueue.New(workqueue.Options[informer.Key]{RateLimiter: limiter})}
 		defer r.queue.ShutDown()
 		if _, err := objects.AddEventHandler(si.EnqueueKey[*metav1.PartialObjectMetadata](r.queue)); err != nil {
 			return err

@@ -30,7 +30,8 @@ import (
 //   - after a 403 window of length W, a reflector retries with backoff
 //     (first wait 800 ms, doubling, jitter up to 2×), so its first
 //     attempt after the window comes within 2·W + 1.6 s of the window's
-//     end; the sharder's queue doubles its per-key delays the same way;
+//     end; the sharder's queue doubles its per-key delays the same way,
+//     up to L, with no queue-wide bucket to wait in;
 //   - every object may move once, a drain being three PATCHes, at the
 //     replicas' client QPS: 3·objects/QPS;
 //   - and 10 s for the requests themselves on a busy machine, with the
