@@ -32,6 +32,7 @@ func (f *DeltaFIFO[T]) markLocked(rv string) {
 // no queued key is waiting on, and forgets those writes. The caller holds
 // mu. Cost: O(1) amortised per write.
 func (f *DeltaFIFO[T]) advanceLocked() {
+	advanced := false
 	for f.marksHead < len(f.marks) {
 		m := f.marks[f.marksHead]
 		if len(f.queue) > 0 && m.seq >= f.items[f.queue[0]].at {
@@ -41,10 +42,40 @@ func (f *DeltaFIFO[T]) advanceLocked() {
 			f.applied.Store(&m.rv)
 		}
 		f.marksHead++
+		advanced = true
 	}
 	if f.marksHead > 64 && f.marksHead*2 > len(f.marks) { // drop the forgotten half
 		f.marks = append(f.marks[:0], f.marks[f.marksHead:]...)
 		f.marksHead = 0
+	}
+	if advanced {
+		f.announceProgress()
+	}
+}
+
+// Progress returns a channel that is closed the next time a write or
+// bookmark is applied (see AppliedResourceVersion): when the consumer has
+// processed more. It is how a reader waits for the cache to catch up
+// without polling. Take the channel first, then check what you wait for,
+// then wait on the channel: a change between the check and the wait
+// still closes it. Safe to call from any goroutine; it takes no lock.
+func (f *DeltaFIFO[T]) Progress() <-chan struct{} {
+	for {
+		if ch := f.progress.Load(); ch != nil {
+			return *ch
+		}
+		ch := make(chan struct{})
+		if f.progress.CompareAndSwap(nil, &ch) {
+			return ch
+		}
+	}
+}
+
+// announceProgress wakes everyone waiting on Progress. The applied
+// resourceVersion is already stored, so a woken reader sees it.
+func (f *DeltaFIFO[T]) announceProgress() {
+	if ch := f.progress.Swap(nil); ch != nil {
+		close(*ch)
 	}
 }
 

@@ -48,3 +48,40 @@ func TestARequeuedKeyKeepsItsWritesPending(t *testing.T) {
 	require.Equal(t, "default/a", popOne(t, f, nil).Key)
 	assert.Equal(t, "5", f.AppliedResourceVersion())
 }
+
+// Progress is closed when something is applied, not when something is
+// queued: a reader woken by it sees the newer applied resourceVersion.
+func TestProgressIsClosedWhenAWriteIsAppliedNotWhenItIsQueued(t *testing.T) {
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{})
+	progress := f.Progress()
+	require.NoError(t, f.Add(cm("a", "5")))
+	assertOpen(t, progress, "a is queued, not applied")
+	assert.Equal(t, progress, f.Progress(), "one channel for every waiter until it is closed")
+
+	popOne(t, f, nil)
+	assertClosed(t, progress, "a is applied")
+	assert.Equal(t, "5", f.AppliedResourceVersion())
+
+	next := f.Progress()
+	assertOpen(t, next, "a fresh channel for the next change")
+	require.NoError(t, f.Bookmark("9"))
+	assertClosed(t, next, "a bookmark on an empty queue is applied at once")
+}
+
+func assertOpen(t *testing.T, ch <-chan struct{}, why string) {
+	t.Helper()
+	select {
+	case <-ch:
+		t.Errorf("closed, but should not be: %s", why)
+	default:
+	}
+}
+
+func assertClosed(t *testing.T, ch <-chan struct{}, why string) {
+	t.Helper()
+	select {
+	case <-ch:
+	default:
+		t.Errorf("open, but should be closed: %s", why)
+	}
+}

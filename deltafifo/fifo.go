@@ -103,6 +103,10 @@ type DeltaFIFO[T informer.Object] struct {
 	// mu, read without it: Pop holds mu while the consumer processes, and
 	// a reader must not wait for that.
 	applied atomic.Pointer[string]
+	// progress is closed, and cleared, each time the applied position
+	// moves (see Progress). nil while nobody waits, so that a DeltaFIFO
+	// nobody waits on makes no channel at all.
+	progress atomic.Pointer[chan struct{}]
 
 	known KnownObjects[T] // fixed at New; nil if none
 	trace informer.TraceHook
