@@ -54,6 +54,11 @@ type RunOptions[K comparable] struct {
 	// key's next change"). Either way [Queue.GaveUp] counts the keys given
 	// up on.
 	OnError func(key K, err error)
+
+	// Gate, when set, is asked before each reconcile whether the key must
+	// wait (see [Gate]); a held key is let go and added again later, and
+	// other keys go on. Default nil: no key is held.
+	Gate Gate[K]
 }
 
 // Run runs opts.Workers workers over q, each a loop of Get, reconcile,
@@ -73,6 +78,11 @@ type RunOptions[K comparable] struct {
 //     the key is added again, unreported and uncounted, so that whoever
 //     runs the queue next reconciles it.
 //
+// With opts.Gate, a key the gate holds is not reconciled: the worker
+// calls Done and takes the next key, and the key is added again when the
+// gate says (see [Gate]). A held key is not queued meanwhile, so, like a
+// delayed key, it is dropped if q shuts down before it is added again.
+//
 // Once q is shut down, the Add, AddAfter and AddRateLimited above are
 // dropped like any other (see ShutDownWithDrain).
 //
@@ -86,6 +96,10 @@ type RunOptions[K comparable] struct {
 // queued and Run returns by itself.
 func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc[K], opts RunOptions[K]) {
 	onError := opts.OnError // nil: the default log, which needs to know more (see process)
+	var gate *holds[K]
+	if opts.Gate != nil {
+		gate = newHolds(q, opts.Gate)
+	}
 	var workers sync.WaitGroup
 	for range max(opts.Workers, 1) {
 		workers.Go(func() {
@@ -94,11 +108,16 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 				if err != nil {
 					return // ctx is done, or the queue is shut down and empty
 				}
+				if !gate.admit(ctx, key) {
+					q.Done(key)
+					continue
+				}
 				q.process(ctx, key, reconcile, opts.MaxRetries, onError)
 			}
 		})
 	}
 	workers.Wait()
+	gate.end()
 }
 
 // process runs one reconcile of key and settles its outcome (see Run).

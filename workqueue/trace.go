@@ -19,6 +19,7 @@ import (
 //	delayed ─▶ added "delay over"            AddAfter
 //	got ─▶ failed ─▶ requeued ─▶ delayed     Run: reconcile returned an error,
 //	    ─▶ done ─▶ added "delay over"        so it is retried after a backoff
+//	got ─▶ held ─▶ done ─▶ added "released"  Run: a Gate held it back (gate.go)
 const (
 	// KindAdded: the key entered the queue, to be handed to a worker by
 	// Get. Detail says why when it was not a plain Add: "delay over" (its
