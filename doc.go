@@ -47,8 +47,9 @@
 //  4. sharedinformer: the three above under one Run, fanned out to any
 //     number of handlers, each on its own goroutine.
 //  5. workqueue: where handlers put keys and workers take them.
-//  6. expectations: how a controller avoids acting on a cache that has not
-//     caught up with its own writes.
+//  6. readyourwrites: how a controller avoids acting on a cache that has
+//     not caught up with its own writes (expectations is the older,
+//     narrower way: counts of in-flight creates and deletes).
 //  7. leaderelection: several replicas of one controller, one active, over
 //     a coordination.k8s.io Lease.
 //  8. sharding: every replica active, each owning part of the objects

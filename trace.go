@@ -16,6 +16,7 @@ const (
 	StageIndexer   Stage = "indexer"   // objects stored, index values changed
 	StageListener  Stage = "listener"  // handler deliveries, buffer depth
 	StageWorkqueue Stage = "workqueue" // keys added, deduplicated, requeued, done
+	StageGuard     Stage = "guard"     // keys held until the cache shows their own writes
 )
 
 // TraceEvent is one thing one stage did. It is deliberately small and not

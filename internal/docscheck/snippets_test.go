@@ -46,7 +46,9 @@ var givens = map[string]string{
 	"memlistwatch/doc.go: lw := memlistwatch.New[*corev1.ConfigMap]()":                                               "ctx context.Context, cm *corev1.ConfigMap, store reflector.Store[*corev1.ConfigMap], key informer.Key",
 	"metrics/doc.go: reg, err := metrics.NewRegistry(myPrometheusAdapter)":                                           "ctx context.Context, cfg *rest.Config, myPrometheusAdapter metrics.Provider",
 	"reflector/doc.go: lw, err := reflector.NewTypedListerWatcher[*corev1.Pod](cfg, scheme, reflector.Source{":       "ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, fifo *deltafifo.DeltaFIFO[*corev1.Pod]",
-	"reflector/restclients.go: scheme := runtime.NewScheme()":                                                        "cfg *rest.Config",
+	"readyourwrites/doc.go: guard, err := readyourwrites.New(readyourwrites.Options{Name: \"secrets\"})": "ctx context.Context, secretInformer *sharedinformer.Informer[*corev1.Secret], " +
+		"client *rest.RESTClient, queue *workqueue.Queue[informer.Key]",
+	"reflector/restclients.go: scheme := runtime.NewScheme()": "cfg *rest.Config",
 	"sharding/doc.go: leases, err := leaderelection.NewClient(cfg)": "ctx context.Context, cfg *rest.Config, podName string, queue *workqueue.Queue[informer.Key], " +
 		"lister *lister.Lister[*corev1.ConfigMap], client *rest.RESTClient, reconcile workqueue.ReconcileFunc[informer.Key], opts workqueue.RunOptions[informer.Key]",
 	"sharedinformer/doc.go: factory, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme})":   "ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, queue *workqueue.Queue[informer.Key]",

@@ -1,0 +1,123 @@
+package readyourwrites
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer"
+	si "github.com/listwatch/informer/sharedinformer"
+)
+
+// Cache is one informer's cache as a Guard checks it: the writes recorded
+// through it are checked against that informer. Make one with Track for
+// every informer whose objects the controller writes, the owners' own
+// (a status update) and their children's.
+type Cache[T informer.Object] struct {
+	guard    *Guard
+	informer *si.Informer[T]
+}
+
+// Track returns the Cache through which writes of inf's objects are
+// recorded in g.
+func Track[T informer.Object](g *Guard, inf *si.Informer[T]) *Cache[T] {
+	return &Cache[T]{guard: g, informer: inf}
+}
+
+// Write sends req, a create, update or patch of one of the informer's
+// objects, decodes the object the API server answers into out, and
+// records, under owner (the key being reconciled), that the cache must
+// show that object at that resourceVersion or later before owner's next
+// reconcile. A generateName create is recorded like any other: the
+// answer names the object. A failed write records nothing and returns
+// its error.
+func (c *Cache[T]) Write(ctx context.Context, owner informer.Key, req *rest.Request, out T) error {
+	if err := req.Do(ctx).Into(out); err != nil {
+		return err
+	}
+	c.Wrote(owner, out)
+	return nil
+}
+
+// Wrote records a write made without Write: obj is what the API server
+// answered, whose resourceVersion is the write's.
+func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) {
+	key, rv := informer.KeyFor(obj), obj.GetResourceVersion()
+	c.guard.record(owner, write{progress: c.informer.Progress, seen: func() bool {
+		if cached, ok := c.informer.Indexer().Get(key); ok && atOrAfter(cached.GetResourceVersion(), rv) {
+			return true
+		}
+		return c.applied(rv)
+	}})
+}
+
+// Delete sends req, a DELETE of the informer's object key, and records
+// under owner that the cache must no longer show that object: absent, or
+// an object of that name with another UID (made since), or, when the
+// object only got a deletionTimestamp (it has finalizers), that object at
+// the resourceVersion the DELETE answered or later. The UID comes from
+// the answer: the object, or the Status whose details name it. A failed
+// DELETE records nothing and returns its error (a NotFound included:
+// the object was gone already, and there is nothing to wait for).
+func (c *Cache[T]) Delete(ctx context.Context, owner, key informer.Key, req *rest.Request) error {
+	answer, err := req.Do(ctx).Get()
+	if err != nil {
+		return err
+	}
+	var uid types.UID
+	var terminating metav1.Object // the object, if it still exists
+	if status, ok := answer.(*metav1.Status); ok {
+		if status.Details != nil {
+			uid = status.Details.UID
+		}
+	} else if obj, err := meta.Accessor(answer); err == nil {
+		uid = obj.GetUID()
+		if obj.GetDeletionTimestamp() != nil {
+			terminating = obj
+		}
+	}
+	c.Deleted(owner, key, uid, terminating)
+	return nil
+}
+
+// Deleted records a DELETE made without Delete: key is the object's key,
+// uid its UID if known (else "": then only absence counts), terminating
+// the object the DELETE answered if it still exists (finalizers), or nil.
+func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating metav1.Object) {
+	c.guard.record(owner, write{progress: c.informer.Progress, seen: func() bool {
+		cached, ok := c.informer.Indexer().Get(key)
+		switch {
+		case !ok, uid != "" && cached.GetUID() != uid:
+			return true
+		case terminating != nil:
+			return cached.GetDeletionTimestamp() != nil && atOrAfter(cached.GetResourceVersion(), terminating.GetResourceVersion())
+		default:
+			return false
+		}
+	}})
+}
+
+// applied reports whether the informer's cache has applied rv or later.
+// With resourceVersions that cannot be compared it never has: then only
+// the object itself can say (see atOrAfter).
+func (c *Cache[T]) applied(rv string) bool {
+	cmp, err := si.CompareResourceVersions(c.informer.LastSyncResourceVersion(), rv)
+	return err == nil && cmp >= 0
+}
+
+// atOrAfter reports whether resourceVersion have is rv or later: by
+// number where both are comparable, by equality otherwise.
+func atOrAfter(have, rv string) bool {
+	cmp, err := si.CompareResourceVersions(have, rv)
+	if err != nil {
+		return have == rv
+	}
+	return cmp >= 0
+}
+
+// String names the cache by its informer.
+func (c *Cache[T]) String() string { return fmt.Sprintf("readyourwrites.Cache(%s)", c.informer.Name()) }

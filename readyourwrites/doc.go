@@ -1,0 +1,86 @@
+// Package readyourwrites makes a controller read its own writes: a key is
+// not reconciled again until the informer caches show what the last
+// reconciles of that key wrote.
+//
+// # The problem
+//
+// A reconcile reads the cache, never the API server, and the cache is
+// always a little late (pitfall 1). Write something, get the key again
+// before the watch event of that write has reached the cache, and the
+// reconcile acts on the state from before its own write:
+//
+//   - it fixes a Secret and updates it with the resourceVersion it read,
+//     which is no longer current: 409 Conflict (the common case on a
+//     restart, when both initial lists enqueue the key once more);
+//   - it sees no child yet and creates another one (a duplicate, when the
+//     child's name comes from generateName).
+//
+// Package expectations counts in-flight creates and deletes per owner;
+// this package is more general and needs no handler of its own: it
+// compares resourceVersions, which since Kubernetes 1.35 are promised to
+// be comparable within one resource (KEP-5504). kube-controller-manager
+// does the same since 1.36 for some of its controllers (KEP-5647).
+//
+// # The pattern
+//
+//	guard, err := readyourwrites.New(readyourwrites.Options{Name: "secrets"})
+//	if err != nil {
+//		return err
+//	}
+//	secrets := readyourwrites.Track(guard, secretInformer)
+//	reconcile := func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+//		s, err := secretInformer.Lister().Namespace(key.Namespace).Get(key.Name)
+//		if err != nil || string(s.Data["state"]) == "ok" {
+//			return workqueue.Result{}, err
+//		}
+//		fixed := s.DeepCopy() // never modify the cache's copy
+//		fixed.Data["state"] = []byte("ok")
+//		return workqueue.Result{}, secrets.Write(ctx, key, client.Put().
+//			Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(fixed), fixed)
+//	}
+//	workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{Workers: 4, Gate: guard})
+//
+// [Cache.Write] sends the request and records, under the key being
+// reconciled (the owner), the object and resourceVersion the API server
+// answered; [Cache.Delete] records a delete. Record every write of the
+// reconcile: the owner's own (a status update) and its children's, each
+// through the Cache of the informer that watches it.
+//
+// # Where it sits
+//
+//	reconcile(owner) ──Write──▶ API server ──answer: obj@rv──▶ Guard.pending[owner]
+//	API server ──watch──▶ informer ──applies obj@rv──▶ Progress closed
+//	workqueue.Run ──Get(owner)──▶ Guard.Hold(owner)? ──held──▶ added again on Progress
+//
+// # Invariants
+//
+//   - A key with a recorded write is reconciled again only once the
+//     written object's cache holds that object at the write's
+//     resourceVersion or later (or, for a delete, no longer holds it), or
+//     its informer has applied a resourceVersion at least as new; or once
+//     Options.MaxHold has passed, which counts a stale reconcile
+//     (listwatch_guard_stale_reconciles_total, a KindStale event).
+//   - Only that key waits. The worker lets a held key go and takes the
+//     next one; the key is added again when its informer applies more,
+//     never by polling.
+//   - Records are dropped once their cache has caught up, whether or not
+//     their key is reconciled again: memory follows the writes in flight,
+//     not the writes made ([Guard.Pending]).
+//
+// # What it cannot do
+//
+//   - See other writers: it orders a controller after its own writes, not
+//     after everyone's. Another writer's change may still be missing from
+//     the cache; the resourceVersion on an update is what turns that into
+//     a 409 instead of a lost write.
+//   - Survive a restart or a change of leader: the records live in one
+//     process. A new leader's first reconciles can read a cache older than
+//     the old leader's last writes ([sharedinformer.Informer.Fresh] is
+//     the barrier for that moment).
+//   - Record a write whose answer never came (a timeout after the server
+//     stored it): there is no resourceVersion to wait for.
+//
+// Metrics, when Options.Metrics is set, labelled with Options.Name:
+// listwatch_guard_held_total, listwatch_guard_hold_duration_seconds,
+// listwatch_guard_stale_reconciles_total and listwatch_guard_pending_writes.
+package readyourwrites

@@ -1,0 +1,186 @@
+package readyourwrites
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/metrics"
+)
+
+// Options configure a Guard. The zero value is valid.
+type Options struct {
+	// MaxHold bounds how long a key is held for writes its cache has not
+	// seen. Past it the reconcile runs anyway, on a cache that may be
+	// stale, and the guard counts it (a metric, a trace event): a cache
+	// that lags by seconds has a broken watch, and a controller that
+	// stops reconciling is worse than one that reconciles late state.
+	// Default: 5s.
+	MaxHold time.Duration
+	// Name labels the guard's metrics and trace events, such as the
+	// controller's name. Default: "guard".
+	Name string
+	// Metrics, if set, receives the guard's series (see the package
+	// doc). Default: none.
+	Metrics *metrics.Registry
+	// Trace receives an event when a key is held, released and run
+	// stale (StageGuard). Default: nil, no tracing, no cost.
+	Trace informer.TraceHook
+	// Clock times holds. Default: informer.RealClock.
+	Clock informer.Clock
+}
+
+// Guard remembers, for each key a controller reconciles, the writes the
+// reconciles of that key made and its caches have not yet shown, and
+// holds the key back until they have. It is a workqueue.Gate: pass it as
+// RunOptions.Gate. Record writes through a [Cache] made by [Track].
+//
+// A Guard is safe for concurrent use.
+type Guard struct {
+	opts    Options
+	metrics *guardMetrics
+
+	mu sync.Mutex
+	// pending holds, per owner key, its writes not yet seen to be in a
+	// cache. A key is absent when it has none.
+	pending map[informer.Key][]write
+	// heldSince is when Hold first held a key, since it last passed.
+	heldSince map[informer.Key]time.Time
+	// records counts the writes in pending; swept is what it was after
+	// the last sweep (see record).
+	records, swept int
+}
+
+// write is one recorded write, as its cache can check it.
+type write struct {
+	// seen reports whether the cache shows the write.
+	seen func() bool
+	// progress is the cache's Progress channel: closed when it may have.
+	progress func() <-chan struct{}
+}
+
+// New returns a Guard. It fails on a negative MaxHold, or when Metrics
+// already holds a guard of that Name.
+func New(opts Options) (*Guard, error) {
+	if opts.MaxHold < 0 {
+		return nil, fmt.Errorf("readyourwrites: Options.MaxHold (%v) must not be negative", opts.MaxHold)
+	}
+	if opts.MaxHold == 0 {
+		opts.MaxHold = 5 * time.Second
+	}
+	if opts.Name == "" {
+		opts.Name = "guard"
+	}
+	opts.Clock = informer.ClockOrReal(opts.Clock)
+	m, err := newGuardMetrics(opts.Metrics, opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &Guard{opts: opts, metrics: m, pending: map[informer.Key][]write{}, heldSince: map[informer.Key]time.Time{}}, nil
+}
+
+// Close gives the guard's metric names back to its Registry, so that a
+// guard of the same Name can be made again (a new leader's term).
+func (g *Guard) Close() { g.metrics.unregister() }
+
+// record adds w to owner's pending writes. Every time the number of
+// records has doubled since the last sweep, it drops every write that
+// has been seen, for all keys: a key that is never reconciled again
+// must not keep its records forever. Amortised O(1) per write.
+func (g *Guard) record(owner informer.Key, w write) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if w.seen() {
+		return // the cache got there first
+	}
+	g.pending[owner] = append(g.pending[owner], w)
+	g.records++
+	if g.records >= 2*max(g.swept, 64) {
+		for key, ws := range g.pending {
+			g.keepUnseenLocked(key, ws)
+		}
+		g.swept = g.records
+	}
+	g.metrics.setPending(g.records)
+}
+
+// keepUnseenLocked keeps only key's writes that are still unseen and
+// returns the Progress channel of the first of them (nil if none is
+// left). The channel is taken before the check, so that a change in
+// between still closes it. The caller holds mu.
+func (g *Guard) keepUnseenLocked(key informer.Key, ws []write) <-chan struct{} {
+	var wake <-chan struct{}
+	kept := ws[:0]
+	for _, w := range ws {
+		progress := w.progress()
+		if w.seen() {
+			continue
+		}
+		if wake == nil {
+			wake = progress
+		}
+		kept = append(kept, w)
+	}
+	g.records -= len(ws) - len(kept)
+	clear(ws[len(kept):]) // let the dropped closures go
+	if len(kept) == 0 {
+		delete(g.pending, key)
+	} else {
+		g.pending[key] = kept
+	}
+	return wake
+}
+
+// Hold implements workqueue.Gate: it holds key while a write recorded
+// under it is not in its cache, for up to MaxHold from when it first
+// held it. Past MaxHold it lets the key run, drops its records and
+// counts a stale reconcile.
+func (g *Guard) Hold(key informer.Key) (bool, <-chan struct{}, time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ws, ok := g.pending[key]
+	if !ok {
+		return false, nil, 0
+	}
+	wake := g.keepUnseenLocked(key, ws)
+	g.metrics.setPending(g.records)
+	now := g.opts.Clock.Now()
+	since, held := g.heldSince[key]
+	if wake == nil { // all seen
+		if held {
+			delete(g.heldSince, key)
+			g.metrics.released(now.Sub(since))
+			g.emit(KindReleased, key, now.Sub(since).String())
+		}
+		return false, nil, 0
+	}
+	if !held {
+		since = now
+		g.heldSince[key] = now
+		g.metrics.held()
+		g.emit(KindHeld, key, "")
+	}
+	if left := g.opts.MaxHold - now.Sub(since); left > 0 {
+		return true, wake, left
+	}
+	delete(g.heldSince, key)
+	g.records -= len(g.pending[key])
+	delete(g.pending, key)
+	g.metrics.setPending(g.records)
+	g.metrics.ranStale(now.Sub(since))
+	g.emit(KindStale, key, fmt.Sprintf("its writes were not in the cache after %v", g.opts.MaxHold))
+	return false, nil, 0
+}
+
+// Pending returns how many recorded writes are not yet known to be in
+// their caches: the guard's memory, which it keeps bounded by dropping a
+// record once its cache has caught up.
+func (g *Guard) Pending() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for key, ws := range g.pending {
+		g.keepUnseenLocked(key, ws)
+	}
+	return g.records
+}

@@ -1,0 +1,151 @@
+package readyourwrites_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/memlistwatch"
+	"github.com/listwatch/informer/metrics"
+	"github.com/listwatch/informer/readyourwrites"
+	si "github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// These tests run on an in-memory API server, where the test decides
+// when the cache catches up: by starting the informer, or never.
+
+var owner = informer.Key{Namespace: "demo", Name: "web"}
+
+func newCache(t *testing.T) (*si.Informer[*corev1.ConfigMap], *memlistwatch.ListerWatcher[*corev1.ConfigMap]) {
+	t.Helper()
+	api := memlistwatch.New[*corev1.ConfigMap]()
+	inf, err := si.New(si.Options[*corev1.ConfigMap]{ListerWatcher: api})
+	require.NoError(t, err)
+	return inf, api
+}
+
+func run(t *testing.T, inf *si.Informer[*corev1.ConfigMap]) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = inf.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func configMap(name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name, UID: types.UID("uid-" + name)}}
+}
+
+// A cache that never catches up holds the key for MaxHold, no longer:
+// then the reconcile runs, counted as stale in a metric and a trace
+// event, and the key's records are dropped.
+func TestAKeyIsHeldForMaxHoldAtMostThenRunsCountedAsStale(t *testing.T) {
+	inf, api := newCache(t) // never run: its cache never catches up
+	clock := workqueue.NewFakeClock(time.Unix(0, 0))
+	memory := metrics.NewMemory()
+	var kinds []string
+	guard, err := readyourwrites.New(readyourwrites.Options{MaxHold: 5 * time.Second, Clock: clock, Name: "web",
+		Metrics: must(metrics.NewRegistry(memory)),
+		Trace:   func(e informer.TraceEvent) { kinds = append(kinds, e.Kind) }})
+	require.NoError(t, err)
+	written := must(api.Create(configMap("settings")))
+	readyourwrites.Track(guard, inf).Wrote(owner, written)
+
+	held, _, within := guard.Hold(owner)
+	assert.True(t, held)
+	assert.Equal(t, 5*time.Second, within)
+	clock.Step(3 * time.Second)
+	held, _, within = guard.Hold(owner)
+	assert.True(t, held)
+	assert.Equal(t, 2*time.Second, within, "MaxHold counts from the first hold")
+	clock.Step(2 * time.Second)
+	held, _, _ = guard.Hold(owner)
+	assert.False(t, held, "MaxHold passed: it runs")
+
+	assert.Equal(t, []string{readyourwrites.KindHeld, readyourwrites.KindStale}, kinds)
+	stale, _ := memory.Value("listwatch_guard_stale_reconciles_total", "web")
+	assert.Equal(t, 1.0, stale)
+	assert.Zero(t, guard.Pending(), "a stale key's records are dropped")
+	held, _, _ = guard.Hold(owner)
+	assert.False(t, held, "and not held again for them")
+}
+
+// A delete counts as seen once the cache no longer holds that object: not
+// while it does, and also when it holds a new object of that name.
+func TestADeleteIsSeenWhenTheCacheNoLongerHoldsThatObject(t *testing.T) {
+	inf, api := newCache(t)
+	run(t, inf)
+	old := must(api.Create(configMap("child")))
+	require.NoError(t, inf.WaitFor(t.Context(), old.ResourceVersion))
+	guard := must(readyourwrites.New(readyourwrites.Options{}))
+	children := readyourwrites.Track(guard, inf)
+
+	key := informer.KeyFor(old)
+	children.Deleted(owner, key, old.UID, nil) // the DELETE is sent; its event is not in yet
+	held, _, _ := guard.Hold(owner)
+	assert.True(t, held, "the cache still holds the deleted object")
+
+	require.NoError(t, api.Delete(key))
+	recreated := configMap("child")
+	recreated.UID = "uid-new"
+	recreated = must(api.Create(recreated))
+	require.NoError(t, inf.WaitFor(t.Context(), recreated.ResourceVersion))
+	held, _, _ = guard.Hold(owner)
+	assert.False(t, held, "the cache holds another object of that name now: the deleted one is gone")
+}
+
+// Records are dropped once their cache has caught up even when their key
+// is never reconciled again: the guard's memory follows the writes in
+// flight, not every write it ever recorded.
+func TestRecordsAreDroppedOnceTheCacheCaughtUpWithoutTheirKeyComingBack(t *testing.T) {
+	fast, fastAPI := newCache(t)
+	slow, slowAPI := newCache(t) // never run
+	memory := metrics.NewMemory()
+	guard := must(readyourwrites.New(readyourwrites.Options{Name: "web", Metrics: must(metrics.NewRegistry(memory))}))
+	fastCache, slowCache := readyourwrites.Track(guard, fast), readyourwrites.Track(guard, slow)
+	pending := func() float64 {
+		v, _ := memory.Value("listwatch_guard_pending_writes", "web")
+		return v
+	}
+
+	var last *corev1.ConfigMap
+	for i := range 100 {
+		last = must(fastAPI.Create(configMap(fmt.Sprintf("a-%03d", i))))
+		fastCache.Wrote(informer.Key{Namespace: "demo", Name: fmt.Sprintf("owner-%03d", i)}, last)
+	}
+	assert.Equal(t, 100.0, pending())
+	run(t, fast)
+	require.NoError(t, fast.WaitFor(t.Context(), last.ResourceVersion))
+
+	for i := range 30 { // writes the other cache never shows, recorded under new keys
+		slowCache.Wrote(informer.Key{Namespace: "demo", Name: fmt.Sprintf("other-%03d", i)}, must(slowAPI.Create(configMap(fmt.Sprintf("b-%03d", i)))))
+	}
+	assert.Equal(t, 30.0, pending(), "the 100 seen records went with a sweep, no key reconciled")
+	assert.Equal(t, 30, guard.Pending())
+}
+
+// One guard per name in a Registry; Close gives the name back, for the
+// guard of a new leader's term.
+func TestAGuardsMetricNameIsGivenBackOnClose(t *testing.T) {
+	reg := must(metrics.NewRegistry(metrics.NewMemory()))
+	first := must(readyourwrites.New(readyourwrites.Options{Name: "web", Metrics: reg}))
+	_, err := readyourwrites.New(readyourwrites.Options{Name: "web", Metrics: reg})
+	require.Error(t, err, "two guards named web")
+	first.Close()
+	_, err = readyourwrites.New(readyourwrites.Options{Name: "web", Metrics: reg})
+	require.NoError(t, err)
+}
+
+func TestANegativeMaxHoldIsAnError(t *testing.T) {
+	_, err := readyourwrites.New(readyourwrites.Options{MaxHold: -time.Second})
+	require.ErrorContains(t, err, "MaxHold")
+}
