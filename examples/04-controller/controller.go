@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
-	"github.com/listwatch/informer/expectations"
 	"github.com/listwatch/informer/lister"
+	"github.com/listwatch/informer/readyourwrites"
 	"github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -35,16 +35,38 @@ type controller struct {
 	ns     string
 	cms    *lister.Lister[*corev1.ConfigMap]
 	queue  *workqueue.Queue[informer.Key]
-	exp    *expectations.Expectations[informer.Key] // per parent: creates and deletes in flight
+	// guard holds a parent's key until the cache shows what its last
+	// reconcile wrote; writes records each write under the parent's key.
+	guard  *readyourwrites.Guard
+	writes *readyourwrites.Cache[*corev1.ConfigMap]
 	log    *logger
 	stats  stats
 }
 
-type stats struct{ reconciles, creates, updates, deletes, conflicts, waits atomic.Int64 }
+// newController makes the controller over inf's ConfigMaps in ns. A key
+// is held for its own writes for at most maxHold (0: the guard's default).
+func newController(client *rest.RESTClient, ns string, inf *sharedinformer.Informer[*corev1.ConfigMap], log *logger, maxHold time.Duration) (*controller, error) {
+	c := &controller{client: client, ns: ns, cms: inf.Lister(), log: log,
+		queue: workqueue.New(workqueue.Options[informer.Key]{})}
+	guard, err := readyourwrites.New(readyourwrites.Options{Name: "04-controller", MaxHold: maxHold,
+		Trace: func(e informer.TraceEvent) {
+			if e.Kind == readyourwrites.KindHeld {
+				c.stats.holds.Add(1)
+				c.log.say("  %-12s our last writes are not in the cache yet: held until they are", strings.TrimPrefix(e.Key, ns+"/"))
+			}
+		}})
+	if err != nil {
+		return nil, err
+	}
+	c.guard, c.writes = guard, readyourwrites.Track(guard, inf)
+	return c, nil
+}
+
+type stats struct{ reconciles, creates, updates, deletes, conflicts, holds atomic.Int64 }
 
 func (s *stats) String() string {
-	return fmt.Sprintf("%d reconciles, %d creates, %d updates, %d deletes, %d conflicts requeued, %d waits on expectations",
-		s.reconciles.Load(), s.creates.Load(), s.updates.Load(), s.deletes.Load(), s.conflicts.Load(), s.waits.Load())
+	return fmt.Sprintf("%d reconciles, %d creates, %d updates, %d deletes, %d conflicts requeued, %d holds for our own writes",
+		s.reconciles.Load(), s.creates.Load(), s.updates.Load(), s.deletes.Load(), s.conflicts.Load(), s.holds.Load())
 }
 
 // handler turns every event into a parent's key, and does nothing else
@@ -52,19 +74,11 @@ func (s *stats) String() string {
 // look at the whole parent and all its children.
 func (c *controller) handler() sharedinformer.Handler[*corev1.ConfigMap] {
 	return sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
-		AddFunc: func(cm *corev1.ConfigMap, _ bool) {
-			if owner, ok := ownerKey(cm); ok {
-				c.exp.CreationObserved(owner) // one of our creates came back
-			}
-			c.enqueue(cm)
-		},
+		AddFunc:    func(cm *corev1.ConfigMap, _ bool) { c.enqueue(cm) },
 		UpdateFunc: func(_, cm *corev1.ConfigMap) { c.enqueue(cm) },
 		DeleteFunc: func(cm *corev1.ConfigMap, _ bool) {
 			// Final state unknown or not, the answer is the same: look
 			// again at the parent. That is what level-triggered means.
-			if owner, ok := ownerKey(cm); ok {
-				c.exp.DeletionObserved(owner)
-			}
 			c.enqueue(cm)
 		},
 	}
@@ -108,10 +122,9 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	if apierrors.IsNotFound(err) {
 		// The parent is gone. With a garbage collector, the ownerReferences
 		// would take the children with it; we do not count on one.
-		c.exp.Forget(key)
 		for _, child := range children {
 			c.log.say("  %-12s parent gone: deleting its child %s", key.Name, child.Name)
-			if err := c.delete(ctx, child); err != nil {
+			if err := c.delete(ctx, key, child); err != nil {
 				return workqueue.Result{}, err
 			}
 		}
@@ -120,16 +133,10 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	if err != nil {
 		return workqueue.Result{}, err
 	}
-	// Pitfall 3: if our own creates or deletes have not reached the cache
-	// yet, the cache's count is wrong. Do nothing now; their events bring
-	// the key back. If an event was lost, nothing would: so ask to come
-	// back by ourselves once the expectation expires.
-	if !c.exp.Satisfied(key) {
-		c.stats.waits.Add(1)
-		wait := c.exp.ExpiresIn(key)
-		c.log.say("  %-12s our earlier writes are not in the cache yet: waiting for them (at most %v)", key.Name, wait.Round(time.Second))
-		return workqueue.Result{RequeueAfter: wait}, nil
-	}
+	// Pitfall 3, the cache lags our writes, is handled before we get
+	// here: workqueue.Run asks the guard, which holds this key until the
+	// cache shows every write our last reconcile of it made. So the
+	// children listed above include the ones we just created.
 	want, err := strconv.Atoi(parent.Data["replicas"])
 	if err != nil || want < 0 {
 		// Retrying cannot fix bad input: a terminal error is reported
@@ -142,29 +149,17 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	case have < want:
 		missing := want - have
 		c.log.say("  %-12s want %s, the cache holds %d: creating %d", key.Name, plural(want), have, missing)
-		c.exp.ExpectCreations(key, missing) // before the creates: their events may beat us back
-		for sent := range missing {
-			if err := c.create(ctx, parent, value); err != nil {
-				// No event will come for this create, nor for those we
-				// will not send now: lower the expectation for each.
-				for range missing - sent {
-					c.exp.CreationObserved(key)
-				}
-				return workqueue.Result{}, err
+		for range missing {
+			if err := c.create(ctx, key, parent, value); err != nil {
+				return workqueue.Result{}, err // the creates sent so far are recorded
 			}
 		}
 		return workqueue.Result{}, nil // the creates' events will bring us back to write the status
 	case have > want:
 		extra := children[want:]
 		c.log.say("  %-12s want %s, the cache holds %d: deleting %d", key.Name, plural(want), have, len(extra))
-		c.exp.ExpectDeletions(key, len(extra))
-		for sent, child := range extra {
-			if err := c.delete(ctx, child); err != nil {
-				// delete lowered the expectation for this one; lower it
-				// for those we will not send either.
-				for range len(extra) - sent - 1 {
-					c.exp.DeletionObserved(key)
-				}
+		for _, child := range extra {
+			if err := c.delete(ctx, key, child); err != nil {
 				return workqueue.Result{}, err
 			}
 		}
@@ -180,7 +175,7 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 		fixed := child.DeepCopy() // pitfall 2: never modify the cache's copy
 		fixed.Data = map[string]string{"value": value}
 		c.log.say("  %-12s child %s has value %q, want %q: updating", key.Name, child.Name, child.Data["value"], value)
-		if err := c.update(ctx, fixed); err != nil {
+		if err := c.update(ctx, key, fixed); err != nil {
 			return workqueue.Result{}, err
 		}
 	}
@@ -197,14 +192,17 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	}
 	p.Annotations[countAnnotation] = count
 	c.log.say("  %-12s children in place (%d): writing the count into the parent", key.Name, len(children))
-	return workqueue.Result{}, c.update(ctx, p)
+	return workqueue.Result{}, c.update(ctx, key, p)
 }
 
-func (c *controller) create(ctx context.Context, parent *corev1.ConfigMap, value string) error {
+// create creates a child of parent, as a write of owner's reconcile: the
+// guard records the child the API server answered with (its generated
+// name and its resourceVersion), so owner waits for it to reach the cache.
+func (c *controller) create(ctx context.Context, owner informer.Key, parent *corev1.ConfigMap, value string) error {
 	child := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
 			// A generated name: two creates are two children. That is why
-			// the expectations above matter.
+			// reading our own writes matters here.
 			GenerateName: parent.Name + "-",
 			Labels:       map[string]string{roleLabel: "child", parentLabel: parent.Name},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(parent,
@@ -213,43 +211,30 @@ func (c *controller) create(ctx context.Context, parent *corev1.ConfigMap, value
 		Data: map[string]string{"value": value},
 	}
 	c.stats.creates.Add(1)
-	return c.client.Post().Namespace(parent.Namespace).Resource("configmaps").Body(child).Do(ctx).Error()
+	return c.writes.Write(ctx, owner, c.client.Post().Namespace(parent.Namespace).Resource("configmaps").Body(child), child)
 }
 
 // update sends obj with the resourceVersion the cache had. If someone
 // changed the object since, the server answers 409 Conflict: our view was
 // stale, so we requeue and decide again from the newer state.
-func (c *controller) update(ctx context.Context, obj *corev1.ConfigMap) error {
+func (c *controller) update(ctx context.Context, owner informer.Key, obj *corev1.ConfigMap) error {
 	c.stats.updates.Add(1)
-	err := c.client.Put().Namespace(obj.Namespace).Resource("configmaps").Name(obj.Name).Body(obj).Do(ctx).Error()
+	err := c.writes.Write(ctx, owner, c.client.Put().Namespace(obj.Namespace).Resource("configmaps").Name(obj.Name).Body(obj), obj)
 	if apierrors.IsConflict(err) {
 		c.stats.conflicts.Add(1)
-		c.log.say("  %-12s 409 Conflict on %s: the cache was behind the server; requeue and look again", ownerName(obj), obj.Name)
+		c.log.say("  %-12s 409 Conflict on %s: the cache was behind the server; requeue and look again", owner.Name, obj.Name)
 	}
 	return err
 }
 
-// delete deletes a child. If the delete fails, or the child was already
-// gone, no event will come for our delete: we lower the expectation here.
-func (c *controller) delete(ctx context.Context, obj *corev1.ConfigMap) error {
+// delete deletes a child, as a write of owner's reconcile.
+func (c *controller) delete(ctx context.Context, owner informer.Key, obj *corev1.ConfigMap) error {
 	c.stats.deletes.Add(1)
-	err := c.client.Delete().Namespace(obj.Namespace).Resource("configmaps").Name(obj.Name).Do(ctx).Error()
-	if err != nil {
-		if owner, ok := ownerKey(obj); ok {
-			c.exp.DeletionObserved(owner)
-		}
-	}
+	err := c.writes.Delete(ctx, owner, informer.KeyFor(obj), c.client.Delete().Namespace(obj.Namespace).Resource("configmaps").Name(obj.Name))
 	if apierrors.IsNotFound(err) {
 		return nil // someone beat us to it: fine, that is the state we want
 	}
 	return err
-}
-
-func ownerName(cm *corev1.ConfigMap) string {
-	if k, ok := ownerKey(cm); ok {
-		return k.Name
-	}
-	return cm.Name
 }
 
 func plural(n int) string {

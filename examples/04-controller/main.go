@@ -13,7 +13,9 @@
 //
 //   - it writes only on drift, and a 409 Conflict just requeues the key;
 //
-//   - expectations keep it from creating duplicates while the cache lags;
+//   - a readyourwrites.Guard holds a parent's key until the cache shows
+//     what its last reconcile wrote, so it never creates duplicates or
+//     writes on a cache from before its own writes;
 //
 //   - workers start only after WaitForCacheSync;
 //
@@ -36,7 +38,6 @@ import (
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/examples/internal/cli"
-	"github.com/listwatch/informer/expectations"
 	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
@@ -45,7 +46,7 @@ import (
 func main() { cli.Main(run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	fs := cli.NewFlagSet("04-controller", "a small controller done right: keys, workers, reconcile from the cache, expectations", out)
+	fs := cli.NewFlagSet("04-controller", "a small controller done right: keys, workers, reconcile from the cache, reading its own writes", out)
 	conn := cli.Register(fs, "listwatch-tour")
 	workers := fs.Int("workers", 2, "reconciles running at once (controller-runtime's MaxConcurrentReconciles)")
 	demo := fs.Bool("demo", true, "create parents and change them step by step, then exit; false: run until Ctrl-C or --duration")
@@ -87,13 +88,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c := &controller{
-		client: client,
-		ns:     ns,
-		cms:    inf.Lister(),
-		queue:  workqueue.New(workqueue.Options[informer.Key]{}),
-		exp:    expectations.New[informer.Key](expectations.Options{}),
-		log:    log,
+	c, err := newController(client, ns, inf, log, 0)
+	if err != nil {
+		return err
 	}
 	reg, err := inf.AddEventHandler(c.handler(), sharedinformer.HandlerOptions{Name: "controller"})
 	if err != nil {
@@ -118,6 +115,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	wg.Go(func() {
 		workqueue.Run(runCtx, c.queue, c.reconcile, workqueue.RunOptions[informer.Key]{
 			Workers: *workers,
+			Gate:    c.guard, // a parent waits for its own writes, the others go on
 			OnError: func(key informer.Key, err error) {
 				if _, terminal := errors.AsType[*workqueue.TerminalError](err); terminal {
 					log.say("  %-12s %v; not retried until the parent changes", key.Name, err)
