@@ -13,6 +13,7 @@ import (
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/kubeconfig"
+	"github.com/listwatch/informer/readyourwrites"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 	corev1 "k8s.io/api/core/v1"
@@ -32,7 +33,6 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("skeleton", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), "skeleton: a Secret per app=demo ConfigMap"); fs.PrintDefaults() }
 	var conn kubeconfig.Flags // --kubeconfig and --context, as kubectl has them
 	conn.Register(fs)
 	ns := fs.String("namespace", "default", "the namespace to work in")
@@ -51,10 +51,11 @@ func run(ctx context.Context, args []string) error {
 	configMaps, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(*ns), si.WithLabels("app=demo"))
 	secrets, err2 := si.InformerFor[*corev1.Secret](ctx, factory, si.InNamespace(*ns), si.WithLabels("app=demo")) // ours carry it
 	client, err3 := factory.RESTClient(corev1.SchemeGroupVersion)                                                 // for the writes
-	if err := errors.Join(err1, err2, err3); err != nil {
+	guard, err4 := readyourwrites.New(readyourwrites.Options{Name: "skeleton"})                                   // holds a key until the cache shows its writes
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return err
 	}
-	queue := workqueue.New(workqueue.Options[informer.Key]{})
+	queue, ours := workqueue.New(workqueue.Options[informer.Key]{}), readyourwrites.Track(guard, secrets) // ours: our Secret writes, per key
 	_, err1 = configMaps.AddEventHandler(si.EnqueueKey[*corev1.ConfigMap](queue))
 	_, err2 = secrets.AddEventHandler(si.EnqueueOwner[*corev1.Secret](queue, corev1.SchemeGroupVersion.WithKind("ConfigMap").GroupKind()))
 	if err := errors.Join(err1, err2); err != nil {
@@ -72,7 +73,7 @@ func run(ctx context.Context, args []string) error {
 		if err == nil && secretErr != nil { // no Secret with our label: create one
 			owner := metav1.NewControllerRef(cm, corev1.SchemeGroupVersion.WithKind("ConfigMap"))
 			meta := metav1.ObjectMeta{Name: key.Name, Labels: map[string]string{"app": "demo"}, OwnerReferences: []metav1.OwnerReference{*owner}}
-			err = client.Post().Namespace(key.Namespace).Resource("secrets").Body(&corev1.Secret{ObjectMeta: meta, StringData: cm.Data}).Do(ctx).Error()
+			err = ours.Write(ctx, key, client.Post().Namespace(key.Namespace).Resource("secrets").Body(&corev1.Secret{ObjectMeta: meta, StringData: cm.Data}), &corev1.Secret{})
 			if apierrors.IsAlreadyExists(err) { // one without the label, so not in our cache: read it from the server
 				secret = &corev1.Secret{}
 				err = client.Get().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Do(ctx).Into(secret)
@@ -80,7 +81,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		switch {
 		case cm == nil && secret != nil && metav1.GetControllerOf(secret) != nil: // deleted or unlabelled: its Secret goes too
-			err = client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Do(ctx).Error()
+			err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name))
 		case err != nil || secret == nil: // neither exists, a failure, or created just now
 		case !metav1.IsControlledBy(secret, cm): // another owner's or nobody's: not ours to change, and retrying cannot help
 			err = workqueue.Terminal(fmt.Errorf("secret %s exists and ConfigMap UID %s does not control it", key, cm.UID))
@@ -88,13 +89,13 @@ func run(ctx context.Context, args []string) error {
 			fixed := secret.DeepCopy() // never modify the cache's copy
 			metav1.SetMetaDataLabel(&fixed.ObjectMeta, "app", "demo")
 			fixed.Data, fixed.StringData = nil, cm.Data
-			err = client.Put().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(fixed).Do(ctx).Error()
+			err = ours.Write(ctx, key, client.Put().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(fixed), fixed)
 		}
 		if cm == nil && apierrors.IsNotFound(err) { // gone already, or never there: nothing left to do
 			err = nil
 		}
 		return workqueue.Result{}, err // any other error is retried with backoff
 	}
-	workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{Workers: 2}) // until ctx ends
+	workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{Workers: 2, Gate: guard}) // until ctx ends
 	return nil
 }

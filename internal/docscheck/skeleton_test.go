@@ -11,7 +11,7 @@ import (
 
 // maxSkeletonLines is the promise chapter 8 makes: a whole controller,
 // every error checked, in at most this many gofmt'd lines.
-const maxSkeletonLines = 100
+const maxSkeletonLines = 105
 
 // TestChapter8OpensWithTheWholeSkeletonProgram checks that the first Go
 // block of chapter 8 is examples/skeleton/main.go, byte for byte, that it
