@@ -4,8 +4,8 @@
 // the library honest in two ways that a test inside the library cannot:
 //
 //   - it can import no internal package, so what it needs must be public
-//     (sharedinformer, workqueue, lister, and testenv for its
-//     tests);
+//     (sharedinformer, workqueue, lister, readyourwrites, and testenv
+//     for its tests);
 //   - its module graph is what a consumer pays: footprint_test.go compares
 //     it with that of a plain client-go consumer (the module in
 //     bench/footprint/baseline).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/lister"
+	"github.com/listwatch/informer/readyourwrites"
 	"github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -61,8 +62,14 @@ func Run(ctx context.Context, cfg *rest.Config, namespace string, workers int) e
 		}
 		return err
 	}
-	m := &mirror{client: client, configMaps: configMaps.Lister()}
-	workqueue.Run(ctx, queue, m.reconcile, workqueue.RunOptions[informer.Key]{Workers: workers})
+	// The guard holds a source's key until the cache shows what its last
+	// reconcile wrote, so no reconcile acts on a cache from before it.
+	guard, err := readyourwrites.New(readyourwrites.Options{Name: "mirror"})
+	if err != nil {
+		return err
+	}
+	m := &mirror{client: client, configMaps: configMaps.Lister(), writes: readyourwrites.Track(guard, configMaps)}
+	workqueue.Run(ctx, queue, m.reconcile, workqueue.RunOptions[informer.Key]{Workers: workers, Gate: guard})
 	return nil
 }
 
@@ -78,10 +85,11 @@ func sourceKeys(cm *corev1.ConfigMap) []informer.Key {
 }
 
 // mirror is the reconciler: it reads through the lister, writes through
-// the client.
+// the client, and records each write under the source's key.
 type mirror struct {
 	client     *rest.RESTClient
 	configMaps *lister.Lister[*corev1.ConfigMap]
+	writes     *readyourwrites.Cache[*corev1.ConfigMap]
 }
 
 // reconcile makes key's mirror match key's source, from the cache alone.
@@ -92,20 +100,22 @@ func (m *mirror) reconcile(ctx context.Context, key informer.Key) (workqueue.Res
 	existing, mirrorErr := cached.Get(mirrorName)
 	switch {
 	case apierrors.IsNotFound(err) && mirrorErr == nil: // the source is gone: so goes its mirror
-		err = m.client.Delete().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).Do(ctx).Error()
+		err = m.writes.Delete(ctx, key, informer.Key{Namespace: key.Namespace, Name: mirrorName},
+			m.client.Delete().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName))
 	case err != nil: // neither exists, or a real failure
 	case mirrorErr != nil: // no mirror yet
-		err = m.client.Post().Namespace(key.Namespace).Resource("configmaps").Body(&corev1.ConfigMap{
+		created := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: mirrorName, Labels: map[string]string{MirrorOfLabel: key.Name}},
 			Data:       source.Data,
-		}).Do(ctx).Error()
+		}
+		err = m.writes.Write(ctx, key, m.client.Post().Namespace(key.Namespace).Resource("configmaps").Body(created), created)
 	case !maps.Equal(existing.Data, source.Data):
 		update := existing.DeepCopy() // never modify what the lister returned
 		update.Data = source.Data
-		err = m.client.Put().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).Body(update).Do(ctx).Error()
+		err = m.writes.Write(ctx, key, m.client.Put().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).Body(update), update)
 	}
 	if apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err) {
-		return workqueue.Result{}, nil // the cache lagged our own write; its event brings the key back
+		return workqueue.Result{}, nil // someone else's write got there first; its event brings the key back
 	}
 	return workqueue.Result{}, err
 }
