@@ -55,10 +55,6 @@ func churnRun(t *testing.T, mode string) int {
 	admin := rest.CopyConfig(cp.Config())
 	admin.QPS, admin.Burst = 500, 500
 	core := must(testenv.CoreV1Client(admin))
-	for i := range churnParents {
-		p := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%02d", i), Namespace: ns, Labels: map[string]string{"role": "parent"}}}
-		require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(p).Do(t.Context()).Error())
-	}
 
 	exp := expectations.New[informer.Key](expectations.Options{})
 	var handlers []si.Handler[*corev1.ConfigMap]
@@ -117,9 +113,16 @@ func churnRun(t *testing.T, mode string) int {
 	return len(children) - churnParents
 }
 
-// churn changes every parent, one after the other, as fast as the client
-// allows, for churnFor.
+// churn creates the parents, then changes every one, one after the
+// other, as fast as the client allows, for churnFor. The controller is
+// running already, so it creates each child while that parent's changes
+// are still on their way to its cache: each of them enqueues the parent
+// again, with a cache that may not show the child yet.
 func churn(t *testing.T, core *rest.RESTClient, ns string) {
+	for i := range churnParents {
+		p := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%02d", i), Namespace: ns, Labels: map[string]string{"role": "parent"}}}
+		require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(p).Do(t.Context()).Error())
+	}
 	for n, end := 0, time.Now().Add(churnFor); time.Now().Before(end); n++ {
 		name := fmt.Sprintf("p-%02d", n%churnParents)
 		patch := fmt.Appendf(nil, `{"data":{"tick":"%d"}}`, n)
