@@ -25,7 +25,7 @@ import (
 
 var owner = informer.Key{Namespace: "demo", Name: "web"}
 
-func newCache(t *testing.T) (*si.Informer[*corev1.ConfigMap], *memlistwatch.ListerWatcher[*corev1.ConfigMap]) {
+func newCache(t testing.TB) (*si.Informer[*corev1.ConfigMap], *memlistwatch.ListerWatcher[*corev1.ConfigMap]) {
 	t.Helper()
 	api := memlistwatch.New[*corev1.ConfigMap]()
 	inf, err := si.New(si.Options[*corev1.ConfigMap]{ListerWatcher: api})
