@@ -40,6 +40,8 @@ var (
 		Help: "Lists after the first, by cause: expired (410 Gone), failed, too-large, ... (listwatch/informer's own metric)."}
 	descCached = metrics.Desc{Name: "listwatch_informer_cached_objects", Labels: informerLabels,
 		Help: "Objects in the informer's cache (listwatch/informer's own metric)."}
+	descLag = metrics.Desc{Name: "listwatch_informer_applied_lag_revisions", Labels: informerLabels,
+		Help: "How many resourceVersions (etcd revisions) the cache's applied resourceVersion trails the newest one the API server has sent the informer, bookmarks included: 0 once it has applied all it received (listwatch/informer's own metric)."}
 	descBufferDepth = metrics.Desc{Name: "listwatch_informer_handler_buffer_depth", Labels: append(informerLabels[:4:4], "handler"),
 		Help: "Notifications waiting for one handler, as of its latest delivery (listwatch/informer's own metric)."}
 )
@@ -53,7 +55,8 @@ var relistCauses = []string{reflector.CauseExpired, reflector.CauseTooLarge, ref
 // metrics.Provider: client-go's informer_queued_items,
 // informer_processing_latency_seconds and informer_store_resource_version,
 // and this library's listwatch_informer_* (lists, watches, relists by
-// cause, cached objects, each handler's buffer depth). Like every metric
+// cause, cached objects, each handler's buffer depth, how far the cache
+// trails what the informer received). Like every metric
 // here, they are computed from trace events and nothing else.
 //
 // A Factory given FactoryOptions.Metrics makes one for each informer. For
@@ -66,6 +69,7 @@ var relistCauses = []string{reflector.CauseExpired, reflector.CauseTooLarge, ref
 // proportion to the keys waiting there.
 type ExportedMetrics struct {
 	queued, storeRV, cached metrics.Gauge
+	lag                     metrics.Gauge
 	latency                 metrics.Histogram
 	lists, watches          metrics.Counter
 	relists                 map[string]metrics.Counter // by cause; fixed at construction
@@ -83,6 +87,10 @@ type ExportedMetrics struct {
 	poppedAt   time.Time
 	cachedN    int
 	handlers   map[string]metrics.Gauge
+	// received and applied are the newest resourceVersion the reflector
+	// got (an event's, a list's or a bookmark's) and the one the cache
+	// has applied, as numbers; 0 until known.
+	received, applied uint64
 }
 
 // NewExportedMetrics registers an informer with reg under name and gvr,
@@ -122,7 +130,7 @@ func NewExportedMetrics(reg *metrics.Registry, name string, gvr schema.GroupVers
 		}
 		return c
 	}
-	m.queued, m.storeRV, m.cached = gauge(descQueuedItems), gauge(descStoreRV), gauge(descCached)
+	m.queued, m.storeRV, m.cached, m.lag = gauge(descQueuedItems), gauge(descStoreRV), gauge(descCached), gauge(descLag)
 	m.lists, m.watches = counter(descLists, labels), counter(descWatches, labels)
 	for _, cause := range relistCauses {
 		m.relists[cause] = counter(descRelists, append(labels[:4:4], cause))
@@ -167,6 +175,8 @@ func (m *ExportedMetrics) observe(e informer.TraceEvent) {
 			if relists, ok := m.relists[e.Reason]; ok { // always: the reflector's causes are a closed set
 				relists.Add(1)
 			}
+		case reflector.KindResourceVersion:
+			m.setLag(e.ResourceVersion, "")
 		}
 	case informer.StageFIFO:
 		m.observeFIFO(e)
@@ -193,11 +203,38 @@ func (m *ExportedMetrics) observeFIFO(e informer.TraceEvent) {
 		if rv, ok := rvForMetrics(e.ResourceVersion); ok {
 			m.storeRV.Set(rv)
 		}
+		m.setLagLocked("", e.ResourceVersion)
+		return
+	case deltafifo.KindBookmarked, deltafifo.KindReplaced:
+		if len(m.queuedKeys) == 0 { // nothing queued before it: applied at once
+			m.setLagLocked("", e.ResourceVersion)
+		}
 		return
 	default:
 		return
 	}
 	m.queued.Set(float64(len(m.queuedKeys)))
+}
+
+// setLag records a newer received or applied resourceVersion ("" for
+// neither) and sets the lag gauge from them. Opaque resourceVersions are
+// not measured.
+func (m *ExportedMetrics) setLag(received, applied string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.setLagLocked(received, applied)
+}
+
+func (m *ExportedMetrics) setLagLocked(received, applied string) {
+	if n, err := strconv.ParseUint(received, 10, 64); err == nil {
+		m.received = max(m.received, n)
+	}
+	if n, err := strconv.ParseUint(applied, 10, 64); err == nil {
+		m.applied = max(m.applied, n)
+	}
+	if m.received > 0 && m.applied > 0 {
+		m.lag.Set(float64(m.received - min(m.applied, m.received)))
+	}
 }
 
 // observeIndexer counts the cache's objects. The informer writes its

@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/indexer"
 	"github.com/listwatch/informer/metrics"
+	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharedinformer"
 )
 
@@ -70,6 +72,32 @@ func TestExportedMetricsFollowAnInformerThroughSyncARelistAndADelete(t *testing.
 	eventuallyValue(t, mem, rv, "informer_store_resource_version")
 	v, _ := mem.Value("listwatch_informer_relists_total", "cms", "", "v1", "configmaps", "failed")
 	assert.Zero(t, v, "every cause has a series, from zero")
+}
+
+// The applied lag: while the pop loop is held inside a change, the
+// reflector has received it, and the cache trails by that one
+// resourceVersion; once it is applied, by none.
+func TestTheAppliedLagCountsWhatTheInformerReceivedButHasNotApplied(t *testing.T) {
+	mem := metrics.NewMemory()
+	reg, err := metrics.NewRegistry(mem)
+	require.NoError(t, err)
+	exported, err := sharedinformer.NewExportedMetrics(reg, "cms", configMaps)
+	require.NoError(t, err)
+	g := &gate{entered: make(chan struct{}), release: make(chan struct{})}
+	hook, received := traced(reflector.KindResourceVersion)
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Name: "cms", Trace: informer.Tee(exported.Hook(), hook),
+		Indexers: map[string]indexer.IndexFunc[*corev1.ConfigMap]{"gate": g.index}})
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	eventuallyValue(t, mem, 0, "listwatch_informer_applied_lag_revisions")
+
+	blocked, err := lw.Create(configMap("block"))
+	require.NoError(t, err)
+	<-g.entered // the pop loop is inside "block"
+	waitRV(t, received, blocked.ResourceVersion)
+	eventuallyValue(t, mem, 1, "listwatch_informer_applied_lag_revisions")
+	close(g.release)
+	eventuallyValue(t, mem, 0, "listwatch_informer_applied_lag_revisions")
 }
 
 func TestTwoInformersWithOneNameAndResourceInOneRegistryAreAnError(t *testing.T) {
