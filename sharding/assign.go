@@ -16,6 +16,7 @@ import (
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/reflector"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -63,8 +64,12 @@ func (s *Sharder) shard(ctx context.Context) error {
 	}()
 	var resources []*resource
 	for _, gvr := range s.cfg.Resources {
+		// A refused LIST or WATCH (a 403 for a while) is retried at most a
+		// LeaseDuration apart, not the default 30 s (60 s with jitter): a
+		// sharder that cannot see its objects cannot converge.
 		objects, err1 := si.InformerFor[*metav1.PartialObjectMetadata](ctx, factory, si.ForResource(gvr), si.InNamespace(s.cfg.Namespace),
-			si.WithIndexers(map[string]indexer.IndexFunc[*metav1.PartialObjectMetadata]{controllerIndex: controllerUID}))
+			si.WithIndexers(map[string]indexer.IndexFunc[*metav1.PartialObjectMetadata]{controllerIndex: controllerUID}),
+			si.WithReflector(reflector.Tuning{BackoffMax: s.cfg.LeaseDuration}))
 		client, err2 := factory.RESTClient(gvr.GroupVersion())
 		if err := errors.Join(err1, err2); err != nil {
 			return err

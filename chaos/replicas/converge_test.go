@@ -30,8 +30,11 @@ import (
 //   - after a 403 window of length W, a reflector retries with backoff
 //     (first wait 800 ms, doubling, jitter up to 2×), so its first
 //     attempt after the window comes within 2·W + 1.6 s of the window's
-//     end; the sharder's queue doubles its per-key delays the same way,
-//     up to L, with no queue-wide bucket to wait in;
+//     end if it started afresh; but an earlier window less than the
+//     backoff's reset time (2 min) before leaves it doubled, up to its
+//     cap: the members' and the sharder's informers cap it at L, so up
+//     to 2·L with jitter. The sharder's queue doubles its per-key delays
+//     the same way, up to L, with no queue-wide bucket to wait in;
 //   - every object may move once, a drain being three PATCHes, at the
 //     replicas' client QPS: 3·objects/QPS;
 //   - and 10 s for the requests themselves on a busy machine, with the
@@ -39,7 +42,7 @@ import (
 func convergenceBound(t timing, forbidHold time.Duration, objects int) time.Duration {
 	poll := time.Duration(float64(t.Retry) * (1 + leaderelection.JitterFactor))
 	return t.Lease + 2*poll + t.Lease + t.Lease + 2*poll + t.Retry +
-		2*forbidHold + 1600*time.Millisecond +
+		max(2*forbidHold+1600*time.Millisecond, 2*t.Lease) +
 		time.Duration(3*float64(objects)/t.QPS*float64(time.Second)) +
 		10*time.Second
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharding"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
@@ -45,7 +46,11 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 		logger.Error("factory", "err", err)
 		return
 	}
-	cms, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(c.Namespace), si.WithLabels(shard.Selector()))
+	// A member cannot finish a drain it cannot see: after a 403 its
+	// informer retries at most a LeaseDuration apart (the default, 30 s
+	// and up to 60 s with jitter, would leave it blind for a minute).
+	cms, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(c.Namespace), si.WithLabels(shard.Selector()),
+		si.WithReflector(reflector.Tuning{BackoffMax: c.Timing.Lease}))
 	client, err2 := factory.RESTClient(corev1.SchemeGroupVersion)
 	queue := workqueue.New(workqueue.Options[informer.Key]{})
 	defer queue.ShutDown()

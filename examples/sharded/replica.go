@@ -21,6 +21,7 @@ import (
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/kubeconfig"
 	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharding"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
@@ -148,7 +149,8 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 		return
 	}
 	cms, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(c.Namespace), si.WithLabels(shard.Selector()),
-		si.WithName("configmaps of this member")) // the selector names a new member id each term; the name stays
+		si.WithName("configmaps of this member"),                // the selector names a new member id each term; the name stays
+		si.WithReflector(reflector.Tuning{BackoffMax: c.Lease})) // refused (403)? retry within a lease: a drain waits for us
 	client, err2 := factory.RESTClient(corev1.SchemeGroupVersion)
 	queue := workqueue.New(workqueue.Options[informer.Key]{})
 	defer queue.ShutDown()
