@@ -37,20 +37,7 @@ func TestSecretsFollowTheirConfigMapsAndVanishWithThem(t *testing.T) {
 	s := &server{t: t, client: client, ns: ns}
 	s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before", Labels: map[string]string{"app": "demo"}}, Data: map[string]string{"k": "1"}})
 
-	ctx, stop := context.WithCancel(context.Background())
-	returned := make(chan error, 1)
-	go func() {
-		returned <- run(ctx, []string{"--kubeconfig", cp.KubeconfigPath(), "--namespace", ns})
-	}()
-	defer func() {
-		stop()
-		select {
-		case err := <-returned:
-			assert.NoError(t, err, "a shutdown is not a failure")
-		case <-time.After(30 * time.Second):
-			t.Error("run did not return after its context ended")
-		}
-	}()
+	startRun(t, cp, ns)
 
 	s.eventually("a Secret for a ConfigMap that existed before the start", func() bool { return s.secretData("before")["k"] == "1" })
 
