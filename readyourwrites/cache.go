@@ -64,10 +64,13 @@ func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) {
 // DELETE records nothing and returns its error (a NotFound included:
 // the object was gone already, and there is nothing to wait for).
 func (c *Cache[T]) Delete(ctx context.Context, owner, key informer.Key, req *rest.Request) error {
-	answer, err := req.Do(ctx).Get()
-	if err != nil {
+	result := req.Do(ctx)
+	if err := result.Error(); err != nil {
 		return err
 	}
+	// The DELETE succeeded. An answer the client's scheme cannot decode
+	// leaves the UID unknown: then only the object's absence counts.
+	answer, _ := result.Get()
 	var uid types.UID
 	var terminating metav1.Object // the object, if it still exists
 	if status, ok := answer.(*metav1.Status); ok {
