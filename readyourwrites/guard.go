@@ -139,15 +139,18 @@ func (g *Guard) keepUnseenLocked(key informer.Key, ws []write) <-chan struct{} {
 func (g *Guard) Hold(key informer.Key) (bool, <-chan struct{}, time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	ws, ok := g.pending[key]
-	if !ok {
-		return false, nil, 0
-	}
-	wake := g.keepUnseenLocked(key, ws)
-	g.metrics.setPending(g.records)
-	now := g.opts.Clock.Now()
 	since, held := g.heldSince[key]
-	if wake == nil { // all seen
+	ws, ok := g.pending[key]
+	if !ok && !held {
+		return false, nil, 0 // the common case: nothing recorded
+	}
+	var wake <-chan struct{}
+	if ok {
+		wake = g.keepUnseenLocked(key, ws)
+		g.metrics.setPending(g.records)
+	}
+	now := g.opts.Clock.Now()
+	if wake == nil { // all seen (a sweep may have dropped them already)
 		if held {
 			delete(g.heldSince, key)
 			g.metrics.released(now.Sub(since))

@@ -79,6 +79,34 @@ func TestAKeyIsHeldForMaxHoldAtMostThenRunsCountedAsStale(t *testing.T) {
 	assert.False(t, held, "and not held again for them")
 }
 
+// A hold ends when its writes are seen, even if a sweep dropped them
+// before the key was asked again: the key's next hold gets all of MaxHold,
+// not what was left of the first.
+func TestAHoldEndedByASweepDoesNotShortenTheNextHold(t *testing.T) {
+	inf, api := newCache(t)
+	clock := workqueue.NewFakeClock(time.Unix(0, 0))
+	guard := must(readyourwrites.New(readyourwrites.Options{MaxHold: 5 * time.Second, Clock: clock}))
+	cms := readyourwrites.Track(guard, inf)
+	first := must(api.Create(configMap("first")))
+	cms.Wrote(owner, first)
+	held, _, _ := guard.Hold(owner)
+	require.True(t, held)
+
+	run(t, inf)
+	require.NoError(t, inf.WaitFor(t.Context(), first.ResourceVersion))
+	assert.Zero(t, guard.Pending(), "swept: the cache has the write")
+	clock.Step(4 * time.Second)
+	held, _, _ = guard.Hold(owner)
+	assert.False(t, held)
+
+	second := configMap("second")
+	second.ResourceVersion = "999999" // a write the cache will not show soon
+	cms.Wrote(owner, second)
+	held, _, within := guard.Hold(owner)
+	assert.True(t, held)
+	assert.Equal(t, 5*time.Second, within, "a new hold, from now")
+}
+
 // A delete counts as seen once the cache no longer holds that object: not
 // while it does, and also when it holds a new object of that name.
 func TestADeleteIsSeenWhenTheCacheNoLongerHoldsThatObject(t *testing.T) {
