@@ -80,6 +80,15 @@
 // Burst with them, or its rate limiter becomes the bottleneck instead.
 // However many workers run, no key is ever processed by two at once.
 //
+// # Holding one key back: Gate
+//
+// RunOptions.Gate is asked before each reconcile whether its key must
+// wait, and for what: a channel to wake it, and a time after which it is
+// asked again anyway. A held key is let go (Done, no reconcile) and added
+// again then; the worker takes the next key, so one slow key never pauses
+// the others. package readyourwrites' Guard is the Gate that holds a key
+// until the cache shows what its last reconcile wrote.
+//
 // # Rate limiters
 //
 // AddRateLimited asks the queue's [RateLimiter] for a delay and calls
