@@ -49,6 +49,11 @@ func (m *serverMeter) stop() (serverUsage, error) {
 	return serverUsage{CPUSeconds: cpu - m.cpuStart, PeakRSS: peak}, nil
 }
 
+// CPUSeconds is the CPU time (user + system) process pid has used so
+// far, from /proc: what a benchmark reads before and after to learn what
+// the API server spent on it.
+func CPUSeconds(pid int) (float64, error) { return cpuSeconds(pid) }
+
 // cpuSeconds is utime + stime of pid, fields 14 and 15 of /proc/PID/stat
 // (counted after the command name, which may hold spaces).
 func cpuSeconds(pid int) (float64, error) {
