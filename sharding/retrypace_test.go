@@ -24,14 +24,7 @@ import (
 // turn in one queue-wide bucket of retries (client-go's default limiter
 // allows ten a second, which would spread 500 failed keys over 40 s).
 func TestKeysThatFailedDuringA403WindowAreRetriedSoonAfterItEnds(t *testing.T) {
-	cp := testenv.Private(t, testenv.Options{RBAC: true, Users: []string{"sharder"}})
-	ns := cp.Namespace(t)
-	admin := fast(cp.Config())
-	user := fast(must(cp.ConfigAs("sharder")))
-	grant(t, admin, ns, "leases-and-reads", []rbacv1.PolicyRule{
-		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"*"}},
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}},
-	})
+	cp, ns, admin, user := sharderUnderRBAC(t, "get", "list", "watch") // no patch yet
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	core := must(testenv.CoreV1Client(admin))

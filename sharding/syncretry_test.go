@@ -29,14 +29,7 @@ import (
 // again with a fresh factory, more than once, within its term. Once
 // allowed, it shards.
 func TestAnElectedSharderRetriesASyncThatFailedAndShardsOnceItCan(t *testing.T) {
-	cp := testenv.Private(t, testenv.Options{RBAC: true, Users: []string{"sharder"}})
-	ns := cp.Namespace(t)
-	admin := fast(cp.Config())
-	user := fast(must(cp.ConfigAs("sharder")))
-	grant(t, admin, ns, "leases-and-configmaps", []rbacv1.PolicyRule{
-		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"*"}},
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "patch"}},
-	})
+	cp, ns, admin, user := sharderUnderRBAC(t, "get", "list", "watch", "patch")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	core := must(testenv.CoreV1Client(admin))
@@ -79,6 +72,22 @@ func TestAnElectedSharderRetriesASyncThatFailedAndShardsOnceItCan(t *testing.T) 
 	})
 	awaitConverged(ctx, t, cp, ns, 1, 2*parents, guard) // the replica makes a child for each parent
 	t.Logf("sharded after %v failed syncs", failures())
+}
+
+// sharderUnderRBAC starts a control plane of the test's own, with RBAC
+// on, and a namespace where the user "sharder" may do anything with
+// Leases and the given verbs with ConfigMaps. It returns the namespace,
+// the admin's config and the sharder's, both with fast client limits.
+func sharderUnderRBAC(t *testing.T, configMapVerbs ...string) (cp *testenv.ControlPlane, ns string, admin, user *rest.Config) {
+	cp = testenv.Private(t, testenv.Options{RBAC: true, Users: []string{"sharder"}})
+	ns = cp.Namespace(t)
+	admin = fast(cp.Config())
+	user = fast(must(cp.ConfigAs("sharder")))
+	grant(t, admin, ns, "leases-and-configmaps", []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"*"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMapVerbs},
+	})
+	return cp, ns, admin, user
 }
 
 // grant creates a Role named name with rules and binds it to the user
