@@ -86,15 +86,14 @@ func (i *Informer[T]) WaitFor(ctx context.Context, rv string) error {
 //
 // R is etcd's newest revision, which every write in the cluster moves,
 // not only writes to what the informer watches. The cache reaches R with
-// the first change in its scope after R, or with a bookmark: the API
-// server sends one to each watch about once a minute and 2 s before the
-// watch times out (an informer with short watches, reflector.Tuning's
-// WatchTimeout, gets them sooner, at one WATCH request each). On a quiet
-// scope Fresh can therefore take up to a minute: it is a barrier for rare
-// moments (the first reconciles after winning an election), bounded by
-// ctx, not something to call in every reconcile. For your own writes,
-// wait for the resourceVersions they returned (package readyourwrites):
-// their own events bring those at once.
+// the first change in its scope after R, or with a bookmark, which the
+// API server sends a watch about once a minute (and 2 s before it times
+// out), and only if its watch cache has moved past what that watch was
+// sent. On a quiet scope Fresh can therefore take a minute or more: it is
+// a barrier for rare moments (the first reconciles after winning an
+// election), bounded by ctx, not something to call in every reconcile.
+// For your own writes, wait for the resourceVersions they returned
+// (package readyourwrites): their own events bring those at once.
 func (i *Informer[T]) Fresh(ctx context.Context) error {
 	_, meta, err := i.opts.ListerWatcher.List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
