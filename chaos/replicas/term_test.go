@@ -52,7 +52,16 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 	cms, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(c.Namespace), si.WithLabels(shard.Selector()),
 		si.WithReflector(reflector.Tuning{BackoffMax: c.Timing.Lease}))
 	client, err2 := factory.RESTClient(corev1.SchemeGroupVersion)
-	queue := workqueue.New(workqueue.Options[informer.Key]{})
+	// A failed reconcile (a drain's PATCH refused by a 403) is retried
+	// per key, at most a LeaseDuration apart, with no queue-wide bucket:
+	// the default limiter's ten retries a second would spread a window
+	// that failed every key over a minute, and a drain waits for each.
+	limiter, err := workqueue.NewExponentialRateLimiter[informer.Key](5*time.Millisecond, c.Timing.Lease)
+	if err != nil {
+		logger.Error("limiter", "err", err)
+		return
+	}
+	queue := workqueue.New(workqueue.Options[informer.Key]{RateLimiter: limiter})
 	defer queue.ShutDown()
 	// A child's events enqueue its parent: the queue holds ring keys only.
 	_, err3 := cms.AddEventHandler(si.EnqueueMapped(queue, func(cm *corev1.ConfigMap) []informer.Key {

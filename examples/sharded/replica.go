@@ -152,10 +152,14 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 		si.WithName("configmaps of this member"),                // the selector names a new member id each term; the name stays
 		si.WithReflector(reflector.Tuning{BackoffMax: c.Lease})) // refused (403)? retry within a lease: a drain waits for us
 	client, err2 := factory.RESTClient(corev1.SchemeGroupVersion)
-	queue := workqueue.New(workqueue.Options[informer.Key]{})
+	// Retries per key, at most a lease apart, and no queue-wide bucket of
+	// ten a second: after a fault that failed every key, the drains off
+	// this member wait for its retries (chapter 15).
+	limiter, err3 := workqueue.NewExponentialRateLimiter[informer.Key](5*time.Millisecond, c.Lease)
+	queue := workqueue.New(workqueue.Options[informer.Key]{RateLimiter: limiter})
 	defer queue.ShutDown()
-	_, err3 := cms.AddEventHandler(si.EnqueueKey[*corev1.ConfigMap](queue))
-	if err := errors.Join(err1, err2, err3); err != nil {
+	_, err4 := cms.AddEventHandler(si.EnqueueKey[*corev1.ConfigMap](queue))
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		logger.Error("informer", "err", err)
 		return
 	}
