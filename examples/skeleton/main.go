@@ -33,6 +33,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("skeleton", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), "skeleton: a Secret per app=demo ConfigMap"); fs.PrintDefaults() }
 	var conn kubeconfig.Flags // --kubeconfig and --context, as kubectl has them
 	conn.Register(fs)
 	ns := fs.String("namespace", "default", "the namespace to work in")
