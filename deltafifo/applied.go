@@ -74,6 +74,9 @@ func (f *DeltaFIFO[T]) Progress() <-chan struct{} {
 // announceProgress wakes everyone waiting on Progress. The applied
 // resourceVersion is already stored, so a woken reader sees it.
 func (f *DeltaFIFO[T]) announceProgress() {
+	if f.progress.Load() == nil {
+		return // nobody waits: a read, not a write, on every pop
+	}
 	if ch := f.progress.Swap(nil); ch != nil {
 		close(*ch)
 	}
