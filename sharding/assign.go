@@ -91,6 +91,13 @@ func (s *Sharder) shard(ctx context.Context) error {
 		}
 		resources = append(resources, r)
 	}
+	for _, r := range resources {
+		if _, err := r.objects.AddEventHandler(si.HandlerFuncs[*metav1.PartialObjectMetadata]{
+			DeleteFunc: func(obj *metav1.PartialObjectMetadata, _ bool) { s.enqueueChildren(resources, obj.UID) },
+		}); err != nil {
+			return err
+		}
+	}
 	factory.Start(running)
 	if err := factory.WaitForCacheSync(running); err != nil {
 		return err

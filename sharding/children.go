@@ -164,6 +164,27 @@ func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1
 	return nil
 }
 
+// enqueueChildren puts the children of the deleted parent uid back in
+// their queues. Until the garbage collector deletes them (if it runs, and
+// if the parent was not deleted with orphan propagation) they stay
+// behind, owned by a parent that is gone: each is now decided by the
+// ring under its own key, like any orphan, and no other event would bring
+// it back — a child that was waiting for its parent's drain would wait
+// forever. The informer calls this after its indexer dropped the parent,
+// so decide sees the orphan.
+func (s *Sharder) enqueueChildren(all []*resource, uid types.UID) {
+	for _, r := range all {
+		children, err := r.objects.Indexer().ByIndex(controllerIndex, string(uid))
+		if err != nil {
+			s.cfg.Logger.Error("sharding: finding a deleted parent's children", "resource", r.gvr.Resource, "err", err)
+			continue
+		}
+		for _, child := range children {
+			r.queue.Add(informer.KeyFor(child))
+		}
+	}
+}
+
 // childAction names a child's relabelling for OnLabel: "assign" if it had
 // no owner, "move" if it had one.
 func childAction(current string) string {

@@ -1,0 +1,94 @@
+package sharding_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/sharding"
+	"github.com/listwatch/informer/testenv"
+)
+
+// A child waits for its parent's handover, so a parent deleted in the
+// middle of a drain must not leave it waiting: with no garbage collector
+// to delete it (as in this control plane), the child is an orphan that
+// the ring decides under its own key, and nothing but the parent's delete
+// tells the sharder to look at it again. Two members hold their Leases
+// and reconcile nothing, so no drain is ever acknowledged; the parent
+// sits on the member the ring does not choose, draining, its child with
+// it. Once the sharder is at work (it assigned another object), the
+// parent is deleted: its child moves to the ring's member. (Found by the
+// replica checker, seed 29: a child stuck on its old member for as long
+// as the run lasted.)
+func TestTheChildOfAParentDeletedMidDrainMovesByTheRing(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	cfg := fast(cp.Config())
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	core := must(testenv.CoreV1Client(cp.Config()))
+
+	terms := make(chan string, 2)
+	for _, name := range []string{"a", "b"} {
+		member := must(sharding.NewMember(sharding.MemberConfig{
+			Client: must(leaderelection.NewClient(cfg)), Namespace: ns, Ring: ring, Name: name,
+			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: testLogger,
+			Run: func(ctx context.Context, shard sharding.Shard) { terms <- shard.Member; <-ctx.Done() },
+		}))
+		wg.Go(func() { member.Run(ctx) })
+	}
+	members := []string{receive(t, terms, time.Minute), receive(t, terms, time.Minute)}
+	slices.Sort(members)
+	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1", Namespace: ns}}
+	want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(parent))
+	other := members[0]
+	if other == want {
+		other = members[1]
+	}
+
+	shard := sharding.Shard{Ring: ring}
+	parent.Labels = map[string]string{shard.Label(): other, shard.DrainLabel(): "true"}
+	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
+	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1-child", Namespace: ns,
+		Labels:          map[string]string{shard.Label(): other},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(parent, corev1.SchemeGroupVersion.WithKind("ConfigMap"))}}}
+	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(child).Do(ctx).Error())
+	witness := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "witness", Namespace: ns}}
+	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(witness).Do(ctx).Error())
+
+	assigned := make(chan informer.Key, 8)
+	var labels sync.Map
+	startSharder(ctx, t, &wg, cfg, ns, &labels, func(sc *sharding.SharderConfig) {
+		sc.OnLabel = func(_ string, key informer.Key, _ string) {
+			select {
+			case assigned <- key:
+			default: // more than this test reads: never block the sharder
+			}
+		}
+	})
+	require.Equal(t, "witness", receive(t, assigned, time.Minute).Name, "the sharder's first label is the witness's")
+	require.Equal(t, other, labelOf(ctx, t, core, ns, child.Name), "the child waits for its draining parent")
+
+	require.NoError(t, core.Delete().Namespace(ns).Resource("configmaps").Name(parent.Name).Do(ctx).Error())
+	moved := receive(t, assigned, time.Minute) // a guard against hanging: without the fix nothing ever comes
+	require.Equal(t, child.Name, moved.Name)
+	require.Equal(t, want, labelOf(ctx, t, core, ns, child.Name), "the orphan is on the ring's member")
+}
+
+// labelOf reads name's shard label in ring from the API server.
+func labelOf(ctx context.Context, t *testing.T, core *rest.RESTClient, ns, name string) string {
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, core.Get().Namespace(ns).Resource("configmaps").Name(name).Do(ctx).Into(cm))
+	return cm.Labels[sharding.Shard{Ring: ring}.Label()]
+}
