@@ -64,7 +64,9 @@ func BenchmarkReconcile10kKeys(b *testing.B) {
 						return workqueue.Result{}, err
 					}
 					if guarded {
-						cms.Wrote(key, written)
+						if err := cms.Wrote(key, written); err != nil {
+							return workqueue.Result{}, err
+						}
 					}
 					if done.Add(1) == target.Load() {
 						finished <- struct{}{}

@@ -2,6 +2,7 @@ package readyourwrites
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/internal/nilcheck"
 	si "github.com/listwatch/informer/sharedinformer"
 )
 
@@ -36,23 +38,42 @@ func Track[T informer.Object](g *Guard, inf *si.Informer[T]) *Cache[T] {
 // answer names the object. A failed write records nothing and returns
 // its error.
 func (c *Cache[T]) Write(ctx context.Context, owner informer.Key, req *rest.Request, out T) error {
-	if err := req.Do(ctx).Into(out); err != nil {
+	result := req.Do(ctx)
+	if err := result.Error(); err != nil {
 		return err
 	}
-	c.Wrote(owner, out)
-	return nil
+	// The write succeeded: an answer that cannot be decoded must not look
+	// like a failure, or the caller would send it again (for a
+	// generateName create: a second object).
+	if err := result.Into(out); err != nil {
+		return fmt.Errorf("%w: %v", ErrAnswerUnreadable, err)
+	}
+	return c.Wrote(owner, out)
 }
 
+// ErrAnswerUnreadable says that a write through Write succeeded but its
+// answer could not be decoded, so nothing was recorded: do not send the
+// write again; the key's next reconcile may read a cache without it.
+var ErrAnswerUnreadable = errors.New("readyourwrites: the write succeeded, its answer could not be decoded")
+
 // Wrote records a write made without Write: obj is what the API server
-// answered, whose resourceVersion is the write's.
-func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) {
+// answered, whose resourceVersion is the write's. It fails, recording
+// nothing, if obj is nil or has no resourceVersion.
+func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) error {
+	if nilcheck.IsNil(obj) {
+		return fmt.Errorf("readyourwrites: %v: Wrote for %s: the answer is nil", c, owner)
+	}
 	key, rv := informer.KeyFor(obj), obj.GetResourceVersion()
+	if rv == "" {
+		return fmt.Errorf("readyourwrites: %v: Wrote for %s: %s has no resourceVersion (not an API server's answer?)", c, owner, key)
+	}
 	c.guard.record(owner, write{progress: c.informer.Progress, seen: func() bool {
 		if cached, ok := c.informer.Indexer().Get(key); ok && atOrAfter(cached.GetResourceVersion(), rv) {
 			return true
 		}
 		return c.applied(rv)
 	}})
+	return nil
 }
 
 // Delete sends req, a DELETE of the informer's object key, and records
@@ -89,15 +110,20 @@ func (c *Cache[T]) Delete(ctx context.Context, owner, key informer.Key, req *res
 
 // Deleted records a DELETE made without Delete: key is the object's key,
 // uid its UID if known (else "": then only absence counts), terminating
-// the object the DELETE answered if it still exists (finalizers), or nil.
+// the object the DELETE answered if it still exists (finalizers), or nil
+// (a typed nil counts as nil).
 func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating metav1.Object) {
+	var terminatingRV string
+	if !nilcheck.IsNil(terminating) {
+		terminatingRV = terminating.GetResourceVersion()
+	}
 	c.guard.record(owner, write{progress: c.informer.Progress, seen: func() bool {
 		cached, ok := c.informer.Indexer().Get(key)
 		switch {
 		case !ok, uid != "" && cached.GetUID() != uid:
 			return true
-		case terminating != nil:
-			return cached.GetDeletionTimestamp() != nil && atOrAfter(cached.GetResourceVersion(), terminating.GetResourceVersion())
+		case terminatingRV != "":
+			return cached.GetDeletionTimestamp() != nil && atOrAfter(cached.GetResourceVersion(), terminatingRV)
 		default:
 			return false
 		}

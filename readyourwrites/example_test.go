@@ -26,7 +26,9 @@ func ExampleGuard() {
 
 	owner := informer.Key{Namespace: "demo", Name: "web"}
 	written, _ := api.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web-settings"}})
-	configMaps.Wrote(owner, written) // what Cache.Write does with the API server's answer
+	if err := configMaps.Wrote(owner, written); err != nil { // what Cache.Write does with the API server's answer
+		fmt.Println(err)
+	}
 	held, wake, _ := guard.Hold(owner)
 	fmt.Println("written at", written.ResourceVersion, "- held:", held)
 

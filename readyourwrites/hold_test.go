@@ -58,7 +58,7 @@ func TestAKeyIsHeldForMaxHoldAtMostThenRunsCountedAsStale(t *testing.T) {
 		Trace:   func(e informer.TraceEvent) { kinds = append(kinds, e.Kind) }})
 	require.NoError(t, err)
 	written := must(api.Create(configMap("settings")))
-	readyourwrites.Track(guard, inf).Wrote(owner, written)
+	require.NoError(t, readyourwrites.Track(guard, inf).Wrote(owner, written))
 
 	held, _, within := guard.Hold(owner)
 	assert.True(t, held)
@@ -88,7 +88,7 @@ func TestAHoldEndedByASweepDoesNotShortenTheNextHold(t *testing.T) {
 	guard := must(readyourwrites.New(readyourwrites.Options{MaxHold: 5 * time.Second, Clock: clock}))
 	cms := readyourwrites.Track(guard, inf)
 	first := must(api.Create(configMap("first")))
-	cms.Wrote(owner, first)
+	require.NoError(t, cms.Wrote(owner, first))
 	held, _, _ := guard.Hold(owner)
 	require.True(t, held)
 
@@ -101,7 +101,7 @@ func TestAHoldEndedByASweepDoesNotShortenTheNextHold(t *testing.T) {
 
 	second := configMap("second")
 	second.ResourceVersion = "999999" // a write the cache will not show soon
-	cms.Wrote(owner, second)
+	require.NoError(t, cms.Wrote(owner, second))
 	held, _, within := guard.Hold(owner)
 	assert.True(t, held)
 	assert.Equal(t, 5*time.Second, within, "a new hold, from now")
@@ -148,14 +148,14 @@ func TestRecordsAreDroppedOnceTheCacheCaughtUpWithoutTheirKeyComingBack(t *testi
 	var last *corev1.ConfigMap
 	for i := range 100 {
 		last = must(fastAPI.Create(configMap(fmt.Sprintf("a-%03d", i))))
-		fastCache.Wrote(informer.Key{Namespace: "demo", Name: fmt.Sprintf("owner-%03d", i)}, last)
+		require.NoError(t, fastCache.Wrote(informer.Key{Namespace: "demo", Name: fmt.Sprintf("owner-%03d", i)}, last))
 	}
 	assert.Equal(t, 100.0, pending())
 	run(t, fast)
 	require.NoError(t, fast.WaitFor(t.Context(), last.ResourceVersion))
 
 	for i := range 30 { // writes the other cache never shows, recorded under new keys
-		slowCache.Wrote(informer.Key{Namespace: "demo", Name: fmt.Sprintf("other-%03d", i)}, must(slowAPI.Create(configMap(fmt.Sprintf("b-%03d", i)))))
+		require.NoError(t, slowCache.Wrote(informer.Key{Namespace: "demo", Name: fmt.Sprintf("other-%03d", i)}, must(slowAPI.Create(configMap(fmt.Sprintf("b-%03d", i))))))
 	}
 	assert.Equal(t, 30.0, pending(), "the 100 seen records went with a sweep, no key reconciled")
 	assert.Equal(t, 30, guard.Pending())

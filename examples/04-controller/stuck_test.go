@@ -60,7 +60,7 @@ func TestAWriteTheCacheNeverShowsCannotBlockAKeyForever(t *testing.T) {
 	c := startController(t, cp, ns, time.Second)
 	key := informer.Key{Namespace: ns, Name: "parent"}
 	never := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ghost", ResourceVersion: "999999999999"}}
-	c.writes.Wrote(key, never)
+	require.NoError(t, c.writes.Wrote(key, never))
 
 	client, err := testenv.CoreV1Client(cp.Config())
 	require.NoError(t, err)
