@@ -63,9 +63,11 @@
 //   - Only that key waits. The worker lets a held key go and takes the
 //     next one; the key is added again when its informer applies more,
 //     never by polling.
-//   - Records are dropped once their cache has caught up, whether or not
-//     their key is reconciled again: memory follows the writes in flight,
-//     not the writes made ([Guard.Pending]).
+//   - Records are dropped at the first sweep after their cache has
+//     caught up, whether or not their key is reconciled again (a sweep
+//     runs whenever the records have doubled since the last, and on
+//     [Guard.Pending]): memory follows the writes in flight, not the
+//     writes made.
 //
 // # What it cannot do
 //

@@ -25,7 +25,9 @@ type Options struct {
 	// doc). Default: none.
 	Metrics *metrics.Registry
 	// Trace receives an event when a key is held, released and run
-	// stale (StageGuard). Default: nil, no tracing, no cost.
+	// stale (StageGuard). It is called with the guard's lock held, so it
+	// must return quickly and must not call the guard. Default: nil, no
+	// tracing, no cost.
 	Trace informer.TraceHook
 	// Clock times holds. Default: informer.RealClock.
 	Clock informer.Clock
@@ -97,11 +99,19 @@ func (g *Guard) record(owner informer.Key, w write) {
 	g.pending[owner] = append(g.pending[owner], w)
 	g.records++
 	if g.records >= 2*max(g.swept, 64) {
-		for key, ws := range g.pending {
-			g.keepUnseenLocked(key, ws)
-		}
-		g.swept = g.records
+		g.sweepLocked()
+		return
 	}
+	g.metrics.setPending(g.records)
+}
+
+// sweepLocked drops every write that has been seen, for all keys, and
+// sets the pending gauge. The caller holds mu.
+func (g *Guard) sweepLocked() {
+	for key, ws := range g.pending {
+		g.keepUnseenLocked(key, ws)
+	}
+	g.swept = g.records
 	g.metrics.setPending(g.records)
 }
 
@@ -182,8 +192,6 @@ func (g *Guard) Hold(key informer.Key) (bool, <-chan struct{}, time.Duration) {
 func (g *Guard) Pending() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for key, ws := range g.pending {
-		g.keepUnseenLocked(key, ws)
-	}
+	g.sweepLocked()
 	return g.records
 }
