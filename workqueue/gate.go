@@ -53,13 +53,13 @@ func (h *holds[K]) admit(ctx context.Context, key K) bool {
 	if !hold || within <= 0 {
 		return true
 	}
-	h.q.report(KindHeld, key, fmt.Sprintf("for up to %v", within))
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.held[key] {
-		return false // already waiting to be added again
+		return false // already waiting to be added again: reported then
 	}
 	h.held[key] = true
+	h.q.report(KindHeld, key, fmt.Sprintf("for up to %v", within))
 	h.wg.Go(func() {
 		due := make(chan struct{})
 		timer := h.q.clock.AfterFunc(within, func() { close(due) })
