@@ -64,9 +64,10 @@ func (s *Sharder) shard(ctx context.Context) error {
 	}()
 	var resources []*resource
 	for _, gvr := range s.cfg.Resources {
-		// A refused LIST or WATCH (a 403 for a while) is retried at most a
-		// LeaseDuration apart, not the default 30 s (60 s with jitter): a
-		// sharder that cannot see its objects cannot converge.
+		// A refused LIST or WATCH (a 403 for a while) backs off at most a
+		// LeaseDuration (up to twice that with jitter), not the default
+		// 30 s (60 s): a sharder that cannot see its objects cannot
+		// converge.
 		objects, err1 := si.InformerFor[*metav1.PartialObjectMetadata](ctx, factory, si.ForResource(gvr), si.InNamespace(s.cfg.Namespace),
 			si.WithIndexers(map[string]indexer.IndexFunc[*metav1.PartialObjectMetadata]{controllerIndex: controllerUID}),
 			si.WithReflector(reflector.Tuning{BackoffMax: s.cfg.LeaseDuration}))

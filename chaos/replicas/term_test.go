@@ -47,8 +47,9 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 		return
 	}
 	// A member cannot finish a drain it cannot see: after a 403 its
-	// informer retries at most a LeaseDuration apart (the default, 30 s
-	// and up to 60 s with jitter, would leave it blind for a minute).
+	// informer backs off at most a LeaseDuration (up to twice that with
+	// jitter; the default, 30 s and up to 60 s, would leave it blind for
+	// a minute).
 	cms, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(c.Namespace), si.WithLabels(shard.Selector()),
 		si.WithReflector(reflector.Tuning{BackoffMax: c.Timing.Lease}))
 	client, err2 := factory.RESTClient(corev1.SchemeGroupVersion)

@@ -150,7 +150,7 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 	}
 	cms, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(c.Namespace), si.WithLabels(shard.Selector()),
 		si.WithName("configmaps of this member"),                // the selector names a new member id each term; the name stays
-		si.WithReflector(reflector.Tuning{BackoffMax: c.Lease})) // refused (403)? retry within a lease: a drain waits for us
+		si.WithReflector(reflector.Tuning{BackoffMax: c.Lease})) // refused (403)? back off a lease at most (2 with jitter): a drain waits for us
 	client, err2 := factory.RESTClient(corev1.SchemeGroupVersion)
 	// Retries per key, at most a lease apart, and no queue-wide bucket of
 	// ten a second: after a fault that failed every key, the drains off
