@@ -16,7 +16,6 @@ import (
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/indexer"
-	"github.com/listwatch/informer/reflector"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -64,25 +63,14 @@ func (s *Sharder) shard(ctx context.Context) error {
 	}()
 	var resources []*resource
 	for _, gvr := range s.cfg.Resources {
-		// A refused LIST or WATCH (a 403 for a while) backs off at most a
-		// LeaseDuration (up to twice that with jitter), not the default
-		// 30 s (60 s): a sharder that cannot see its objects cannot
-		// converge.
+		// After a fault that refused everything (see retry.go) the
+		// sharder sees and retries within a lease or two of its end.
 		objects, err1 := si.InformerFor[*metav1.PartialObjectMetadata](ctx, factory, si.ForResource(gvr), si.InNamespace(s.cfg.Namespace),
 			si.WithIndexers(map[string]indexer.IndexFunc[*metav1.PartialObjectMetadata]{controllerIndex: controllerUID}),
-			si.WithReflector(reflector.Tuning{BackoffMax: s.cfg.LeaseDuration}))
+			si.WithReflector(RetryTuning(s.cfg.LeaseDuration)))
 		client, err2 := factory.RESTClient(gvr.GroupVersion())
-		if err := errors.Join(err1, err2); err != nil {
-			return err
-		}
-		// A key the API server refused waits its own doubling delay,
-		// capped at LeaseDuration, for its next try: after a fault that
-		// failed every key (a 403, a webhook down) all are tried again
-		// within a lease of its end. The default limiter's queue-wide
-		// bucket (10 a second) would spread 500 failed keys over 40 s;
-		// the client's QPS already paces the sharder's requests.
-		limiter, err := workqueue.NewExponentialRateLimiter[informer.Key](5*time.Millisecond, s.cfg.LeaseDuration)
-		if err != nil {
+		limiter, err3 := RetryLimiter(s.cfg.LeaseDuration)
+		if err := errors.Join(err1, err2, err3); err != nil {
 			return err
 		}
 		r := &resource{gvr: gvr, objects: objects, client: client, queue: workqueue.New(workqueue.Options[informer.Key]{RateLimiter: limiter})}

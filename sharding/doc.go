@@ -23,9 +23,10 @@
 //	member, err := sharding.NewMember(sharding.MemberConfig{
 //		Client: leases, Namespace: "kube-system", Ring: "my-controller", Name: podName,
 //		Run: func(ctx context.Context, shard sharding.Shard) {
-//			// a factory and informers scoped with si.WithLabels(shard.Selector())
-//			// and a stable si.WithName (the selector changes every term),
-//			// then until ctx ends:
+//			// a factory and informers scoped with si.WithLabels(shard.Selector()),
+//			// a stable si.WithName (the selector changes every term) and
+//			// si.WithReflector(sharding.RetryTuning(lease)); a queue whose
+//			// RateLimiter is sharding.RetryLimiter(lease); then until ctx ends:
 //			workqueue.Run(ctx, queue, sharding.Reconciler(shard, lister, client, "configmaps", reconcile), opts)
 //		},
 //	})

@@ -16,7 +16,6 @@ import (
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/leaderelection"
-	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharding"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
@@ -46,18 +45,12 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 		logger.Error("factory", "err", err)
 		return
 	}
-	// A member cannot finish a drain it cannot see: after a 403 its
-	// informer backs off at most a LeaseDuration (up to twice that with
-	// jitter; the default, 30 s and up to 60 s, would leave it blind for
-	// a minute).
+	// After a 403 window a member must soon see its objects again and
+	// retry its failed drains (sharding.RetryTuning, RetryLimiter).
 	cms, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(c.Namespace), si.WithLabels(shard.Selector()),
-		si.WithReflector(reflector.Tuning{BackoffMax: c.Timing.Lease}))
+		si.WithReflector(sharding.RetryTuning(c.Timing.Lease)))
 	client, err2 := factory.RESTClient(corev1.SchemeGroupVersion)
-	// A failed reconcile (a drain's PATCH refused by a 403) is retried
-	// per key, at most a LeaseDuration apart, with no queue-wide bucket:
-	// the default limiter's ten retries a second would spread a window
-	// that failed every key over a minute, and a drain waits for each.
-	limiter, err := workqueue.NewExponentialRateLimiter[informer.Key](5*time.Millisecond, c.Timing.Lease)
+	limiter, err := sharding.RetryLimiter(c.Timing.Lease)
 	if err != nil {
 		logger.Error("limiter", "err", err)
 		return

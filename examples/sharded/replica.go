@@ -21,7 +21,6 @@ import (
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/kubeconfig"
 	"github.com/listwatch/informer/leaderelection"
-	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharding"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
@@ -149,13 +148,13 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 		return
 	}
 	cms, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(c.Namespace), si.WithLabels(shard.Selector()),
-		si.WithName("configmaps of this member"),                // the selector names a new member id each term; the name stays
-		si.WithReflector(reflector.Tuning{BackoffMax: c.Lease})) // refused (403)? back off a lease at most (2 with jitter): a drain waits for us
+		si.WithName("configmaps of this member"),        // the selector names a new member id each term; the name stays
+		si.WithReflector(sharding.RetryTuning(c.Lease))) // refused (403)? back off a lease at most: a drain waits for us
 	client, err2 := factory.RESTClient(corev1.SchemeGroupVersion)
 	// Retries per key, at most a lease apart, and no queue-wide bucket of
 	// ten a second: after a fault that failed every key, the drains off
 	// this member wait for its retries (chapter 15).
-	limiter, err3 := workqueue.NewExponentialRateLimiter[informer.Key](5*time.Millisecond, c.Lease)
+	limiter, err3 := sharding.RetryLimiter(c.Lease)
 	queue := workqueue.New(workqueue.Options[informer.Key]{RateLimiter: limiter})
 	defer queue.ShutDown()
 	_, err4 := cms.AddEventHandler(si.EnqueueKey[*corev1.ConfigMap](queue))
