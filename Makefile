@@ -25,8 +25,10 @@ vet:
 # test runs every unit and integration test of every module with the race
 # detector, one package at a time (-p 1) so that control planes never
 # compete for the machine's cores and latency assertions stay meaningful.
+# -vet=off: the full go vet has just run (the vet target); go test's own
+# pass would repeat a subset of it for every package.
 test: tools browser vet
-	hack/each-module.sh $(GO) test -race -p 1 -count=1 -timeout 30m ./...
+	hack/each-module.sh $(GO) test -race -p 1 -count=1 -vet=off -timeout 30m ./...
 
 # fuzz runs every fuzz target for FUZZTIME each (their seed corpora
 # already run as part of `make test`).
