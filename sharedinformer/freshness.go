@@ -1,6 +1,7 @@
 package sharedinformer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,16 +58,14 @@ func (i *Informer[T]) WaitFor(ctx context.Context, rv string) error {
 	for {
 		progress := i.Progress()
 		applied := i.LastSyncResourceVersion()
-		if applied != "" {
-			c, err := CompareResourceVersions(applied, rv)
-			if err != nil {
-				return fmt.Errorf("sharedinformer: %s: waiting for resourceVersion %q: %w", i.name, rv, err)
-			}
-			if c >= 0 {
-				return nil
-			}
-		} else if _, err := CompareResourceVersions(rv, rv); err != nil {
+		// Before the first list there is nothing applied to compare with;
+		// rv is still checked, so a bad one fails at once.
+		c, err := CompareResourceVersions(cmp.Or(applied, rv), rv)
+		if err != nil {
 			return fmt.Errorf("sharedinformer: %s: waiting for resourceVersion %q: %w", i.name, rv, err)
+		}
+		if applied != "" && c >= 0 {
+			return nil
 		}
 		select {
 		case <-progress:
