@@ -59,7 +59,11 @@
 // Options.OnError as an *Error and retried after an exponential backoff
 // with jitter (800ms doubling to 30s by default; Tuning has every knob),
 // which resets after two calm minutes. A 403 (RBAC) or a 404 (a missing
-// CRD) is retried at that pace until it goes away. A server's Retry-After
+// CRD) is retried at that pace until it goes away, with one exception: a
+// 404 for a resource that the server's discovery no longer lists, when
+// Options.Served is set to ask it (a sharedinformer.Factory sets it). That
+// is reported once as ErrNotServed, the store is emptied, and no request
+// is made until discovery lists the resource again. A server's Retry-After
 // is the minimum wait. One exception: the first relist after a 410 is
 // immediate, since the server answered; a 410 again before a watch has
 // worked waits like any failure.

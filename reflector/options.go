@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -38,6 +39,17 @@ type Options[T informer.Object] struct {
 	// Trace receives a trace event for every step (see the Kind constants).
 	// Default: nil, no tracing, and no cost.
 	Trace informer.TraceHook
+	// Served, if set, is asked after a LIST or WATCH failed with 404 Not
+	// Found whether the server still serves the resource, as its
+	// discovery says. It should ask the server, not a cache older than
+	// the 404, and may share its answer with other reflectors for a
+	// moment (a sharedinformer.Factory's does, for a second). When it
+	// says no, the reflector stops listing and watching: it reports
+	// ErrNotServed once, empties the store, and asks Served again after
+	// each backoff until the answer is yes, then lists from scratch. An
+	// error from Served counts as yes: the 404 is retried as any failure
+	// is. Default: nil, every 404 is retried.
+	Served func(ctx context.Context) (bool, error)
 	// OnError receives every failure as an *Error before the reflector
 	// retries, including the expected ones (a 410 Gone that causes a
 	// relist). It runs on the reflector's goroutine and must be quick.

@@ -157,7 +157,9 @@ type state struct {
 // Run lists and watches until ctx ends, then returns nil, having stopped
 // every watch it opened and left no goroutine behind. Failures do not end
 // it: each is reported through Options.OnError and retried after the
-// backoff. It returns an error only if the reflector is already running.
+// backoff; a resource the server stops serving is waited for instead (see
+// Options.Served). It returns an error only if the reflector is already
+// running.
 func (r *Reflector[T]) Run(ctx context.Context) error {
 	if !r.running.CompareAndSwap(false, true) {
 		return fmt.Errorf("reflector %s: Run is already running", r.opts.Name)
@@ -173,6 +175,10 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		next, err := r.step(ctx, s)
 		if err != nil && ctx.Err() == nil {
+			if again, gone := r.untilServedAgain(ctx, err); gone {
+				s = again
+				continue
+			}
 			r.report(err)
 			if !next.now {
 				r.pause(ctx, r.backoff.next(time.Now(), retryAfter(err)))

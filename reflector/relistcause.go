@@ -11,6 +11,7 @@ const (
 	CauseFailed       = "failed"        // a list or streaming list failed, or was cut: try again
 	CauseStoreRefused = "store-refused" // the store refused the last list
 	CauseNoRV         = "no-rv"         // the last list had no resourceVersion
+	CauseServedAgain  = "served-again"  // the resource was not served for a while, and is again
 )
 
 // relistWhy is why a relist happens: its cause, one of the Cause

@@ -46,6 +46,14 @@ const (
 	// KindError: a step failed; Detail is the error, the same one
 	// Options.OnError receives.
 	KindError = "error"
+	// KindNotServed: a 404, and discovery no longer lists the resource:
+	// the reflector empties its store and stops listing and watching
+	// until it does (see Options.Served). ResourceVersion is the last one
+	// the reflector had.
+	KindNotServed = "not-served"
+	// KindServedAgain: discovery lists the resource again after
+	// KindNotServed; a relist with cause CauseServedAgain follows.
+	KindServedAgain = "served-again"
 	// KindBackoff: the reflector waits before its next request. Detail is
 	// the wait.
 	KindBackoff = "backoff"

@@ -1,0 +1,121 @@
+package reflector_test
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/informer/reflector"
+)
+
+// discovery stands in for the server's discovery: whether it lists the
+// resource, and how often it was asked.
+type discovery struct {
+	gone  atomic.Bool
+	fail  error // returned by every answer when set
+	asked atomic.Int32
+}
+
+func (d *discovery) served(context.Context) (bool, error) {
+	d.asked.Add(1)
+	return !d.gone.Load(), d.fail
+}
+
+var errNotFound = apierrors.NewNotFound(schema.GroupResource{Group: "zoo.listwatch.dev", Resource: "octopodes"}, "")
+
+// answer404When makes every LIST and WATCH of f fail with a 404 while
+// gone says so.
+func answer404When(f *memFixture, gone func() bool) {
+	f.spy.onList = func(int, metav1.ListOptions) error {
+		if gone() {
+			return errNotFound
+		}
+		return nil
+	}
+	f.spy.onWatch = func(int, metav1.ListOptions) (watch.Interface, error) {
+		if gone() {
+			return nil, errNotFound
+		}
+		return nil, nil
+	}
+}
+
+func TestAResourceNoLongerServedIsReportedOnceEmptiedAndNoLongerRequested(t *testing.T) {
+	d := &discovery{}
+	f := startMem(t, 2, func(o *reflector.Options[*corev1.ConfigMap]) {
+		o.Served = d.served
+		o.ShortWatch = time.Nanosecond // the watch the deletion ends was not short
+	})
+	answer404When(f, d.gone.Load)
+
+	d.gone.Store(true) // the CRD is deleted: its objects with it, then the resource
+	require.NoError(t, f.lw.Delete(key("cm-00")))
+	f.lw.DropWatches()
+	eventually(t, func() bool { return len(f.trace.of(reflector.KindNotServed)) == 1 }, 5*time.Second, "never reported the resource gone")
+
+	assert.Empty(t, f.store.state(), "what the watch did not delete, the store's Replace did")
+	replaces := f.store.replaces()
+	require.Len(t, replaces, 2, "the first list, then one empty Replace")
+	assert.Empty(t, replaces[1])
+	errs := f.errs.all()
+	require.Len(t, errs, 1, "one report, not one per retry: %v", errs)
+	assert.ErrorIs(t, errs[0], reflector.ErrNotServed)
+	assert.True(t, apierrors.IsNotFound(errs[0]), "the 404 is kept: %v", errs[0])
+
+	lists, watches, asked := len(f.spy.listCalls()), len(f.spy.watchCalls()), d.asked.Load()
+	eventually(t, func() bool { return d.asked.Load() >= asked+3 }, 5*time.Second, "discovery was not asked again")
+	assert.Len(t, f.spy.listCalls(), lists, "no LIST while the resource is not served")
+	assert.Len(t, f.spy.watchCalls(), watches, "no WATCH while the resource is not served")
+
+	// Reinstalled, with an object of its own: a fresh list, nothing old.
+	require.NoError(t, f.lw.Delete(key("cm-01")))
+	_, err := f.lw.Create(cm("default", "reinstalled"))
+	require.NoError(t, err)
+	d.gone.Store(false)
+	f.waitSynced(t)
+	assert.Equal(t, []string{"default/reinstalled"}, slices.Collect(maps.Keys(f.store.state())))
+	relists := f.trace.of(reflector.KindRelist)
+	require.NotEmpty(t, relists)
+	assert.Equal(t, reflector.CauseServedAgain, relists[len(relists)-1].Reason)
+	assert.Len(t, f.trace.of(reflector.KindServedAgain), 1)
+	assert.Len(t, f.errs.all(), 1, "coming back reports nothing")
+}
+
+// One 404 proves nothing: only discovery's "no" stops the reflector. A
+// 404 while discovery lists the resource, or while discovery cannot be
+// asked, is retried like any failure.
+func TestA404WhileDiscoveryListsTheResourceOrCannotTellIsRetried(t *testing.T) {
+	for name, d := range map[string]*discovery{
+		"listed":      {},
+		"cannot tell": {fail: errors.New("discovery is down")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if d.fail != nil {
+				d.gone.Store(true)
+			}
+			var failures atomic.Int32
+			f := startMem(t, 1, func(o *reflector.Options[*corev1.ConfigMap]) {
+				o.Served = d.served
+				o.ShortWatch = time.Nanosecond
+			})
+			answer404When(f, func() bool { return failures.Add(1) <= 2 })
+			f.lw.DropWatches()
+			f.waitSynced(t)
+			assert.Empty(t, f.trace.of(reflector.KindNotServed))
+			assert.Equal(t, 2, f.errs.count(func(err error) bool { return apierrors.IsNotFound(err) }), "each 404 reported and retried")
+			assert.Zero(t, f.errs.count(is(reflector.ErrNotServed)))
+		})
+	}
+}
