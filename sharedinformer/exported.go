@@ -42,6 +42,8 @@ var (
 		Help: "Objects in the informer's cache (listwatch/informer's own metric)."}
 	descLag = metrics.Desc{Name: "listwatch_informer_applied_lag_revisions", Labels: informerLabels,
 		Help: "How many resourceVersions (etcd revisions) the cache's applied resourceVersion trails the newest one the API server has sent the informer, bookmarks included: 0 once it has applied all it received (listwatch/informer's own metric)."}
+	descNotServed = metrics.Desc{Name: "listwatch_informer_resource_not_served", Labels: informerLabels,
+		Help: "1 while the API server's discovery no longer lists the informer's resource (its CRD was deleted, say) and the informer waits without requests; 0 otherwise (listwatch/informer's own metric)."}
 	descBufferDepth = metrics.Desc{Name: "listwatch_informer_handler_buffer_depth", Labels: append(informerLabels[:4:4], "handler"),
 		Help: "Notifications waiting for one handler, as of its latest delivery (listwatch/informer's own metric)."}
 )
@@ -49,14 +51,15 @@ var (
 // relistCauses are the values of the relists counter's cause label; all
 // are made when the metrics are, so a rate over them starts from zero.
 var relistCauses = []string{reflector.CauseExpired, reflector.CauseTooLarge, reflector.CauseWentBack,
-	reflector.CauseFailed, reflector.CauseStoreRefused, reflector.CauseNoRV}
+	reflector.CauseFailed, reflector.CauseStoreRefused, reflector.CauseNoRV, reflector.CauseServedAgain}
 
 // ExportedMetrics turns one informer's trace events into metrics on a
 // metrics.Provider: client-go's informer_queued_items,
 // informer_processing_latency_seconds and informer_store_resource_version,
 // and this library's listwatch_informer_* (lists, watches, relists by
 // cause, cached objects, each handler's buffer depth, how far the cache
-// trails what the informer received). Like every metric
+// trails what the informer received, whether its resource is no longer
+// served). Like every metric
 // here, they are computed from trace events and nothing else.
 //
 // A Factory given FactoryOptions.Metrics makes one for each informer. For
@@ -69,7 +72,7 @@ var relistCauses = []string{reflector.CauseExpired, reflector.CauseTooLarge, ref
 // proportion to the keys waiting there.
 type ExportedMetrics struct {
 	queued, storeRV, cached metrics.Gauge
-	lag                     metrics.Gauge
+	lag, notServed          metrics.Gauge
 	latency                 metrics.Histogram
 	lists, watches          metrics.Counter
 	relists                 map[string]metrics.Counter // by cause; fixed at construction
@@ -131,6 +134,7 @@ func NewExportedMetrics(reg *metrics.Registry, name string, gvr schema.GroupVers
 		return c
 	}
 	m.queued, m.storeRV, m.cached, m.lag = gauge(descQueuedItems), gauge(descStoreRV), gauge(descCached), gauge(descLag)
+	m.notServed = gauge(descNotServed)
 	m.lists, m.watches = counter(descLists, labels), counter(descWatches, labels)
 	for _, cause := range relistCauses {
 		m.relists[cause] = counter(descRelists, append(labels[:4:4], cause))
@@ -177,6 +181,10 @@ func (m *ExportedMetrics) observe(e informer.TraceEvent) {
 			}
 		case reflector.KindResourceVersion:
 			m.setLag(e.ResourceVersion, "")
+		case reflector.KindNotServed:
+			m.notServed.Set(1)
+		case reflector.KindServedAgain:
+			m.notServed.Set(0)
 		}
 	case informer.StageFIFO:
 		m.observeFIFO(e)

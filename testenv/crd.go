@@ -62,3 +62,28 @@ func (cp *ControlPlane) InstallCRD(ctx context.Context, crd CRD) error {
 		}
 	}
 }
+
+// DeleteCRD deletes the CustomResourceDefinition and returns once it is
+// gone: the apiserver has deleted every object of it and stopped serving
+// its resource. A CRD that does not exist is not an error.
+func (cp *ControlPlane) DeleteCRD(ctx context.Context, crd CRD) error {
+	client, err := CoreV1Client(cp.Config())
+	if err != nil {
+		return err
+	}
+	path := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + crd.Plural + "." + crd.Group
+	if err := client.Delete().AbsPath(path).Do(ctx).Error(); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("testenv: deleting CRD %s.%s: %w", crd.Plural, crd.Group, err)
+	}
+	for {
+		err := client.Get().AbsPath(path).Do(ctx).Error()
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("testenv: CRD %s.%s deleted but still there (last answer: %v): %w", crd.Plural, crd.Group, err, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
