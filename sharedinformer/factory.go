@@ -74,14 +74,18 @@ type Factory struct {
 	opts      FactoryOptions
 	mapper    meta.RESTMapperWithContext
 	discovery discovery.CachedDiscoveryInterfaceWithContext // nil with a caller's Mapper
+	served    *servedResources                              // every informer's Served: is its resource still served?
 
 	mu sync.Mutex
-	// informers holds *Informer[T] for many T: the one place this module
-	// stores values of several types in one map. Guarded by mu.
-	informers map[factoryKey]runnable
-	// started are the informers Start has started. Guarded by mu.
-	started map[factoryKey]bool
-	running sync.WaitGroup // the Run goroutines
+	// informers holds the informers handed out and not yet released by
+	// their last holder: *Informer[T] for many T, the one place this
+	// module stores values of several types in one map. Guarded by mu.
+	informers map[factoryKey]*held
+	// stopping holds the informers released by their last holder that
+	// have not stopped yet; InformerFor waits for one before making its
+	// successor, which takes its metrics' name. Guarded by mu.
+	stopping map[factoryKey]*held
+	running  sync.WaitGroup // the Run goroutines
 }
 
 // factoryKey identifies one shared informer: its Go type and its
@@ -126,20 +130,28 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 		}
 		return slog.Default()
 	})
-	f := &Factory{cfg: cfg, opts: opts, mapper: opts.Mapper, informers: map[factoryKey]runnable{}, started: map[factoryKey]bool{}}
+	f := &Factory{cfg: cfg, opts: opts, mapper: opts.Mapper, informers: map[factoryKey]*held{}, stopping: map[factoryKey]*held{}}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sharedinformer: NewFactory: %w", err)
+	}
 	if f.mapper == nil {
-		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("sharedinformer: NewFactory: %w", err)
-		}
 		f.discovery = memory.NewMemCacheClientWithContext(discovery.ToDiscoveryInterfaceWithContext(dc))
 		f.mapper = restmapper.NewDeferredDiscoveryRESTMapperWithContext(f.discovery)
 	}
+	forget := func() {} // a caller's Mapper that cannot be reset keeps what it knows
+	if r, ok := f.mapper.(meta.ResettableRESTMapper); ok {
+		forget = r.Reset
+	}
+	f.served = newServedResources(discovery.ToDiscoveryInterfaceWithContext(dc), forget)
 	return f, nil
 }
 
 // InformerFor returns the factory's informer of T in the scope the options
-// give, making it on first use. T is a built-in or custom type the
+// give, making it on first use. Each call is one hold on the informer,
+// which runs until its last holder gives it back with Release (or until
+// the ctx given to Start ends); an informer released by its last holder
+// is never handed out again: the next InformerFor makes a fresh one. T is a built-in or custom type the
 // factory's Scheme knows, *unstructured.Unstructured or
 // *metav1.PartialObjectMetadata (these two with ForResource):
 //
@@ -188,10 +200,12 @@ func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...Inf
 	}
 
 	key := factoryKey{goType: goType, source: src}
-	f.mu.Lock()
+	if err := f.lockOnceStopped(ctx, key); err != nil {
+		return nil, err
+	}
 	defer f.mu.Unlock()
 	if existing, ok := f.informers[key]; ok {
-		inf := existing.(*Informer[T])
+		inf := existing.inf.(*Informer[T])
 		if len(c.shaped) > 0 {
 			return nil, fmt.Errorf("sharedinformer: the informer of %s exists already; %v may only be given to the InformerFor that makes it", inf.Name(), slices.Compact(c.shaped))
 		}
@@ -200,6 +214,7 @@ func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...Inf
 				return nil, fmt.Errorf("sharedinformer: informer of %s: %w", inf.Name(), err)
 			}
 		}
+		existing.holders++
 		return inf, nil
 	}
 	inf, err := newInformer[T](f, src, indexers, c)
@@ -211,7 +226,7 @@ func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...Inf
 			return nil, err
 		}
 	}
-	f.informers[key] = inf
+	f.informers[key] = &held{inf: inf, holders: 1, done: make(chan struct{})}
 	return inf, nil
 }
 
@@ -241,6 +256,7 @@ func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers m
 		Trace:           informer.Tee(f.opts.Trace, exported.Hook()),
 		OnError:         f.opts.OnError,
 		Logger:          f.opts.Logger,
+		Served:          f.served.For(src.Resource),
 	})
 	if err != nil {
 		exported.unregister() // the informer does not exist: a corrected request may take its name

@@ -7,18 +7,22 @@ import (
 )
 
 // Start runs every informer made so far that is not running yet, each in
-// a goroutine, until ctx ends. Call it again for informers made later.
+// a goroutine, until ctx ends or its last holder releases it (see
+// Release). Call it again for informers made later.
 func (f *Factory) Start(ctx context.Context) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for key, inf := range f.informers {
-		if f.started[key] {
+	for key, h := range f.informers {
+		if h.stop != nil {
 			continue
 		}
-		f.started[key] = true
+		runCtx, stop := context.WithCancelCause(ctx) // Release stops this one alone
+		h.stop = stop
 		f.running.Go(func() {
-			defer inf.afterRun()
-			if err := inf.Run(ctx); err != nil {
+			defer f.stopped(key, h)
+			defer h.inf.afterRun()
+			defer stop(nil)
+			if err := h.inf.Run(runCtx); err != nil {
 				f.report(err)
 			}
 		})
@@ -36,9 +40,9 @@ func (f *Factory) Start(ctx context.Context) {
 func (f *Factory) WaitForCacheSync(ctx context.Context, handlers ...Syncer) error {
 	f.mu.Lock()
 	syncers := handlers
-	for key, inf := range f.informers {
-		if f.started[key] {
-			syncers = append(syncers, inf)
+	for _, h := range f.informers {
+		if h.stop != nil {
+			syncers = append(syncers, h.inf)
 		}
 	}
 	f.mu.Unlock()

@@ -71,7 +71,7 @@ func (i *Informer[T]) AddEventHandler(h Handler[T], options ...HandlerOptions) (
 	if opts.ResyncPeriod > 0 {
 		l.nextResync = i.opts.Clock.Now().Add(opts.ResyncPeriod)
 	}
-	reg := &Registration{name: opts.Name, of: i, synced: l.synced, stopped: l.done, depth: l.depth}
+	reg := &Registration{name: opts.Name, of: i, synced: l.synced, stopped: l.done, depth: l.depth, ended: l.endedErr}
 	i.listeners[reg] = l
 
 	// Replay: everything already in the cache, as part of this handler's
@@ -90,7 +90,8 @@ func (i *Informer[T]) AddEventHandler(h Handler[T], options ...HandlerOptions) (
 
 // RemoveEventHandler stops delivering to the handler of reg. The call in
 // progress, if any, finishes; nothing after it is delivered, and the
-// handler's goroutine ends: reg.Stopped closes then. reg.Synced closes
+// handler's goroutine ends: reg.Stopped closes then, and reg.Err is
+// ErrHandlerRemoved. reg.Synced closes
 // too, whether or not the initial list was delivered. It fails if reg is
 // not registered here.
 func (i *Informer[T]) RemoveEventHandler(reg *Registration) error {
@@ -101,8 +102,23 @@ func (i *Informer[T]) RemoveEventHandler(reg *Registration) error {
 		return errors.New("sharedinformer: RemoveEventHandler: this registration is not registered with this informer")
 	}
 	delete(i.listeners, reg)
-	l.remove()
+	l.remove(ErrHandlerRemoved)
 	return nil
+}
+
+// endUnrun ends an informer that never ran and never will (its last
+// holder released it before Start): its handlers stop with reason, Run
+// and AddEventHandler fail from now on, and the factory's hook gives its
+// metrics' names back.
+func (i *Informer[T]) endUnrun(reason error) {
+	i.mu.Lock()
+	i.stopping = true
+	for reg, l := range i.listeners {
+		delete(i.listeners, reg)
+		l.remove(reason)
+	}
+	i.mu.Unlock()
+	i.afterRun()
 }
 
 // startListenerLocked starts l's goroutine under the run context. The

@@ -58,6 +58,14 @@ type Options[T informer.Object] struct {
 	// reflector's errors. Default: log it with Logger at level Error (the
 	// reflector's errors, most of them retried, at level Warn).
 	OnError func(error)
+	// Served, if set, tells a 404 from a resource the server no longer
+	// serves: see reflector.Options.Served. While the resource is not
+	// served the informer makes no request, its cache is empty (its
+	// handlers got a delete for each object it held, as a final state
+	// unknown), and it lists from scratch once the resource is served
+	// again. Default: nil, every 404 is retried; InformerFor sets it from
+	// the server's discovery.
+	Served func(ctx context.Context) (bool, error)
 	// Logger logs warnings, such as a handler falling behind.
 	// Default: slog.Default().
 	Logger *slog.Logger

@@ -56,8 +56,9 @@ func TestRunReturnsPromptlyAfterCancelAndNoBufferedCallStarts(t *testing.T) {
 		require.NoError(t, err)
 	}
 	h := newBlockingHandler(100, 10*time.Millisecond)
-	_, err := inf.AddEventHandler(h, sharedinformer.HandlerOptions{})
+	reg, err := inf.AddEventHandler(h, sharedinformer.HandlerOptions{})
 	require.NoError(t, err)
+	assert.NoError(t, reg.Err(), "a handler that may still be called has no end")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -77,6 +78,7 @@ func TestRunReturnsPromptlyAfterCancelAndNoBufferedCallStarts(t *testing.T) {
 	t.Logf("Run returned %v after cancel", took)
 	assert.Less(t, took, 500*time.Millisecond, "one in-flight call (10ms) + 100ms is the bound")
 	assert.EqualValues(t, 100, h.calls.Load(), "no call starts after cancel: buffered notifications are dropped")
+	assert.ErrorIs(t, reg.Err(), context.Canceled, "the handler says why it stopped")
 }
 
 func TestAddEventHandlerAfterRunReturnedFails(t *testing.T) {

@@ -1,6 +1,7 @@
 package sharedinformer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -47,6 +48,9 @@ type listener[T informer.Object] struct {
 	removed bool
 	// started says start was called. Guarded by mu.
 	started bool
+	// ended is why the handler stopped (see Registration.Err), set before
+	// done closes. Guarded by mu.
+	ended error
 
 	synced chan struct{} // closed once upstreamSynced and initialPending == 0, or on removal
 	wake   chan struct{} // capacity 1: "there may be work, or we were removed"
@@ -104,7 +108,14 @@ func (l *listener[T]) start(ctx context.Context, running *sync.WaitGroup) {
 // Notifications still buffered then are dropped: nobody will handle them,
 // and no call starts once ctx has ended.
 func (l *listener[T]) run(ctx context.Context) {
-	defer close(l.done)
+	defer func() {
+		l.mu.Lock()
+		if l.ended == nil { // not removed: Run's context ended
+			l.ended = context.Cause(ctx)
+		}
+		l.mu.Unlock()
+		close(l.done)
+	}()
 	for {
 		n, ok := l.next(ctx)
 		if !ok {
@@ -187,12 +198,14 @@ func (l *listener[T]) markSyncedLocked() {
 	}
 }
 
-// remove stops delivery: run returns after the current callback, and
-// buffered notifications are dropped. synced closes, since nothing more
-// of the initial list will come; done closes now if run never started.
-func (l *listener[T]) remove() {
+// remove stops delivery, for reason: run returns after the current
+// callback, and buffered notifications are dropped. synced closes, since
+// nothing more of the initial list will come; done closes now if run
+// never started.
+func (l *listener[T]) remove(reason error) {
 	l.mu.Lock()
 	l.removed = true
+	l.ended = cmp.Or(l.ended, reason)
 	l.buf = newRing[notification[T]](1)
 	l.initialPending = 0
 	select {
@@ -208,6 +221,18 @@ func (l *listener[T]) remove() {
 	case l.wake <- struct{}{}:
 	default:
 	}
+}
+
+// endedErr is why the handler stopped, once done is closed; nil before.
+func (l *listener[T]) endedErr() error {
+	select {
+	case <-l.done:
+	default:
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ended
 }
 
 // depth returns how many notifications wait.

@@ -83,12 +83,13 @@ func TestRemovedListenerStopsCallingItsHandlerAndItsGoroutineEnds(t *testing.T) 
 	l.add(notification[*corev1.Pod]{kind: addNotification, obj: pod("before")})
 	assert.Equal(t, "before", <-calls)
 
-	l.remove()
+	l.remove(ErrHandlerRemoved)
 	select {
 	case <-l.done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the listener goroutine did not end after remove")
 	}
+	assert.ErrorIs(t, l.endedErr(), ErrHandlerRemoved, "the end says why")
 	l.add(notification[*corev1.Pod]{kind: addNotification, obj: pod("after")})
 	assert.Empty(t, calls)
 }

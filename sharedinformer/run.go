@@ -53,6 +53,9 @@ func (i *Informer[T]) start(ctx context.Context) (*reflector.Reflector[T], error
 	if i.runCtx != nil {
 		return nil, errors.New("sharedinformer: Run called twice")
 	}
+	if i.stopping {
+		return nil, errors.New("sharedinformer: Run of an informer released by its last holder: ask InformerFor for a fresh one")
+	}
 	for _, l := range i.listeners {
 		if l.resyncPeriod > 0 && (i.resyncCheck == 0 || l.resyncPeriod < i.resyncCheck) {
 			i.resyncCheck = l.resyncPeriod
@@ -67,6 +70,7 @@ func (i *Informer[T]) start(ctx context.Context) (*reflector.Reflector[T], error
 		Clock:         i.opts.Clock,
 		Trace:         i.opts.Trace,
 		OnError:       i.reflectorFailed,
+		Served:        i.opts.Served,
 	})
 	if err != nil {
 		return nil, err
@@ -86,6 +90,10 @@ func (i *Informer[T]) reflectorFailed(err error) {
 	i.lastFailure.Store(&err)
 	if i.opts.OnError != nil {
 		i.opts.OnError(err)
+		return
+	}
+	if errors.Is(err, reflector.ErrNotServed) {
+		i.logger.Warn("the resource is no longer served; no request until discovery lists it again", "informer", i.name, "err", err)
 		return
 	}
 	i.logger.Warn("reflector failed; retrying", "informer", i.name, "err", err)

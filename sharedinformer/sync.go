@@ -1,5 +1,7 @@
 package sharedinformer
 
+import "errors"
+
 // Registration is what AddEventHandler returns: the handle of one handler
 // on one Informer. Use it to wait for that handler's initial list, to see
 // how far behind it is, and to remove it.
@@ -11,7 +13,18 @@ type Registration struct {
 	synced  <-chan struct{}
 	stopped <-chan struct{}
 	depth   func() int
+	ended   func() error
 }
+
+// ErrHandlerRemoved is Registration.Err after RemoveEventHandler.
+var ErrHandlerRemoved = errors.New("sharedinformer: the handler was removed")
+
+// Err says why the handler stopped, once Stopped is closed:
+// ErrHandlerRemoved after RemoveEventHandler, ErrInformerReleased when the
+// informer's last holder released it (see Release), or the cause of the
+// context that ended Run (context.Canceled, for most). It is nil while
+// the handler may still be called.
+func (r *Registration) Err() error { return r.ended() }
 
 // Name is the handler's name, as used in traces and logs.
 func (r *Registration) Name() string { return r.name }
@@ -22,7 +35,8 @@ func (r *Registration) Name() string { return r.name }
 func (r *Registration) Synced() <-chan struct{} { return r.synced }
 
 // Stopped returns a channel closed once the handler's goroutine has ended,
-// after RemoveEventHandler or when Run's context ended: no call of the
+// after RemoveEventHandler, when Run's context ended or when the
+// informer's last holder released it (Err says which): no call of the
 // handler is in progress and none will start. Wait on it before tearing
 // down what the handler uses.
 func (r *Registration) Stopped() <-chan struct{} { return r.stopped }
