@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/listwatch/informer/examples/internal/syncbuf"
 	"github.com/listwatch/informer/testenv"
 )
 
@@ -150,7 +149,7 @@ func TestBrowserShowsCreateRelistAndFinalStateUnknownDelete(t *testing.T) {
 func start(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), out) }()
 	t.Cleanup(func() { cancel(); assert.NoError(t, <-done); t.Log(out.String()) })
@@ -200,24 +199,6 @@ func post(t *testing.T, u string, form url.Values) {
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, http.StatusNoContent, res.StatusCode)
-}
-
-// syncBuffer is a bytes.Buffer that run writes while the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // shortTempDir is a temporary directory removed at cleanup, with a path

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -19,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/listwatch/informer/examples/internal/syncbuf"
 	"github.com/listwatch/informer/testenv"
 )
 
@@ -62,29 +62,10 @@ func removeBinary() {
 	}
 }
 
-// syncBuffer is a bytes.Buffer that any goroutine, or a process's output,
-// may write to.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // process is one running skeleton. Its stdout and stderr go to out.
 type process struct {
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *syncbuf.Buffer
 	exited chan struct{} // closed when the process has exited; err is then set
 	err    error
 }
@@ -92,7 +73,7 @@ type process struct {
 // start runs the skeleton in namespace ns. At the end of the test a
 // process still running is killed.
 func start(t *testing.T, cp *testenv.ControlPlane, ns string) *process {
-	p := &process{out: &syncBuffer{}, exited: make(chan struct{})}
+	p := &process{out: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(binary(t), "--kubeconfig", cp.KubeconfigPath(), "--namespace", ns)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	require.NoError(t, p.cmd.Start())
