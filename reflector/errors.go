@@ -65,16 +65,16 @@ var (
 	// ErrNoResourceVersion: a list came without a resourceVersion, so no
 	// watch could start from it. The list is retried.
 	ErrNoResourceVersion = errors.New("the list has no resourceVersion")
-	// ErrStreamEnded: a streaming list ended before its initial-events-end
-	// bookmark: a cut connection, so the reflector streams again, or, after
-	// Tuning.StreamEndedLimit such ends in a row, a server that ignores
-	// sendInitialEvents, so it lists instead.
 	// ErrNotServed: a LIST or WATCH failed with 404 Not Found and the
 	// server's discovery no longer lists the resource (its CRD was
 	// deleted, say); see Options.Served. Reported once; the reflector
 	// then waits, without requests, until discovery lists it again. The
 	// 404 is wrapped too, so apierrors.IsNotFound sees it.
-	ErrNotServed   = errors.New("the server no longer serves the resource")
+	ErrNotServed = errors.New("the server no longer serves the resource")
+	// ErrStreamEnded: a streaming list ended before its initial-events-end
+	// bookmark: a cut connection, so the reflector streams again, or, after
+	// Tuning.StreamEndedLimit such ends in a row, a server that ignores
+	// sendInitialEvents, so it lists instead.
 	ErrStreamEnded = errors.New("the streaming list ended before its initial-events-end bookmark")
 )
 

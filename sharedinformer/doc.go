@@ -35,10 +35,16 @@
 // resource named with ForResource is checked against a typed informer's
 // kind where discovery knows it, and taken as given where it does not,
 // and always for *unstructured.Unstructured and metadata-only informers.
-// What only time can fix is retried: a 403 from RBAC, or the 404 such a
-// named resource gets until its CRD is installed. WaitForCacheSync
-// reports it as a *NotSyncedError when its ctx ends (Factory's also once
-// FactoryOptions.SyncTimeout passes).
+// What only time can fix is waited for: a 403 from RBAC is retried, and
+// a resource the server's discovery does not list (a CRD not installed
+// yet, or deleted since) is reported once as reflector.ErrNotServed and
+// watched for through discovery, without LIST or WATCH, until it is
+// served. WaitForCacheSync reports either as a *NotSyncedError when its
+// ctx ends (Factory's also once FactoryOptions.SyncTimeout passes).
+//
+// Each InformerFor is one hold on its informer; Release gives one back,
+// and the last stops that informer alone (its handlers' Registration.Err
+// is then ErrInformerReleased). Asking again makes a fresh one.
 //
 // The factory's clients, its informers' and the writers Factory.RESTClient
 // builds, share one client-side rate limiter: the rest.Config's QPS and
