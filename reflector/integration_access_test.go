@@ -68,7 +68,7 @@ func TestForbiddenIsReportedAndRetriedWithBackoffUntilGranted(t *testing.T) {
 // LIST is 404. It says so, retries at the backoff's pace, and syncs once
 // the CRD is created.
 func TestMissingCustomResourceIsReportedAndRetriedUntilItExists(t *testing.T) {
-	cp := testenv.Private(t, testenv.Options{Audit: true})
+	cp := testenv.Shared(t) // audited; count by user agent
 	ns := cp.Namespace(t)
 	admin := newConfigMaps(t, cp.Config(), ns).client
 	widgets := schema.GroupVersionResource{Group: "listwatch.dev", Version: "v1", Resource: "widgets"}

@@ -28,7 +28,7 @@ import (
 var _ reflector.Store[*corev1.ConfigMap] = (*deltafifo.DeltaFIFO[*corev1.ConfigMap])(nil)
 
 func TestProxyCutResumesTheWatchFromItsResourceVersionWithoutRelist(t *testing.T) {
-	cp := testenv.Private(t, testenv.Options{Audit: true})
+	cp := testenv.Shared(t) // audited; count by user agent
 	ns := cp.Namespace(t)
 	cms := newConfigMaps(t, cp.Config(), ns)
 	cms.create("a")
@@ -283,7 +283,7 @@ func (lw *cutAfter) Watch(ctx context.Context, opts metav1.ListOptions) (watch.I
 }
 
 func TestAStreamingListCutMidStreamStreamsAgain(t *testing.T) {
-	cp := testenv.Private(t, testenv.Options{Audit: true})
+	cp := testenv.Shared(t) // audited; count by user agent
 	ns := cp.Namespace(t)
 	cms := newConfigMaps(t, cp.Config(), ns)
 	for i := range 20 {

@@ -106,7 +106,7 @@ func TestSelectorsFilterOnTheServer(t *testing.T) {
 }
 
 func TestPaginatesAListLargerThanAPage(t *testing.T) {
-	cp := testenv.Private(t, testenv.Options{Audit: true})
+	cp := testenv.Shared(t) // audited; count by user agent
 	ns := cp.Namespace(t)
 	cms := newConfigMaps(t, cp.Config(), ns)
 	for i := range 25 {
@@ -126,7 +126,7 @@ func TestPaginatesAListLargerThanAPage(t *testing.T) {
 // Pitfall 6: a resync replays the store; it is not a relist. Counted at
 // the server, resyncs add no request at all.
 func TestResyncMakesNoAPICalls(t *testing.T) {
-	cp := testenv.Private(t, testenv.Options{Audit: true})
+	cp := testenv.Shared(t) // audited; count by user agent
 	ns := cp.Namespace(t)
 	cms := newConfigMaps(t, cp.Config(), ns)
 	cms.create("a")

@@ -131,7 +131,7 @@ func TestUnstructuredNeedsForResource(t *testing.T) {
 func TestFactoryCallersAskingForTheSameScopeShareOneInformerAndOneWatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp := testenv.Private(t, testenv.Options{Audit: true})
+	cp := testenv.Shared(t) // audited; count by user agent
 	ns := cp.Namespace(t)
 	cfg := cp.Config()
 	cfg.UserAgent = "factory-test"
@@ -268,7 +268,7 @@ func TestAFailedInformerForLeavesItsMetricsNameFree(t *testing.T) {
 func TestAFactoryInformerListsInOneUnpagedRequest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp := testenv.Private(t, testenv.Options{Audit: true})
+	cp := testenv.Shared(t) // audited; count by user agent
 	ns := cp.Namespace(t)
 	writer := cp.Config()
 	writer.QPS = -1 // no client-side rate limit: 600 creates

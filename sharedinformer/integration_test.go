@@ -128,7 +128,7 @@ func TestAHandlerBlockedForSecondsDoesNotDelayAnother(t *testing.T) {
 func TestResyncDeliversUpdatesAndMakesZeroAPIRequests(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp := testenv.Private(t, testenv.Options{Audit: true})
+	cp := testenv.Shared(t) // audited; count by user agent
 	ns := cp.Namespace(t)
 	client, err := testenv.CoreV1Client(cp.Config())
 	require.NoError(t, err)

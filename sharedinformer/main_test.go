@@ -7,6 +7,7 @@ import (
 	"github.com/listwatch/informer/testenv"
 )
 
-// The integration tests share one real control plane; the unit tests,
-// which use memlistwatch, do not touch it.
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{})) }
+// The integration tests share one real control plane, with an audit log:
+// a test counts its own requests by giving its client a user agent of
+// its own. The unit tests, which use memlistwatch, do not touch it.
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, testenv.Options{Audit: true})) }

@@ -37,7 +37,7 @@ const notServedBound = 10 * time.Second
 // keeps listing, one LIST per backoff period, and reports each. Then the
 // CRD comes back with new objects, and ours syncs those, and only those.
 func TestADeletedCRDStopsTheInformerWhereClientGoKeepsListing(t *testing.T) {
-	cp := testenv.Private(t, testenv.Options{Audit: true})
+	cp := testenv.Shared(t) // audited; count by user agent
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	ns := cp.Namespace(t)
