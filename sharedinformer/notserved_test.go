@@ -47,7 +47,7 @@ func TestADeletedCRDStopsTheInformerWhereClientGoKeepsListing(t *testing.T) {
 
 	ours := cp.Config()
 	ours.UserAgent = "ours-not-served"
-	var reported errorList
+	var reported errorsSeen
 	f, err := sharedinformer.NewFactory(ours, sharedinformer.FactoryOptions{OnError: reported.add})
 	require.NoError(t, err)
 	// fastRetries asks discovery every second at most while the resource
@@ -122,24 +122,6 @@ func countRequests(ctx context.Context, t *testing.T, cp *testenv.ControlPlane, 
 		total += n
 	}
 	return total
-}
-
-// errorList collects what an informer reports.
-type errorList struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (l *errorList) add(err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.errs = append(l.errs, err)
-}
-
-func (l *errorList) all() []error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.errs)
 }
 
 // seenNames records the changes a handler hears of, after its initial
