@@ -148,10 +148,7 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 }
 
 // InformerFor returns the factory's informer of T in the scope the options
-// give, making it on first use. Each call is one hold on the informer,
-// which runs until its last holder gives it back with Release (or until
-// the ctx given to Start ends); an informer released by its last holder
-// is never handed out again: the next InformerFor makes a fresh one. T is a built-in or custom type the
+// give, making it on first use. T is a built-in or custom type the
 // factory's Scheme knows, *unstructured.Unstructured or
 // *metav1.PartialObjectMetadata (these two with ForResource):
 //
@@ -165,6 +162,12 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 // spells it). ctx bounds the discovery requests this may make. A type the
 // scheme knows in several versions is read in the scheme's first; name
 // the version with ForResource to choose another.
+//
+// Each call is one hold on the informer, which runs until its last
+// holder gives it back with Release (or until the ctx given to Start
+// ends). An informer released by its last holder is never handed out
+// again: the next InformerFor makes a fresh one (waiting, within ctx,
+// for the old one to finish stopping).
 //
 // Go has no generic methods, so this is a function taking the factory.
 func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...InformerOption) (*Informer[T], error) {

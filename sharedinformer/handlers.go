@@ -91,9 +91,8 @@ func (i *Informer[T]) AddEventHandler(h Handler[T], options ...HandlerOptions) (
 // RemoveEventHandler stops delivering to the handler of reg. The call in
 // progress, if any, finishes; nothing after it is delivered, and the
 // handler's goroutine ends: reg.Stopped closes then, and reg.Err is
-// ErrHandlerRemoved. reg.Synced closes
-// too, whether or not the initial list was delivered. It fails if reg is
-// not registered here.
+// ErrHandlerRemoved. reg.Synced closes too, whether or not the initial
+// list was delivered. It fails if reg is not registered here.
 func (i *Informer[T]) RemoveEventHandler(reg *Registration) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()

@@ -66,6 +66,12 @@ func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T
 		f.mu.Unlock()
 		return nil
 	}
+	select {
+	case <-h.done: // it stopped already, with the ctx given to Start
+		f.mu.Unlock()
+		return nil
+	default:
+	}
 	f.stopping[key] = h
 	h.stop(ErrInformerReleased)
 	f.mu.Unlock()

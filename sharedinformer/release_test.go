@@ -99,3 +99,25 @@ func names(cms []*corev1.ConfigMap) []string {
 	}
 	return out
 }
+
+// An informer stopped with the ctx given to Start is released at once,
+// and the next InformerFor makes a fresh one without waiting.
+func TestAnInformerStoppedWithStartsContextIsReleasedAtOnce(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	f := newFactory(t, cp.Config())
+	inf, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f, sharedinformer.InNamespace(ns))
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(t.Context())
+	f.Start(ctx)
+	require.NoError(t, f.WaitForCacheSync(t.Context()))
+	stop()
+	f.Wait()
+
+	bounded, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, sharedinformer.Release(bounded, f, inf))
+	fresh, err := sharedinformer.InformerFor[*corev1.ConfigMap](bounded, f, sharedinformer.InNamespace(ns))
+	require.NoError(t, err, "nothing is left stopping")
+	assert.NotSame(t, inf, fresh)
+}
