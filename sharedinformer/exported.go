@@ -149,12 +149,27 @@ func NewExportedMetrics(reg *metrics.Registry, name string, gvr schema.GroupVers
 	return m, nil
 }
 
-// unregister gives the informer's identity back to its Registry: for an
-// informer whose construction failed after its metrics were made.
+// unregister gives the informer's identity back to its Registry, for an
+// informer whose construction failed after its metrics were made, or that
+// has stopped. Its gauges go to zero first: a stopped informer caches,
+// queues and waits for nothing, and a series the Provider keeps exporting
+// must not say otherwise. (Counters keep their totals; an informer that
+// takes the name again counts on from them.)
 func (m *ExportedMetrics) unregister() {
-	if m != nil {
-		m.reg.Unregister("informer", m.labels...)
+	if m == nil {
+		return
 	}
+	m.mu.Lock()
+	for _, g := range []metrics.Gauge{m.queued, m.cached, m.lag, m.notServed} {
+		g.Set(0)
+	}
+	for _, g := range m.handlers {
+		if g != nil {
+			g.Set(0)
+		}
+	}
+	m.mu.Unlock()
+	m.reg.Unregister("informer", m.labels...)
 }
 
 // Hook returns the trace hook to install as the informer's Options.Trace:

@@ -27,7 +27,8 @@ func TestAnInformerStopsWithItsLastHolderAndTheNextAskMakesAFreshOne(t *testing.
 	client, err := testenv.CoreV1Client(cp.Config())
 	require.NoError(t, err)
 	create(t.Context(), t, client, ns, "before")
-	reg, err := metrics.NewRegistry(metrics.NewMemory())
+	mem := metrics.NewMemory()
+	reg, err := metrics.NewRegistry(mem)
 	require.NoError(t, err)
 	f, err := sharedinformer.NewFactory(cp.Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme, Metrics: reg})
 	require.NoError(t, err)
@@ -56,6 +57,11 @@ func TestAnInformerStopsWithItsLastHolderAndTheNextAskMakesAFreshOne(t *testing.
 	require.NoError(t, err)
 	f.Start(ctx)
 	require.NoError(t, f.WaitForCacheSync(t.Context(), handler))
+	cached := func() float64 {
+		v, _ := mem.Value("listwatch_informer_cached_objects", first.Name(), "", "v1", "configmaps")
+		return v
+	}
+	require.Equal(t, 1.0, cached())
 
 	require.NoError(t, sharedinformer.Release(t.Context(), f, first))
 	create(t.Context(), t, client, ns, "while-held")
@@ -66,6 +72,7 @@ func TestAnInformerStopsWithItsLastHolderAndTheNextAskMakesAFreshOne(t *testing.
 	waitClosed(t, handler.Stopped(), time.Second, "the handler stopped when Release returned")
 	assert.ErrorIs(t, handler.Err(), sharedinformer.ErrInformerReleased)
 	assert.NoError(t, goleak.Find(before, idleConn), "the released informer's goroutines are gone")
+	assert.Zero(t, cached(), "a stopped informer's gauges say it holds nothing")
 	assert.ErrorContains(t, sharedinformer.Release(t.Context(), f, first), "not held from this factory")
 	_, err = first.AddEventHandler(&recorder{})
 	assert.ErrorContains(t, err, "has stopped")
