@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/listwatch/informer/sharedinformer"
+)
+
+// variants are the informers a sample can time, each of every ConfigMap
+// in the cluster, at a library's defaults unless the name says otherwise.
+var variants = map[string]func(ctx context.Context, cfg *rest.Config) (synced func() bool, count func() int, err error){
+	"ours":      ours,
+	"client-go": clientGo,
+	// ours-identity asks the apiserver not to gzip its answers: on a
+	// local connection compressing a 100 MB list costs the server CPU
+	// and saves nothing.
+	"ours-identity": func(ctx context.Context, cfg *rest.Config) (func() bool, func() int, error) {
+		cfg = rest.CopyConfig(cfg)
+		cfg.DisableCompression = true
+		return ours(ctx, cfg)
+	},
+}
+
+func variantNames() []string {
+	var names []string
+	for name := range variants {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func ours(ctx context.Context, cfg *rest.Config) (func() bool, func() int, error) {
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, nil, err
+	}
+	f, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme})
+	if err != nil {
+		return nil, nil, err
+	}
+	inf, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.Start(ctx)
+	return inf.HasSynced, inf.Indexer().Len, nil
+}
+
+func clientGo(ctx context.Context, cfg *rest.Config) (func() bool, func() int, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	inf := factory.Core().V1().ConfigMaps().Informer()
+	factory.Start(ctx.Done())
+	return inf.HasSynced, func() int { return len(inf.GetStore().ListKeys()) }, nil
+}
+
+// sample is what one child reports.
+type sample struct {
+	Variant   string  `json:"variant"`
+	Seconds   float64 `json:"seconds"`    // from start to synced
+	CPU       float64 `json:"cpu"`        // the child's user+system CPU-seconds until synced
+	Objects   int     `json:"objects"`    // in the cache when synced
+	Request   string  `json:"request"`    // the request that carried the list
+	Answer    string  `json:"answer"`     // its Content-Type and Content-Encoding
+	ServerCPU float64 `json:"server_cpu"` // filled in by the parent
+	Load      float64 `json:"load"`       // filled in by the parent
+}
+
+func runChild(ctx context.Context, variant, kubeconfig string, n int, profileDir string) error {
+	build, ok := variants[variant]
+	if !ok {
+		return fmt.Errorf("syncpair: no variant %q (have %v)", variant, variantNames())
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	var seen requestLog
+	cfg.Wrap(seen.wrap)
+	if profileDir != "" {
+		f, err := os.Create(filepath.Join(profileDir, fmt.Sprintf("%s-%d.pprof", variant, time.Now().UnixNano())))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	synced, count, err := build(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	for !synced() {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s := sample{Variant: variant, Seconds: time.Since(start).Seconds(), CPU: selfCPU(), Objects: count()}
+	s.Request, s.Answer = seen.list()
+	if s.Objects < n { // the apiserver keeps a ConfigMap or two of its own
+		return fmt.Errorf("syncpair: %s synced %d objects, want at least %d", variant, s.Objects, n)
+	}
+	return json.NewEncoder(os.Stdout).Encode(s)
+}
+
+// selfCPU is this process's user and system CPU-seconds so far.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// requestLog remembers the request that carried the list of ConfigMaps:
+// a LIST, or a WATCH that sends the initial events.
+type requestLog struct {
+	mu              sync.Mutex
+	request, answer string
+}
+
+func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		q := req.URL.Query()
+		if err == nil && req.URL.Path == "/api/v1/configmaps" && (q.Get("watch") != "true" || q.Get("sendInitialEvents") == "true") {
+			l.mu.Lock()
+			if l.request == "" {
+				l.request = fmt.Sprintf("GET %s (Accept: %s)", req.URL.RequestURI(), req.Header.Get("Accept"))
+				encoding := "identity"
+				if resp.Uncompressed { // Go asked for gzip, and unzipped the answer on the way
+					encoding = "gzip"
+				}
+				l.answer = fmt.Sprintf("%s, %s", resp.Header.Get("Content-Type"), encoding)
+			}
+			l.mu.Unlock()
+		}
+		return resp, err
+	})
+}
+
+func (l *requestLog) list() (request, answer string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.request, l.answer
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

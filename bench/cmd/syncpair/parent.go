@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"math"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/bench/scale"
+	"github.com/listwatch/informer/testenv"
+)
+
+// runPairs starts a control plane, creates n ConfigMaps, then runs pairs
+// samples of every variant, interleaved, and prints each sample and the
+// medians.
+func runPairs(ctx context.Context, n, pairs int, names []string, profileDir string) error {
+	for _, name := range names {
+		if _, ok := variants[name]; !ok {
+			return fmt.Errorf("syncpair: no variant %q (have %v)", name, variantNames())
+		}
+	}
+	cp, err := testenv.Start(ctx, testenv.Options{})
+	if err != nil {
+		return err
+	}
+	defer cp.Stop()
+	start := time.Now()
+	if err := populate(ctx, cp.Config(), n); err != nil {
+		return err
+	}
+	log.Printf("created %d ConfigMaps in %v", n, time.Since(start).Round(time.Second))
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	apiserver := cp.PIDs()[len(cp.PIDs())-1]
+	samples := map[string][]sample{}
+	for pair := range pairs {
+		order := slices.Clone(names)
+		if pair%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, name := range order {
+			s, err := runSample(ctx, self, name, cp.KubeconfigPath(), n, profileDir, apiserver)
+			if err != nil {
+				return err
+			}
+			log.Printf("pair %d %-14s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, load %.2f; %s → %s",
+				pair+1, name, s.Seconds, s.CPU, s.ServerCPU, s.Load, s.Request, s.Answer)
+			samples[name] = append(samples[name], s)
+		}
+	}
+	report(names, samples)
+	return nil
+}
+
+// runSample runs one child and measures the apiserver around it.
+func runSample(ctx context.Context, self, name, kubeconfig string, n int, profileDir string, apiserver int) (sample, error) {
+	load := loadAverage()
+	before, err := scale.CPUSeconds(apiserver)
+	if err != nil {
+		return sample{}, err
+	}
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, self, "-child", name, "-kubeconfig", kubeconfig, "-n", strconv.Itoa(n), "-profile", profileDir)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return sample{}, fmt.Errorf("syncpair: %s: %w\n%s", name, err, errOut.String())
+	}
+	after, err := scale.CPUSeconds(apiserver)
+	if err != nil {
+		return sample{}, err
+	}
+	var s sample
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		return sample{}, fmt.Errorf("syncpair: %s printed %q: %w", name, out.String(), err)
+	}
+	s.ServerCPU, s.Load = after-before, load
+	return s, nil
+}
+
+// report prints each variant's medians and their ratio to the first's,
+// with the range of the per-pair ratios.
+func report(names []string, samples map[string][]sample) {
+	base := names[len(names)-1]
+	fmt.Printf("\n| measure (median of %d) | %s |\n|---|%s\n", len(samples[base]), strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+	for _, m := range []struct {
+		name string
+		of   func(sample) float64
+	}{
+		{"time to synced (s)", func(s sample) float64 { return s.Seconds }},
+		{"informer process CPU (s)", func(s sample) float64 { return s.CPU }},
+		{"apiserver CPU (s)", func(s sample) float64 { return s.ServerCPU }},
+	} {
+		cells := []string{}
+		for _, name := range names {
+			cell := fmt.Sprintf("%.2f", median(samples[name], m.of))
+			if name != base {
+				lo, hi := ratioRange(samples[name], samples[base], m.of)
+				cell += fmt.Sprintf(" (%.2f×, pairs %.2f–%.2f)", median(samples[name], m.of)/median(samples[base], m.of), lo, hi)
+			}
+			cells = append(cells, cell)
+		}
+		fmt.Printf("| %s | %s |\n", m.name, strings.Join(cells, " | "))
+	}
+	for _, name := range names {
+		fmt.Printf("\n%s: %s → %s", name, samples[name][0].Request, samples[name][0].Answer)
+	}
+	fmt.Println()
+}
+
+func median(samples []sample, of func(sample) float64) float64 {
+	values := make([]float64, len(samples))
+	for i, s := range samples {
+		values[i] = of(s)
+	}
+	slices.Sort(values)
+	if len(values)%2 == 1 {
+		return values[len(values)/2]
+	}
+	return (values[len(values)/2-1] + values[len(values)/2]) / 2
+}
+
+// ratioRange is the smallest and largest ratio of a's to b's per pair.
+func ratioRange(a, b []sample, of func(sample) float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for i := range min(len(a), len(b)) {
+		r := of(a[i]) / of(b[i])
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	return lo, hi
+}
+
+// loadAverage is the one-minute load average: what else ran.
+func loadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	v, _ := strconv.ParseFloat(strings.Fields(string(data))[0], 64)
+	return v
+}
+
+// populate creates n ConfigMaps in ten namespaces, each with 900 random
+// characters of data (base32 text from crypto/rand: gzip saves little,
+// where the ladder's one repeated text compresses to almost nothing).
+func populate(ctx context.Context, cfg *rest.Config, n int) error {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, 0
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for i := range 10 {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("sp-%d", i)}}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	var next atomic.Int64
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				cm := &corev1.ConfigMap{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%07d", i), Namespace: fmt.Sprintf("sp-%d", i%10),
+						Labels: map[string]string{"app": "app-" + strconv.Itoa(i%100)}},
+					Data: map[string]string{"payload": randomText(900)},
+				}
+				if _, err := cs.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// randomText is n characters of base32 text from crypto/rand.
+func randomText(n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(rand.Text())
+	}
+	return b.String()[:n]
+}
