@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +37,9 @@ type RESTListerWatcher[T informer.Object] struct {
 	listAccept, watchAccept string
 	// mode is "unstructured" or "metadata only", "" for a Go type.
 	mode string
+	// splitProtobuf decodes a protobuf LIST answer item by item (see
+	// decodeProtobufList): for a Go type read as protobuf.
+	splitProtobuf bool
 }
 
 // List implements ListerWatcher: one GET of one page.
@@ -45,7 +49,20 @@ type RESTListerWatcher[T informer.Object] struct {
 // the body is of another kind it returns no error and leaves the target
 // empty: a silently empty list.)
 func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOptions) ([]T, metav1.ListMeta, error) {
-	list, err := lw.request(opts, lw.listAccept).Do(ctx).Get()
+	result := lw.request(opts, lw.listAccept).Do(ctx)
+	if lw.splitProtobuf {
+		var contentType string
+		body, err := result.ContentType(&contentType).Raw()
+		if err != nil {
+			return nil, metav1.ListMeta{}, err
+		}
+		if strings.HasPrefix(contentType, runtime.ContentTypeProtobuf) {
+			return decodeProtobufList[T](body, lw.listType.Elem().Name())
+		}
+		// Asked for protobuf, answered in JSON (a proxy, an old server):
+		// the usual decoder below reads it.
+	}
+	list, err := result.Get()
 	if err != nil {
 		return nil, metav1.ListMeta{}, err
 	}

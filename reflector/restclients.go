@@ -52,7 +52,7 @@ func NewTypedListerWatcher[T informer.Object](cfg *rest.Config, scheme *runtime.
 	if err != nil {
 		return nil, err
 	}
-	return &RESTListerWatcher[T]{client: client, src: src, listType: reflect.TypeOf(list)}, nil
+	return &RESTListerWatcher[T]{client: client, src: src, listType: reflect.TypeOf(list), splitProtobuf: src.Protobuf && ProtobufCapable[T]()}, nil
 }
 
 // NewUnstructuredListerWatcher returns a ListerWatcher for any resource,

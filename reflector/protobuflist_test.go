@@ -1,0 +1,97 @@
+package reflector
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+)
+
+// encodeList encodes list as the API server does in protobuf; like the
+// server, the caller sets its kind.
+func encodeList(t testing.TB, list runtime.Object) []byte {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	var buf bytes.Buffer
+	require.NoError(t, protobuf.NewSerializer(scheme, scheme).Encode(list, &buf))
+	return buf.Bytes()
+}
+
+func configMapList(n int) *corev1.ConfigMapList {
+	list := &corev1.ConfigMapList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMapList"}, ListMeta: metav1.ListMeta{ResourceVersion: "42", Continue: "next", RemainingItemCount: new(int64(7))}}
+	for i := range n {
+		list.Items = append(list.Items, corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: fmt.Sprintf("ns-%d", i%3), Name: fmt.Sprintf("cm-%d", i), ResourceVersion: fmt.Sprint(i + 1),
+				Labels: map[string]string{"app": "web"}},
+			Data: map[string]string{"k": fmt.Sprint(i)},
+		})
+	}
+	return list
+}
+
+func TestAProtobufListIsDecodedItemByItemIntoObjectsOfItsOwn(t *testing.T) {
+	for _, n := range []int{0, 1, 3 * itemsPerWorker} { // none, one, and enough for several goroutines
+		list := configMapList(n)
+		items, meta, err := decodeProtobufList[*corev1.ConfigMap](encodeList(t, list), "ConfigMapList")
+		require.NoError(t, err)
+		assert.Equal(t, metav1.ListMeta{ResourceVersion: "42", Continue: "next", RemainingItemCount: new(int64(7))}, meta)
+		require.Len(t, items, n)
+		for i, item := range items {
+			assert.Equal(t, &list.Items[i], item, "item %d, in order", i)
+		}
+	}
+}
+
+func TestAProtobufAnswerThatIsNotTheListAskedForIsAnError(t *testing.T) {
+	good := encodeList(t, configMapList(3))
+	for name, c := range map[string]struct {
+		body []byte
+		want error
+	}{
+		"another kind":   {encodeList(t, &corev1.SecretList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}), ErrUnexpectedObject},
+		"no prefix":      {good[4:], errNotAProtobufList},
+		"cut short":      {good[:len(good)-5], errNotAProtobufList},
+		"a garbled item": {listBody("ConfigMapList", []byte{0x00}), ErrUnexpectedObject}, // field number 0: no message has one
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := decodeProtobufList[*corev1.ConfigMap](c.body, "ConfigMapList")
+			assert.ErrorIs(t, err, c.want)
+		})
+	}
+}
+
+// listBody builds a protobuf list answer of kind by hand, around items
+// given as raw bytes.
+func listBody(kind string, items ...[]byte) []byte {
+	typeMeta := protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), []byte(kind))
+	var raw []byte
+	for _, item := range items {
+		raw = protowire.AppendBytes(protowire.AppendTag(raw, 2, protowire.BytesType), item)
+	}
+	unknown := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), typeMeta)
+	unknown = protowire.AppendBytes(protowire.AppendTag(unknown, 2, protowire.BytesType), raw)
+	return append(bytes.Clone(protobufPrefix), unknown...)
+}
+
+// A hostile body never panics the decoder: it is decoded or refused.
+func FuzzDecodeProtobufList(f *testing.F) {
+	f.Add(encodeList(f, configMapList(2)))
+	f.Add(encodeList(f, &corev1.SecretList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}))
+	f.Add([]byte("k8s\x00"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		items, _, err := decodeProtobufList[*corev1.ConfigMap](body, "ConfigMapList")
+		if err == nil {
+			for _, item := range items {
+				assert.NotNil(t, item)
+			}
+		}
+	})
+}
