@@ -32,6 +32,7 @@ func main() {
 	pairs := flag.Int("pairs", 5, "samples of each variant")
 	variants := flag.String("variants", "ours,client-go", "variants to compare, the last against the first: "+strings.Join(variantNames(), ", "))
 	profile := flag.String("profile", "", "directory for one CPU profile per sample")
+	before := flag.String("before", "", "a syncpair binary built from an earlier commit: adds the variant ours-before, its ours")
 	flag.Usage = func() {
 		out := flag.CommandLine.Output()
 		_, _ = out.Write([]byte("syncpair: time one initial sync, ours against client-go, in a child process per sample with its own objects\n\n"))
@@ -47,7 +48,11 @@ func main() {
 		}
 		return
 	}
-	if err := runPairs(ctx, *n, *pairs, strings.Split(*variants, ","), *profile); err != nil {
+	names := strings.Split(*variants, ",")
+	if *before != "" {
+		names = append([]string{"ours-before"}, names...)
+	}
+	if err := runPairs(ctx, *n, *pairs, names, *profile, *before); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,9 +31,9 @@ import (
 // runPairs starts a control plane, creates n ConfigMaps, then runs pairs
 // samples of every variant, interleaved, and prints each sample and the
 // medians.
-func runPairs(ctx context.Context, n, pairs int, names []string, profileDir string) error {
+func runPairs(ctx context.Context, n, pairs int, names []string, profileDir, before string) error {
 	for _, name := range names {
-		if _, ok := variants[name]; !ok {
+		if _, ok := variants[name]; !ok && name != "ours-before" {
 			return fmt.Errorf("syncpair: no variant %q (have %v)", name, variantNames())
 		}
 	}
@@ -58,12 +59,17 @@ func runPairs(ctx context.Context, n, pairs int, names []string, profileDir stri
 			slices.Reverse(order)
 		}
 		for _, name := range order {
-			s, err := runSample(ctx, self, name, cp.KubeconfigPath(), n, profileDir, apiserver)
+			binary, variant := self, name
+			if name == "ours-before" {
+				binary, variant = before, "ours"
+			}
+			s, err := runSample(ctx, name, binary, variant, cp.KubeconfigPath(), n, profileDir, apiserver)
 			if err != nil {
 				return err
 			}
 			log.Printf("pair %d %-14s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, load %.2f; %s → %s",
 				pair+1, name, s.Seconds, s.CPU, s.ServerCPU, s.Load, s.Request, s.Answer)
+			s.Variant = name
 			samples[name] = append(samples[name], s)
 		}
 	}
@@ -71,15 +77,22 @@ func runPairs(ctx context.Context, n, pairs int, names []string, profileDir stri
 	return nil
 }
 
-// runSample runs one child and measures the apiserver around it.
-func runSample(ctx context.Context, self, name, kubeconfig string, n int, profileDir string, apiserver int) (sample, error) {
+// runSample runs one child of binary and measures the apiserver around
+// it.
+func runSample(ctx context.Context, label, binary, name, kubeconfig string, n int, profileDir string, apiserver int) (sample, error) {
 	load := loadAverage()
 	before, err := scale.CPUSeconds(apiserver)
 	if err != nil {
 		return sample{}, err
 	}
+	if profileDir != "" { // one directory per variant: ours-before's child calls itself ours
+		profileDir = filepath.Join(profileDir, label)
+		if err := os.MkdirAll(profileDir, 0o755); err != nil {
+			return sample{}, err
+		}
+	}
 	var out, errOut bytes.Buffer
-	cmd := exec.CommandContext(ctx, self, "-child", name, "-kubeconfig", kubeconfig, "-n", strconv.Itoa(n), "-profile", profileDir)
+	cmd := exec.CommandContext(ctx, binary, "-child", name, "-kubeconfig", kubeconfig, "-n", strconv.Itoa(n), "-profile", profileDir)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
 		return sample{}, fmt.Errorf("syncpair: %s: %w\n%s", name, err, errOut.String())
