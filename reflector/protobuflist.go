@@ -1,11 +1,14 @@
 package reflector
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -14,15 +17,18 @@ import (
 	"github.com/listwatch/informer"
 )
 
-// A protobuf LIST answer is decoded here item by item, straight into the
-// objects the cache will keep, instead of by the API machinery's decoder.
-// That decoder builds the whole list first, a FooList whose Items array
-// holds every object by value, and the items must then be copied out of
-// it one by one (meta.ExtractListWithAlloc), or keeping one of them would
-// keep the whole array alive: two allocations of every object, and one
-// array the size of the whole list for the collector to scan. Split
-// first, each item is decoded once, into its own allocation; and since
-// the items are independent, they are decoded on every core at once.
+// A protobuf LIST answer is decoded here as it arrives, item by item,
+// straight into the objects the cache will keep, instead of by the API
+// machinery's decoder. That decoder needs the whole body in memory first
+// (read with io.ReadAll, which grows its buffer by doubling: for a 100 MB
+// list, some 200 MB allocated and cleared), then builds the whole FooList,
+// whose Items array holds every object by value, from which the items
+// must be copied one by one (meta.ExtractListWithAlloc), or keeping one
+// would keep the whole array alive. Here the body is read in small
+// batches of items, each batch decoded on a core of its own while the
+// next is read, each item once, into its own allocation; a batch's
+// buffer is reused once decoded. What the list costs in memory is then
+// the objects themselves, not the objects plus the body plus the array.
 //
 // The layout, from the API machinery's protobuf serializer
 // (k8s.io/apimachinery/pkg/runtime/serializer/protobuf):
@@ -37,7 +43,8 @@ import (
 //	    3: contentEncoding, 4: contentType
 //	}
 //
-// Every list type in k8s.io/api has metadata at 1 and items at 2.
+// Every list type in k8s.io/api has metadata at 1 and items at 2, and the
+// serializer writes fields in that order.
 
 // protobufPrefix starts every protobuf message the API server sends.
 var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
@@ -45,124 +52,260 @@ var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
 // errNotAProtobufList is wrapped into every error about the layout.
 var errNotAProtobufList = errors.New("not a protobuf list")
 
-// itemsPerWorker is the fewest items worth a goroutine of their own.
-const itemsPerWorker = 256
+// batchBytes is how many bytes of items are read before they are handed
+// to a decoder: large enough that handing over costs nothing, small
+// enough that a 2-core machine has a batch to decode while the next is
+// read, and that the buffers in flight weigh little.
+const batchBytes = 256 << 10
 
-// decodeProtobufList decodes body, a LIST answer in protobuf whose items
-// are Ts, into its items and metadata. wantKind is the list's kind, such
-// as "ConfigMapList".
-func decodeProtobufList[T informer.Object](body []byte, wantKind string) ([]T, metav1.ListMeta, error) {
-	raw, kind, err := unwrapUnknown(body)
-	if err != nil {
-		return nil, metav1.ListMeta{}, err
+// decodeProtobufList reads a LIST answer in protobuf whose items are Ts
+// from r, decoding its items as they arrive. wantKind is the list's
+// kind, such as "ConfigMapList".
+func decodeProtobufList[T informer.Object](r io.Reader, wantKind string) ([]T, metav1.ListMeta, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	prefix := make([]byte, len(protobufPrefix))
+	if _, err := io.ReadFull(br, prefix); err != nil || !bytes.Equal(prefix, protobufPrefix) {
+		return nil, metav1.ListMeta{}, fmt.Errorf("%w: the answer does not start with the protobuf prefix", errNotAProtobufList)
 	}
-	if kind != wantKind {
-		return nil, metav1.ListMeta{}, fmt.Errorf("%w: the LIST answered kind %q, want %q", ErrUnexpectedObject, kind, wantKind)
-	}
+	d := newItemDecoder[T]()
 	var lm metav1.ListMeta
-	var items [][]byte
-	err = eachField(raw, func(num protowire.Number, value []byte) error {
+	kind := ""
+	err := eachField(br, -1, func(num protowire.Number, size int, field *bufio.Reader) error {
 		switch num {
-		case 1:
-			return lm.Unmarshal(value)
-		case 2:
-			items = append(items, value)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, metav1.ListMeta{}, fmt.Errorf("%w: %s: %v", errNotAProtobufList, wantKind, err)
-	}
-	out, err := decodeItems[T](items)
-	if err != nil {
-		return nil, metav1.ListMeta{}, err
-	}
-	return out, metav1.ListMeta{ResourceVersion: lm.ResourceVersion, Continue: lm.Continue, RemainingItemCount: lm.RemainingItemCount}, nil
-}
-
-// unwrapUnknown checks the prefix and returns the runtime.Unknown's raw
-// bytes and the kind its typeMeta names.
-func unwrapUnknown(body []byte) (raw []byte, kind string, err error) {
-	rest, ok := bytes.CutPrefix(body, protobufPrefix)
-	if !ok {
-		return nil, "", fmt.Errorf("%w: the answer does not start with the protobuf prefix", errNotAProtobufList)
-	}
-	err = eachField(rest, func(num protowire.Number, value []byte) error {
-		switch num {
-		case 1:
-			return eachField(value, func(num protowire.Number, value []byte) error {
+		case 1: // typeMeta: kind is its field 2
+			typeMeta, err := readN(field, size)
+			if err != nil {
+				return err
+			}
+			return eachField(bufio.NewReader(bytes.NewReader(typeMeta)), size, func(num protowire.Number, size int, f *bufio.Reader) error {
+				value, err := readN(f, size)
 				if num == 2 {
 					kind = string(value)
 				}
-				return nil
+				return err
 			})
-		case 2:
-			raw = value
+		case 2: // raw: the list
+			if kind != wantKind {
+				return fmt.Errorf("%w: the LIST answered kind %q, want %q", ErrUnexpectedObject, kind, wantKind)
+			}
+			return eachField(field, size, func(num protowire.Number, size int, f *bufio.Reader) error {
+				if num == 2 {
+					return d.add(f, size)
+				}
+				value, err := readN(f, size)
+				if err == nil && num == 1 {
+					err = lm.Unmarshal(value)
+				}
+				return err
+			})
 		}
-		return nil
+		_, err := readN(field, size)
+		return err
 	})
-	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", errNotAProtobufList, err)
+	items, decodeErr := d.finish()
+	if err == nil && kind == "" {
+		err = fmt.Errorf("%w: the answer holds no list", errNotAProtobufList)
 	}
-	return raw, kind, nil
+	if err != nil {
+		if !errors.Is(err, ErrUnexpectedObject) {
+			err = fmt.Errorf("%w: %s: %v", errNotAProtobufList, wantKind, err)
+		}
+		return nil, metav1.ListMeta{}, err
+	}
+	if decodeErr != nil {
+		return nil, metav1.ListMeta{}, decodeErr
+	}
+	return items, metav1.ListMeta{ResourceVersion: lm.ResourceVersion, Continue: lm.Continue, RemainingItemCount: lm.RemainingItemCount}, nil
 }
 
-// eachField calls fn with every length-delimited field of the message b,
-// in order, and skips fields of other wire types.
-func eachField(b []byte, fn func(num protowire.Number, value []byte) error) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return protowire.ParseError(n)
+// eachField reads the fields of a message of size bytes from r (size -1:
+// until r ends) and calls fn with each length-delimited field, which must
+// consume exactly size bytes of it. Fields of other wire types are
+// skipped.
+func eachField(r *bufio.Reader, size int, fn func(num protowire.Number, size int, r *bufio.Reader) error) error {
+	read := 0
+	for size < 0 || read < size {
+		tag, n, err := readVarint(r)
+		if err == io.EOF && size < 0 && n == 0 {
+			return nil
 		}
-		b = b[n:]
+		if err != nil {
+			return err
+		}
+		read += n
+		num, typ := protowire.DecodeTag(tag)
+		if num < protowire.MinValidNumber {
+			return errors.New("a field numbered 0")
+		}
+		var length uint64
+		switch typ {
+		case protowire.BytesType:
+			length, n, err = readVarint(r)
+			read += n
+		case protowire.VarintType:
+			_, n, err = readVarint(r)
+			read += n
+			continue
+		case protowire.Fixed32Type:
+			length = 4
+		case protowire.Fixed64Type:
+			length = 8
+		default:
+			return fmt.Errorf("field %d has wire type %d, which no list holds", num, typ)
+		}
+		if err != nil {
+			return err
+		}
+		if size >= 0 && length > uint64(size-read) || length > 1<<31 {
+			return fmt.Errorf("field %d claims %d bytes, more than its message holds", num, length)
+		}
+		read += int(length)
 		if typ != protowire.BytesType {
-			n = protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return protowire.ParseError(n)
+			if _, err := r.Discard(int(length)); err != nil {
+				return err
 			}
-			b = b[n:]
 			continue
 		}
-		value, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		b = b[n:]
-		if err := fn(num, value); err != nil {
+		if err := fn(num, int(length), r); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// decodeItems unmarshals each item into a new T, on up to GOMAXPROCS
-// goroutines, each taking a contiguous run of items. An error names its
-// item; of several, the first run's is returned.
-func decodeItems[T informer.Object](items [][]byte) ([]T, error) {
-	elem := reflect.TypeFor[T]().Elem()
-	out := make([]T, len(items))
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(items)/itemsPerWorker))
-	per := (len(items) + workers - 1) / workers
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w * per; i < min(len(items), (w+1)*per); i++ {
-				obj := reflect.New(elem).Interface()
-				if err := obj.(protobufMessage).Unmarshal(items[i]); err != nil {
-					errs[w] = fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, i, err)
-					return
-				}
-				out[i] = obj.(T)
+// readVarint reads one varint, and says how many bytes it took.
+func readVarint(r *bufio.Reader) (v uint64, n int, err error) {
+	for shift := uint(0); shift < 64; shift += 7 {
+		b, err := r.ReadByte()
+		if err != nil {
+			if err == io.EOF && n > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, n, err
+		}
+		n++
+		v |= uint64(b&0x7f) << shift
+		if b < 0x80 {
+			return v, n, nil
+		}
+	}
+	return 0, n, errors.New("a varint longer than 10 bytes")
+}
+
+// readN reads exactly n bytes.
+func readN(r *bufio.Reader, n int) ([]byte, error) {
+	b := make([]byte, n)
+	_, err := io.ReadFull(r, b)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return b, err
+}
+
+// itemDecoder decodes items into Ts on up to GOMAXPROCS goroutines, a
+// batch at a time, keeping their order.
+type itemDecoder[T informer.Object] struct {
+	elem    reflect.Type
+	batches []*itemBatch[T] // in list order; only the reading goroutine touches the slice
+	current *itemBatch[T]
+	work    chan *itemBatch[T]
+	workers sync.WaitGroup
+	buffers sync.Pool // of *[]byte, batchBytes each
+}
+
+// itemBatch is some consecutive items: their bytes back to back, where
+// each ends, and, once decoded, the objects or the first error.
+type itemBatch[T informer.Object] struct {
+	data  *[]byte
+	ends  []int
+	first int // the list index of the batch's first item, for errors
+	items []T
+	err   error
+}
+
+func newItemDecoder[T informer.Object]() *itemDecoder[T] {
+	d := &itemDecoder[T]{elem: reflect.TypeFor[T]().Elem(), work: make(chan *itemBatch[T])}
+	d.buffers.New = func() any { b := make([]byte, 0, batchBytes); return &b }
+	for range runtime.GOMAXPROCS(0) {
+		d.workers.Go(func() {
+			for b := range d.work {
+				d.decode(b)
 			}
 		})
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	return d
+}
+
+// add reads one item of size bytes from r into the current batch, and
+// hands the batch to a decoder once it is full.
+func (d *itemDecoder[T]) add(r *bufio.Reader, size int) error {
+	if d.current == nil {
+		first := 0
+		if n := len(d.batches); n > 0 {
+			first = d.batches[n-1].first + len(d.batches[n-1].ends)
 		}
+		d.current = &itemBatch[T]{data: d.buffers.Get().(*[]byte), first: first}
 	}
-	return out, nil
+	b := d.current
+	start := len(*b.data)
+	*b.data = slices.Grow(*b.data, size)[:start+size]
+	if _, err := io.ReadFull(r, (*b.data)[start:]); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	b.ends = append(b.ends, len(*b.data))
+	if len(*b.data) >= batchBytes {
+		d.flush()
+	}
+	return nil
+}
+
+// flush hands the current batch to a decoder.
+func (d *itemDecoder[T]) flush() {
+	if d.current == nil {
+		return
+	}
+	d.batches = append(d.batches, d.current)
+	d.work <- d.current
+	d.current = nil
+}
+
+// decode unmarshals every item of b, then gives its buffer back.
+func (d *itemDecoder[T]) decode(b *itemBatch[T]) {
+	b.items = make([]T, 0, len(b.ends))
+	start := 0
+	for i, end := range b.ends {
+		obj := reflect.New(d.elem).Interface()
+		if err := obj.(protobufMessage).Unmarshal((*b.data)[start:end]); err != nil {
+			b.err = fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, b.first+i, err)
+			break
+		}
+		b.items = append(b.items, obj.(T))
+		start = end
+	}
+	*b.data = (*b.data)[:0]
+	d.buffers.Put(b.data)
+	b.data = nil
+}
+
+// finish waits for every batch and returns the items in list order, or
+// the first error.
+func (d *itemDecoder[T]) finish() ([]T, error) {
+	d.flush()
+	close(d.work)
+	d.workers.Wait()
+	n := 0
+	for _, b := range d.batches {
+		if b.err != nil {
+			return nil, b.err
+		}
+		n += len(b.items)
+	}
+	items := make([]T, 0, n)
+	for _, b := range d.batches {
+		items = append(items, b.items...)
+	}
+	return items, nil
 }

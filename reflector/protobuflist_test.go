@@ -38,9 +38,9 @@ func configMapList(n int) *corev1.ConfigMapList {
 }
 
 func TestAProtobufListIsDecodedItemByItemIntoObjectsOfItsOwn(t *testing.T) {
-	for _, n := range []int{0, 1, 3 * itemsPerWorker} { // none, one, and enough for several goroutines
+	for _, n := range []int{0, 1, 5000} { // none, one, and several batches, for several goroutines
 		list := configMapList(n)
-		items, meta, err := decodeProtobufList[*corev1.ConfigMap](encodeList(t, list), "ConfigMapList")
+		items, meta, err := decodeProtobufList[*corev1.ConfigMap](bytes.NewReader(encodeList(t, list)), "ConfigMapList")
 		require.NoError(t, err)
 		assert.Equal(t, metav1.ListMeta{ResourceVersion: "42", Continue: "next", RemainingItemCount: new(int64(7))}, meta)
 		require.Len(t, items, n)
@@ -56,13 +56,15 @@ func TestAProtobufAnswerThatIsNotTheListAskedForIsAnError(t *testing.T) {
 		body []byte
 		want error
 	}{
-		"another kind":   {encodeList(t, &corev1.SecretList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}), ErrUnexpectedObject},
-		"no prefix":      {good[4:], errNotAProtobufList},
-		"cut short":      {good[:len(good)-5], errNotAProtobufList},
-		"a garbled item": {listBody("ConfigMapList", []byte{0x00}), ErrUnexpectedObject}, // field number 0: no message has one
+		"another kind":    {encodeList(t, &corev1.SecretList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}), ErrUnexpectedObject},
+		"no prefix":       {good[4:], errNotAProtobufList},
+		"cut short":       {good[:len(good)-5], errNotAProtobufList},
+		"empty":           {nil, errNotAProtobufList},
+		"only the prefix": {protobufPrefix, errNotAProtobufList},
+		"a garbled item":  {listBody("ConfigMapList", []byte{0x00}), ErrUnexpectedObject}, // field number 0: no message has one
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, _, err := decodeProtobufList[*corev1.ConfigMap](c.body, "ConfigMapList")
+			_, _, err := decodeProtobufList[*corev1.ConfigMap](bytes.NewReader(c.body), "ConfigMapList")
 			assert.ErrorIs(t, err, c.want)
 		})
 	}
@@ -87,7 +89,7 @@ func FuzzDecodeProtobufList(f *testing.F) {
 	f.Add(encodeList(f, &corev1.SecretList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}))
 	f.Add([]byte("k8s\x00"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		items, _, err := decodeProtobufList[*corev1.ConfigMap](body, "ConfigMapList")
+		items, _, err := decodeProtobufList[*corev1.ConfigMap](bytes.NewReader(body), "ConfigMapList")
 		if err == nil {
 			for _, item := range items {
 				assert.NotNil(t, item)

@@ -1,10 +1,12 @@
 package reflector
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"reflect"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,9 +39,10 @@ type RESTListerWatcher[T informer.Object] struct {
 	listAccept, watchAccept string
 	// mode is "unstructured" or "metadata only", "" for a Go type.
 	mode string
-	// splitProtobuf decodes a protobuf LIST answer item by item (see
-	// decodeProtobufList): for a Go type read as protobuf.
-	splitProtobuf bool
+	// protobufDecoder is set for a Go type read as protobuf: List then
+	// decodes a protobuf answer item by item (see decodeProtobufList),
+	// and a JSON one with this.
+	protobufDecoder runtime.Decoder
 }
 
 // List implements ListerWatcher: one GET of one page.
@@ -49,23 +52,44 @@ type RESTListerWatcher[T informer.Object] struct {
 // the body is of another kind it returns no error and leaves the target
 // empty: a silently empty list.)
 func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOptions) ([]T, metav1.ListMeta, error) {
-	result := lw.request(opts, lw.listAccept).Do(ctx)
-	if lw.splitProtobuf {
-		var contentType string
-		body, err := result.ContentType(&contentType).Raw()
-		if err != nil {
-			return nil, metav1.ListMeta{}, err
-		}
-		if strings.HasPrefix(contentType, runtime.ContentTypeProtobuf) {
-			return decodeProtobufList[T](body, lw.listType.Elem().Name())
-		}
-		// Asked for protobuf, answered in JSON (a proxy, an old server):
-		// the usual decoder below reads it.
+	if lw.protobufDecoder != nil {
+		return lw.listProtobuf(ctx, opts)
 	}
-	list, err := result.Get()
+	list, err := lw.request(opts, lw.listAccept).Do(ctx).Get()
 	if err != nil {
 		return nil, metav1.ListMeta{}, err
 	}
+	return lw.checkedItems(list)
+}
+
+// listProtobuf is List for a Go type read as protobuf: the answer is
+// decoded as it arrives, item by item (see decodeProtobufList). An answer
+// in JSON instead (from a proxy, or an old server) is read whole and
+// decoded as usual.
+func (lw *RESTListerWatcher[T]) listProtobuf(ctx context.Context, opts metav1.ListOptions) ([]T, metav1.ListMeta, error) {
+	body, err := lw.request(opts, lw.listAccept).Stream(ctx)
+	if err != nil {
+		return nil, metav1.ListMeta{}, err
+	}
+	defer body.Close()
+	br := bufio.NewReaderSize(body, 64<<10)
+	if start, _ := br.Peek(len(protobufPrefix)); bytes.Equal(start, protobufPrefix) {
+		return decodeProtobufList[T](br, lw.listType.Elem().Name())
+	}
+	whole, err := io.ReadAll(br)
+	if err != nil {
+		return nil, metav1.ListMeta{}, err
+	}
+	list, err := runtime.Decode(lw.protobufDecoder, whole)
+	if err != nil {
+		return nil, metav1.ListMeta{}, fmt.Errorf("%w: the LIST answer: %v", ErrUnexpectedObject, err)
+	}
+	return lw.checkedItems(list)
+}
+
+// checkedItems checks that list is of the list type asked for, then takes
+// it apart.
+func (lw *RESTListerWatcher[T]) checkedItems(list runtime.Object) ([]T, metav1.ListMeta, error) {
 	if got := reflect.TypeOf(list); got != lw.listType {
 		return nil, metav1.ListMeta{}, fmt.Errorf("%w: the LIST answered %v (kind %q), want %v",
 			ErrUnexpectedObject, got, list.GetObjectKind().GroupVersionKind().Kind, lw.listType)

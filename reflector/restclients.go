@@ -52,7 +52,11 @@ func NewTypedListerWatcher[T informer.Object](cfg *rest.Config, scheme *runtime.
 	if err != nil {
 		return nil, err
 	}
-	return &RESTListerWatcher[T]{client: client, src: src, listType: reflect.TypeOf(list), splitProtobuf: src.Protobuf && ProtobufCapable[T]()}, nil
+	lw := &RESTListerWatcher[T]{client: client, src: src, listType: reflect.TypeOf(list)}
+	if src.Protobuf && ProtobufCapable[T]() {
+		lw.protobufDecoder = serializer.NewCodecFactory(scheme).UniversalDeserializer()
+	}
+	return lw, nil
 }
 
 // NewUnstructuredListerWatcher returns a ListerWatcher for any resource,
