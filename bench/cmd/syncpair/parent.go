@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,11 +108,12 @@ func runSample(ctx context.Context, label, binary, name, kubeconfig string, n in
 	return s, nil
 }
 
-// report prints each variant's medians and their ratio to the first's,
-// with the range of the per-pair ratios.
+// report prints each variant's medians, and its ratio to the last
+// variant's: the geometric mean of the per-pair ratios with a 95%
+// interval, as the scale ladder computes it (scale.PairedRatio).
 func report(names []string, samples map[string][]sample) {
 	base := names[len(names)-1]
-	fmt.Printf("\n| measure (median of %d) | %s |\n|---|%s\n", len(samples[base]), strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+	fmt.Printf("\n| measure (median of %d; ratio to %s, 95%% interval) | %s |\n|---|%s\n", len(samples[base]), base, strings.Join(names, " | "), strings.Repeat("---|", len(names)))
 	for _, m := range []struct {
 		name string
 		of   func(sample) float64
@@ -126,8 +126,10 @@ func report(names []string, samples map[string][]sample) {
 		for _, name := range names {
 			cell := fmt.Sprintf("%.2f", median(samples[name], m.of))
 			if name != base {
-				lo, hi := ratioRange(samples[name], samples[base], m.of)
-				cell += fmt.Sprintf(" (%.2f×, pairs %.2f–%.2f)", median(samples[name], m.of)/median(samples[base], m.of), lo, hi)
+				r, err := scale.PairedRatio(values(samples[name], m.of), values(samples[base], m.of))
+				if err == nil {
+					cell += fmt.Sprintf(" (%.2f× [%.2f, %.2f])", r.Value, r.Low, r.High)
+				}
 			}
 			cells = append(cells, cell)
 		}
@@ -140,25 +142,21 @@ func report(names []string, samples map[string][]sample) {
 }
 
 func median(samples []sample, of func(sample) float64) float64 {
-	values := make([]float64, len(samples))
-	for i, s := range samples {
-		values[i] = of(s)
+	sorted := values(samples, of)
+	slices.Sort(sorted)
+	if len(sorted)%2 == 1 {
+		return sorted[len(sorted)/2]
 	}
-	slices.Sort(values)
-	if len(values)%2 == 1 {
-		return values[len(values)/2]
-	}
-	return (values[len(values)/2-1] + values[len(values)/2]) / 2
+	return (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
 }
 
-// ratioRange is the smallest and largest ratio of a's to b's per pair.
-func ratioRange(a, b []sample, of func(sample) float64) (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	for i := range min(len(a), len(b)) {
-		r := of(a[i]) / of(b[i])
-		lo, hi = min(lo, r), max(hi, r)
+// values is of applied to each sample, in pair order.
+func values(samples []sample, of func(sample) float64) []float64 {
+	out := make([]float64, len(samples))
+	for i, s := range samples {
+		out[i] = of(s)
 	}
-	return lo, hi
+	return out
 }
 
 // loadAverage is the one-minute load average: what else ran.
