@@ -32,6 +32,7 @@ func main() {
 	pairs := flag.Int("pairs", 5, "samples of each variant")
 	variants := flag.String("variants", "ours,client-go", "variants to compare, the last against the first: "+strings.Join(variantNames(), ", "))
 	profile := flag.String("profile", "", "directory for one CPU profile per sample")
+	payload := flag.String("payload", "random", "the ConfigMaps' data: random (hardly compressible) or repeated (the scale ladder's one text, which gzip shrinks to almost nothing)")
 	before := flag.String("before", "", "a syncpair binary built from an earlier commit: adds the variant ours-before, its ours")
 	flag.Usage = func() {
 		out := flag.CommandLine.Output()
@@ -52,7 +53,10 @@ func main() {
 	if *before != "" {
 		names = append([]string{"ours-before"}, names...)
 	}
-	if err := runPairs(ctx, *n, *pairs, names, *profile, *before); err != nil {
+	if *payload != "random" && *payload != "repeated" {
+		log.Fatalf("syncpair: -payload %q: want random or repeated", *payload)
+	}
+	if err := runPairs(ctx, *n, *pairs, names, *profile, *before, *payload == "repeated"); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -30,7 +30,7 @@ import (
 // runPairs starts a control plane, creates n ConfigMaps, then runs pairs
 // samples of every variant, interleaved, and prints each sample and the
 // medians.
-func runPairs(ctx context.Context, n, pairs int, names []string, profileDir, before string) error {
+func runPairs(ctx context.Context, n, pairs int, names []string, profileDir, before string, repeated bool) error {
 	for _, name := range names {
 		if _, ok := variants[name]; !ok && name != "ours-before" {
 			return fmt.Errorf("syncpair: no variant %q (have %v)", name, variantNames())
@@ -42,7 +42,7 @@ func runPairs(ctx context.Context, n, pairs int, names []string, profileDir, bef
 	}
 	defer cp.Stop()
 	start := time.Now()
-	if err := populate(ctx, cp.Config(), n); err != nil {
+	if err := populate(ctx, cp.Config(), n, repeated); err != nil {
 		return err
 	}
 	log.Printf("created %d ConfigMaps in %v", n, time.Since(start).Round(time.Second))
@@ -170,9 +170,10 @@ func loadAverage() float64 {
 }
 
 // populate creates n ConfigMaps in ten namespaces, each with 900 random
-// characters of data (base32 text from crypto/rand: gzip saves little,
-// where the ladder's one repeated text compresses to almost nothing).
-func populate(ctx context.Context, cfg *rest.Config, n int) error {
+// characters of data (base32 text from crypto/rand: gzip saves little),
+// or, if repeated, the scale ladder's one 900-byte text, the same in
+// every ConfigMap, which gzip shrinks to almost nothing.
+func populate(ctx context.Context, cfg *rest.Config, n int, repeated bool) error {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = -1, 0
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
@@ -196,7 +197,7 @@ func populate(ctx context.Context, cfg *rest.Config, n int) error {
 				cm := &corev1.ConfigMap{
 					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%07d", i), Namespace: fmt.Sprintf("sp-%d", i%10),
 						Labels: map[string]string{"app": "app-" + strconv.Itoa(i%100)}},
-					Data: map[string]string{"payload": randomText(900)},
+					Data: map[string]string{"payload": payload(repeated)},
 				}
 				if _, err := cs.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 					mu.Lock()
@@ -209,6 +210,13 @@ func populate(ctx context.Context, cfg *rest.Config, n int) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+func payload(repeated bool) string {
+	if repeated {
+		return scale.ConfigMap("", 0).Data["payload"]
+	}
+	return randomText(900)
 }
 
 // randomText is n characters of base32 text from crypto/rand.
