@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// liveHeap is the live heap after two full collections (the second frees
+// LiveHeap is the live heap after two full collections (the second frees
 // what finalizers of the first released): what the process holds.
-func liveHeap() float64 {
+// Exported for the harnesses beside the ladder (bench/cmd/syncpair).
+func LiveHeap() float64 {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
@@ -17,12 +18,12 @@ func liveHeap() float64 {
 	return float64(ms.HeapAlloc)
 }
 
-// peakSampler records the largest live heap the garbage collector marked
+// PeakSampler records the largest live heap the garbage collector marked
 // (runtime/metrics /gc/heap/live:bytes) while it runs. It reads what each
 // collection found live, not the heap including garbage not yet
 // collected, so the peak is what the process had to hold, not when the
 // collector happened to run (which GOGC decides).
-type peakSampler struct {
+type PeakSampler struct {
 	peak atomic.Uint64
 	stop chan struct{}
 	done chan struct{}
@@ -30,8 +31,9 @@ type peakSampler struct {
 
 const liveHeapMetric = "/gc/heap/live:bytes"
 
-func startPeakSampler(every time.Duration) *peakSampler {
-	s := &peakSampler{stop: make(chan struct{}), done: make(chan struct{})}
+// StartPeakSampler samples the live heap every period until Stop.
+func StartPeakSampler(every time.Duration) *PeakSampler {
+	s := &PeakSampler{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		sample := []metrics.Sample{{Name: liveHeapMetric}}
@@ -54,7 +56,7 @@ func startPeakSampler(every time.Duration) *peakSampler {
 
 // Stop ends the sampling, takes a last sample after a collection (so the
 // end state counts too) and returns the peak in bytes.
-func (s *peakSampler) Stop() float64 {
+func (s *PeakSampler) Stop() float64 {
 	runtime.GC()
 	close(s.stop)
 	<-s.done

@@ -96,12 +96,12 @@ func relistRuns(ctx context.Context, cfg *rest.Config, lib string, n, times int)
 	if err := waitSeen(ctx, &seen, int64(n)); err != nil {
 		return nil, nil, err
 	}
-	synced := liveHeap()
+	synced := LiveHeap()
 	var samples []relistSample
 	var growth []float64
 	for i := range times {
-		steady := liveHeap()
-		sampler := startPeakSampler(2 * time.Millisecond)
+		steady := LiveHeap()
+		sampler := StartPeakSampler(2 * time.Millisecond)
 		x.expire()
 		err := waitSeen(ctx, &seen, int64(n)*int64(i+2))
 		end := time.Now()
@@ -115,7 +115,7 @@ func relistRuns(ctx context.Context, cfg *rest.Config, lib string, n, times int)
 		}
 		elapsed := end.Sub(start).Seconds()
 		samples = append(samples, relistSample{seconds: elapsed, peakOverSteady: peak / steady})
-		growth = append(growth, liveHeap()/synced)
+		growth = append(growth, LiveHeap()/synced)
 	}
 	return samples, growth, nil
 }

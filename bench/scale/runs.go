@@ -64,7 +64,7 @@ func runStore(cfg Config, res *Results) error {
 					if err != nil {
 						return err
 					}
-					liveHeap() // the previous run's cache is garbage: collect it first
+					LiveHeap() // the previous run's cache is garbage: collect it first
 					if writes[lib], reads[lib], err = storeRun(s, newer, readers, cfg.StoreRun); err != nil {
 						return fmt.Errorf("%s, store at %d, %d readers: %w", lib, n, readers, err)
 					}

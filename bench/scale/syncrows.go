@@ -34,7 +34,7 @@ func syncOnce(ctx context.Context, build func() (running, error), n int, meter *
 	if err != nil {
 		return syncSample{}, err
 	}
-	base := liveHeap()
+	base := LiveHeap()
 	if meter != nil {
 		if err := meter.start(); err != nil {
 			return syncSample{}, err
@@ -53,7 +53,7 @@ func syncOnce(ctx context.Context, build func() (running, error), n int, meter *
 			return syncSample{}, err
 		}
 	}
-	heap := liveHeap()
+	heap := LiveHeap()
 	return syncSample{seconds: elapsed, heapPerObject: (heap - base) / float64(n), server: usage}, nil
 }
 

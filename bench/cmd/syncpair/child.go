@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/listwatch/informer/bench/scale"
 	"github.com/listwatch/informer/sharedinformer"
 )
 
@@ -85,6 +86,12 @@ type sample struct {
 	Answer    string  `json:"answer"`     // its Content-Type and Content-Encoding
 	ServerCPU float64 `json:"server_cpu"` // filled in by the parent
 	Load      float64 `json:"load"`       // filled in by the parent
+	// HeapPerObject is the live heap the informer added, over the objects
+	// it caches, once synced; PeakOverSteady is the largest live heap the
+	// collector found during the sync over that steady heap (pitfall 7's
+	// spike).
+	HeapPerObject  float64 `json:"heap_per_object"`
+	PeakOverSteady float64 `json:"peak_over_steady"`
 }
 
 func runChild(ctx context.Context, variant, kubeconfig string, n int, profileDir string) error {
@@ -112,6 +119,8 @@ func runChild(ctx context.Context, variant, kubeconfig string, n int, profileDir
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	base := scale.LiveHeap()
+	peak := scale.StartPeakSampler(2 * time.Millisecond)
 	start := time.Now()
 	synced, count, err := build(ctx, cfg)
 	if err != nil {
@@ -125,6 +134,10 @@ func runChild(ctx context.Context, variant, kubeconfig string, n int, profileDir
 	}
 	s := sample{Variant: variant, Seconds: time.Since(start).Seconds(), CPU: selfCPU(), Objects: count()}
 	s.Request, s.Answer = seen.list()
+	peakHeap := peak.Stop() - base
+	steady := scale.LiveHeap() - base // the informer still runs and holds its cache
+	s.HeapPerObject = steady / float64(s.Objects)
+	s.PeakOverSteady = peakHeap / steady
 	if s.Objects < n { // the apiserver keeps a ConfigMap or two of its own
 		return fmt.Errorf("syncpair: %s synced %d objects, want at least %d", variant, s.Objects, n)
 	}

@@ -8,9 +8,10 @@
 //
 // For each sample it records the time to synced, the CPU the child
 // process used, the apiserver's CPU meanwhile, the machine's load before
-// it, and the request that carried the list (URL, Accept, the answer's
-// Content-Type and Content-Encoding), so a reader sees what each library
-// actually asked for. With -profile DIR each child writes a CPU profile.
+// it, the live heap per cached object, the peak live heap during the sync
+// over that steady heap, and the request that carried the list (URL,
+// Accept, the answer's Content-Type and encoding), so a reader sees what
+// each library actually asked for. With -profile DIR each child writes a CPU profile.
 //
 //	cd bench && go run ./cmd/syncpair -n 100000 -pairs 5 -profile /tmp/prof
 package main

@@ -66,8 +66,8 @@ func runPairs(ctx context.Context, n, pairs int, names []string, profileDir, bef
 			if err != nil {
 				return err
 			}
-			log.Printf("pair %d %-14s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, load %.2f; %s → %s",
-				pair+1, name, s.Seconds, s.CPU, s.ServerCPU, s.Load, s.Request, s.Answer)
+			log.Printf("pair %d %-14s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, %.0f B/object, peak %.2f× steady, load %.2f; %s → %s",
+				pair+1, name, s.Seconds, s.CPU, s.ServerCPU, s.HeapPerObject, s.PeakOverSteady, s.Load, s.Request, s.Answer)
 			s.Variant = name
 			samples[name] = append(samples[name], s)
 		}
@@ -121,6 +121,8 @@ func report(names []string, samples map[string][]sample) {
 		{"time to synced (s)", func(s sample) float64 { return s.Seconds }},
 		{"informer process CPU (s)", func(s sample) float64 { return s.CPU }},
 		{"apiserver CPU (s)", func(s sample) float64 { return s.ServerCPU }},
+		{"live heap per cached object (B)", func(s sample) float64 { return s.HeapPerObject }},
+		{"peak live heap during the sync / steady", func(s sample) float64 { return s.PeakOverSteady }},
 	} {
 		cells := []string{}
 		for _, name := range names {
