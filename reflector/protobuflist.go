@@ -143,7 +143,9 @@ func eachField(r *bufio.Reader, size int, fn func(num protowire.Number, size int
 			length, n, err = readVarint(r)
 			read += n
 		case protowire.VarintType:
-			_, n, err = readVarint(r)
+			if _, n, err = readVarint(r); err != nil {
+				return err
+			}
 			read += n
 			continue
 		case protowire.Fixed32Type:
