@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,7 +28,25 @@ import (
 // variants are the informers a sample can time, each of every ConfigMap
 // in the cluster, at a library's defaults unless the name says otherwise.
 var variants = map[string]func(ctx context.Context, cfg *rest.Config) (synced func() bool, count func() int, err error){
-	"ours":      ours,
+	"ours": func(ctx context.Context, cfg *rest.Config) (func() bool, func() int, error) {
+		return ours(ctx, cfg)
+	},
+	// ours-stripped drops managedFields, the transform pitfall 7 teaches;
+	// ours-interned also makes every object share one copy of the
+	// strings many objects repeat (issue 30's last lever).
+	"ours-stripped": func(ctx context.Context, cfg *rest.Config) (func() bool, func() int, error) {
+		return ours(ctx, cfg, sharedinformer.WithTransform(func(cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+			cm.ManagedFields = nil
+			return cm, nil
+		}))
+	},
+	"ours-interned": func(ctx context.Context, cfg *rest.Config) (func() bool, func() int, error) {
+		return ours(ctx, cfg, sharedinformer.WithTransform(func(cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+			cm.ManagedFields = nil
+			internConfigMap(cm)
+			return cm, nil
+		}))
+	},
 	"client-go": clientGo,
 	// ours-identity asks the apiserver not to gzip its answers: on a
 	// local connection compressing a 100 MB list costs the server CPU
@@ -48,7 +67,7 @@ func variantNames() []string {
 	return names
 }
 
-func ours(ctx context.Context, cfg *rest.Config) (func() bool, func() int, error) {
+func ours(ctx context.Context, cfg *rest.Config, opts ...sharedinformer.InformerOption) (func() bool, func() int, error) {
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return nil, nil, err
@@ -57,7 +76,7 @@ func ours(ctx context.Context, cfg *rest.Config) (func() bool, func() int, error
 	if err != nil {
 		return nil, nil, err
 	}
-	inf, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f)
+	inf, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,3 +208,34 @@ func (l *requestLog) list() (request, answer string) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// internConfigMap makes cm share one copy of each string that many
+// ConfigMaps repeat: its namespace, its label keys and values, its data
+// keys and its owners' apiVersion and kind. unique.Make keeps one
+// canonical copy of each; the decoder made one per object.
+func internConfigMap(cm *corev1.ConfigMap) {
+	cm.Namespace = intern(cm.Namespace)
+	cm.Labels = internMap(cm.Labels, true)
+	cm.Data = internMap(cm.Data, false)
+	for i := range cm.OwnerReferences {
+		cm.OwnerReferences[i].APIVersion = intern(cm.OwnerReferences[i].APIVersion)
+		cm.OwnerReferences[i].Kind = intern(cm.OwnerReferences[i].Kind)
+	}
+}
+
+func intern(s string) string { return unique.Make(s).Value() }
+
+// internMap is m with its keys interned, and its values too if values.
+func internMap(m map[string]string, values bool) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if values {
+			v = intern(v)
+		}
+		out[intern(k)] = v
+	}
+	return out
+}
