@@ -106,6 +106,22 @@ func populate(ctx context.Context, cfg *rest.Config, shape string, n int) error 
 	if err := client.Post().Resource("namespaces").Body(nsObj).Do(ctx).Error(); err != nil {
 		return fmt.Errorf("scale: creating namespace %s: %w", ns, err)
 	}
+	return InParallel(n, func(i int) error {
+		var obj runtime.Object = ConfigMap(ns, i)
+		if shape == Pods {
+			obj = Pod(ns, i)
+		}
+		if err := client.Post().Namespace(ns).Resource(shape).Body(obj).Do(ctx).Error(); err != nil {
+			return fmt.Errorf("scale: creating %s %d in %s: %w", shape, i, ns, err)
+		}
+		return nil
+	})
+}
+
+// InParallel calls create(i) for every i below n, 16 at a time: how the
+// ladder and syncpair fill a control plane with objects. A worker whose
+// create fails stops; the errors are joined.
+func InParallel(n int, create func(i int) error) error {
 	var next atomic.Int64
 	var mu sync.Mutex
 	var errs []error
@@ -113,13 +129,9 @@ func populate(ctx context.Context, cfg *rest.Config, shape string, n int) error 
 	for range 16 {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				var obj runtime.Object = ConfigMap(ns, i)
-				if shape == Pods {
-					obj = Pod(ns, i)
-				}
-				if err := client.Post().Namespace(ns).Resource(shape).Body(obj).Do(ctx).Error(); err != nil {
+				if err := create(i); err != nil {
 					mu.Lock()
-					errs = append(errs, fmt.Errorf("scale: creating %s %d in %s: %w", shape, i, ns, err))
+					errs = append(errs, err)
 					mu.Unlock()
 					return
 				}
