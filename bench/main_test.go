@@ -55,7 +55,9 @@ func TestMain(m *testing.M) {
 		fmt.Printf("clientgo-gate-%s: %t\n", name, features.FeatureGates().Enabled(features.Feature(name)))
 	}
 	fmt.Printf("bench-full: %t\n", full())
-	os.Exit(testenv.Main(m, testenv.Options{}))
+	// The control plane keeps an audit log: TestADeletedCRDStopsTheInformerWhereClientGoKeepsListing
+	// counts each library's requests in it, by user agent.
+	os.Exit(testenv.Main(m, testenv.Options{Audit: true}))
 }
 
 // TestClientGoGatesArePinned proves the pins took effect.

@@ -1,4 +1,4 @@
-package sharedinformer_test
+package bench
 
 import (
 	"context"
@@ -32,7 +32,8 @@ var widgets = testenv.CRD{Group: "gone.listwatch.dev", Version: "v1", Kind: "Wid
 const notServedBound = 10 * time.Second
 
 // A CRD is deleted under two informers of its resource, ours and
-// client-go's dynamic one. Ours reports
+// client-go's dynamic one (this comparison lives in bench/, the one place
+// client-go's informer machinery is imported). Ours reports
 // the resource gone once and makes no more requests for it; client-go's
 // keeps listing, one LIST per backoff period, and reports each. Then the
 // CRD comes back with new objects, and ours syncs those, and only those.
@@ -47,18 +48,21 @@ func TestADeletedCRDStopsTheInformerWhereClientGoKeepsListing(t *testing.T) {
 
 	ours := cp.Config()
 	ours.UserAgent = "ours-not-served"
-	var reported errorsSeen
+	var reported errorList
 	f, err := sharedinformer.NewFactory(ours, sharedinformer.FactoryOptions{OnError: reported.add})
 	require.NoError(t, err)
-	// fastRetries asks discovery every second at most while the resource
-	// is gone, so that the test sees the CRD come back soon; it makes no
-	// difference to the requests for the resource: there are none.
-	inf, err := sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f, sharedinformer.ForResource(gvr), sharedinformer.InNamespace(ns), fastRetries)
+	// A backoff capped at 1 s asks discovery every second at most while
+	// the resource is gone, so that the test sees the CRD come back soon;
+	// it makes no difference to the requests for the resource: none.
+	inf, err := sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f, sharedinformer.ForResource(gvr), sharedinformer.InNamespace(ns),
+		sharedinformer.WithReflector(reflector.Tuning{BackoffInitial: 100 * time.Millisecond, BackoffMax: time.Second}))
 	require.NoError(t, err)
 	seen := &seenNames{}
 	_, err = inf.AddEventHandler(seen)
 	require.NoError(t, err)
-	startFactory(t, f)
+	runCtx, stop := context.WithCancel(context.Background())
+	f.Start(runCtx)
+	defer func() { stop(); f.Wait() }()
 
 	theirs := cp.Config()
 	theirs.UserAgent = "client-go-not-served"
@@ -80,10 +84,10 @@ func TestADeletedCRDStopsTheInformerWhereClientGoKeepsListing(t *testing.T) {
 	seen.eventually(t, "-old-1", "-old-2", "-old-3")
 
 	// Count from here, while client-go fails two more times.
-	ourRequests, theirLists := countRequests(ctx, t, cp, ours.UserAgent, "list", "watch"), countRequests(ctx, t, cp, theirs.UserAgent, "list")
+	ourRequests, theirLists := countWidgetRequests(ctx, t, cp, ours.UserAgent, "list", "watch"), countWidgetRequests(ctx, t, cp, theirs.UserAgent, "list")
 	theirFailed := theirFailures.Load()
 	require.Eventually(t, func() bool { return theirFailures.Load() >= theirFailed+2 }, time.Minute, 50*time.Millisecond)
-	ourAfter, theirAfter := countRequests(ctx, t, cp, ours.UserAgent, "list", "watch"), countRequests(ctx, t, cp, theirs.UserAgent, "list")
+	ourAfter, theirAfter := countWidgetRequests(ctx, t, cp, ours.UserAgent, "list", "watch"), countWidgetRequests(ctx, t, cp, theirs.UserAgent, "list")
 	t.Logf("while client-go failed twice more: client-go %d LISTs, ours %d LISTs or WATCHes, %d errors reported (client-go %d)",
 		theirAfter-theirLists, ourAfter-ourRequests, len(reported.all()), theirFailures.Load())
 	assert.Equal(t, ourRequests, ourAfter, "no request for a resource that is not served")
@@ -112,8 +116,9 @@ func createWidgets(ctx context.Context, t *testing.T, cfg *rest.Config, ns strin
 	}
 }
 
-// countRequests counts the requests of one user agent with any of verbs.
-func countRequests(ctx context.Context, t *testing.T, cp *testenv.ControlPlane, userAgent string, verbs ...string) int {
+// countWidgetRequests counts the requests for widgets of one user agent
+// with any of verbs.
+func countWidgetRequests(ctx context.Context, t *testing.T, cp *testenv.ControlPlane, userAgent string, verbs ...string) int {
 	t.Helper()
 	total := 0
 	for _, verb := range verbs {
@@ -154,4 +159,22 @@ func (s *seenNames) eventually(t *testing.T, want ...string) {
 		defer s.mu.Unlock()
 		return slices.Equal(want, slices.Sorted(slices.Values(s.calls)))
 	}, notServedBound, 10*time.Millisecond, "want %q", want)
+}
+
+// errorList collects what an informer reports.
+type errorList struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *errorList) add(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.errs = append(l.errs, err)
+}
+
+func (l *errorList) all() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.errs)
 }
