@@ -118,10 +118,13 @@ func TestMetricsEndpointShowsWhatTheTestCausedAgainstARealAPIServer(t *testing.T
 
 	queue := map[string]string{"name": "configmaps"}
 	inf := map[string]string{"name": "configmaps in namespace " + ns + ", protobuf", "group": "", "version": "v1", "resource": "configmaps"}
-	before := waitFor(t, url, "the initial list in the cache and the queue", func(m map[string]*dto.MetricFamily) bool {
+	// The watch opens after the list is in the cache, on the reflector's
+	// goroutine: wait for it too, or a quick scrape sees no watch yet.
+	before := waitFor(t, url, "the initial list in the cache and the queue, and the watch open", func(m map[string]*dto.MetricFamily) bool {
 		cached, _ := value(m, "listwatch_informer_cached_objects", inf)
 		done, _ := value(m, "workqueue_work_duration_seconds", queue)
-		return cached == n && done == n
+		watches, _ := value(m, "listwatch_informer_watches_total", inf)
+		return cached == n && done == n && watches >= 1
 	})
 	adds, _ := value(before, "workqueue_adds_total", queue)
 	assert.Equal(t, float64(n), adds, "one add per object of the initial list")
