@@ -5,6 +5,7 @@
 // # Where it sits
 //
 //	reflector ──Add / Update / Delete / Replace(list, rv) / Resync──▶ DeltaFIFO
+//	          (or BeginReplace, ReplacePart(part)…, FinishReplace(rv))
 //	DeltaFIFO ──Pop(ctx, process)──▶ shared informer's loop:
 //	      process(key, deltas): 1. update the indexer  2. notify handlers
 //	DeltaFIFO ◀──Get / ListKeys (KnownObjects)── the indexer
@@ -40,6 +41,11 @@
 //   - Replace (after every LIST) queues Replaced for each listed object,
 //     then a Deleted delta with FinalStateUnknown for each key that is
 //     known or queued but not listed: the deletions the watch missed.
+//   - A list read in parts can be handed over in parts (BeginReplace,
+//     ReplacePart, FinishReplace): each part's Replaced deltas are queued
+//     at once, so the old cache and the whole new list never sit in
+//     memory together; the tombstones wait for FinishReplace, and a list
+//     that never finishes deletes nothing.
 //   - Resync queues Sync for each known key with nothing queued. It
 //     replays the cache; it cannot call the API server.
 //   - HasSynced is true once every key of the first Replace was popped.

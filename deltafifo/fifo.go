@@ -90,6 +90,14 @@ type DeltaFIFO[T informer.Object] struct {
 	// read without it; once true it stays true.
 	synced atomic.Bool
 
+	// A replacement handed over in parts (replaceparts.go): replacing is
+	// set from BeginReplace to FinishReplace; listed holds the keys its
+	// parts queued, nil when nothing was queued or known as it began
+	// (then nothing can vanish); listedCount counts them for the trace.
+	replacing   bool
+	listed      map[informer.Key]bool
+	listedCount int
+
 	closed bool // set by Close; writes fail, Pop drains what is queued, then returns ErrClosed
 
 	// The applied resourceVersion (see applied.go). seq numbers writes;

@@ -15,8 +15,9 @@ import (
 var ErrRequeue = errors.New("deltafifo: requeue")
 
 // ProcessFunc handles every delta queued for one key, oldest first.
-// isInInitialList is true for the keys the first Replace queued, so a
-// consumer can tell the initial list from later changes.
+// isInInitialList is true for the keys the first Replace queued (or the
+// parts of the first list handed over in parts), so a consumer can tell
+// the initial list from later changes.
 //
 // It runs while the DeltaFIFO is locked (see Pop), so it must be quick and
 // must not call the DeltaFIFO.
@@ -72,10 +73,14 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
 	q := f.items[key]
 	delete(f.items, key)
 	deltas := q.deltas
-	initial := f.initialRemaining > 0
-	if initial {
+	// counted: one of the keys queued when the first list finished.
+	// While the first list is still arriving in parts, every key popped
+	// belongs to it too.
+	counted := f.initialRemaining > 0
+	if counted {
 		f.initialRemaining--
 	}
+	initial := counted || (f.replacing && !f.replaced)
 	if f.trace != nil {
 		detail := strconv.Itoa(len(deltas)) + " deltas, newest " + describe(deltas.Newest())
 		if initial {
@@ -105,7 +110,7 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
 		// back where it was. O(queue length), and only on this path.
 		f.items[key] = q
 		f.queue = append([]informer.Key{key}, f.queue...)
-		if initial {
+		if counted {
 			f.initialRemaining++
 		}
 		if f.trace != nil {

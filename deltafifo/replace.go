@@ -25,47 +25,85 @@ import (
 // queued. The first Replace marks the start of HasSynced's count.
 // resourceVersion is the list's, reported in the trace.
 // Cost: O(len(list) + known + queued).
+//
+// Replace is BeginReplace, one ReplacePart and FinishReplace under one
+// lock; a list read in parts can be handed over in parts instead (see
+// replaceparts.go), so that it never sits in memory whole.
 func (f *DeltaFIFO[T]) Replace(list []T, resourceVersion string) error {
-	keys := make([]informer.Key, len(list))
-	for n, obj := range list {
-		key, err := informer.KeyOf(obj)
-		if err != nil {
-			return fmt.Errorf("deltafifo: Replace: item %d: %w", n, err)
-		}
-		keys[n] = key
+	keys, err := keysOf("Replace", list)
+	if err != nil {
+		return err
 	}
-
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return ErrClosed
 	}
-	f.markLocked(resourceVersion)
-	defer f.advanceLocked() // an empty list over an empty cache queues nothing
-	// Only keys queued or known before this list can vanish: with none
-	// (the initial list, usually), the set of listed keys is not needed.
-	var known []informer.Key
-	if f.known != nil {
-		known = f.known.ListKeys()
-	}
-	var listed map[informer.Key]bool
-	if len(f.queue) > 0 || len(known) > 0 {
-		listed = make(map[informer.Key]bool, len(list))
-		for _, key := range keys {
-			listed[key] = true
-		}
-	}
+	f.beginLocked()
 	if len(f.queue) == 0 && len(list) > shrinkAbove {
 		// The queue's map is about to grow to the list's size: make it
 		// that size now, rather than rehash them at every doubling.
 		f.items = make(map[informer.Key]queued[T], len(list))
 		f.queue = make([]informer.Key, 0, len(list))
 	}
+	f.partLocked(list, keys)
+	f.finishLocked(resourceVersion)
+	return nil
+}
+
+// keysOf returns the key of every object of list, or an error naming the
+// first that has none; op names the caller in it.
+func keysOf[T informer.Object](op string, list []T) ([]informer.Key, error) {
+	keys := make([]informer.Key, len(list))
 	for n, obj := range list {
+		key, err := informer.KeyOf(obj)
+		if err != nil {
+			return nil, fmt.Errorf("deltafifo: %s: item %d: %w", op, n, err)
+		}
+		keys[n] = key
+	}
+	return keys, nil
+}
+
+// beginLocked starts a replacement, dropping one that never finished.
+// Only keys queued or known before the list can vanish: with none (the
+// initial list, usually), the set of listed keys is not kept. The caller
+// holds mu.
+func (f *DeltaFIFO[T]) beginLocked() {
+	f.replacing = true
+	f.listedCount = 0
+	f.listed = nil
+	if len(f.queue) > 0 || (f.known != nil && len(f.known.ListKeys()) > 0) {
+		f.listed = map[informer.Key]bool{}
+	}
+}
+
+// partLocked queues a Replaced delta for each object of part, whose keys
+// are keys, and remembers them as listed. The caller holds mu.
+func (f *DeltaFIFO[T]) partLocked(part []T, keys []informer.Key) {
+	f.markLocked("") // the list's resourceVersion counts only once it is all in
+	for n, obj := range part {
 		f.queueLocked(keys[n], Delta[T]{Type: Replaced, Object: obj})
+		if f.listed != nil {
+			f.listed[keys[n]] = true
+		}
+	}
+	f.listedCount += len(part)
+	f.advanceLocked() // an empty part queues nothing
+}
+
+// finishLocked ends a replacement: a tombstone for every key queued or
+// known but not listed, and the list's resourceVersion, applied once
+// everything queued so far is. The caller holds mu.
+func (f *DeltaFIFO[T]) finishLocked(resourceVersion string) {
+	f.markLocked(resourceVersion)
+	defer f.advanceLocked() // an empty list over an empty cache queues nothing
+	var known []informer.Key
+	if f.listed != nil && f.known != nil {
+		known = f.known.ListKeys()
 	}
 	tombstones := 0
-	for _, key := range f.vanishedLocked(listed, known) {
+	for _, key := range f.vanishedLocked(f.listed, known) {
 		last, ok := f.lastKnownLocked(key)
 		if !ok {
 			continue
@@ -78,14 +116,14 @@ func (f *DeltaFIFO[T]) Replace(list []T, resourceVersion string) error {
 	}
 	if !f.replaced {
 		f.replaced = true
-		f.initialRemaining = len(f.queue) // everything queued now is the initial list
+		f.initialRemaining = len(f.queue) // everything still queued is the initial list
 		f.noteSyncedLocked()              // an empty first list has nothing to wait for
 	}
 	if f.trace != nil {
 		f.emit(KindReplaced, informer.Key{}, resourceVersion,
-			fmt.Sprintf("%d listed, %d tombstones, %d keys queued", len(list), tombstones, len(f.queue)))
+			fmt.Sprintf("%d listed, %d tombstones, %d keys queued", f.listedCount, tombstones, len(f.queue)))
 	}
-	return nil
+	f.replacing, f.listed, f.listedCount = false, nil, 0
 }
 
 // vanishedLocked returns the keys that are queued or known (known: the

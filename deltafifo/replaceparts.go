@@ -1,0 +1,98 @@
+package deltafifo
+
+import (
+	"errors"
+	"fmt"
+)
+
+// A relist handed over in parts. Replace takes a whole list, so before it
+// runs the list sits in memory beside the cache it replaces: for a moment
+// every object exists twice, the old version in the cache and the new in
+// the list, and the heap doubles (the seed's pitfall 7). Handed over as it
+// is read, a part at a time, each part's Replaced deltas are popped into
+// the cache while the next part is read, and each old version becomes
+// garbage as its new one is applied. Only the set of keys listed so far
+// grows with the list; the tombstones must wait for the end, because a
+// key is known to be absent only once the whole list has been seen.
+//
+//	BeginReplace()                       start; forget an unfinished one
+//	ReplacePart(objs)  ReplacePart(objs) … Replaced deltas, queued at once
+//	FinishReplace(rv)                    tombstones for keys no part listed;
+//	                                     rv is applied once all is popped
+//
+// What a reader of the cache sees meanwhile: a key that is in both the
+// old cache and the new list stays in the cache throughout (its new
+// version replaces the old in one step), a key absent from the list stays
+// until FinishReplace tombstones it, and a key new in the list appears
+// when its part is popped. A list that fails half-way (a connection cut,
+// an expired continue token) leaves the parts already queued: each is a
+// state the server really had, newer than the cache's, and nothing is
+// deleted on the word of a list that did not finish. The next
+// BeginReplace starts the count of listed keys afresh.
+
+// BeginReplace starts a replacement handed over in parts (see
+// ReplacePart and FinishReplace). One that was begun and never finished
+// is forgotten: what its parts queued stays queued, but no tombstone is
+// derived from it. The caller (the reflector) must not write anything
+// else between BeginReplace and FinishReplace but parts, resyncs and
+// bookmarks: a watch event in the middle of a list would be judged
+// against a list that does not know it.
+func (f *DeltaFIFO[T]) BeginReplace() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
+	f.beginLocked()
+	return nil
+}
+
+// ReplacePart queues a Replaced delta for every object of part, as
+// Replace does for a whole list, and remembers their keys as listed. It is
+// atomic per part: if an object is nil or has no valid key, nothing of
+// this part is queued. It fails with no replacement begun. Cost:
+// O(len(part)).
+func (f *DeltaFIFO[T]) ReplacePart(part []T) error {
+	keys, err := keysOf("ReplacePart", part)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
+	if !f.replacing {
+		return errNoReplacement("ReplacePart")
+	}
+	f.partLocked(part, keys)
+	return nil
+}
+
+// FinishReplace ends the replacement begun by BeginReplace: it queues a
+// Deleted delta with FinalStateUnknown for every key known or queued that
+// no part listed, as Replace does, and records resourceVersion, the
+// list's, to be applied once everything queued before it is popped. The
+// first FinishReplace marks the start of HasSynced's count, as the first
+// Replace does. Cost: O(known + queued).
+func (f *DeltaFIFO[T]) FinishReplace(resourceVersion string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
+	if !f.replacing {
+		return errNoReplacement("FinishReplace")
+	}
+	f.finishLocked(resourceVersion)
+	return nil
+}
+
+// ErrNoReplacement is the error of a ReplacePart or FinishReplace with no
+// BeginReplace before it.
+var ErrNoReplacement = errors.New("no replacement begun (call BeginReplace first)")
+
+// errNoReplacement names op in ErrNoReplacement.
+func errNoReplacement(op string) error {
+	return fmt.Errorf("deltafifo: %s: %w", op, ErrNoReplacement)
+}
