@@ -25,8 +25,10 @@
 // step function, one per phase):
 //
 //   - listing: LIST in pages of PageSize, then one Replace with the whole
-//     list. A continue token that expires (410) restarts the list;
-//     after Tuning.ExpiredContinueLimit expiries, unpaged.
+//     list; or, into a [PartStore] (the informer's), each page and each
+//     part of a page handed over as it arrives, then FinishReplace. A
+//     continue token that expires (410) restarts the list; after
+//     Tuning.ExpiredContinueLimit expiries, unpaged.
 //   - watching: WATCH from the last resourceVersion, with bookmarks and a
 //     randomised server-side timeout. Every event and bookmark advances
 //     LastSyncResourceVersion. When the watch ends (timeout, cut
@@ -100,7 +102,10 @@
 //   - One goroutine (Run's) calls the Store, in the order the server
 //     reported the changes; resync ticks are handled on it too.
 //   - Replace receives only complete lists: a list that fails half-way
-//     never reaches the store.
+//     never reaches it. A PartStore gets each page, or each part of a
+//     PartLister's page, as it arrives, but FinishReplace only for a
+//     complete list; a list cut short is begun again, so the store never
+//     derives a deletion from it.
 //   - LastSyncResourceVersion is the resourceVersion handed to the store
 //     last, where the next watch starts (a queueing store may not have
 //     applied it yet); it is safe to read from any goroutine.
@@ -120,6 +125,7 @@
 //	Reflector.Run              Reflector.Run / RunWithContext (its loop: ListAndWatchWithContext)
 //	ListerWatcher[T]           ListerWatcher (listwatch.go)
 //	Store[T]                   ReflectorStore (reflector.go), the subset of Store it writes
+//	PartStore[T], PartLister[T] none: client-go hands its store whole lists
 //	Tuning.StreamingList      the WatchListClient feature (watchList)
 //	Options.OnError            WatchErrorHandler
 //	Tuning.InitialList        relistResourceVersion's "0" for the first list

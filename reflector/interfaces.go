@@ -63,3 +63,29 @@ type Store[T informer.Object] interface {
 	// in sync can count it once everything before it is applied.
 	Bookmark(resourceVersion string) error
 }
+
+// PartLister is a ListerWatcher that can hand over the objects of a list
+// page in parts while it reads them, before the answer has arrived whole.
+// [RESTListerWatcher] is one: it decodes a protobuf answer a batch of
+// items at a time. The reflector uses it when its Store is a [PartStore].
+type PartLister[T informer.Object] interface {
+	// ListInParts is List, except that the objects go to part, in list
+	// order, a slice at a time, instead of being returned; the slices are
+	// the callee's to keep. An error from part stops the list and is
+	// returned as it is.
+	ListInParts(ctx context.Context, opts metav1.ListOptions, part func([]T) error) (metav1.ListMeta, error)
+}
+
+// PartStore is a Store that can take a list in parts, as its pages or
+// parts arrive, so that the old objects and the whole new list never sit
+// in memory together (the DeltaFIFO's BeginReplace, ReplacePart and
+// FinishReplace). The reflector replaces a PartStore this way, every page
+// and every part of a [PartLister]'s page as it arrives; the tombstones for
+// keys no part listed come with FinishReplace, once the list is complete.
+// A list that fails half-way is begun again: the store must derive no
+// deletion from one that did not finish.
+type PartStore[T informer.Object] interface {
+	BeginReplace() error
+	ReplacePart(objs []T) error
+	FinishReplace(resourceVersion string) error
+}

@@ -7,37 +7,50 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// list runs the listing phase: LIST the collection page by page, then
-// hand the whole list to the store's Replace in one call.
+// list runs the listing phase: LIST the collection page by page, and
+// hand the list to the store.
 //
 // Pages: each page's continue token asks for the next page of the same
 // state, so the pages add up to one consistent list, at the resourceVersion
 // the last page reports. The first page carries the resourceVersion
 // choice; later pages carry only the token (the server refuses both).
 //
-// The store is replaced only once every page is in: a list that fails
-// half-way leaves the store as it was, and the list starts over. If the
-// server forgot the pages' state before the last page (the continue token
-// expired) Tuning.ExpiredContinueLimit times, the list starts over
-// unpaged: one response, however large, rather than a list that never
-// ends.
+// The store: a PartStore gets the list as it arrives, every page (and,
+// from a PartLister, every part of a page) handed over at once, so the
+// whole list never sits in memory beside the cache it replaces; only
+// FinishReplace, once the last page is in, lets the store tombstone what
+// the list lacked. Any other Store gets one Replace once every page is
+// in. Either way a list that fails half-way deletes nothing, and the
+// list starts over. If the server forgot the pages' state before the last
+// page (the continue token expired) Tuning.ExpiredContinueLimit times, the
+// list starts over unpaged: one response, however large, rather than a
+// list that never ends.
 func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 	r.emitRelist(s.why)
 	limit := r.opts.PageSize
 	if s.unpaged {
 		limit = 0
 	}
+	refused := func(rv string, err error) (state, error) {
+		return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: relistWhy{CauseStoreRefused, "the store refused the last list"}},
+			&Error{Op: KindReplace, Name: r.opts.Name, ResourceVersion: rv, Err: err}
+	}
+	into := r.newListSink()
+	if err := into.begin(); err != nil {
+		return refused(s.listRV, err)
+	}
 	opts := metav1.ListOptions{ResourceVersion: s.listRV, Limit: limit}
-	var all []T
 	var rv string
 	for page := 1; ; page++ {
-		items, meta, err := r.lw.List(ctx, opts)
+		n, meta, err := r.listPage(ctx, opts, into)
+		if into.err != nil {
+			return refused(meta.ResourceVersion, into.err)
+		}
 		if err != nil {
 			return r.listFailed(s, opts, err)
 		}
-		all = append(all, items...)
 		if r.trace != nil {
-			r.emit(KindList, "", meta.ResourceVersion, pageDetail(page, len(items), meta.Continue != "", s.listRV, opts.Limit))
+			r.emit(KindList, "", meta.ResourceVersion, pageDetail(page, n, meta.Continue != "", s.listRV, opts.Limit))
 		}
 		if meta.Continue == "" {
 			rv = meta.ResourceVersion
@@ -49,17 +62,31 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 		return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: relistWhy{CauseNoRV, "the last list had no resourceVersion"}},
 			&Error{Op: KindList, Name: r.opts.Name, ResourceVersion: s.listRV, Err: ErrNoResourceVersion}
 	}
-	if err := r.store.Replace(all, rv); err != nil {
-		return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: relistWhy{CauseStoreRefused, "the store refused the last list"}},
-			&Error{Op: KindReplace, Name: r.opts.Name, ResourceVersion: rv, Err: err}
+	if err := into.finish(rv); err != nil {
+		return refused(rv, err)
 	}
 	if r.trace != nil {
-		r.emit(KindReplace, "", rv, objects(len(all)))
+		r.emit(KindReplace, "", rv, objects(into.listed))
 	}
 	r.synced = true
 	r.expiredContinues = 0
 	r.setRV(rv)
 	return state{phase: watching}, nil
+}
+
+// listPage LISTs one page into sink, in parts if the ListerWatcher can
+// read in parts, and says how many objects the page held.
+func (r *Reflector[T]) listPage(ctx context.Context, opts metav1.ListOptions, into *listSink[T]) (int, metav1.ListMeta, error) {
+	before := into.listed
+	if pl, ok := r.lw.(PartLister[T]); ok {
+		meta, err := pl.ListInParts(ctx, opts, into.part)
+		return into.listed - before, meta, err
+	}
+	items, meta, err := r.lw.List(ctx, opts)
+	if err != nil {
+		return 0, meta, err
+	}
+	return len(items), meta, into.part(items)
 }
 
 // listFailed decides what follows a failed LIST request:

@@ -59,15 +59,17 @@ var errNotAProtobufList = errors.New("not a protobuf list")
 const batchBytes = 256 << 10
 
 // decodeProtobufList reads a LIST answer in protobuf whose items are Ts
-// from r, decoding its items as they arrive. wantKind is the list's
-// kind, such as "ConfigMapList".
-func decodeProtobufList[T informer.Object](r io.Reader, wantKind string) ([]T, metav1.ListMeta, error) {
+// from r, decoding its items as they arrive and handing them to part, in
+// list order, a batch at a time. wantKind is the list's kind, such as
+// "ConfigMapList". An error from part stops the reading and is returned
+// as it is.
+func decodeProtobufList[T informer.Object](r io.Reader, wantKind string, part func([]T) error) (metav1.ListMeta, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	prefix := make([]byte, len(protobufPrefix))
 	if _, err := io.ReadFull(br, prefix); err != nil || !bytes.Equal(prefix, protobufPrefix) {
-		return nil, metav1.ListMeta{}, fmt.Errorf("%w: the answer does not start with the protobuf prefix", errNotAProtobufList)
+		return metav1.ListMeta{}, fmt.Errorf("%w: the answer does not start with the protobuf prefix", errNotAProtobufList)
 	}
-	d := newItemDecoder[T]()
+	d := newItemDecoder(part)
 	var lm metav1.ListMeta
 	kind := ""
 	err := eachField(br, -1, func(num protowire.Number, size int, field *bufio.Reader) error {
@@ -102,7 +104,9 @@ func decodeProtobufList[T informer.Object](r io.Reader, wantKind string) ([]T, m
 		_, err := readN(field, size)
 		return err
 	})
-	items, decodeErr := d.finish()
+	if failed := d.finish(); failed != nil {
+		return metav1.ListMeta{}, failed // an item that did not decode, or part's own error
+	}
 	if err == nil && kind == "" {
 		err = fmt.Errorf("%w: the answer holds no list", errNotAProtobufList)
 	}
@@ -110,12 +114,9 @@ func decodeProtobufList[T informer.Object](r io.Reader, wantKind string) ([]T, m
 		if !errors.Is(err, ErrUnexpectedObject) {
 			err = fmt.Errorf("%w: %s: %v", errNotAProtobufList, wantKind, err)
 		}
-		return nil, metav1.ListMeta{}, err
+		return metav1.ListMeta{}, err
 	}
-	if decodeErr != nil {
-		return nil, metav1.ListMeta{}, decodeErr
-	}
-	return items, metav1.ListMeta{ResourceVersion: lm.ResourceVersion, Continue: lm.Continue, RemainingItemCount: lm.RemainingItemCount}, nil
+	return metav1.ListMeta{ResourceVersion: lm.ResourceVersion, Continue: lm.Continue, RemainingItemCount: lm.RemainingItemCount}, nil
 }
 
 // eachField reads the fields of a message of size bytes from r (size -1:
@@ -205,28 +206,39 @@ func readN(r *bufio.Reader, n int) ([]byte, error) {
 }
 
 // itemDecoder decodes items into Ts on up to GOMAXPROCS goroutines, a
-// batch at a time, keeping their order.
+// batch at a time, and hands each decoded batch to deliver in list order,
+// from the reading goroutine, as soon as it and every batch before it
+// are decoded.
 type itemDecoder[T informer.Object] struct {
-	elem    reflect.Type
-	batches []*itemBatch[T] // in list order; only the reading goroutine touches the slice
+	elem reflect.Type
+	// pending are the batches handed to a decoder and not yet delivered,
+	// in list order. Only the reading goroutine touches it.
+	pending []*itemBatch[T]
 	current *itemBatch[T]
+	next    int // the list index of the next item read
 	work    chan *itemBatch[T]
 	workers sync.WaitGroup
 	buffers sync.Pool // of *[]byte, batchBytes each
+	deliver func([]T) error
+	// failed is the first item that did not decode, or deliver's first
+	// error; from then on nothing more is read or delivered.
+	failed error
 }
 
 // itemBatch is some consecutive items: their bytes back to back, where
-// each ends, and, once decoded, the objects or the first error.
+// each ends, and, once decoded (done closed), the objects or the first
+// error.
 type itemBatch[T informer.Object] struct {
 	data  *[]byte
 	ends  []int
 	first int // the list index of the batch's first item, for errors
 	items []T
 	err   error
+	done  chan struct{}
 }
 
-func newItemDecoder[T informer.Object]() *itemDecoder[T] {
-	d := &itemDecoder[T]{elem: reflect.TypeFor[T]().Elem(), work: make(chan *itemBatch[T])}
+func newItemDecoder[T informer.Object](deliver func([]T) error) *itemDecoder[T] {
+	d := &itemDecoder[T]{elem: reflect.TypeFor[T]().Elem(), work: make(chan *itemBatch[T]), deliver: deliver}
 	d.buffers.New = func() any { b := make([]byte, 0, batchBytes); return &b }
 	for range runtime.GOMAXPROCS(0) {
 		d.workers.Go(func() {
@@ -241,12 +253,11 @@ func newItemDecoder[T informer.Object]() *itemDecoder[T] {
 // add reads one item of size bytes from r into the current batch, and
 // hands the batch to a decoder once it is full.
 func (d *itemDecoder[T]) add(r *bufio.Reader, size int) error {
+	if d.failed != nil {
+		return d.failed
+	}
 	if d.current == nil {
-		first := 0
-		if n := len(d.batches); n > 0 {
-			first = d.batches[n-1].first + len(d.batches[n-1].ends)
-		}
-		d.current = &itemBatch[T]{data: d.buffers.Get().(*[]byte), first: first}
+		d.current = &itemBatch[T]{data: d.buffers.Get().(*[]byte), first: d.next, done: make(chan struct{})}
 	}
 	b := d.current
 	start := len(*b.data)
@@ -258,24 +269,58 @@ func (d *itemDecoder[T]) add(r *bufio.Reader, size int) error {
 		return err
 	}
 	b.ends = append(b.ends, len(*b.data))
+	d.next++
 	if len(*b.data) >= batchBytes {
 		d.flush()
 	}
 	return nil
 }
 
-// flush hands the current batch to a decoder.
+// flush hands the current batch to a decoder, then delivers what is
+// decoded.
 func (d *itemDecoder[T]) flush() {
 	if d.current == nil {
 		return
 	}
-	d.batches = append(d.batches, d.current)
+	d.pending = append(d.pending, d.current)
 	d.work <- d.current
 	d.current = nil
+	d.deliverDecoded(false)
+}
+
+// maxPending is how many batches, per decoder, may wait decoded or being
+// decoded before the reading waits for the oldest: it bounds the memory
+// in flight when a batch decodes slowly.
+const maxPending = 2
+
+// deliverDecoded delivers the batches at the front of pending that are
+// decoded; all of them if wait, waiting for each.
+func (d *itemDecoder[T]) deliverDecoded(wait bool) {
+	for len(d.pending) > 0 {
+		b := d.pending[0]
+		if wait || len(d.pending) > maxPending*runtime.GOMAXPROCS(0) {
+			<-b.done
+		} else {
+			select {
+			case <-b.done:
+			default:
+				return // the oldest is still being decoded
+			}
+		}
+		d.pending[0] = nil
+		d.pending = d.pending[1:]
+		if d.failed == nil {
+			d.failed = b.err
+		}
+		if d.failed == nil {
+			d.failed = d.deliver(b.items)
+		}
+	}
 }
 
 // decode unmarshals every item of b, then gives its buffer back.
 func (d *itemDecoder[T]) decode(b *itemBatch[T]) {
+	defer close(b.done)
 	b.items = make([]T, 0, len(b.ends))
 	start := 0
 	for i, end := range b.ends {
@@ -292,22 +337,12 @@ func (d *itemDecoder[T]) decode(b *itemBatch[T]) {
 	b.data = nil
 }
 
-// finish waits for every batch and returns the items in list order, or
-// the first error.
-func (d *itemDecoder[T]) finish() ([]T, error) {
+// finish delivers every batch read, stops the decoders, and returns the
+// first error: an item that did not decode, or deliver's.
+func (d *itemDecoder[T]) finish() error {
 	d.flush()
+	d.deliverDecoded(true)
 	close(d.work)
 	d.workers.Wait()
-	n := 0
-	for _, b := range d.batches {
-		if b.err != nil {
-			return nil, b.err
-		}
-		n += len(b.items)
-	}
-	items := make([]T, 0, n)
-	for _, b := range d.batches {
-		items = append(items, b.items...)
-	}
-	return items, nil
+	return d.failed
 }

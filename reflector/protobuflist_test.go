@@ -2,7 +2,9 @@ package reflector
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,7 +42,7 @@ func configMapList(n int) *corev1.ConfigMapList {
 func TestAProtobufListIsDecodedItemByItemIntoObjectsOfItsOwn(t *testing.T) {
 	for _, n := range []int{0, 1, 5000} { // none, one, and several batches, for several goroutines
 		list := configMapList(n)
-		items, meta, err := decodeProtobufList[*corev1.ConfigMap](bytes.NewReader(encodeList(t, list)), "ConfigMapList")
+		items, meta, err := decodeAll(bytes.NewReader(encodeList(t, list)), "ConfigMapList")
 		require.NoError(t, err)
 		assert.Equal(t, metav1.ListMeta{ResourceVersion: "42", Continue: "next", RemainingItemCount: new(int64(7))}, meta)
 		require.Len(t, items, n)
@@ -48,6 +50,34 @@ func TestAProtobufListIsDecodedItemByItemIntoObjectsOfItsOwn(t *testing.T) {
 			assert.Equal(t, &list.Items[i], item, "item %d, in order", i)
 		}
 	}
+}
+
+func TestAProtobufListIsHandedOverInPartsAsItIsDecoded(t *testing.T) {
+	list := configMapList(20_000) // about 1.2 MB: five batches
+	body := encodeList(t, list)
+	parts, seen := 0, 0
+	_, err := decodeProtobufList(bytes.NewReader(body), "ConfigMapList", func(part []*corev1.ConfigMap) error {
+		for _, item := range part {
+			require.Equal(t, list.Items[seen].Name, item.Name, "parts arrive in list order")
+			seen++
+		}
+		parts++
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 20_000, seen)
+	assert.Greater(t, parts, 3, "a list of %d bytes comes in batches of %d", len(body), batchBytes)
+}
+
+func TestAPartRefusedStopsTheListWithTheRefusal(t *testing.T) {
+	refusal := errors.New("the store is closed")
+	parts := 0
+	_, err := decodeProtobufList(bytes.NewReader(encodeList(t, configMapList(20_000))), "ConfigMapList", func([]*corev1.ConfigMap) error {
+		parts++
+		return refusal
+	})
+	assert.Same(t, refusal, err, "returned as it is")
+	assert.Equal(t, 1, parts, "nothing is handed over after a refusal")
 }
 
 func TestAProtobufAnswerThatIsNotTheListAskedForIsAnError(t *testing.T) {
@@ -64,7 +94,7 @@ func TestAProtobufAnswerThatIsNotTheListAskedForIsAnError(t *testing.T) {
 		"a garbled item":  {listBody("ConfigMapList", []byte{0x00}), ErrUnexpectedObject}, // field number 0: no message has one
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, _, err := decodeProtobufList[*corev1.ConfigMap](bytes.NewReader(c.body), "ConfigMapList")
+			_, _, err := decodeAll(bytes.NewReader(c.body), "ConfigMapList")
 			assert.ErrorIs(t, err, c.want)
 		})
 	}
@@ -89,11 +119,24 @@ func FuzzDecodeProtobufList(f *testing.F) {
 	f.Add(encodeList(f, &corev1.SecretList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "SecretList"}}))
 	f.Add([]byte("k8s\x00"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		items, _, err := decodeProtobufList[*corev1.ConfigMap](bytes.NewReader(body), "ConfigMapList")
+		items, _, err := decodeAll(bytes.NewReader(body), "ConfigMapList")
 		if err == nil {
 			for _, item := range items {
 				assert.NotNil(t, item)
 			}
 		}
 	})
+}
+
+// decodeAll decodes a protobuf ConfigMapList body into one slice.
+func decodeAll(body io.Reader, kind string) ([]*corev1.ConfigMap, metav1.ListMeta, error) {
+	var all []*corev1.ConfigMap
+	meta, err := decodeProtobufList(body, kind, func(part []*corev1.ConfigMap) error {
+		all = append(all, part...)
+		return nil
+	})
+	if err != nil {
+		return nil, metav1.ListMeta{}, err
+	}
+	return all, meta, nil
 }

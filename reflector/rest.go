@@ -52,39 +52,66 @@ type RESTListerWatcher[T informer.Object] struct {
 // the body is of another kind it returns no error and leaves the target
 // empty: a silently empty list.)
 func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOptions) ([]T, metav1.ListMeta, error) {
-	if lw.protobufDecoder != nil {
-		return lw.listProtobuf(ctx, opts)
+	if lw.protobufDecoder == nil {
+		list, err := lw.request(opts, lw.listAccept).Do(ctx).Get()
+		if err != nil {
+			return nil, metav1.ListMeta{}, err
+		}
+		return lw.checkedItems(list)
 	}
-	list, err := lw.request(opts, lw.listAccept).Do(ctx).Get()
+	var all []T
+	meta, err := lw.listProtobuf(ctx, opts, func(part []T) error {
+		all = append(all, part...)
+		return nil
+	})
 	if err != nil {
 		return nil, metav1.ListMeta{}, err
 	}
-	return lw.checkedItems(list)
+	return all, meta, nil
 }
 
-// listProtobuf is List for a Go type read as protobuf: the answer is
-// decoded as it arrives, item by item (see decodeProtobufList). An answer
-// in JSON instead (from a proxy, or an old server) is read whole and
-// decoded as usual.
-func (lw *RESTListerWatcher[T]) listProtobuf(ctx context.Context, opts metav1.ListOptions) ([]T, metav1.ListMeta, error) {
+// ListInParts implements PartLister: List, with a Go type read as
+// protobuf handed to part a batch of items at a time as they are decoded
+// (see decodeProtobufList), so that a large page never sits in memory
+// whole; any other answer goes to part in one piece.
+func (lw *RESTListerWatcher[T]) ListInParts(ctx context.Context, opts metav1.ListOptions, part func([]T) error) (metav1.ListMeta, error) {
+	if lw.protobufDecoder != nil {
+		return lw.listProtobuf(ctx, opts, part)
+	}
+	items, meta, err := lw.List(ctx, opts)
+	if err != nil {
+		return metav1.ListMeta{}, err
+	}
+	return meta, part(items)
+}
+
+// listProtobuf lists a Go type read as protobuf: the answer is decoded as
+// it arrives, a batch of items at a time, each handed to part (see
+// decodeProtobufList). An answer in JSON instead (from a proxy, or an old
+// server) is read whole and decoded as usual.
+func (lw *RESTListerWatcher[T]) listProtobuf(ctx context.Context, opts metav1.ListOptions, part func([]T) error) (metav1.ListMeta, error) {
 	body, err := lw.request(opts, lw.listAccept).Stream(ctx)
 	if err != nil {
-		return nil, metav1.ListMeta{}, err
+		return metav1.ListMeta{}, err
 	}
 	defer body.Close()
 	br := bufio.NewReaderSize(body, 64<<10)
 	if start, _ := br.Peek(len(protobufPrefix)); bytes.Equal(start, protobufPrefix) {
-		return decodeProtobufList[T](br, lw.listType.Elem().Name())
+		return decodeProtobufList(br, lw.listType.Elem().Name(), part)
 	}
 	whole, err := io.ReadAll(br)
 	if err != nil {
-		return nil, metav1.ListMeta{}, err
+		return metav1.ListMeta{}, err
 	}
 	list, err := runtime.Decode(lw.protobufDecoder, whole)
 	if err != nil {
-		return nil, metav1.ListMeta{}, fmt.Errorf("%w: the LIST answer: %v", ErrUnexpectedObject, err)
+		return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answer: %v", ErrUnexpectedObject, err)
 	}
-	return lw.checkedItems(list)
+	items, meta, err := lw.checkedItems(list)
+	if err != nil {
+		return metav1.ListMeta{}, err
+	}
+	return meta, part(items)
 }
 
 // checkedItems checks that list is of the list type asked for, then takes

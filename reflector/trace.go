@@ -15,7 +15,8 @@ const (
 	// is the list's; Detail says what was asked and what came, such as
 	// `page 1: 500 objects, more follow (asked resourceVersion="", limit=500)`.
 	KindList = "list"
-	// KindReplace: a whole list was handed to the store's Replace.
+	// KindReplace: a whole list was handed to the store: its Replace, or a
+	// PartStore's FinishReplace after the parts.
 	// ResourceVersion is the list's; Detail counts the objects.
 	KindReplace = "replace"
 	// KindWatch: a WATCH was opened. ResourceVersion is where it starts;

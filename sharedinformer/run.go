@@ -161,35 +161,68 @@ func (s *store[T]) Delete(obj T) error {
 	return s.i.fifo.Bookmark(obj.GetResourceVersion())
 }
 
-// Replace transforms the list and hands it to the DeltaFIFO. In place of
-// an object the transform rejects it puts the last known version, if any:
-// left out, the object would become a delete whose final state is unknown
-// for an object the server still has. The list is otherwise kept whole,
-// since a Replace that failed would have to be relisted.
+// Replace transforms the list and hands it to the DeltaFIFO (see
+// transformedList).
 func (s *store[T]) Replace(objs []T, resourceVersion string) error {
-	if s.transform != nil {
-		kept := make([]T, 0, len(objs))
-		for _, obj := range objs {
-			t, err := s.transformed(obj)
-			if err != nil {
-				key, kerr := informer.KeyOf(obj)
-				if kerr != nil {
-					return kerr
-				}
-				if t, ok := s.i.fifo.LastKnown(key); ok {
-					kept = append(kept, t)
-				}
-				continue
-			}
-			kept = append(kept, t)
-		}
-		objs = kept
+	objs, err := s.transformedList(objs)
+	if err != nil {
+		return err
 	}
 	if err := s.i.fifo.Replace(objs, resourceVersion); err != nil {
 		return err
 	}
 	s.i.checkSynced() // an empty first list syncs with nothing to pop
 	return nil
+}
+
+// BeginReplace, ReplacePart and FinishReplace make the store a
+// reflector.PartStore: a list handed to the DeltaFIFO part by part as the
+// reflector reads it, each part through the transform.
+
+func (s *store[T]) BeginReplace() error { return s.i.fifo.BeginReplace() }
+
+func (s *store[T]) ReplacePart(objs []T) error {
+	objs, err := s.transformedList(objs)
+	if err != nil {
+		return err
+	}
+	return s.i.fifo.ReplacePart(objs)
+}
+
+func (s *store[T]) FinishReplace(resourceVersion string) error {
+	if err := s.i.fifo.FinishReplace(resourceVersion); err != nil {
+		return err
+	}
+	s.i.checkSynced() // an empty first list syncs with nothing to pop
+	return nil
+}
+
+// transformedList transforms the objects of a list, or of a part of one.
+// In place of an object the transform rejects it puts the last known
+// version, if any: left out, the object would become a delete whose final
+// state is unknown for an object the server still has. The list is
+// otherwise kept whole, since a Replace that failed would have to be
+// relisted.
+func (s *store[T]) transformedList(objs []T) ([]T, error) {
+	if s.transform == nil {
+		return objs, nil
+	}
+	kept := make([]T, 0, len(objs))
+	for _, obj := range objs {
+		t, err := s.transformed(obj)
+		if err != nil {
+			key, kerr := informer.KeyOf(obj)
+			if kerr != nil {
+				return nil, kerr
+			}
+			if t, ok := s.i.fifo.LastKnown(key); ok {
+				kept = append(kept, t)
+			}
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept, nil
 }
 
 // Resync picks the handlers whose resync period has elapsed and, if any,

@@ -1,0 +1,51 @@
+package reflector
+
+import "github.com/listwatch/informer"
+
+// listSink is where one list's objects go as they arrive: straight into a
+// PartStore, part by part, or gathered for one Replace into any other
+// Store.
+type listSink[T informer.Object] struct {
+	store Store[T]
+	parts PartStore[T] // nil: gather for Replace
+	all   []T          // the gathered objects, for Replace
+	// listed counts the objects handed over so far.
+	listed int
+	// err is the store's refusal of a part; the list stops at it.
+	err error
+}
+
+func (r *Reflector[T]) newListSink() *listSink[T] {
+	parts, _ := r.store.(PartStore[T])
+	return &listSink[T]{store: r.store, parts: parts}
+}
+
+// begin starts a replacement in a PartStore.
+func (s *listSink[T]) begin() error {
+	if s.parts == nil {
+		return nil
+	}
+	return s.parts.BeginReplace()
+}
+
+// part takes some objects of the list, in list order.
+func (s *listSink[T]) part(objs []T) error {
+	s.listed += len(objs)
+	if s.parts == nil {
+		s.all = append(s.all, objs...)
+		return nil
+	}
+	if err := s.parts.ReplacePart(objs); err != nil {
+		s.err = err
+		return err
+	}
+	return nil
+}
+
+// finish hands over the end of the list, at resourceVersion rv.
+func (s *listSink[T]) finish(rv string) error {
+	if s.parts == nil {
+		return s.store.Replace(s.all, rv)
+	}
+	return s.parts.FinishReplace(rv)
+}

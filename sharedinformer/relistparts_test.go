@@ -1,0 +1,110 @@
+package sharedinformer_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/reflector"
+	"github.com/listwatch/informer/sharedinformer"
+)
+
+// A relist reaches the cache part by part (a page at a time here), so a
+// reader sees some objects in their new version and some in their old
+// while it runs. What it must never see is a key missing that the old
+// cache and the new list both hold, or one key twice: every List is one
+// state of the cache, and the only deletions are the tombstones at the
+// end.
+func TestDuringARelistInPartsEveryListHoldsEveryKeyBothListsHold(t *testing.T) {
+	const kept, doomed = 2000, 20
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Reflector: reflector.Tuning{PageSize: 50}})
+	for i := range kept {
+		_, err := lw.Create(configMap(fmt.Sprintf("kept-%04d", i)))
+		require.NoError(t, err)
+	}
+	for i := range doomed {
+		_, err := lw.Create(configMap(fmt.Sprintf("doomed-%02d", i)))
+		require.NoError(t, err)
+	}
+	runInformer(t, inf)
+	waitSynced(t, inf)
+
+	lw.Disconnect() // what follows is seen only by the relist
+	for i := range kept {
+		cm := configMap(fmt.Sprintf("kept-%04d", i))
+		cm.Data["v"] = "2"
+		_, err := lw.Update(cm)
+		require.NoError(t, err)
+	}
+	for i := range doomed {
+		require.NoError(t, lw.Delete(informer.Key{Namespace: "default", Name: fmt.Sprintf("doomed-%02d", i)}))
+	}
+	lw.Compact() // no history to replay: the watch's 410 means a relist
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var readers sync.WaitGroup
+	problems := make(chan string, 4)
+	for range 4 {
+		readers.Go(func() {
+			for ctx.Err() == nil {
+				if problem := checkOneState(inf.Indexer().List(), kept, doomed); problem != "" {
+					problems <- problem
+					return
+				}
+			}
+		})
+	}
+	lw.Reconnect()
+	done := func() bool {
+		list := inf.Indexer().List()
+		if len(list) != kept {
+			return false
+		}
+		for _, cm := range list {
+			if cm.Data["v"] != "2" {
+				return false
+			}
+		}
+		return true
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !done() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	readers.Wait()
+	close(problems)
+	for problem := range problems {
+		t.Error(problem)
+	}
+	require.True(t, done(), "the relist never brought every kept object to its new version and removed the doomed")
+}
+
+// checkOneState reports what is wrong with one List of the cache taken
+// during the relist, or "".
+func checkOneState(list []*corev1.ConfigMap, kept, doomed int) string {
+	seen := map[string]bool{}
+	keptSeen := 0
+	for _, cm := range list {
+		if seen[cm.Name] {
+			return "a List held " + cm.Name + " twice"
+		}
+		seen[cm.Name] = true
+		if len(cm.Name) > 5 && cm.Name[:5] == "kept-" {
+			keptSeen++
+		}
+	}
+	if keptSeen != kept {
+		return fmt.Sprintf("a List held %d of the %d objects that both lists hold", keptSeen, kept)
+	}
+	if len(list) > kept+doomed {
+		return fmt.Sprintf("a List held %d objects, more than ever existed", len(list))
+	}
+	return ""
+}
