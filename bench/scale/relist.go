@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -28,19 +29,25 @@ import (
 // so its DeltaFIFO's "processed" trace events count them instead.
 const Relist = "relist"
 
-// oursExpiringLW is our REST ListerWatcher with expirable watches.
+// oursExpiringLW is our REST ListerWatcher with expirable watches. It
+// reads in parts, as the one InformerFor builds does.
 type oursExpiringLW struct {
-	reflector.ListerWatcher[*corev1.ConfigMap]
-	x *expirer
+	lw *reflector.RESTListerWatcher[*corev1.ConfigMap]
+	x  *expirer
 }
 
 func (l oursExpiringLW) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	return l.x.wrapWatch(l.ListerWatcher.Watch)(ctx, opts)
+	return l.x.wrapWatch(l.lw.Watch)(ctx, opts)
 }
 
 func (l oursExpiringLW) List(ctx context.Context, opts metav1.ListOptions) ([]*corev1.ConfigMap, metav1.ListMeta, error) {
 	l.x.noteRequest(opts, true)
-	return l.ListerWatcher.List(ctx, opts)
+	return l.lw.List(ctx, opts)
+}
+
+func (l oursExpiringLW) ListInParts(ctx context.Context, opts metav1.ListOptions, part func([]*corev1.ConfigMap) error) (metav1.ListMeta, error) {
+	l.x.noteRequest(opts, true)
+	return l.lw.ListInParts(ctx, opts, part)
 }
 
 // buildRelisting builds lib's ConfigMap informer of ns, each library's
@@ -58,7 +65,7 @@ func buildRelisting(ctx context.Context, cfg *rest.Config, lib, ns string, x *ex
 				seen()
 			}
 		}
-		return buildOursFrom[*corev1.ConfigMap](ctx, oursExpiringLW{lw, x}, sharedinformer.WithFactoryDefaults(reflector.Tuning{}), processed, nil)
+		return buildOursFrom[*corev1.ConfigMap](ctx, oursExpiringLW{lw: lw, x: x}, sharedinformer.WithFactoryDefaults(reflector.Tuning{}), processed, nil)
 	}
 	// client-go's generated clients read built-in types as protobuf.
 	client, err := coreClient(cfg, true)
@@ -72,19 +79,25 @@ func buildRelisting(ctx context.Context, cfg *rest.Config, lib, ns string, x *ex
 	return clientGoRunning(ctx, inf, seen)
 }
 
-// relistSample is one relist: its duration, and the peak live heap
-// during it over the live heap before it.
-type relistSample struct {
-	seconds, peakOverSteady float64
+// RelistSample is one relist: its duration, this process's CPU-seconds
+// meanwhile, and the peak live heap during it over the live heap before
+// it.
+type RelistSample struct {
+	Seconds, CPU, PeakOverSteady float64
 }
 
-// relistRuns syncs one informer of lib and then relists it times times in
-// a row, returning each relist's sample and the live heap after each
-// relist over the live heap after the sync.
-func relistRuns(ctx context.Context, cfg *rest.Config, lib string, n, times int) ([]relistSample, []float64, error) {
+// Relists syncs lib's informer (Ours or ClientGo) of the n ConfigMaps in
+// ns ("": every namespace), then relists it times times in a row, each
+// after an injected 410, returning each relist's sample and the live heap
+// after each relist over the live heap after the sync.
+func Relists(ctx context.Context, cfg *rest.Config, lib, ns string, n, times int) ([]RelistSample, []float64, error) {
+	return relistRuns(ctx, cfg, lib, ns, n, times)
+}
+
+func relistRuns(ctx context.Context, cfg *rest.Config, lib, ns string, n, times int) ([]RelistSample, []float64, error) {
 	var seen atomic.Int64
 	x := &expirer{}
-	r, err := buildRelisting(ctx, cfg, lib, namespaceFor(ConfigMaps, n), x, func() { seen.Add(1) })
+	r, err := buildRelisting(ctx, cfg, lib, ns, x, func() { seen.Add(1) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,13 +110,17 @@ func relistRuns(ctx context.Context, cfg *rest.Config, lib string, n, times int)
 		return nil, nil, err
 	}
 	synced := LiveHeap()
-	var samples []relistSample
+	var samples []RelistSample
 	var growth []float64
 	for i := range times {
 		steady := LiveHeap()
+		cpu, err := CPUSeconds(os.Getpid())
+		if err != nil {
+			return nil, nil, err
+		}
 		sampler := StartPeakSampler(2 * time.Millisecond)
 		x.expire()
-		err := waitSeen(ctx, &seen, int64(n)*int64(i+2))
+		err = waitSeen(ctx, &seen, int64(n)*int64(i+2))
 		end := time.Now()
 		peak := sampler.Stop()
 		if err != nil {
@@ -114,7 +131,11 @@ func relistRuns(ctx context.Context, cfg *rest.Config, lib string, n, times int)
 			return nil, nil, fmt.Errorf("%s, relist %d of %d at %d: the handler saw every object again, but no list was asked for", lib, i+1, times, n)
 		}
 		elapsed := end.Sub(start).Seconds()
-		samples = append(samples, relistSample{seconds: elapsed, peakOverSteady: peak / steady})
+		cpuAfter, err := CPUSeconds(os.Getpid())
+		if err != nil {
+			return nil, nil, err
+		}
+		samples = append(samples, RelistSample{Seconds: elapsed, CPU: cpuAfter - cpu, PeakOverSteady: peak / steady})
 		growth = append(growth, LiveHeap()/synced)
 	}
 	return samples, growth, nil

@@ -18,22 +18,22 @@ func relistRows(ctx context.Context, cfg Config, res *Results, rc *rest.Config, 
 		if i%2 == 1 {
 			order = []string{ClientGo, Ours}
 		}
-		got := map[string]relistSample{}
+		got := map[string]RelistSample{}
 		for _, lib := range order {
-			s, _, err := relistRuns(ctx, rc, lib, n, 1)
+			s, _, err := relistRuns(ctx, rc, lib, namespaceFor(ConfigMaps, n), n, 1)
 			if err != nil {
 				return err
 			}
 			got[lib] = s[0]
 		}
-		res.add(Row{Workload: Relist, Shape: ConfigMaps, N: n, Variant: "defaults", Unit: "s"}, got[Ours].seconds, got[ClientGo].seconds)
-		peaks.Ours = append(peaks.Ours, got[Ours].peakOverSteady)
-		peaks.ClientGo = append(peaks.ClientGo, got[ClientGo].peakOverSteady)
+		res.add(Row{Workload: Relist, Shape: ConfigMaps, N: n, Variant: "defaults", Unit: "s"}, got[Ours].Seconds, got[ClientGo].Seconds)
+		peaks.Ours = append(peaks.Ours, got[Ours].PeakOverSteady)
+		peaks.ClientGo = append(peaks.ClientGo, got[ClientGo].PeakOverSteady)
 	}
 	res.Relists = append(res.Relists, peaks)
 	if cfg.BoundedRelists > 0 && n == cfg.Sizes[len(cfg.Sizes)-1] {
 		cfg.Logf("%d relists in a row at %s", cfg.BoundedRelists, Count(n))
-		_, growth, err := relistRuns(ctx, rc, Ours, n, cfg.BoundedRelists)
+		_, growth, err := relistRuns(ctx, rc, Ours, namespaceFor(ConfigMaps, n), n, cfg.BoundedRelists)
 		if err != nil {
 			return err
 		}

@@ -111,9 +111,47 @@ type sample struct {
 	// spike).
 	HeapPerObject  float64 `json:"heap_per_object"`
 	PeakOverSteady float64 `json:"peak_over_steady"`
+	// With -relists: each relist's time from the library's first request
+	// for the list after an injected 410 until every object is applied
+	// again, this process's CPU meanwhile, and the peak live heap during
+	// it over the live heap before it (medians of the relists).
+	RelistSeconds float64 `json:"relist_seconds,omitempty"`
+	RelistCPU     float64 `json:"relist_cpu,omitempty"`
+	RelistPeak    float64 `json:"relist_peak,omitempty"`
 }
 
-func runChild(ctx context.Context, variant, kubeconfig string, n int, profileDir string) error {
+// relistLibraries are the variants a relist sample can measure: each
+// library as the ladder's relist rows build it (protobuf, its defaults).
+var relistLibraries = map[string]string{"ours": scale.Ours, "client-go": scale.ClientGo}
+
+// runRelists syncs variant's informer of every ConfigMap, relists it
+// times times, and prints the sample.
+func runRelists(ctx context.Context, variant string, cfg *rest.Config, n, times int) error {
+	lib, ok := relistLibraries[variant]
+	if !ok {
+		return fmt.Errorf("syncpair: -relists measures ours and client-go, not %q", variant)
+	}
+	runs, _, err := scale.Relists(ctx, cfg, lib, "", n, times)
+	if err != nil {
+		return err
+	}
+	med := func(of func(scale.RelistSample) float64) float64 {
+		v := make([]float64, len(runs))
+		for i, r := range runs {
+			v[i] = of(r)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	s := sample{Variant: variant, Objects: n,
+		RelistSeconds: med(func(r scale.RelistSample) float64 { return r.Seconds }),
+		RelistCPU:     med(func(r scale.RelistSample) float64 { return r.CPU }),
+		RelistPeak:    med(func(r scale.RelistSample) float64 { return r.PeakOverSteady }),
+	}
+	return json.NewEncoder(os.Stdout).Encode(s)
+}
+
+func runChild(ctx context.Context, variant, kubeconfig string, n, relists int, profileDir string) error {
 	build, ok := variants[variant]
 	if !ok {
 		return fmt.Errorf("syncpair: no variant %q (have %v)", variant, variantNames())
@@ -123,6 +161,9 @@ func runChild(ctx context.Context, variant, kubeconfig string, n int, profileDir
 		return err
 	}
 	cfg.QPS, cfg.Burst = -1, 0
+	if relists > 0 {
+		return runRelists(ctx, variant, cfg, n, relists)
+	}
 	var seen requestLog
 	cfg.Wrap(seen.wrap)
 	if profileDir != "" {

@@ -27,7 +27,7 @@ import (
 // runPairs starts a control plane, creates n ConfigMaps, then runs pairs
 // samples of every variant, interleaved, and prints each sample and the
 // medians.
-func runPairs(ctx context.Context, n, pairs int, names []string, profileDir, before string, repeated bool) error {
+func runPairs(ctx context.Context, n, pairs, relists int, names []string, profileDir, before string, repeated bool) error {
 	for _, name := range names {
 		if _, ok := variants[name]; !ok && name != "ours-before" {
 			return fmt.Errorf("syncpair: no variant %q (have %v)", name, variantNames())
@@ -59,23 +59,27 @@ func runPairs(ctx context.Context, n, pairs int, names []string, profileDir, bef
 			if name == "ours-before" {
 				binary, variant = before, "ours"
 			}
-			s, err := runSample(ctx, name, binary, variant, cp.KubeconfigPath(), n, profileDir, apiserver)
+			s, err := runSample(ctx, name, binary, variant, cp.KubeconfigPath(), n, relists, profileDir, apiserver)
 			if err != nil {
 				return err
 			}
-			log.Printf("pair %d %-14s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, %.0f B/object, peak %.2f× steady, load %.2f; %s → %s",
-				pair+1, name, s.Seconds, s.CPU, s.ServerCPU, s.HeapPerObject, s.PeakOverSteady, s.Load, s.Request, s.Answer)
+			if relists > 0 {
+				log.Printf("pair %d %-14s relist %.2f s, %.2f CPU-s, peak %.2f× steady, load %.2f", pair+1, name, s.RelistSeconds, s.RelistCPU, s.RelistPeak, s.Load)
+			} else {
+				log.Printf("pair %d %-14s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, %.0f B/object, peak %.2f× steady, load %.2f; %s → %s",
+					pair+1, name, s.Seconds, s.CPU, s.ServerCPU, s.HeapPerObject, s.PeakOverSteady, s.Load, s.Request, s.Answer)
+			}
 			s.Variant = name
 			samples[name] = append(samples[name], s)
 		}
 	}
-	report(names, samples)
+	report(names, samples, relists > 0)
 	return nil
 }
 
 // runSample runs one child of binary and measures the apiserver around
 // it.
-func runSample(ctx context.Context, label, binary, name, kubeconfig string, n int, profileDir string, apiserver int) (sample, error) {
+func runSample(ctx context.Context, label, binary, name, kubeconfig string, n, relists int, profileDir string, apiserver int) (sample, error) {
 	load := loadAverage()
 	before, err := scale.CPUSeconds(apiserver)
 	if err != nil {
@@ -88,7 +92,7 @@ func runSample(ctx context.Context, label, binary, name, kubeconfig string, n in
 		}
 	}
 	var out, errOut bytes.Buffer
-	cmd := exec.CommandContext(ctx, binary, "-child", name, "-kubeconfig", kubeconfig, "-n", strconv.Itoa(n), "-profile", profileDir)
+	cmd := exec.CommandContext(ctx, binary, "-child", name, "-kubeconfig", kubeconfig, "-n", strconv.Itoa(n), "-relists", strconv.Itoa(relists), "-profile", profileDir)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
 		return sample{}, fmt.Errorf("syncpair: %s: %w\n%s", name, err, errOut.String())
@@ -108,19 +112,28 @@ func runSample(ctx context.Context, label, binary, name, kubeconfig string, n in
 // report prints each variant's medians, and its ratio to the last
 // variant's: the geometric mean of the per-pair ratios with a 95%
 // interval, as the scale ladder computes it (scale.PairedRatio).
-func report(names []string, samples map[string][]sample) {
+func report(names []string, samples map[string][]sample, relists bool) {
 	base := names[len(names)-1]
 	fmt.Printf("\n| measure (median of %d; ratio to %s, 95%% interval) | %s |\n|---|%s\n", len(samples[base]), base, strings.Join(names, " | "), strings.Repeat("---|", len(names)))
-	for _, m := range []struct {
+	type measure struct {
 		name string
 		of   func(sample) float64
-	}{
+	}
+	measures := []measure{
 		{"time to synced (s)", func(s sample) float64 { return s.Seconds }},
 		{"informer process CPU (s)", func(s sample) float64 { return s.CPU }},
 		{"apiserver CPU (s)", func(s sample) float64 { return s.ServerCPU }},
 		{"live heap per cached object (B)", func(s sample) float64 { return s.HeapPerObject }},
 		{"peak live heap during the sync / steady", func(s sample) float64 { return s.PeakOverSteady }},
-	} {
+	}
+	if relists {
+		measures = []measure{
+			{"relist time (s)", func(s sample) float64 { return s.RelistSeconds }},
+			{"informer process CPU per relist (s)", func(s sample) float64 { return s.RelistCPU }},
+			{"peak live heap during the relist / steady", func(s sample) float64 { return s.RelistPeak }},
+		}
+	}
+	for _, m := range measures {
 		cells := []string{}
 		for _, name := range names {
 			cell := fmt.Sprintf("%.2f", median(samples[name], m.of))
@@ -135,7 +148,9 @@ func report(names []string, samples map[string][]sample) {
 		fmt.Printf("| %s | %s |\n", m.name, strings.Join(cells, " | "))
 	}
 	for _, name := range names {
-		fmt.Printf("\n%s: %s → %s", name, samples[name][0].Request, samples[name][0].Answer)
+		if !relists {
+			fmt.Printf("\n%s: %s → %s", name, samples[name][0].Request, samples[name][0].Answer)
+		}
 	}
 	fmt.Println()
 }
