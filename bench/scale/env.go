@@ -21,7 +21,7 @@ import (
 
 // populationVersion names the objects' shapes in the saved etcd data: a
 // change to ConfigMap or Pod must change it, so stale data is never used.
-const populationVersion = "v1"
+const populationVersion = "v2" // v2: ConfigMaps carry random data
 
 // namespaceFor is where n objects of a shape live: one namespace per
 // shape and size, so one etcd holds the whole ladder.

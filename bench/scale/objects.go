@@ -2,6 +2,7 @@ package scale
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -24,8 +25,25 @@ const (
 	Pods = "pods"
 )
 
-// payload is the 900-byte value that makes a ConfigMap ~1 KiB.
-var payload = strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_", 15)[:900]
+// RepeatedPayload is the one 900-byte text every ConfigMap of the ladder
+// carried before its objects got random data (chapter 16, lesson 5):
+// gzip shrinks a list of them to almost nothing, which flattered a
+// library that asks for gzip. syncpair -payload repeated still uses it.
+var RepeatedPayload = strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_", 15)[:900]
+
+// payload is the i-th ConfigMap's 900-byte value, which makes it ~1 KiB:
+// random base32 text from a generator seeded with i, so every run builds
+// the same objects, and gzip saves only what base32 wastes (about a
+// third), as on real data.
+func payload(i int) string {
+	const base32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	r := rand.New(rand.NewPCG(uint64(i), 900))
+	b := make([]byte, 900)
+	for k := range b {
+		b[k] = base32[r.IntN(len(base32))]
+	}
+	return string(b)
+}
 
 // ConfigMap is the i-th ~1 KiB ConfigMap, in one of ten namespaces when ns
 // is "" (in-process stores) or in ns (objects sent to the apiserver).
@@ -39,7 +57,7 @@ func ConfigMap(ns string, i int) *corev1.ConfigMap {
 			Name:      fmt.Sprintf("cm-%07d", i),
 			Labels:    map[string]string{"app": "app-" + strconv.Itoa(i%100), "tier": "backend"},
 		},
-		Data: map[string]string{"payload": payload},
+		Data: map[string]string{"payload": payload(i)},
 	}
 }
 

@@ -214,7 +214,7 @@ func populate(ctx context.Context, cfg *rest.Config, n int, repeated bool) error
 
 func payload(repeated bool) string {
 	if repeated {
-		return scale.ConfigMap("", 0).Data["payload"]
+		return scale.RepeatedPayload
 	}
 	return randomText(900)
 }
