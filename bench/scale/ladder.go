@@ -121,6 +121,7 @@ const watchCacheOff = ", watch cache off"
 func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.ControlPlane, cacheOff bool) error {
 	rc := unlimited(cp.Config())
 	meter := newServerMeter(apiserverPID(cp))
+	foreign := newForeignMeter(cp.PIDs())
 	for _, n := range cfg.Sizes {
 		variants := []Variant{Defaults, StreamJSON, ListJSON, Stripped, MetadataOnly}
 		podVariants := []Variant{Defaults, StreamJSON, Stripped}
@@ -136,7 +137,7 @@ func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.Contr
 		for _, v := range variants {
 			cfg.Logf("sync %s at %s: %s%s", ConfigMaps, Count(n), v, suffix)
 			for i := range cfg.Count {
-				if err := syncPair(ctx, res, rc, configMapShape, n, v, string(v)+suffix, i%2 == 0, meter); err != nil {
+				if err := syncPair(ctx, res, rc, configMapShape, n, v, string(v)+suffix, i%2 == 0, meter, foreign); err != nil {
 					return err
 				}
 			}
@@ -145,7 +146,7 @@ func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.Contr
 			for _, v := range podVariants {
 				cfg.Logf("sync %s at %s: %s", Pods, Count(n), v)
 				for i := range cfg.Count {
-					if err := syncPair(ctx, res, rc, podShape, n, v, string(v), i%2 == 0, meter); err != nil {
+					if err := syncPair(ctx, res, rc, podShape, n, v, string(v), i%2 == 0, meter, foreign); err != nil {
 						return err
 					}
 				}

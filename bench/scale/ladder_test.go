@@ -32,6 +32,7 @@ func TestTheLadderRunsEveryWorkloadAt1k(t *testing.T) {
 		workload, shape, variant string
 	}{
 		{InitialSync, ConfigMaps, string(Defaults)},
+		{InformerCPU, ConfigMaps, string(Defaults)},
 		{InitialSync, ConfigMaps, string(StreamJSON)},
 		{InitialSync, ConfigMaps, string(ListJSON)},
 		{InitialSync, ConfigMaps, string(Defaults) + watchCacheOff},
@@ -50,6 +51,9 @@ func TestTheLadderRunsEveryWorkloadAt1k(t *testing.T) {
 			require.NoError(t, err, "%+v", want)
 			assert.Greater(t, r.Value, 0.0, "%+v", want)
 		}
+	}
+	if sync, ok := res.Find(InitialSync, ConfigMaps, 1000, string(Defaults)); assert.True(t, ok) {
+		assert.Len(t, sync.Foreign, 1, "every served pair measures the foreign load")
 	}
 	if heap, ok := res.Find(HeapPerObject, ConfigMaps, 1000, string(Defaults)); assert.True(t, ok) {
 		assert.Greater(t, heap.Ours[0], 1000.0, "a ~1 KiB ConfigMap cannot take less than 1 KiB of heap")
@@ -70,4 +74,33 @@ func TestTheLadderRunsEveryWorkloadAt1k(t *testing.T) {
 	assert.Contains(t, md, "#### Goals")
 	assert.Contains(t, md, "#### Relist")
 	assert.Empty(t, res.Charts(), "a growth chart needs two sizes")
+}
+
+// A goal is judged only on pairs that ran on a machine nothing else was
+// using: one pair with foreign load over the limit makes it not judged,
+// however good its ratio.
+func TestAGoalWhoseRowSawForeignLoadIsNotJudged(t *testing.T) {
+	results := func(foreign ...float64) *Results {
+		res := &Results{Config: Config{Sizes: []int{100_000}}}
+		proto := Row{Workload: InitialSync, Shape: ConfigMaps, N: 100_000, Variant: string(Defaults), Unit: "s"}
+		for _, f := range foreign {
+			res.add(proto, 3.0, 6.0)
+			res.addForeign(proto, f)
+		}
+		return res
+	}
+	goal := func(res *Results) Goal {
+		for _, g := range res.Goals() {
+			if g.Text == "initial sync at 100k, each library's defaults: ≤ 0.8×" {
+				return g
+			}
+		}
+		t.Fatal("no initial-sync goal")
+		return Goal{}
+	}
+	quiet := goal(results(0.01, 0.02, 0.03, 0.01, 0.02))
+	assert.Equal(t, Met, quiet.Verdict, "0.5× with every pair quiet")
+	busy := goal(results(0.01, 0.02, 0.35, 0.01, 0.02))
+	assert.Equal(t, NotJudged, busy.Verdict)
+	assert.Contains(t, busy.Note, "0.35 cores")
 }

@@ -54,28 +54,41 @@ func (m *serverMeter) stop() (serverUsage, error) {
 // the API server spent on it.
 func CPUSeconds(pid int) (float64, error) { return cpuSeconds(pid) }
 
-// cpuSeconds is utime + stime of pid, fields 14 and 15 of /proc/PID/stat
-// (counted after the command name, which may hold spaces).
+// cpuSeconds is utime + stime of pid.
 func cpuSeconds(pid int) (float64, error) {
+	utime, stime, err := statTimes(pid)
+	return utime + stime, err
+}
+
+// UserSeconds is the user CPU time process pid has used so far, from
+// /proc: the side of its CPU that MachineUserSeconds counts.
+func UserSeconds(pid int) (float64, error) {
+	utime, _, err := statTimes(pid)
+	return utime, err
+}
+
+// statTimes is utime and stime of pid, in seconds: fields 14 and 15 of
+// /proc/PID/stat (counted after the command name, which may hold spaces).
+func statTimes(pid int) (utime, stime float64, err error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, fmt.Errorf("scale: reading the apiserver's CPU time: %w", err)
+		return 0, 0, fmt.Errorf("scale: reading the CPU time of process %d: %w", pid, err)
 	}
 	end := bytes.LastIndexByte(data, ')')
 	if end < 0 {
-		return 0, fmt.Errorf("scale: /proc/%d/stat has no command name", pid)
+		return 0, 0, fmt.Errorf("scale: /proc/%d/stat has no command name", pid)
 	}
 	fields := strings.Fields(string(data[end+1:]))
 	// fields[0] is field 3 (state), so field k is fields[k-3].
 	if len(fields) < 13 {
-		return 0, fmt.Errorf("scale: /proc/%d/stat has %d fields after the name", pid, len(fields))
+		return 0, 0, fmt.Errorf("scale: /proc/%d/stat has %d fields after the name", pid, len(fields))
 	}
-	utime, err1 := strconv.ParseFloat(fields[11], 64)
-	stime, err2 := strconv.ParseFloat(fields[12], 64)
+	u, err1 := strconv.ParseFloat(fields[11], 64)
+	st, err2 := strconv.ParseFloat(fields[12], 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("scale: /proc/%d/stat: utime %q, stime %q", pid, fields[11], fields[12])
+		return 0, 0, fmt.Errorf("scale: /proc/%d/stat: utime %q, stime %q", pid, fields[11], fields[12])
 	}
-	return (utime + stime) / clockTicks, nil
+	return u / clockTicks, st / clockTicks, nil
 }
 
 // peakRSS is VmHWM of pid, in bytes.
@@ -94,4 +107,30 @@ func peakRSS(pid int) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("scale: /proc/%d/status has no VmHWM", pid)
+}
+
+// MachineUserSeconds is the CPU time every core of the machine has spent
+// running user code since boot (user and nice, the first line of
+// /proc/stat). Over a sample, that less the user time of the processes
+// measured is what every other process took: the foreign load a
+// measurement must not be judged under. System and interrupt time are
+// left out on both sides: the kernel's work for the measured processes'
+// own traffic (loopback, softirqs) is charged to no process, and would
+// read as foreign.
+func MachineUserSeconds() (float64, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, fmt.Errorf("scale: reading the machine's CPU time: %w", err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 3 || fields[0] != "cpu" {
+		return 0, fmt.Errorf("scale: /proc/stat begins %q, want the cpu line", line)
+	}
+	user, err1 := strconv.ParseFloat(fields[1], 64)
+	nice, err2 := strconv.ParseFloat(fields[2], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("scale: /proc/stat: user %q, nice %q", fields[1], fields[2])
+	}
+	return (user + nice) / clockTicks, nil
 }

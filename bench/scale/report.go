@@ -16,7 +16,9 @@ func (res *Results) Markdown(charts []string) string {
 	w("Pairs per row: %d (relists: %d, in-process at 1M: %d); sizes %s served by the control plane, up to %s in-process. ",
 		cfg.Count, cfg.RelistCount, cfg.InProcessCount, joinCounts(cfg.Sizes), joinCounts(cfg.InProcessSizes))
 	w("Each ratio is ours/client-go: the geometric mean of the pairs with its 95%% interval; ")
-	w("a row whose interval is wider than ±10%% is marked *inconclusive* and counts for no goal.\n\n")
+	w("a row whose interval is wider than ±10%% is marked *inconclusive* and counts for no goal. ")
+	w("During each served pair the ladder also measures what processes other than itself, etcd and the apiserver took (the machine's user CPU time from /proc/stat less theirs); ")
+	w("a goal whose row had a pair above %.1f core is *not judged*. The most any pair saw in this run: %.2f cores.\n\n", ForeignLoadLimit, res.foreignLoad())
 
 	w("#### Goals\n\n| goal | ours/client-go [95%% CI] | verdict | measured on |\n|---|---|---|---|\n")
 	for _, g := range res.Goals() {
@@ -29,6 +31,7 @@ func (res *Results) Markdown(charts []string) string {
 	for _, t := range []struct{ workload, title string }{
 		{InitialSync, "Initial sync (control plane)"},
 		{HeapPerObject, "Live heap per cached object"},
+		{InformerCPU, "Informer process CPU per sync"},
 		{ServerCPU, "Apiserver CPU per sync"},
 		{ServerRSS, "Apiserver peak RSS per sync"},
 		{Relist, "Relist (from the 410 to every object handled again)"},
@@ -208,4 +211,14 @@ func (res *Results) Charts() map[string]string {
 		}, slopes)
 	}
 	return out
+}
+
+// foreignLoad is the most CPU other processes took during any served
+// pair of the run, in cores.
+func (res *Results) foreignLoad() float64 {
+	most := 0.0
+	for _, r := range res.Rows {
+		most = max(most, r.ForeignLoad())
+	}
+	return most
 }

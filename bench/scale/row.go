@@ -12,6 +12,19 @@ type Row struct {
 	// HigherIsBetter is true for rates (writes/s), false for costs.
 	HigherIsBetter bool
 	Ours, ClientGo []float64
+	// Foreign is the CPU, in cores, that processes not measured took
+	// during each pair (served rows only; nil for in-process rows).
+	Foreign []float64
+}
+
+// ForeignLoad is the most CPU other processes took during any pair of
+// the row, in cores.
+func (r Row) ForeignLoad() float64 {
+	most := 0.0
+	for _, f := range r.Foreign {
+		most = max(most, f)
+	}
+	return most
 }
 
 // Ratio is ours/client-go over the row's pairs.
@@ -56,16 +69,28 @@ type BoundedCheck struct {
 // add appends a sample pair to the row matching (workload, shape, n,
 // variant), making the row on first use.
 func (res *Results) add(proto Row, ours, clientGo float64) {
+	r := res.row(proto)
+	r.Ours = append(r.Ours, ours)
+	r.ClientGo = append(r.ClientGo, clientGo)
+}
+
+// addForeign records the foreign load of a pair added to proto's row.
+func (res *Results) addForeign(proto Row, cores float64) {
+	r := res.row(proto)
+	r.Foreign = append(r.Foreign, cores)
+}
+
+// row returns the row matching (workload, shape, n, variant), making it
+// on first use.
+func (res *Results) row(proto Row) *Row {
 	for i := range res.Rows {
 		r := &res.Rows[i]
 		if r.Workload == proto.Workload && r.Shape == proto.Shape && r.N == proto.N && r.Variant == proto.Variant {
-			r.Ours = append(r.Ours, ours)
-			r.ClientGo = append(r.ClientGo, clientGo)
-			return
+			return r
 		}
 	}
-	proto.Ours, proto.ClientGo = []float64{ours}, []float64{clientGo}
 	res.Rows = append(res.Rows, proto)
+	return &res.Rows[len(res.Rows)-1]
 }
 
 // Find returns the row of (workload, shape, n, variant), if measured.

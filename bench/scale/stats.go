@@ -58,6 +58,9 @@ const (
 	// Inconclusive: the interval straddles the limit, or is wider than
 	// ±10%.
 	Inconclusive Verdict = "inconclusive"
+	// NotJudged: another process took more than ForeignLoadLimit during
+	// a pair of the row, so its figures say nothing about either library.
+	NotJudged Verdict = "not judged"
 )
 
 // AtMost judges the goal "ratio ≤ limit": met when the whole interval is

@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -15,12 +16,16 @@ const (
 	InitialSync   = "initial sync"
 	HeapPerObject = "heap per object"
 	ServerCPU     = "apiserver CPU per sync"
-	ServerRSS     = "apiserver peak RSS per sync"
+	// InformerCPU is this process's CPU from start to synced: the
+	// informer's, since nothing else runs in the ladder meanwhile.
+	InformerCPU = "informer process CPU per sync"
+	ServerRSS   = "apiserver peak RSS per sync"
 )
 
 // syncSample is what one timed initial sync measured.
 type syncSample struct {
 	seconds       float64
+	cpu           float64 // this process's CPU-seconds meanwhile
 	heapPerObject float64
 	server        serverUsage
 }
@@ -40,6 +45,10 @@ func syncOnce(ctx context.Context, build func() (running, error), n int, meter *
 			return syncSample{}, err
 		}
 	}
+	cpu0, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return syncSample{}, err
+	}
 	t0 := time.Now()
 	r.start()
 	defer r.stop()
@@ -47,6 +56,10 @@ func syncOnce(ctx context.Context, build func() (running, error), n int, meter *
 		return syncSample{}, err
 	}
 	elapsed := time.Since(t0).Seconds()
+	cpu, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return syncSample{}, err
+	}
 	var usage serverUsage
 	if meter != nil {
 		if usage, err = meter.stop(); err != nil {
@@ -54,13 +67,14 @@ func syncOnce(ctx context.Context, build func() (running, error), n int, meter *
 		}
 	}
 	heap := LiveHeap()
-	return syncSample{seconds: elapsed, heapPerObject: (heap - base) / float64(n), server: usage}, nil
+	return syncSample{seconds: elapsed, cpu: cpu - cpu0, heapPerObject: (heap - base) / float64(n), server: usage}, nil
 }
 
 // syncPair runs ours and client-go once each, in the order first says
 // (alternated by the caller, so neither always runs on a warmer server),
-// and adds the samples to res.
-func syncPair[T informer.Object](ctx context.Context, res *Results, cfg *rest.Config, s shape[T], n int, v Variant, label string, oursFirst bool, meter *serverMeter) error {
+// and adds the samples to res, with the load other processes put on the
+// machine meanwhile.
+func syncPair[T informer.Object](ctx context.Context, res *Results, cfg *rest.Config, s shape[T], n int, v Variant, label string, oursFirst bool, meter *serverMeter, foreign *foreignMeter) error {
 	ns := namespaceFor(s.resource, n)
 	runs := map[string]func() (running, error){
 		Ours:     func() (running, error) { return buildOurs(ctx, cfg, s, ns, v, nil) },
@@ -71,6 +85,9 @@ func syncPair[T informer.Object](ctx context.Context, res *Results, cfg *rest.Co
 		order = []string{ClientGo, Ours}
 	}
 	got := map[string]syncSample{}
+	if err := foreign.begin(); err != nil {
+		return err
+	}
 	for _, lib := range order {
 		sample, err := syncOnce(ctx, runs[lib], n, meter)
 		if err != nil {
@@ -78,11 +95,17 @@ func syncPair[T informer.Object](ctx context.Context, res *Results, cfg *rest.Co
 		}
 		got[lib] = sample
 	}
+	others, err := foreign.end()
+	if err != nil {
+		return err
+	}
 	o, c := got[Ours], got[ClientGo]
 	proto := func(workload, unit string) Row {
 		return Row{Workload: workload, Shape: s.resource, N: n, Variant: label, Unit: unit}
 	}
 	res.add(proto(InitialSync, "s"), o.seconds, c.seconds)
+	res.addForeign(proto(InitialSync, "s"), others)
+	res.add(proto(InformerCPU, "CPU-s"), o.cpu, c.cpu)
 	res.add(proto(HeapPerObject, "B/object"), o.heapPerObject, c.heapPerObject)
 	res.add(proto(ServerCPU, "CPU-s"), o.server.CPUSeconds, c.server.CPUSeconds)
 	res.add(proto(ServerRSS, "MiB"), o.server.PeakRSS/(1<<20), c.server.PeakRSS/(1<<20))
