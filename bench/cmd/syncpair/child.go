@@ -15,6 +15,7 @@ import (
 	"unique"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -105,6 +106,11 @@ type sample struct {
 	Answer    string  `json:"answer"`     // its Content-Type and Content-Encoding
 	ServerCPU float64 `json:"server_cpu"` // filled in by the parent
 	Load      float64 `json:"load"`       // filled in by the parent
+	// Others is the user CPU, in cores, that processes other than the
+	// child, etcd, the apiserver and the parent took during the sample
+	// (filled in by the parent): a sample above scale.ForeignLoadLimit is not
+	// judged.
+	Others float64 `json:"others"`
 	// HeapPerObject is the live heap the informer added, over the objects
 	// it caches, once synced; PeakOverSteady is the largest live heap the
 	// collector found during the sync over that steady heap (pitfall 7's
@@ -131,7 +137,14 @@ func runRelists(ctx context.Context, variant string, cfg *rest.Config, n, times 
 	if !ok {
 		return fmt.Errorf("syncpair: -relists measures ours and client-go, not %q", variant)
 	}
-	runs, _, err := scale.Relists(ctx, cfg, lib, "", n, times)
+	total, err := countConfigMaps(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if total < n { // the apiserver keeps a ConfigMap or two of its own
+		return fmt.Errorf("syncpair: the cluster holds %d ConfigMaps, want at least %d", total, n)
+	}
+	runs, _, err := scale.Relists(ctx, cfg, lib, "", total, times)
 	if err != nil {
 		return err
 	}
@@ -143,7 +156,7 @@ func runRelists(ctx context.Context, variant string, cfg *rest.Config, n, times 
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
-	s := sample{Variant: variant, Objects: n,
+	s := sample{Variant: variant, Objects: total,
 		RelistSeconds: med(func(r scale.RelistSample) float64 { return r.Seconds }),
 		RelistCPU:     med(func(r scale.RelistSample) float64 { return r.CPU }),
 		RelistPeak:    med(func(r scale.RelistSample) float64 { return r.PeakOverSteady }),
@@ -202,6 +215,32 @@ func runChild(ctx context.Context, variant, kubeconfig string, n, relists int, p
 		return fmt.Errorf("syncpair: %s synced %d objects, want at least %d", variant, s.Objects, n)
 	}
 	return json.NewEncoder(os.Stdout).Encode(s)
+}
+
+// countConfigMaps asks the apiserver how many ConfigMaps it holds: one
+// of them, and how many remain.
+func countConfigMaps(ctx context.Context, cfg *rest.Config) (int, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	list, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return 0, err
+	}
+	if list.RemainingItemCount == nil {
+		return len(list.Items), nil
+	}
+	return len(list.Items) + int(*list.RemainingItemCount), nil
+}
+
+// selfUserCPU is this process's user CPU-seconds so far.
+func selfUserCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()) / 1e9
 }
 
 // selfCPU is this process's user and system CPU-seconds so far.

@@ -34,6 +34,7 @@ func main() {
 	variants := flag.String("variants", "ours,client-go", "variants to compare, the last against the first: "+strings.Join(variantNames(), ", "))
 	profile := flag.String("profile", "", "directory for one CPU profile per sample")
 	payload := flag.String("payload", "random", "the ConfigMaps' data: random (hardly compressible) or repeated (the scale ladder's one text, which gzip shrinks to almost nothing)")
+	record := flag.String("record", "", "also write the samples and the table, with the command and the date, to this markdown file (a record docs may quote)")
 	relists := flag.Int("relists", 0, "instead of timing the initial sync, relist each child's informer this many times after an injected 410 and time the relists (ours and client-go only)")
 	before := flag.String("before", "", "a syncpair binary built from an earlier commit: adds the variant ours-before, its ours")
 	flag.Usage = func() {
@@ -58,7 +59,7 @@ func main() {
 	if *payload != "random" && *payload != "repeated" {
 		log.Fatalf("syncpair: -payload %q: want random or repeated", *payload)
 	}
-	if err := runPairs(ctx, *n, *pairs, *relists, names, *profile, *before, *payload == "repeated"); err != nil {
+	if err := runPairs(ctx, *n, *pairs, *relists, names, *profile, *before, *payload == "repeated", *record); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,7 +29,7 @@ import (
 // runPairs starts a control plane, creates n ConfigMaps, then runs pairs
 // samples of every variant, interleaved, and prints each sample and the
 // medians.
-func runPairs(ctx context.Context, n, pairs, relists int, names []string, profileDir, before string, repeated bool) error {
+func runPairs(ctx context.Context, n, pairs, relists int, names []string, profileDir, before string, repeated bool, record string) error {
 	for _, name := range names {
 		if _, ok := variants[name]; !ok && name != "ours-before" {
 			return fmt.Errorf("syncpair: no variant %q (have %v)", name, variantNames())
@@ -47,8 +49,9 @@ func runPairs(ctx context.Context, n, pairs, relists int, names []string, profil
 	if err != nil {
 		return err
 	}
-	apiserver := cp.PIDs()[len(cp.PIDs())-1]
+	measured := measuredProcesses{etcd: cp.PIDs()[0], apiserver: cp.PIDs()[1]}
 	samples := map[string][]sample{}
+	var lines []string
 	for pair := range pairs {
 		order := slices.Clone(names)
 		if pair%2 == 1 {
@@ -59,29 +62,90 @@ func runPairs(ctx context.Context, n, pairs, relists int, names []string, profil
 			if name == "ours-before" {
 				binary, variant = before, "ours"
 			}
-			s, err := runSample(ctx, name, binary, variant, cp.KubeconfigPath(), n, relists, profileDir, apiserver)
+			s, err := runSample(ctx, name, binary, variant, cp.KubeconfigPath(), n, relists, profileDir, measured)
 			if err != nil {
 				return err
 			}
+			line := fmt.Sprintf("pair %d %-14s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, %.0f B/object, peak %.2f× steady, load %.2f, others %.2f cores; %s → %s",
+				pair+1, name, s.Seconds, s.CPU, s.ServerCPU, s.HeapPerObject, s.PeakOverSteady, s.Load, s.Others, s.Request, s.Answer)
 			if relists > 0 {
-				log.Printf("pair %d %-14s relist %.2f s, %.2f CPU-s, peak %.2f× steady, load %.2f", pair+1, name, s.RelistSeconds, s.RelistCPU, s.RelistPeak, s.Load)
-			} else {
-				log.Printf("pair %d %-14s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, %.0f B/object, peak %.2f× steady, load %.2f; %s → %s",
-					pair+1, name, s.Seconds, s.CPU, s.ServerCPU, s.HeapPerObject, s.PeakOverSteady, s.Load, s.Request, s.Answer)
+				line = fmt.Sprintf("pair %d %-14s relist %.2f s, %.2f CPU-s, peak %.2f× steady, load %.2f, others %.2f cores",
+					pair+1, name, s.RelistSeconds, s.RelistCPU, s.RelistPeak, s.Load, s.Others)
 			}
+			log.Print(line)
+			lines = append(lines, line)
 			s.Variant = name
 			samples[name] = append(samples[name], s)
 		}
 	}
-	report(names, samples, relists > 0)
-	return nil
+	var table bytes.Buffer
+	report(&table, names, samples, relists > 0)
+	fmt.Print(table.String())
+	if record == "" {
+		return nil
+	}
+	text := fmt.Sprintf("# syncpair %s\n\nRecorded by `syncpair` on %s, %d cores, %d ConfigMaps (%s payload); each line one child process.\n\n```text\n%s\n```\n%s",
+		recordedCommand(), time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), n, payloadName(repeated), strings.Join(lines, "\n"), table.String())
+	return os.WriteFile(record, []byte(text), 0o644)
 }
 
-// runSample runs one child of binary and measures the apiserver around
-// it.
-func runSample(ctx context.Context, label, binary, name, kubeconfig string, n, relists int, profileDir string, apiserver int) (sample, error) {
+// recordedCommand is this command's arguments as a record shows them:
+// without -record, and with -before's binary by its name alone, so that
+// no path of this machine is written into the repository.
+func recordedCommand() string {
+	var out []string
+	args := os.Args[1:]
+	for i := 0; i < len(args); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if (name == "record" || name == "before") && !hasValue && i+1 < len(args) {
+			i++
+			value = args[i]
+		}
+		switch name {
+		case "record":
+			continue
+		case "before":
+			out = append(out, "-before", filepath.Base(value))
+		default:
+			out = append(out, args[i])
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func payloadName(repeated bool) string {
+	if repeated {
+		return "repeated"
+	}
+	return "random"
+}
+
+// measuredProcesses are the processes a sample measures besides its
+// child: the CPU the machine spent beyond theirs (and this process's) is
+// foreign load.
+type measuredProcesses struct{ etcd, apiserver int }
+
+// userCPU is the user CPU-seconds etcd, the apiserver and this process
+// have used, and the machine's (see scale.MachineUserSeconds).
+func (m measuredProcesses) userCPU() (server, ours, machine float64, err error) {
+	etcd, err := scale.UserSeconds(m.etcd)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	apiserver, err := scale.UserSeconds(m.apiserver)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	machine, err = scale.MachineUserSeconds()
+	return etcd + apiserver, selfUserCPU(), machine, err
+}
+
+// runSample runs one child of binary and measures the processes around
+// it: the apiserver's CPU, and the CPU every other process took
+// (Others, in cores).
+func runSample(ctx context.Context, label, binary, name, kubeconfig string, n, relists int, profileDir string, measured measuredProcesses) (sample, error) {
 	load := loadAverage()
-	before, err := scale.CPUSeconds(apiserver)
+	before, err := scale.CPUSeconds(measured.apiserver)
 	if err != nil {
 		return sample{}, err
 	}
@@ -91,13 +155,27 @@ func runSample(ctx context.Context, label, binary, name, kubeconfig string, n, r
 			return sample{}, err
 		}
 	}
+	args := []string{"-child", name, "-kubeconfig", kubeconfig, "-n", strconv.Itoa(n), "-profile", profileDir}
+	if relists > 0 { // an older build, for -before, may not know the flag
+		args = append(args, "-relists", strconv.Itoa(relists))
+	}
 	var out, errOut bytes.Buffer
-	cmd := exec.CommandContext(ctx, binary, "-child", name, "-kubeconfig", kubeconfig, "-n", strconv.Itoa(n), "-relists", strconv.Itoa(relists), "-profile", profileDir)
+	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
+	server0, self0, machine0, err := measured.userCPU()
+	if err != nil {
+		return sample{}, err
+	}
+	t0 := time.Now()
 	if err := cmd.Run(); err != nil {
 		return sample{}, fmt.Errorf("syncpair: %s: %w\n%s", name, err, errOut.String())
 	}
-	after, err := scale.CPUSeconds(apiserver)
+	wall := time.Since(t0).Seconds()
+	server1, self1, machine1, err := measured.userCPU()
+	if err != nil {
+		return sample{}, err
+	}
+	after, err := scale.CPUSeconds(measured.apiserver)
 	if err != nil {
 		return sample{}, err
 	}
@@ -105,16 +183,27 @@ func runSample(ctx context.Context, label, binary, name, kubeconfig string, n, r
 	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
 		return sample{}, fmt.Errorf("syncpair: %s printed %q: %w", name, out.String(), err)
 	}
-	s.ServerCPU, s.Load = after-before, load
+	child := cmd.ProcessState.UserTime().Seconds()
+	others := (machine1 - machine0) - child - (server1 - server0) - (self1 - self0)
+	s.ServerCPU, s.Load, s.Others = after-before, load, max(others, 0)/wall
 	return s, nil
 }
 
 // report prints each variant's medians, and its ratio to the last
 // variant's: the geometric mean of the per-pair ratios with a 95%
 // interval, as the scale ladder computes it (scale.PairedRatio).
-func report(names []string, samples map[string][]sample, relists bool) {
+func report(w io.Writer, names []string, samples map[string][]sample, relists bool) {
 	base := names[len(names)-1]
-	fmt.Printf("\n| measure (median of %d; ratio to %s, 95%% interval) | %s |\n|---|%s\n", len(samples[base]), base, strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+	busy := map[string]bool{}
+	for _, name := range names {
+		for i, s := range samples[name] {
+			if s.Others > scale.ForeignLoadLimit {
+				busy[name] = true
+				fmt.Fprintf(w, "\nnot judged: in pair %d, while %s ran, other processes took %.2f cores (limit %.1f)\n", i+1, name, s.Others, scale.ForeignLoadLimit)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n| measure (median of %d; ratio to %s, 95%% interval) | %s |\n|---|%s\n", len(samples[base]), base, strings.Join(names, " | "), strings.Repeat("---|", len(names)))
 	type measure struct {
 		name string
 		of   func(sample) float64
@@ -139,20 +228,22 @@ func report(names []string, samples map[string][]sample, relists bool) {
 			cell := fmt.Sprintf("%.2f", median(samples[name], m.of))
 			if name != base {
 				r, err := scale.PairedRatio(values(samples[name], m.of), values(samples[base], m.of))
-				if err == nil {
+				switch {
+				case busy[name] || busy[base]: // a ratio is of two samples
+					cell += " (not judged: foreign load)"
+				case err == nil:
 					cell += fmt.Sprintf(" (%.2f× [%.2f, %.2f])", r.Value, r.Low, r.High)
 				}
 			}
 			cells = append(cells, cell)
 		}
-		fmt.Printf("| %s | %s |\n", m.name, strings.Join(cells, " | "))
+		fmt.Fprintf(w, "| %s | %s |\n", m.name, strings.Join(cells, " | "))
 	}
 	for _, name := range names {
 		if !relists {
-			fmt.Printf("\n%s: %s → %s", name, samples[name][0].Request, samples[name][0].Answer)
+			fmt.Fprintf(w, "\n%s: %s → %s\n", name, samples[name][0].Request, samples[name][0].Answer)
 		}
 	}
-	fmt.Println()
 }
 
 func median(samples []sample, of func(sample) float64) float64 {
