@@ -84,6 +84,60 @@ func ExampleDeltaFIFO_Replace() {
 	// synced: true
 }
 
+// A relist handed over in parts: each part is popped into the cache
+// while the next is still being read, so the old version of "a" is gone
+// before "b" arrives. Only FinishReplace, once the whole list is in, may
+// tombstone "gone", which no part listed.
+func ExampleDeltaFIFO_ReplacePart() {
+	cache, err := indexer.New(indexer.Options[*corev1.ConfigMap]{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fifo, err := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	apply := func(key informer.Key, deltas deltafifo.Deltas[*corev1.ConfigMap], _ bool) error {
+		d := deltas.Newest()
+		fmt.Printf("  %s: %s@%s\n", key, d.Type, d.Object.ResourceVersion)
+		if d.Type == deltafifo.Deleted {
+			return cache.Delete(d.Object)
+		}
+		return cache.Update(d.Object)
+	}
+	popAll := func() {
+		for fifo.Len() > 0 {
+			_ = fifo.Pop(context.Background(), apply)
+		}
+	}
+	_ = fifo.Replace([]*corev1.ConfigMap{configMap("a", "1"), configMap("b", "1"), configMap("gone", "1")}, "1")
+	popAll()
+
+	_ = fifo.BeginReplace()
+	for _, part := range [][]*corev1.ConfigMap{{configMap("a", "7")}, {configMap("b", "8")}} {
+		_ = fifo.ReplacePart(part)
+		fmt.Println("part read; applied so far:", fifo.AppliedResourceVersion())
+		popAll()
+	}
+	_ = fifo.FinishReplace("8")
+	fmt.Println("list complete")
+	popAll()
+	fmt.Println("cache now holds", cache.ListKeys(), "at", fifo.AppliedResourceVersion())
+	// Output:
+	//   demo/a: Replaced@1
+	//   demo/b: Replaced@1
+	//   demo/gone: Replaced@1
+	// part read; applied so far: 1
+	//   demo/a: Replaced@7
+	// part read; applied so far: 1
+	//   demo/b: Replaced@8
+	// list complete
+	//   demo/gone: Deleted@1
+	// cache now holds [demo/a demo/b] at 8
+}
+
 // Resync replays the cache. It queues a Sync for every cached key that has
 // nothing queued, and it makes no API call: it has no client to make one.
 func ExampleDeltaFIFO_Resync() {

@@ -57,16 +57,7 @@ func (f *DeltaFIFO[T]) ReplacePart(part []T) error {
 	if err != nil {
 		return err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return ErrClosed
-	}
-	if !f.replacing {
-		return errNoReplacement("ReplacePart")
-	}
-	f.partLocked(part, keys)
-	return nil
+	return f.inReplacement("ReplacePart", func() { f.partLocked(part, keys) })
 }
 
 // FinishReplace ends the replacement begun by BeginReplace: it queues a
@@ -76,23 +67,24 @@ func (f *DeltaFIFO[T]) ReplacePart(part []T) error {
 // first FinishReplace marks the start of HasSynced's count, as the first
 // Replace does. Cost: O(known + queued).
 func (f *DeltaFIFO[T]) FinishReplace(resourceVersion string) error {
+	return f.inReplacement("FinishReplace", func() { f.finishLocked(resourceVersion) })
+}
+
+// inReplacement runs step with mu held, if the DeltaFIFO is open and a
+// replacement is begun; op names the caller in the error otherwise.
+func (f *DeltaFIFO[T]) inReplacement(op string, step func()) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return ErrClosed
 	}
 	if !f.replacing {
-		return errNoReplacement("FinishReplace")
+		return fmt.Errorf("deltafifo: %s: %w", op, ErrNoReplacement)
 	}
-	f.finishLocked(resourceVersion)
+	step()
 	return nil
 }
 
 // ErrNoReplacement is the error of a ReplacePart or FinishReplace with no
 // BeginReplace before it.
 var ErrNoReplacement = errors.New("no replacement begun (call BeginReplace first)")
-
-// errNoReplacement names op in ErrNoReplacement.
-func errNoReplacement(op string) error {
-	return fmt.Errorf("deltafifo: %s: %w", op, ErrNoReplacement)
-}
