@@ -8,10 +8,13 @@
 //
 // For each sample it records the time to synced, the CPU the child
 // process used, the apiserver's CPU meanwhile, the machine's load before
-// it, the live heap per cached object, the peak live heap during the sync
-// over that steady heap, and the request that carried the list (URL,
-// Accept, the answer's Content-Type and encoding), so a reader sees what
-// each library actually asked for. With -profile DIR each child writes a CPU profile.
+// it and the user CPU other processes took meanwhile (a variant with a
+// sample above a tenth of a core is not judged), the live heap per cached
+// object, the peak live heap during the sync over that steady heap, and
+// the request that carried the list (URL, Accept, the answer's
+// Content-Type and encoding), so a reader sees what each library actually
+// asked for. With -record FILE it also writes all of it as a markdown
+// record, which chapter 16 and README quote. With -profile DIR each child writes a CPU profile.
 //
 //	cd bench && go run ./cmd/syncpair -n 100000 -pairs 5 -profile /tmp/prof
 package main

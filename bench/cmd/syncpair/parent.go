@@ -121,8 +121,8 @@ func payloadName(repeated bool) string {
 }
 
 // measuredProcesses are the processes a sample measures besides its
-// child: the CPU the machine spent beyond theirs (and this process's) is
-// foreign load.
+// child: the user CPU the machine spent beyond theirs, the child's and
+// this process's is foreign load.
 type measuredProcesses struct{ etcd, apiserver int }
 
 // userCPU is the user CPU-seconds etcd, the apiserver and this process
