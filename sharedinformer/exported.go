@@ -223,20 +223,28 @@ func (m *ExportedMetrics) observeFIFO(e informer.TraceEvent) {
 		m.poppedAt = e.Time
 	case deltafifo.KindProcessed:
 		m.latency.Observe(e.Time.Sub(m.poppedAt).Seconds())
-		if rv, ok := rvForMetrics(e.ResourceVersion); ok {
-			m.storeRV.Set(rv)
-		}
-		m.setLagLocked("", e.ResourceVersion)
+		m.appliedLocked(e.ResourceVersion)
 		return
 	case deltafifo.KindBookmarked, deltafifo.KindReplaced:
-		if len(m.queuedKeys) == 0 { // nothing queued before it: applied at once
-			m.setLagLocked("", e.ResourceVersion)
+		// Nothing queued before it: applied at once. (A list handed over in
+		// parts often ends so: its parts were popped while it was read.)
+		if len(m.queuedKeys) == 0 {
+			m.appliedLocked(e.ResourceVersion)
 		}
 		return
 	default:
 		return
 	}
 	m.queued.Set(float64(len(m.queuedKeys)))
+}
+
+// appliedLocked records that the cache has applied resourceVersion rv:
+// the store's resourceVersion gauge and the lag. The caller holds mu.
+func (m *ExportedMetrics) appliedLocked(rv string) {
+	if v, ok := rvForMetrics(rv); ok {
+		m.storeRV.Set(v)
+	}
+	m.setLagLocked("", rv)
 }
 
 // setLag records a newer received or applied resourceVersion ("" for

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/deltafifo"
 	"github.com/listwatch/informer/indexer"
 	"github.com/listwatch/informer/metrics"
 	"github.com/listwatch/informer/reflector"
@@ -98,6 +99,29 @@ func TestTheAppliedLagCountsWhatTheInformerReceivedButHasNotApplied(t *testing.T
 	eventuallyValue(t, mem, 1, "listwatch_informer_applied_lag_revisions")
 	close(g.release)
 	eventuallyValue(t, mem, 0, "listwatch_informer_applied_lag_revisions")
+}
+
+// A list handed over in parts may end with nothing left to pop: every
+// part was applied while the list was read. Its resourceVersion is then
+// applied at its end, and the store's gauge must say so, not wait for the
+// next change.
+func TestAListWhosePartsWereAllAppliedSetsTheStoresResourceVersionAtItsEnd(t *testing.T) {
+	mem := metrics.NewMemory()
+	reg, err := metrics.NewRegistry(mem)
+	require.NoError(t, err)
+	exported, err := sharedinformer.NewExportedMetrics(reg, "cms", configMaps)
+	require.NoError(t, err)
+	hook := exported.Hook()
+	fifo := func(kind, key, rv string) {
+		hook(informer.TraceEvent{Stage: informer.StageFIFO, Kind: kind, Key: key, ResourceVersion: rv, Time: time.Now()})
+	}
+	fifo(deltafifo.KindQueued, "default/a", "7")
+	fifo(deltafifo.KindPopped, "default/a", "7")
+	fifo(deltafifo.KindProcessed, "default/a", "") // the list's resourceVersion is not applied yet
+	fifo(deltafifo.KindReplaced, "", "9")
+	v, ok := mem.Value("informer_store_resource_version", "cms", "", "v1", "configmaps")
+	require.True(t, ok)
+	assert.Equal(t, 9.0, v)
 }
 
 func TestTwoInformersWithOneNameAndResourceInOneRegistryAreAnError(t *testing.T) {
