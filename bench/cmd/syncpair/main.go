@@ -42,7 +42,7 @@ func main() {
 	before := flag.String("before", "", "a syncpair binary built from an earlier commit: adds the variant ours-before, its ours")
 	flag.Usage = func() {
 		out := flag.CommandLine.Output()
-		_, _ = out.Write([]byte("syncpair: time one initial sync, ours against client-go, in a child process per sample with its own objects\n\n"))
+		_, _ = out.Write([]byte("syncpair: time an initial sync (or relists), ours against client-go, in a child process per sample with its own objects\n\n"))
 		flag.PrintDefaults()
 	}
 	flag.Parse()
