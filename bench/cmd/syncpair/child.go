@@ -4,18 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"sync"
 	"syscall"
 	"time"
 	"unique"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -137,7 +134,7 @@ func runRelists(ctx context.Context, variant string, cfg *rest.Config, n, times 
 	if !ok {
 		return fmt.Errorf("syncpair: -relists measures ours and client-go, not %q", variant)
 	}
-	total, err := countConfigMaps(ctx, cfg)
+	total, err := scale.CountObjects(ctx, cfg, scale.ConfigMaps)
 	if err != nil {
 		return err
 	}
@@ -177,8 +174,8 @@ func runChild(ctx context.Context, variant, kubeconfig string, n, relists int, p
 	if relists > 0 {
 		return runRelists(ctx, variant, cfg, n, relists)
 	}
-	var seen requestLog
-	cfg.Wrap(seen.wrap)
+	seen := scale.RequestLog{Resource: scale.ConfigMaps}
+	cfg.Wrap(seen.Wrap)
 	if profileDir != "" {
 		f, err := os.Create(filepath.Join(profileDir, fmt.Sprintf("%s-%d.pprof", variant, time.Now().UnixNano())))
 		if err != nil {
@@ -206,7 +203,7 @@ func runChild(ctx context.Context, variant, kubeconfig string, n, relists int, p
 		time.Sleep(time.Millisecond)
 	}
 	s := sample{Variant: variant, Seconds: time.Since(start).Seconds(), CPU: selfCPU(), Objects: count()}
-	s.Request, s.Answer = seen.list()
+	s.Request, s.Answer = seen.List()
 	peakHeap := peak.Stop() - base
 	steady := scale.LiveHeap() - base // the informer still runs and holds its cache
 	s.HeapPerObject = steady / float64(s.Objects)
@@ -215,23 +212,6 @@ func runChild(ctx context.Context, variant, kubeconfig string, n, relists int, p
 		return fmt.Errorf("syncpair: %s synced %d objects, want at least %d", variant, s.Objects, n)
 	}
 	return json.NewEncoder(os.Stdout).Encode(s)
-}
-
-// countConfigMaps asks the apiserver how many ConfigMaps it holds: one
-// of them, and how many remain.
-func countConfigMaps(ctx context.Context, cfg *rest.Config) (int, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return 0, err
-	}
-	list, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{Limit: 1})
-	if err != nil {
-		return 0, err
-	}
-	if list.RemainingItemCount == nil {
-		return len(list.Items), nil
-	}
-	return len(list.Items) + int(*list.RemainingItemCount), nil
 }
 
 // selfUserCPU is this process's user CPU-seconds so far.
@@ -251,43 +231,6 @@ func selfCPU() float64 {
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
-
-// requestLog remembers the request that carried the list of ConfigMaps:
-// a LIST, or a WATCH that sends the initial events.
-type requestLog struct {
-	mu              sync.Mutex
-	request, answer string
-}
-
-func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		resp, err := rt.RoundTrip(req)
-		q := req.URL.Query()
-		if err == nil && req.URL.Path == "/api/v1/configmaps" && (q.Get("watch") != "true" || q.Get("sendInitialEvents") == "true") {
-			l.mu.Lock()
-			if l.request == "" {
-				l.request = fmt.Sprintf("GET %s (Accept: %s)", req.URL.RequestURI(), req.Header.Get("Accept"))
-				encoding := "identity"
-				if resp.Uncompressed { // Go asked for gzip, and unzipped the answer on the way
-					encoding = "gzip"
-				}
-				l.answer = fmt.Sprintf("%s, %s", resp.Header.Get("Content-Type"), encoding)
-			}
-			l.mu.Unlock()
-		}
-		return resp, err
-	})
-}
-
-func (l *requestLog) list() (request, answer string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.request, l.answer
-}
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // internConfigMap makes cm share one copy of each string that many
 // ConfigMaps repeat: its namespace, its label keys and values, its data

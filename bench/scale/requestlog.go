@@ -1,0 +1,54 @@
+package scale
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+)
+
+// RequestLog remembers the request that carried an informer's initial
+// list of one resource, every namespace: a LIST, or a WATCH that sends
+// the initial events. A reader of a record sees from it what each
+// library asked for (URL, Accept) and what the apiserver answered
+// (Content-Type, and whether the body came gzipped). Give Wrap to
+// rest.Config.Wrap before any client is built.
+type RequestLog struct {
+	// Resource is the core/v1 resource whose list is logged: "configmaps".
+	Resource string
+
+	mu              sync.Mutex
+	request, answer string
+}
+
+// Wrap returns rt, logging the first list request that succeeds.
+func (l *RequestLog) Wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		q := req.URL.Query()
+		if err == nil && req.URL.Path == "/api/v1/"+l.Resource && (q.Get("watch") != "true" || q.Get("sendInitialEvents") == "true") {
+			l.mu.Lock()
+			if l.request == "" {
+				l.request = fmt.Sprintf("GET %s (Accept: %s)", req.URL.RequestURI(), req.Header.Get("Accept"))
+				encoding := "identity"
+				if resp.Uncompressed { // Go asked for gzip, and unzipped the answer on the way
+					encoding = "gzip"
+				}
+				l.answer = fmt.Sprintf("%s, %s", resp.Header.Get("Content-Type"), encoding)
+			}
+			l.mu.Unlock()
+		}
+		return resp, err
+	})
+}
+
+// List is the logged request ("GET URL (Accept: …)") and the answer's
+// Content-Type and encoding; both "" if none was seen.
+func (l *RequestLog) List() (request, answer string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.request, l.answer
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
