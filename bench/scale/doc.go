@@ -35,7 +35,11 @@
 // exponent of a power law fitted on log-log axes, flagged above 1.1
 // (FitSlope).
 //
-// A populated etcd (100k ConfigMaps and 100k Pods take about 5 minutes to
-// create on 2 cores) is saved once under the user's cache directory and
-// every control plane starts on a copy (testenv.Options.EtcdDataFrom).
+// Each size is served by a control plane of its own, whose objects are
+// spread over ten namespaces (ns-0 … ns-9), and every informer lists
+// every namespace, as each library's factory does by default. Each
+// size's populated etcd (100k ConfigMaps and 100k Pods take about 5
+// minutes to create on 2 cores) is saved once under the user's cache
+// directory and every control plane starts on a copy
+// (testenv.Options.EtcdDataFrom).
 package scale

@@ -19,15 +19,14 @@ import (
 	"github.com/listwatch/informer/testenv"
 )
 
-// populationVersion names the objects' shapes in the saved etcd data: a
-// change to ConfigMap or Pod must change it, so stale data is never used.
-const populationVersion = "v2" // v2: ConfigMaps carry random data
+// populationVersion names the objects' shapes and layout in the saved
+// etcd data: a change to ConfigMap, Pod or where they live must change
+// it, so stale data is never used.
+const populationVersion = "v3" // v2: random data; v3: ten namespaces, one etcd per size
 
-// namespaceFor is where n objects of a shape live: one namespace per
-// shape and size, so one etcd holds the whole ladder.
-func namespaceFor(shape string, n int) string {
-	return "scale-" + shape + "-" + Count(n)
-}
+// spread is how many namespaces a size's objects are spread over: the
+// i-th object lives in ns-(i mod spread), as ConfigMap and Pod place it.
+const spread = 10
 
 // Count formats 1000 as 1k and 1000000 as 1M.
 func Count(n int) string {
@@ -40,17 +39,20 @@ func Count(n int) string {
 	return strconv.Itoa(n)
 }
 
-// populatedData returns the directory of a saved etcd that holds every
-// shape at every size in sizes, making it first if the cache has none:
-// a control plane is started, populated and saved. cacheDir "" means no
-// cache: the data is made in a temporary directory, removed by cleanup.
-func populatedData(ctx context.Context, cacheDir string, shapes []string, sizes []int, logf func(string, ...any)) (dir string, cleanup func(), err error) {
+// populatedData returns the directory of a saved etcd that holds n
+// objects of every shape in shapes, and nothing else of ours, making it
+// first if the cache has none: a control plane is started, populated and
+// saved. Each size has an etcd of its own, so that an informer of every
+// namespace, as each library builds one by default, lists exactly the
+// size measured. cacheDir "" means no cache: the data is made in a
+// temporary directory, removed by cleanup.
+func populatedData(ctx context.Context, cacheDir string, shapes []string, n int, logf func(string, ...any)) (dir string, cleanup func(), err error) {
 	cleanup = func() {}
-	name := fmt.Sprintf("etcd-%s-%s-%s", populationVersion, strings.Join(shapes, "+"), joinCounts(sizes))
+	name := fmt.Sprintf("etcd-%s-%s-%s", populationVersion, strings.Join(shapes, "+"), Count(n))
 	if cacheDir == "" {
 		tmp, err := os.MkdirTemp("", "scale-etcd-")
 		if err != nil {
-			return "", nil, err
+			return "", cleanup, err
 		}
 		cacheDir, cleanup = tmp, func() { os.RemoveAll(tmp) }
 	}
@@ -62,19 +64,20 @@ func populatedData(ctx context.Context, cacheDir string, shapes []string, sizes 
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return "", cleanup, err
 	}
-	logf("populating etcd (%s at %s), once: later runs reuse %s", strings.Join(shapes, ", "), joinCounts(sizes), dir)
+	logf("populating etcd (%s at %s), once: later runs reuse %s", strings.Join(shapes, ", "), Count(n), dir)
 	cp, err := testenv.Start(ctx, testenv.Options{})
 	if err != nil {
 		return "", cleanup, err
 	}
 	defer cp.Stop()
+	if err := createNamespaces(ctx, cp.Config()); err != nil {
+		return "", cleanup, err
+	}
 	for _, shape := range shapes {
-		for _, n := range sizes {
-			if err := populate(ctx, cp.Config(), shape, n); err != nil {
-				return "", cleanup, err
-			}
-			logf("  %s: %d created", namespaceFor(shape, n), n)
+		if err := populate(ctx, cp.Config(), shape, n); err != nil {
+			return "", cleanup, err
 		}
+		logf("  %d %s created in %d namespaces", n, shape, spread)
 	}
 	// Saved under a temporary name and renamed: an interrupted save never
 	// leaves a directory that looks complete.
@@ -94,25 +97,35 @@ func joinCounts(sizes []int) string {
 	return strings.Join(parts, "+")
 }
 
-// populate creates the namespace for shape at n and n objects in it, 16
+// createNamespaces creates the namespaces ns-0 … ns-9 the objects live in.
+func createNamespaces(ctx context.Context, cfg *rest.Config) error {
+	client, err := coreClient(cfg, true)
+	if err != nil {
+		return err
+	}
+	for i := range spread {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceOf(i)}}
+		if err := client.Post().Resource("namespaces").Body(ns).Do(ctx).Error(); err != nil {
+			return fmt.Errorf("scale: creating namespace %s: %w", ns.Name, err)
+		}
+	}
+	return nil
+}
+
+// populate creates n objects of shape, spread over the namespaces, 16
 // requests at a time, in protobuf.
 func populate(ctx context.Context, cfg *rest.Config, shape string, n int) error {
 	client, err := coreClient(unlimited(cfg), true)
 	if err != nil {
 		return err
 	}
-	ns := namespaceFor(shape, n)
-	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	if err := client.Post().Resource("namespaces").Body(nsObj).Do(ctx).Error(); err != nil {
-		return fmt.Errorf("scale: creating namespace %s: %w", ns, err)
-	}
 	return InParallel(n, func(i int) error {
-		var obj runtime.Object = ConfigMap(ns, i)
+		var obj runtime.Object = ConfigMap(i)
 		if shape == Pods {
-			obj = Pod(ns, i)
+			obj = Pod(i)
 		}
-		if err := client.Post().Namespace(ns).Resource(shape).Body(obj).Do(ctx).Error(); err != nil {
-			return fmt.Errorf("scale: creating %s %d in %s: %w", shape, i, ns, err)
+		if err := client.Post().Namespace(namespaceOf(i)).Resource(shape).Body(obj).Do(ctx).Error(); err != nil {
+			return fmt.Errorf("scale: creating %s %d: %w", shape, i, err)
 		}
 		return nil
 	})

@@ -42,7 +42,7 @@ func pages(n int) ([][]byte, error) {
 	for start := 0; start < n; start += inProcessPage {
 		list := &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(n)}}
 		for i := start; i < min(start+inProcessPage, n); i++ {
-			list.Items = append(list.Items, *WithServerFields(ConfigMap("", i), i+1))
+			list.Items = append(list.Items, *WithServerFields(ConfigMap(i), i+1))
 		}
 		if end := start + inProcessPage; end < n {
 			list.Continue = strconv.Itoa(end / inProcessPage)

@@ -85,93 +85,109 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	return res, nil
 }
 
-// runServed runs every row served by a control plane: one with the watch
-// cache on, then (WatchCacheOff) one without, both on copies of one
-// populated etcd.
+// runServed runs every row served by a control plane, size by size.
 func runServed(ctx context.Context, cfg Config, res *Results) error {
-	shapes := []string{ConfigMaps}
-	if len(cfg.PodSizes) > 0 {
-		shapes = append(shapes, Pods)
+	for _, n := range cfg.Sizes {
+		if err := servedAt(ctx, cfg, res, n); err != nil {
+			return err
+		}
 	}
-	data, cleanup, err := populatedData(ctx, cfg.CacheDir, shapes, cfg.Sizes, cfg.Logf)
+	return nil
+}
+
+// servedAt runs the rows served at n: on a control plane with the watch
+// cache on, then (WatchCacheOff) on one without, both on copies of the
+// etcd populated for n.
+func servedAt(ctx context.Context, cfg Config, res *Results, n int) error {
+	data, cleanup, err := populatedData(ctx, cfg.CacheDir, shapes(cfg, n), n, cfg.Logf)
 	defer cleanup()
 	if err != nil {
 		return err
 	}
-	cp, err := testenv.Start(ctx, testenv.Options{EtcdDataFrom: data})
-	if err != nil {
-		return err
+	for _, cacheOff := range []bool{false, true} {
+		if cacheOff && !cfg.WatchCacheOff {
+			break
+		}
+		cp, err := testenv.Start(ctx, testenv.Options{EtcdDataFrom: data, DisableWatchCache: cacheOff})
+		if err != nil {
+			return err
+		}
+		err = servedRows(ctx, cfg, res, cp, n, cacheOff)
+		cp.Stop()
+		if err != nil {
+			return err
+		}
 	}
-	err = servedRows(ctx, cfg, res, cp, false)
-	cp.Stop()
-	if err != nil || !cfg.WatchCacheOff {
-		return err
-	}
-	cp, err = testenv.Start(ctx, testenv.Options{EtcdDataFrom: data, DisableWatchCache: true})
-	if err != nil {
-		return err
-	}
-	defer cp.Stop()
-	return servedRows(ctx, cfg, res, cp, true)
+	return nil
 }
 
 // watchCacheOff labels the rows measured without the watch cache.
 const watchCacheOff = ", watch cache off"
 
-func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.ControlPlane, cacheOff bool) error {
+// servedRows runs the rows served by cp at n. Every informer lists every
+// namespace, as each library's factory does by default: cp holds n
+// objects of each shape, and the few ConfigMaps the apiserver keeps of
+// its own (count says how many in all).
+func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.ControlPlane, n int, cacheOff bool) error {
 	rc := unlimited(cp.Config())
 	meter := newServerMeter(apiserverPID(cp))
 	foreign := newForeignMeter(cp.PIDs())
-	for _, n := range cfg.Sizes {
-		variants := []Variant{Defaults, StreamJSON, ListJSON, Stripped, MetadataOnly}
-		podVariants := []Variant{Defaults, StreamJSON, Stripped}
-		if n >= 100_000 {
-			// A Pod streamed in JSON takes ~20 s at 100k: the row that shows
-			// the encoding's cost is measured at the smaller sizes.
-			podVariants = []Variant{Defaults, Stripped}
-		}
-		suffix := ""
-		if cacheOff {
-			variants, podVariants, suffix = []Variant{Defaults}, nil, watchCacheOff
-		}
-		for _, v := range variants {
-			cfg.Logf("sync %s at %s: %s%s", ConfigMaps, Count(n), v, suffix)
-			for i := range cfg.Count {
-				if err := syncPair(ctx, res, rc, configMapShape, n, v, string(v)+suffix, i%2 == 0, meter, foreign); err != nil {
-					return err
-				}
-			}
-		}
-		if slices.Contains(cfg.PodSizes, n) {
-			for _, v := range podVariants {
-				cfg.Logf("sync %s at %s: %s", Pods, Count(n), v)
-				for i := range cfg.Count {
-					if err := syncPair(ctx, res, rc, podShape, n, v, string(v), i%2 == 0, meter, foreign); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		if cacheOff {
-			continue
-		}
-		cfg.Logf("raw-bytes floor at %s", Count(n))
-		for _, shape := range shapes(cfg, n) {
-			f := Floor{Shape: shape, N: n}
-			for range cfg.Count {
-				s, err := floorOnce(ctx, rc, shape, n)
-				if err != nil {
-					return err
-				}
-				f.Seconds = append(f.Seconds, s)
-			}
-			res.Floors = append(res.Floors, f)
-		}
-		if err := relistRows(ctx, cfg, res, rc, n); err != nil {
+	count := map[string]int{}
+	for _, shape := range shapes(cfg, n) {
+		total, err := CountObjects(ctx, rc, shape)
+		if err != nil {
 			return err
 		}
+		if total < n {
+			return fmt.Errorf("scale: the control plane at %s holds %d %s", Count(n), total, shape)
+		}
+		count[shape] = total
 	}
-	return nil
+	variants := []Variant{Defaults, StreamJSON, ListJSON, Stripped, MetadataOnly}
+	podVariants := []Variant{Defaults, StreamJSON, Stripped}
+	if n >= 100_000 {
+		// A Pod streamed in JSON takes ~20 s at 100k: the row that shows
+		// the encoding's cost is measured at the smaller sizes.
+		podVariants = []Variant{Defaults, Stripped}
+	}
+	suffix := ""
+	if cacheOff {
+		variants, podVariants, suffix = []Variant{Defaults}, nil, watchCacheOff
+	}
+	for _, v := range variants {
+		cfg.Logf("sync %s at %s: %s%s", ConfigMaps, Count(n), v, suffix)
+		for i := range cfg.Count {
+			if err := syncPair(ctx, res, rc, configMapShape, n, count[ConfigMaps], v, string(v)+suffix, i%2 == 0, meter, foreign); err != nil {
+				return err
+			}
+		}
+	}
+	if slices.Contains(cfg.PodSizes, n) {
+		for _, v := range podVariants {
+			cfg.Logf("sync %s at %s: %s", Pods, Count(n), v)
+			for i := range cfg.Count {
+				if err := syncPair(ctx, res, rc, podShape, n, count[Pods], v, string(v), i%2 == 0, meter, foreign); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if cacheOff {
+		return nil
+	}
+	cfg.Logf("raw-bytes floor at %s", Count(n))
+	for _, shape := range shapes(cfg, n) {
+		f := Floor{Shape: shape, N: n}
+		for range cfg.Count {
+			s, err := floorOnce(ctx, rc, shape, count[shape])
+			if err != nil {
+				return err
+			}
+			f.Seconds = append(f.Seconds, s)
+		}
+		res.Floors = append(res.Floors, f)
+	}
+	return relistRows(ctx, cfg, res, rc, n, count[ConfigMaps])
 }
 
 func shapes(cfg Config, n int) []string {

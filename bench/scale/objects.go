@@ -45,15 +45,14 @@ func payload(i int) string {
 	return string(b)
 }
 
-// ConfigMap is the i-th ~1 KiB ConfigMap, in one of ten namespaces when ns
-// is "" (in-process stores) or in ns (objects sent to the apiserver).
-func ConfigMap(ns string, i int) *corev1.ConfigMap {
-	if ns == "" {
-		ns = "ns-" + strconv.Itoa(i%10)
-	}
+// namespaceOf is the namespace of the i-th object: ns-0 … ns-9.
+func namespaceOf(i int) string { return "ns-" + strconv.Itoa(i%spread) }
+
+// ConfigMap is the i-th ~1 KiB ConfigMap, in namespace ns-(i mod 10).
+func ConfigMap(i int) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: ns,
+			Namespace: namespaceOf(i),
 			Name:      fmt.Sprintf("cm-%07d", i),
 			Labels:    map[string]string{"app": "app-" + strconv.Itoa(i%100), "tier": "backend"},
 		},
@@ -61,13 +60,10 @@ func ConfigMap(ns string, i int) *corev1.ConfigMap {
 	}
 }
 
-// Pod is the i-th Pod of a Deployment, in ns (or one of ten namespaces
-// when ns is ""). It has no server-set fields (resourceVersion, UID,
-// managedFields); WithServerFields adds them for in-process runs.
-func Pod(ns string, i int) *corev1.Pod {
-	if ns == "" {
-		ns = "ns-" + strconv.Itoa(i%10)
-	}
+// Pod is the i-th Pod of a Deployment, in namespace ns-(i mod 10). It
+// has no server-set fields (resourceVersion, UID, managedFields);
+// WithServerFields adds them for in-process runs.
+func Pod(i int) *corev1.Pod {
 	name := fmt.Sprintf("web-7d9c8b6f5-%07d", i)
 	container := func(n string, port int32) corev1.Container {
 		return corev1.Container{
@@ -83,7 +79,7 @@ func Pod(ns string, i int) *corev1.Pod {
 	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace:       ns,
+			Namespace:       namespaceOf(i),
 			Name:            name,
 			Labels:          map[string]string{"app": "web", "pod-template-hash": "7d9c8b6f5", "tier": "frontend"},
 			Annotations:     map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-01-02T03:04:05Z", "prometheus.io/scrape": "true"},

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"strconv"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 )
 
 // relistRows measures RelistCount relists of each library at n, each pair
-// on fresh informers, and at the largest size the bounded-memory check.
-func relistRows(ctx context.Context, cfg Config, res *Results, rc *rest.Config, n int) error {
+// on fresh informers of every namespace, where the control plane holds
+// total ConfigMaps, and at the largest size the bounded-memory check.
+func relistRows(ctx context.Context, cfg Config, res *Results, rc *rest.Config, n, total int) error {
 	cfg.Logf("relist at %s", Count(n))
 	peaks := RelistPeak{N: n}
 	for i := range cfg.RelistCount {
@@ -20,7 +22,7 @@ func relistRows(ctx context.Context, cfg Config, res *Results, rc *rest.Config, 
 		}
 		got := map[string]RelistSample{}
 		for _, lib := range order {
-			s, _, err := relistRuns(ctx, rc, lib, namespaceFor(ConfigMaps, n), n, 1)
+			s, _, err := relistRuns(ctx, rc, lib, metav1.NamespaceAll, total, 1)
 			if err != nil {
 				return err
 			}
@@ -33,7 +35,7 @@ func relistRows(ctx context.Context, cfg Config, res *Results, rc *rest.Config, 
 	res.Relists = append(res.Relists, peaks)
 	if cfg.BoundedRelists > 0 && n == cfg.Sizes[len(cfg.Sizes)-1] {
 		cfg.Logf("%d relists in a row at %s", cfg.BoundedRelists, Count(n))
-		_, growth, err := relistRuns(ctx, rc, Ours, namespaceFor(ConfigMaps, n), n, cfg.BoundedRelists)
+		_, growth, err := relistRuns(ctx, rc, Ours, metav1.NamespaceAll, total, cfg.BoundedRelists)
 		if err != nil {
 			return err
 		}

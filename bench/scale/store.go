@@ -73,8 +73,8 @@ func clientGoStore(objs []*corev1.ConfigMap) (storeOps, error) {
 func storeObjects(n int) (objs, newer []*corev1.ConfigMap) {
 	objs, newer = make([]*corev1.ConfigMap, n), make([]*corev1.ConfigMap, n)
 	for i := range objs {
-		objs[i] = WithServerFields(ConfigMap("", i), i+1)
-		newer[i] = WithServerFields(ConfigMap("", i), n+i+1)
+		objs[i] = WithServerFields(ConfigMap(i), i+1)
+		newer[i] = WithServerFields(ConfigMap(i), n+i+1)
 	}
 	return objs, newer
 }

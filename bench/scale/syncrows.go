@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
@@ -72,13 +73,13 @@ func syncOnce(ctx context.Context, build func() (running, error), n int, meter *
 
 // syncPair runs ours and client-go once each, in the order first says
 // (alternated by the caller, so neither always runs on a warmer server),
-// and adds the samples to res, with the load other processes put on the
-// machine meanwhile.
-func syncPair[T informer.Object](ctx context.Context, res *Results, cfg *rest.Config, s shape[T], n int, v Variant, label string, oursFirst bool, meter *serverMeter, foreign *foreignMeter) error {
-	ns := namespaceFor(s.resource, n)
+// and adds the samples to res as the row of n objects, with the load
+// other processes put on the machine meanwhile. Each informer lists
+// every namespace, where the control plane holds total objects of s.
+func syncPair[T informer.Object](ctx context.Context, res *Results, cfg *rest.Config, s shape[T], n, total int, v Variant, label string, oursFirst bool, meter *serverMeter, foreign *foreignMeter) error {
 	runs := map[string]func() (running, error){
-		Ours:     func() (running, error) { return buildOurs(ctx, cfg, s, ns, v, nil) },
-		ClientGo: func() (running, error) { return buildClientGo(ctx, cfg, s, ns, v, nil) },
+		Ours:     func() (running, error) { return buildOurs(ctx, cfg, s, metav1.NamespaceAll, v, nil) },
+		ClientGo: func() (running, error) { return buildClientGo(ctx, cfg, s, metav1.NamespaceAll, v, nil) },
 	}
 	order := []string{Ours, ClientGo}
 	if !oursFirst {
@@ -89,7 +90,7 @@ func syncPair[T informer.Object](ctx context.Context, res *Results, cfg *rest.Co
 		return err
 	}
 	for _, lib := range order {
-		sample, err := syncOnce(ctx, runs[lib], n, meter)
+		sample, err := syncOnce(ctx, runs[lib], total, meter)
 		if err != nil {
 			return fmt.Errorf("%s, %s, %s at %d (%s): %w", lib, InitialSync, s.resource, n, label, err)
 		}
@@ -112,15 +113,16 @@ func syncPair[T informer.Object](ctx context.Context, res *Results, cfg *rest.Co
 	return nil
 }
 
-// floorOnce is the raw-bytes floor: one GET of the whole collection in
-// protobuf (the cheapest encoding), read to the end and not decoded.
+// floorOnce is the raw-bytes floor: one GET of the whole collection, n
+// objects in every namespace, in protobuf (the cheapest encoding), read
+// to the end and not decoded.
 func floorOnce(ctx context.Context, cfg *rest.Config, resource string, n int) (float64, error) {
 	client, err := coreClient(cfg, true)
 	if err != nil {
 		return 0, err
 	}
 	t0 := time.Now()
-	body, err := client.Get().Namespace(namespaceFor(resource, n)).Resource(resource).DoRaw(ctx)
+	body, err := client.Get().Resource(resource).DoRaw(ctx)
 	if err != nil {
 		return 0, err
 	}
