@@ -28,7 +28,10 @@
 // # How it judges
 //
 // Ours and client-go run interleaved, alternating which goes first, with
-// a forced GC before each run. A row's ratio is the geometric mean of the
+// a forced GC before each run. Every control-plane sync runs in a process
+// of its own (Config.SyncChild, RunSync), which reports its time, its CPU,
+// its heap and the request that carried its list (RequestLog); the ladder
+// measures the apiserver and the other processes around it. A row's ratio is the geometric mean of the
 // per-pair ratios with a 95% Student's t interval on their logarithms
 // (PairedRatio). A row wider than ±10% is inconclusive and never counts
 // as a goal met (Ratio.AtMost, AtLeast, NotWorse). Growth with N is the

@@ -3,6 +3,7 @@ package scale
 import (
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -13,8 +14,9 @@ import (
 const ForeignLoadLimit = 0.1
 
 // foreignMeter measures what every other process took while a pair ran:
-// the machine's user CPU time less this process's and the control
-// plane's (etcd, kube-apiserver); see MachineUserSeconds.
+// the machine's user CPU time less that of this process, of the children
+// it ran and waited for (each sync's process) and of the control plane
+// (etcd, kube-apiserver); see MachineUserSeconds.
 type foreignMeter struct {
 	pids    []int // the control plane's processes
 	start   time.Time
@@ -24,9 +26,14 @@ type foreignMeter struct {
 
 func newForeignMeter(pids []int) *foreignMeter { return &foreignMeter{pids: pids} }
 
-// measured is the user CPU-seconds used so far by this process and the
-// control plane, and by the whole machine.
+// measured is the user CPU-seconds used so far by this process, its
+// waited-for children and the control plane, and by the whole machine.
 func (m *foreignMeter) measured() (ours, machine float64, err error) {
+	var children syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children); err != nil {
+		return 0, 0, fmt.Errorf("scale: reading the children's CPU time: %w", err)
+	}
+	ours = time.Duration(children.Utime.Nano()).Seconds()
 	pids := append([]int{os.Getpid()}, m.pids...)
 	for _, pid := range pids {
 		cpu, err := UserSeconds(pid)

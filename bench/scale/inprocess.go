@@ -137,6 +137,6 @@ func RunInProcess(ctx context.Context, lib string, n int) (InProcessSample, erro
 	default:
 		return InProcessSample{}, fmt.Errorf("scale: no library %q (want %q or %q)", lib, Ours, ClientGo)
 	}
-	sample, err := syncOnce(ctx, build, n, nil)
+	sample, err := syncOnce(ctx, build, n)
 	return InProcessSample{Seconds: sample.seconds, HeapPerObject: sample.heapPerObject}, err
 }

@@ -39,6 +39,11 @@ type Config struct {
 	CacheDir string
 	// Child runs one in-process sync in a process of its own.
 	Child func(ctx context.Context, lib string, n int) (InProcessSample, error)
+	// SyncChild runs one initial sync against a control plane, in a
+	// process of its own (bench/cmd/scale runs itself with -sync), so
+	// that every sample starts with an empty heap, as a controller
+	// does; RunSync runs it in this process instead. Required.
+	SyncChild func(ctx context.Context, job SyncJob) (SyncSample, error)
 	// Logf reports progress.
 	Logf func(format string, args ...any)
 }
@@ -68,6 +73,9 @@ func Full() Config {
 func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if cfg.Count < 1 || len(cfg.Sizes) == 0 {
 		return nil, fmt.Errorf("scale: Config needs Count ≥ 1 and at least one size (got %d and %v)", cfg.Count, cfg.Sizes)
+	}
+	if cfg.SyncChild == nil {
+		return nil, fmt.Errorf("scale: Config.SyncChild is nil (RunSync runs each sync in this process)")
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
@@ -157,7 +165,7 @@ func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.Contr
 	for _, v := range variants {
 		cfg.Logf("sync %s at %s: %s%s", ConfigMaps, Count(n), v, suffix)
 		for i := range cfg.Count {
-			if err := syncPair(ctx, res, rc, configMapShape, n, count[ConfigMaps], v, string(v)+suffix, i%2 == 0, meter, foreign); err != nil {
+			if err := syncPair(ctx, cfg, res, SyncJob{Kubeconfig: cp.KubeconfigPath(), Shape: ConfigMaps, Variant: v, Objects: count[ConfigMaps]}, n, string(v)+suffix, i%2 == 0, meter, foreign); err != nil {
 				return err
 			}
 		}
@@ -166,7 +174,7 @@ func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.Contr
 		for _, v := range podVariants {
 			cfg.Logf("sync %s at %s: %s", Pods, Count(n), v)
 			for i := range cfg.Count {
-				if err := syncPair(ctx, res, rc, podShape, n, count[Pods], v, string(v), i%2 == 0, meter, foreign); err != nil {
+				if err := syncPair(ctx, cfg, res, SyncJob{Kubeconfig: cp.KubeconfigPath(), Shape: Pods, Variant: v, Objects: count[Pods]}, n, string(v), i%2 == 0, meter, foreign); err != nil {
 					return err
 				}
 			}

@@ -22,8 +22,9 @@ func TestTheLadderRunsEveryWorkloadAt1k(t *testing.T) {
 		InProcessSizes: []int{1000}, InProcessCount: 1,
 		StoreSizes: []int{1000}, StoreRun: 50 * time.Millisecond,
 		PodSizes: []int{1000}, WatchCacheOff: true,
-		Child: RunInProcess,
-		Logf:  t.Logf,
+		Child:     RunInProcess,
+		SyncChild: RunSync,
+		Logf:      t.Logf,
 	}
 	res, err := Run(ctx, cfg)
 	require.NoError(t, err)
@@ -70,8 +71,24 @@ func TestTheLadderRunsEveryWorkloadAt1k(t *testing.T) {
 	for _, g := range res.Goals() {
 		assert.NotEqual(t, Met, g.Verdict, "one pair judges nothing: %s", g.Text)
 	}
+	request := func(variant, lib string) string {
+		for _, r := range res.Requests {
+			if r.Shape == ConfigMaps && r.Variant == variant && r.Library == lib {
+				return r.Request + " → " + r.Answer
+			}
+		}
+		return ""
+	}
+	// Every informer lists every namespace; what each asked for is
+	// recorded as it went out.
+	assert.Contains(t, request(string(Defaults), Ours), "GET /api/v1/configmaps?")
+	assert.Contains(t, request(string(Defaults), Ours), "application/vnd.kubernetes.protobuf")
+	assert.Contains(t, request(string(StreamJSON), Ours), "sendInitialEvents=true")
+	assert.Contains(t, request(string(ListJSON), ClientGo), "resourceVersion=0")
+	assert.Contains(t, request(string(ListJSON), ClientGo), "application/json")
 	md := res.Markdown(nil)
 	assert.Contains(t, md, "#### Goals")
+	assert.Contains(t, md, "#### The request that carried each initial list")
 	assert.Contains(t, md, "#### Relist")
 	assert.Empty(t, res.Charts(), "a growth chart needs two sizes")
 }

@@ -62,6 +62,12 @@ func (res *Results) Markdown(charts []string) string {
 			w("| %s | %s | %s | %s | %s | %s |\n", Count(r.N), r.Shape, r.Variant, formatSummary(Summarize(r.Ours), r.Unit), formatSummary(Summarize(r.ClientGo), r.Unit), cell)
 		}
 	}
+	if len(res.Requests) > 0 {
+		w("\n#### The request that carried each initial list\n\nAs each library's sync process sent it (every size; a request that differed between samples would have a line of its own), and the apiserver's Content-Type and encoding.\n\n| shape | built as | library | request | answer |\n|---|---|---|---|---|\n")
+		for _, r := range res.Requests {
+			w("| %s | %s | %s | `%s` | %s |\n", r.Shape, r.Variant, r.Library, r.Request, r.Answer)
+		}
+	}
 	if len(res.Floors) > 0 {
 		w("\n#### Raw-bytes floor: one unpaged LIST in protobuf, read and not decoded\n\n| objects | shape | time |\n|---|---|---|\n")
 		for _, f := range res.Floors {

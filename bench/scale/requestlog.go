@@ -3,6 +3,7 @@ package scale
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"sync"
 )
 
@@ -28,7 +29,7 @@ func (l *RequestLog) Wrap(rt http.RoundTripper) http.RoundTripper {
 		if err == nil && req.URL.Path == "/api/v1/"+l.Resource && (q.Get("watch") != "true" || q.Get("sendInitialEvents") == "true") {
 			l.mu.Lock()
 			if l.request == "" {
-				l.request = fmt.Sprintf("GET %s (Accept: %s)", req.URL.RequestURI(), req.Header.Get("Accept"))
+				l.request = fmt.Sprintf("GET %s (Accept: %s)", uriOf(req.URL.Path, q), req.Header.Get("Accept"))
 				encoding := "identity"
 				if resp.Uncompressed { // Go asked for gzip, and unzipped the answer on the way
 					encoding = "gzip"
@@ -47,6 +48,21 @@ func (l *RequestLog) List() (request, answer string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.request, l.answer
+}
+
+// uriOf is path?query, the query's keys sorted, with a watch's timeouts
+// (drawn at random: client-go waits 5 to 10 minutes) written as N, so
+// that equal requests read equal.
+func uriOf(path string, q url.Values) string {
+	for _, timeout := range []string{"timeout", "timeoutSeconds"} {
+		if q.Has(timeout) {
+			q.Set(timeout, "N")
+		}
+	}
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)

@@ -1,5 +1,7 @@
 package scale
 
+import "slices"
+
 // Row is one line of the ladder's tables: one measure of one workload, at
 // one size, for both libraries, run by run. Ours[i] and ClientGo[i] are
 // the i-th interleaved pair.
@@ -44,6 +46,24 @@ type Results struct {
 	// Bounded is the check that memory stays bounded over relists in a
 	// row at the ladder's largest size.
 	Bounded *BoundedCheck
+	// Requests are the requests that carried each sync row's initial
+	// list, each distinct one once, so a reader sees what each library
+	// asked for and what it got.
+	Requests []ListRequest
+}
+
+// ListRequest is the request one library made for the initial list of a
+// sync row, and the answer's Content-Type and encoding (RequestLog).
+type ListRequest struct {
+	Shape, Variant, Library string
+	Request, Answer         string
+}
+
+// noteRequest adds r to the results unless an equal one is there.
+func (res *Results) noteRequest(r ListRequest) {
+	if !slices.Contains(res.Requests, r) {
+		res.Requests = append(res.Requests, r)
+	}
 }
 
 // Floor is the raw-bytes floor of one initial sync.

@@ -6,10 +6,7 @@ import (
 	"os"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-
-	"github.com/listwatch/informer"
 )
 
 // The workloads of the sync rows.
@@ -17,8 +14,8 @@ const (
 	InitialSync   = "initial sync"
 	HeapPerObject = "heap per object"
 	ServerCPU     = "apiserver CPU per sync"
-	// InformerCPU is this process's CPU from start to synced: the
-	// informer's, since nothing else runs in the ladder meanwhile.
+	// InformerCPU is the CPU of the sync's own process from start to
+	// synced: the informer's, since nothing else runs in it meanwhile.
 	InformerCPU = "informer process CPU per sync"
 	ServerRSS   = "apiserver peak RSS per sync"
 )
@@ -28,24 +25,18 @@ type syncSample struct {
 	seconds       float64
 	cpu           float64 // this process's CPU-seconds meanwhile
 	heapPerObject float64
-	server        serverUsage
 }
 
 // syncOnce builds, starts and syncs one informer, and measures it: the
-// time from start to synced, the live heap it added per object (after a
-// forced GC, the informer still running), and, unless meter is nil, the
-// apiserver's CPU time and peak RSS meanwhile.
-func syncOnce(ctx context.Context, build func() (running, error), n int, meter *serverMeter) (syncSample, error) {
+// time from start to synced, this process's CPU meanwhile, and the live
+// heap it added per object (after a forced GC, the informer still
+// running).
+func syncOnce(ctx context.Context, build func() (running, error), n int) (syncSample, error) {
 	r, err := build()
 	if err != nil {
 		return syncSample{}, err
 	}
 	base := LiveHeap()
-	if meter != nil {
-		if err := meter.start(); err != nil {
-			return syncSample{}, err
-		}
-	}
 	cpu0, err := cpuSeconds(os.Getpid())
 	if err != nil {
 		return syncSample{}, err
@@ -61,40 +52,40 @@ func syncOnce(ctx context.Context, build func() (running, error), n int, meter *
 	if err != nil {
 		return syncSample{}, err
 	}
-	var usage serverUsage
-	if meter != nil {
-		if usage, err = meter.stop(); err != nil {
-			return syncSample{}, err
-		}
-	}
 	heap := LiveHeap()
-	return syncSample{seconds: elapsed, cpu: cpu - cpu0, heapPerObject: (heap - base) / float64(n), server: usage}, nil
+	return syncSample{seconds: elapsed, cpu: cpu - cpu0, heapPerObject: (heap - base) / float64(n)}, nil
 }
 
-// syncPair runs ours and client-go once each, in the order first says
-// (alternated by the caller, so neither always runs on a warmer server),
-// and adds the samples to res as the row of n objects, with the load
-// other processes put on the machine meanwhile. Each informer lists
-// every namespace, where the control plane holds total objects of s.
-func syncPair[T informer.Object](ctx context.Context, res *Results, cfg *rest.Config, s shape[T], n, total int, v Variant, label string, oursFirst bool, meter *serverMeter, foreign *foreignMeter) error {
-	runs := map[string]func() (running, error){
-		Ours:     func() (running, error) { return buildOurs(ctx, cfg, s, metav1.NamespaceAll, v, nil) },
-		ClientGo: func() (running, error) { return buildClientGo(ctx, cfg, s, metav1.NamespaceAll, v, nil) },
-	}
+// syncPair runs ours and client-go once each, each in a process of its
+// own (cfg.SyncChild), in the order oursFirst says (alternated by the
+// caller, so neither always runs on a warmer server), and adds the
+// samples to res as the row of n objects: with the apiserver's CPU and
+// peak RSS during each, the request each library made, and the load
+// other processes put on the machine meanwhile. job says what to sync.
+func syncPair(ctx context.Context, cfg Config, res *Results, job SyncJob, n int, label string, oursFirst bool, meter *serverMeter, foreign *foreignMeter) error {
 	order := []string{Ours, ClientGo}
 	if !oursFirst {
 		order = []string{ClientGo, Ours}
 	}
-	got := map[string]syncSample{}
+	got := map[string]SyncSample{}
+	server := map[string]serverUsage{}
 	if err := foreign.begin(); err != nil {
 		return err
 	}
 	for _, lib := range order {
-		sample, err := syncOnce(ctx, runs[lib], total, meter)
+		job.Library = lib
+		if err := meter.start(); err != nil {
+			return err
+		}
+		sample, err := cfg.SyncChild(ctx, job)
 		if err != nil {
-			return fmt.Errorf("%s, %s, %s at %d (%s): %w", lib, InitialSync, s.resource, n, label, err)
+			return fmt.Errorf("%s, %s, %s at %d (%s): %w", lib, InitialSync, job.Shape, n, label, err)
+		}
+		if server[lib], err = meter.stop(); err != nil {
+			return err
 		}
 		got[lib] = sample
+		res.noteRequest(ListRequest{Shape: job.Shape, Variant: label, Library: lib, Request: sample.Request, Answer: sample.Answer})
 	}
 	others, err := foreign.end()
 	if err != nil {
@@ -102,14 +93,14 @@ func syncPair[T informer.Object](ctx context.Context, res *Results, cfg *rest.Co
 	}
 	o, c := got[Ours], got[ClientGo]
 	proto := func(workload, unit string) Row {
-		return Row{Workload: workload, Shape: s.resource, N: n, Variant: label, Unit: unit}
+		return Row{Workload: workload, Shape: job.Shape, N: n, Variant: label, Unit: unit}
 	}
-	res.add(proto(InitialSync, "s"), o.seconds, c.seconds)
+	res.add(proto(InitialSync, "s"), o.Seconds, c.Seconds)
 	res.addForeign(proto(InitialSync, "s"), others)
-	res.add(proto(InformerCPU, "CPU-s"), o.cpu, c.cpu)
-	res.add(proto(HeapPerObject, "B/object"), o.heapPerObject, c.heapPerObject)
-	res.add(proto(ServerCPU, "CPU-s"), o.server.CPUSeconds, c.server.CPUSeconds)
-	res.add(proto(ServerRSS, "MiB"), o.server.PeakRSS/(1<<20), c.server.PeakRSS/(1<<20))
+	res.add(proto(InformerCPU, "CPU-s"), o.CPU, c.CPU)
+	res.add(proto(HeapPerObject, "B/object"), o.HeapPerObject, c.HeapPerObject)
+	res.add(proto(ServerCPU, "CPU-s"), server[Ours].CPUSeconds, server[ClientGo].CPUSeconds)
+	res.add(proto(ServerRSS, "MiB"), server[Ours].PeakRSS/(1<<20), server[ClientGo].PeakRSS/(1<<20))
 	return nil
 }
 

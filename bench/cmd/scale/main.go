@@ -4,8 +4,9 @@
 // scale QUICK=1` runs the quick ladder (up to 10k, three pairs per row).
 //
 // With -child it instead runs one in-process sync and prints the sample
-// as JSON: the ladder starts itself this way so that each in-process
-// sync has a process, and a heap, of its own.
+// as JSON, and with -sync one initial sync against a control plane: the
+// ladder starts itself this way so that every sync has a process, and a
+// heap, of its own.
 package main
 
 import (
@@ -39,18 +40,25 @@ func main() {
 	chapter := flag.String("chapter", "../docs/16-at-scale.md", "the chapter whose generated part to rewrite")
 	child := flag.String("child", "", "run one in-process sync of this library (ours or client-go) and print it as JSON")
 	n := flag.Int("n", 0, "with -child: the number of objects")
+	syncJob := flag.String("sync", "", "run one initial sync against a control plane (a scale.SyncJob as JSON) and print it as JSON")
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "scale: run the scale ladder, ours against client-go, and write its tables into docs/16-at-scale.md")
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if *child != "" {
-		sample, err := scale.RunInProcess(ctx, *child, *n)
-		if err != nil {
-			log.Fatal(err)
+	switch {
+	case *child != "":
+		answer(scale.RunInProcess(ctx, *child, *n))
+		return
+	case *syncJob != "":
+		var job scale.SyncJob
+		if err := json.Unmarshal([]byte(*syncJob), &job); err != nil {
+			log.Fatalf("-sync %q: %v", *syncJob, err)
 		}
-		if err := json.NewEncoder(os.Stdout).Encode(sample); err != nil {
-			log.Fatal(err)
-		}
+		answer(scale.RunSync(ctx, job))
 		return
 	}
 
@@ -63,7 +71,16 @@ func main() {
 		log.Fatal(err)
 	}
 	cfg.CacheDir = filepath.Join(cache, "listwatch-informer", "scale")
-	cfg.Child = runChild
+	cfg.Child = func(ctx context.Context, lib string, n int) (scale.InProcessSample, error) {
+		return runSelf[scale.InProcessSample](ctx, "-child", lib, "-n", strconv.Itoa(n))
+	}
+	cfg.SyncChild = func(ctx context.Context, job scale.SyncJob) (scale.SyncSample, error) {
+		spec, err := json.Marshal(job)
+		if err != nil {
+			return scale.SyncSample{}, err
+		}
+		return runSelf[scale.SyncSample](ctx, "-sync", string(spec))
+	}
 	cfg.Logf = func(format string, args ...any) { log.Printf(format, args...) }
 	start := time.Now()
 	res, err := scale.Run(ctx, cfg)
@@ -76,21 +93,32 @@ func main() {
 	}
 }
 
-// runChild runs one in-process sync in a new process of this program.
-func runChild(ctx context.Context, lib string, n int) (scale.InProcessSample, error) {
+// answer prints a child's sample as JSON, or fails.
+func answer[S any](sample S, err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(sample); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// runSelf runs this program again with args, as a child, and reads the
+// sample it prints.
+func runSelf[S any](ctx context.Context, args ...string) (S, error) {
+	var s S
 	self, err := os.Executable()
 	if err != nil {
-		return scale.InProcessSample{}, err
+		return s, err
 	}
-	cmd := exec.CommandContext(ctx, self, "-child", lib, "-n", strconv.Itoa(n))
+	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return scale.InProcessSample{}, fmt.Errorf("the child process: %w", err)
+		return s, fmt.Errorf("the child process %v: %w", args, err)
 	}
-	var s scale.InProcessSample
 	if err := json.Unmarshal(out, &s); err != nil {
-		return scale.InProcessSample{}, fmt.Errorf("the child's answer %q: %w", out, err)
+		return s, fmt.Errorf("the child's answer %q: %w", out, err)
 	}
 	return s, nil
 }
