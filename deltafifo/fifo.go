@@ -21,6 +21,9 @@ var ErrClosed = errors.New("deltafifo: closed")
 type KnownObjects[T informer.Object] interface {
 	Get(key informer.Key) (T, bool)
 	ListKeys() []informer.Key
+	// Len is how many objects it holds: what a relist asks to learn
+	// whether anything could vanish, without listing 100k keys.
+	Len() int
 }
 
 // Options configures a DeltaFIFO.

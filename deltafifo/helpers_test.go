@@ -34,6 +34,8 @@ func (c cache) Get(k informer.Key) (*corev1.ConfigMap, bool) { obj, ok := c[k]; 
 // tombstones and resyncs is deterministic for the model test.
 func (c cache) ListKeys() []informer.Key { return sortedKeys(c) }
 
+func (c cache) Len() int { return len(c) }
+
 // apply is what the shared informer does with popped deltas: make the
 // cache hold the newest state.
 func (c cache) apply(k informer.Key, d deltafifo.Deltas[*corev1.ConfigMap]) {

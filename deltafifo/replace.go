@@ -73,7 +73,7 @@ func (f *DeltaFIFO[T]) beginLocked() {
 	f.replacing = true
 	f.listedCount = 0
 	f.listed = nil
-	if len(f.queue) > 0 || (f.known != nil && len(f.known.ListKeys()) > 0) {
+	if len(f.queue) > 0 || (f.known != nil && f.known.Len() > 0) {
 		f.listed = map[informer.Key]bool{}
 	}
 }
