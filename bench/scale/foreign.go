@@ -36,7 +36,7 @@ func (m *foreignMeter) measured() (ours, machine float64, err error) {
 	ours = time.Duration(children.Utime.Nano()).Seconds()
 	pids := append([]int{os.Getpid()}, m.pids...)
 	for _, pid := range pids {
-		cpu, err := UserSeconds(pid)
+		cpu, _, err := statTimes(pid)
 		if err != nil {
 			return 0, 0, err
 		}

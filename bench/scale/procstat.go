@@ -60,12 +60,10 @@ func cpuSeconds(pid int) (float64, error) {
 	return utime + stime, err
 }
 
-// UserSeconds is the user CPU time process pid has used so far, from
-// /proc: the side of its CPU that MachineUserSeconds counts.
-func UserSeconds(pid int) (float64, error) {
-	utime, _, err := statTimes(pid)
-	return utime, err
-}
+// ProcessTimes is the user and the system CPU time process pid has used
+// so far, in seconds, from /proc: the user side is what
+// MachineUserSeconds counts.
+func ProcessTimes(pid int) (user, system float64, err error) { return statTimes(pid) }
 
 // statTimes is utime and stime of pid, in seconds: fields 14 and 15 of
 // /proc/PID/stat (counted after the command name, which may hold spaces).

@@ -125,19 +125,28 @@ func payloadName(repeated bool) string {
 // this process's is foreign load.
 type measuredProcesses struct{ etcd, apiserver int }
 
-// userCPU is the user CPU-seconds etcd, the apiserver and this process
-// have used, and the machine's (see scale.MachineUserSeconds).
-func (m measuredProcesses) userCPU() (server, ours, machine float64, err error) {
-	etcd, err := scale.UserSeconds(m.etcd)
+// cpuReading is what one reading of the measured processes found.
+type cpuReading struct {
+	apiserver float64 // the apiserver's CPU-seconds, user and system
+	// serverUser, selfUser and machineUser are the user CPU-seconds of
+	// etcd and the apiserver, of this process, and of the whole machine
+	// (see scale.MachineUserSeconds).
+	serverUser, selfUser, machineUser float64
+}
+
+// read reads the CPU times of etcd, the apiserver, this process and the
+// machine, each once.
+func (m measuredProcesses) read() (cpuReading, error) {
+	etcdUser, _, err := scale.ProcessTimes(m.etcd)
 	if err != nil {
-		return 0, 0, 0, err
+		return cpuReading{}, err
 	}
-	apiserver, err := scale.UserSeconds(m.apiserver)
+	apiUser, apiSystem, err := scale.ProcessTimes(m.apiserver)
 	if err != nil {
-		return 0, 0, 0, err
+		return cpuReading{}, err
 	}
-	machine, err = scale.MachineUserSeconds()
-	return etcd + apiserver, selfUserCPU(), machine, err
+	machine, err := scale.MachineUserSeconds()
+	return cpuReading{apiserver: apiUser + apiSystem, serverUser: etcdUser + apiUser, selfUser: selfUserCPU(), machineUser: machine}, err
 }
 
 // runSample runs one child of binary and measures the processes around
@@ -145,10 +154,6 @@ func (m measuredProcesses) userCPU() (server, ours, machine float64, err error) 
 // (Others, in cores).
 func runSample(ctx context.Context, label, binary, name, kubeconfig string, n, relists int, profileDir string, measured measuredProcesses) (sample, error) {
 	load := loadAverage()
-	before, err := scale.CPUSeconds(measured.apiserver)
-	if err != nil {
-		return sample{}, err
-	}
 	if profileDir != "" { // one directory per variant: ours-before's child calls itself ours
 		profileDir = filepath.Join(profileDir, label)
 		if err := os.MkdirAll(profileDir, 0o755); err != nil {
@@ -162,7 +167,7 @@ func runSample(ctx context.Context, label, binary, name, kubeconfig string, n, r
 	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	server0, self0, machine0, err := measured.userCPU()
+	before, err := measured.read()
 	if err != nil {
 		return sample{}, err
 	}
@@ -171,11 +176,7 @@ func runSample(ctx context.Context, label, binary, name, kubeconfig string, n, r
 		return sample{}, fmt.Errorf("syncpair: %s: %w\n%s", name, err, errOut.String())
 	}
 	wall := time.Since(t0).Seconds()
-	server1, self1, machine1, err := measured.userCPU()
-	if err != nil {
-		return sample{}, err
-	}
-	after, err := scale.CPUSeconds(measured.apiserver)
+	after, err := measured.read()
 	if err != nil {
 		return sample{}, err
 	}
@@ -184,8 +185,8 @@ func runSample(ctx context.Context, label, binary, name, kubeconfig string, n, r
 		return sample{}, fmt.Errorf("syncpair: %s printed %q: %w", name, out.String(), err)
 	}
 	child := cmd.ProcessState.UserTime().Seconds()
-	others := (machine1 - machine0) - child - (server1 - server0) - (self1 - self0)
-	s.ServerCPU, s.Load, s.Others = after-before, load, max(others, 0)/wall
+	others := (after.machineUser - before.machineUser) - child - (after.serverUser - before.serverUser) - (after.selfUser - before.selfUser)
+	s.ServerCPU, s.Load, s.Others = after.apiserver-before.apiserver, load, max(others, 0)/wall
 	return s, nil
 }
 
