@@ -74,8 +74,9 @@ demo: tools
 # store contention and apiserver cost, ours and client-go interleaved, at
 # 1k, 10k and 100k objects on the local control plane and up to 1M
 # in-process, and rewrites the generated part of docs/16-at-scale.md and
-# its charts. About 35 minutes on 2 cores (measured), plus six minutes the first
-# time to populate etcd (kept in ~/.cache/listwatch-informer/scale).
+# its charts. About 37 minutes on 2 cores (measured), plus seven minutes the
+# first time to populate an etcd per size (kept in
+# ~/.cache/listwatch-informer/scale).
 # QUICK=1: up to 10k objects, three pairs per row, for iterating.
 scale: tools
 	cd bench && $(GO) build -o ../bin/scale ./cmd/scale
