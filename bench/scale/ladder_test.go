@@ -81,7 +81,7 @@ func TestTheLadderRunsEveryWorkloadAt1k(t *testing.T) {
 	}
 	// Every informer lists every namespace; what each asked for is
 	// recorded as it went out.
-	assert.Contains(t, request(string(Defaults), Ours), "GET /api/v1/configmaps?")
+	assert.Contains(t, request(string(Defaults), Ours), "GET /api/v1/configmaps (")
 	assert.Contains(t, request(string(Defaults), Ours), "application/vnd.kubernetes.protobuf")
 	assert.Contains(t, request(string(StreamJSON), Ours), "sendInitialEvents=true")
 	assert.Contains(t, request(string(ListJSON), ClientGo), "resourceVersion=0")
