@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/listwatch/informer/testenv"
 )
 
@@ -183,6 +185,15 @@ func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.Contr
 	if cacheOff {
 		return nil
 	}
+	if err := floorRows(ctx, cfg, res, rc, n, count); err != nil {
+		return err
+	}
+	return relistRows(ctx, cfg, res, rc, n, count[ConfigMaps])
+}
+
+// floorRows measures the raw-bytes floor of each shape at n, where the
+// control plane holds count[shape] objects of it.
+func floorRows(ctx context.Context, cfg Config, res *Results, rc *rest.Config, n int, count map[string]int) error {
 	cfg.Logf("raw-bytes floor at %s", Count(n))
 	for _, shape := range shapes(cfg, n) {
 		f := Floor{Shape: shape, N: n}
@@ -195,7 +206,7 @@ func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.Contr
 		}
 		res.Floors = append(res.Floors, f)
 	}
-	return relistRows(ctx, cfg, res, rc, n, count[ConfigMaps])
+	return nil
 }
 
 func shapes(cfg Config, n int) []string {
