@@ -42,6 +42,7 @@ func (c *controls) register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/slow", c.do(c.setSlow))
 	mux.HandleFunc("POST /api/workers", c.do(c.setWorkers))
 	mux.HandleFunc("POST /api/cut", c.do(c.cut))
+	mux.HandleFunc("POST /api/reconnect", c.do(c.reconnect))
 	mux.HandleFunc("POST /api/compact", c.do(c.compact))
 }
 
@@ -117,10 +118,22 @@ func (c *controls) setWorkers(_ context.Context, r *http.Request) error {
 
 // cut ends the informer's open watch, as a flaky network would, and refuses
 // new connections for a while: the window in which a change can be missed.
+//
+// Its note is added once the connections are cut, so whoever sees it (the
+// page's timeline, a test) knows the informer's watch has ended.
 func (c *controls) cut(context.Context, *http.Request) error {
-	c.hub.note("cut", "proxy: cut every connection, refuse new ones for %v", c.cfg.outage)
 	c.proxy.Refuse(c.cfg.outage)
-	c.proxy.CutAll()
+	n := c.proxy.CutAll()
+	c.hub.note("cut", "proxy: cut %d connections, refusing new ones for %v", n, c.cfg.outage)
+	return nil
+}
+
+// reconnect ends the outage a cut began, before its time is up: the
+// informer's next attempt to watch gets through (the proxy listens again
+// at once).
+func (c *controls) reconnect(context.Context, *http.Request) error {
+	c.proxy.Refuse(0)
+	c.hub.note("reconnect", "proxy: the outage ends early; new connections get through")
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -65,8 +66,10 @@ func TestBrowserShowsCreateRelistAndFinalStateUnknownDelete(t *testing.T) {
 		t.Fatalf("this test drives a real browser and needs %s (%v): apt-get install chromium", chromium, err)
 	}
 	cp := testenv.Private(t, testenv.Options{DisableWatchCache: true})
+	// The outage lasts until the test ends it ("end outage"): the informer
+	// must not watch again before the compaction, however slow the machine.
 	base := start(t, "--kubeconfig", cp.KubeconfigPath(), "--namespace", "live", "--etcd", cp.EtcdURL(),
-		"--outage", "3s", "--work", "50ms")
+		"--outage", "10m", "--work", "50ms")
 	client, err := testenv.CoreV1Client(cp.Config())
 	require.NoError(t, err)
 
@@ -127,22 +130,34 @@ func TestBrowserShowsCreateRelistAndFinalStateUnknownDelete(t *testing.T) {
 		createOnPage("doomed"),
 	)
 
-	// Cut the watch (new connections are refused for 3s), delete "doomed"
-	// meanwhile, straight through the API, write twice more so the informer
-	// falls two revisions behind, and compact: the re-watch gets 410 Gone.
-	do(chromedp.Click(chromedp.CSS(`#cut`)))
+	// Cut the watch and wait until the page says it is cut (new connections
+	// are refused until "end outage"); only then delete "doomed", straight
+	// through the API, and write twice more so the informer falls two
+	// revisions behind; compact and wait until the page says so; then end
+	// the outage: the re-watch gets 410 Gone. Each step waits for the
+	// previous one's note, so no step can overtake another.
+	do(chromedp.Click(chromedp.CSS(`#cut`)), noted("cut"))
 	require.NoError(t, client.Delete().Namespace("live").Resource("configmaps").Name("doomed").Do(ctx).Error())
 	for _, step := range []string{"a", "b"} {
 		require.NoError(t, client.Patch(types.MergePatchType).Namespace("live").Resource("configmaps").Name("demo").
 			Body([]byte(`{"data":{"step":"`+step+`"}}`)).Do(ctx).Error())
 	}
 	do(
-		chromedp.Click(chromedp.CSS(`#compact`)),
+		chromedp.Click(chromedp.CSS(`#compact`)), noted("compact"),
+		chromedp.Click(chromedp.CSS(`#reconnect`)),
 		chromedp.WaitVisible(chromedp.CSS(`#apiserver ol.recent li.relist`)),
 		chromedp.WaitVisible(chromedp.CSS(`#deltafifo ol.recent li.unknown[data-key="doomed"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#handler-audit ol.recent li.unknown[data-key="doomed"]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(`#indexer ul.state li[data-key="doomed"]`)),
 	)
+}
+
+// noted waits until the page's timeline shows the note of the control
+// named kind: the control has done its work by then.
+func noted(kind string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](fmt.Sprintf(
+		`[...document.querySelectorAll('#events tr.control')].some(tr => tr.children[3].textContent === %q)`, kind),
+		chromedp.WithPollingTimeout(0))
 }
 
 // start runs the example until the test ends and returns the page's URL.

@@ -157,13 +157,21 @@ $('#delete').onclick = () => post('delete', name());
 $('#slow').onclick = () => post('slow', { ms: $('#slow-ms').value });
 $('#workers').onclick = () => post('workers', { n: $('#workers-n').value });
 $('#cut').onclick = () => post('cut', {});
+$('#reconnect').onclick = () => post('reconnect', {});
 $('#compact').onclick = () => post('compact', {});
+
+// duration writes ms as a person would read it: 500ms, 2s, 10min.
+function duration(ms) {
+  if (ms >= 60000 && ms % 60000 === 0) return `${ms / 60000}min`;
+  if (ms >= 1000) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
 
 async function start() {
   const cfg = await (await fetch('/api/config')).json();
   $('#ns').textContent = cfg.namespace;
   $('#compact').disabled = !cfg.compact;
-  $('#fault-note').textContent = `"cut watch" cuts the informer's connection and refuses new ones for ${cfg.outageMs}ms. ` +
+  $('#fault-note').textContent = `"cut watch" cuts the informer's connection and refuses new ones for ${duration(cfg.outageMs)}, or until "end outage". ` +
     (cfg.compactNote || 'Cut, change something, then compact: the re-watch is answered 410 Gone.');
   model.workers = cfg.workers;
   $('#workers-n').value = cfg.workers;
