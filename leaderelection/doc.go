@@ -28,12 +28,12 @@
 //
 // The Lease says who holds it (holderIdentity), since when (acquireTime),
 // when it was last renewed (renewTime), for how long a renew counts
-// (leaseDurationSeconds) and how often it changed hands
-// (leaseTransitions). Every write carries the resourceVersion its writer
-// read, so of two candidates writing at once the API server accepts one
-// and answers the other 409 Conflict (or AlreadyExists, when both create
-// a missing Lease). A 409 is a lost race, not an error: the loser reads
-// the winner's Lease on its next attempt.
+// (leaseDurationSeconds) and how often it changed hands since it was
+// created (leaseTransitions). Every write carries the resourceVersion
+// its writer read, so of two candidates writing at once the API server
+// accepts one and answers the other 409 Conflict (or AlreadyExists, when
+// both create a missing Lease). A 409 is a lost race, not an error: the
+// loser reads the winner's Lease on its next attempt.
 //
 //   - A standby reads the Lease every RetryPeriod (plus jitter). It takes
 //     the Lease when it is free, or when it has not changed for
@@ -45,6 +45,10 @@
 //     TermOf(ctx) tells that moving end (Term.End) and the term's fencing
 //     number; ctx.Deadline() does not, so that every timeout derived from
 //     the term fires at its own time.
+//   - A term's fencing number (Term.Fence) is the resourceVersion of the
+//     write that began it. The API server orders every write after those
+//     before it, a deleted Lease's re-creation too, so each term's fence
+//     is greater than every earlier term's, whoever created the Lease.
 //   - A Lease that someone deletes is not free. Its leader may lead until
 //     its renew deadline whatever happened to it, so a standby that saw it
 //     held treats its absence as an unchanged Lease and waits out
@@ -75,7 +79,8 @@
 //     they may land after a new leader started. The Lease protects nothing
 //     else in the cluster: make writes idempotent and guarded by
 //     resourceVersion, as a controller's should be, or carry Term.Fence
-//     with them where a reader can check it.
+//     with them where a reader can check it (and see Term.Fence for what
+//     it assumes).
 //   - Exclusivity rests on the timing above and on clock rates within that
 //     ratio. A process paused (SIGSTOP, a VM migration) past its renew
 //     deadline resumes with its context over, but the code it was running
@@ -98,10 +103,11 @@
 // local observation time. The differences: Run returns an error instead of
 // only logging; Run waits for OnStartedLeading before releasing; the
 // leading context's end is a watchdog, and TermOf gives the term's moving
-// end and fencing number; a standby waits out a deleted Lease it saw held
-// (client-go's takes it at once, and leads while the deposed leader's
-// term still runs); OnNewLeader runs in a goroutine of its own, in order;
-// every wait, attempt timeouts included, is on Config.Clock; Check is
-// Healthy; there is no RunOrDie, and no coordinated election (see
-// docs/13-leader-election.md).
+// end and a fencing number (client-go offers none, and its
+// leaseTransitions starts again at 0 with a re-created Lease); a standby
+// waits out a deleted Lease it saw held (client-go's takes it at once,
+// and leads while the deposed leader's term still runs); OnNewLeader
+// runs in a goroutine of its own, in order; every wait, attempt timeouts
+// included, is on Config.Clock; Check is Healthy; there is no RunOrDie,
+// and no coordinated election (see docs/13-leader-election.md).
 package leaderelection

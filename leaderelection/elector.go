@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,10 +112,7 @@ func (e *Elector) acquire(ctx context.Context) (time.Time, error) {
 
 // lead runs one term, which started with a write sent at acquired.
 func (e *Elector) lead(ctx context.Context, acquired time.Time) error {
-	term := Term{Lease: e.lease(), Identity: e.cfg.Identity}
-	if t := e.observed.Spec.LeaseTransitions; t != nil {
-		term.Fence = *t
-	}
+	term := Term{Lease: e.lease(), Identity: e.cfg.Identity, Fence: e.fence()}
 	leading := newLeadingContext(ctx, e.cfg.Clock, e.cfg.RenewDeadline, term, acquired)
 	returned := make(chan struct{})
 	go func() {
@@ -163,6 +161,19 @@ func (e *Elector) lead(ctx context.Context, acquired time.Time) error {
 	e.mu.Unlock()
 	e.cfg.Callbacks.OnStoppedLeading()
 	return errors.Join(lost, releaseErr)
+}
+
+// fence is the fencing number of a term that the write e.observed
+// answered has just begun: its resourceVersion as an integer (see
+// Term.Fence). It is 0, and said so in the log, when that is no integer.
+func (e *Elector) fence() uint64 {
+	fence, err := strconv.ParseUint(e.observed.ResourceVersion, 10, 64)
+	if err != nil {
+		e.cfg.Logger.Warn("leaderelection: the Lease's resourceVersion is not an integer: this term has no fence",
+			"lease", e.lease(), "resourceVersion", e.observed.ResourceVersion)
+		return 0
+	}
+	return fence
 }
 
 // logFailure logs err unless it repeats the last failure logged: a

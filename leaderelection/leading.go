@@ -22,12 +22,31 @@ type Term struct {
 	Lease string
 	// Identity is this candidate's, the Lease's holder during the term.
 	Identity string
-	// Fence is the Lease's leaseTransitions when the term began: every
-	// change of hands makes it greater. A leader that writes it with its
-	// changes (a field, an annotation) lets a reader that has seen a
-	// greater one refuse a deposed leader's late write: fencing, which
-	// the Lease alone cannot give (see "What it does not guarantee").
-	Fence int32
+	// Fence is the term's fencing number: the resourceVersion, as an
+	// integer, of the write that began the term (the create or update
+	// that made this candidate the holder). A leader that writes it with
+	// its changes (a field, an annotation) lets a reader that keeps the
+	// greatest fence it accepted refuse a deposed leader's late write:
+	// fencing, which the Lease alone cannot give (see "What it does not
+	// guarantee").
+	//
+	// Guarantee: a term's fence is greater than that of every term that
+	// began before it, on this Lease (deleted and created again by
+	// anyone, remembering anything or nothing) or on any other Lease of
+	// the cluster. So such a reader never refuses the current leader.
+	// Assumed: the API server's resourceVersions of Leases are integers
+	// that grow with every write (promised since Kubernetes 1.35,
+	// KEP-5504; etcd's revision, in kube-apiserver), and etcd's history
+	// is never rewound (a restore from a backup without --bump-revision
+	// rewinds it). Fence is 0, no fence, if the resourceVersion is not
+	// such an integer.
+	//
+	// It is not the Lease's leaseTransitions: that count lives in the
+	// Lease and starts again at 0 when the Lease is created again.
+	// Proved by TestAFenceGrowsAcrossADeletedLeaseWhoeverCreatesItAgain,
+	// and for two Leases by sharding's
+	// TestAMemberThatJoinsLaterHoldsTheGreaterFence.
+	Fence uint64
 
 	ctx *leadingContext
 }
