@@ -56,7 +56,12 @@ type Term struct {
 // which is why the leading context's Deadline does not report it: a
 // context.WithTimeout derived from a context whose deadline moves would
 // arm no timer of its own whenever its timeout lies past that deadline.
+// The zero Term, which TermOf returns outside every term, ends at the
+// zero time: long past.
 func (t Term) End() time.Time {
+	if t.ctx == nil {
+		return time.Time{}
+	}
 	t.ctx.mu.Lock()
 	defer t.ctx.mu.Unlock()
 	return t.ctx.end
@@ -66,7 +71,7 @@ func (t Term) End() time.Time {
 type termKey struct{}
 
 // TermOf returns the term of a leading context, or of any context derived
-// from one; false for a context outside every term.
+// from one; the zero Term and false for a context outside every term.
 func TermOf(ctx context.Context) (Term, bool) {
 	t, ok := ctx.Value(termKey{}).(Term)
 	return t, ok

@@ -89,3 +89,14 @@ func TestEachTermLearnsAFencingNumberThatGrowsWithEachChangeOfHands(t *testing.T
 	require.Less(t, fences[0], fences[1])
 	require.Less(t, fences[1], fences[2])
 }
+
+// TermOf a context outside every term returns the zero Term and false. A
+// caller that asks the zero Term for its end anyway gets the zero time,
+// an end long past, not a crash.
+func TestTheZeroTermEndsAtTheZeroTime(t *testing.T) {
+	term, ok := leaderelection.TermOf(context.Background())
+	require.False(t, ok)
+	var end time.Time
+	require.NotPanics(t, func() { end = term.End() })
+	require.True(t, end.IsZero(), "the zero Term ends at %v", end)
+}
