@@ -1,0 +1,73 @@
+package fakeapiserver
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// InstallCRD starts serving a custom resource, as creating its
+// CustomResourceDefinition does: its paths answer, and discovery lists
+// it. Installing one whose group and plural are served already is an
+// error.
+func (s *Server) InstallCRD(c CRD) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := c.resource()
+	if _, ok := s.resources[res.GroupResource()]; ok {
+		return fmt.Errorf("fakeapiserver: %s is served already", res.GroupResource())
+	}
+	s.resources[res.GroupResource()] = res
+	return nil
+}
+
+// RemoveCRD stops serving a custom resource, as deleting its
+// CustomResourceDefinition does: first every object of it is deleted
+// (each a DELETED event, at a resourceVersion of its own), then its open
+// watches end, then its paths answer 404 and discovery no longer lists
+// it. It returns how many objects it deleted.
+func (s *Server) RemoveCRD(gr schema.GroupResource) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res, ok := s.resources[gr]
+	if !ok || !res.Custom {
+		return 0, fmt.Errorf("fakeapiserver: no custom resource %s", gr)
+	}
+	state := s.current[gr]
+	keys := sortedKeys(state)
+	for _, k := range keys {
+		s.commitLocked(gr, deleted, state[k].DeepCopy())
+	}
+	s.cutWatchesOfLocked(gr)
+	delete(s.resources, gr)
+	return len(keys), nil
+}
+
+// MoveCRD serves a custom resource at another version instead of its
+// current one, as changing the served version of its
+// CustomResourceDefinition does: its objects stay, now read with
+// apiVersion <group>/<version>; the old version's paths answer 404 and
+// vanish from discovery; its open watches end, as kube-apiserver ends
+// them when it rebuilds the resource's storage.
+func (s *Server) MoveCRD(gr schema.GroupResource, version string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res, ok := s.resources[gr]
+	if !ok || !res.Custom {
+		return fmt.Errorf("fakeapiserver: no custom resource %s", gr)
+	}
+	res.Version = version
+	s.resources[gr] = res
+	s.cutWatchesOfLocked(gr)
+	return nil
+}
+
+// cutWatchesOfLocked ends the open watches of one resource.
+func (s *Server) cutWatchesOfLocked(gr schema.GroupResource) {
+	for wt := range s.watchers {
+		if wt.gr == gr {
+			wt.cut()
+			delete(s.watchers, wt)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package fakeapiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// decodeObject reads a request's body as an object of res. A built-in
+// resource's body (JSON or protobuf, by Content-Type) is decoded into its
+// Go type and back, so fields the type does not know are dropped, as
+// kube-apiserver drops them; a custom resource's is JSON, kept whole.
+func (s *Server) decodeObject(r *http.Request, res Resource) (*unstructured.Unstructured, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if res.Custom {
+		if mediaType == mediaProtobuf {
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "create", res.GroupResource(), "", "the body of the request was in an unknown format - accepted media types include: application/json", 0, false)
+		}
+		obj, _, err := unstructured.UnstructuredJSONScheme.Decode(body, nil, nil)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %T, not an object", obj))
+		}
+		return u, nil
+	}
+	gvk := res.GVK()
+	obj, _, err := s.codecs.UniversalDeserializer().Decode(body, &gvk, nil)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if got := obj.GetObjectKind().GroupVersionKind(); got != gvk {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %s, not a %s", got, gvk))
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+// decodeDeleteOptions reads a DELETE's body, if any, as DeleteOptions.
+func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	opts := &metav1.DeleteOptions{}
+	if len(body) == 0 {
+		return opts, nil
+	}
+	if mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mediaType != mediaProtobuf {
+		if err := json.Unmarshal(body, opts); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		return opts, nil
+	}
+	gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+	if _, _, err := s.codecs.UniversalDeserializer().Decode(body, &gvk, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return opts, nil
+}

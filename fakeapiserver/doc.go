@@ -1,0 +1,86 @@
+// Package fakeapiserver is a fake kube-apiserver: an http.Handler, in
+// process, that serves the requests this library makes with the
+// semantics it depends on, so whole controllers (informers, leader
+// election, sharding) can run against it inside a testing/synctest
+// bubble, on simulated time, over an in-memory network.
+//
+// A fake is only as good as its agreement with the real thing: every
+// behaviour listed below is checked against a real kube-apiserver by this
+// package's differential conformance test (conformance_test.go), which
+// runs the same scripted requests against both and compares the answers.
+// A difference is a bug in the fake.
+//
+// # Where it sits
+//
+//	your test ──Compact, CutWatches, InstallCRD/RemoveCRD/MoveCRD──▶ Server
+//	clients (reflector, elector, ...) ──HTTP──▶ InMemory ──▶ WithFaults ──▶ Server
+//
+// Its little sibling memlistwatch is a ListerWatcher for one collection,
+// for examples and unit tests of the reflector; this one is a whole
+// server that real clients (client-go's rest package, discovery) talk to.
+//
+// # Usage
+//
+//	synctest.Test(t, func(t *testing.T) {
+//		srv := fakeapiserver.New()
+//		mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, inject))
+//		defer mem.Close()
+//		factory, _ := sharedinformer.NewFactory(mem.Config(), opts)
+//		// ... run, write, srv.Compact(srv.ResourceVersion()), srv.CutWatches()
+//		synctest.Wait() // every goroutine idle: compare caches with srv.Objects
+//	})
+//
+// # What it models
+//
+//   - resourceVersions: one counter for every object of every resource
+//     (etcd's revision); each write takes the next.
+//   - resources: BuiltIns (namespaces, configmaps, secrets, pods,
+//     services, leases), namespaced and cluster-scoped; custom resources
+//     installed, removed (their objects deleted first, with DELETED
+//     events) and moved to another version at runtime.
+//   - GET; LIST with limit and continue (410 Expired for a token older
+//     than the compaction); label selectors; field selectors on
+//     metadata.name and metadata.namespace; the resourceVersion and
+//     resourceVersionMatch rules of an etcd-backed list.
+//   - WATCH: from a resourceVersion, or "0"/"" with synthetic ADDED
+//     events; 410 after compaction; bookmarks; the streamed initial list
+//     (sendInitialEvents) with its initial-events-end bookmark;
+//     timeoutSeconds; selector transitions as ADDED/DELETED.
+//   - writes: POST (409 AlreadyExists; the namespace must exist;
+//     generateName), PUT (409 Conflict on a stale resourceVersion or a
+//     wrong uid; create-on-update for Leases; an unchanged object is not
+//     written), DELETE (404; uid and resourceVersion preconditions, 409).
+//   - encodings: JSON, protobuf for built-in types (never for custom
+//     ones), and the metadata-only form (as=PartialObjectMetadata).
+//   - discovery: /api, /apis, /apis/<group>, /api/v1 and
+//     /apis/<group>/<version>, in the legacy form.
+//
+// Faults are not the server's business: WithFaults wraps it with an
+// Injector that picks, per request, latency, a hang until the client
+// gives up, a status code (409, 429, 500, 503, ...) or a dropped
+// connection. CutWatches ends every open watch, as a broken connection
+// does.
+//
+// # What it does not model
+//
+// Authentication and authorization (everyone may do anything), admission
+// and validation beyond the checks above, defaulting, managedFields,
+// finalizers and graceful deletion (a DELETE removes at once; a deleted
+// namespace vanishes instead of staying Terminating, and its objects
+// stay), PATCH, subresources, deletecollection, dry-run, the aggregated
+// discovery form, the watch cache's own answers (resourceVersion "0"
+// honours limit here, as with the cache off), and the real server's
+// timing.
+//
+// # Invariants
+//
+//   - The state of a resource at resourceVersion N, for any N since the
+//     last compaction, is the state at the compaction plus the writes up
+//     to N.
+//   - Each watch gets its events in resourceVersion order; writes never
+//     wait for a slow watcher (its queue is unbounded).
+//   - Created inside a synctest bubble, the server, InMemory and the
+//     clients that use it wait only on the bubble's channels, timers and
+//     locks: synctest.Wait returns once every request is answered and
+//     every watch is idle.
+package fakeapiserver

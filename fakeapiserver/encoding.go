@@ -1,0 +1,288 @@
+package fakeapiserver
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+)
+
+// Media types, as kube-apiserver names them.
+const (
+	mediaJSON     = "application/json"
+	mediaProtobuf = "application/vnd.kubernetes.protobuf"
+)
+
+// format is how one response is encoded, chosen from the request's
+// Accept header by negotiate.
+type format struct {
+	protobuf bool // protobuf, else JSON
+	// partial asks for metadata only (as=PartialObjectMetadata or
+	// as=PartialObjectMetadataList, group meta.k8s.io, version v1):
+	// kube-apiserver's server-side transformation for metadata clients.
+	partial bool
+}
+
+// negotiate picks the first media type in the Accept header that the
+// server can answer with for res: protobuf only for a built-in resource,
+// as kube-apiserver serves custom resources as JSON alone. No Accept, or
+// */*, is JSON. Nothing acceptable answers 406.
+func negotiate(r *http.Request, res Resource) (format, error) {
+	accept := r.Header.Get("Accept")
+	if strings.TrimSpace(accept) == "" {
+		return format{}, nil
+	}
+	for _, clause := range strings.Split(accept, ",") {
+		typ, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
+		if err != nil {
+			continue
+		}
+		switch {
+		case params["as"] != "":
+			if typ == mediaJSON && params["g"] == "meta.k8s.io" && params["v"] == "v1" &&
+				strings.HasPrefix(params["as"], "PartialObjectMetadata") {
+				return format{partial: true}, nil
+			}
+		case typ == mediaProtobuf && !res.Custom:
+			return format{protobuf: true}, nil
+		case typ == mediaJSON, typ == "*/*", typ == "application/*":
+			return format{}, nil
+		}
+	}
+	return format{}, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", res.GroupResource(), "",
+		fmt.Sprintf("only the following media types are accepted: %s", acceptable(res)), 0, false)
+}
+
+func acceptable(res Resource) string {
+	if res.Custom {
+		return mediaJSON
+	}
+	return mediaJSON + ", " + mediaProtobuf
+}
+
+// contentType is the Content-Type of a response in f; list says whether
+// it holds a list (for the metadata-only form's "as" parameter).
+func (f format) contentType(list bool) string {
+	switch {
+	case f.protobuf:
+		return mediaProtobuf
+	case f.partial && list:
+		return mediaJSON + ";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+	case f.partial:
+		return mediaJSON + ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+	}
+	return mediaJSON
+}
+
+// encodeObject encodes one stored object as res's version serves it.
+func (s *Server) encodeObject(f format, res Resource, u *unstructured.Unstructured) ([]byte, error) {
+	u = u.DeepCopy()
+	u.SetAPIVersion(res.GroupVersion().String())
+	u.SetKind(res.Kind)
+	switch {
+	case f.partial:
+		p, err := partialOf(u)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(p)
+	case f.protobuf:
+		typed, err := s.typed(u)
+		if err != nil {
+			return nil, err
+		}
+		return encodeProtobuf(typed)
+	}
+	return json.Marshal(u.Object)
+}
+
+// encodeList encodes a LIST answer: items (stored objects) and meta.
+func (s *Server) encodeList(f format, res Resource, items []*unstructured.Unstructured, lm metav1.ListMeta) ([]byte, error) {
+	switch {
+	case f.partial:
+		list := &metav1.PartialObjectMetadataList{ListMeta: lm}
+		list.APIVersion, list.Kind = "meta.k8s.io/v1", "PartialObjectMetadataList"
+		for _, u := range items {
+			p, err := partialOf(u)
+			if err != nil {
+				return nil, err
+			}
+			list.Items = append(list.Items, *p)
+		}
+		return json.Marshal(list)
+	case f.protobuf:
+		list, err := s.scheme.New(res.GroupVersion().WithKind(res.ListKind))
+		if err != nil {
+			return nil, err
+		}
+		objs := make([]runtime.Object, 0, len(items))
+		for _, u := range items {
+			u = u.DeepCopy()
+			u.SetAPIVersion(res.GroupVersion().String())
+			u.SetKind(res.Kind)
+			typed, err := s.typed(u)
+			if err != nil {
+				return nil, err
+			}
+			typed.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // items carry no TypeMeta
+			objs = append(objs, typed)
+		}
+		if err := setList(list, objs, lm); err != nil {
+			return nil, err
+		}
+		list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.ListKind))
+		return encodeProtobuf(list)
+	}
+	out := map[string]any{
+		"apiVersion": res.GroupVersion().String(),
+		"kind":       res.ListKind,
+		"metadata":   listMetaJSON(lm),
+	}
+	objs := make([]any, 0, len(items))
+	for _, u := range items {
+		u = u.DeepCopy()
+		u.SetAPIVersion(res.GroupVersion().String())
+		u.SetKind(res.Kind)
+		objs = append(objs, u.Object)
+	}
+	out["items"] = objs
+	return json.Marshal(out)
+}
+
+func listMetaJSON(meta metav1.ListMeta) map[string]any {
+	m := map[string]any{"resourceVersion": meta.ResourceVersion}
+	if meta.Continue != "" {
+		m["continue"] = meta.Continue
+	}
+	if meta.RemainingItemCount != nil {
+		m["remainingItemCount"] = *meta.RemainingItemCount
+	}
+	return m
+}
+
+// setList puts objs and meta into a typed list.
+func setList(list runtime.Object, objs []runtime.Object, lm metav1.ListMeta) error {
+	if err := meta.SetList(list, objs); err != nil {
+		return err
+	}
+	acc, err := meta.ListAccessor(list)
+	if err != nil {
+		return err
+	}
+	acc.SetResourceVersion(lm.ResourceVersion)
+	acc.SetContinue(lm.Continue)
+	acc.SetRemainingItemCount(lm.RemainingItemCount)
+	return nil
+}
+
+// typed converts a stored object to its Go type, for protobuf.
+func (s *Server) typed(u *unstructured.Unstructured) (runtime.Object, error) {
+	obj, err := s.scheme.New(u.GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return nil, err
+	}
+	obj.GetObjectKind().SetGroupVersionKind(u.GroupVersionKind())
+	return obj, nil
+}
+
+// partialOf is u's metadata as a PartialObjectMetadata.
+func partialOf(u *unstructured.Unstructured) (*metav1.PartialObjectMetadata, error) {
+	p := &metav1.PartialObjectMetadata{}
+	p.APIVersion, p.Kind = "meta.k8s.io/v1", "PartialObjectMetadata"
+	meta, _ := u.Object["metadata"].(map[string]any)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(meta, &p.ObjectMeta); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// protobufEncoder writes kube-apiserver's protobuf envelope: the magic
+// "k8s\x00", then a runtime.Unknown holding the object's apiVersion, kind
+// and protobuf bytes.
+var protobufEncoder = protobuf.NewSerializer(nil, nil)
+
+func encodeProtobuf(obj runtime.Object) ([]byte, error) {
+	var b bytes.Buffer
+	if err := protobufEncoder.Encode(obj, &b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// encodeEvent encodes one watch event as a frame of the watch stream: in
+// JSON, {"type":...,"object":...} and a newline; in protobuf, a
+// metav1.WatchEvent (no envelope) after its length, 4 bytes big-endian.
+// object is already encoded in f.
+func encodeEvent(f format, typ string, object []byte) ([]byte, error) {
+	ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: object}}
+	if !f.protobuf {
+		b, err := json.Marshal(&ev)
+		return append(b, '\n'), err
+	}
+	b, err := ev.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
+	return append(frame, b...), nil
+}
+
+// encodeStatus encodes an error's Status in f (a Status has no
+// metadata-only form: it is sent as JSON then).
+func encodeStatus(f format, err error) (int, []byte) {
+	st := apiStatus(err)
+	b, _ := encodeStatusObject(f, &st)
+	return int(st.Code), b
+}
+
+func encodeStatusObject(f format, st *metav1.Status) ([]byte, error) {
+	st.APIVersion, st.Kind = "v1", "Status"
+	if f.protobuf {
+		return encodeProtobuf(st)
+	}
+	return json.Marshal(st)
+}
+
+// apiStatus is err as a Status: an API error's own, anything else a 500.
+func apiStatus(err error) metav1.Status {
+	if se, ok := err.(apierrors.APIStatus); ok {
+		return se.Status()
+	}
+	return apierrors.NewInternalError(err).Status()
+}
+
+// writeError answers with err's Status.
+func writeError(w http.ResponseWriter, f format, err error) {
+	code, body := encodeStatus(f, err)
+	w.Header().Set("Content-Type", f.statusContentType())
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+func (f format) statusContentType() string {
+	if f.protobuf {
+		return mediaProtobuf
+	}
+	return mediaJSON
+}
+
+// writeBody answers with an encoded object or list.
+func writeBody(w http.ResponseWriter, code int, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,88 @@
+package fakeapiserver
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Fault is what WithFaults does to one request before (or instead of)
+// serving it. The zero Fault serves it untouched.
+type Fault struct {
+	// Latency delays the request this long first (on the clock of the
+	// goroutine serving it: simulated time inside a synctest bubble). If
+	// the client gives up meanwhile, nothing is served.
+	Latency time.Duration
+	// Hang never answers: the request waits until the client's context
+	// ends (its timeout, or a cancel), as a request to a stalled server.
+	Hang bool
+	// Status answers with this code instead of serving the request: a
+	// Status whose reason is the code's (409 Conflict, 429
+	// TooManyRequests, 500 InternalError, 503 ServiceUnavailable, ...).
+	// The server never sees the request.
+	Status int
+	// RetryAfter, with Status, is the Retry-After the answer carries, in
+	// seconds, as a real server's 429 does. Zero sends none.
+	RetryAfter int
+	// Drop closes the connection without an answer, as a network cut
+	// does: the client sees an EOF or a reset.
+	Drop bool
+}
+
+// Injector chooses the Fault for each request; it is called once per
+// request, from the request's goroutine, so it may keep state behind a
+// lock (a seeded random source, a schedule, a counter).
+type Injector func(r *http.Request) Fault
+
+// WithFaults wraps a handler (a Server, usually) so that each request
+// first meets the Fault that inject chooses. Faults live here, outside
+// the Server, so the Server itself stays a faithful model of
+// kube-apiserver and every fault is visible in one place.
+func WithFaults(next http.Handler, inject Injector) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f := inject(r)
+		if f.Latency > 0 {
+			t := time.NewTimer(f.Latency)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
+		switch {
+		case f.Hang:
+			<-r.Context().Done()
+		case f.Drop:
+			panic(http.ErrAbortHandler) // net/http closes the connection, unlogged
+		case f.Status != 0:
+			err := apierrors.NewGenericServerResponse(f.Status, verbOf(r), schema.GroupResource{}, "",
+				fmt.Sprintf("injected fault: %d", f.Status), f.RetryAfter, false)
+			if f.RetryAfter > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(f.RetryAfter))
+			}
+			writeError(w, format{}, err)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+func verbOf(r *http.Request) string {
+	switch r.Method {
+	case http.MethodPost:
+		return "create"
+	case http.MethodPut:
+		return "update"
+	case http.MethodDelete:
+		return "delete"
+	}
+	if r.URL.Query().Get("watch") == "true" {
+		return "watch"
+	}
+	return "get"
+}

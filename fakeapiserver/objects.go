@@ -1,0 +1,169 @@
+package fakeapiserver
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// optimisticLock is kube-apiserver's message for a write whose
+// resourceVersion is no longer the stored one.
+const optimisticLock = "the object has been modified; please apply your changes to the latest version and try again"
+
+// create stores u (the server's from now on) as a new object of res.
+func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.createLocked(res, u)
+}
+
+// createLocked is POST: a name (or one generated from generateName), a
+// namespace that exists, a key not taken (409 AlreadyExists); then the
+// system fields (uid, creationTimestamp, generation for a custom
+// resource) and the next resourceVersion. s.mu must be held.
+func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	gr := res.GroupResource()
+	if u.GetName() == "" {
+		if u.GetGenerateName() == "" {
+			return nil, apierrors.NewInvalid(res.GVK().GroupKind(), "", field.ErrorList{
+				field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
+		}
+		s.names++
+		u.SetName(fmt.Sprintf("%s%05x", u.GetGenerateName(), s.names))
+	}
+	if res.Namespaced {
+		if _, ok := s.current[namespaces][objectKey{name: u.GetNamespace()}]; !ok {
+			return nil, apierrors.NewNotFound(namespaces, u.GetNamespace())
+		}
+	}
+	key := objectKey{u.GetNamespace(), u.GetName()}
+	if _, ok := s.current[gr][key]; ok {
+		return nil, apierrors.NewAlreadyExists(gr, u.GetName())
+	}
+	s.uids++
+	u.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", s.uids)))
+	u.SetCreationTimestamp(metav1.NewTime(time.Now().Truncate(time.Second)))
+	u.SetDeletionTimestamp(nil)
+	u.SetManagedFields(nil)
+	u.SetGeneration(0)
+	if res.Custom {
+		u.SetGeneration(1)
+	}
+	return s.commitLocked(gr, added, u).DeepCopy(), nil
+}
+
+// update is PUT, as kube-apiserver's generic registry does it:
+//
+//   - a uid in the body is a precondition: it must be the stored
+//     object's, and a missing object has none (409 Conflict);
+//   - a missing object answers 404, or, for a resource that allows
+//     create-on-update (Leases), is created whatever resourceVersion the
+//     body carries (201);
+//   - a resourceVersion must be the stored one (409 Conflict); none means
+//     "whatever is stored" for built-in resources and is refused (422) for
+//     custom ones;
+//   - an update that changes nothing writes nothing: no new
+//     resourceVersion and no event, as etcd's store skips it.
+//
+// It reports whether it created the object.
+func (s *Server) update(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	gr := res.GroupResource()
+	key := objectKey{u.GetNamespace(), u.GetName()}
+	old := s.current[gr][key]
+	if uid := u.GetUID(); uid != "" {
+		var stored types.UID
+		if old != nil {
+			stored = old.GetUID()
+		}
+		if uid != stored {
+			return nil, false, apierrors.NewConflict(gr, u.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, stored))
+		}
+	}
+	if old == nil {
+		if !res.CreateOnUpdate {
+			return nil, false, apierrors.NewNotFound(gr, u.GetName())
+		}
+		u.SetResourceVersion("")
+		u.SetUID("")
+		obj, err := s.createLocked(res, u)
+		return obj, err == nil, err
+	}
+	switch rv := u.GetResourceVersion(); {
+	case rv == "" && res.Custom:
+		return nil, false, apierrors.NewInvalid(schemaGroupKind(res), u.GetName(), field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "resourceVersion"), int64(0), "must be specified for an update")})
+	case rv != "" && rv != old.GetResourceVersion():
+		return nil, false, apierrors.NewConflict(gr, u.GetName(), errors.New(optimisticLock))
+	}
+	u.SetResourceVersion(old.GetResourceVersion())
+	u.SetUID(old.GetUID())
+	u.SetCreationTimestamp(old.GetCreationTimestamp())
+	u.SetGeneration(old.GetGeneration())
+	u.SetManagedFields(nil)
+	if res.Custom && !reflect.DeepEqual(u.Object["spec"], old.Object["spec"]) {
+		u.SetGeneration(old.GetGeneration() + 1)
+	}
+	if reflect.DeepEqual(withoutTypeMeta(u), withoutTypeMeta(old)) {
+		return old.DeepCopy(), false, nil
+	}
+	return s.commitLocked(gr, modified, u).DeepCopy(), false, nil
+}
+
+// schemaGroupKind is how kube-apiserver names a resource in an Invalid
+// error about its resourceVersion: the group and the resource's name.
+func schemaGroupKind(res Resource) schema.GroupKind {
+	return schema.GroupKind{Group: res.Group, Kind: res.Resource}
+}
+
+func withoutTypeMeta(u *unstructured.Unstructured) map[string]any {
+	m := make(map[string]any, len(u.Object))
+	for k, v := range u.Object {
+		if k != "apiVersion" && k != "kind" {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// delete is DELETE: 404 for a missing object, 409 Conflict when a
+// precondition (uid, resourceVersion) does not hold. It returns the
+// object's last state, stamped with the delete's resourceVersion.
+func (s *Server) delete(res Resource, key objectKey, pre *metav1.Preconditions) (*unstructured.Unstructured, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	gr := res.GroupResource()
+	old := s.current[gr][key]
+	if old == nil {
+		return nil, apierrors.NewNotFound(gr, key.name)
+	}
+	if pre != nil {
+		if pre.UID != nil && *pre.UID != old.GetUID() {
+			return nil, apierrors.NewConflict(gr, key.name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *pre.UID, old.GetUID()))
+		}
+		if pre.ResourceVersion != nil && *pre.ResourceVersion != old.GetResourceVersion() {
+			return nil, apierrors.NewConflict(gr, key.name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pre.ResourceVersion, old.GetResourceVersion()))
+		}
+	}
+	return s.commitLocked(gr, deleted, old.DeepCopy()).DeepCopy(), nil
+}
+
+// get is GET of one object.
+func (s *Server) get(res Resource, key objectKey) (*unstructured.Unstructured, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	obj := s.current[res.GroupResource()][key]
+	if obj == nil {
+		return nil, apierrors.NewNotFound(res.GroupResource(), key.name)
+	}
+	return obj.DeepCopy(), nil
+}

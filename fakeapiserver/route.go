@@ -1,0 +1,130 @@
+package fakeapiserver
+
+import (
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metainternalversionvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// request is a resource request taken apart: which resource, which
+// namespace ("" for all, or cluster-scoped), which object ("" for the
+// collection).
+type request struct {
+	res             Resource
+	namespace, name string
+}
+
+// route dispatches by path, as kube-apiserver's mux does:
+//
+//	/api, /apis, /api/v1, /apis/<group>/<version>, /version  discovery
+//	/api/v1/<resource>[/<name>]                               cluster-scoped, or all namespaces
+//	/api/v1/namespaces/<ns>/<resource>[/<name>]               namespaced
+//	/apis/<group>/<version>/...                               the same for a named group
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	var gv schema.GroupVersion
+	var rest []string
+	switch {
+	case len(parts) == 1 && parts[0] == "version":
+		s.serveVersion(w)
+		return
+	case parts[0] == "api" && len(parts) == 1:
+		s.serveCoreVersions(w)
+		return
+	case parts[0] == "apis" && len(parts) == 1:
+		s.serveGroups(w)
+		return
+	case parts[0] == "api":
+		gv, rest = schema.GroupVersion{Version: parts[1]}, parts[2:]
+	case parts[0] == "apis" && len(parts) >= 3:
+		gv, rest = schema.GroupVersion{Group: parts[1], Version: parts[2]}, parts[3:]
+	case parts[0] == "apis" && len(parts) == 2:
+		s.serveGroup(w, parts[1])
+		return
+	default:
+		notFound(w)
+		return
+	}
+	if len(rest) == 0 {
+		s.serveResources(w, gv)
+		return
+	}
+	req, ok := s.resolve(gv, rest)
+	if !ok {
+		notFound(w)
+		return
+	}
+	f, err := negotiate(r, req.res)
+	if err != nil {
+		writeError(w, format{}, err)
+		return
+	}
+	switch {
+	case r.Method == http.MethodGet && req.name == "":
+		s.serveList(w, r, req, f)
+	case r.Method == http.MethodGet:
+		s.serveGet(w, req, f)
+	case r.Method == http.MethodPost && req.name == "":
+		s.serveCreate(w, r, req, f)
+	case r.Method == http.MethodPut && req.name != "":
+		s.serveUpdate(w, r, req, f)
+	case r.Method == http.MethodDelete && req.name != "":
+		s.serveDelete(w, r, req, f)
+	default:
+		writeError(w, f, apierrors.NewMethodNotSupported(req.res.GroupResource(), r.Method))
+	}
+}
+
+// resolve finds the resource a path names, in a group version that
+// serves it now.
+func (s *Server) resolve(gv schema.GroupVersion, rest []string) (request, bool) {
+	var req request
+	if len(rest) >= 3 && rest[0] == "namespaces" {
+		req.namespace, rest = rest[1], rest[2:]
+	}
+	if len(rest) > 2 {
+		return req, false // subresources are not served
+	}
+	s.mu.Lock()
+	res, ok := s.resources[schema.GroupResource{Group: gv.Group, Resource: rest[0]}]
+	s.mu.Unlock()
+	if !ok || res.Version != gv.Version || (req.namespace != "" && !res.Namespaced) {
+		return req, false
+	}
+	req.res = res
+	if len(rest) == 2 {
+		req.name = rest[1]
+	}
+	if req.name != "" && res.Namespaced && req.namespace == "" {
+		return req, false // a namespaced object needs its namespace
+	}
+	return req, true
+}
+
+// notFound is kube-apiserver's answer for a path nothing serves.
+func notFound(w http.ResponseWriter) {
+	writeError(w, format{}, apierrors.NewNotFound(schema.GroupResource{}, ""))
+}
+
+// listOptions reads a LIST or WATCH's query and validates it as
+// kube-apiserver does.
+func listOptions(r *http.Request) (metav1.ListOptions, error) {
+	var internal metainternalversion.ListOptions
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &internal); err != nil {
+		return metav1.ListOptions{}, apierrors.NewBadRequest(err.Error())
+	}
+	var opts metav1.ListOptions
+	if err := metainternalversion.Convert_internalversion_ListOptions_To_v1_ListOptions(&internal, &opts, nil); err != nil {
+		return opts, apierrors.NewBadRequest(err.Error())
+	}
+	if errs := metainternalversionvalidation.ValidateListOptions(&internal, true); len(errs) > 0 {
+		return opts, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	return opts, nil
+}
