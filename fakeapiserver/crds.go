@@ -38,7 +38,7 @@ func (s *Server) RemoveCRD(gr schema.GroupResource) (int, error) {
 	for _, k := range keys {
 		s.commitLocked(gr, deleted, state[k].DeepCopy())
 	}
-	s.cutWatchesOfLocked(gr)
+	s.endWatchesOfLocked(gr)
 	delete(s.resources, gr)
 	return len(keys), nil
 }
@@ -58,15 +58,17 @@ func (s *Server) MoveCRD(gr schema.GroupResource, version string) error {
 	}
 	res.Version = version
 	s.resources[gr] = res
-	s.cutWatchesOfLocked(gr)
+	s.endWatchesOfLocked(gr)
 	return nil
 }
 
-// cutWatchesOfLocked ends the open watches of one resource.
-func (s *Server) cutWatchesOfLocked(gr schema.GroupResource) {
+// endWatchesOfLocked ends the open watches of one resource once they
+// have written the events already queued (a removed resource's DELETED
+// events among them).
+func (s *Server) endWatchesOfLocked(gr schema.GroupResource) {
 	for wt := range s.watchers {
 		if wt.gr == gr {
-			wt.cut()
+			wt.finish()
 			delete(s.watchers, wt)
 		}
 	}

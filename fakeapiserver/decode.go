@@ -38,18 +38,20 @@ func (s *Server) decodeObject(r *http.Request, res Resource) (*unstructured.Unst
 		return u, nil
 	}
 	gvk := res.GVK()
-	obj, _, err := s.codecs.UniversalDeserializer().Decode(body, &gvk, nil)
+	obj, got, err := s.codecs.UniversalDeserializer().Decode(body, &gvk, nil)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	if got := obj.GetObjectKind().GroupVersionKind(); got != gvk {
+	if *got != gvk {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %s, not a %s", got, gvk))
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return nil, err
 	}
-	return &unstructured.Unstructured{Object: m}, nil
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
 }
 
 // decodeDeleteOptions reads a DELETE's body, if any, as DeleteOptions.

@@ -39,9 +39,19 @@ type format struct {
 // as kube-apiserver serves custom resources as JSON alone. No Accept, or
 // */*, is JSON. Nothing acceptable answers 406.
 func negotiate(r *http.Request, res Resource) (format, error) {
-	accept := r.Header.Get("Accept")
+	if f, ok := pick(r.Header.Get("Accept"), res); ok {
+		return f, nil
+	}
+	// A Status is a built-in type: the error goes in protobuf if asked.
+	f, _ := pick(r.Header.Get("Accept"), Resource{})
+	return format{protobuf: f.protobuf}, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", res.GroupResource(), "",
+		fmt.Sprintf("only the following media types are accepted: %s", acceptable(res)), 0, false)
+}
+
+// pick is negotiate's choice, and false when nothing is acceptable.
+func pick(accept string, res Resource) (format, bool) {
 	if strings.TrimSpace(accept) == "" {
-		return format{}, nil
+		return format{}, true
 	}
 	for _, clause := range strings.Split(accept, ",") {
 		typ, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
@@ -52,16 +62,15 @@ func negotiate(r *http.Request, res Resource) (format, error) {
 		case params["as"] != "":
 			if typ == mediaJSON && params["g"] == "meta.k8s.io" && params["v"] == "v1" &&
 				strings.HasPrefix(params["as"], "PartialObjectMetadata") {
-				return format{partial: true}, nil
+				return format{partial: true}, true
 			}
 		case typ == mediaProtobuf && !res.Custom:
-			return format{protobuf: true}, nil
+			return format{protobuf: true}, true
 		case typ == mediaJSON, typ == "*/*", typ == "application/*":
-			return format{}, nil
+			return format{}, true
 		}
 	}
-	return format{}, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", res.GroupResource(), "",
-		fmt.Sprintf("only the following media types are accepted: %s", acceptable(res)), 0, false)
+	return format{}, false
 }
 
 func acceptable(res Resource) string {
@@ -71,18 +80,12 @@ func acceptable(res Resource) string {
 	return mediaJSON + ", " + mediaProtobuf
 }
 
-// contentType is the Content-Type of a response in f; list says whether
-// it holds a list (for the metadata-only form's "as" parameter).
-func (f format) contentType(list bool) string {
-	switch {
-	case f.protobuf:
+// contentType is the Content-Type of a response in f.
+func (f format) contentType() string {
+	if f.protobuf {
 		return mediaProtobuf
-	case f.partial && list:
-		return mediaJSON + ";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
-	case f.partial:
-		return mediaJSON + ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 	}
-	return mediaJSON
+	return mediaJSON // also for the metadata-only form, as kube-apiserver says it
 }
 
 // encodeObject encodes one stored object as res's version serves it.

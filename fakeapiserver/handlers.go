@@ -40,7 +40,7 @@ func (s *Server) writeList(w http.ResponseWriter, f format, res Resource, items 
 		writeError(w, f, err)
 		return
 	}
-	writeBody(w, http.StatusOK, f.contentType(true), body)
+	writeBody(w, http.StatusOK, f.contentType(), body)
 }
 
 func (s *Server) writeObject(w http.ResponseWriter, code int, f format, res Resource, obj *unstructured.Unstructured) {
@@ -49,7 +49,7 @@ func (s *Server) writeObject(w http.ResponseWriter, code int, f format, res Reso
 		writeError(w, f, err)
 		return
 	}
-	writeBody(w, code, f.contentType(false), body)
+	writeBody(w, code, f.contentType(), body)
 }
 
 func (s *Server) serveGet(w http.ResponseWriter, req request, f format) {
@@ -100,9 +100,8 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req request
 	s.writeObject(w, code, f, req.res, obj)
 }
 
-// serveDelete answers DELETE: a built-in resource answers with a Status
-// (Success), a custom one with the object's last state, as their
-// registries in kube-apiserver do.
+// serveDelete answers DELETE with a Status (Success), as kube-apiserver
+// does for the resources served here, custom ones included.
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request, f format) {
 	opts, err := s.decodeDeleteOptions(r)
 	if err != nil {
@@ -112,10 +111,6 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request
 	obj, err := s.delete(req.res, objectKey{req.namespace, req.name}, opts.Preconditions)
 	if err != nil {
 		writeError(w, f, err)
-		return
-	}
-	if req.res.Custom {
-		s.writeObject(w, http.StatusOK, f, req.res, obj)
 		return
 	}
 	st := metav1.Status{

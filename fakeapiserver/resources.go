@@ -25,8 +25,7 @@ type Resource struct {
 	// cluster-scoped.
 	Namespaced bool
 	// Custom marks a custom resource: JSON only, a PUT must carry a
-	// resourceVersion, created objects get metadata.generation, and a
-	// DELETE answers with the object rather than a Status.
+	// resourceVersion, and created objects get metadata.generation.
 	Custom bool
 	// CreateOnUpdate lets a PUT to a missing object create it, as Leases'
 	// strategy (AllowCreateOnUpdate) does. ConfigMaps and custom resources

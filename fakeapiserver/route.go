@@ -62,7 +62,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := negotiate(r, req.res)
 	if err != nil {
-		writeError(w, format{}, err)
+		writeError(w, f, err)
 		return
 	}
 	switch {
@@ -107,9 +107,11 @@ func (s *Server) resolve(gv schema.GroupVersion, rest []string) (request, bool) 
 	return req, true
 }
 
-// notFound is kube-apiserver's answer for a path nothing serves.
+// notFound is kube-apiserver's answer for a path nothing serves (a
+// resource not installed, or removed): net/http's plain-text 404, not a
+// Status. client-go reads it as NotFound all the same.
 func notFound(w http.ResponseWriter) {
-	writeError(w, format{}, apierrors.NewNotFound(schema.GroupResource{}, ""))
+	http.NotFound(w, nil)
 }
 
 // listOptions reads a LIST or WATCH's query and validates it as

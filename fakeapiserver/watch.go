@@ -29,7 +29,8 @@ const BookmarkInterval = time.Minute
 //     resourceVersion; an N newer than the latest write is an ERROR event,
 //     504 "Too large resource version".
 //   - allowWatchBookmarks: a BOOKMARK at the latest resourceVersion every
-//     BookmarkInterval, and 2 s before timeoutSeconds ends the watch.
+//     BookmarkInterval, and 2 s before timeoutSeconds ends the watch, each
+//     only if the server has moved past where the watch started.
 //   - timeoutSeconds: the server ends the watch after that long.
 //
 // The watch also ends when the client goes, on CutWatches, and when its
@@ -108,7 +109,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, res Resource
 		case <-deadline:
 			return
 		case <-bookmarkDue:
-			wt.push(watchItem{typ: bookmark, obj: bookmarkObject(s.ResourceVersion(), false)})
+			wt.bookmark(s.ResourceVersion())
 			scheduleBookmark()
 		}
 	}
@@ -140,6 +141,7 @@ func (s *Server) openWatch(wt *watcher, opts metav1.ListOptions) error {
 				wt.push(watchItem{typ: added, obj: state[key]})
 			}
 		}
+		wt.startRV = s.rv
 		if streaming && opts.AllowWatchBookmarks {
 			wt.push(watchItem{typ: bookmark, obj: bookmarkObject(s.rv, true)})
 		}
@@ -147,6 +149,7 @@ func (s *Server) openWatch(wt *watcher, opts metav1.ListOptions) error {
 		wt.fail(apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old."))
 		return nil
 	default:
+		wt.startRV = from
 		for _, c := range s.changesAfterLocked(from) {
 			wt.offer(c)
 		}

@@ -21,6 +21,12 @@ type watcher struct {
 	done    chan struct{} // closed by cut: end now, queue or not
 	cutOnce sync.Once
 
+	// startRV is the resourceVersion the watch started from (the state's,
+	// for one that starts with the current state). Set before the watch
+	// is registered, then only read. A periodic bookmark is sent only
+	// when the server has moved past it, as the watch cache does.
+	startRV int64
+
 	mu     sync.Mutex  // guards queue and ending
 	queue  []watchItem // events not yet written, oldest first
 	ending bool        // end once the queue is written (after an ERROR)
@@ -70,6 +76,14 @@ func (w *watcher) push(it watchItem) {
 	w.signal()
 }
 
+// bookmark queues a BOOKMARK at resourceVersion rv if that is newer than
+// where the watch started, as the watch cache sends one only then.
+func (w *watcher) bookmark(rv int64) {
+	if rv > w.startRV {
+		w.push(watchItem{typ: bookmark, obj: bookmarkObject(rv, false)})
+	}
+}
+
 // fail queues an ERROR event and ends the watch once it is written.
 func (w *watcher) fail(err error) {
 	w.mu.Lock()
@@ -78,6 +92,15 @@ func (w *watcher) fail(err error) {
 		return
 	}
 	w.queue = append(w.queue, watchItem{typ: errorEv, status: err})
+	w.ending = true
+	w.signal()
+}
+
+// finish ends the watch once the events already queued are written, as
+// the server ends watches on storage it tears down.
+func (w *watcher) finish() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.ending = true
 	w.signal()
 }
