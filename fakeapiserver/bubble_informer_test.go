@@ -17,6 +17,7 @@ import (
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/testenv"
 )
@@ -28,6 +29,15 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // watch later, its cache equals the server at quiescence, on simulated
 // time alone.
 func TestInformerInABubbleConvergesOnTheFakeServer(t *testing.T) {
+	for name, opt := range map[string]sharedinformer.InformerOption{
+		"PagedListProtobuf":     sharedinformer.WithReflector(reflector.Tuning{}),
+		"StreamingListProtobuf": sharedinformer.WithReflector(reflector.Tuning{StreamingList: true}),
+	} {
+		t.Run(name, func(t *testing.T) { informerConverges(t, opt) })
+	}
+}
+
+func informerConverges(t *testing.T, opt sharedinformer.InformerOption) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := fakeapiserver.New()
 		net := fakeapiserver.ServeInMemory(srv)
@@ -44,7 +54,7 @@ func TestInformerInABubbleConvergesOnTheFakeServer(t *testing.T) {
 				}
 			}})
 		require.NoError(t, err)
-		cms, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, factory, sharedinformer.InNamespace("default"))
+		cms, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, factory, sharedinformer.InNamespace("default"), opt)
 		require.NoError(t, err)
 		factory.Start(ctx)
 		require.NoError(t, factory.WaitForCacheSync(ctx))

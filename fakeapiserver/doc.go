@@ -69,8 +69,15 @@
 // namespace vanishes instead of staying Terminating, and its objects
 // stay), PATCH, subresources, deletecollection, dry-run, the aggregated
 // discovery form, the watch cache's own answers (resourceVersion "0"
-// honours limit here, as with the cache off), and the real server's
-// timing.
+// honours limit here, as with the cache off; a WATCH without a
+// resourceVersion gets no initial-events-end bookmark, as with the cache
+// off), and the real server's timing: discovery lists a custom resource
+// the moment it is served (the real one lags), a removed one's watches end
+// at once (the real one takes about a second), and bookmarks are due
+// exactly, once (the real cache looks every second, jittered). The
+// periodic bookmark's resourceVersion is the server's, which other
+// resources' writes move too; the real cache learns of those only through
+// etcd's progress notifications.
 //
 // # Invariants
 //

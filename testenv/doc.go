@@ -74,6 +74,37 @@
 //     "too old" afterwards.
 //   - Network faults: put testenv/faultproxy in front (Proxy, ConfigVia).
 //
+// # What kube-apiserver does (checked)
+//
+// Facts this library depends on, each checked by fakeapiserver's
+// differential conformance test (fakeapiserver/conformance_scripts_test.go)
+// against the control plane Main starts (watch cache on) and a private one
+// with DisableWatchCache:
+//
+//   - With the watch cache on, compaction gives no 410: only with the
+//     cache off does a WATCH from before it end in an ERROR event (410,
+//     reason Expired, "The resourceVersion for the provided watch is too
+//     old."), a continue token from before it answer 410 with a new token
+//     that goes on from the latest state, and an exact or paged LIST at an
+//     old resourceVersion answer 410. The shared control plane runs with
+//     the cache on.
+//   - A PUT to a missing Lease creates it (201), whatever resourceVersion
+//     the body carries; a uid in the body is a precondition, and a
+//     missing object fails it (409 Conflict). ConfigMaps and custom
+//     resources answer 404 instead, and a custom resource's PUT without a
+//     resourceVersion is 422.
+//   - An update that changes nothing keeps the resourceVersion and sends
+//     no event. DELETE answers a Status, for custom resources too.
+//   - The watch cache sends a bookmark 2 s before timeoutSeconds (one or
+//     two: it looks every second) only if its resourceVersion has moved
+//     past the watch's starting one; with the cache on, a WATCH without a
+//     resourceVersion that allows bookmarks also gets an
+//     initial-events-end bookmark.
+//   - A CRD's resource answers before discovery lists it; deleting the
+//     CRD sends a DELETED event per object, then ends the watch; moving
+//     it to another version ends the old version's watches. A path no
+//     longer served answers a plain-text 404, not a Status.
+//
 // # Invariants
 //
 // The processes never outlive the process that started them: Stop ends
