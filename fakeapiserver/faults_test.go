@@ -1,0 +1,65 @@
+package fakeapiserver_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/testenv"
+)
+
+// Each fault does what it says, on simulated time: a status answers
+// instead of the server, latency delays, a hang lasts until the
+// client's timeout, a drop breaks the connection.
+func TestFaultsAnswerForTheServerOnSimulatedTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var fault fakeapiserver.Fault
+		set := func(f fakeapiserver.Fault) { mu.Lock(); fault = f; mu.Unlock() }
+		mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(fakeapiserver.New(),
+			func(*http.Request) fakeapiserver.Fault { mu.Lock(); defer mu.Unlock(); return fault }))
+		defer mem.Close()
+		client, err := testenv.CoreV1Client(mem.Config())
+		require.NoError(t, err)
+		get := func(timeout time.Duration) (error, time.Duration) {
+			ctx, cancel := context.WithTimeout(t.Context(), timeout)
+			defer cancel()
+			start := time.Now()
+			err := client.Get().Resource("namespaces").Name("default").MaxRetries(0).Do(ctx).Error()
+			return err, time.Since(start)
+		}
+
+		set(fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
+		err, _ = get(time.Minute)
+		assert.True(t, apierrors.IsServiceUnavailable(err), "%v", err)
+		set(fakeapiserver.Fault{Status: http.StatusConflict})
+		err, _ = get(time.Minute)
+		assert.True(t, apierrors.IsConflict(err), "%v", err)
+
+		set(fakeapiserver.Fault{Latency: 3 * time.Second})
+		err, took := get(time.Minute)
+		assert.NoError(t, err)
+		assert.Equal(t, 3*time.Second, took, "simulated time is exact")
+
+		set(fakeapiserver.Fault{Hang: true})
+		err, took = get(10 * time.Second)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, 10*time.Second, took)
+
+		set(fakeapiserver.Fault{Drop: true})
+		err, _ = get(time.Minute)
+		assert.Error(t, err)
+
+		set(fakeapiserver.Fault{})
+		err, _ = get(time.Minute)
+		assert.NoError(t, err)
+	})
+}
