@@ -147,21 +147,23 @@ func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []
 // takeOverSuspects takes over the Lease of every member that looks dead
 // (unchanged or absent for its lease duration) but is not dead for
 // certain, and reports whether any takeover was written: only then may
-// that member's objects move. A member that renewed in the meantime
-// makes the guarded write fail, and keeps its objects.
+// that member's objects move. The suspects are judged once, and each
+// takeover is guarded by the version judged: a member that renewed since
+// — while an earlier takeover hung, say — makes the write fail, and
+// keeps its objects.
 func (s *Sharder) takeOverSuspects(ctx context.Context) bool {
 	took := false
-	for _, id := range s.members.suspects() {
-		taken, err := s.members.takeOver(ctx, id, takenOverBy(s.cfg.Identity))
+	for _, sus := range s.members.suspects() {
+		taken, err := s.members.takeOver(ctx, sus, takenOverBy(s.cfg.Identity))
 		if err != nil {
 			if ctx.Err() == nil {
-				s.cfg.Logger.Warn("sharding: taking over a member's Lease", "member", id, "err", err)
+				s.cfg.Logger.Warn("sharding: taking over a member's Lease", "member", sus.id, "err", err)
 			}
 			continue
 		}
 		s.metrics.tookOver(taken)
 		if taken {
-			s.cfg.Logger.Info("sharding: member taken over: its objects move", "ring", s.cfg.Ring, "member", id)
+			s.cfg.Logger.Info("sharding: member taken over: its objects move", "ring", s.cfg.Ring, "member", sus.id)
 			took = true
 		}
 	}

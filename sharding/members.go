@@ -3,6 +3,7 @@ package sharding
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -166,21 +167,29 @@ func (m *members) deadForCertain(id string) bool {
 	return ok && o.lease != nil && o.holder != id
 }
 
-// suspects returns the members to take over: not alive by their Lease
-// (unchanged for its duration, or absent for as long), yet not dead for
-// certain.
-func (m *members) suspects() []string {
+// suspect is a member judged expired, with the observation it was
+// judged by: its takeover is guarded by exactly that version, never by
+// one seen later.
+type suspect struct {
+	id     string
+	judged observation
+}
+
+// suspects returns the members to take over, each with the observation
+// judged: not alive by their Lease (unchanged for its duration, or absent
+// for as long), yet not dead for certain.
+func (m *members) suspects() []suspect {
 	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []string
+	var out []suspect
 	for id, o := range m.leases {
 		expired := !now.Before(o.at.Add(o.duration))
 		if expired && (o.lease == nil || o.holder == id) {
-			out = append(out, id)
+			out = append(out, suspect{id: id, judged: o})
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b suspect) int { return strings.Compare(a.id, b.id) })
 	return out
 }
 
@@ -198,32 +207,28 @@ func (m *members) dead() map[string]string {
 	return out
 }
 
-// takeOver makes member id's death certain, or finds it alive: it writes
-// the Lease as held by by, guarded by the resourceVersion this observer
-// judged expired, or creates it so if it is absent. A member that renewed
-// meanwhile (or put its deleted Lease back) makes the write fail with
-// 409: then it is alive, and the next poll says so. It reports whether
-// the takeover was written.
-func (m *members) takeOver(ctx context.Context, id, by string) (bool, error) {
-	m.mu.Lock()
-	o, ok := m.leases[id]
-	m.mu.Unlock()
-	if !ok {
-		return false, nil
-	}
+// takeOver makes suspect s's death certain, or finds it alive: it writes
+// the Lease as held by by, guarded by the resourceVersion of the
+// observation judged expired (s.judged), or creates it so if that
+// observation was "absent". It never uses a version seen since: a member
+// that renewed after it was judged (or put its deleted Lease back) makes
+// the write fail with 409, even if a poll has recorded the renewal
+// meanwhile; then it is alive, and the next judgement says so. It reports
+// whether the takeover was written.
+func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, error) {
 	ctx, cancel := informer.WithTimeout(ctx, m.clock, m.timeout)
 	defer cancel()
 	now := metav1.NewMicroTime(m.clock.Now())
 	var written coordinationv1.Lease
 	var err error
-	if o.lease != nil {
+	if o := s.judged; o.lease != nil {
 		taken := o.lease.DeepCopy() // carries the resourceVersion judged
 		taken.Spec.HolderIdentity, taken.Spec.RenewTime = &by, &now
 		err = m.client.Put().Namespace(m.namespace).Resource("leases").Name(taken.Name).Body(taken).Do(ctx).Into(&written)
 	} else {
 		seconds := int32(o.duration / time.Second)
 		taken := &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Namespace: m.namespace, Name: LeaseName(m.ring, id), Labels: leaseLabels(m.ring, id)},
+			ObjectMeta: metav1.ObjectMeta{Namespace: m.namespace, Name: LeaseName(m.ring, s.id), Labels: leaseLabels(m.ring, s.id)},
 			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &by, RenewTime: &now, LeaseDurationSeconds: &seconds},
 		}
 		err = m.client.Post().Namespace(m.namespace).Resource("leases").Body(taken).Do(ctx).Into(&written)
@@ -236,6 +241,6 @@ func (m *members) takeOver(ctx context.Context, id, by string) (bool, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.record(id, &written, m.clock.Now())
+	m.record(s.id, &written, m.clock.Now())
 	return true, nil
 }
