@@ -178,6 +178,7 @@ func takenOverBy(identity string) string { return "taken-over-by-sharder:" + ide
 //
 //	label  drain  member x of the label  ring says  action
 //	none   -      -                      m          assign: label m
+//	x      any    no possible member     m          assign: label m, no drain
 //	x      any    dead for certain       m          move: label m, no drain
 //	x      any    not seen alive         -          nothing yet: takeOverSuspects decides
 //	x      no     alive                  x          nothing
@@ -189,7 +190,10 @@ func takenOverBy(identity string) string { return "taken-over-by-sharder:" + ide
 // directly instead of draining: no member reconciles it by its own key.
 //
 // "Dead for certain" is a member whose Lease it released, or a sharder
-// took over: never one merely not seen renewing.
+// took over: never one merely not seen renewing. "No possible member" is
+// a label value that cannot be part of a Lease name (possibleMember): no
+// member holds the object, so it is assigned as if unlabelled, and the
+// value is logged once.
 //
 // A child (an object whose controller owner is a sharded object in the
 // cache) is never decided by the ring: it follows its parent (see
@@ -219,11 +223,15 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 	if want == "" {
 		return nil // no member alive: the object waits, unlabelled or with its owner
 	}
+	stray := current != "" && !possibleMember(s.cfg.Ring, current)
+	if stray {
+		s.reportStray(r, key, current)
+	}
 	var action string
 	labels := map[string]*string{}
 	switch {
-	case current == "":
-		action, labels[shard.Label()] = "assign", &want
+	case current == "" || stray:
+		action, labels[shard.Label()], labels[shard.DrainLabel()] = "assign", &want, nil
 	case currentAlive:
 		switch {
 		case current == want && draining:
@@ -251,6 +259,15 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 		want = ""
 	}
 	return s.patch(ctx, r, key, obj.ResourceVersion, action, labels, want)
+}
+
+// reportStray logs, once per value, that key's shard label names no
+// possible member and that its objects are assigned by the ring.
+func (s *Sharder) reportStray(r *resource, key informer.Key, value string) {
+	if _, seen := s.strays.LoadOrStore(value, true); !seen {
+		s.cfg.Logger.Warn("sharding: a shard label names no possible member (it cannot be part of a Lease name); its objects are assigned by the ring",
+			"ring", s.cfg.Ring, "label", value, "resource", r.gvr.Resource, "first", key)
+	}
 }
 
 // patch writes labels on key, guarded by rv, and reports the action.

@@ -42,8 +42,10 @@
 // # Invariants
 //
 //   - An object is owned by the member its shard label names, and only
-//     while it carries no drain label. The labels and the Leases are all
-//     the state there is: the sharder keeps none, and a new one resumes.
+//     while it carries no drain label. A value that cannot be part of a
+//     Lease name (LeaseName) names no member: the object is assigned
+//     afresh. The labels and the Leases are all the state there is: the
+//     sharder keeps none, and a new one resumes.
 //   - A member reconciles only while its term lasts: its context ends at
 //     its last successful renew plus RenewDeadline, before the sharder,
 //     counting LeaseDuration on its own clock, can judge it dead and move

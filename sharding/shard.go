@@ -72,6 +72,16 @@ const (
 // share a name.
 func LeaseName(ring, member string) string { return "shard-" + ring + "." + member }
 
+// possibleMember reports whether id can name a member of ring: whether
+// LeaseName(ring, id) is a valid Lease name (a DNS subdomain, the API
+// server's rule for Lease names). A shard label whose value fails it —
+// "Member_X" is a valid label value but no part of a Lease name — names
+// no member: no member can hold such a Lease, and no sharder can take it
+// over.
+func possibleMember(ring, id string) bool {
+	return len(validation.IsDNS1123Subdomain(LeaseName(ring, id))) == 0
+}
+
 // leaseLabels are the labels of member's shard Lease in ring.
 func leaseLabels(ring, member string) map[string]string {
 	return map[string]string{LeaseRingLabel: ring, LeaseMemberLabel: member}

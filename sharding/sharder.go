@@ -93,6 +93,10 @@ type Sharder struct {
 	members *members
 	elector *leaderelection.Elector
 	metrics *sharderMetrics
+	// strays holds the shard label values reported as naming no possible
+	// member, so each is logged once, not at every object or retry. It
+	// only quiets the log: decide judges every value afresh.
+	strays sync.Map
 }
 
 // NewSharder validates cfg and returns a Sharder. A *ConfigError or a
