@@ -186,8 +186,10 @@ func takenOverBy(identity string) string { return "taken-over-by-sharder:" + ide
 //	x      yes    alive                  x          undrain (the ring changed back)
 //	x      yes    alive                  m ≠ x      nothing: x acknowledges by removing both labels
 //
-// An object whose controller owner is not in the sharder's caches moves
-// directly instead of draining: no member reconciles it by its own key.
+// An object whose controller owner is not in the sharder's caches (not
+// sharded, or deleted) is decided by this table like any other: its
+// member may reconcile it under its own key (EnqueueKey does), so it too
+// leaves a live member only by a drain.
 //
 // "Dead for certain" is a member whose Lease it released, or a sharder
 // took over: never one merely not seen renewing. "No possible member" is
@@ -213,11 +215,6 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 	if parent, pr := parentOf(obj, all); parent != nil {
 		return s.decideChild(ctx, r, key, obj, pr, parent, ring)
 	}
-	// An object with a controller owner that is not in the sharder's
-	// caches (not sharded, or deleted: an orphan the garbage collector has
-	// not removed yet) is reconciled by no member under its own key, so
-	// no member would acknowledge its drain: it moves directly.
-	orphan := metav1.GetControllerOf(obj) != nil
 	current, draining := obj.Labels[shard.Label()], obj.Labels[shard.DrainLabel()] != ""
 	want, currentAlive := ring.owner(RingKey(obj), current)
 	if want == "" {
@@ -236,8 +233,6 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 		switch {
 		case current == want && draining:
 			action, labels[shard.DrainLabel()] = "undrain", nil
-		case current != want && orphan:
-			action, labels[shard.Label()], labels[shard.DrainLabel()] = "move", &want, nil
 		case current != want && !draining:
 			yes := "true"
 			action, labels[shard.DrainLabel()] = "drain", &yes

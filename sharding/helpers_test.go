@@ -81,6 +81,9 @@ func runReplica(ctx context.Context, t *testing.T, cfg *rest.Config, ns, name st
 			defer queue.ShutDown()
 			must(cms.AddEventHandler(si.EnqueueOwner[*corev1.ConfigMap](queue, corev1.SchemeGroupVersion.WithKind("ConfigMap").GroupKind())))
 			must(cms.AddEventHandler(si.Filtered(si.EnqueueKey[*corev1.ConfigMap](queue), si.MatchingLabels[*corev1.ConfigMap](labels.SelectorFromSet(labels.Set{"role": "parent"})))))
+			// A drain is acknowledged under the object's own key: an orphaned
+			// child (its parent deleted) is drained like any object.
+			must(cms.AddEventHandler(si.Filtered(si.EnqueueKey[*corev1.ConfigMap](queue), si.MatchingLabels[*corev1.ConfigMap](labels.SelectorFromSet(labels.Set{shard.DrainLabel(): "true"})))))
 			must(cms.AddEventHandler(si.HandlerFuncs[*corev1.ConfigMap]{DeleteFunc: func(cm *corev1.ConfigMap, _ bool) {
 				if cm.Labels["role"] == "parent" {
 					rec.mu.Lock()
@@ -100,8 +103,11 @@ func runReplica(ctx context.Context, t *testing.T, cfg *rest.Config, ns, name st
 					rec.reconciles[key] = append(rec.reconciles[key], interval{shard.Member, start, time.Now()})
 					rec.mu.Unlock()
 				}()
-				time.Sleep(reconcileTime)
 				parent := must(cms.Lister().Namespace(key.Namespace).Get(key.Name)) // Reconciler checked it is ours
+				if parent.Labels["role"] != "parent" {
+					return workqueue.Result{}, nil // a child's own key: only to acknowledge a drain
+				}
+				time.Sleep(reconcileTime)
 				child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: key.Name + "-child", Namespace: key.Namespace,
 					Labels:          map[string]string{"role": "child"},
 					OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(parent, corev1.SchemeGroupVersion.WithKind("ConfigMap"))}}}

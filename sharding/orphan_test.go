@@ -10,25 +10,29 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
 	"github.com/listwatch/informer/testenv"
+	"github.com/listwatch/informer/workqueue"
 )
 
 // A child waits for its parent's handover, so a parent deleted in the
 // middle of a drain must not leave it waiting: with no garbage collector
 // to delete it (as in this control plane), the child is an orphan that
 // the ring decides under its own key, and nothing but the parent's delete
-// tells the sharder to look at it again. Two members hold their Leases
-// and reconcile nothing, so no drain is ever acknowledged; the parent
+// tells the sharder to look at it again. Two members hold their Leases;
+// each acknowledges the drains of children (it is given their own keys)
+// and of nothing else, so the parent's drain is never acknowledged: it
 // sits on the member the ring does not choose, draining, its child with
 // it. Once the sharder is at work (it assigned another object), the
-// parent is deleted: its child moves to the ring's member. (Found by the
-// replica checker, seed 29: a child stuck on its old member for as long
-// as the run lasted.)
+// parent is deleted: its child, an orphan on a live member, is drained
+// like any object, let go, and assigned to the ring's member. (Found by
+// the replica checker, seed 29: a child stuck on its old member for as
+// long as the run lasted.)
 func TestTheChildOfAParentDeletedMidDrainMovesByTheRing(t *testing.T) {
 	cp := testenv.Shared(t)
 	ns := cp.Namespace(t)
@@ -44,7 +48,11 @@ func TestTheChildOfAParentDeletedMidDrainMovesByTheRing(t *testing.T) {
 		member := must(sharding.NewMember(sharding.MemberConfig{
 			Client: must(leaderelection.NewClient(cfg)), Namespace: ns, Ring: ring, Name: name,
 			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: testLogger,
-			Run: func(ctx context.Context, shard sharding.Shard) { terms <- shard.Member; <-ctx.Done() },
+			Run: func(ctx context.Context, shard sharding.Shard) {
+				terms <- shard.Member
+				runKeyReconciler(ctx, t, cfg, ns, shard, labels.SelectorFromSet(labels.Set{"role": "child"}),
+					func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+			},
 		}))
 		wg.Go(func() { member.Run(ctx) })
 	}
@@ -61,28 +69,34 @@ func TestTheChildOfAParentDeletedMidDrainMovesByTheRing(t *testing.T) {
 	parent.Labels = map[string]string{shard.Label(): other, shard.DrainLabel(): "true"}
 	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
 	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1-child", Namespace: ns,
-		Labels:          map[string]string{shard.Label(): other},
+		Labels:          map[string]string{shard.Label(): other, "role": "child"},
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(parent, corev1.SchemeGroupVersion.WithKind("ConfigMap"))}}}
 	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(child).Do(ctx).Error())
 	witness := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "witness", Namespace: ns}}
 	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(witness).Do(ctx).Error())
 
-	assigned := make(chan informer.Key, 8)
-	var labels sync.Map
-	startSharder(ctx, t, &wg, cfg, ns, &labels, func(sc *sharding.SharderConfig) {
-		sc.OnLabel = func(_ string, key informer.Key, _ string) {
+	type labelling struct {
+		action string
+		key    informer.Key
+	}
+	assigned := make(chan labelling, 8)
+	var counts sync.Map
+	startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
+		sc.OnLabel = func(action string, key informer.Key, _ string) {
 			select {
-			case assigned <- key:
+			case assigned <- labelling{action, key}:
 			default: // more than this test reads: never block the sharder
 			}
 		}
 	})
-	require.Equal(t, "witness", receive(t, assigned, time.Minute).Name, "the sharder's first label is the witness's")
+	require.Equal(t, "witness", receive(t, assigned, time.Minute).key.Name, "the sharder's first label is the witness's")
 	require.Equal(t, other, labelOf(ctx, t, core, ns, child.Name), "the child waits for its draining parent")
 
 	require.NoError(t, core.Delete().Namespace(ns).Resource("configmaps").Name(parent.Name).Do(ctx).Error())
-	moved := receive(t, assigned, time.Minute) // a guard against hanging: without the fix nothing ever comes
-	require.Equal(t, child.Name, moved.Name)
+	step := receive(t, assigned, time.Minute) // a guard against hanging: without the fix nothing ever comes
+	require.Equal(t, labelling{"drain", informer.KeyFor(child)}, step, "the orphan leaves its live member by a drain")
+	step = receive(t, assigned, time.Minute)
+	require.Equal(t, labelling{"assign", informer.KeyFor(child)}, step, "let go, the orphan is assigned by the ring")
 	require.Equal(t, want, labelOf(ctx, t, core, ns, child.Name), "the orphan is on the ring's member")
 }
 

@@ -31,6 +31,13 @@ import (
 // The acknowledgement runs in the worker that holds the key, so no
 // reconcile of that key is running in this member when it is written:
 // the workqueue never gives one key to two workers.
+//
+// Every object leaves a live member by a drain (only the children of a
+// sharded parent follow the parent's instead), and a drain is
+// acknowledged only under the drained object's own key: give the
+// Reconciler that key at least when the drain label arrives. EnqueueKey
+// does; a member that maps some objects to their owner's key
+// (EnqueueOwner) only, never lets them go while it lives.
 func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, reconcile workqueue.ReconcileFunc[informer.Key]) workqueue.ReconcileFunc[informer.Key] {
 	return func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 		var obj T

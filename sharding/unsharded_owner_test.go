@@ -1,0 +1,143 @@
+package sharding_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/sharding"
+	si "github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/testenv"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// An object whose controller owner is not sharded (here a Secret, which
+// the sharder does not shard) is reconciled by its member under its own
+// key, as any object is when the member enqueues with EnqueueKey. So it
+// must leave a live member by a drain, like every other object: while
+// that member reconciles it, the sharder only asks it to let go, and the
+// new member reconciles it only after the old one acknowledged. Moved
+// directly, the new member would reconcile it while the old one still
+// did.
+func TestAnObjectWhoseOwnerIsNotShardedLeavesALiveMemberOnlyByADrain(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	cfg := fast(cp.Config())
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	core := must(testenv.CoreV1Client(cp.Config()))
+
+	// Two members, each reconciling every key it is given through
+	// sharding.Reconciler. The first reconcile of the object holds its
+	// key until the test lets go.
+	terms := make(chan string, 2)
+	began, ended := make(chan reconcileEvent, 8), make(chan reconcileEvent, 8)
+	letGo := make(chan struct{})
+	var holdOnce sync.Once
+	for _, name := range []string{"a", "b"} {
+		member := must(sharding.NewMember(sharding.MemberConfig{
+			Client: must(leaderelection.NewClient(cfg)), Namespace: ns, Ring: ring, Name: name,
+			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: testLogger,
+			Run: func(ctx context.Context, shard sharding.Shard) {
+				terms <- shard.Member
+				runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(), func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+					began <- reconcileEvent{shard.Member, time.Now()}
+					holdOnce.Do(func() {
+						select {
+						case <-letGo:
+						case <-ctx.Done():
+						}
+					})
+					ended <- reconcileEvent{shard.Member, time.Now()}
+					return workqueue.Result{}, nil
+				})
+			},
+		}))
+		wg.Go(func() { member.Run(ctx) })
+	}
+	guard := time.Minute // against hanging, not a timing
+	members := []string{receive(t, terms, guard), receive(t, terms, guard)}
+	slices.Sort(members)
+
+	// The object names a Secret as its controller: it sits on the ring at
+	// the Secret's key, and is labelled with the member the ring does not
+	// choose for it.
+	isController := true
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "credentials",
+			UID: types.UID("5ec7e700-0000-4000-8000-000000000001"), Controller: &isController}}}}
+	want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(obj))
+	old := members[0]
+	if old == want {
+		old = members[1]
+	}
+	obj.Labels = map[string]string{sharding.Shard{Ring: ring}.Label(): old}
+	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(obj).Do(ctx).Error())
+	first := receive(t, began, guard)
+	require.Equal(t, old, first.member, "its member reconciles it under its own key")
+
+	type labelling struct{ action, member string }
+	labelled := make(chan labelling, 8)
+	var counts sync.Map
+	startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
+		sc.OnLabel = func(action string, key informer.Key, member string) {
+			if key.Name == obj.Name {
+				labelled <- labelling{action, member}
+			}
+		}
+	})
+	step := receive(t, labelled, guard)
+	require.Equal(t, "drain", step.action,
+		"while %s reconciled it, the object whose owner is not sharded was %q to %s, not drained", old, step.action, step.member)
+
+	close(letGo) // the old member's reconcile ends; its next turn acknowledges the drain
+	done := receive(t, ended, guard)
+	require.Equal(t, old, done.member)
+	step = receive(t, labelled, guard)
+	require.Equal(t, labelling{"assign", want}, step, "once let go, the object goes to the ring's member")
+	next := receive(t, began, guard)
+	require.Equal(t, want, next.member, "the new member reconciles it")
+	require.False(t, next.at.Before(done.at), "the new member began before the old one's reconcile ended")
+}
+
+// reconcileEvent is a reconcile beginning or ending in a member.
+type reconcileEvent struct {
+	member string
+	at     time.Time
+}
+
+// runKeyReconciler runs, until ctx ends, a member's controller that
+// enqueues the objects of its shard that only selects under their own
+// key (EnqueueKey) and gives each key to sharding.Reconciler around
+// reconcile.
+func runKeyReconciler(ctx context.Context, t *testing.T, cfg *rest.Config, ns string, shard sharding.Shard, only labels.Selector, reconcile workqueue.ReconcileFunc[informer.Key]) {
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	factory := must(si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme}))
+	cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
+	client := must(factory.RESTClient(corev1.SchemeGroupVersion))
+	queue := workqueue.New(workqueue.Options[informer.Key]{})
+	defer queue.ShutDown()
+	must(cms.AddEventHandler(si.Filtered(si.EnqueueKey[*corev1.ConfigMap](queue), si.MatchingLabels[*corev1.ConfigMap](only))))
+	factory.Start(ctx)
+	defer factory.Wait()
+	if factory.WaitForCacheSync(ctx) != nil {
+		return
+	}
+	workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps", reconcile),
+		workqueue.RunOptions[informer.Key]{Workers: 2})
+}
