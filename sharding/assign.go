@@ -189,7 +189,10 @@ func takenOverBy(identity string) string { return "taken-over-by-sharder:" + ide
 // An object whose controller owner is not in the sharder's caches (not
 // sharded, or deleted) is decided by this table like any other: its
 // member may reconcile it under its own key (EnqueueKey does), so it too
-// leaves a live member only by a drain.
+// leaves a live member only by a drain. Before it acts on one, the
+// sharder asks the API server for the owner (ownerLags): one that exists
+// in a sharded resource is a parent the cache has not seen yet, and the
+// object waits for it as a child.
 //
 // "Dead for certain" is a member whose Lease it released, or a sharder
 // took over: never one merely not seen renewing. "No possible member" is
@@ -244,6 +247,11 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 	default:
 		s.members.track(current) // not seen alive is not dead: judge it, take it over, then move
 		return nil
+	}
+	// An owner missing from the cache may only be late (its watch lags):
+	// ask the API server before acting on an orphan.
+	if err := ownerLags(ctx, obj, all); err != nil {
+		return err
 	}
 	if action == "assign" || action == "move" {
 		if err := s.moveChildren(ctx, r, obj, want, all); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	informer "github.com/listwatch/informer"
@@ -28,12 +29,14 @@ import (
 //     draining (decideChild): a child made after the parent moved.
 
 // errChildChanged says a parent's children could not be moved because
-// the parent or a child changed since the sharder's cache saw it: the
-// parent's step is tried again shortly (childRetry), once the cache has
-// caught up, not after the queue's growing backoff.
-var errChildChanged = errors.New("sharding: a child changed since the cache saw it")
+// the parent or a child changed since the sharder's cache saw it, or
+// that a child's parent is not in the cache yet (ownerLags): the step is
+// tried again shortly (childRetry), once the cache has caught up, not
+// after the queue's growing backoff.
+var errChildChanged = errors.New("sharding: a child or its parent changed since the cache saw it")
 
-// childRetry is how soon a parent whose child changed is looked at again.
+// childRetry is how soon a parent whose child changed, or a child whose
+// parent the cache lacks, is looked at again.
 const childRetry = 100 * time.Millisecond
 
 // controllerIndex indexes the sharder's objects by the UID of their
@@ -64,6 +67,40 @@ func parentOf(obj *metav1.PartialObjectMetadata, all []*resource) (*metav1.Parti
 		}
 	}
 	return nil, nil
+}
+
+// ownerLags returns errChildChanged if obj's controller owner, missing
+// from the sharder's caches, is a sharded object all the same: the API
+// server has it, with the UID obj names, in a sharded resource of the
+// owner's API group. Then obj is a child whose parent the cache has not
+// seen yet (two resources are two watches, and one may lag), not an
+// orphan, and it waits for its parent rather than move ahead of it. It
+// costs one GET per sharded resource of that group; an owner of another
+// group (not sharded) costs none. A cluster-scoped owner of a namespaced
+// object is not looked for.
+func ownerLags(ctx context.Context, obj *metav1.PartialObjectMetadata, all []*resource) error {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil {
+		return nil
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil // names no resource the sharder could shard
+	}
+	for _, r := range all {
+		if r.gvr.Group != gv.Group {
+			continue
+		}
+		owner, err := freshMeta(ctx, r, informer.Key{Namespace: obj.Namespace, Name: ref.Name})
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return err
+		case owner.UID == ref.UID:
+			return errChildChanged
+		}
+	}
+	return nil
 }
 
 // decideChild lets a child catch up with its parent: once the parent is

@@ -75,7 +75,9 @@
 //     owner's key (RingKey), so it lands with its owner. A child whose
 //     owner is sharded follows the owner's handover and never runs ahead
 //     of it: it moves once the old owner has let the parent go, just
-//     before the parent is given to its new owner.
+//     before the parent is given to its new owner. A parent missing
+//     from the sharder's cache but on the API server (its watch lags)
+//     is waited for, never taken for absent.
 //
 // # What it costs
 //
@@ -83,5 +85,7 @@
 // object, through a metadata-only informer: its memory grows with all of
 // them, not 1/N. Every assignment and every move is one PATCH from the
 // sharder (a move from a live member: three PATCHes, two of them the
-// sharder's), so its client's QPS bounds how fast a rebalance goes.
+// sharder's; one GET more per sharded resource of its owner's API group
+// for an object whose controller owner the cache lacks), so its client's
+// QPS bounds how fast a rebalance goes.
 package sharding

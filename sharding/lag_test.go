@@ -1,0 +1,154 @@
+package sharding_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/sharding"
+	"github.com/listwatch/informer/testenv"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// A parent missing from the sharder's cache only because its watch lags
+// is no reason to treat its child as an orphan. The parents are
+// ConfigMaps, the children Secrets: two watches, so the sharder may see
+// a child before its parent. Here the sharder's ConfigMap watch is held,
+// and a parent and its child appear, both labelled with a live member
+// that the ring does not choose (created so, as a restore from a backup
+// would). The child must not move, nor be drained, ahead of its parent:
+// every relabel of the child finds the parent let go or already on the
+// child's new member, and in the end both are on the ring's member.
+func TestAChildWhoseParentTheSharderHasNotSeenYetWaitsForIt(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	cfg := fast(cp.Config())
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	core := must(testenv.CoreV1Client(cp.Config()))
+
+	// Two members acknowledge the drains of their ConfigMaps.
+	terms := make(chan string, 2)
+	for _, name := range []string{"a", "b"} {
+		member := must(sharding.NewMember(sharding.MemberConfig{
+			Client: must(leaderelection.NewClient(cfg)), Namespace: ns, Ring: ring, Name: name,
+			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: testLogger,
+			Run: func(ctx context.Context, shard sharding.Shard) {
+				terms <- shard.Member
+				runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(),
+					func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+			},
+		}))
+		wg.Go(func() { member.Run(ctx) })
+	}
+	guard := time.Minute // against hanging, not a timing
+	members := []string{receive(t, terms, guard), receive(t, terms, guard)}
+	slices.Sort(members)
+	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1", Namespace: ns}}
+	want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(parent))
+	old := members[0]
+	if old == want {
+		old = members[1]
+	}
+
+	gate := &watchGate{path: "/api/v1/namespaces/" + ns + "/configmaps", parent: parent.Name,
+		held: make(chan struct{}), release: make(chan struct{}), looked: make(chan struct{}), stop: ctx.Done()}
+	gated := rest.CopyConfig(cfg)
+	gated.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gatedTransport{gate, rt} }) // one per client the sharder builds
+	shard := sharding.Shard{Ring: ring}
+	var mu sync.Mutex
+	var ahead []string
+	childMoved := make(chan string, 8)
+	var counts sync.Map
+	startSharder(ctx, t, &wg, gated, ns, &counts, func(sc *sharding.SharderConfig) {
+		sc.Resources = append(sc.Resources, corev1.SchemeGroupVersion.WithResource("secrets"))
+		sc.OnLabel = func(action string, key informer.Key, member string) {
+			if key.Name != parent.Name+"-child" {
+				return
+			}
+			p := &corev1.ConfigMap{}
+			if err := core.Get().Namespace(ns).Resource("configmaps").Name(parent.Name).Do(context.Background()).Into(p); err == nil {
+				if owner := p.Labels[shard.Label()]; owner != "" && owner != member {
+					mu.Lock()
+					ahead = append(ahead, fmt.Sprintf("the child was %q toward %s while its parent was labelled %s (drain %q)",
+						action, member, owner, p.Labels[shard.DrainLabel()]))
+					mu.Unlock()
+				}
+			}
+			childMoved <- member
+		}
+	})
+	receive(t, gate.held, guard) // the sharder listed the ConfigMaps; their watch is held
+
+	parent.Labels = map[string]string{shard.Label(): old}
+	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
+	child := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: parent.Name + "-child", Namespace: ns,
+		Labels:          map[string]string{shard.Label(): old},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(parent, corev1.SchemeGroupVersion.WithKind("ConfigMap"))}}}
+	require.NoError(t, core.Post().Namespace(ns).Resource("secrets").Body(child).Do(ctx).Error())
+
+	// The sharder either acts on the child at once, or looks its parent
+	// up first and waits for its cache: then the watch goes on.
+	select {
+	case <-gate.looked:
+	case member := <-childMoved:
+		mu.Lock()
+		defer mu.Unlock()
+		require.Empty(t, ahead, "the child was relabelled (toward %s) before the sharder had seen its parent", member)
+	case <-time.After(guard):
+		t.Fatalf("the sharder did nothing with the child within %v", guard)
+	}
+	close(gate.release)
+	for member := receive(t, childMoved, guard); member != want; member = receive(t, childMoved, guard) {
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Empty(t, ahead, "the child ran ahead of its parent")
+}
+
+// watchGate is shared by the sharder's clients. It holds the WATCH of
+// the collection path until release is closed, and closes looked when
+// the sharder reads the object parent of that collection from the server.
+type watchGate struct {
+	path, parent string
+
+	held, release, looked chan struct{}
+	stop                  <-chan struct{} // the test's end
+	heldOnce, lookedOnce  sync.Once
+}
+
+// gatedTransport is one client's transport, next, behind the gate.
+type gatedTransport struct {
+	g    *watchGate
+	next http.RoundTripper
+}
+
+func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	g := t.g
+	switch {
+	case req.URL.Path == g.path && req.URL.Query().Get("watch") == "true":
+		g.heldOnce.Do(func() { close(g.held) })
+		select {
+		case <-g.release:
+		case <-g.stop:
+		}
+	case req.Method == http.MethodGet && req.URL.Path == g.path+"/"+g.parent && !strings.Contains(req.URL.RawQuery, "watch"):
+		g.lookedOnce.Do(func() { close(g.looked) })
+	}
+	return t.next.RoundTrip(req)
+}
