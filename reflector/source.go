@@ -1,13 +1,16 @@
 package reflector
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -64,23 +67,64 @@ func (s Source) ValidateScope() error {
 	return nil
 }
 
-// Canonical returns s with both selectors in one spelling: requirements
-// sorted, spaces dropped. Two sources that select the same objects, such
-// as labels "a=1,b=2" and "b=2, a=1", are then equal. s must be valid.
+// Canonical returns s with both selectors in one spelling, so that two
+// sources that select the same objects are equal: labels "a=1,b=2",
+// "b=2, a=1", "a==1,b in (2)" are all "a=1,b=2". A requirement of one
+// value is spelt key=value or key!=value ("==" and "in (v)" are "=",
+// "notin (v)" is "!="); the values of in and notin are sorted, without
+// repeats; requirements are sorted, without repeats. Field selectors are
+// spelt the same way ("==" is "="). s must be valid.
 func (s Source) Canonical() (Source, error) {
 	if err := s.Validate(); err != nil {
 		return Source{}, err
 	}
-	sel, _ := labels.Parse(s.LabelSelector) // labels.Parse sorts by key
-	s.LabelSelector = sel.String()
-	fsel, _ := fields.ParseSelector(s.FieldSelector)
-	var terms []string
+	sel, _ := labels.Parse(s.LabelSelector)
+	reqs, _ := sel.Requirements()
+	terms := make([]string, 0, len(reqs))
+	for _, r := range reqs {
+		term, err := canonicalRequirement(r)
+		if err != nil {
+			return Source{}, fmt.Errorf("reflector: label selector %q: %w", s.LabelSelector, err)
+		}
+		terms = append(terms, term)
+	}
+	s.LabelSelector = sortedTerms(terms)
+	fsel, _ := fields.ParseSelector(s.FieldSelector) // "==" parses as "="
+	terms = terms[:0]
 	for _, r := range fsel.Requirements() {
 		terms = append(terms, strings.TrimSpace(r.Field)+string(r.Operator)+fields.EscapeValue(r.Value))
 	}
-	slices.Sort(terms)
-	s.FieldSelector = strings.Join(terms, ",")
+	s.FieldSelector = sortedTerms(terms)
 	return s, nil
+}
+
+// canonicalRequirement spells r one way: its values sorted without
+// repeats, and a one-value "==", "in" or "notin" as "=" or "!=".
+func canonicalRequirement(r labels.Requirement) (string, error) {
+	values := slices.Sorted(maps.Keys(r.Values()))
+	op := r.Operator()
+	if len(values) == 1 {
+		switch op {
+		case selection.DoubleEquals, selection.In:
+			op = selection.Equals
+		case selection.NotIn:
+			op = selection.NotEquals
+		}
+	}
+	c, err := labels.NewRequirement(r.Key(), op, values)
+	if err != nil {
+		return "", err
+	}
+	return c.String(), nil
+}
+
+// sortedTerms joins terms sorted by key ("a=1,!b", not "!b,a=1"), then
+// by spelling, without repeats.
+func sortedTerms(terms []string) string {
+	slices.SortFunc(terms, func(a, b string) int {
+		return cmp.Or(strings.Compare(strings.TrimPrefix(a, "!"), strings.TrimPrefix(b, "!")), strings.Compare(a, b))
+	})
+	return strings.Join(slices.Compact(terms), ",")
 }
 
 // String names the collection for people: "configmaps in namespace shop,

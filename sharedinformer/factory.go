@@ -60,8 +60,9 @@ type FactoryOptions struct {
 // Factory hands out shared informers: one per Go type and scope (resource,
 // namespace, label selector, field selector, encoding), however many
 // callers ask. Controllers in one process that need the same collection
-// then share one LIST, one WATCH and one cache. Equivalent selectors, such
-// as "a=1,b=2" and "b=2,a=1", are one scope.
+// then share one LIST, one WATCH and one cache. Equivalent spellings of a
+// selector are one scope: "a=1,b=2" and "b=2, a=1", "app=web", "app==web"
+// and "app in (web)" (reflector.Source.Canonical).
 //
 // Scope is part of the identity (pitfall 7): an informer for the Pods of
 // namespace "a" and one for all Pods are two informers with two caches,

@@ -39,12 +39,17 @@ func InNamespace(namespace string) InformerOption {
 
 // WithLabels filters by a label selector, such as "app=web" or
 // "tier in (web,db)". It is parsed by InformerFor: one that does not
-// parse is an error there, not a LIST that fails forever.
+// parse is an error there, naming it, not a LIST that fails forever. The
+// informer is keyed, named and lists by the parsed selector in one
+// spelling, so "app==web" and "app in (web)" share the informer of
+// "app=web".
 func WithLabels(selector string) InformerOption {
 	return func(c *informerConfig) { c.source.LabelSelector = selector }
 }
 
 // WithFields filters by a field selector, such as "spec.nodeName=node-1".
+// Like WithLabels, it is parsed by InformerFor and spelt one way
+// ("==" is "=").
 func WithFields(selector string) InformerOption {
 	return func(c *informerConfig) { c.source.FieldSelector = selector }
 }
