@@ -29,12 +29,16 @@
 // Asking the factory twice for the same type and scope returns the same
 // informer, so controllers in one process share one LIST, one WATCH and
 // one cache. InformerFor checks what can be checked when it is called: the
-// selectors parse, the type is in the scheme, and the server serves it.
+// selectors parse, the type is in the scheme, the server serves it, and
+// InNamespace is given only for a namespaced resource (Nodes have no
+// namespace: a *ScopeError).
 // When the resource comes from the Go type, through discovery, a kind the
 // server does not serve (a CRD not installed) is an error at once. A
 // resource named with ForResource is checked against a typed informer's
 // kind where discovery knows it, and taken as given where it does not,
-// and always for *unstructured.Unstructured and metadata-only informers.
+// and always for *unstructured.Unstructured and metadata-only informers
+// (whose resource is looked up only for its scope, when a namespace is
+// given).
 // What only time can fix is waited for: a 403 from RBAC is retried, and
 // a resource the server's discovery does not list (a CRD not installed
 // yet, or deleted since) is reported once as reflector.ErrNotServed and

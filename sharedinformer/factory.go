@@ -158,9 +158,10 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 //
 // Everything that can be checked is checked here, so a mistake is an error
 // now rather than an informer that retries forever: the selectors parse,
-// T is in the scheme, and the server serves a resource of T's kind (or
+// T is in the scheme, the server serves a resource of T's kind (or
 // the ForResource resource holds T's kind and is spelled as the server
-// spells it). ctx bounds the discovery requests this may make. A type the
+// spells it), and a namespace is given only for a namespaced resource
+// (a *ScopeError otherwise, for every T). ctx bounds the discovery requests this may make. A type the
 // scheme knows in several versions is read in the scheme's first; name
 // the version with ForResource to choose another.
 //
@@ -195,6 +196,9 @@ func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...Inf
 		return nil, err
 	}
 	if c.source.Resource, err = f.resolveResource(ctx, goType, c.source.Resource); err != nil {
+		return nil, err
+	}
+	if err := f.checkScope(ctx, goType, c.source.Resource, c.source.Namespace); err != nil {
 		return nil, err
 	}
 	c.source.Protobuf = !c.json && reflector.ProtobufCapable[T]() && isTyped[T]()

@@ -2,14 +2,18 @@ package sharedinformer_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/sharedinformer"
@@ -83,4 +87,46 @@ func TestASelectorThatDoesNotParseIsAnErrorNamingIt(t *testing.T) {
 	assert.ErrorContains(t, err, `label selector "app in (web"`)
 	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f, sharedinformer.WithFields("metadata.name"))
 	assert.ErrorContains(t, err, `field selector "metadata.name"`)
+}
+
+// Nodes have no namespace: InNamespace on them would LIST
+// /api/v1/namespaces/x/nodes and get 404 for ever. It is an error when the
+// informer is asked for, naming the type, the resource and its scope, for
+// typed, unstructured and metadata-only informers alike.
+func TestANamespaceOnAClusterScopedTypeIsAnErrorNamingItsScope(t *testing.T) {
+	ctx := t.Context()
+	f := newFactory(t, discoveryServer(t))
+	nodes := sharedinformer.ForResource(corev1.SchemeGroupVersion.WithResource("nodes"))
+	for _, c := range []struct {
+		goType reflect.Type
+		ask    func(...sharedinformer.InformerOption) error
+	}{
+		{reflect.TypeFor[*corev1.Node](), func(opts ...sharedinformer.InformerOption) error {
+			_, err := sharedinformer.InformerFor[*corev1.Node](ctx, f, opts...)
+			return err
+		}},
+		{reflect.TypeFor[*corev1.Node](), func(opts ...sharedinformer.InformerOption) error {
+			_, err := sharedinformer.InformerFor[*corev1.Node](ctx, f, append(opts, nodes)...)
+			return err
+		}},
+		{reflect.TypeFor[*unstructured.Unstructured](), func(opts ...sharedinformer.InformerOption) error {
+			_, err := sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f, append(opts, nodes)...)
+			return err
+		}},
+		{reflect.TypeFor[*metav1.PartialObjectMetadata](), func(opts ...sharedinformer.InformerOption) error {
+			_, err := sharedinformer.InformerFor[*metav1.PartialObjectMetadata](ctx, f, append(opts, nodes)...)
+			return err
+		}},
+	} {
+		err := c.ask(sharedinformer.InNamespace("x"))
+		require.Error(t, err, "an informer of %v for Nodes in namespace x", c.goType)
+		var scoped *sharedinformer.ScopeError
+		require.ErrorAs(t, err, &scoped)
+		assert.Equal(t, sharedinformer.ScopeError{Type: c.goType, Resource: corev1.SchemeGroupVersion.WithResource("nodes"), Namespace: "x", Scope: meta.RESTScopeNameRoot}, *scoped)
+		assert.EqualError(t, err, fmt.Sprintf(`sharedinformer: informer of %v: nodes is cluster-scoped: it has no namespaces, so InNamespace("x") cannot apply; ask without it for the whole cluster`, c.goType))
+
+		require.NoError(t, c.ask(), "an informer of %v for the Nodes of the whole cluster", c.goType)
+	}
+	_, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.InNamespace("x"))
+	require.NoError(t, err, "ConfigMaps are namespaced")
 }

@@ -32,7 +32,9 @@ type informerConfig struct {
 }
 
 // InNamespace limits the informer to one namespace. Without it, an
-// informer of a namespaced resource sees every namespace.
+// informer of a namespaced resource sees every namespace. A
+// cluster-scoped resource (Nodes, Namespaces) has no namespaces: asking
+// for one in a namespace is an error from InformerFor, a *ScopeError.
 func InNamespace(namespace string) InformerOption {
 	return func(c *informerConfig) { c.source.Namespace = namespace }
 }
@@ -56,8 +58,8 @@ func WithFields(selector string) InformerOption {
 
 // ForResource names the resource explicitly. It is needed for
 // *unstructured.Unstructured and *metav1.PartialObjectMetadata, whose Go
-// type does not say which resource they hold, and for them it is not
-// checked. For a typed informer it is checked against the type through
+// type does not say which resource they hold, and for them it is only
+// checked for its scope (see InNamespace). For a typed informer it is checked against the type through
 // discovery: a resource that holds another kind, or a name that is not the
 // plural ("configmap"), is an error. A resource discovery does not know
 // (a CRD not installed yet) is not an error: the informer's LIST gets 404
