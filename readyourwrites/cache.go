@@ -1,6 +1,7 @@
 package readyourwrites
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,21 +23,33 @@ import (
 type Cache[T informer.Object] struct {
 	guard    *Guard
 	informer *si.Informer[T]
+	// arrivals, set when g's Options.OpaqueResourceVersions is, is the
+	// handler that sees written versions arrive; nil otherwise.
+	arrivals *arrivals[T]
+	// trackErr is why arrivals could not be registered (the informer has
+	// stopped); Wrote returns it.
+	trackErr error
 }
 
 // Track returns the Cache through which writes of inf's objects are
-// recorded in g.
+// recorded in g. With Options.OpaqueResourceVersions it registers a
+// handler on inf, which sees each written version arrive.
 func Track[T informer.Object](g *Guard, inf *si.Informer[T]) *Cache[T] {
-	return &Cache[T]{guard: g, informer: inf}
+	c := &Cache[T]{guard: g, informer: inf}
+	if g.opts.OpaqueResourceVersions {
+		c.arrivals, c.trackErr = newArrivals(g.opts.Name, inf)
+	}
+	return c
 }
 
 // Write sends req, a create, update or patch of one of the informer's
 // objects, decodes the object the API server answers into out, and
 // records, under owner (the key being reconciled), that the cache must
 // show that object at that resourceVersion or later before owner's next
-// reconcile. A generateName create is recorded like any other: the
-// answer names the object. A failed write records nothing and returns
-// its error.
+// reconcile (with Options.OpaqueResourceVersions: at exactly that
+// resourceVersion, or a change of that object after it). A generateName
+// create is recorded like any other: the answer names the object. A
+// failed write records nothing and returns its error.
 func (c *Cache[T]) Write(ctx context.Context, owner informer.Key, req *rest.Request, out T) error {
 	result := req.Do(ctx)
 	if err := result.Error(); err != nil {
@@ -58,7 +71,8 @@ var ErrAnswerUnreadable = errors.New("readyourwrites: the write succeeded, its a
 
 // Wrote records a write made without Write: obj is what the API server
 // answered, whose resourceVersion is the write's. It fails, recording
-// nothing, if obj is nil or has no resourceVersion.
+// nothing, if obj is nil or has no resourceVersion, or if the Cache's
+// informer had stopped when Track needed to register on it.
 func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) error {
 	if nilcheck.IsNil(obj) {
 		return fmt.Errorf("readyourwrites: %v: Wrote for %s: the answer is nil", c, owner)
@@ -66,6 +80,13 @@ func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) error {
 	key, rv := informer.KeyFor(obj), obj.GetResourceVersion()
 	if rv == "" {
 		return fmt.Errorf("readyourwrites: %v: Wrote for %s: %s has no resourceVersion (not an API server's answer?)", c, owner, key)
+	}
+	if c.trackErr != nil {
+		return fmt.Errorf("readyourwrites: %v: Wrote for %s: %w", c, owner, c.trackErr)
+	}
+	if c.arrivals != nil {
+		c.guard.record(owner, c.arrival(key, rv, obj.GetUID(), nil))
+		return nil
 	}
 	c.guard.record(owner, write{progress: c.informer.Progress, seen: func() bool {
 		if cached, ok := c.informer.Indexer().Get(key); ok && atOrAfter(cached.GetResourceVersion(), rv) {
@@ -117,6 +138,13 @@ func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating m
 	if !nilcheck.IsNil(terminating) {
 		terminatingRV = terminating.GetResourceVersion()
 	}
+	if c.arrivals != nil && terminatingRV != "" {
+		c.guard.record(owner, c.arrival(key, terminatingRV, cmp.Or(uid, terminating.GetUID()), func() bool {
+			cached, ok := c.informer.Indexer().Get(key)
+			return !ok || uid != "" && cached.GetUID() != uid
+		}))
+		return
+	}
 	c.guard.record(owner, write{progress: c.informer.Progress, seen: func() bool {
 		cached, ok := c.informer.Indexer().Get(key)
 		switch {
@@ -128,6 +156,18 @@ func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating m
 			return false
 		}
 	}})
+}
+
+// arrival is the record of a write of key at rv under opaque
+// resourceVersions: seen once it has arrived (see arrivals), or when
+// gone, if set, says the object is gone from the cache.
+func (c *Cache[T]) arrival(key informer.Key, rv string, uid types.UID, gone func() bool) write {
+	a := c.arrivals.expect(key, rv, uid, func() (T, bool) { return c.informer.Indexer().Get(key) })
+	return write{
+		progress: c.arrivals.Progress,
+		seen:     func() bool { return c.arrivals.hasArrived(a) || gone != nil && gone() },
+		drop:     func() { c.arrivals.forget(key, a) },
+	}
 }
 
 // applied reports whether the informer's cache has applied rv or later.

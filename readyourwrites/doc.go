@@ -21,6 +21,21 @@
 // be comparable within one resource (KEP-5504). kube-controller-manager
 // does the same since 1.36 for some of its controllers (KEP-5647).
 //
+// # What it assumes of resourceVersions
+//
+// By default the guard takes two integer resourceVersions of one resource
+// as ordered across all its objects, as KEP-5504 promises of
+// kube-apiserver: a cache that has applied 8 holds every write up to 8,
+// of any object. A resourceVersion that is not an integer is compared
+// only for equality, with the object's own. But an aggregated API server
+// may use integers that are not ordered that way, counting per object,
+// say: then another object at 4 releases a key whose write at 4 is not
+// in the cache (TestByDefaultIntegerResourceVersionsAreTakenAsComparableAcrossObjects).
+// For such a server set Options.OpaqueResourceVersions: a write is then
+// seen only once its cache has held that object at exactly the written
+// resourceVersion, or has applied a change of that object after it
+// (TestWithOpaqueResourceVersionsAKeyIsHeldUntilItsCacheHoldsTheWrittenVersion).
+//
 // # The pattern
 //
 //	guard, err := readyourwrites.New(readyourwrites.Options{Name: "secrets"})
@@ -57,9 +72,12 @@
 //   - A key with a recorded write is reconciled again only once the
 //     written object's cache holds that object at the write's
 //     resourceVersion or later (or, for a delete, no longer holds it), or
-//     its informer has applied a resourceVersion at least as new; or once
-//     Options.MaxHold has passed, which counts a stale reconcile
-//     (listwatch_guard_stale_reconciles_total, a KindStale event).
+//     its informer has applied a resourceVersion at least as new (with
+//     OpaqueResourceVersions: once the cache has held that object at
+//     exactly the write's resourceVersion, or applied a change of it
+//     after that); or once Options.MaxHold has passed, which counts a
+//     stale reconcile (listwatch_guard_stale_reconciles_total, a
+//     KindStale event).
 //   - Only that key waits. The worker lets a held key go and takes the
 //     next one; the key is added again when its informer applies more,
 //     never by polling.

@@ -31,6 +31,22 @@ type Options struct {
 	Trace informer.TraceHook
 	// Clock times holds. Default: informer.RealClock.
 	Clock informer.Clock
+	// OpaqueResourceVersions compares resourceVersions for equality only.
+	// By default the guard takes integer resourceVersions as KEP-5504
+	// promises them for kube-apiserver since 1.35: within one resource,
+	// a larger number is a later state, so a cache that has applied 8
+	// holds every write up to 8, of any object. A server that breaks the
+	// promise (an aggregated API server that counts per object, say)
+	// makes the default release keys early. With this option, a write is
+	// seen once its cache has held the written object at exactly the
+	// written resourceVersion, or has applied a change of that object
+	// after it (an update from it, a delete); another object's version
+	// counts for nothing. Track then registers a handler on each
+	// informer, which sees the cache's changes in order. A version the
+	// cache skips (a relist that jumps past it) is never seen: the key is
+	// then held for MaxHold, late but never early.
+	// Default: false.
+	OpaqueResourceVersions bool
 }
 
 // Guard remembers, for each key a controller reconciles, the writes the
@@ -60,6 +76,16 @@ type write struct {
 	seen func() bool
 	// progress is the cache's Progress channel: closed when it may have.
 	progress func() <-chan struct{}
+	// drop, if set, is called when the record is dropped, seen or not
+	// (its key ran stale), so its cache stops waiting for it.
+	drop func()
+}
+
+// dropped tells w's cache that w is no longer waited for.
+func (w write) dropped() {
+	if w.drop != nil {
+		w.drop()
+	}
 }
 
 // New returns a Guard. It fails on a negative MaxHold, or when Metrics
@@ -125,6 +151,7 @@ func (g *Guard) keepUnseenLocked(key informer.Key, ws []write) <-chan struct{} {
 	for _, w := range ws {
 		progress := w.progress()
 		if w.seen() {
+			w.dropped()
 			continue
 		}
 		if wake == nil {
@@ -179,6 +206,9 @@ func (g *Guard) Hold(key informer.Key) (bool, <-chan struct{}, time.Duration) {
 	}
 	delete(g.heldSince, key)
 	g.records -= len(g.pending[key])
+	for _, w := range g.pending[key] {
+		w.dropped()
+	}
 	delete(g.pending, key)
 	g.metrics.setPending(g.records)
 	g.metrics.ranStale(now.Sub(since))
