@@ -5,7 +5,7 @@
 // # The problem
 //
 // A reconcile reads the cache, never the API server, and the cache is
-// always a little late (pitfall 1). Write something, get the key again
+// always a little late (pitfall 3). Write something, get the key again
 // before the watch event of that write has reached the cache, and the
 // reconcile acts on the state from before its own write:
 //

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
 
-// How fresh the cache is. The cache is always a little late (pitfall 1):
+// How fresh the cache is. The cache is always a little late (pitfall 3):
 // a write returns as soon as the API server has stored it, and the watch
 // event that brings it to the cache comes after. These methods let a
 // reader wait for the cache to reach a resourceVersion it knows of, such
