@@ -5,7 +5,7 @@
 // # Where it sits
 //
 //	reflector ──Add / Update / Delete / Replace(list, rv) / Resync──▶ DeltaFIFO
-//	          (or BeginReplace, ReplacePart(part)…, FinishReplace(rv))
+//	          (or BeginReplace, ReplacePart(part)…, FinishReplace(rv); Empty)
 //	DeltaFIFO ──Pop(ctx, process)──▶ shared informer's loop:
 //	      process(key, deltas): 1. update the indexer  2. notify handlers
 //	DeltaFIFO ◀──Get / ListKeys (KnownObjects)── the indexer
@@ -46,6 +46,9 @@
 //     at once, so the old cache and the whole new list never sit in
 //     memory together; the tombstones wait for FinishReplace, and a list
 //     that never finishes deletes nothing.
+//   - Empty, for a collection that is gone, queues a Deleted delta with
+//     FinalStateUnknown for every key known or queued; it is not a list,
+//     so it does not make HasSynced true.
 //   - Resync queues Sync for each known key with nothing queued. It
 //     replays the cache; it cannot call the API server.
 //   - HasSynced is true once every key of the first Replace was popped.

@@ -3,6 +3,8 @@ package deltafifo
 import (
 	"errors"
 	"fmt"
+
+	"github.com/listwatch/informer"
 )
 
 // A relist handed over in parts. Replace takes a whole list, so before it
@@ -28,7 +30,8 @@ import (
 // an expired continue token) leaves the parts already queued: each is a
 // state the server really had, newer than the cache's, and nothing is
 // deleted on the word of a list that did not finish. The next
-// BeginReplace starts the count of listed keys afresh.
+// BeginReplace starts the count of listed keys afresh; Empty, for a
+// collection that is gone, deletes them.
 
 // BeginReplace starts a replacement handed over in parts (see
 // ReplacePart and FinishReplace). One that was begun and never finished
@@ -82,6 +85,42 @@ func (f *DeltaFIFO[T]) inReplacement(op string, step func()) error {
 		return fmt.Errorf("deltafifo: %s: %w", op, ErrNoReplacement)
 	}
 	step()
+	return nil
+}
+
+// Empty deletes everything: it queues a Deleted delta with
+// FinalStateUnknown, carrying the last known state, for every key known
+// or queued, and forgets a replacement begun and not finished. It is for
+// a collection that is gone, whose list will never finish (the reflector
+// calls it when the resource is no longer served before a list has
+// finished: the parts of a cut list are already queued, or in the cache).
+//
+// Unlike Replace with an empty list, it is not a list: it records no
+// resourceVersion and does not count toward HasSynced, so a DeltaFIFO
+// that has not synced stays unsynced. Cost: O(known + queued).
+func (f *DeltaFIFO[T]) Empty() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
+	f.markLocked("")
+	defer f.advanceLocked() // nothing queued or known: nothing to wait for
+	f.replacing, f.listed, f.listedCount = false, nil, 0
+	var known []informer.Key
+	if f.known != nil {
+		known = f.known.ListKeys()
+	}
+	for _, key := range f.vanishedLocked(map[informer.Key]bool{}, known) { // nothing listed: every key vanished
+		last, ok := f.lastKnownLocked(key)
+		if !ok {
+			continue
+		}
+		if f.trace != nil {
+			f.emit(KindTombstoned, key, last.GetResourceVersion(), "emptied: the collection is gone")
+		}
+		f.queueLocked(key, Delta[T]{Type: Deleted, Object: last, FinalStateUnknown: true})
+	}
 	return nil
 }
 

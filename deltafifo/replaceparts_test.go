@@ -101,3 +101,24 @@ func TestAPartWithNoReplacementBegunIsAnError(t *testing.T) {
 	require.ErrorIs(t, f.FinishReplace("2"), deltafifo.ErrNoReplacement, "Replace leaves no replacement open")
 	assert.Zero(t, f.Len())
 }
+
+// A collection that is gone before its first list finished: Empty deletes
+// what the cut list queued or cached, and is no list, so HasSynced stays
+// false.
+func TestEmptyDeletesACutFirstListAndIsNotASync(t *testing.T) {
+	c := cache{}
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
+	require.NoError(t, f.BeginReplace())
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("a", "1")}))
+	assert.Equal(t, popped{"default/a", "Replaced@1", true}, popOne(t, f, c))
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("b", "1")}))
+
+	require.NoError(t, f.Empty())
+	assert.Equal(t, []popped{
+		{"default/b", "Replaced@1 Deleted?@1", false},
+		{"default/a", "Deleted?@1", false},
+	}, popAll(t, f, c))
+	assert.Empty(t, c)
+	assert.False(t, f.HasSynced(), "Empty is not a list")
+	assert.ErrorIs(t, f.FinishReplace("2"), deltafifo.ErrNoReplacement, "the cut list is forgotten")
+}

@@ -13,7 +13,8 @@ const (
 	// KindIgnored: a delete for a key that is neither queued nor known.
 	KindIgnored = "ignored"
 	// KindTombstoned: Replace found a known or queued key missing from the
-	// list; a KindQueued event for its Deleted delta follows.
+	// list, or Empty deletes it; a KindQueued event for its Deleted delta
+	// follows.
 	KindTombstoned = "tombstoned"
 	// KindReplaced: a Replace finished. Detail has its counts.
 	KindReplaced = "replaced"

@@ -83,9 +83,16 @@ type PartLister[T informer.Object] interface {
 // and every part of a [PartLister]'s page as it arrives; the tombstones for
 // keys no part listed come with FinishReplace, once the list is complete.
 // A list that fails half-way is begun again: the store must derive no
-// deletion from one that did not finish.
+// deletion from one that did not finish. A list that cannot finish,
+// because the resource is no longer served (see Options.Served), ends
+// with Empty instead.
 type PartStore[T informer.Object] interface {
 	BeginReplace() error
 	ReplacePart(objs []T) error
 	FinishReplace(resourceVersion string) error
+	// Empty deletes everything the store holds, the parts of an
+	// unfinished list included, each as a deletion whose final state is
+	// unknown. It is not a list: a store that has not synced (no list has
+	// finished) stays unsynced.
+	Empty() error
 }

@@ -38,6 +38,8 @@ func (s *partRecorder[T]) ReplacePart(objs []T) error {
 
 func (s *partRecorder[T]) FinishReplace(rv string) error { s.note("finish " + rv); return nil }
 
+func (s *partRecorder[T]) Empty() error { s.note("empty"); return nil }
+
 func (s *partRecorder[T]) note(call string) {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()

@@ -61,7 +61,7 @@ func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, 
 // notServed reports that the resource is gone, once, and empties the
 // store: what it held was deleted with the resource (the API server
 // deletes every object of a CRD before the CRD itself), and whatever
-// deletes the watch did not deliver, the store's Replace now does.
+// deletes the watch did not deliver, emptying the store now does.
 func (r *Reflector[T]) notServed(cause error) {
 	op := KindList
 	var failed *Error
@@ -70,8 +70,24 @@ func (r *Reflector[T]) notServed(cause error) {
 	}
 	r.emit(KindNotServed, "", r.LastSyncResourceVersion(), "discovery no longer lists the resource")
 	r.report(&Error{Op: op, Name: r.opts.Name, Err: fmt.Errorf("%w (discovery no longer lists it; waiting until it does): %w", ErrNotServed, cause)})
+	r.empty()
+}
+
+// empty deletes everything the store holds. Once a list has finished,
+// that is a Replace with no objects. Before, a plain Store holds nothing
+// (it gets a list whole), but a PartStore may hold the parts of a list
+// cut short: its Empty deletes them and, not being a list, leaves it
+// unsynced, so the sync wait still reports the resource as not served.
+func (r *Reflector[T]) empty() {
 	if !r.synced {
-		return // nothing was ever stored; the informer is not synced, and says why
+		parts, ok := r.store.(PartStore[T])
+		if !ok {
+			return
+		}
+		if err := parts.Empty(); err != nil {
+			r.report(&Error{Op: KindReplace, Name: r.opts.Name, Err: err})
+		}
+		return
 	}
 	if err := r.store.Replace(nil, r.LastSyncResourceVersion()); err != nil {
 		r.report(&Error{Op: KindReplace, Name: r.opts.Name, Err: err})

@@ -175,7 +175,7 @@ func (s *store[T]) Replace(objs []T, resourceVersion string) error {
 	return nil
 }
 
-// BeginReplace, ReplacePart and FinishReplace make the store a
+// BeginReplace, ReplacePart, FinishReplace and Empty make the store a
 // reflector.PartStore: a list handed to the DeltaFIFO part by part as the
 // reflector reads it, each part through the transform.
 
@@ -188,6 +188,10 @@ func (s *store[T]) ReplacePart(objs []T) error {
 	}
 	return s.i.fifo.ReplacePart(objs)
 }
+
+// Empty deletes every object, cached or queued, without counting as a
+// list: an informer that has not synced stays unsynced.
+func (s *store[T]) Empty() error { return s.i.fifo.Empty() }
 
 func (s *store[T]) FinishReplace(resourceVersion string) error {
 	if err := s.i.fifo.FinishReplace(resourceVersion); err != nil {
