@@ -65,7 +65,9 @@
 // 404 for a resource that the server's discovery no longer lists, when
 // Options.Served is set to ask it (a sharedinformer.Factory sets it). That
 // is reported once as ErrNotServed, the store is emptied, and no request
-// is made until discovery lists the resource again. A server's Retry-After
+// is made until discovery lists the resource again; or, when discovery
+// lists the resource in another version only, as a *VersionNotServedError,
+// and the store is kept (its objects still exist). A server's Retry-After
 // is the minimum wait. One exception: the first relist after a 410 is
 // immediate, since the server answered; a 410 again before a watch has
 // worked waits like any failure.

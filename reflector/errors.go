@@ -66,10 +66,12 @@ var (
 	// watch could start from it. The list is retried.
 	ErrNoResourceVersion = errors.New("the list has no resourceVersion")
 	// ErrNotServed: a LIST or WATCH failed with 404 Not Found and the
-	// server's discovery no longer lists the resource (its CRD was
+	// server's discovery lists the resource in no version (its CRD was
 	// deleted, say); see Options.Served. Reported once; the reflector
 	// then waits, without requests, until discovery lists it again. The
-	// 404 is wrapped too, so apierrors.IsNotFound sees it.
+	// 404 is wrapped too, so apierrors.IsNotFound sees it. A resource
+	// served in another version is not gone: that is a
+	// *VersionNotServedError, which this does not match.
 	ErrNotServed = errors.New("the server no longer serves the resource")
 	// ErrStreamEnded: a streaming list ended before its initial-events-end
 	// bookmark: a cut connection, so the reflector streams again, or, after
@@ -77,6 +79,39 @@ var (
 	// sendInitialEvents, so it lists instead.
 	ErrStreamEnded = errors.New("the streaming list ended before its initial-events-end bookmark")
 )
+
+// VersionNotServedError is what the reflector reports, inside an *Error,
+// when a LIST or WATCH failed with 404 Not Found and the server's
+// discovery no longer lists the resource in the version the reflector
+// reads but does in others: a CRD moved to a new version (see
+// Options.Served). The objects still exist, so the reflector keeps its
+// store as it was and reports no deletions; it waits, without requests,
+// until the version is served again. To follow the objects, read a
+// version in Served. Reported once per change of discovery's answer.
+type VersionNotServedError struct {
+	// Version is the version the reflector reads, no longer served
+	// ("v1beta1"); "" if Options.Served did not say.
+	Version string
+	// Served are the versions that serve the resource now, preferred
+	// first ("v1"); never empty.
+	Served []string
+	// Err is the 404 that made the reflector ask discovery.
+	Err error
+}
+
+// Error says which version went and which are served, and what the
+// store does meanwhile.
+func (e *VersionNotServedError) Error() string {
+	version := "version " + e.Version
+	if e.Version == "" {
+		version = "the version read"
+	}
+	return fmt.Sprintf("%s is no longer served, but the resource is, as %s: its objects still exist, so the store keeps them (unwatched) and reports no deletions; read %s to follow them (waiting until %s is served again): %v",
+		version, strings.Join(e.Served, ", "), e.Served[0], version, e.Err)
+}
+
+// Unwrap returns the 404, so that apierrors.IsNotFound sees it.
+func (e *VersionNotServedError) Unwrap() error { return e.Err }
 
 // isExpired reports a 410: the resourceVersion (or continue token) asked
 // for is older than the server still has. Servers say Expired; before 1.18

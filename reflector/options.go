@@ -41,15 +41,19 @@ type Options[T informer.Object] struct {
 	Trace informer.TraceHook
 	// Served, if set, is asked after a LIST or WATCH failed with 404 Not
 	// Found whether the server still serves the resource, as its
-	// discovery says. It should ask the server, not a cache older than
-	// the 404, and may share its answer with other reflectors for a
-	// moment (a sharedinformer.Factory's does, for a second). When it
-	// says no, the reflector stops listing and watching: it reports
-	// ErrNotServed once, empties the store, and asks Served again after
-	// each backoff until the answer is yes, then lists from scratch. An
-	// error from Served counts as yes: the 404 is retried as any failure
-	// is. Default: nil, every 404 is retried.
-	Served func(ctx context.Context) (bool, error)
+	// discovery says (see Serving). It should ask the server, not a cache
+	// older than the 404, and may share its answer with other reflectors
+	// for a moment (a sharedinformer.Factory's does, for a second). When
+	// the answer is not Served, the reflector stops listing and watching
+	// and asks Served again after each backoff until it is, then lists
+	// from scratch. Meanwhile, if no version of the resource is served
+	// (the resource is gone), it reports ErrNotServed once and empties
+	// the store; if another version is (Serving.Elsewhere: the objects
+	// still exist), it reports a *VersionNotServedError once and keeps
+	// the store as it is, so that nothing reads as deleted. An error from
+	// Served counts as served: the 404 is retried as any failure is.
+	// Default: nil, every 404 is retried.
+	Served func(ctx context.Context) (Serving, error)
 	// OnError receives every failure as an *Error before the reflector
 	// retries, including the expected ones (a 410 Gone that causes a
 	// relist). It runs on the reflector's goroutine and must be quick.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,21 +20,41 @@ import (
 // A 404 alone does not prove the resource is gone: a proxy in between or
 // a server still starting can answer one. So the reflector asks
 // Options.Served, which asks the server's discovery, and only a "no" from
-// there stops it:
+// there stops it. Discovery also tells the two ways of "no" apart, and
+// they leave the store differently:
 //
 //	LIST/WATCH ──404──▶ Served? ──yes──▶ report the 404, retry after the backoff
 //	                       │
-//	                       no
+//	        ┌──────────────┴─────────────────┐
+//	 in no version: gone               in other versions only: moved
+//	 report ErrNotServed; empty        report *VersionNotServedError; keep
+//	 the store (deletes, final         the store as it is (the objects
+//	 state unknown)                    still exist: no deletes)
+//	        └──────────────┬─────────────────┘
 //	                       ▼
-//	report ErrNotServed once; empty the store (deletes, final state unknown)
-//	                       │
-//	                       ▼
-//	wait the backoff ──▶ Served? ──no──┐   (discovery only: no LIST, no WATCH)
-//	       ▲                           │
-//	       └───────────────────────────┘
+//	wait the backoff ──▶ Served? ──no──┐   (discovery only: no LIST, no WATCH;
+//	       ▲                           │    a new answer, gone ↔ moved, is
+//	       └───────────────────────────┘    reported and acted on as above)
 //	                       │ yes
 //	                       ▼
 //	relist from scratch (cause served-again)
+
+// Serving is discovery's answer to Options.Served: is the resource the
+// reflector reads served, in its version or in another?
+type Serving struct {
+	// Served is true when discovery lists the resource in the version
+	// the reflector reads.
+	Served bool
+	// Version is the version the reflector reads, for the report
+	// ("v1beta1"). Optional.
+	Version string
+	// Elsewhere, when Served is false, are the other versions of the
+	// resource's group in which discovery lists the resource, preferred
+	// first. Empty: the resource is served in no version, so it is gone,
+	// and its objects with it. Not empty: only this version went (a CRD
+	// moved to a new one), and the objects still exist.
+	Elsewhere []string
+}
 
 // untilServedAgain runs after a step failed with err. It reports whether
 // the resource has stopped being served; if it has, it returns only once
@@ -42,31 +64,51 @@ func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, 
 	if r.opts.Served == nil || !apierrors.IsNotFound(err) {
 		return state{}, false
 	}
-	if served, askErr := r.opts.Served(ctx); served || askErr != nil {
+	answer, askErr := r.opts.Served(ctx)
+	if answer.Served || askErr != nil {
 		return state{}, false // a 404 from something else, or discovery cannot tell: retry as usual
 	}
-	r.notServed(err)
+	r.notServed(err, answer)
 	for {
 		r.pause(ctx, r.backoff.next(time.Now(), 0))
 		if ctx.Err() != nil {
 			return state{}, true
 		}
-		if served, askErr := r.opts.Served(ctx); served && askErr == nil {
+		now, askErr := r.opts.Served(ctx)
+		switch {
+		case askErr != nil: // discovery cannot tell: ask again after the backoff
+		case now.Served:
 			r.emit(KindServedAgain, "", "", "discovery lists the resource again")
 			return r.relist(relistWhy{CauseServedAgain, "the resource is served again: list it from scratch"}), true
+		case !slices.Equal(now.Elsewhere, answer.Elsewhere):
+			answer = now // gone ↔ moved, or moved elsewhere: say so, and act on it
+			r.notServed(err, answer)
 		}
 	}
 }
 
-// notServed reports that the resource is gone, once, and empties the
-// store: what it held was deleted with the resource (the API server
-// deletes every object of a CRD before the CRD itself), and whatever
-// deletes the watch did not deliver, emptying the store now does.
-func (r *Reflector[T]) notServed(cause error) {
+// notServed reports, once per answer, that the resource is not served in
+// the reflector's version, and acts on why:
+//
+//   - In no version, the resource is gone: what the store held was
+//     deleted with it (the API server deletes every object of a CRD
+//     before the CRD itself), and whatever deletes the watch did not
+//     deliver, emptying the store now does.
+//   - In other versions, the objects still exist: the store keeps them as
+//     they were, so that no consumer reads a deletion that did not
+//     happen. They are no longer watched; the report names the versions
+//     served, where whoever runs the reflector can follow them.
+func (r *Reflector[T]) notServed(cause error, answer Serving) {
 	op := KindList
 	var failed *Error
 	if errors.As(cause, &failed) {
 		op, cause = failed.Op, failed.Err
+	}
+	if len(answer.Elsewhere) > 0 {
+		r.emit(KindVersionNotServed, "", r.LastSyncResourceVersion(), fmt.Sprintf(
+			"discovery lists the resource in %s, not in %s: the store keeps its objects", strings.Join(answer.Elsewhere, ", "), quoteEmpty(answer.Version)))
+		r.report(&Error{Op: op, Name: r.opts.Name, Err: &VersionNotServedError{Version: answer.Version, Served: answer.Elsewhere, Err: cause}})
+		return
 	}
 	r.emit(KindNotServed, "", r.LastSyncResourceVersion(), "discovery no longer lists the resource")
 	r.report(&Error{Op: op, Name: r.opts.Name, Err: fmt.Errorf("%w (discovery no longer lists it; waiting until it does): %w", ErrNotServed, cause)})

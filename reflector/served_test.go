@@ -28,9 +28,9 @@ type discovery struct {
 	asked atomic.Int32
 }
 
-func (d *discovery) served(context.Context) (bool, error) {
+func (d *discovery) served(context.Context) (reflector.Serving, error) {
 	d.asked.Add(1)
-	return !d.gone.Load(), d.fail
+	return reflector.Serving{Served: !d.gone.Load()}, d.fail
 }
 
 var errNotFound = apierrors.NewNotFound(schema.GroupResource{Group: "zoo.listwatch.dev", Resource: "octopodes"}, "")

@@ -47,13 +47,19 @@ const (
 	// KindError: a step failed; Detail is the error, the same one
 	// Options.OnError receives.
 	KindError = "error"
-	// KindNotServed: a 404, and discovery no longer lists the resource:
-	// the reflector empties its store and stops listing and watching
-	// until it does (see Options.Served). ResourceVersion is the last one
-	// the reflector had.
+	// KindNotServed: a 404, and discovery lists the resource in no
+	// version: the reflector empties its store and stops listing and
+	// watching until it is served (see Options.Served). ResourceVersion
+	// is the last one the reflector had.
 	KindNotServed = "not-served"
-	// KindServedAgain: discovery lists the resource again after
-	// KindNotServed; a relist with cause CauseServedAgain follows.
+	// KindVersionNotServed: a 404, and discovery lists the resource in
+	// other versions only (Detail names them): the reflector keeps its
+	// store, since the objects still exist, and stops listing and
+	// watching until its version is served again.
+	KindVersionNotServed = "version-not-served"
+	// KindServedAgain: discovery lists the resource in the reflector's
+	// version again after KindNotServed or KindVersionNotServed; a relist
+	// with cause CauseServedAgain follows.
 	KindServedAgain = "served-again"
 	// KindBackoff: the reflector waits before its next request. Detail is
 	// the wait.

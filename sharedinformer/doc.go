@@ -43,7 +43,11 @@
 // a resource the server's discovery does not list (a CRD not installed
 // yet, or deleted since) is reported once as reflector.ErrNotServed and
 // watched for through discovery, without LIST or WATCH, until it is
-// served. WaitForCacheSync reports either as a *NotSyncedError when its
+// served. A version no longer served while the resource is served in
+// another (a CRD that moved to v1) is reported as a
+// *reflector.VersionNotServedError naming the versions served; its
+// objects still exist, so the cache keeps them and no handler hears of a
+// delete. WaitForCacheSync reports either as a *NotSyncedError when its
 // ctx ends (Factory's also once FactoryOptions.SyncTimeout passes).
 //
 // Each InformerFor is one hold on its informer; Release gives one back,

@@ -60,12 +60,18 @@ type Options[T informer.Object] struct {
 	OnError func(error)
 	// Served, if set, tells a 404 from a resource the server no longer
 	// serves: see reflector.Options.Served. While the resource is not
-	// served the informer makes no request, its cache is empty (its
-	// handlers got a delete for each object it held, as a final state
-	// unknown), and it lists from scratch once the resource is served
-	// again. Default: nil, every 404 is retried; InformerFor sets it from
-	// the server's discovery.
-	Served func(ctx context.Context) (bool, error)
+	// served in the informer's version the informer makes no request,
+	// and it lists from scratch once it is served again. Meanwhile its
+	// cache depends on why: if no version of the resource is served (the
+	// resource is gone), the cache is empty, and its handlers got a
+	// delete for each object it held, as a final state unknown; if
+	// another version is (a CRD that moved to a new version), the objects
+	// still exist, so the cache keeps them, unwatched, and the handlers
+	// get nothing: never a delete for a live object. OnError then gets a
+	// *reflector.VersionNotServedError naming the versions served.
+	// Default: nil, every 404 is retried; InformerFor sets it from the
+	// server's discovery.
+	Served func(ctx context.Context) (reflector.Serving, error)
 	// Logger logs warnings, such as a handler falling behind.
 	// Default: slog.Default().
 	Logger *slog.Logger

@@ -96,6 +96,11 @@ func (i *Informer[T]) reflectorFailed(err error) {
 		i.logger.Warn("the resource is no longer served; no request until discovery lists it again", "informer", i.name, "err", err)
 		return
 	}
+	var moved *reflector.VersionNotServedError
+	if errors.As(err, &moved) {
+		i.logger.Warn("the informer's version is no longer served, but the resource is: the cache keeps its objects, unwatched; read a served version", "informer", i.name, "served", moved.Served, "err", err)
+		return
+	}
 	i.logger.Warn("reflector failed; retrying", "informer", i.name, "err", err)
 }
 

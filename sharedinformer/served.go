@@ -6,21 +6,24 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+
+	"github.com/listwatch/informer/reflector"
 )
 
 // servedAnswerAge is how long one answer of discovery serves every
-// informer of the factory that asks about the same group and version. It
-// bounds the rate of discovery requests, however many informers of a
-// deleted group ask at once.
+// informer of the factory that asks about the same group and version (or
+// the same list of groups). It bounds the rate of discovery requests,
+// however many informers of a deleted group ask at once.
 const servedAnswerAge = time.Second
 
 // servedResources answers the reflector's Options.Served for every
-// informer of a factory: does the server still serve this resource? It
-// asks discovery for the resource's group and version, never a cache
-// older than servedAnswerAge, so a 404 is judged by what the server says
-// now. An answer that a resource is gone also clears the factory's cached
+// informer of a factory: does the server still serve this resource, in
+// this version or another? It asks discovery, never a cache older than
+// servedAnswerAge, so a 404 is judged by what the server says now. An
+// answer that a resource is not served also clears the factory's cached
 // discovery, so that the RESTMapper forgets it too.
 type servedResources struct {
 	client discovery.DiscoveryInterfaceWithContext
@@ -29,6 +32,7 @@ type servedResources struct {
 
 	mu      sync.Mutex
 	answers map[schema.GroupVersion]servedAnswer // guarded by mu
+	groups  groupsAnswer                         // guarded by mu
 }
 
 // servedAnswer is one discovery answer for a group and version: the
@@ -40,37 +44,74 @@ type servedAnswer struct {
 	err       error
 }
 
+// groupsAnswer is one discovery answer for the list of groups: each
+// group's versions, preferred first.
+type groupsAnswer struct {
+	at       time.Time
+	versions map[string][]string
+	err      error
+}
+
 func newServedResources(client discovery.DiscoveryInterfaceWithContext, forget func()) *servedResources {
 	return &servedResources{client: client, forget: forget, answers: map[schema.GroupVersion]servedAnswer{}}
 }
 
 // For returns the Served function of an informer of gvr.
-func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Context) (bool, error) {
-	return func(ctx context.Context) (bool, error) { return s.served(ctx, gvr) }
+func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Context) (reflector.Serving, error) {
+	return func(ctx context.Context) (reflector.Serving, error) { return s.served(ctx, gvr) }
 }
 
-// served reports whether discovery lists gvr. A 404 for the group and
-// version is a "no" (the last CRD of a group takes its group with it);
-// any other failure to ask is an error, which the reflector takes as "it
-// may be served".
-func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource) (bool, error) {
-	gv := gvr.GroupVersion()
+// served reports whether discovery lists gvr and, if not, in which other
+// versions of its group it lists gvr's resource: a CRD that moved to
+// another version still has its objects. Any failure to ask other than a
+// 404 is an error, which the reflector takes as "it may be served".
+func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource) (reflector.Serving, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock() // one request at a time: the answer is shared
+	defer s.mu.Unlock() // one request at a time: the answers are shared
+	answer := reflector.Serving{Version: gvr.Version}
+	served, fresh, err := s.inVersionLocked(ctx, gvr)
+	if served || err != nil {
+		answer.Served = served
+		return answer, err
+	}
+	if fresh {
+		s.forget()
+	}
+	versions, err := s.versionsLocked(ctx, gvr.Group)
+	if err != nil {
+		return answer, err
+	}
+	for _, v := range versions {
+		if v == gvr.Version {
+			continue
+		}
+		served, _, err := s.inVersionLocked(ctx, gvr.GroupResource().WithVersion(v))
+		if err != nil {
+			return answer, err
+		}
+		if served {
+			answer.Elsewhere = append(answer.Elsewhere, v)
+		}
+	}
+	return answer, nil
+}
+
+// inVersionLocked reports whether discovery lists gvr, and whether it
+// asked the server for the answer. A 404 for the group and version is a
+// "no" (the last CRD of a group version takes it with it). The caller
+// holds mu.
+func (s *servedResources) inVersionLocked(ctx context.Context, gvr schema.GroupVersionResource) (served, fresh bool, err error) {
+	gv := gvr.GroupVersion()
 	a, ok := s.answers[gv]
-	fresh := !ok || time.Since(a.at) > servedAnswerAge
+	fresh = !ok || time.Since(a.at) > servedAnswerAge
 	if fresh {
 		a = s.ask(ctx, gv)
 		s.answers[gv] = a
 	}
-	served, err := a.resources[gvr.Resource], a.err
-	if apierrors.IsNotFound(err) {
-		served, err = false, nil
+	if apierrors.IsNotFound(a.err) {
+		return false, fresh, nil
 	}
-	if fresh && !served && err == nil {
-		s.forget()
-	}
-	return served, err
+	return a.resources[gvr.Resource], fresh, a.err
 }
 
 // ask asks the server which resources gv holds. The caller holds mu.
@@ -85,4 +126,27 @@ func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) serve
 		}
 	}
 	return a
+}
+
+// versionsLocked returns the versions discovery lists for group,
+// preferred first; none when it lists no such group. The caller holds
+// mu.
+func (s *servedResources) versionsLocked(ctx context.Context, group string) ([]string, error) {
+	if s.groups.versions == nil || time.Since(s.groups.at) > servedAnswerAge {
+		s.groups = groupsAnswer{at: time.Now(), versions: map[string][]string{}}
+		var list *metav1.APIGroupList
+		list, s.groups.err = s.client.ServerGroupsWithContext(ctx)
+		if s.groups.err == nil {
+			for _, g := range list.Groups {
+				versions := []string{g.PreferredVersion.Version}
+				for _, v := range g.Versions {
+					if v.Version != g.PreferredVersion.Version {
+						versions = append(versions, v.Version)
+					}
+				}
+				s.groups.versions[g.Name] = versions
+			}
+		}
+	}
+	return s.groups.versions[group], s.groups.err
 }
