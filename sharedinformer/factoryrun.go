@@ -35,8 +35,9 @@ func (f *Factory) Start(ctx context.Context) {
 // with its informer's last failure (a 403, a 404), once ctx ends or
 // FactoryOptions.SyncTimeout (default 2 minutes) has passed, whichever is
 // first. That default bound is what it adds to the package-level
-// [WaitForCacheSync], which only ctx bounds. It returns an error at once
-// if Start has started no informer.
+// [WaitForCacheSync], which only ctx bounds. An informer released by its
+// last holder, before or during the wait, is not waited for, nor are its
+// handlers. It returns an error at once if Start has started no informer.
 func (f *Factory) WaitForCacheSync(ctx context.Context, handlers ...Syncer) error {
 	f.mu.Lock()
 	syncers := handlers

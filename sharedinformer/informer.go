@@ -117,6 +117,12 @@ type Informer[T informer.Object] struct {
 	// first list is in the cache and was handed to the handlers.
 	synced     chan struct{}
 	syncedOnce sync.Once
+	// released is closed when the last holder of a factory's informer
+	// gives it back (see Release), before it has stopped: from then on it
+	// will never sync, and sync waits stop waiting for it. Never closed
+	// for an informer made with New.
+	released     chan struct{}
+	releasedOnce sync.Once
 
 	// mu guards the fields below. process holds it while it updates the
 	// cache and notifies handlers, so registration and removal of handlers
@@ -198,6 +204,7 @@ func New[T informer.Object](opts Options[T]) (*Informer[T], error) {
 		logger:    opts.Logger,
 		name:      opts.Name,
 		synced:    make(chan struct{}),
+		released:  make(chan struct{}),
 		listeners: map[*Registration]*listener[T]{},
 	}, nil
 }
@@ -217,6 +224,12 @@ func (i *Informer[T]) afterRun() {
 		i.stopped()
 	}
 }
+
+// markReleased records that the informer's last holder released it.
+func (i *Informer[T]) markReleased() { i.releasedOnce.Do(func() { close(i.released) }) }
+
+// releasedSignal is closed once the informer's last holder released it.
+func (i *Informer[T]) releasedSignal() <-chan struct{} { return i.released }
 
 // Name identifies the informer: Options.Name or its default.
 func (i *Informer[T]) Name() string { return i.name }

@@ -35,7 +35,9 @@ type held struct {
 //
 // Nobody may use a released informer afterwards: asking InformerFor for
 // the same informer again makes a fresh one, which lists from scratch. An
-// informer that Start never ran just ends.
+// informer that Start never ran just ends. A released informer will
+// never sync, so sync waits no longer wait for it or its handlers, from
+// the moment Release is called (see WaitForCacheSync).
 //
 // It fails if inf is not held from f: not made by f, or released by its
 // last holder already.
@@ -60,6 +62,7 @@ func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T
 		return nil
 	}
 	delete(f.informers, key)
+	inf.markReleased() // sync waits stop waiting for it now, not once it has stopped
 	if h.stop == nil { // never started: end it now, before its name can be asked for again
 		inf.endUnrun(ErrInformerReleased)
 		close(h.done)

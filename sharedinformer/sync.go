@@ -8,8 +8,11 @@ import "errors"
 type Registration struct {
 	name string
 	// of is the informer the handler is registered on, for the sync
-	// wait's report.
-	of      reporter
+	// wait: its report, and whether it was released.
+	of interface {
+		reporter
+		releasable
+	}
 	synced  <-chan struct{}
 	stopped <-chan struct{}
 	depth   func() int
@@ -57,6 +60,10 @@ func (r *Registration) syncStatus() (string, error) {
 	name, err := r.of.syncStatus()
 	return "handler " + r.name + " of " + name, err
 }
+
+// releasedSignal is closed once the handler's informer was released by
+// its last holder: the handler will never sync.
+func (r *Registration) releasedSignal() <-chan struct{} { return r.of.releasedSignal() }
 
 // Depth returns how many notifications are waiting for this handler: the
 // size of the backlog a slow handler has built up. 0 after removal.

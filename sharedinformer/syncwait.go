@@ -17,6 +17,24 @@ type Syncer interface {
 	Synced() <-chan struct{}
 }
 
+// releasable is a syncer that its factory may release before it syncs:
+// an Informer, or the Registration of a handler on one. Once released it
+// will never sync, and nobody holds it, so sync waits skip it.
+type releasable interface {
+	// releasedSignal is closed once the last holder released it; nil
+	// never is.
+	releasedSignal() <-chan struct{}
+}
+
+// released is s's releasedSignal, or nil (never closed) for a syncer that
+// cannot be released.
+func released(s Syncer) <-chan struct{} {
+	if r, ok := s.(releasable); ok {
+		return r.releasedSignal()
+	}
+	return nil
+}
+
 // reporter is what an Informer and a Registration tell a failed sync wait:
 // what they are, and the last failure on the way to syncing (nil if none).
 type reporter interface {
@@ -31,6 +49,12 @@ type reporter interface {
 // worker reading through a lister sees a partial cache, and would, say,
 // create objects that already exist. It waits on channels, so it returns
 // as soon as the last syncer is done; there is no polling interval.
+//
+// An informer of a Factory released by its last holder (see Release),
+// and each of its handlers' Registrations, is not waited for: it will
+// never sync, and nobody holds it. A release during the wait ends that
+// syncer's part of the wait at once; the handler's Registration.Err says
+// ErrInformerReleased.
 //
 // It has no timeout of its own: ctx alone bounds it, so give it a ctx with
 // a deadline. An informer that cannot list (403 from RBAC, 404 for a
@@ -48,6 +72,7 @@ func WaitForCacheSync(ctx context.Context, syncers ...Syncer) error {
 	for _, s := range syncers {
 		select {
 		case <-s.Synced():
+		case <-released(s):
 		case <-ctx.Done():
 			if err := notSynced(ctx.Err(), time.Since(start), syncers); err != nil {
 				return err
@@ -112,6 +137,8 @@ func notSynced(cause error, waited time.Duration, syncers []Syncer) *NotSyncedEr
 	for i, s := range syncers {
 		select {
 		case <-s.Synced():
+			continue
+		case <-released(s):
 			continue
 		default:
 		}
