@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
 
 	"github.com/listwatch/informer"
 )
@@ -31,7 +34,11 @@ type held struct {
 // end (each Registration's Stopped closes, and its Err is
 // ErrInformerReleased), and its metrics' names are given back. Release
 // then waits until all that is done, or ctx ends (the informer still
-// stops, in the background).
+// stops, in the background). Called from a handler (of this informer or
+// any other), it does not wait: the informer stops only once the
+// handler's call in progress returns, which would be never if that call
+// waited for it. It returns nil at once, and the informer stops when the
+// handler returns (its Registrations' Stopped close then).
 //
 // Nobody may use a released informer afterwards: asking InformerFor for
 // the same informer again makes a fresh one, which lists from scratch. An
@@ -78,6 +85,9 @@ func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T
 	f.stopping[key] = h
 	h.stop(ErrInformerReleased)
 	f.mu.Unlock()
+	if inHandler() {
+		return nil // waiting here would wait for this very call to return
+	}
 	select {
 	case <-h.done:
 		return nil
@@ -113,4 +123,37 @@ func (f *Factory) stopped(key factoryKey, h *held) {
 		delete(f.stopping, key)
 	}
 	close(h.done)
+}
+
+// listenerDeliver is how the call stack names a listener's deliver, which
+// calls a handler: "<this package>.(*listener[...]).deliver".
+var listenerDeliver = struct{ prefix, suffix string }{
+	prefix: reflect.TypeFor[Factory]().PkgPath() + ".(*listener[",
+	suffix: "]).deliver",
+}
+
+// inHandler reports whether the calling goroutine is a listener's, inside
+// a call of its handler. Go gives a goroutine no identity to compare, so
+// it reads the call stack, the one place that says so. Cost: a walk of
+// the stack, microseconds; Release is rare.
+func inHandler() bool {
+	pcs := make([]uintptr, 64)
+	for {
+		n := runtime.Callers(2, pcs)
+		if n < len(pcs) {
+			pcs = pcs[:n]
+			break
+		}
+		pcs = make([]uintptr, 2*len(pcs)) // a deep stack: look at all of it
+	}
+	frames := runtime.CallersFrames(pcs)
+	for {
+		frame, more := frames.Next()
+		if strings.HasPrefix(frame.Function, listenerDeliver.prefix) && strings.HasSuffix(frame.Function, listenerDeliver.suffix) {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }
