@@ -62,8 +62,11 @@ func WithFields(selector string) InformerOption {
 // checked for its scope (see InNamespace). For a typed informer it is checked against the type through
 // discovery: a resource that holds another kind, or a name that is not the
 // plural ("configmap"), is an error. A resource discovery does not know
-// (a CRD not installed yet) is not an error: the informer's LIST gets 404
-// and is retried until the CRD is installed.
+// (a CRD not installed yet) is not an error: the informer's LIST gets
+// 404, discovery confirms the resource is not served, and the informer
+// reports reflector.ErrNotServed once and then asks only discovery, with
+// no LIST or WATCH, until the CRD is installed; then it lists. Its sync
+// wait reports it as not synced meanwhile.
 func ForResource(gvr schema.GroupVersionResource) InformerOption {
 	return func(c *informerConfig) { c.source.Resource = gvr }
 }

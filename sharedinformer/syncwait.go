@@ -57,10 +57,14 @@ type reporter interface {
 // ErrInformerReleased.
 //
 // It has no timeout of its own: ctx alone bounds it, so give it a ctx with
-// a deadline. An informer that cannot list (403 from RBAC, 404 for a
-// resource not installed) retries forever, since access may be granted or
-// the CRD installed later, and only a deadline turns that into an error you
-// see. [Factory.WaitForCacheSync] is this function with a default bound:
+// a deadline. An informer that cannot list waits forever, since what it
+// lacks may come later: a 403 from RBAC is retried until access is
+// granted, and a resource not served (a CRD not installed) is asked about
+// through discovery, with no LIST or WATCH, until it is installed (for
+// an informer with Options.Served, as every Factory's has; without it the
+// 404 is retried like a 403). Only a deadline turns that into an error you
+// see, which names the informer and its last failure
+// (reflector.ErrNotServed, say). [Factory.WaitForCacheSync] is this function with a default bound:
 // it also stops after FactoryOptions.SyncTimeout (2 minutes unless set).
 func WaitForCacheSync(ctx context.Context, syncers ...Syncer) error {
 	for i, s := range syncers {
