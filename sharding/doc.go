@@ -60,13 +60,13 @@
 //     the ring exactly: rings whose names share a prefix never read each
 //     other's Leases.
 //   - A live member's object moves only after that member acknowledged
-//     the drain, from the worker that holds the object's own key — an
+//     the drain, from the worker that holds the object's key (its own,
+//     or its absent owner's for a member that keys by ring key) — an
 //     object whose controller owner is not sharded too; a child of a
 //     sharded parent after the parent's — so no two members reconcile
 //     one object at once (within the clock-rate assumption of
-//     leaderelection, and with no fencing: see its doc). A member
-//     acknowledges only drains it is given the object's key for (see
-//     Reconciler).
+//     leaderelection, and with no fencing: see its doc), as long as a
+//     member keys each object one way (see Reconciler).
 //   - Absence from a member's cache means "not mine", never "deleted": a
 //     relabel reaches the old owner's informer as a delete. Reconciler
 //     never calls your reconcile for an absent object; clean up deleted

@@ -81,9 +81,6 @@ func runReplica(ctx context.Context, t *testing.T, cfg *rest.Config, ns, name st
 			defer queue.ShutDown()
 			must(cms.AddEventHandler(si.EnqueueOwner[*corev1.ConfigMap](queue, corev1.SchemeGroupVersion.WithKind("ConfigMap").GroupKind())))
 			must(cms.AddEventHandler(si.Filtered(si.EnqueueKey[*corev1.ConfigMap](queue), si.MatchingLabels[*corev1.ConfigMap](labels.SelectorFromSet(labels.Set{"role": "parent"})))))
-			// A drain is acknowledged under the object's own key: an orphaned
-			// child (its parent deleted) is drained like any object.
-			must(cms.AddEventHandler(si.Filtered(si.EnqueueKey[*corev1.ConfigMap](queue), si.MatchingLabels[*corev1.ConfigMap](labels.SelectorFromSet(labels.Set{shard.DrainLabel(): "true"})))))
 			must(cms.AddEventHandler(si.HandlerFuncs[*corev1.ConfigMap]{DeleteFunc: func(cm *corev1.ConfigMap, _ bool) {
 				if cm.Labels["role"] == "parent" {
 					rec.mu.Lock()

@@ -3,9 +3,12 @@ package sharding
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
@@ -21,7 +24,9 @@ import (
 //
 //   - does nothing if the object is not in the cache: absence means "not
 //     this member's" (it moved, or was never here), never "deleted" — a
-//     relabel reaches the old owner's informer as a delete;
+//     relabel reaches the old owner's informer as a delete; but first it
+//     acknowledges the drains of the objects in the cache whose ring key
+//     is this key (see below);
 //   - does nothing if the object is labelled for another member;
 //   - acknowledges a drain: removes the shard and drain labels, guarded
 //     by the resourceVersion it read, so the sharder can give the object
@@ -33,11 +38,14 @@ import (
 // the workqueue never gives one key to two workers.
 //
 // Every object leaves a live member by a drain (only the children of a
-// sharded parent follow the parent's instead), and a drain is
-// acknowledged only under the drained object's own key: give the
-// Reconciler that key at least when the drain label arrives. EnqueueKey
-// does; a member that maps some objects to their owner's key
-// (EnqueueOwner) only, never lets them go while it lives.
+// sharded parent follow the parent's instead). A drain is acknowledged
+// under a key the member holds for the object: its own key (EnqueueKey),
+// or its ring key, its controller owner's (EnqueueOwner, or EnqueueMapped
+// with RingKey), when that owner is not in the cache — not sharded, or
+// deleted — so no reconcile under that key runs here. Either way of
+// keying lets every drained object go; key an object one way, so that no
+// reconcile of it under the other key runs while its drain is
+// acknowledged.
 func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, reconcile workqueue.ReconcileFunc[informer.Key]) workqueue.ReconcileFunc[informer.Key] {
 	return func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 		var obj T
@@ -47,8 +55,8 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		} else {
 			obj, err = objects.Namespace(key.Namespace).Get(key.Name)
 		}
-		if apierrors.IsNotFound(err) {
-			return workqueue.Result{}, nil // not ours (any more): see the pitfall above
+		if apierrors.IsNotFound(err) { // not ours (any more): see the pitfall above
+			return workqueue.Result{}, acknowledgeByRingKey(ctx, shard, objects, client, resource, key)
 		}
 		if err != nil {
 			return workqueue.Result{}, err
@@ -62,6 +70,27 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		}
 		return reconcile(ctx, key)
 	}
+}
+
+// acknowledgeByRingKey acknowledges the drains of this member's objects
+// whose ring key is key, whose owner is not in the cache: a member that
+// keys by ring key holds no other key for them. It reads only the
+// drained objects of key's namespace, few but during a rebalance.
+func acknowledgeByRingKey[T informer.Object](ctx context.Context, shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, key informer.Key) error {
+	drained := labels.SelectorFromSet(labels.Set{shard.Label(): shard.Member, shard.DrainLabel(): "true"})
+	var found []T
+	if key.Namespace == "" {
+		found = objects.List(drained)
+	} else {
+		found = objects.Namespace(key.Namespace).List(drained)
+	}
+	var errs []error
+	for _, obj := range found {
+		if ref := metav1.GetControllerOf(obj); ref != nil && (informer.Key{Namespace: obj.GetNamespace(), Name: ref.Name}) == key {
+			errs = append(errs, acknowledge(ctx, client, resource, informer.KeyFor(obj), obj.GetResourceVersion(), shard))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // acknowledge lets go of a drained object: one merge PATCH that removes

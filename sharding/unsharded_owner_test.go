@@ -141,3 +141,87 @@ func runKeyReconciler(ctx context.Context, t *testing.T, cfg *rest.Config, ns st
 	workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps", reconcile),
 		workqueue.RunOptions[informer.Key]{Workers: 2})
 }
+
+// A member may key its queue by ring key instead (EnqueueMapped with
+// RingKey, or EnqueueOwner): an object whose controller owner is not in
+// its cache (not sharded, or deleted) then reaches it only under that
+// owner's key, which Reconciler finds absent. The drain of such an
+// object is acknowledged there, under the key the member holds for it,
+// so it leaves the live member all the same.
+func TestAnObjectDrainedFromAMemberThatKeysByRingKeyIsLetGo(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	cfg := fast(cp.Config())
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	core := must(testenv.CoreV1Client(cp.Config()))
+
+	terms := make(chan string, 2)
+	for _, name := range []string{"a", "b"} {
+		member := must(sharding.NewMember(sharding.MemberConfig{
+			Client: must(leaderelection.NewClient(cfg)), Namespace: ns, Ring: ring, Name: name,
+			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: testLogger,
+			Run: func(ctx context.Context, shard sharding.Shard) {
+				terms <- shard.Member
+				runRingKeyReconciler(ctx, t, cfg, ns, shard)
+			},
+		}))
+		wg.Go(func() { member.Run(ctx) })
+	}
+	guard := time.Minute // against hanging, not a timing
+	members := []string{receive(t, terms, guard), receive(t, terms, guard)}
+	slices.Sort(members)
+
+	isController := true
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "credentials",
+			UID: types.UID("5ec7e700-0000-4000-8000-000000000002"), Controller: &isController}}}}
+	want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(obj))
+	old := members[0]
+	if old == want {
+		old = members[1]
+	}
+	obj.Labels = map[string]string{sharding.Shard{Ring: ring}.Label(): old}
+	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(obj).Do(ctx).Error())
+
+	type labelling struct{ action, member string }
+	labelled := make(chan labelling, 8)
+	var counts sync.Map
+	startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
+		sc.OnLabel = func(action string, key informer.Key, member string) {
+			if key.Name == obj.Name {
+				labelled <- labelling{action, member}
+			}
+		}
+	})
+	require.Equal(t, "drain", receive(t, labelled, guard).action, "the object leaves its live member by a drain")
+	require.Equal(t, labelling{"assign", want}, receive(t, labelled, guard),
+		"the member that keys by ring key lets the drained object go, and the ring's member gets it")
+}
+
+// runRingKeyReconciler runs, until ctx ends, a member's controller that
+// enqueues every object of its shard under its ring key (its controller
+// owner's key, if it has one), as a controller that reconciles owners
+// does, and gives each key to sharding.Reconciler.
+func runRingKeyReconciler(ctx context.Context, t *testing.T, cfg *rest.Config, ns string, shard sharding.Shard) {
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	factory := must(si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme}))
+	cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
+	client := must(factory.RESTClient(corev1.SchemeGroupVersion))
+	queue := workqueue.New(workqueue.Options[informer.Key]{})
+	defer queue.ShutDown()
+	must(cms.AddEventHandler(si.EnqueueMapped(queue, func(cm *corev1.ConfigMap) []informer.Key {
+		return []informer.Key{must(informer.ParseKey(sharding.RingKey(cm)))}
+	})))
+	factory.Start(ctx)
+	defer factory.Wait()
+	if factory.WaitForCacheSync(ctx) != nil {
+		return
+	}
+	workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps",
+		func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil }),
+		workqueue.RunOptions[informer.Key]{Workers: 2})
+}
