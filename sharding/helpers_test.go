@@ -215,3 +215,36 @@ func leaseNames(ctx context.Context, t *testing.T, cfg *rest.Config, ns string) 
 	}
 	return out
 }
+
+// startMembers starts one member of the test ring per name, with the
+// tests' timing, each running run in every term until ctx ends (nil: an
+// idle member), and returns the members' ids, sorted, once each has
+// begun a term.
+func startMembers(ctx context.Context, t *testing.T, wg *sync.WaitGroup, cfg *rest.Config, ns string, names []string, run func(ctx context.Context, shard sharding.Shard)) []string {
+	t.Helper()
+	terms := make(chan string, len(names))
+	for _, name := range names {
+		member := must(sharding.NewMember(sharding.MemberConfig{
+			Client: must(leaderelection.NewClient(cfg)), Namespace: ns, Ring: ring, Name: name,
+			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: testLogger,
+			Run: func(ctx context.Context, shard sharding.Shard) {
+				select {
+				case terms <- shard.Member:
+				default: // a later term, once the test has its ids
+				}
+				if run == nil {
+					<-ctx.Done()
+					return
+				}
+				run(ctx, shard)
+			},
+		}))
+		wg.Go(func() { member.Run(ctx) })
+	}
+	ids := make([]string, len(names))
+	for i := range ids {
+		ids[i] = receive(t, terms, time.Minute) // against hanging, not a timing
+	}
+	slices.Sort(ids)
+	return ids
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
 	"github.com/listwatch/informer/testenv"
 	"github.com/listwatch/informer/workqueue"
@@ -43,22 +41,11 @@ func TestAChildWhoseParentTheSharderHasNotSeenYetWaitsForIt(t *testing.T) {
 	core := must(testenv.CoreV1Client(cp.Config()))
 
 	// Two members acknowledge the drains of their ConfigMaps.
-	terms := make(chan string, 2)
-	for _, name := range []string{"a", "b"} {
-		member := must(sharding.NewMember(sharding.MemberConfig{
-			Client: must(leaderelection.NewClient(cfg)), Namespace: ns, Ring: ring, Name: name,
-			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: testLogger,
-			Run: func(ctx context.Context, shard sharding.Shard) {
-				terms <- shard.Member
-				runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(),
-					func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-			},
-		}))
-		wg.Go(func() { member.Run(ctx) })
-	}
+	members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+		runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(),
+			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+	})
 	guard := time.Minute // against hanging, not a timing
-	members := []string{receive(t, terms, guard), receive(t, terms, guard)}
-	slices.Sort(members)
 	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1", Namespace: ns}}
 	want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(parent))
 	old := members[0]

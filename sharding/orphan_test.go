@@ -2,7 +2,6 @@ package sharding_test
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
 	"github.com/listwatch/informer/testenv"
 	"github.com/listwatch/informer/workqueue"
@@ -43,21 +41,10 @@ func TestTheChildOfAParentDeletedMidDrainMovesByTheRing(t *testing.T) {
 	defer cancel()
 	core := must(testenv.CoreV1Client(cp.Config()))
 
-	terms := make(chan string, 2)
-	for _, name := range []string{"a", "b"} {
-		member := must(sharding.NewMember(sharding.MemberConfig{
-			Client: must(leaderelection.NewClient(cfg)), Namespace: ns, Ring: ring, Name: name,
-			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: testLogger,
-			Run: func(ctx context.Context, shard sharding.Shard) {
-				terms <- shard.Member
-				runKeyReconciler(ctx, t, cfg, ns, shard, labels.SelectorFromSet(labels.Set{"role": "child"}),
-					func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-			},
-		}))
-		wg.Go(func() { member.Run(ctx) })
-	}
-	members := []string{receive(t, terms, time.Minute), receive(t, terms, time.Minute)}
-	slices.Sort(members)
+	members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+		runKeyReconciler(ctx, t, cfg, ns, shard, labels.SelectorFromSet(labels.Set{"role": "child"}),
+			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+	})
 	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1", Namespace: ns}}
 	want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(parent))
 	other := members[0]

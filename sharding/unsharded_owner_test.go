@@ -2,7 +2,6 @@ package sharding_test
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/testenv"
@@ -44,34 +42,23 @@ func TestAnObjectWhoseOwnerIsNotShardedLeavesALiveMemberOnlyByADrain(t *testing.
 	// Two members, each reconciling every key it is given through
 	// sharding.Reconciler. The first reconcile of the object holds its
 	// key until the test lets go.
-	terms := make(chan string, 2)
 	began, ended := make(chan reconcileEvent, 8), make(chan reconcileEvent, 8)
 	letGo := make(chan struct{})
 	var holdOnce sync.Once
-	for _, name := range []string{"a", "b"} {
-		member := must(sharding.NewMember(sharding.MemberConfig{
-			Client: must(leaderelection.NewClient(cfg)), Namespace: ns, Ring: ring, Name: name,
-			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: testLogger,
-			Run: func(ctx context.Context, shard sharding.Shard) {
-				terms <- shard.Member
-				runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(), func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-					began <- reconcileEvent{shard.Member, time.Now()}
-					holdOnce.Do(func() {
-						select {
-						case <-letGo:
-						case <-ctx.Done():
-						}
-					})
-					ended <- reconcileEvent{shard.Member, time.Now()}
-					return workqueue.Result{}, nil
-				})
-			},
-		}))
-		wg.Go(func() { member.Run(ctx) })
-	}
+	members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+		runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(), func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+			began <- reconcileEvent{shard.Member, time.Now()}
+			holdOnce.Do(func() {
+				select {
+				case <-letGo:
+				case <-ctx.Done():
+				}
+			})
+			ended <- reconcileEvent{shard.Member, time.Now()}
+			return workqueue.Result{}, nil
+		})
+	})
 	guard := time.Minute // against hanging, not a timing
-	members := []string{receive(t, terms, guard), receive(t, terms, guard)}
-	slices.Sort(members)
 
 	// The object names a Secret as its controller: it sits on the ring at
 	// the Secret's key, and is labelled with the member the ring does not
@@ -158,21 +145,10 @@ func TestAnObjectDrainedFromAMemberThatKeysByRingKeyIsLetGo(t *testing.T) {
 	defer cancel()
 	core := must(testenv.CoreV1Client(cp.Config()))
 
-	terms := make(chan string, 2)
-	for _, name := range []string{"a", "b"} {
-		member := must(sharding.NewMember(sharding.MemberConfig{
-			Client: must(leaderelection.NewClient(cfg)), Namespace: ns, Ring: ring, Name: name,
-			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: testLogger,
-			Run: func(ctx context.Context, shard sharding.Shard) {
-				terms <- shard.Member
-				runRingKeyReconciler(ctx, t, cfg, ns, shard)
-			},
-		}))
-		wg.Go(func() { member.Run(ctx) })
-	}
+	members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+		runRingKeyReconciler(ctx, t, cfg, ns, shard)
+	})
 	guard := time.Minute // against hanging, not a timing
-	members := []string{receive(t, terms, guard), receive(t, terms, guard)}
-	slices.Sort(members)
 
 	isController := true
 	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns,
