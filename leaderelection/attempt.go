@@ -74,6 +74,14 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 	e.observe(current)
 
 	holder := holderOf(current)
+	if leading && holder != e.cfg.Identity {
+		// The Lease changed hands since this leader's last write: another
+		// term began (on a Lease deleted and created again, say) and
+		// perhaps ended, freeing it. Taking it now would go on with this
+		// term's fence, below that term's: this term is over, and a new
+		// one, with a new fence, may begin.
+		return false, time.Time{}, nil
+	}
 	if holder != "" && holder != e.cfg.Identity && !e.observedExpired() {
 		return false, time.Time{}, nil // held by another, and not expired
 	}

@@ -55,6 +55,10 @@
 //     LeaseDuration; the leader creates it again on its next renew and
 //     goes on. (A standby that starts after the delete and never saw the
 //     Lease cannot know: it creates it at once, as client-go's would.)
+//   - A leader renews only a Lease it still holds: one that changed hands
+//     since its last write (taken, or re-created and released by another)
+//     ends its term with ErrLost, so no term goes on past a later term's
+//     start with its lower fence.
 //   - Run waits for OnStartedLeading to return before it releases the
 //     Lease (ReleaseOnCancel) or returns, so your work has stopped before
 //     a standby is invited to start.
