@@ -75,6 +75,7 @@ type Factory struct {
 	opts      FactoryOptions
 	mapper    meta.RESTMapperWithContext
 	discovery discovery.CachedDiscoveryInterfaceWithContext // nil with a caller's Mapper
+	forget    func()                                        // resets mapper, so it asks discovery again; no-op for a Mapper that cannot
 	served    *servedResources                              // every informer's Served: is its resource still served?
 
 	mu sync.Mutex
@@ -140,11 +141,11 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 		f.discovery = memory.NewMemCacheClientWithContext(discovery.ToDiscoveryInterfaceWithContext(dc))
 		f.mapper = restmapper.NewDeferredDiscoveryRESTMapperWithContext(f.discovery)
 	}
-	forget := func() {} // a caller's Mapper that cannot be reset keeps what it knows
+	f.forget = func() {} // a caller's Mapper that cannot be reset keeps what it knows
 	if r, ok := f.mapper.(meta.ResettableRESTMapper); ok {
-		forget = r.Reset
+		f.forget = r.Reset
 	}
-	f.served = newServedResources(discovery.ToDiscoveryInterfaceWithContext(dc), forget)
+	f.served = newServedResources(discovery.ToDiscoveryInterfaceWithContext(dc), f.forget)
 	return f, nil
 }
 
