@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,11 +23,12 @@ import (
 // shard.Selector()), and a client and resource name to write labels with
 // (Factory.RESTClient(gv), "configmaps"). For each key it:
 //
+//   - acknowledges the drains of the objects in the cache whose ring key
+//     is this key, their controller owner not being in the cache (see
+//     below);
 //   - does nothing if the object is not in the cache: absence means "not
 //     this member's" (it moved, or was never here), never "deleted" — a
-//     relabel reaches the old owner's informer as a delete; but first it
-//     acknowledges the drains of the objects in the cache whose ring key
-//     is this key (see below);
+//     relabel reaches the old owner's informer as a delete;
 //   - does nothing if the object is labelled for another member;
 //   - acknowledges a drain: removes the shard and drain labels, guarded
 //     by the resourceVersion it read, so the sharder can give the object
@@ -40,14 +42,17 @@ import (
 // Every object leaves a live member by a drain (only the children of a
 // sharded parent follow the parent's instead). A drain is acknowledged
 // under a key the member holds for the object: its own key (EnqueueKey),
-// or its ring key, its controller owner's (EnqueueOwner, or EnqueueMapped
-// with RingKey), when that owner is not in the cache — not sharded, or
-// deleted — so no reconcile under that key runs here. Either way of
-// keying lets every drained object go; key an object one way, so that no
-// reconcile of it under the other key runs while its drain is
-// acknowledged.
+// or its ring key, its controller owner's (EnqueueMapped with RingKey),
+// when that owner is not in the cache — not sharded, or deleted. Either
+// way of keying lets every drained object of this lister's resource go;
+// key an object one way, so that no reconcile of it under the other key
+// runs while its drain is acknowledged. Objects of another resource
+// (what EnqueueOwner maps to their owner's key) are not in this lister:
+// their resource needs a Reconciler of its own, given their own keys.
 func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, reconcile workqueue.ReconcileFunc[informer.Key]) workqueue.ReconcileFunc[informer.Key] {
+	var busy inFlight
 	return func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+		defer busy.enter(key)()
 		var obj T
 		var err error
 		if key.Namespace == "" {
@@ -56,9 +61,14 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 			obj, err = objects.Namespace(key.Namespace).Get(key.Name)
 		}
 		if apierrors.IsNotFound(err) { // not ours (any more): see the pitfall above
-			return workqueue.Result{}, acknowledgeByRingKey(ctx, shard, objects, client, resource, key)
+			return workqueue.Result{}, acknowledgeByRingKey(ctx, shard, objects, client, resource, key, "", &busy)
 		}
 		if err != nil {
+			return workqueue.Result{}, err
+		}
+		// An object that merely has the name of another's owner (ConfigMap
+		// "web", beside Deployment "web") does not hide that other's drain.
+		if err := acknowledgeByRingKey(ctx, shard, objects, client, resource, key, obj.GetUID(), &busy); err != nil {
 			return workqueue.Result{}, err
 		}
 		labels := obj.GetLabels()
@@ -73,10 +83,18 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 }
 
 // acknowledgeByRingKey acknowledges the drains of this member's objects
-// whose ring key is key, whose owner is not in the cache: a member that
-// keys by ring key holds no other key for them. It reads only the
-// drained objects of key's namespace, few but during a rebalance.
-func acknowledgeByRingKey[T informer.Object](ctx context.Context, shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, key informer.Key) error {
+// whose ring key is key and whose controller owner is not the cached
+// object at key (uid; "" if there is none): for a member that keys by
+// ring key, key is the one it holds for them. Its cost is one pass over
+// the member's cached objects of key's namespace, matching a selector.
+//
+// An object whose own key this Reconciler is working on (busy) is left
+// alone: a member that keys by object may be reconciling it, a call that
+// began before its drain label reached the cache; its own key's next
+// turn, which the drain label's event brought, acknowledges it. A turn
+// that begins after this look finds the drain label and acknowledges
+// rather than reconciles.
+func acknowledgeByRingKey[T informer.Object](ctx context.Context, shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, key informer.Key, uid types.UID, busy *inFlight) error {
 	drained := labels.SelectorFromSet(labels.Set{shard.Label(): shard.Member, shard.DrainLabel(): "true"})
 	var found []T
 	if key.Namespace == "" {
@@ -86,11 +104,42 @@ func acknowledgeByRingKey[T informer.Object](ctx context.Context, shard Shard, o
 	}
 	var errs []error
 	for _, obj := range found {
-		if ref := metav1.GetControllerOf(obj); ref != nil && (informer.Key{Namespace: obj.GetNamespace(), Name: ref.Name}) == key {
+		ref := metav1.GetControllerOf(obj)
+		if ref != nil && ref.UID != uid && (informer.Key{Namespace: obj.GetNamespace(), Name: ref.Name}) == key && !busy.has(informer.KeyFor(obj)) {
 			errs = append(errs, acknowledge(ctx, client, resource, informer.KeyFor(obj), obj.GetResourceVersion(), shard))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// inFlight counts the keys a Reconciler is working on, in any worker.
+type inFlight struct {
+	mu   sync.Mutex
+	keys map[informer.Key]int // guarded by mu; calls in progress per key
+}
+
+// enter marks key as worked on until the returned func is called.
+func (f *inFlight) enter(key informer.Key) (leave func()) {
+	f.mu.Lock()
+	if f.keys == nil {
+		f.keys = map[informer.Key]int{}
+	}
+	f.keys[key]++
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		if f.keys[key]--; f.keys[key] == 0 {
+			delete(f.keys, key)
+		}
+		f.mu.Unlock()
+	}
+}
+
+// has reports whether key is being worked on.
+func (f *inFlight) has(key informer.Key) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.keys[key] > 0
 }
 
 // acknowledge lets go of a drained object: one merge PATCH that removes

@@ -1,0 +1,138 @@
+package sharding_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/lister"
+	"github.com/listwatch/informer/sharding"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// patchRecorder is an httptest stand-in for the API server that answers
+// every PATCH with 200 {} and records its path.
+type patchRecorder struct {
+	mu      sync.Mutex
+	patched []string
+}
+
+func (p *patchRecorder) client(t *testing.T) *rest.RESTClient {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		if r.Method == http.MethodPatch {
+			p.mu.Lock()
+			p.patched = append(p.patched, r.URL.Path)
+			p.mu.Unlock()
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`))
+	}))
+	t.Cleanup(srv.Close)
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	cfg := &rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
+		GroupVersion: &corev1.SchemeGroupVersion, NegotiatedSerializer: serializer.NewCodecFactory(scheme).WithoutConversion()}, APIPath: "/api"}
+	return must(rest.RESTClientFor(cfg))
+}
+
+func (p *patchRecorder) paths() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.patched...)
+}
+
+func controlledBy(kind, name string, uid types.UID) []metav1.OwnerReference {
+	yes := true
+	return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: &yes}}
+}
+
+// A member that keys its queue by ring key (EnqueueMapped with RingKey)
+// gets the key "ns/web" for ConfigMap "web-env", whose controller owner,
+// Deployment "web", is not sharded. When the ring moves "ns/web" away,
+// the sharder drains web-env, and the drain is acknowledged under the
+// owner's key. The member's cache also holds an unrelated ConfigMap
+// *named* "web" (owned by Deployment "frontend"): finding it under the
+// key must not hide web-env's drain, or web-env stays drained on this
+// member for as long as ConfigMap "web" stays. (Found by an adversarial
+// review.)
+func TestADrainUnderARingKeyIsAcknowledgedWhenAnObjectHasTheOwnersName(t *testing.T) {
+	shard := sharding.Shard{Ring: ring, Member: "a"}
+	idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+	require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", ResourceVersion: "10",
+		Labels:          map[string]string{shard.Label(): "a"},
+		OwnerReferences: controlledBy("Deployment", "frontend", "uid-frontend")}}))
+	require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", ResourceVersion: "11",
+		Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+		OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}))
+	cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+	rec := &patchRecorder{}
+
+	// The key the member holds for web-env: its ring key.
+	webEnv, ok := idx.Get(informer.Key{Namespace: "ns", Name: "web-env"})
+	require.True(t, ok)
+	key := must(informer.ParseKey(sharding.RingKey(webEnv)))
+	require.Equal(t, informer.Key{Namespace: "ns", Name: "web"}, key)
+
+	reconcile := sharding.Reconciler(shard, cms, rec.client(t), "configmaps",
+		func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+	_, err := reconcile(t.Context(), key)
+	require.NoError(t, err)
+	require.Contains(t, rec.paths(), "/api/v1/namespaces/ns/configmaps/web-env",
+		"the drain of web-env, held under its ring key ns/web, was not acknowledged: Reconciler took the key for ConfigMap \"web\"")
+}
+
+// A member that keys by object may be reconciling an object when its
+// drain label reaches the cache. The drain must not be acknowledged
+// under its ring key meanwhile (a Reconciler call for its deleted owner's
+// key, in another worker): the object would move while its old member
+// still reconciled it. Its own key's next turn acknowledges it.
+func TestADrainIsNotAcknowledgedUnderARingKeyWhileTheObjectsOwnKeyIsReconciled(t *testing.T) {
+	shard := sharding.Shard{Ring: ring, Member: "a"}
+	idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+	orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", ResourceVersion: "11",
+		Labels:          map[string]string{shard.Label(): "a"},
+		OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
+	require.NoError(t, idx.Add(orphan))
+	cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+	rec := &patchRecorder{}
+	inReconcile, letGo := make(chan struct{}), make(chan struct{})
+	reconcile := sharding.Reconciler(shard, cms, rec.client(t), "configmaps",
+		func(context.Context, informer.Key) (workqueue.Result, error) {
+			close(inReconcile)
+			<-letGo
+			return workqueue.Result{}, nil
+		})
+
+	own := informer.KeyFor(orphan)
+	done := make(chan error, 1)
+	go func() { _, err := reconcile(t.Context(), own); done <- err }()
+	<-inReconcile
+	drained := orphan.DeepCopy()
+	drained.ResourceVersion, drained.Labels[shard.DrainLabel()] = "12", "true"
+	require.NoError(t, idx.Update(drained)) // the drain label reaches the cache mid-reconcile
+
+	_, err := reconcile(t.Context(), informer.Key{Namespace: "ns", Name: "web"}) // its ring key, in another worker
+	require.NoError(t, err)
+	require.Empty(t, rec.paths(), "the drain was acknowledged while the object's own key was being reconciled")
+
+	close(letGo)
+	require.NoError(t, <-done)
+	_, err = reconcile(t.Context(), own) // the drain label's event brought the key back
+	require.NoError(t, err)
+	require.Equal(t, []string{"/api/v1/namespaces/ns/configmaps/web-env"}, rec.paths(), "its own key's next turn lets it go")
+}
