@@ -67,7 +67,8 @@
 // is reported once as ErrNotServed, the store is emptied, and no request
 // is made until discovery lists the resource again; or, when discovery
 // lists the resource in another version only, as a *VersionNotServedError,
-// and the store is kept (its objects still exist). A server's Retry-After
+// and the store is kept as it was, unwatched (moving a version deletes
+// nothing; changes since are not in it). A server's Retry-After
 // is the minimum wait. One exception: the first relist after a 410 is
 // immediate, since the server answered; a 410 again before a watch has
 // worked waits like any failure.

@@ -84,10 +84,14 @@ var (
 // when a LIST or WATCH failed with 404 Not Found and the server's
 // discovery no longer lists the resource in the version the reflector
 // reads but does in others: a CRD moved to a new version (see
-// Options.Served). The objects still exist, so the reflector keeps its
-// store as it was and reports no deletions; it waits, without requests,
-// until the version is served again. To follow the objects, read a
-// version in Served. Reported once per change of discovery's answer.
+// Options.Served). Moving a version deletes no object, so the reflector
+// keeps its store as it was and reports no deletions; it waits, without
+// requests, until the version is served again. The store is then a
+// snapshot from when the watch ended: changes since are not in it, nor
+// deletions (a CRD deleted and created again in another version while
+// the watch was down looks the same from discovery). To follow the
+// objects, read a version in Served. Reported once per change of
+// discovery's answer.
 type VersionNotServedError struct {
 	// Version is the version the reflector reads, no longer served
 	// ("v1beta1"); "" if Options.Served did not say.
@@ -106,7 +110,7 @@ func (e *VersionNotServedError) Error() string {
 	if e.Version == "" {
 		version = "the version read"
 	}
-	return fmt.Sprintf("%s is no longer served, but the resource is, as %s: its objects still exist, so the store keeps them (unwatched) and reports no deletions; read %s to follow them (waiting until %s is served again): %v",
+	return fmt.Sprintf("%s is no longer served, but the resource is, as %s: the store keeps what it held, unwatched, and reports no deletions (changes and deletions since the watch ended are not in it); read %s to follow them (waiting until %s is served again): %v",
 		version, strings.Join(e.Served, ", "), e.Served[0], version, e.Err)
 }
 

@@ -48,9 +48,10 @@ type Options[T informer.Object] struct {
 	// and asks Served again after each backoff until it is, then lists
 	// from scratch. Meanwhile, if no version of the resource is served
 	// (the resource is gone), it reports ErrNotServed once and empties
-	// the store; if another version is (Serving.Elsewhere: the objects
-	// still exist), it reports a *VersionNotServedError once and keeps
-	// the store as it is, so that nothing reads as deleted. An error from
+	// the store; if another version is (Serving.Elsewhere: the version
+	// moved, which deletes nothing), it reports a *VersionNotServedError
+	// once and keeps the store as it is, unwatched, so that nothing reads
+	// as deleted (nor is a deletion since seen). An error from
 	// Served counts as served: the 404 is retried as any failure is.
 	// Default: nil, every 404 is retried.
 	Served func(ctx context.Context) (Serving, error)

@@ -29,7 +29,7 @@ import (
 //	 in no version: gone               in other versions only: moved
 //	 report ErrNotServed; empty        report *VersionNotServedError; keep
 //	 the store (deletes, final         the store as it is (the objects
-//	 state unknown)                    still exist: no deletes)
+//	 state unknown)                    are not known deleted: no deletes)
 //	        └──────────────┬─────────────────┘
 //	                       ▼
 //	wait the backoff ──▶ Served? ──no──┐   (discovery only: no LIST, no WATCH;
@@ -52,7 +52,8 @@ type Serving struct {
 	// resource's group in which discovery lists the resource, preferred
 	// first. Empty: the resource is served in no version, so it is gone,
 	// and its objects with it. Not empty: only this version went (a CRD
-	// moved to a new one), and the objects still exist.
+	// moved to a new one), which deletes no object; discovery cannot tell
+	// what else happened while the watch was down.
 	Elsewhere []string
 }
 
@@ -94,10 +95,14 @@ func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, 
 //     deleted with it (the API server deletes every object of a CRD
 //     before the CRD itself), and whatever deletes the watch did not
 //     deliver, emptying the store now does.
-//   - In other versions, the objects still exist: the store keeps them as
-//     they were, so that no consumer reads a deletion that did not
-//     happen. They are no longer watched; the report names the versions
-//     served, where whoever runs the reflector can follow them.
+//   - In other versions, the version moved, which deletes nothing: the
+//     store keeps the objects as they were, so that no consumer reads a
+//     deletion that did not happen. They are no longer watched, so what
+//     changed or was deleted since the watch ended is not in the store
+//     (a CRD deleted and created again in another version, while the
+//     watch was down, cannot be told apart by discovery); the report
+//     names the versions served, where whoever runs the reflector can
+//     follow them.
 func (r *Reflector[T]) notServed(cause error, answer Serving) {
 	op := KindList
 	var failed *Error

@@ -54,8 +54,8 @@ const (
 	KindNotServed = "not-served"
 	// KindVersionNotServed: a 404, and discovery lists the resource in
 	// other versions only (Detail names them): the reflector keeps its
-	// store, since the objects still exist, and stops listing and
-	// watching until its version is served again.
+	// store as it was (a version move deletes nothing), and stops listing
+	// and watching until its version is served again.
 	KindVersionNotServed = "version-not-served"
 	// KindServedAgain: discovery lists the resource in the reflector's
 	// version again after KindNotServed or KindVersionNotServed; a relist

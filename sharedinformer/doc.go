@@ -45,8 +45,9 @@
 // watched for through discovery, without LIST or WATCH, until it is
 // served. A version no longer served while the resource is served in
 // another (a CRD that moved to v1) is reported as a
-// *reflector.VersionNotServedError naming the versions served; its
-// objects still exist, so the cache keeps them and no handler hears of a
+// *reflector.VersionNotServedError naming the versions served; moving a
+// version deletes nothing, so the cache keeps what it held, unwatched
+// (changes and deletions since are not in it), and no handler hears of a
 // delete. WaitForCacheSync reports either as a *NotSyncedError when its
 // ctx ends (Factory's also once FactoryOptions.SyncTimeout passes).
 //

@@ -65,9 +65,10 @@ type Options[T informer.Object] struct {
 	// cache depends on why: if no version of the resource is served (the
 	// resource is gone), the cache is empty, and its handlers got a
 	// delete for each object it held, as a final state unknown; if
-	// another version is (a CRD that moved to a new version), the objects
-	// still exist, so the cache keeps them, unwatched, and the handlers
-	// get nothing: never a delete for a live object. OnError then gets a
+	// another version is (a CRD that moved to a new version, which
+	// deletes nothing), the cache keeps what it held, unwatched (changes
+	// and deletions since are not in it), and the handlers get nothing:
+	// never a delete for a live object. OnError then gets a
 	// *reflector.VersionNotServedError naming the versions served.
 	// Default: nil, every 404 is retried; InformerFor sets it from the
 	// server's discovery.
