@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/reflector"
 )
 
 // ErrInformerReleased is why the handlers of an informer stopped when its
@@ -34,11 +35,13 @@ type held struct {
 // end (each Registration's Stopped closes, and its Err is
 // ErrInformerReleased), and its metrics' names are given back. Release
 // then waits until all that is done, or ctx ends (the informer still
-// stops, in the background). Called from a handler (of this informer or
-// any other), it does not wait: the informer stops only once the
-// handler's call in progress returns, which would be never if that call
-// waited for it. It returns nil at once, and the informer stops when the
-// handler returns (its Registrations' Stopped close then).
+// stops, in the background). Called from an informer's own goroutine —
+// a handler, OnError, a trace hook, a Transform, of this informer or any
+// other — it does not wait: the informer stops only once that call
+// returns, which would be never if the call waited for it. It returns
+// nil at once, and the informer stops when the call returns (its
+// Registrations' Stopped close then). A call that hands Release to
+// another goroutine and waits for it still waits for itself: don't.
 //
 // Nobody may use a released informer afterwards: asking InformerFor for
 // the same informer again makes a fresh one, which lists from scratch. An
@@ -85,7 +88,7 @@ func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T
 	f.stopping[key] = h
 	h.stop(ErrInformerReleased)
 	f.mu.Unlock()
-	if inHandler() {
+	if onInformerGoroutine() {
 		return nil // waiting here would wait for this very call to return
 	}
 	select {
@@ -125,18 +128,22 @@ func (f *Factory) stopped(key factoryKey, h *held) {
 	close(h.done)
 }
 
-// listenerDeliver is how the call stack names a listener's deliver, which
-// calls a handler: "<this package>.(*listener[...]).deliver".
-var listenerDeliver = struct{ prefix, suffix string }{
-	prefix: reflect.TypeFor[Factory]().PkgPath() + ".(*listener[",
-	suffix: "]).deliver",
+// informerFrames are how the call stack names the code an informer's own
+// goroutines run while they call yours: a listener's deliver (your
+// handlers), the reflector's methods (OnError, Served, the trace hook)
+// and the informer's Run (its pop loop: the trace hook, Transform).
+var informerFrames = []struct{ prefix, contains string }{
+	{reflect.TypeFor[Factory]().PkgPath() + ".(*listener[", "]).deliver"},
+	{reflect.TypeFor[reflector.Serving]().PkgPath() + ".(*Reflector[", "])."},
+	{reflect.TypeFor[Factory]().PkgPath() + ".(*Informer[", "]).Run"},
 }
 
-// inHandler reports whether the calling goroutine is a listener's, inside
-// a call of its handler. Go gives a goroutine no identity to compare, so
-// it reads the call stack, the one place that says so. Cost: a walk of
-// the stack, microseconds; Release is rare.
-func inHandler() bool {
+// onInformerGoroutine reports whether the calling goroutine is one of an
+// informer's own, inside a call of your code: a handler, OnError, a
+// hook. Go gives a goroutine no identity to compare, so it reads the call
+// stack, the one place that says so. Cost: a walk of the stack,
+// microseconds; Release is rare.
+func onInformerGoroutine() bool {
 	pcs := make([]uintptr, 64)
 	for {
 		n := runtime.Callers(2, pcs)
@@ -149,8 +156,10 @@ func inHandler() bool {
 	frames := runtime.CallersFrames(pcs)
 	for {
 		frame, more := frames.Next()
-		if strings.HasPrefix(frame.Function, listenerDeliver.prefix) && strings.HasSuffix(frame.Function, listenerDeliver.suffix) {
-			return true
+		for _, f := range informerFrames {
+			if rest, ok := strings.CutPrefix(frame.Function, f.prefix); ok && strings.Contains(rest, f.contains) {
+				return true
+			}
 		}
 		if !more {
 			return false
