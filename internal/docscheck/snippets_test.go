@@ -40,6 +40,7 @@ var notGo = map[string]string{
 // line.
 var givens = map[string]string{
 	"deltafifo/doc.go: cache, err := indexer.New(indexer.Options[*corev1.Pod]{})":                                    "ctx context.Context, pods []*corev1.Pod, pod *corev1.Pod, listRV string",
+	"fakeapiserver/doc.go: synctest.Test(t, func(t *testing.T) {":                                                    "t *testing.T, inject fakeapiserver.Injector, opts sharedinformer.FactoryOptions",
 	"indexer/doc.go: idx, err := indexer.New(indexer.Options[*corev1.Pod]{":                                          "pod *corev1.Pod",
 	"leaderelection/doc.go: client, err := leaderelection.NewClient(restConfig) // a client of its own: its own QPS": "ctx context.Context, restConfig *rest.Config, runController func(context.Context)",
 	"lister/doc.go: pods, err := lister.New(idx, corev1.Resource(\"pods\"))":                                         "idx *indexer.Indexer[*corev1.Pod]",
