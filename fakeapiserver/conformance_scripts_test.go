@@ -54,6 +54,7 @@ func TestConformance(t *testing.T) {
 	t.Run("BookmarksAndTimeout", func(t *testing.T) { conform(t, cp, bookmarksAndTimeout) })
 	t.Run("Encodings", func(t *testing.T) { conform(t, cp, encodings) })
 	t.Run("CustomResourcesComeAndGo", func(t *testing.T) { conform(t, cp, customResources) })
+	t.Run("MergePatches", func(t *testing.T) { conform(t, cp, mergePatches) })
 }
 
 func configMapWrites(ctx context.Context, t *testing.T, tg *target, rec *recorder) {

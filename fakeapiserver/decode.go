@@ -23,6 +23,12 @@ func (s *Server) decodeObject(r *http.Request, res Resource) (*unstructured.Unst
 		return nil, err
 	}
 	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return s.decodeBody(body, mediaType, res)
+}
+
+// decodeBody is decodeObject's work on a body already read, in
+// mediaType: JSON, or protobuf for a built-in resource.
+func (s *Server) decodeBody(body []byte, mediaType string, res Resource) (*unstructured.Unstructured, error) {
 	if res.Custom {
 		if mediaType == mediaProtobuf {
 			return nil, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "create", res.GroupResource(), "", "the body of the request was in an unknown format - accepted media types include: application/json", 0, false)

@@ -49,7 +49,10 @@
 //   - writes: POST (409 AlreadyExists; the namespace must exist;
 //     generateName), PUT (409 Conflict on a stale resourceVersion or a
 //     wrong uid; create-on-update for Leases; an unchanged object is not
-//     written), DELETE (404; uid and resourceVersion preconditions, 409).
+//     written), PATCH as a JSON merge patch (404 for a missing object;
+//     a resourceVersion in the patch is a precondition, 409; null
+//     removes a field; an unchanged result is not written; a patched uid
+//     is 422), DELETE (404; uid and resourceVersion preconditions, 409).
 //   - encodings: JSON, protobuf for built-in types (never for custom
 //     ones), and the metadata-only form (as=PartialObjectMetadata).
 //   - discovery: /api, /apis, /apis/<group>, /api/v1 and
@@ -67,7 +70,8 @@
 // and validation beyond the checks above, defaulting, managedFields,
 // finalizers and graceful deletion (a DELETE removes at once; a deleted
 // namespace vanishes instead of staying Terminating, and its objects
-// stay), PATCH, subresources, deletecollection, dry-run, the aggregated
+// stay), PATCH types other than merge patch (JSON patch, strategic merge,
+// server-side apply: 415 here), subresources, deletecollection, dry-run, the aggregated
 // discovery form, the watch cache's own answers (resourceVersion "0"
 // honours limit here, as with the cache off; a WATCH without a
 // resourceVersion gets no initial-events-end bookmark, as with the cache

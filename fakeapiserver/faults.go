@@ -78,6 +78,8 @@ func verbOf(r *http.Request) string {
 		return "create"
 	case http.MethodPut:
 		return "update"
+	case http.MethodPatch:
+		return "patch"
 	case http.MethodDelete:
 		return "delete"
 	}

@@ -77,6 +77,11 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 func (s *Server) update(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.updateLocked(res, u)
+}
+
+// updateLocked is update with s.mu held.
+func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
 	gr := res.GroupResource()
 	key := objectKey{u.GetNamespace(), u.GetName()}
 	old := s.current[gr][key]

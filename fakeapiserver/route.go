@@ -74,6 +74,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.serveCreate(w, r, req, f)
 	case r.Method == http.MethodPut && req.name != "":
 		s.serveUpdate(w, r, req, f)
+	case r.Method == http.MethodPatch && req.name != "":
+		s.servePatch(w, r, req, f)
 	case r.Method == http.MethodDelete && req.name != "":
 		s.serveDelete(w, r, req, f)
 	default:

@@ -12,7 +12,7 @@ import (
 )
 
 // Server is a fake kube-apiserver: an http.Handler that serves LIST,
-// WATCH, GET, POST, PUT, DELETE and discovery for the resources it knows,
+// WATCH, GET, POST, PUT, PATCH (merge), DELETE and discovery for the resources it knows,
 // from memory, with one resourceVersion counter for everything (etcd's
 // revision). See the package doc for what it models.
 //

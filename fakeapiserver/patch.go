@@ -1,0 +1,107 @@
+package fakeapiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// servePatch answers PATCH with a JSON merge patch (RFC 7386,
+// application/merge-patch+json), the only patch type this library
+// sends: 200 with the stored object. kube-apiserver applies the patch to
+// the stored object and updates it, so:
+//
+//   - a missing object is 404, for Leases too (create-on-update is PUT's
+//     alone);
+//   - a resourceVersion in the patch is a precondition, as a PUT's is: a
+//     stale one answers 409 Conflict; none means "whatever is stored";
+//   - null removes a field (a label, an annotation); a patch that
+//     changes nothing writes nothing: 200, the same resourceVersion;
+//   - a patch of metadata.uid is 422 Invalid (immutable), where a PUT's
+//     uid is a precondition (409);
+//   - any other patch type (JSON patch, strategic merge, apply) answers
+//     415 here: not modelled.
+func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req request, f format) {
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mediaType != string(types.MergePatchType) {
+		writeError(w, f, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", req.res.GroupResource(), "",
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s", types.MergePatchType), 0, false))
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, f, err)
+		return
+	}
+	var patch map[string]any
+	if err := json.Unmarshal(body, &patch); err != nil {
+		writeError(w, f, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	obj, err := s.patch(req, patch)
+	if err != nil {
+		writeError(w, f, err)
+		return
+	}
+	s.writeObject(w, http.StatusOK, f, req.res, obj)
+}
+
+// patch merges patch into the stored object and updates it, under one
+// hold of the lock: no write comes between the read and the update.
+func (s *Server) patch(req request, patch map[string]any) (*unstructured.Unstructured, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := objectKey{req.namespace, req.name}
+	old := s.current[req.res.GroupResource()][key]
+	if old == nil {
+		return nil, apierrors.NewNotFound(req.res.GroupResource(), req.name)
+	}
+	merged, err := json.Marshal(mergePatch(old.DeepCopy().Object, patch))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	u, err := s.decodeBody(merged, mediaJSON, req.res)
+	if err != nil {
+		return nil, err
+	}
+	if u.GetName() != req.name || (req.res.Namespaced && u.GetNamespace() != req.namespace) {
+		return nil, apierrors.NewBadRequest("a patch may not change the object's name or namespace")
+	}
+	if u.GetUID() != old.GetUID() {
+		// A PUT's uid is a precondition (409); a patch's is the object's
+		// own field, which validation keeps immutable.
+		return nil, apierrors.NewInvalid(req.res.GVK().GroupKind(), req.name, field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "uid"), u.GetUID(), "field is immutable")})
+	}
+	obj, _, err := s.updateLocked(req.res, u)
+	return obj, err
+}
+
+// mergePatch applies an RFC 7386 merge patch to doc: an object in the
+// patch merges key by key, null removes the key, anything else replaces
+// the value. It returns the result, which may reuse doc's maps.
+func mergePatch(doc any, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	d, ok := doc.(map[string]any)
+	if !ok {
+		d = map[string]any{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(d, k)
+			continue
+		}
+		d[k] = mergePatch(d[k], v)
+	}
+	return d
+}
