@@ -1,0 +1,228 @@
+package simulation
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// interval is one reconcile of one key by one member, or one term of
+// one member, on simulated time.
+type interval struct {
+	replica, ring, member, key string
+	start, end                 time.Time
+	fence                      uint64
+}
+
+// checkHistory checks the invariants a history proves or refutes:
+//
+//   - "one reconcile per key": no two members reconcile one key of one
+//     ring at once, unless one of them was paused meanwhile (leader
+//     election does not fence a paused process: counted apart);
+//   - "one leader": no two leader terms overlap, outside pauses and the
+//     documented case of a candidate that starts after the Lease was
+//     deleted and never saw it held;
+//   - "fences grow": a term that began after another holds the greater
+//     fence;
+//   - "moves only by drain": a live member's object never moves
+//     straight to another member (the checker's watch), before the old
+//     member's term ended; a child only when its parent still named the
+//     old member (it ran ahead of its parent).
+func (w *world) checkHistory(moves []move) []Violation {
+	events := w.hist.Events()
+	end := time.Now()
+	stopped := map[string]time.Time{}
+	started := map[string]time.Time{}
+	var deletes []time.Time
+	for _, e := range events {
+		switch {
+		case e.What == Stopped:
+			stopped[e.Replica] = e.At
+		case e.What == Started:
+			started[e.Replica] = e.At
+		case e.What == FaultEvent && strings.Contains(e.Detail, "delete-"):
+			deletes = append(deletes, e.At)
+		}
+	}
+	endOf := func(replica string) time.Time {
+		if t, ok := stopped[replica]; ok {
+			return t
+		}
+		return end
+	}
+	reconciles, terms := w.intervals(events, endOf)
+	var out []Violation
+	out = append(out, w.overlaps(reconciles, "one reconcile per key", nil)...)
+	leaderTerms := filter(terms, func(iv interval) bool { return iv.ring == LeaderRing })
+	out = append(out, w.overlaps(leaderTerms, "one leader", func(a, b interval) bool {
+		// Documented: a candidate that starts after the Lease was deleted,
+		// and never saw it held, creates it at once (leaderelection's doc).
+		for _, d := range deletes {
+			if !d.Before(a.start) && d.Before(a.end) && started[b.replica].After(d) {
+				return true
+			}
+		}
+		return false
+	})...)
+	out = append(out, fencesGrow(terms)...)
+	out = append(out, w.movesOffLiveMembers(moves, terms)...)
+	return out
+}
+
+// intervals pairs begin/end and term-start/term-end events. A term ends
+// at the earlier of its work's return and its renew deadline; an
+// interval left open ends when its replica stopped (or the run did).
+func (w *world) intervals(events []Event, endOf func(string) time.Time) (reconciles, terms []interval) {
+	type k struct{ what, ring, member, key string }
+	open := map[k]Event{}
+	for _, e := range events {
+		switch e.What {
+		case Begin, TermStart:
+			open[k{e.What, e.Ring, e.Member, e.Key}] = e
+		case End, TermEnd:
+			what := Begin
+			if e.What == TermEnd {
+				what = TermStart
+			}
+			b, ok := open[k{what, e.Ring, e.Member, e.Key}]
+			if !ok {
+				continue
+			}
+			delete(open, k{what, e.Ring, e.Member, e.Key})
+			iv := interval{replica: e.Replica, ring: e.Ring, member: e.Member, key: e.Key, start: b.At, end: e.At, fence: b.Fence}
+			if e.What == TermEnd {
+				if !e.Deadline.IsZero() && e.Deadline.Before(iv.end) {
+					iv.end = e.Deadline
+				}
+				terms = append(terms, iv)
+			} else {
+				reconciles = append(reconciles, iv)
+			}
+		}
+	}
+	for key, b := range open {
+		iv := interval{replica: b.Replica, ring: b.Ring, member: b.Member, key: b.Key, start: b.At, end: endOf(b.Replica), fence: b.Fence}
+		if key.what == TermStart {
+			terms = append(terms, iv)
+		} else {
+			reconciles = append(reconciles, iv)
+		}
+	}
+	byStart := func(s []interval) {
+		sort.SliceStable(s, func(i, j int) bool { return s[i].start.Before(s[j].start) })
+	}
+	byStart(reconciles)
+	byStart(terms)
+	return reconciles, terms
+}
+
+// overlaps finds intervals of one ring and key, of two members, that
+// overlap in time. Those where either replica was paused meanwhile, or
+// that excused allows, are not violations.
+func (w *world) overlaps(all []interval, invariant string, excused func(a, b interval) bool) []Violation {
+	byKey := map[string][]interval{}
+	for _, iv := range all {
+		byKey[iv.ring+" "+iv.key] = append(byKey[iv.ring+" "+iv.key], iv)
+	}
+	var out []Violation
+	for _, ivs := range byKey {
+		for i, a := range ivs {
+			for _, b := range ivs[i+1:] {
+				if !b.start.Before(a.end) {
+					break
+				}
+				if a.member == b.member || w.paused(a) || w.paused(b) || (excused != nil && excused(a, b)) {
+					continue
+				}
+				out = append(out, Violation{Invariant: invariant, At: b.start, Text: fmt.Sprintf("ring %s key %q: %s (%s) %s–%s and %s (%s) %s–%s",
+					a.ring, a.key, a.member, a.replica, clock(a.start), clock(a.end), b.member, b.replica, clock(b.start), clock(b.end))})
+			}
+		}
+	}
+	return out
+}
+
+// paused reports whether iv's replica was paused at any moment of it.
+func (w *world) paused(iv interval) bool {
+	slot := slotOf(iv.replica)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.pauses {
+		to := p.to
+		if to.IsZero() {
+			to = iv.end
+		}
+		if p.slot == slot && !p.from.After(iv.end) && !to.Before(iv.start) {
+			return true
+		}
+	}
+	return false
+}
+
+// slotOf is the slot of replica "r<slot>-<gen>".
+func slotOf(replica string) int {
+	s, _, _ := strings.Cut(strings.TrimPrefix(replica, "r"), "-")
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// fencesGrow: a term that began strictly after another (events at one
+// simulated instant have no order) holds a greater fence, and every
+// fence is set.
+func fencesGrow(terms []interval) []Violation {
+	var out []Violation
+	var prev []interval
+	for _, t := range terms {
+		if t.fence == 0 {
+			out = append(out, Violation{Invariant: "fences grow", At: t.start, Text: fmt.Sprintf("%s's term in %s has no fence", t.member, t.ring)})
+		}
+		for _, p := range prev {
+			if p.start.Before(t.start) && p.fence >= t.fence {
+				out = append(out, Violation{Invariant: "fences grow", At: t.start, Text: fmt.Sprintf("%s's term in %s began %s with fence %d, after %s's in %s began %s with fence %d",
+					t.member, t.ring, clock(t.start), t.fence, p.member, p.ring, clock(p.start), p.fence)})
+			}
+		}
+		prev = append(prev, t)
+	}
+	return out
+}
+
+// movesOffLiveMembers: a direct relabel seen before the old member's
+// term ended.
+func (w *world) movesOffLiveMembers(moves []move, terms []interval) []Violation {
+	termOf := map[string]interval{}
+	for _, t := range terms {
+		termOf[t.ring+" "+t.member] = t
+	}
+	var out []Violation
+	for _, m := range moves {
+		if m.child && m.parentLabel != m.from {
+			continue
+		}
+		t, ok := termOf[m.ring+" "+m.from]
+		if !ok || !m.at.Before(t.end) || w.paused(t) {
+			continue
+		}
+		kind := "object"
+		if m.child {
+			kind = "child (ahead of its parent)"
+		}
+		out = append(out, Violation{Invariant: "moves only by drain", At: m.at, Text: fmt.Sprintf("ring %s %s %q moved %s→%s at %s while %s (%s) was in its term until %s",
+			m.ring, kind, m.object, m.from, m.to, clock(m.at), m.from, t.replica, clock(t.end))})
+	}
+	return out
+}
+
+func filter(s []interval, keep func(interval) bool) []interval {
+	var out []interval
+	for _, iv := range s {
+		if keep(iv) {
+			out = append(out, iv)
+		}
+	}
+	return out
+}
+
+func clock(t time.Time) string { return t.Format("15:04:05.000") }

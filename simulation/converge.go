@@ -1,0 +1,116 @@
+package simulation
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/listwatch/informer/sharding"
+)
+
+// converged checks the state once every fault has ended, and returns
+// what is not there yet (nothing: converged):
+//
+//   - every running replica has an open term in every ring (in the
+//     leader-elected scenario: exactly one replica leads);
+//   - sharded: every object carries each ring's label naming the member
+//     the ring of the open terms assigns it to, and no drain label;
+//   - every parent was reconciled, in each ring, by its owner at its
+//     current tick, and has its child in each ring.
+func (w *world) converged() []Violation {
+	now := time.Now()
+	bad := func(format string, args ...any) []Violation {
+		return []Violation{{Invariant: "converged", At: now, Text: fmt.Sprintf(format, args...)}}
+	}
+	objs := map[string]*unstructured.Unstructured{}
+	for _, u := range w.srv.Objects(configMaps) {
+		if u.GetNamespace() == Namespace {
+			objs[u.GetName()] = u
+		}
+	}
+	owners := map[string]func(*unstructured.Unstructured) string{}
+	rings := w.opts.Scenario.rings()
+	for _, ring := range rings {
+		var members []string
+		for _, r := range w.running() {
+			t := r.term(ring)
+			if t == nil && len(rings) > 1 {
+				return bad("replica %s has no open term in ring %s", r.name, ring)
+			}
+			if t != nil {
+				members = append(members, t.member)
+			}
+		}
+		if len(rings) == 1 {
+			if len(members) != 1 {
+				return bad("%d leaders: %v", len(members), members)
+			}
+			owners[ring] = func(*unstructured.Unstructured) string { return members[0] }
+			continue
+		}
+		hashRing, err := sharding.NewRing(members, 0)
+		if err != nil {
+			return bad("ring %s: %v", ring, err)
+		}
+		shard := sharding.Shard{Ring: ring}
+		for _, name := range slices.Sorted(maps.Keys(objs)) {
+			u := objs[name]
+			want := hashRing.Owner(sharding.RingKey(u))
+			if got := u.GetLabels()[shard.Label()]; got != want || u.GetLabels()[shard.DrainLabel()] != "" {
+				return bad("%s: ring %s label %q drain %q, want %q", name, ring, got, u.GetLabels()[shard.DrainLabel()], want)
+			}
+		}
+		owners[ring] = func(u *unstructured.Unstructured) string { return hashRing.Owner(sharding.RingKey(u)) }
+	}
+	for _, name := range slices.Sorted(maps.Keys(objs)) {
+		u := objs[name]
+		if len(u.GetOwnerReferences()) > 0 {
+			continue
+		}
+		tick, _, _ := unstructured.NestedString(u.Object, "data", "tick")
+		for _, ring := range rings {
+			want := owners[ring](u) + "/" + tick
+			if got := u.GetAnnotations()[ReconciledBy(ring)]; got != want {
+				return bad("parent %s: ring %s reconciled by %q, want %q", name, ring, got, want)
+			}
+			if objs[ChildName(name, ring)] == nil {
+				return bad("parent %s has no child in ring %s", name, ring)
+			}
+		}
+	}
+	return nil
+}
+
+// cachesEqualServer compares, at quiescence, every open term's cache
+// with the server: the objects its selector selects, at the same
+// resourceVersions.
+func (w *world) cachesEqualServer() []Violation {
+	var out []Violation
+	rings := w.opts.Scenario.rings()
+	for _, r := range w.running() {
+		for _, ring := range rings {
+			t := r.term(ring)
+			if t == nil {
+				continue
+			}
+			want := map[string]string{}
+			for _, u := range w.srv.Objects(configMaps) {
+				if u.GetNamespace() != Namespace {
+					continue
+				}
+				if len(rings) > 1 && u.GetLabels()[sharding.Shard{Ring: ring}.Label()] != t.member {
+					continue
+				}
+				want[u.GetName()] = u.GetResourceVersion()
+			}
+			if got := t.cache(); !maps.Equal(got, want) {
+				out = append(out, Violation{Invariant: "cache equals server", At: time.Now(),
+					Text: fmt.Sprintf("replica %s ring %s member %s: cache %v, server %v", r.name, ring, t.member, got, want)})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,95 @@
+package simulation
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Event is one entry of a run's history, stamped with simulated time:
+// the bubble has one clock, so events of different replicas compare.
+type Event struct {
+	At   time.Time
+	What string // see the constants below
+	// Replica is the process (its identity for this life); Ring and
+	// Member the shard (Ring "leader" in the leader-elected scenario,
+	// Member the candidate's identity).
+	Replica, Ring, Member string
+	Key                   string    // a reconciled or relabelled object
+	Detail                string    // a relabel's "from→to", a fault's description
+	Fence                 uint64    // a term's fence
+	Deadline              time.Time // a term's end by its renew deadline, at term-end
+}
+
+// The events.
+const (
+	Begin      = "begin"      // a reconcile of Key began
+	End        = "end"        // ... and ended
+	TermStart  = "term-start" // a member's (or leader's) term began, with its Fence
+	TermEnd    = "term-end"   // ... and its work returned; Deadline is its renew deadline
+	SharderOn  = "sharder-on" // Replica became Ring's elected sharder
+	SharderOff = "sharder-off"
+	Relabel    = "relabel" // the checker's watch saw Key's Ring label go straight from one member to another
+	Gap        = "gap"     // the checker's watch may have missed changes (a 410)
+	FaultEvent = "fault"   // a fault began; Detail says which
+	Healed     = "healed"  // a window fault ended
+	Started    = "started" // Replica started (a new identity)
+	Stuck      = "stuck"   // Replica did not stop within a minute of its kill
+	Stopped    = "stopped" // Replica was killed: everything of it has stopped
+)
+
+func (e Event) String() string {
+	s := fmt.Sprintf("%s %-11s", e.At.Format("15:04:05.000"), e.What)
+	for _, f := range []struct{ k, v string }{{"replica", e.Replica}, {"ring", e.Ring}, {"member", e.Member}, {"key", e.Key}, {"", e.Detail}} {
+		if f.v != "" {
+			if f.k != "" {
+				s += " " + f.k + "=" + f.v
+			} else {
+				s += " " + f.v
+			}
+		}
+	}
+	if e.What == TermStart {
+		s += fmt.Sprintf(" fence=%d", e.Fence)
+	}
+	if e.What == TermEnd {
+		s += " deadline=" + e.Deadline.Format("15:04:05.000")
+	}
+	return s
+}
+
+// History is the run's record, safe for concurrent use.
+type History struct {
+	mu     sync.Mutex
+	events []Event
+	start  time.Time
+}
+
+func (h *History) add(e Event) {
+	e.At = time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, e)
+}
+
+// Events returns a copy of the history, in the order recorded (which is
+// the order of At).
+func (h *History) Events() []Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Event(nil), h.events...)
+}
+
+// Around returns the history's lines within d of t that match keep, for
+// a failure report.
+func (h *History) Around(t time.Time, d time.Duration, keep func(Event) bool) string {
+	var b strings.Builder
+	for _, e := range h.Events() {
+		if e.At.Before(t.Add(-d)) || e.At.After(t.Add(d)) || !keep(e) {
+			continue
+		}
+		b.WriteString("    " + e.String() + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,112 @@
+package simulation
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/listwatch/informer/fakeapiserver"
+)
+
+// link is one replica slot's network to the server: the faults its
+// requests meet now, and its pause gate. Every replica that runs in the
+// slot (a restart gets a new identity, not a new link) talks through it,
+// over an in-memory connection of its own.
+type link struct {
+	gate gate
+
+	mu        sync.Mutex
+	rng       *rand.Rand // guarded by mu
+	latency   time.Duration
+	hang      float64
+	errP      float64
+	status    int
+	partition bool
+	// cut ends the slot's open watches: closed and replaced at each
+	// partition and pause, so a cut-off replica hears no more events.
+	cut chan struct{}
+}
+
+func newLink(seed int64, slot int) *link {
+	return &link{rng: rand.New(rand.NewPCG(uint64(seed), uint64(slot))), cut: make(chan struct{})}
+}
+
+// serve returns srv wrapped in the link's faults: what the slot's
+// replicas reach over their in-memory network.
+func (l *link) serve(srv http.Handler) http.Handler {
+	return fakeapiserver.WithFaults(l.cutting(srv), l.inject)
+}
+
+// inject chooses a request's fault. A paused replica's request waits
+// for the resume first: the process had not sent it yet.
+func (l *link) inject(r *http.Request) fakeapiserver.Fault {
+	if !l.gate.wait(r.Context()) {
+		return fakeapiserver.Fault{Hang: true}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var f fakeapiserver.Fault
+	switch {
+	case l.partition:
+		f.Hang = true
+	case l.hang > 0 && l.rng.Float64() < l.hang:
+		f.Hang = true
+	case l.errP > 0 && l.rng.Float64() < l.errP:
+		f.Status = l.status
+		if l.status == http.StatusTooManyRequests {
+			f.RetryAfter = 1
+		}
+	}
+	if l.latency > 0 {
+		f.Latency = time.Duration(l.rng.Int64N(int64(l.latency)))
+	}
+	return f
+}
+
+// cutting ends a watch when the link is cut (a partition or a pause
+// begins): the server side of the connection goes quiet, as a broken
+// one does.
+func (l *link) cutting(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("watch") != "true" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		l.mu.Lock()
+		cut := l.cut
+		l.mu.Unlock()
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		go func() {
+			select {
+			case <-cut:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// cutWatches ends the slot's open watches.
+func (l *link) cutWatches() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	close(l.cut)
+	l.cut = make(chan struct{})
+}
+
+// set changes the link's faults under its lock.
+func (l *link) set(change func(l *link)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	change(l)
+}
+
+// heal ends every fault of the link.
+func (l *link) heal() {
+	l.set(func(l *link) { l.latency, l.hang, l.errP, l.status, l.partition = 0, 0, 0, 0, false })
+	l.gate.resume()
+}

@@ -1,0 +1,206 @@
+package simulation
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing/synctest"
+	"time"
+
+	informer "github.com/listwatch/informer"
+)
+
+// Scenario is what the replicas run: Sharded or LeaderElected.
+type Scenario interface {
+	String() string
+	rings() []string
+	run(ctx context.Context, w *world, r *replica)
+}
+
+// The scenarios.
+var (
+	// Sharded: every replica a member and a sharder candidate of the two
+	// Rings, over the same ConfigMaps (package sharding).
+	Sharded Scenario = sharded{}
+	// LeaderElected: every replica a candidate for LeaderLease; the
+	// leader reconciles every ConfigMap (package leaderelection).
+	LeaderElected Scenario = leaderElected{}
+)
+
+// Options describe one run. Zero values take the defaults.
+type Options struct {
+	Seed     int64
+	Scenario Scenario // default Sharded
+	Replicas int      // slots, 3 to 5; default 3
+	// Faults is how long faults may be drawn for (NewSchedule's length).
+	// Default: 60 s.
+	Faults time.Duration
+	Timing Timing // default DefaultTiming
+	// Settle bounds convergence once every fault has ended. Default:
+	// 10 LeaseDurations (see ConvergenceBound).
+	Settle time.Duration
+	// Logger receives the library's logs. Default: discarded.
+	Logger *slog.Logger
+	// Trace, if set, receives the replicas' informers' trace events; each
+	// Detail begins with the replica's name and ring.
+	Trace informer.TraceHook
+}
+
+func (o Options) withDefaults() Options {
+	if o.Scenario == nil {
+		o.Scenario = Sharded
+	}
+	if o.Replicas == 0 {
+		o.Replicas = 3
+	}
+	if o.Faults == 0 {
+		o.Faults = 60 * time.Second
+	}
+	if o.Timing == (Timing{}) {
+		o.Timing = DefaultTiming
+	}
+	if o.Settle == 0 {
+		o.Settle = ConvergenceBound(o.Timing)
+	}
+	return o
+}
+
+// ConvergenceBound is how long after the last fault ends the replicas
+// have to converge: a sharder elected afresh waits a LeaseDuration to
+// take the Lease and another to judge the members; a dead member's Lease
+// is judged in a third; an informer refused during the faults retries
+// within two more (RetryTuning); drains, acknowledgements and
+// assignments take a few RetryPeriods. Ten LeaseDurations covers it
+// with room to spare.
+func ConvergenceBound(t Timing) time.Duration { return 10 * t.Lease }
+
+// Result is what a run found.
+type Result struct {
+	Options    Options
+	Schedule   Schedule
+	Violations []Violation
+	History    *History
+	// Simulated is the simulated time the run covered; Converged how
+	// long after the last fault the state converged (-1: never).
+	Simulated, Converged time.Duration
+}
+
+// Violation is one broken invariant, with the moment it broke.
+type Violation struct {
+	Invariant string
+	At        time.Time
+	Text      string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s at %s: %s", v.Invariant, v.At.Format("15:04:05.000"), v.Text)
+}
+
+// Failed reports whether any invariant broke.
+func (r Result) Failed() bool { return len(r.Violations) > 0 }
+
+// Report is a failure's whole story: the violations, the schedule and,
+// around each violation, the history.
+func (r Result) Report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenario %s, seed %d, %d replicas: %d violations\n", r.Options.Scenario, r.Options.Seed, r.Options.Replicas, len(r.Violations))
+	for _, v := range r.Violations {
+		fmt.Fprintf(&b, "  %s\n", v)
+	}
+	fmt.Fprintf(&b, "schedule:\n%s", indent(r.Schedule.String()))
+	for i, v := range r.Violations {
+		if i == 3 {
+			break
+		}
+		fmt.Fprintf(&b, "history around %s:\n%s", v.At.Format("15:04:05.000"), r.History.Around(v.At, 6*time.Second, func(e Event) bool {
+			return e.What != Begin && e.What != End || strings.Contains(v.Text, e.Key)
+		}))
+	}
+	return b.String()
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
+}
+
+// Run runs the replicas under sched and checks the invariants. It must
+// be called inside a testing/synctest bubble (synctest.Test), which
+// gives it simulated time; Check does that for a test.
+func Run(opts Options, sched Schedule) (Result, error) {
+	opts = opts.withDefaults()
+	start := time.Now()
+	res := Result{Options: opts, Schedule: sched, Converged: -1}
+	w, err := newWorld(opts)
+	if err != nil {
+		return res, err
+	}
+	defer w.admin.Close()
+	res.History = w.hist
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range Parents {
+		if err := w.createParent(ctx, parentName(i), 0); err != nil {
+			return res, err
+		}
+	}
+	moves := w.watchLabels(ctx)
+	for slot := range opts.Replicas {
+		w.start(ctx, slot)
+	}
+	var timers sync.WaitGroup
+	after := func(d time.Duration, f func()) {
+		timers.Go(func() {
+			select {
+			case <-time.After(d):
+				f()
+			case <-ctx.Done():
+			}
+		})
+	}
+	writers, stopWriters := context.WithCancel(ctx)
+	go w.write(writers)
+	for _, f := range sched {
+		time.Sleep(time.Until(start.Add(f.At)))
+		w.apply(ctx, f, after)
+	}
+	time.Sleep(time.Until(start.Add(max(opts.Faults, sched.End()))))
+	stopWriters()
+	dbg("healing at %v", time.Since(start))
+	w.healAll(ctx)
+	healed := time.Now()
+
+	// Convergence: checked every second up to the bound.
+	var last []Violation
+	for time.Since(healed) <= opts.Settle {
+		time.Sleep(time.Second)
+		if last = w.converged(); len(last) == 0 {
+			res.Converged = time.Since(healed)
+			break
+		}
+	}
+	res.Violations = append(res.Violations, last...)
+	if res.Converged >= 0 {
+		synctest.Wait() // quiescence: every event delivered, every cache caught up
+		res.Violations = append(res.Violations, w.cachesEqualServer()...)
+	}
+	res.Simulated = time.Since(start)
+	dbg("converged=%v at %v: %v", res.Converged, time.Since(start), last)
+
+	for _, r := range w.running() {
+		w.kill(r.slot)
+	}
+	dbg("killed all at %v", time.Since(start))
+	cancel()
+	timers.Wait()
+	res.Violations = append(res.Violations, w.checkHistory(moves())...)
+	return res, nil
+}
+
+func dbg(format string, args ...any) {
+	if os.Getenv("SIMDEBUG") != "" {
+		fmt.Fprintf(os.Stderr, format+"\n", args...)
+	}
+}

@@ -1,0 +1,165 @@
+package simulation
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Kind names a fault.
+type Kind string
+
+// The faults a schedule is made of. Window faults (latency, hang,
+// errors, partition, pause) last For; the others happen at once.
+const (
+	// Latency delays each request of the replica by up to Max.
+	Latency Kind = "latency"
+	// Hang makes each request of the replica hang, with probability P,
+	// until its client gives up: a stalled server or a lost packet.
+	Hang Kind = "hang"
+	// Errors answers each request of the replica, with probability P,
+	// with Status (409, 429, 500 or 503) instead of serving it.
+	Errors Kind = "errors"
+	// Partition cuts the replica off: its open watches end, and every
+	// request hangs until its client gives up.
+	Partition Kind = "partition"
+	// Pause stops the replica as SIGSTOP does: its requests wait, its
+	// timers (on its Clock) fire only after the resume, its reconciles
+	// stop where they are; the others go on.
+	Pause Kind = "pause"
+	// Kill cancels the replica's context and waits until all of it has
+	// stopped; For later a new replica, with a new identity, takes its
+	// slot.
+	Kill Kind = "kill"
+	// CutWatches ends every open watch, as a broken connection does.
+	CutWatches Kind = "cut-watches"
+	// Compact compacts the server's history to now and cuts every watch:
+	// each informer's re-watch answers 410 and it relists.
+	Compact Kind = "compact"
+	// DeleteMemberLease deletes a member's shard Lease (sharded), or the
+	// leader's Lease (leader-elected).
+	DeleteMemberLease Kind = "delete-member-lease"
+	// DeleteSharderLease deletes a ring's elected sharder's Lease.
+	DeleteSharderLease Kind = "delete-sharder-lease"
+)
+
+// windowed reports whether k lasts For.
+func (k Kind) windowed() bool {
+	switch k {
+	case Latency, Hang, Errors, Partition, Pause:
+		return true
+	}
+	return false
+}
+
+// Fault is one timed event of a schedule. At counts from the start of
+// the run, on simulated time.
+type Fault struct {
+	At      time.Duration
+	Kind    Kind
+	Replica int           // the slot it hits, for the faults of one replica
+	For     time.Duration // a window's length; a kill's wait before the restart
+	P       float64       // Hang's and Errors' probability per request
+	Status  int           // Errors' status code
+	Max     time.Duration // Latency's bound
+	Ring    int           // which ring's Lease, for the Lease deletes
+}
+
+func (f Fault) String() string {
+	s := fmt.Sprintf("%6.1fs %s", f.At.Seconds(), f.Kind)
+	switch f.Kind {
+	case Latency:
+		s += fmt.Sprintf(" r%d for %v up to %v", f.Replica, f.For, f.Max)
+	case Hang:
+		s += fmt.Sprintf(" r%d for %v p=%.2f", f.Replica, f.For, f.P)
+	case Errors:
+		s += fmt.Sprintf(" r%d for %v p=%.2f status=%d", f.Replica, f.For, f.P, f.Status)
+	case Partition, Pause:
+		s += fmt.Sprintf(" r%d for %v", f.Replica, f.For)
+	case Kill:
+		s += fmt.Sprintf(" r%d restart after %v", f.Replica, f.For)
+	case DeleteMemberLease:
+		s += fmt.Sprintf(" r%d ring %d", f.Replica, f.Ring)
+	case DeleteSharderLease:
+		s += fmt.Sprintf(" ring %d", f.Ring)
+	}
+	return s
+}
+
+// Schedule is a run's faults, in the order of At: a value to print,
+// replay and shrink.
+type Schedule []Fault
+
+func (s Schedule) String() string {
+	var b strings.Builder
+	for _, f := range s {
+		b.WriteString(f.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Without returns s without its i-th fault.
+func (s Schedule) Without(i int) Schedule {
+	return slices.Delete(slices.Clone(s), i, i+1)
+}
+
+// End is when the last fault's window (or restart) ends.
+func (s Schedule) End() time.Duration {
+	var end time.Duration
+	for _, f := range s {
+		end = max(end, f.At+f.For)
+	}
+	return end
+}
+
+// NewSchedule draws a schedule from seed: about one fault every
+// length/events, of every kind, on random replicas of replicas slots,
+// within length. The same arguments give the same schedule.
+func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
+	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, DeleteMemberLease, DeleteSharderLease}
+	weights := []int{2, 3, 3, 2, 2, 2, 1, 1, 2, 1}
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	n := 4 + rng.IntN(int(length/(6*time.Second))+1)
+	var s Schedule
+	for range n {
+		pick, k := rng.IntN(total), Kind("")
+		for i, w := range weights {
+			if pick < w {
+				k = kinds[i]
+				break
+			}
+			pick -= w
+		}
+		f := Fault{At: 2*time.Second + time.Duration(rng.Int64N(int64(max(length-2*time.Second, time.Second)))),
+			Kind: k, Replica: rng.IntN(replicas), Ring: rng.IntN(2)}
+		f.At = f.At.Truncate(100 * time.Millisecond)
+		switch k {
+		case Latency:
+			f.For, f.Max = seconds(rng, 2, 15), time.Duration(100+rng.IntN(2900))*time.Millisecond
+		case Hang:
+			f.For, f.P = seconds(rng, 2, 15), 0.2+0.6*rng.Float64()
+		case Errors:
+			f.For, f.P, f.Status = seconds(rng, 2, 15), 0.2+0.7*rng.Float64(), []int{409, 429, 500, 503}[rng.IntN(4)]
+		case Partition, Pause:
+			f.For = seconds(rng, 1, 10)
+		case Kill:
+			f.For = seconds(rng, 0, 5)
+		}
+		f.P = float64(int(f.P*100)) / 100
+		s = append(s, f)
+	}
+	slices.SortStableFunc(s, func(a, b Fault) int { return int(a.At - b.At) })
+	return s
+}
+
+// seconds is a whole number of tenths of seconds in [lo, hi) seconds.
+func seconds(rng *rand.Rand, lo, hi int) time.Duration {
+	return time.Duration(lo*10+rng.IntN((hi-lo)*10)) * 100 * time.Millisecond
+}

@@ -1,0 +1,147 @@
+package simulation
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/sharding"
+	si "github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// Rings are the sharded scenario's two rings. Their names share a
+// prefix on purpose, as in chaos/replicas: a sharder that finds its
+// ring's Leases by name prefix reads the other ring's as its own.
+var Rings = []string{"web", "web-api"}
+
+var configMaps = corev1.SchemeGroupVersion.WithResource("configmaps")
+
+// sharded is the scenario of package sharding: every replica a member
+// of both rings and a sharder candidate of both.
+type sharded struct{}
+
+func (sharded) String() string  { return "sharded" }
+func (sharded) rings() []string { return Rings }
+
+func (sharded) run(ctx context.Context, w *world, r *replica) {
+	t := w.opts.Timing
+	leases, err := leaderelection.NewClient(r.cfg)
+	if err != nil {
+		w.log.Error("lease client", "err", err)
+		return
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, ring := range Rings {
+		sharder, err := sharding.NewSharder(sharding.SharderConfig{
+			Config: r.cfg, LeaseClient: leases, LeaseNamespace: Namespace, Ring: ring, Identity: r.name,
+			Resources: []schema.GroupVersionResource{configMaps}, Namespace: Namespace,
+			LeaseDuration: t.Lease, RenewDeadline: t.Renew, RetryPeriod: t.Retry, Logger: w.log.With("replica", r.name),
+			Clock: r.clock(),
+			OnLeading: func(leading bool) {
+				what := SharderOff
+				if leading {
+					what = SharderOn
+				}
+				w.hist.add(Event{What: what, Replica: r.name, Ring: ring})
+			},
+		})
+		if err != nil {
+			w.log.Error("sharder", "err", err)
+			return
+		}
+		member, err := sharding.NewMember(sharding.MemberConfig{
+			Client: leases, Namespace: Namespace, Ring: ring, Name: r.name,
+			LeaseDuration: t.Lease, RenewDeadline: t.Renew, RetryPeriod: t.Retry, Logger: w.log.With("replica", r.name),
+			Clock: r.clock(),
+			Run: func(ctx context.Context, shard sharding.Shard) {
+				term, _ := leaderelection.TermOf(ctx)
+				w.hist.add(Event{What: TermStart, Replica: r.name, Ring: ring, Member: shard.Member, Fence: term.Fence})
+				defer func() {
+					r.setTerm(ring, nil)
+					w.hist.add(Event{What: TermEnd, Replica: r.name, Ring: ring, Member: shard.Member, Deadline: term.End()})
+				}()
+				memberTerm(ctx, w, r, shard)
+			},
+		})
+		if err != nil {
+			w.log.Error("member", "err", err)
+			return
+		}
+		wg.Go(func() { _ = sharder.Run(ctx) })
+		wg.Go(func() { _ = member.Run(ctx) })
+	}
+}
+
+// memberTerm is one member's term: an informer over its objects, and
+// workers that reconcile parents through sharding.Reconciler.
+func memberTerm(ctx context.Context, w *world, r *replica, shard sharding.Shard) {
+	runController(ctx, w, r, shard.Ring, shard.Member, shard.Selector(), func(cms *si.Informer[*corev1.ConfigMap], ctl *controller) workqueue.ReconcileFunc[informer.Key] {
+		return sharding.Reconciler(shard, cms.Lister(), ctl.client, "configmaps", ctl.reconcile)
+	})
+}
+
+// runController runs a controller's informer and workers until ctx
+// ends: the body of a member's or a leader's term.
+func runController(ctx context.Context, w *world, r *replica, ring, member, selector string,
+	wrap func(*si.Informer[*corev1.ConfigMap], *controller) workqueue.ReconcileFunc[informer.Key]) {
+	t := w.opts.Timing
+	scheme := k8sruntime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return
+	}
+	opts := si.FactoryOptions{Scheme: scheme, Logger: w.log.With("replica", r.name)}
+	if w.opts.Trace != nil {
+		opts.Trace = func(e informer.TraceEvent) {
+			e.Detail = r.name + " " + ring + ": " + e.Detail
+			w.opts.Trace(e)
+		}
+	}
+	factory, err := si.NewFactory(r.cfg, opts)
+	if err != nil {
+		w.log.Error("factory", "err", err)
+		return
+	}
+	cms, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.ForResource(configMaps), si.InNamespace(Namespace),
+		si.WithLabels(selector), si.WithReflector(sharding.RetryTuning(t.Lease)))
+	client, err2 := factory.RESTClient(corev1.SchemeGroupVersion)
+	limiter, err3 := sharding.RetryLimiter(t.Lease)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		w.log.Error("informer", "err", err)
+		return
+	}
+	queue := workqueue.New(workqueue.Options[informer.Key]{RateLimiter: limiter})
+	defer queue.ShutDown()
+	_, err = cms.AddEventHandler(si.EnqueueMapped(queue, func(cm *corev1.ConfigMap) []informer.Key {
+		key, err := informer.ParseKey(sharding.RingKey(cm))
+		if err != nil {
+			return nil
+		}
+		return []informer.Key{key}
+	}))
+	if err != nil {
+		return
+	}
+	factory.Start(ctx)
+	defer factory.Wait()
+	if factory.WaitForCacheSync(ctx) != nil {
+		return
+	}
+	r.setTerm(ring, &openTerm{member: member, cache: func() map[string]string {
+		out := map[string]string{}
+		for _, cm := range cms.Lister().List(nil) {
+			out[cm.Name] = cm.ResourceVersion
+		}
+		return out
+	}})
+	ctl := &controller{w: w, r: r, ring: ring, member: member, cms: cms, client: client,
+		writeTimeout: (t.Lease - t.Renew) / 2, work: t.Work}
+	workqueue.Run(ctx, queue, wrap(cms, ctl), workqueue.RunOptions[informer.Key]{Workers: 2, OnError: func(informer.Key, error) {}})
+}

@@ -1,0 +1,70 @@
+package simulation_test
+
+import (
+	"flag"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/listwatch/informer/simulation"
+)
+
+var (
+	seed     = flag.Int64("seed", -1, "run this seed alone (replay)")
+	seeds    = flag.Int("seeds", 0, "how many seeds to run, from -first (default: 200, 20 with -short)")
+	first    = flag.Int64("first", 1, "the first seed of a sweep")
+	scenario = flag.String("scenario", "sharded", "sharded or leader")
+	replicas = flag.Int("replicas", 3, "replica slots, 3 to 5")
+	faults   = flag.Duration("faults", 30*time.Second, "how long faults are drawn for")
+	shrink   = flag.Bool("shrink", true, "shrink a failing schedule")
+)
+
+func options(s int64) simulation.Options {
+	sc := simulation.Sharded
+	if *scenario == "leader" {
+		sc = simulation.LeaderElected
+	}
+	return simulation.Options{Seed: s, Scenario: sc, Replicas: *replicas, Faults: *faults}
+}
+
+// Every seed's run keeps every invariant: one reconcile per key, one
+// leader, fences that grow, moves only by drain, convergence within the
+// bound once faults stop, and caches equal to the server at quiescence.
+func TestSimulate(t *testing.T) {
+	list := []int64{*seed}
+	if *seed < 0 {
+		n := *seeds
+		if n == 0 {
+			n = 200
+			if testing.Short() {
+				n = 20
+			}
+		}
+		list = list[:0]
+		for i := range int64(n) {
+			list = append(list, *first+i)
+		}
+	}
+	start := time.Now()
+	var simulated time.Duration
+	for _, s := range list {
+		opts := options(s)
+		res := simulation.Check(t, opts, nil)
+		simulated += res.Simulated
+		if !res.Failed() {
+			continue
+		}
+		t.Errorf("seed %d failed; replay: go test ./simulation -run 'TestSimulate$' -scenario=%s -replicas=%d -faults=%v -seed=%d -v\n%s",
+			s, *scenario, *replicas, *faults, s, res.Report())
+		if *shrink {
+			min, mres := simulation.Shrink(t, opts, res)
+			t.Logf("seed %d shrunk from %d to %d faults:\n%s", s, len(res.Schedule), len(min), mres.Report())
+		}
+		break
+	}
+	real := time.Since(start)
+	t.Logf("%d seeds in %v: %.0f seeds/minute, simulated/real %.0f×", len(list), real.Round(time.Millisecond),
+		float64(len(list))/real.Minutes(), float64(simulated)/float64(real))
+}
+
+var _ = fmt.Sprint

@@ -1,0 +1,110 @@
+package simulation
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/informer/sharding"
+)
+
+// move is a direct relabel the checker's watch saw: a ring's label
+// changed from one member straight to another, with no acknowledged
+// drain (no unlabelled state) between.
+type move struct {
+	at                     time.Time
+	ring, object, from, to string
+	child                  bool   // the object has a controller owner: it moves with its owner
+	parentLabel            string // a child's: its parent's label in ring at that moment
+}
+
+// watchLabels records every direct relabel, as chaos/replicas' checker
+// does: it lists once, then watches as the admin (no faults) from that
+// resourceVersion, resuming from the last one seen. A 410 relists and
+// records a gap: a change in between may have been missed.
+func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
+	var mu sync.Mutex
+	var out []move
+	last := map[string]*corev1.ConfigMap{}
+	record := func(cm *corev1.ConfigMap) {
+		old := last[cm.Name]
+		last[cm.Name] = cm
+		if old == nil {
+			return
+		}
+		for _, ring := range w.opts.Scenario.rings() {
+			label := sharding.Shard{Ring: ring}.Label()
+			from, to := old.Labels[label], cm.Labels[label]
+			if from == "" || to == "" || from == to {
+				continue
+			}
+			m := move{at: time.Now(), ring: ring, object: cm.Name, from: from, to: to}
+			if ref := metav1.GetControllerOf(cm); ref != nil {
+				m.child = true
+				if parent := last[ref.Name]; parent != nil {
+					m.parentLabel = parent.Labels[label]
+				}
+			}
+			w.hist.add(Event{What: Relabel, Ring: ring, Key: cm.Name, Member: from, Detail: fmt.Sprintf("%s→%s", from, to)})
+			mu.Lock()
+			out = append(out, m)
+			mu.Unlock()
+		}
+	}
+	list := func() string {
+		for ctx.Err() == nil {
+			cms := &corev1.ConfigMapList{}
+			if err := w.core.Get().Namespace(Namespace).Resource("configmaps").Do(ctx).Into(cms); err == nil {
+				for i := range cms.Items {
+					record(&cms.Items[i])
+				}
+				return cms.ResourceVersion
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return ""
+	}
+	rv := list()
+	go func() {
+		for ctx.Err() == nil {
+			watcher, err := w.core.Get().Namespace(Namespace).Resource("configmaps").
+				Param("resourceVersion", rv).Param("allowWatchBookmarks", "true").Param("watch", "true").Watch(ctx)
+			if err != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			for ev := range watcher.ResultChan() {
+				switch ev.Type {
+				case watch.Added, watch.Modified:
+					cm := ev.Object.(*corev1.ConfigMap)
+					rv = cm.ResourceVersion
+					record(cm)
+				case watch.Deleted:
+					cm := ev.Object.(*corev1.ConfigMap)
+					rv = cm.ResourceVersion
+					delete(last, cm.Name)
+				case watch.Bookmark:
+					if cm, ok := ev.Object.(*corev1.ConfigMap); ok {
+						rv = cm.ResourceVersion
+					}
+				case watch.Error:
+					if ctx.Err() == nil {
+						w.hist.add(Event{What: Gap, Detail: fmt.Sprint(ev.Object)})
+						rv = list()
+					}
+				}
+			}
+			watcher.Stop()
+		}
+	}()
+	return func() []move {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]move(nil), out...)
+	}
+}

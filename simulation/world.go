@@ -1,0 +1,208 @@
+package simulation
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/leaderelection"
+)
+
+// Namespace holds every object and Lease of a run.
+const Namespace = "sim"
+
+// Timing is the Lease timing of every candidate and member, and the
+// reconciles' work: short, so that every fault ends terms within a run.
+type Timing struct {
+	Lease, Renew, Retry time.Duration
+	Work                time.Duration // a reconcile's pause between its read and its writes
+}
+
+// DefaultTiming is chaos/replicas' timing: 4 s, 3 s, 500 ms, and 100 ms
+// of work.
+var DefaultTiming = Timing{Lease: 4 * time.Second, Renew: 3 * time.Second, Retry: 500 * time.Millisecond, Work: 100 * time.Millisecond}
+
+// world is one run: the server, the admin's client, the replica slots
+// and the history.
+type world struct {
+	opts  Options
+	srv   *fakeapiserver.Server
+	admin *fakeapiserver.InMemory // the writers' and the checker's network: no faults
+	core  *rest.RESTClient        // the admin's client for ConfigMaps
+	lease *rest.RESTClient        // the admin's client for Leases
+	hist  *History
+	log   *slog.Logger
+	links []*link
+
+	mu       sync.Mutex
+	replicas []*replica // guarded by mu; by slot, nil while a killed one waits for its restart
+	gens     []int      // guarded by mu; each slot's restarts so far
+	pauses   []span     // guarded by mu
+}
+
+// replica is one life of one slot: a process, in the real world.
+type replica struct {
+	name   string
+	slot   int
+	link   *link
+	net    *fakeapiserver.InMemory
+	cfg    *rest.Config
+	cancel context.CancelFunc
+	done   chan struct{} // closed when everything of it has stopped
+
+	mu    sync.Mutex
+	terms map[string]*openTerm // guarded by mu; by ring, the open term's
+}
+
+// openTerm is what the checker may ask of a replica's open term.
+type openTerm struct {
+	member string
+	cache  func() map[string]string // the informer's objects: name → resourceVersion
+}
+
+func newWorld(opts Options) (*world, error) {
+	w := &world{opts: opts, srv: fakeapiserver.New(), hist: &History{}}
+	w.log = opts.Logger
+	if w.log == nil {
+		w.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	w.admin = fakeapiserver.ServeInMemory(w.srv)
+	var err error
+	if w.core, err = coreClient(w.admin.Config()); err != nil {
+		return nil, err
+	}
+	if w.lease, err = leaderelection.NewClient(w.admin.Config()); err != nil {
+		return nil, err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
+	if err := w.core.Post().Resource("namespaces").Body(ns).Do(context.Background()).Error(); err != nil {
+		return nil, err
+	}
+	for i := range opts.Replicas {
+		w.links = append(w.links, newLink(opts.Seed, i))
+		w.replicas = append(w.replicas, nil)
+		w.gens = append(w.gens, 0)
+	}
+	return w, nil
+}
+
+// coreClient is a client for core/v1 over cfg.
+func coreClient(cfg *rest.Config) (*rest.RESTClient, error) {
+	scheme := k8sruntime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	metav1.AddToGroupVersion(scheme, corev1.SchemeGroupVersion)
+	cfg = rest.CopyConfig(cfg)
+	cfg.APIPath = "/api"
+	cfg.GroupVersion = &corev1.SchemeGroupVersion
+	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	return rest.RESTClientFor(cfg)
+}
+
+// start runs a new replica in slot, with a new identity, until ctx ends
+// or it is killed.
+func (w *world) start(ctx context.Context, slot int) {
+	w.mu.Lock()
+	name := fmt.Sprintf("r%d-%d", slot, w.gens[slot])
+	w.gens[slot]++
+	l := w.links[slot]
+	ctx, cancel := context.WithCancel(ctx)
+	net := fakeapiserver.ServeInMemory(until(ctx, l.serve(w.srv)))
+	cfg := net.Config()
+	cfg.QPS, cfg.Burst = 50, 100
+	r := &replica{name: name, slot: slot, link: l, net: net, cfg: cfg, cancel: cancel, done: make(chan struct{}), terms: map[string]*openTerm{}}
+	w.replicas[slot] = r
+	w.mu.Unlock()
+	w.hist.add(Event{What: Started, Replica: name})
+	go func() {
+		defer close(r.done)
+		w.opts.Scenario.run(ctx, w, r)
+	}()
+}
+
+// kill stops slot's replica and waits until all of it has stopped.
+func (w *world) kill(slot int) {
+	w.mu.Lock()
+	r := w.replicas[slot]
+	w.replicas[slot] = nil
+	w.mu.Unlock()
+	if r == nil {
+		return
+	}
+	r.cancel()
+	r.net.Close() // requests in flight fail: the process is gone
+	w.resume(slot) // a paused process dies too; its timers may run now, into a closed network
+	select {
+	case <-r.done:
+	case <-time.After(time.Minute):
+		buf := make([]byte, 1<<24)
+		buf = buf[:runtime.Stack(buf, true)]
+		w.hist.add(Event{What: Stuck, Replica: r.name, Detail: "did not stop within a minute of its kill"})
+		if path := os.Getenv("SIM_STACKS"); path != "" {
+			_ = os.WriteFile(path, buf, 0o644)
+		}
+		<-r.done
+	}
+	w.hist.add(Event{What: Stopped, Replica: r.name})
+}
+
+// running returns the replicas running now.
+func (w *world) running() []*replica {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []*replica
+	for _, r := range w.replicas {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// clock is the replica's clock: the bubble's, with its pause.
+func (r *replica) clock() informer.Clock { return gateClock{&r.link.gate} }
+
+// setTerm records ring's open term of r (nil: none).
+func (r *replica) setTerm(ring string, t *openTerm) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t == nil {
+		delete(r.terms, ring)
+		return
+	}
+	r.terms[ring] = t
+}
+
+func (r *replica) term(ring string) *openTerm {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.terms[ring]
+}
+
+// until ends every request's context when ctx ends: a killed replica's
+// requests stop on the server's side too (closing an in-memory
+// connection does not tell a handler that has not read its body).
+func until(ctx context.Context, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		rctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		stop := context.AfterFunc(ctx, cancel)
+		defer stop()
+		h.ServeHTTP(w, req.WithContext(rctx))
+	})
+}

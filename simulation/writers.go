@@ -1,0 +1,56 @@
+package simulation
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Parents is how many parent ConfigMaps the writers keep (at most).
+const Parents = 8
+
+// parentName is parent i's name.
+func parentName(i int) string { return fmt.Sprintf("p-%02d", i) }
+
+// write is the writers' work until ctx ends: as the admin, every 500 ms
+// one change to a parent: mostly a new tick (an update), sometimes a
+// delete (with its children: there is no garbage collector) or a create
+// of a missing one.
+func (w *world) write(ctx context.Context) {
+	rng := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0x3717e5))
+	tick := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+		tick++
+		name := parentName(rng.IntN(Parents))
+		switch p := rng.IntN(10); {
+		case p < 7:
+			patch := fmt.Appendf(nil, `{"data":{"tick":%q}}`, strconv.Itoa(tick))
+			_ = w.core.Patch(types.MergePatchType).Namespace(Namespace).Resource("configmaps").Name(name).Body(patch).Do(ctx).Error()
+		case p < 8:
+			_ = w.core.Delete().Namespace(Namespace).Resource("configmaps").Name(name).Do(ctx).Error()
+			for _, ring := range w.opts.Scenario.rings() {
+				_ = w.core.Delete().Namespace(Namespace).Resource("configmaps").Name(ChildName(name, ring)).Do(ctx).Error()
+			}
+		default:
+			_ = w.createParent(ctx, name, tick)
+		}
+	}
+}
+
+// createParent creates parent name at tick.
+func (w *world) createParent(ctx context.Context, name string, tick int) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name, Labels: map[string]string{"app": "sim"}},
+		Data: map[string]string{"tick": strconv.Itoa(tick)}}
+	return w.core.Post().Namespace(Namespace).Resource("configmaps").Body(cm).Do(ctx).Error()
+}
