@@ -89,13 +89,30 @@ func memberTerm(ctx context.Context, w *world, r *replica, shard sharding.Shard)
 }
 
 // runController runs a controller's informer and workers until ctx
-// ends: the body of a member's or a leader's term.
+// ends: the body of a member's or a leader's term. A term whose work
+// returns early keeps its Lease (leaderelection ends a term only when
+// its context ends), so a setup that fails (InformerFor's discovery
+// check during a fault) is tried again, every RetryPeriod, until ctx
+// ends.
 func runController(ctx context.Context, w *world, r *replica, ring, member, selector string,
 	wrap func(*si.Informer[*corev1.ConfigMap], *controller) workqueue.ReconcileFunc[informer.Key]) {
+	for ctx.Err() == nil {
+		if runControllerOnce(ctx, w, r, ring, member, selector, wrap) {
+			return
+		}
+		w.hist.add(Event{What: Retry, Replica: r.name, Ring: ring, Member: member, Detail: "the controller's setup failed"})
+		informer.Sleep(ctx, r.clock(), w.opts.Timing.Retry)
+	}
+}
+
+// runControllerOnce sets the controller up and runs it until ctx ends;
+// it reports false if the setup failed.
+func runControllerOnce(ctx context.Context, w *world, r *replica, ring, member, selector string,
+	wrap func(*si.Informer[*corev1.ConfigMap], *controller) workqueue.ReconcileFunc[informer.Key]) bool {
 	t := w.opts.Timing
 	scheme := k8sruntime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
-		return
+		return false
 	}
 	opts := si.FactoryOptions{Scheme: scheme, Logger: w.log.With("replica", r.name)}
 	if w.opts.Trace != nil {
@@ -107,7 +124,7 @@ func runController(ctx context.Context, w *world, r *replica, ring, member, sele
 	factory, err := si.NewFactory(r.cfg, opts)
 	if err != nil {
 		w.log.Error("factory", "err", err)
-		return
+		return false
 	}
 	cms, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.ForResource(configMaps), si.InNamespace(Namespace),
 		si.WithLabels(selector), si.WithReflector(sharding.RetryTuning(t.Lease)))
@@ -115,7 +132,7 @@ func runController(ctx context.Context, w *world, r *replica, ring, member, sele
 	limiter, err3 := sharding.RetryLimiter(t.Lease)
 	if err := errors.Join(err1, err2, err3); err != nil {
 		w.log.Error("informer", "err", err)
-		return
+		return false
 	}
 	queue := workqueue.New(workqueue.Options[informer.Key]{RateLimiter: limiter})
 	defer queue.ShutDown()
@@ -127,12 +144,12 @@ func runController(ctx context.Context, w *world, r *replica, ring, member, sele
 		return []informer.Key{key}
 	}))
 	if err != nil {
-		return
+		return false
 	}
 	factory.Start(ctx)
 	defer factory.Wait()
 	if factory.WaitForCacheSync(ctx) != nil {
-		return
+		return ctx.Err() != nil
 	}
 	r.setTerm(ring, &openTerm{member: member, cache: func() map[string]string {
 		out := map[string]string{}
@@ -144,4 +161,5 @@ func runController(ctx context.Context, w *world, r *replica, ring, member, sele
 	ctl := &controller{w: w, r: r, ring: ring, member: member, cms: cms, client: client,
 		writeTimeout: (t.Lease - t.Renew) / 2, work: t.Work}
 	workqueue.Run(ctx, queue, wrap(cms, ctl), workqueue.RunOptions[informer.Key]{Workers: 2, OnError: func(informer.Key, error) {}})
+	return true
 }

@@ -3,6 +3,8 @@ package simulation_test
 import (
 	"flag"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ var (
 	replicas = flag.Int("replicas", 3, "replica slots, 3 to 5")
 	faults   = flag.Duration("faults", 30*time.Second, "how long faults are drawn for")
 	shrink   = flag.Bool("shrink", true, "shrink a failing schedule")
+	history  = flag.String("history", "", "write a failing seed's whole history (and its trace events with -v) to this file")
 )
 
 func options(s int64) simulation.Options {
@@ -56,6 +59,9 @@ func TestSimulate(t *testing.T) {
 		}
 		t.Errorf("seed %d failed; replay: go test ./simulation -run 'TestSimulate$' -scenario=%s -replicas=%d -faults=%v -seed=%d -v\n%s",
 			s, *scenario, *replicas, *faults, s, res.Report())
+		if *history != "" {
+			writeHistory(t, res)
+		}
 		if *shrink {
 			min, mres := simulation.Shrink(t, opts, res)
 			t.Logf("seed %d shrunk from %d to %d faults:\n%s", s, len(res.Schedule), len(min), mres.Report())
@@ -67,4 +73,12 @@ func TestSimulate(t *testing.T) {
 		float64(len(list))/real.Minutes(), float64(simulated)/float64(real))
 }
 
-var _ = fmt.Sprint
+func writeHistory(t *testing.T, res simulation.Result) {
+	var b strings.Builder
+	for _, e := range res.History.Events() {
+		fmt.Fprintln(&b, e)
+	}
+	if err := os.WriteFile(*history, []byte(b.String()), 0o644); err != nil {
+		t.Error(err)
+	}
+}

@@ -145,7 +145,7 @@ func (w *world) kill(slot int) {
 		return
 	}
 	r.cancel()
-	r.net.Close() // requests in flight fail: the process is gone
+	r.net.Close()  // requests in flight fail: the process is gone
 	w.resume(slot) // a paused process dies too; its timers may run now, into a closed network
 	select {
 	case <-r.done:
