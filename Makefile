@@ -1,7 +1,7 @@
 # The commands a contributor and CI use. README.md explains each.
 GO ?= go
 
-.PHONY: tools browser test vet fuzz cluster demo bench scale chaos-replicas
+.PHONY: tools browser test vet fuzz cluster demo bench scale chaos-replicas sim
 
 # tools builds etcd and kube-apiserver from pinned modules (the first time
 # about 7 minutes on a quiet 2-core machine, up to 30 on a busy one; cached
@@ -91,3 +91,15 @@ chaos-replicas: tools
 	@mkdir -p bin
 	cd chaos && $(GO) test -race -count=1 -timeout 180m -run TestReplicaGuarantees ./replicas -v \
 		-seeds=$(SEEDS) -duration=$(DURATION) -report=$(CURDIR)/bin/chaos-replicas.md
+
+# sim runs the simulator (package simulation) for SEEDS seeds from
+# SIM_FIRST (default 1), scenario SCENARIO (sharded or leader), each with
+# FAULTS of faults, without -race, and prints seeds per minute and the
+# simulated-to-real ratio. A failing seed prints its replay command,
+# schedule and history, and its shrunk schedule.
+SIM_FIRST ?= 1
+SCENARIO ?= sharded
+FAULTS ?= 30s
+sim:
+	$(GO) test -count=1 -timeout 60m -run 'TestSimulate$$' ./simulation -v \
+		-seeds=$(SEEDS) -first=$(SIM_FIRST) -scenario=$(SCENARIO) -faults=$(FAULTS)
