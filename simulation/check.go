@@ -189,8 +189,9 @@ func fencesGrow(terms []interval) []Violation {
 	return out
 }
 
-// movesOffLiveMembers: a direct relabel seen before the old member's
-// term ended.
+// movesOffLiveMembers: a direct relabel seen while the old member's
+// term ran (a member id may hold its Lease before its term starts: its
+// acquiring write timed out on its side, yet landed).
 func (w *world) movesOffLiveMembers(moves []move, terms []interval) []Violation {
 	termOf := map[string]interval{}
 	for _, t := range terms {
@@ -202,7 +203,7 @@ func (w *world) movesOffLiveMembers(moves []move, terms []interval) []Violation 
 			continue
 		}
 		t, ok := termOf[m.ring+" "+m.from]
-		if !ok || !m.at.Before(t.end) || w.paused(t) {
+		if !ok || m.at.Before(t.start) || !m.at.Before(t.end) || w.paused(t) {
 			continue
 		}
 		kind := "object"
