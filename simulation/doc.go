@@ -65,7 +65,7 @@
 //
 // # Running and replaying
 //
-//	go test ./simulation -run 'TestSimulate$'                       # 200 seeds (20 with -short)
+//	go test ./simulation -run 'TestSimulate$'                       # 10 seeds (3 with -short)
 //	go test ./simulation -run 'TestSimulate$' -seed=1234 -v          # replay one seed
 //	go test ./simulation -run 'TestSimulate$' -scenario=leader -seeds=1000 -first=5000
 //	make sim SEEDS=1000                                             # no -race; seeds/minute and simulated/real
