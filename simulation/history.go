@@ -40,6 +40,7 @@ const (
 	Stopped    = "stopped" // Replica was killed: everything of it has stopped
 )
 
+// String is the event as the history prints it: its time, kind and fields.
 func (e Event) String() string {
 	s := fmt.Sprintf("%s %-11s", e.At.Format("15:04:05.000"), e.What)
 	for _, f := range []struct{ k, v string }{{"replica", e.Replica}, {"ring", e.Ring}, {"member", e.Member}, {"key", e.Key}, {"", e.Detail}} {

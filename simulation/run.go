@@ -95,6 +95,7 @@ type Violation struct {
 	Text      string
 }
 
+// String names the invariant broken, when, and how.
 func (v Violation) String() string {
 	return fmt.Sprintf("%s at %s: %s", v.Invariant, v.At.Format("15:04:05.000"), v.Text)
 }

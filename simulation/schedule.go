@@ -67,6 +67,7 @@ type Fault struct {
 	Ring    int           // which ring's Lease, for the Lease deletes
 }
 
+// String is the fault as a schedule prints it: its start, kind and target.
 func (f Fault) String() string {
 	s := fmt.Sprintf("%6.1fs %s", f.At.Seconds(), f.Kind)
 	switch f.Kind {
@@ -92,6 +93,7 @@ func (f Fault) String() string {
 // replay and shrink.
 type Schedule []Fault
 
+// String lists the faults, one a line, in order.
 func (s Schedule) String() string {
 	var b strings.Builder
 	for _, f := range s {

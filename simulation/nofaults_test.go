@@ -1,0 +1,28 @@
+package simulation_test
+
+import (
+	"testing"
+
+	"github.com/listwatch/informer/simulation"
+)
+
+// With no faults at all, a replica set keeps every invariant the
+// simulator checks, in both scenarios: the harness's own baseline. A
+// failure here is a bug in the library or the simulator on the plain
+// path, and make test runs it on every change; the seeded sweep of fault
+// schedules (TestSimulate) runs under make sim.
+func TestAReplicaSetWithNoFaultsKeepsEveryInvariant(t *testing.T) {
+	for _, sc := range []struct {
+		name     string
+		scenario simulation.Scenario
+	}{{"sharded", simulation.Sharded}, {"leader", simulation.LeaderElected}} {
+		t.Run(sc.name, func(t *testing.T) {
+			for seed := range int64(3) {
+				res := simulation.Check(t, simulation.Options{Seed: seed + 1, Scenario: sc.scenario}, simulation.Schedule{})
+				if res.Failed() {
+					t.Fatalf("seed %d with no faults:\n%s", seed+1, res.Report())
+				}
+			}
+		})
+	}
+}
