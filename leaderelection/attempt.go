@@ -47,12 +47,19 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 
 	current, err := e.leases.get(ctx)
 	if apierrors.IsNotFound(err) {
-		// A Lease this candidate saw held by another, now absent, counts
-		// as unchanged: its holder may lead until its renew deadline
-		// whoever deleted it, so creating it now could make two leaders.
-		// Wait out LeaseDuration from when it was last seen to change, as
-		// for any Lease; its holder, meanwhile, creates it again.
-		if holder := holderOf(e.observed); holder != "" && holder != e.cfg.Identity && !e.observedExpired() {
+		// A Lease this candidate saw held by another, now absent, is not
+		// free: its holder may lead until its renew deadline whoever
+		// deleted it, so creating it now could make two leaders. Its
+		// holder may have renewed after this candidate last saw it (this
+		// candidate's requests may have failed meanwhile), but not after
+		// the delete, which came before this candidate first saw it
+		// absent: so the wait of LeaseDuration runs from that first
+		// sight of its absence. Its holder, meanwhile, creates it again.
+		// Only a leader in its term may put back a Lease it holds at once;
+		// a candidate whose last sight names itself, from a term that has
+		// ended, knows no more than any standby: another may hold it now.
+		e.sawAbsent()
+		if holder := holderOf(e.observed); holder != "" && !(leading && holder == e.cfg.Identity) && !e.observedExpired() {
 			return false, time.Time{}, nil
 		}
 		sent := e.cfg.Clock.Now()
@@ -128,10 +135,18 @@ func (e *Elector) renewal(lease *coordinationv1.Lease, now time.Time) *coordinat
 // candidate saw the Lease change, never from the renewTime another host's
 // clock wrote (see the package doc, "Clocks").
 func (e *Elector) observe(lease *coordinationv1.Lease) {
-	if e.observed == nil || e.observed.ResourceVersion != lease.ResourceVersion {
+	if e.observed == nil || e.absent || e.observed.ResourceVersion != lease.ResourceVersion {
 		e.observedAt = e.cfg.Clock.Now()
 	}
-	e.observed = lease
+	e.observed, e.absent = lease, false
+}
+
+// sawAbsent records that the Lease is absent; the first time since it
+// was last seen present, observedAt restarts: absence is a change.
+func (e *Elector) sawAbsent() {
+	if !e.absent {
+		e.absent, e.observedAt = true, e.cfg.Clock.Now()
+	}
 }
 
 // observedExpired reports whether the observed Lease has gone

@@ -51,9 +51,10 @@
 //     is greater than every earlier term's, whoever created the Lease.
 //   - A Lease that someone deletes is not free. Its leader may lead until
 //     its renew deadline whatever happened to it, so a standby that saw it
-//     held treats its absence as an unchanged Lease and waits out
-//     LeaseDuration; the leader creates it again on its next renew and
-//     goes on. (A standby that starts after the delete and never saw the
+//     held (a former leader too) waits out LeaseDuration from when it
+//     first saw it absent: the delete came after the leader's last renew,
+//     whatever this standby saw last. The leader creates it again on its
+//     next renew and goes on. (A standby that starts after the delete and never saw the
 //     Lease cannot know: it creates it at once, as client-go's would.)
 //   - A leader renews only a Lease it still holds: one that changed hands
 //     since its last write (taken, or re-created and released by another)

@@ -1,0 +1,200 @@
+package leaderelection_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/leaderelection"
+)
+
+// A standby's requests hang for a while, so the last version of the
+// Lease it saw is old; meanwhile the leader renews, then someone deletes
+// the Lease and the leader's requests fail. Its term runs until its last
+// renew plus RenewDeadline. The standby, judging the absent Lease from
+// when it last saw it change, would find it expired long before that and
+// lead beside it. Absence is judged from when the standby first saw the
+// Lease absent: the delete came after the leader's last renew, so the
+// old term ends before the standby's wait does. (Found by the simulator,
+// leader seed 134.)
+func TestAStandbyWhoseLastSightIsOldWaitsOutADeletedLeaseFromWhenItSawItGone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeapiserver.New()
+		var aCut, bHangs atomic.Bool
+		faulty := func(flag *atomic.Bool, f fakeapiserver.Fault) *fakeapiserver.InMemory {
+			return fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(*http.Request) fakeapiserver.Fault {
+				if flag.Load() {
+					return f
+				}
+				return fakeapiserver.Fault{}
+			}))
+		}
+		memA := faulty(&aCut, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
+		defer memA.Close()
+		memB := faulty(&bHangs, fakeapiserver.Fault{Hang: true})
+		defer memB.Close()
+		admin := fakeapiserver.ServeInMemory(srv)
+		defer admin.Close()
+
+		type term struct {
+			who        string
+			start, end time.Time
+		}
+		terms := make(chan term, 4)
+		candidate := func(mem *fakeapiserver.InMemory, id string) *leaderelection.Elector {
+			client, err := leaderelection.NewClient(mem.Config())
+			require.NoError(t, err)
+			e, err := leaderelection.New(leaderelection.Config{
+				Client: client, Namespace: "kube-system", Name: "stale", Identity: id,
+				LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+				Callbacks: leaderelection.Callbacks{
+					OnStartedLeading: func(ctx context.Context) {
+						start := time.Now()
+						<-ctx.Done()
+						terms <- term{id, start, time.Now()}
+					},
+					OnStoppedLeading: func() {},
+				},
+			})
+			require.NoError(t, err)
+			return e
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		wg.Go(func() { _ = candidate(memA, "a").Run(ctx) })
+		time.Sleep(time.Second) // a leads; b, started now, sees it held
+		wg.Go(func() { _ = candidate(memB, "b").Run(ctx) })
+		time.Sleep(time.Second)
+
+		bHangs.Store(true) // b's last sight of the Lease is from now
+		time.Sleep(3 * time.Second)
+		aCut.Store(true) // a's last renew was moments ago: its term ends 3 s after it
+		client, err := leaderelection.NewClient(admin.Config())
+		require.NoError(t, err)
+		require.NoError(t, client.Delete().Namespace("kube-system").Resource("leases").Name("stale").
+			Body(&metav1.DeleteOptions{}).Do(ctx).Error())
+		bHangs.Store(false)
+
+		time.Sleep(20 * time.Second)
+		cancel()
+		wg.Wait()
+		close(terms)
+		var got []term
+		for tm := range terms {
+			got = append(got, tm)
+		}
+		require.Len(t, got, 2, "a's term and b's")
+		first, second := got[0], got[1]
+		if second.start.Before(first.start) {
+			first, second = second, first
+		}
+		require.Equal(t, "a", first.who)
+		require.False(t, second.start.Before(first.end),
+			"b led from %v while a's term ran until %v", second.start.Format("05.000"), first.end.Format("05.000"))
+	})
+}
+
+// A leader whose requests fail loses its term; meanwhile another takes
+// the Lease over, which the old leader never sees. Then someone deletes
+// the Lease, and the old leader's requests work again: its last sight
+// of the Lease names itself, from a term that has ended, which tells it
+// no more than any standby knows. It must wait out the absent Lease like
+// one, not put it back at once beside the new leader. (Found by the
+// simulator, leader seed 134, once the first fix was in.)
+func TestAFormerLeaderWhoseLastSightNamesItselfWaitsOutADeletedLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeapiserver.New()
+		var aFails atomic.Bool
+		memA := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(*http.Request) fakeapiserver.Fault {
+			if aFails.Load() {
+				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+			}
+			return fakeapiserver.Fault{}
+		}))
+		defer memA.Close()
+		var bFails atomic.Bool
+		memB := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(*http.Request) fakeapiserver.Fault {
+			if bFails.Load() {
+				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+			}
+			return fakeapiserver.Fault{}
+		}))
+		defer memB.Close()
+		admin := fakeapiserver.ServeInMemory(srv)
+		defer admin.Close()
+
+		type term struct {
+			who        string
+			start, end time.Time
+		}
+		terms := make(chan term, 8)
+		candidate := func(mem *fakeapiserver.InMemory, id string) *leaderelection.Elector {
+			client, err := leaderelection.NewClient(mem.Config())
+			require.NoError(t, err)
+			e, err := leaderelection.New(leaderelection.Config{
+				Client: client, Namespace: "kube-system", Name: "former", Identity: id,
+				LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+				Callbacks: leaderelection.Callbacks{
+					OnStartedLeading: func(ctx context.Context) {
+						start := time.Now()
+						<-ctx.Done()
+						terms <- term{id, start, time.Now()}
+					},
+					OnStoppedLeading: func() {},
+				},
+			})
+			require.NoError(t, err)
+			return e
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		wg.Go(func() { _ = candidate(memA, "a").Run(ctx) })
+		time.Sleep(time.Second) // a leads
+		wg.Go(func() { _ = candidate(memB, "b").Run(ctx) })
+		time.Sleep(time.Second)
+
+		aFails.Store(true)           // a's term ends at its renew deadline; b takes over after LeaseDuration
+		time.Sleep(10 * time.Second) // b leads by now; a never saw it
+		bFails.Store(true)           // for a second, well within b's renew deadline: a asks first
+		client, err := leaderelection.NewClient(admin.Config())
+		require.NoError(t, err)
+		require.NoError(t, client.Delete().Namespace("kube-system").Resource("leases").Name("former").
+			Body(&metav1.DeleteOptions{}).Do(ctx).Error())
+		aFails.Store(false)
+		time.Sleep(time.Second)
+		bFails.Store(false)
+
+		time.Sleep(20 * time.Second)
+		cancel()
+		wg.Wait()
+		close(terms)
+		var got []term
+		for tm := range terms {
+			got = append(got, tm)
+		}
+		for i, x := range got {
+			for _, y := range got[i+1:] {
+				require.False(t, x.start.Before(y.end) && y.start.Before(x.end),
+					"%s led %v–%v and %s led %v–%v", x.who, x.start.Format("05.000"), x.end.Format("05.000"),
+					y.who, y.start.Format("05.000"), y.end.Format("05.000"))
+			}
+		}
+		require.GreaterOrEqual(t, len(got), 2, "a's term and b's")
+	})
+}
