@@ -68,8 +68,11 @@ func leaseSelector(ring string) string {
 
 // poll lists the ring's Leases once, within the request timeout, and
 // records what changed. A member whose Lease it saw and no longer finds
-// is kept as absent, its clock running from when it was last seen to
-// change: a deleted Lease counts as an unchanged one.
+// is kept as absent, its clock restarting now: absence is a change. Its
+// member may have renewed after this observer last saw the Lease (polls
+// fail too), but not after the delete, which came before this poll; so
+// a takeover, a lease duration from now, comes after the member's term
+// ended.
 func (m *members) poll(ctx context.Context) error {
 	ctx, cancel := informer.WithTimeout(ctx, m.clock, m.timeout)
 	defer cancel()
@@ -96,7 +99,7 @@ func (m *members) poll(ctx context.Context) error {
 	}
 	for id, o := range m.leases {
 		if !seen[id] && o.lease != nil {
-			m.leases[id] = observation{holder: o.holder, duration: o.duration, at: o.at} // absent: unchanged
+			m.leases[id] = observation{holder: o.holder, duration: o.duration, at: now} // absent since now
 		}
 	}
 	if m.firstAt.IsZero() { // a Lease that appears later is new: seen from its start

@@ -1,0 +1,103 @@
+package sharding_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/sharding"
+	"github.com/listwatch/informer/testenv"
+)
+
+// The sharder sees a member's Lease, then its polls fail for a while;
+// meanwhile the member renews, and then someone deletes its Lease. The
+// member's term runs until its last renew plus its renew deadline, which
+// the sharder cannot know: judged from its last sight, the absent Lease
+// would be expired at once, and taken over (created, with no version to
+// guard it) while the member still reconciles. Absence is judged from
+// when the sharder first saw the Lease gone: the delete came after the
+// member's last renew. So the takeover comes a lease duration after
+// that first sight at the earliest, however late (a lower bound: a
+// loaded machine only delays it).
+func TestADeletedMemberLeaseIsWaitedOutFromWhenTheSharderFirstSawItGone(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	cfg := fast(cp.Config())
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+
+	leases := must(leaderelection.NewClient(cfg))
+	const id = "renews"
+	createMemberLease(ctx, t, leases, ns, id) // held by id for 1 s
+	gate := &pollGate{seen: make(chan struct{}), released: make(chan struct{}), taken: make(chan time.Time, 1), stop: ctx.Done()}
+	gated := rest.CopyConfig(cfg)
+	gated.Wrap(func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate })
+	var labels sync.Map
+	startSharder(ctx, t, &wg, cfg, ns, &labels, func(sc *sharding.SharderConfig) {
+		sc.LeaseClient = must(leaderelection.NewClient(gated))
+	})
+
+	guard := time.Minute         // against hanging, not a timing
+	receive(t, gate.seen, guard) // the sharder has seen the Lease; its polls hang from now on
+	// The member renews, unseen, for longer than its lease duration and
+	// than the sharder's own wait before it judges anyone (LeaseDuration).
+	for range int(2 * leaseDuration / (500 * time.Millisecond)) {
+		time.Sleep(500 * time.Millisecond)
+		renew(ctx, t, leases, ns, id)
+	}
+	require.NoError(t, leases.Delete().Namespace(ns).Resource("leases").Name(sharding.LeaseName(ring, id)).Do(ctx).Error())
+	gate.releasedAt.Store(time.Now().UnixNano())
+	close(gate.released) // the next poll finds the Lease gone
+
+	taken := receive(t, gate.taken, guard)
+	waited := taken.Sub(time.Unix(0, gate.releasedAt.Load()))
+	t.Logf("taken over %v after the sharder first saw the Lease gone", waited)
+	require.GreaterOrEqual(t, waited, time.Second,
+		"the sharder took over the deleted Lease %v after it first saw it gone, judged from a sight older than the member's last renew", waited)
+}
+
+// pollGate wraps the sharder's Lease client: once a poll has listed the
+// ring's Leases, later polls wait until released (or their own timeout);
+// it sends the time of the first create after the release: the takeover
+// of the absent Lease.
+type pollGate struct {
+	next       http.RoundTripper
+	seen       chan struct{}
+	released   chan struct{}
+	releasedAt atomic.Int64
+	taken      chan time.Time
+	stop       <-chan struct{}
+	seenOnce   sync.Once
+	takenOnce  sync.Once
+	polled     atomic.Bool
+}
+
+func (g *pollGate) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch {
+	case req.Method == http.MethodGet && req.URL.Query().Has("labelSelector"):
+		if g.polled.Swap(true) {
+			select {
+			case <-g.released:
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			case <-g.stop:
+				return nil, context.Canceled
+			}
+		}
+		resp, err := g.next.RoundTrip(req)
+		g.seenOnce.Do(func() { close(g.seen) })
+		return resp, err
+	case req.Method == http.MethodPost && g.releasedAt.Load() != 0: // not the sharder's own election Lease
+		g.takenOnce.Do(func() { g.taken <- time.Now() })
+	}
+	return g.next.RoundTrip(req)
+}
