@@ -31,44 +31,15 @@ func TestAStandbyWhoseLastSightIsOldWaitsOutADeletedLeaseFromWhenItSawItGone(t *
 	synctest.Test(t, func(t *testing.T) {
 		srv := fakeapiserver.New()
 		var aCut, bHangs atomic.Bool
-		faulty := func(flag *atomic.Bool, f fakeapiserver.Fault) *fakeapiserver.InMemory {
-			return fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(*http.Request) fakeapiserver.Fault {
-				if flag.Load() {
-					return f
-				}
-				return fakeapiserver.Fault{}
-			}))
-		}
-		memA := faulty(&aCut, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
+		memA := faultySide(srv, &aCut, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
 		defer memA.Close()
-		memB := faulty(&bHangs, fakeapiserver.Fault{Hang: true})
+		memB := faultySide(srv, &bHangs, fakeapiserver.Fault{Hang: true})
 		defer memB.Close()
 		admin := fakeapiserver.ServeInMemory(srv)
 		defer admin.Close()
-
-		type term struct {
-			who        string
-			start, end time.Time
-		}
-		terms := make(chan term, 4)
+		terms := make(chan span, 4)
 		candidate := func(mem *fakeapiserver.InMemory, id string) *leaderelection.Elector {
-			client, err := leaderelection.NewClient(mem.Config())
-			require.NoError(t, err)
-			e, err := leaderelection.New(leaderelection.Config{
-				Client: client, Namespace: "kube-system", Name: "stale", Identity: id,
-				LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-				Callbacks: leaderelection.Callbacks{
-					OnStartedLeading: func(ctx context.Context) {
-						start := time.Now()
-						<-ctx.Done()
-						terms <- term{id, start, time.Now()}
-					},
-					OnStoppedLeading: func() {},
-				},
-			})
-			require.NoError(t, err)
-			return e
+			return bubbleCandidate(t, mem, "stale", id, terms)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
@@ -91,19 +62,9 @@ func TestAStandbyWhoseLastSightIsOldWaitsOutADeletedLeaseFromWhenItSawItGone(t *
 		time.Sleep(20 * time.Second)
 		cancel()
 		wg.Wait()
-		close(terms)
-		var got []term
-		for tm := range terms {
-			got = append(got, tm)
-		}
+		got := collect(terms)
 		require.Len(t, got, 2, "a's term and b's")
-		first, second := got[0], got[1]
-		if second.start.Before(first.start) {
-			first, second = second, first
-		}
-		require.Equal(t, "a", first.who)
-		require.False(t, second.start.Before(first.end),
-			"b led from %v while a's term ran until %v", second.start.Format("05.000"), first.end.Format("05.000"))
+		requireDisjoint(t, got)
 	})
 }
 
@@ -117,48 +78,16 @@ func TestAStandbyWhoseLastSightIsOldWaitsOutADeletedLeaseFromWhenItSawItGone(t *
 func TestAFormerLeaderWhoseLastSightNamesItselfWaitsOutADeletedLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := fakeapiserver.New()
-		var aFails atomic.Bool
-		memA := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(*http.Request) fakeapiserver.Fault {
-			if aFails.Load() {
-				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
-			}
-			return fakeapiserver.Fault{}
-		}))
+		var aFails, bFails atomic.Bool
+		memA := faultySide(srv, &aFails, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
 		defer memA.Close()
-		var bFails atomic.Bool
-		memB := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(*http.Request) fakeapiserver.Fault {
-			if bFails.Load() {
-				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
-			}
-			return fakeapiserver.Fault{}
-		}))
+		memB := faultySide(srv, &bFails, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
 		defer memB.Close()
 		admin := fakeapiserver.ServeInMemory(srv)
 		defer admin.Close()
-
-		type term struct {
-			who        string
-			start, end time.Time
-		}
-		terms := make(chan term, 8)
+		terms := make(chan span, 8)
 		candidate := func(mem *fakeapiserver.InMemory, id string) *leaderelection.Elector {
-			client, err := leaderelection.NewClient(mem.Config())
-			require.NoError(t, err)
-			e, err := leaderelection.New(leaderelection.Config{
-				Client: client, Namespace: "kube-system", Name: "former", Identity: id,
-				LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-				Callbacks: leaderelection.Callbacks{
-					OnStartedLeading: func(ctx context.Context) {
-						start := time.Now()
-						<-ctx.Done()
-						terms <- term{id, start, time.Now()}
-					},
-					OnStoppedLeading: func() {},
-				},
-			})
-			require.NoError(t, err)
-			return e
+			return bubbleCandidate(t, mem, "former", id, terms)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
@@ -183,18 +112,70 @@ func TestAFormerLeaderWhoseLastSightNamesItselfWaitsOutADeletedLease(t *testing.
 		time.Sleep(20 * time.Second)
 		cancel()
 		wg.Wait()
-		close(terms)
-		var got []term
-		for tm := range terms {
-			got = append(got, tm)
-		}
-		for i, x := range got {
-			for _, y := range got[i+1:] {
-				require.False(t, x.start.Before(y.end) && y.start.Before(x.end),
-					"%s led %v–%v and %s led %v–%v", x.who, x.start.Format("05.000"), x.end.Format("05.000"),
-					y.who, y.start.Format("05.000"), y.end.Format("05.000"))
-			}
-		}
+		got := collect(terms)
 		require.GreaterOrEqual(t, len(got), 2, "a's term and b's")
+		requireDisjoint(t, got)
 	})
+}
+
+// faultySide serves srv in memory to one candidate, answering its
+// requests with f while on is true: that candidate's own faults.
+func faultySide(srv *fakeapiserver.Server, on *atomic.Bool, f fakeapiserver.Fault) *fakeapiserver.InMemory {
+	return fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(*http.Request) fakeapiserver.Fault {
+		if on.Load() {
+			return f
+		}
+		return fakeapiserver.Fault{}
+	}))
+}
+
+// span is one term of one candidate, on the bubble's clock.
+type span struct {
+	who        string
+	start, end time.Time
+}
+
+// bubbleCandidate is candidate id for Lease kube-system/name through mem,
+// with short timings (4 s, 3 s, 500 ms), sending each of its terms to
+// spans once the term has ended.
+func bubbleCandidate(t *testing.T, mem *fakeapiserver.InMemory, name, id string, spans chan<- span) *leaderelection.Elector {
+	client, err := leaderelection.NewClient(mem.Config())
+	require.NoError(t, err)
+	e, err := leaderelection.New(leaderelection.Config{
+		Client: client, Namespace: "kube-system", Name: name, Identity: id,
+		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Callbacks: leaderelection.Callbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				start := time.Now()
+				<-ctx.Done()
+				spans <- span{id, start, time.Now()}
+			},
+			OnStoppedLeading: func() {},
+		},
+	})
+	require.NoError(t, err)
+	return e
+}
+
+// collect closes spans and returns what it held.
+func collect(spans chan span) []span {
+	close(spans)
+	var got []span
+	for s := range spans {
+		got = append(got, s)
+	}
+	return got
+}
+
+// requireDisjoint fails if two terms overlap: two leaders at once.
+func requireDisjoint(t *testing.T, terms []span) {
+	t.Helper()
+	for i, x := range terms {
+		for _, y := range terms[i+1:] {
+			require.False(t, x.start.Before(y.end) && y.start.Before(x.end),
+				"%s led %v–%v and %s led %v–%v", x.who, x.start.Format("05.000"), x.end.Format("05.000"),
+				y.who, y.start.Format("05.000"), y.end.Format("05.000"))
+		}
+	}
 }
