@@ -63,7 +63,7 @@ func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Cont
 
 // served reports whether discovery lists gvr and, if not, in which other
 // versions of its group it lists gvr's resource: a CRD that moved to
-// another version still has its objects. Any failure to ask other than a
+// another version deleted none of its objects by moving. Any failure to ask other than a
 // 404 is an error, which the reflector takes as "it may be served".
 func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource) (reflector.Serving, error) {
 	s.mu.Lock()
