@@ -96,10 +96,11 @@ chaos-replicas: tools
 # SIM_FIRST (default 1), scenario SCENARIO (sharded or leader), each with
 # FAULTS of faults, without -race, and prints seeds per minute and the
 # simulated-to-real ratio. A failing seed prints its replay command,
-# schedule and history, and its shrunk schedule.
+# schedule and history, and its shrunk schedule. The sweep's test is built
+# only with the simsweep tag, so make test does not run it.
 SIM_FIRST ?= 1
 SCENARIO ?= sharded
 FAULTS ?= 30s
 sim:
-	$(GO) test -count=1 -timeout 60m -run 'TestSimulate$$' ./simulation -v \
+	$(GO) test -tags simsweep -count=1 -timeout 60m -run 'TestSimulate$$' ./simulation -v \
 		-seeds=$(SEEDS) -first=$(SIM_FIRST) -scenario=$(SCENARIO) -faults=$(FAULTS)

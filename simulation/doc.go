@@ -65,9 +65,9 @@
 //
 // # Running and replaying
 //
-//	go test ./simulation -run 'TestSimulate$' -seeds=10              # 10 seeds (none without -seeds)
-//	go test ./simulation -run 'TestSimulate$' -seed=1234 -v          # replay one seed
-//	go test ./simulation -run 'TestSimulate$' -scenario=leader -seeds=1000 -first=5000
+//	go test -tags simsweep ./simulation -run 'TestSimulate$' -seeds=10       # 10 seeds
+//	go test -tags simsweep ./simulation -run 'TestSimulate$' -seed=1234 -v   # replay one seed
+//	go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=leader -seeds=1000 -first=5000
 //	make sim SEEDS=1000                                             # no -race; seeds/minute and simulated/real
 //
 // A failing seed prints its replay command, its schedule, the history
@@ -82,7 +82,8 @@
 // may need a few replays.
 //
 // make test runs TestAReplicaSetWithNoFaultsKeepsEveryInvariant (both
-// scenarios, no faults: the baseline) and skips the sweep.
+// scenarios, no faults: the baseline); the sweep's test is built only
+// with the simsweep tag.
 //
 // # What it has found, and where it stands
 //
