@@ -2,6 +2,7 @@ package fakeapiserver
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -56,6 +57,10 @@ func WithFaults(next http.Handler, inject Injector) http.Handler {
 		}
 		switch {
 		case f.Hang:
+			// Read the body first, as a server does: only then does
+			// net/http watch the connection and end the request's
+			// context when the client gives up.
+			_, _ = io.Copy(io.Discard, r.Body)
 			<-r.Context().Done()
 		case f.Drop:
 			panic(http.ErrAbortHandler) // net/http closes the connection, unlogged

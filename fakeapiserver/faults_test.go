@@ -63,3 +63,32 @@ func TestFaultsAnswerForTheServerOnSimulatedTime(t *testing.T) {
 		assert.NoError(t, err)
 	})
 }
+
+// A hung write (a request with a body) ends when its client gives up,
+// and Close ends every request still hung: no handler outlives the
+// server, so a bubble that closes it exits cleanly. Before, a hung
+// handler that never read its body never noticed either, and the
+// bubble ended in "blocked goroutines remain".
+func TestAHungWriteEndsWhenItsClientGivesUpOrTheServerCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(fakeapiserver.New(),
+			func(r *http.Request) fakeapiserver.Fault {
+				return fakeapiserver.Fault{Hang: r.Method == http.MethodPost}
+			}))
+		client, err := testenv.CoreV1Client(mem.Config())
+		require.NoError(t, err)
+		create := func(ctx context.Context) error {
+			return client.Post().Namespace("default").Resource("configmaps").MaxRetries(0).
+				Body([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`)).Do(ctx).Error()
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		start := time.Now()
+		require.ErrorIs(t, create(ctx), context.DeadlineExceeded)
+		assert.Equal(t, time.Second, time.Since(start))
+
+		go func() { _ = create(context.Background()) }() // a client that never gives up
+		synctest.Wait()
+		mem.Close()
+	})
+}

@@ -80,16 +80,22 @@ type InMemory struct {
 	server    *http.Server
 	transport *http.Transport
 	served    chan struct{} // closed when Serve returns
+	// stop ends every request's context: Close calls it, so a handler
+	// that waits on its request (a Hang fault) returns even if net/http
+	// has not noticed its connection close.
+	stop context.CancelFunc
 }
 
 // ServeInMemory starts serving h. Inside a synctest bubble, call it in
 // the bubble and Close before the bubble ends.
 func ServeInMemory(h http.Handler) *InMemory {
+	base, stop := context.WithCancel(context.Background())
 	m := &InMemory{
 		listener:  Listen(),
-		server:    &http.Server{Handler: h},
+		server:    &http.Server{Handler: h, BaseContext: func(net.Listener) context.Context { return base }},
 		served:    make(chan struct{}),
 		transport: &http.Transport{},
+		stop:      stop,
 	}
 	m.transport.DialContext = m.listener.Dial
 	go func() {
@@ -107,9 +113,11 @@ func (m *InMemory) Config() *rest.Config {
 	return &rest.Config{Host: "http://fakeapiserver", Transport: m.transport}
 }
 
-// Close ends every connection and the server, and waits until it has
-// stopped serving. Requests in flight fail on the client's side.
+// Close ends every connection, every request's context and the server,
+// and waits until it has stopped serving. Requests in flight fail on
+// the client's side.
 func (m *InMemory) Close() {
+	m.stop()
 	_ = m.server.Close()
 	m.transport.CloseIdleConnections()
 	<-m.served
