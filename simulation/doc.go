@@ -73,8 +73,12 @@
 // A failing seed prints its replay command, its schedule, the history
 // around each violation, and (with -shrink, the default) the smallest
 // schedule found by removing one fault at a time that still breaks the
-// same invariant; -history=FILE writes the whole history. In your own
-// test, Check runs one seed and returns a Result.
+// same invariant; -history=FILE writes the whole history, then the
+// library's debug logs, every write a replica sent with the status it
+// got, every failed reconcile, the trace events, and, for a run that did
+// not converge, every goroutine's stack (a request that never returns
+// shows there). In your own test, Check runs one seed and returns a
+// Result; its Options.Logger and Options.Trace receive the same.
 //
 // The schedule replays exactly; the interleaving does not: member ids
 // and election jitter come from the library's own random sources, and

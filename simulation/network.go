@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -109,4 +110,30 @@ func (l *link) set(change func(l *link)) {
 func (l *link) heal() {
 	l.set(func(l *link) { l.latency, l.hang, l.errP, l.status, l.partition = 0, 0, 0, 0, false })
 	l.gate.resume()
+}
+
+// logWrites logs, at debug level, every write a replica sends (not its
+// GETs, lists and watches) with the status the server answered: the
+// requests a failing seed's history most often needs.
+func logWrites(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || !log.Enabled(r.Context(), slog.LevelDebug) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		log.Debug("simulation: write", "method", r.Method, "path", r.URL.Path, "status", sw.status)
+	})
+}
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing/synctest"
@@ -183,6 +184,10 @@ func Run(opts Options, sched Schedule) (Result, error) {
 		}
 	}
 	res.Violations = append(res.Violations, last...)
+	if len(last) > 0 && w.log.Enabled(ctx, slog.LevelDebug) {
+		buf := make([]byte, 1<<22)
+		w.log.Debug("simulation: not converged; every goroutine", "stacks", string(buf[:runtime.Stack(buf, true)]))
+	}
 	if res.Converged >= 0 {
 		synctest.Wait() // quiescence: every event delivered, every cache caught up
 		res.Violations = append(res.Violations, w.cachesEqualServer()...)

@@ -160,6 +160,8 @@ func runControllerOnce(ctx context.Context, w *world, r *replica, ring, member, 
 	}})
 	ctl := &controller{w: w, r: r, ring: ring, member: member, cms: cms, client: client,
 		writeTimeout: (t.Lease - t.Renew) / 2, work: t.Work}
-	workqueue.Run(ctx, queue, wrap(cms, ctl), workqueue.RunOptions[informer.Key]{Workers: 2, OnError: func(informer.Key, error) {}})
+	workqueue.Run(ctx, queue, wrap(cms, ctl), workqueue.RunOptions[informer.Key]{Workers: 2, OnError: func(key informer.Key, err error) {
+		w.log.Debug("simulation: reconcile failed", "replica", r.name, "ring", ring, "member", member, "key", key, "err", err)
+	}})
 	return true
 }

@@ -10,11 +10,14 @@ package simulation_test
 import (
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/internal/testlog"
 	"github.com/listwatch/informer/simulation"
 )
 
@@ -26,15 +29,27 @@ var (
 	replicas = flag.Int("replicas", 3, "replica slots, 3 to 5")
 	faults   = flag.Duration("faults", 30*time.Second, "how long faults are drawn for")
 	shrink   = flag.Bool("shrink", true, "shrink a failing schedule")
-	history  = flag.String("history", "", "write a failing seed's whole history (and its trace events with -v) to this file")
+	history  = flag.String("history", "", "write a failing seed's whole history, the library's debug logs and its trace events to this file")
 )
+
+// logs holds the current seed's library logs and trace events when
+// -history is set; each seed starts it afresh.
+var logs testlog.Buffer
 
 func options(s int64) simulation.Options {
 	sc := simulation.Sharded
 	if *scenario == "leader" {
 		sc = simulation.LeaderElected
 	}
-	return simulation.Options{Seed: s, Scenario: sc, Replicas: *replicas, Faults: *faults}
+	opts := simulation.Options{Seed: s, Scenario: sc, Replicas: *replicas, Faults: *faults}
+	if *history != "" {
+		logs.Reset()
+		opts.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		opts.Trace = func(e informer.TraceEvent) {
+			fmt.Fprintf(&logs, "%s trace %s\n", time.Now().UTC().Format("15:04:05.000"), e)
+		}
+	}
+	return opts
 }
 
 // Every seed's run keeps every invariant: one reconcile per key, one
@@ -83,6 +98,8 @@ func writeHistory(t *testing.T, res simulation.Result) {
 	for _, e := range res.History.Events() {
 		fmt.Fprintln(&b, e)
 	}
+	b.WriteString("\n# the library's logs and trace events\n")
+	b.WriteString(logs.String())
 	if err := os.WriteFile(*history, []byte(b.String()), 0o644); err != nil {
 		t.Error(err)
 	}
