@@ -28,6 +28,30 @@ type resource struct {
 	objects *si.Informer[*metav1.PartialObjectMetadata]
 	queue   *workqueue.Queue[informer.Key]
 	client  *rest.RESTClient
+	// clock and timeout bound each request of client (see request).
+	clock   informer.Clock
+	timeout time.Duration
+}
+
+// request bounds one request to the API server: one that a stalled
+// server never answers fails after the sharder's request timeout, and
+// its key is retried, instead of holding a worker, and the objects
+// behind it, for as long as the term lasts.
+func (r *resource) request(ctx context.Context) (context.Context, context.CancelFunc) {
+	return informer.WithTimeout(ctx, r.clock, r.timeout)
+}
+
+// patchLabels sets (or, for nil, removes) labels on key, guarded by
+// resourceVersion rv (see labelPatch), in one bounded request.
+func (r *resource) patchLabels(ctx context.Context, key informer.Key, rv string, labels map[string]*string) error {
+	patch, err := labelPatch(rv, labels)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := r.request(ctx)
+	defer cancel()
+	return r.client.Patch(types.MergePatchType).NamespaceIfScoped(key.Namespace, key.Namespace != "").
+		Resource(r.gvr.Resource).Name(key.Name).Body(patch).Do(ctx).Error()
 }
 
 // shard runs the elected sharder's work until ctx ends: every object
@@ -73,7 +97,8 @@ func (s *Sharder) shard(ctx context.Context) error {
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return err
 		}
-		r := &resource{gvr: gvr, objects: objects, client: client, queue: workqueue.New(workqueue.Options[informer.Key]{RateLimiter: limiter})}
+		r := &resource{gvr: gvr, objects: objects, client: client, clock: s.cfg.Clock, timeout: s.members.timeout,
+			queue: workqueue.New(workqueue.Options[informer.Key]{RateLimiter: limiter})}
 		defer r.queue.ShutDown()
 		if _, err := objects.AddEventHandler(si.EnqueueKey[*metav1.PartialObjectMetadata](r.queue)); err != nil {
 			return err
@@ -277,12 +302,7 @@ func (s *Sharder) reportStray(r *resource, key informer.Key, value string) {
 // NotFound and Conflict are no error: the object's next event (or none,
 // for a delete) brings the key back if anything is left to do.
 func (s *Sharder) patch(ctx context.Context, r *resource, key informer.Key, rv, action string, labels map[string]*string, member string) error {
-	patch, err := labelPatch(rv, labels)
-	if err != nil {
-		return err
-	}
-	err = r.client.Patch(types.MergePatchType).NamespaceIfScoped(key.Namespace, key.Namespace != "").
-		Resource(r.gvr.Resource).Name(key.Name).Body(patch).Do(ctx).Error()
+	err := r.patchLabels(ctx, key, rv, labels)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}

@@ -174,13 +174,8 @@ func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1
 			if child.Labels[shard.Label()] == member && child.Labels[shard.DrainLabel()] == "" {
 				continue
 			}
-			patch, err := labelPatch(child.ResourceVersion, map[string]*string{shard.Label(): &member, shard.DrainLabel(): nil})
-			if err != nil {
-				return err
-			}
 			key := informer.KeyFor(child)
-			err = r.client.Patch(types.MergePatchType).NamespaceIfScoped(key.Namespace, key.Namespace != "").
-				Resource(r.gvr.Resource).Name(key.Name).Body(patch).Do(ctx).Error()
+			err := r.patchLabels(ctx, key, child.ResourceVersion, map[string]*string{shard.Label(): &member, shard.DrainLabel(): nil})
 			if apierrors.IsNotFound(err) {
 				continue // deleted meanwhile: nothing to move
 			}
@@ -233,6 +228,8 @@ func childAction(current string) string {
 
 // freshMeta reads key's metadata from the API server, not the cache.
 func freshMeta(ctx context.Context, r *resource, key informer.Key) (*metav1.PartialObjectMetadata, error) {
+	ctx, cancel := r.request(ctx)
+	defer cancel()
 	out := &metav1.PartialObjectMetadata{}
 	err := r.client.Get().NamespaceIfScoped(key.Namespace, key.Namespace != "").Resource(r.gvr.Resource).Name(key.Name).
 		SetHeader("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1").Do(ctx).Into(out)

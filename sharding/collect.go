@@ -5,6 +5,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	informer "github.com/listwatch/informer"
 )
 
 // collectLeases deletes the Leases of members dead for certain (released,
@@ -12,7 +14,9 @@ import (
 // never renews again and its Lease is only clutter, which every sharder
 // candidate would list on every poll forever. The delete carries the
 // resourceVersion that was judged dead: if the Lease changed since, the
-// API server refuses it (409), and the next pass judges it again.
+// API server refuses it (409), and the next pass judges it again. Each
+// delete is bounded like every request of the sharder: one that hangs
+// must not stop the loop that watches the members.
 func (s *Sharder) collectLeases(ctx context.Context, resources []*resource) {
 	dead := s.members.dead()
 	if len(dead) == 0 {
@@ -25,8 +29,10 @@ func (s *Sharder) collectLeases(ctx context.Context, resources []*resource) {
 		}
 	}
 	for id, rv := range dead {
+		ctx, cancel := informer.WithTimeout(ctx, s.cfg.Clock, s.members.timeout)
 		err := s.cfg.LeaseClient.Delete().Namespace(s.cfg.LeaseNamespace).Resource("leases").Name(LeaseName(s.cfg.Ring, id)).
 			Body(&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}).Do(ctx).Error()
+		cancel()
 		switch {
 		case err == nil || apierrors.IsNotFound(err):
 			s.members.forget(id) // gone for good: an object naming it later is judged afresh

@@ -2,6 +2,7 @@ package sharding
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -25,6 +26,25 @@ type Shard struct {
 	Ring string
 	// Member is this replica's id for its current term.
 	Member string
+	// RequestTimeout bounds each request the library sends for this
+	// member (a drain's acknowledgement, in Reconciler): one that a
+	// stalled server never answers fails then, and its key is retried,
+	// instead of holding a worker and the object forever. Member sets it
+	// to half its RenewDeadline, what the sharder gives its own requests.
+	// Zero: DefaultRequestTimeout.
+	RequestTimeout time.Duration
+}
+
+// DefaultRequestTimeout is a Shard's RequestTimeout when it has none:
+// half the default RenewDeadline.
+const DefaultRequestTimeout = 5 * time.Second
+
+// requestTimeout is RequestTimeout, or DefaultRequestTimeout if unset.
+func (s Shard) requestTimeout() time.Duration {
+	if s.RequestTimeout > 0 {
+		return s.RequestTimeout
+	}
+	return DefaultRequestTimeout
 }
 
 // Label is the shard label's key for the ring.

@@ -149,14 +149,20 @@ func NewSharder(cfg SharderConfig) (*Sharder, error) {
 	s.elector = el
 	s.cfg.Identity = el.Identity()
 	s.cfg.LeaseDuration, s.cfg.RetryPeriod = durationOr(cfg.LeaseDuration, 15*time.Second), durationOr(cfg.RetryPeriod, 2*time.Second)
-	// A poll or a takeover that hangs must not hold up the next: each
-	// request gets what an election attempt gets, half the renew deadline.
-	timeout := durationOr(cfg.RenewDeadline, 10*time.Second) / 2
-	s.members = newMembers(cfg.LeaseClient, cfg.LeaseNamespace, cfg.Ring, cfg.Clock, s.cfg.LeaseDuration, timeout)
+	s.members = newMembers(cfg.LeaseClient, cfg.LeaseNamespace, cfg.Ring, cfg.Clock, s.cfg.LeaseDuration, requestTimeout(cfg.RenewDeadline))
 	if s.metrics, err = newSharderMetrics(cfg.Metrics, cfg.Ring); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// requestTimeout bounds each request a sharder or a member sends (a poll,
+// a takeover, a label PATCH, a drain's acknowledgement): one that hangs
+// must not hold up the next, nor a worker and the objects behind it. Each
+// gets what an election attempt gets, half the renew deadline (default
+// 10 s).
+func requestTimeout(renewDeadline time.Duration) time.Duration {
+	return durationOr(renewDeadline, 10*time.Second) / 2
 }
 
 // Run stands for sharder until ctx ends, and shards while elected: a
