@@ -47,19 +47,22 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 
 	current, err := e.leases.get(ctx)
 	if apierrors.IsNotFound(err) {
-		// A Lease this candidate saw held by another, now absent, is not
-		// free: its holder may lead until its renew deadline whoever
-		// deleted it, so creating it now could make two leaders. Its
-		// holder may have renewed after this candidate last saw it (this
-		// candidate's requests may have failed meanwhile), but not after
-		// the delete, which came before this candidate first saw it
-		// absent: so the wait of LeaseDuration runs from that first
-		// sight of its absence. Its holder, meanwhile, creates it again.
-		// Only a leader in its term may put back a Lease it holds at once;
-		// a candidate whose last sight names itself, from a term that has
-		// ended, knows no more than any standby: another may hold it now.
+		// A Lease this candidate has seen, now absent, is not free: since
+		// its last sight, which may be old (its requests may have failed
+		// meanwhile), anyone may have taken the Lease, and may lead until
+		// its renew deadline whoever deleted it; creating it now could
+		// make two leaders. What the last sight said — held by another,
+		// by this candidate in a term that has ended, or by no one,
+		// released — tells nothing of who holds it since. That holder's
+		// last renew came before the delete, and the delete before this
+		// candidate first saw the Lease absent: so the wait, of at least
+		// this candidate's LeaseDuration, runs from that first sight of
+		// its absence. The holder, meanwhile, creates it again. Only a
+		// leader in its term may put back a Lease it holds at once; and a
+		// candidate that never saw the Lease creates it (a first start;
+		// see the package doc, "A deleted Lease").
 		e.sawAbsent()
-		if holder := holderOf(e.observed); holder != "" && !(leading && holder == e.cfg.Identity) && !e.observedExpired() {
+		if e.observed != nil && !(leading && holderOf(e.observed) == e.cfg.Identity) && !e.absenceWaitedOut() {
 			return false, time.Time{}, nil
 		}
 		sent := e.cfg.Clock.Now()
@@ -156,6 +159,18 @@ func (e *Elector) observedExpired() bool {
 	d := e.cfg.LeaseDuration
 	if s := e.observed.Spec.LeaseDurationSeconds; s != nil && *s > 0 {
 		d = time.Duration(*s) * time.Second
+	}
+	return e.cfg.Clock.Now().After(e.observedAt.Add(d))
+}
+
+// absenceWaitedOut reports whether the Lease has been absent, as this
+// candidate saw it, for the longer of its own LeaseDuration and the last
+// version's leaseDurationSeconds: a released Lease names one second,
+// which says nothing of the duration of whoever took it since.
+func (e *Elector) absenceWaitedOut() bool {
+	d := e.cfg.LeaseDuration
+	if s := e.observed.Spec.LeaseDurationSeconds; s != nil {
+		d = max(d, time.Duration(*s)*time.Second)
 	}
 	return e.cfg.Clock.Now().After(e.observedAt.Add(d))
 }

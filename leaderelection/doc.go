@@ -50,9 +50,10 @@
 //     before it, a deleted Lease's re-creation too, so each term's fence
 //     is greater than every earlier term's, whoever created the Lease.
 //   - A Lease that someone deletes is not free. Its leader may lead until
-//     its renew deadline whatever happened to it, so a standby that saw it
-//     held (a former leader too) waits out LeaseDuration from when it
-//     first saw it absent: the delete came after the leader's last renew,
+//     its renew deadline whatever happened to it, so a standby that has
+//     seen the Lease at all (held, released, or held by itself as a
+//     former leader) waits out its own LeaseDuration from when it first
+//     saw it absent: the delete came after the leader's last renew,
 //     whatever this standby saw last. The leader creates it again on its
 //     next renew and goes on. (A standby that starts after the delete and never saw the
 //     Lease cannot know: it creates it at once, as client-go's would.)
@@ -110,7 +111,7 @@
 // leading context's end is a watchdog, and TermOf gives the term's moving
 // end and a fencing number (client-go offers none, and its
 // leaseTransitions starts again at 0 with a re-created Lease); a standby
-// waits out a deleted Lease it saw held (client-go's takes it at once,
+// waits out a deleted Lease it has seen (client-go's takes it at once,
 // and leads while the deposed leader's term still runs); OnNewLeader
 // runs in a goroutine of its own, in order; every wait, attempt timeouts
 // included, is on Config.Clock; Check is Healthy; there is no RunOrDie,

@@ -118,6 +118,71 @@ func TestAFormerLeaderWhoseLastSightNamesItselfWaitsOutADeletedLease(t *testing.
 	})
 }
 
+// A standby's last sight of the Lease is a released one (no holder, a
+// duration of one second: ReleaseOnCancel's), and then its requests
+// fail; meanwhile another candidate takes the released Lease and renews
+// it, someone deletes it, and that leader's requests fail: its term runs
+// until its last renew plus RenewDeadline. The standby, finding the
+// Lease absent and its last sight free, created it at once and led
+// beside it. A candidate that has seen the Lease at all waits out its
+// absence, for at least its own LeaseDuration: what it last saw tells it
+// nothing of who took the Lease since. (Found by review, after the
+// simulator's seed 134.)
+func TestAStandbyWhoseLastSightIsAReleasedLeaseWaitsOutADeletedLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeapiserver.New()
+		var bWritesFail, bFails, cFails atomic.Bool
+		memA := fakeapiserver.ServeInMemory(srv)
+		defer memA.Close()
+		memB := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
+			if bFails.Load() || bWritesFail.Load() && r.Method != http.MethodGet {
+				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+			}
+			return fakeapiserver.Fault{}
+		}))
+		defer memB.Close()
+		memC := faultySide(srv, &cFails, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
+		defer memC.Close()
+		admin := fakeapiserver.ServeInMemory(srv)
+		defer admin.Close()
+		terms := make(chan span, 8)
+		releasing := func(c *leaderelection.Config) { c.ReleaseOnCancel = true }
+		candidate := func(mem *fakeapiserver.InMemory, id string) *leaderelection.Elector {
+			return bubbleCandidate(t, mem, "released", id, terms, releasing)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		ctxA, cancelA := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		wg.Go(func() { _ = candidate(memA, "a").Run(ctxA) })
+		time.Sleep(time.Second) // a leads
+		bWritesFail.Store(true) // b reads the Lease but cannot take it
+		wg.Go(func() { _ = candidate(memB, "b").Run(ctx) })
+		time.Sleep(time.Second)
+		cancelA()                   // a releases the Lease: no holder
+		time.Sleep(2 * time.Second) // b reads the released Lease, and fails to take it
+		bFails.Store(true)          // b's last sight is the released Lease
+		wg.Go(func() { _ = candidate(memC, "c").Run(ctx) })
+		time.Sleep(2 * time.Second) // c took the released Lease and renews it
+
+		cFails.Store(true) // c's last renew was moments ago: its term ends 3 s after it
+		client, err := leaderelection.NewClient(admin.Config())
+		require.NoError(t, err)
+		require.NoError(t, client.Delete().Namespace("kube-system").Resource("leases").Name("released").
+			Body(&metav1.DeleteOptions{}).Do(ctx).Error())
+		bFails.Store(false)
+		bWritesFail.Store(false)
+
+		time.Sleep(20 * time.Second)
+		cancel()
+		wg.Wait()
+		got := collect(terms)
+		require.Len(t, got, 3, "a's term, c's and b's")
+		requireDisjoint(t, got)
+	})
+}
+
 // faultySide serves srv in memory to one candidate, answering its
 // requests with f while on is true: that candidate's own faults.
 func faultySide(srv *fakeapiserver.Server, on *atomic.Bool, f fakeapiserver.Fault) *fakeapiserver.InMemory {
@@ -137,11 +202,11 @@ type span struct {
 
 // bubbleCandidate is candidate id for Lease kube-system/name through mem,
 // with short timings (4 s, 3 s, 500 ms), sending each of its terms to
-// spans once the term has ended.
-func bubbleCandidate(t *testing.T, mem *fakeapiserver.InMemory, name, id string, spans chan<- span) *leaderelection.Elector {
+// spans once the term has ended. change, if given, adjusts its Config.
+func bubbleCandidate(t *testing.T, mem *fakeapiserver.InMemory, name, id string, spans chan<- span, change ...func(*leaderelection.Config)) *leaderelection.Elector {
 	client, err := leaderelection.NewClient(mem.Config())
 	require.NoError(t, err)
-	e, err := leaderelection.New(leaderelection.Config{
+	cfg := leaderelection.Config{
 		Client: client, Namespace: "kube-system", Name: name, Identity: id,
 		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -153,7 +218,11 @@ func bubbleCandidate(t *testing.T, mem *fakeapiserver.InMemory, name, id string,
 			},
 			OnStoppedLeading: func() {},
 		},
-	})
+	}
+	for _, c := range change {
+		c(&cfg)
+	}
+	e, err := leaderelection.New(cfg)
 	require.NoError(t, err)
 	return e
 }
