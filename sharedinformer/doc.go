@@ -53,7 +53,10 @@
 //
 // Each InformerFor is one hold on its informer; Release gives one back,
 // and the last stops that informer alone (its handlers' Registration.Err
-// is then ErrInformerReleased). Asking again makes a fresh one.
+// is then ErrInformerReleased). Asking again makes a fresh one once the
+// released one has stopped; asked on an informer's own goroutine (a
+// handler, OnError) before then, InformerFor returns a
+// *StillStoppingError at once rather than wait for itself.
 //
 // The factory's clients, its informers' and the writers Factory.RESTClient
 // builds, share one client-side rate limiter: the rest.Config's QPS and

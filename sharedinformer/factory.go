@@ -85,7 +85,8 @@ type Factory struct {
 	informers map[factoryKey]*held
 	// stopping holds the informers released by their last holder that
 	// have not stopped yet; InformerFor waits for one before making its
-	// successor, which takes its metrics' name. Guarded by mu.
+	// successor, which takes its metrics' name (on an informer's own
+	// goroutine it returns a *StillStoppingError instead). Guarded by mu.
 	stopping map[factoryKey]*held
 	running  sync.WaitGroup // the Run goroutines
 }
@@ -102,6 +103,7 @@ type runnable interface {
 	Syncer
 	reporter
 	Run(ctx context.Context) error
+	Name() string
 	// afterRun is called once Run has returned.
 	afterRun()
 }
@@ -169,8 +171,11 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 // Each call is one hold on the informer, which runs until its last
 // holder gives it back with Release (or until the ctx given to Start
 // ends). An informer released by its last holder is never handed out
-// again: the next InformerFor makes a fresh one (waiting, within ctx,
-// for the old one to finish stopping).
+// again: the next InformerFor makes a fresh one, once the old one has
+// stopped, and waits for that within ctx. Asked on an informer's own
+// goroutine (a handler, OnError, a hook, a Transform), where the old one
+// may be waiting for this very call to return, it does not wait: it
+// returns a *StillStoppingError at once; ask from another goroutine.
 //
 // Go has no generic methods, so this is a function taking the factory.
 func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...InformerOption) (*Informer[T], error) {

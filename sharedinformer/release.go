@@ -16,6 +16,28 @@ import (
 // last holder released it: their Registration.Err returns it.
 var ErrInformerReleased = errors.New("sharedinformer: the informer's last holder released it")
 
+// StillStoppingError is InformerFor's answer when it is asked on an
+// informer's own goroutine (in a handler, OnError, a trace hook or a
+// Transform, of any informer) for a scope whose informer its last holder
+// has released and which has not stopped yet. The successor takes the
+// released informer's metrics name, so it is made only once the released
+// one has stopped; and an informer stops only once every call of yours
+// on its goroutines has returned, so waiting there could wait for itself
+// (a handler that releases its own informer and asks again would wait
+// forever). Ask again from another goroutine, such as the reconcile loop
+// or the one that reacts to Registration.Stopped: there InformerFor waits,
+// within its ctx, for the released informer to stop.
+type StillStoppingError struct {
+	Type reflect.Type // the informer's Go type, such as *unstructured.Unstructured
+	Name string       // the released informer's Name, which its successor takes
+}
+
+// Error says what was asked, why it was not made and where to ask.
+func (e *StillStoppingError) Error() string {
+	return fmt.Sprintf("sharedinformer: InformerFor: the informer of %s (%v) was asked for from an informer's own goroutine (a handler, OnError, a hook) while the released informer of the same scope is still stopping, and it stops only once that call returns; ask from another goroutine, such as the reconcile loop",
+		e.Name, e.Type)
+}
+
 // held is one informer a Factory hands out, with its holders.
 //
 // Its life: InformerFor makes it (1 holder) or counts one more holder;
@@ -44,10 +66,15 @@ type held struct {
 // another goroutine and waits for it still waits for itself: don't.
 //
 // Nobody may use a released informer afterwards: asking InformerFor for
-// the same informer again makes a fresh one, which lists from scratch. An
-// informer that Start never ran just ends. A released informer will
-// never sync, so sync waits no longer wait for it or its handlers, from
-// the moment Release is called (see WaitForCacheSync).
+// the same informer again makes a fresh one, which lists from scratch,
+// once the released one has stopped (it waits for that, within its ctx).
+// So a handler that releases its own informer cannot ask for the fresh
+// one there: InformerFor on an informer's own goroutine returns a
+// *StillStoppingError at once while the released one stops. Ask from
+// another goroutine, such as the reconcile loop. An informer that Start
+// never ran just ends. A released informer will never sync, so sync
+// waits no longer wait for it or its handlers, from the moment Release
+// is called (see WaitForCacheSync).
 //
 // It fails if inf is not held from f: not made by f, or released by its
 // last holder already.
@@ -101,7 +128,14 @@ func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T
 
 // lockOnceStopped locks f.mu once no released informer of key is still
 // stopping, so that its successor may take its name; or returns ctx's
-// error, unlocked.
+// error, unlocked. On an informer's own goroutine it does not wait, as
+// Release does not: the informer may be waiting for that very call to
+// return. It returns a *StillStoppingError then, unlocked, rather than
+// make the successor at once: the released informer still runs, and its
+// metrics would write the series the successor writes (its gauges are
+// zeroed once it stops), so the name is handed over only once it has
+// stopped. The stack is read only when a released informer of key is
+// stopping, which is rare.
 func (f *Factory) lockOnceStopped(ctx context.Context, key factoryKey) error {
 	for {
 		f.mu.Lock()
@@ -110,6 +144,9 @@ func (f *Factory) lockOnceStopped(ctx context.Context, key factoryKey) error {
 			return nil
 		}
 		f.mu.Unlock()
+		if onInformerGoroutine() {
+			return &StillStoppingError{Type: key.goType, Name: h.inf.Name()}
+		}
 		select {
 		case <-h.done:
 		case <-ctx.Done():
@@ -142,7 +179,8 @@ var informerFrames = []struct{ prefix, contains string }{
 // informer's own, inside a call of your code: a handler, OnError, a
 // hook. Go gives a goroutine no identity to compare, so it reads the call
 // stack, the one place that says so. Cost: a walk of the stack,
-// microseconds; Release is rare.
+// microseconds; Release is rare, and so is an InformerFor while a
+// released informer of its scope stops, the one time it asks.
 func onInformerGoroutine() bool {
 	pcs := make([]uintptr, 64)
 	for {
