@@ -35,6 +35,10 @@ import (
 //     to its new owner;
 //   - otherwise calls reconcile.
 //
+// The first step's failures (a PATCH refused or timed out) do not skip
+// the others: they are returned together with the key's own outcome, so
+// the key is retried and no object waits on another's refusal.
+//
 // The acknowledgement runs in the worker that holds the key, so no
 // reconcile of that key is running in this member when it is written:
 // the workqueue never gives one key to two workers.
@@ -68,17 +72,19 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		}
 		// An object that merely has the name of another's owner (ConfigMap
 		// "web", beside Deployment "web") does not hide that other's drain.
-		if err := acknowledgeByRingKey(ctx, shard, objects, client, resource, key, obj.GetUID(), &busy); err != nil {
-			return workqueue.Result{}, err
-		}
+		// Nor does that other's failed acknowledgement (a webhook that
+		// refuses it) keep this object from its turn: the failure is
+		// returned with this object's outcome, and the key retried.
+		others := acknowledgeByRingKey(ctx, shard, objects, client, resource, key, obj.GetUID(), &busy)
 		labels := obj.GetLabels()
 		switch {
 		case labels[shard.Label()] != shard.Member:
-			return workqueue.Result{}, nil
+			return workqueue.Result{}, others
 		case labels[shard.DrainLabel()] != "":
-			return workqueue.Result{}, acknowledge(ctx, client, resource, key, obj.GetResourceVersion(), shard)
+			return workqueue.Result{}, errors.Join(others, acknowledge(ctx, client, resource, key, obj.GetResourceVersion(), shard))
 		}
-		return reconcile(ctx, key)
+		res, err := reconcile(ctx, key)
+		return res, errors.Join(others, err)
 	}
 }
 
