@@ -60,7 +60,8 @@
 //
 // Faults are not the server's business: WithFaults wraps it with an
 // Injector that picks, per request, latency, a hang until the client
-// gives up, a status code (409, 429, 500, 503, ...) or a dropped
+// gives up (or, with Until, until the stall ends, when the request is
+// served late), a status code (409, 429, 500, 503, ...) or a dropped
 // connection. CutWatches ends every open watch, as a broken connection
 // does.
 //

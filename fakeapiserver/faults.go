@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +22,11 @@ type Fault struct {
 	// Hang never answers: the request waits until the client's context
 	// ends (its timeout, or a cancel), as a request to a stalled server.
 	Hang bool
+	// Until, with Hang, ends the hang when it is closed: the request is
+	// then served, late, as a stalled server that recovers (or a network
+	// that heals) serves what it held, writes included. Nil: the hang
+	// lasts until the client gives up.
+	Until <-chan struct{}
 	// Status answers with this code instead of serving the request: a
 	// Status whose reason is the code's (409 Conflict, 429
 	// TooManyRequests, 500 InternalError, 503 ServiceUnavailable, ...).
@@ -60,8 +66,16 @@ func WithFaults(next http.Handler, inject Injector) http.Handler {
 			// Read the body first, as a server does: only then does
 			// net/http watch the connection and end the request's
 			// context when the client gives up.
-			_, _ = io.Copy(io.Discard, r.Body)
-			<-r.Context().Done()
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				return
+			}
+			select {
+			case <-r.Context().Done():
+			case <-f.Until:
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				next.ServeHTTP(w, r)
+			}
 		case f.Drop:
 			panic(http.ErrAbortHandler) // net/http closes the connection, unlogged
 		case f.Status != 0:

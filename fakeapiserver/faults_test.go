@@ -92,3 +92,30 @@ func TestAHungWriteEndsWhenItsClientGivesUpOrTheServerCloses(t *testing.T) {
 		mem.Close()
 	})
 }
+
+// A hang with Until ends when Until closes: the request is then served,
+// late, as a stalled server that recovers serves what it held; a write
+// lands.
+func TestAHangWithUntilServesTheRequestWhenUntilCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		recovered := make(chan struct{})
+		mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(fakeapiserver.New(),
+			func(r *http.Request) fakeapiserver.Fault {
+				return fakeapiserver.Fault{Hang: r.Method == http.MethodPost, Until: recovered}
+			}))
+		defer mem.Close()
+		client, err := testenv.CoreV1Client(mem.Config())
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() {
+			done <- client.Post().Namespace("default").Resource("configmaps").MaxRetries(0).
+				Body([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"late"}}`)).Do(t.Context()).Error()
+		}()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Empty(t, done, "answered while the server stalls")
+		close(recovered)
+		require.NoError(t, <-done)
+		require.NoError(t, client.Get().Namespace("default").Resource("configmaps").Name("late").Do(t.Context()).Error())
+	})
+}
