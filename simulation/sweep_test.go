@@ -29,6 +29,7 @@ var (
 	replicas = flag.Int("replicas", 3, "replica slots, 3 to 5")
 	faults   = flag.Duration("faults", 30*time.Second, "how long faults are drawn for")
 	shrink   = flag.Bool("shrink", true, "shrink a failing schedule")
+	keepOn   = flag.Bool("keep-going", false, "run every seed, reporting each failure (no shrinking), instead of stopping at the first")
 	history  = flag.String("history", "", "write a failing seed's whole history, the library's debug logs and its trace events to this file")
 )
 
@@ -81,6 +82,9 @@ func TestSimulate(t *testing.T) {
 			s, *scenario, *replicas, *faults, s, res.Report())
 		if *history != "" {
 			writeHistory(t, res)
+		}
+		if *keepOn {
+			continue
 		}
 		if *shrink {
 			min, mres := simulation.Shrink(t, opts, res)
