@@ -23,7 +23,7 @@ type interval struct {
 //     election does not fence a paused process: counted apart);
 //   - "one leader": no two leader terms overlap, outside pauses and the
 //     documented case of a candidate that starts after the Lease was
-//     deleted and never saw it held;
+//     deleted and never saw it;
 //   - "fences grow": a term that began after another holds the greater
 //     fence;
 //   - "moves only by drain": a live member's object never moves
@@ -58,7 +58,7 @@ func (w *world) checkHistory(moves []move) []Violation {
 	leaderTerms := filter(terms, func(iv interval) bool { return iv.ring == LeaderRing })
 	out = append(out, w.overlaps(leaderTerms, "one leader", func(a, b interval) bool {
 		// Documented: a candidate that starts after the Lease was deleted,
-		// and never saw it held, creates it at once (leaderelection's doc).
+		// and never saw it, creates it at once (leaderelection's doc).
 		for _, d := range deletes {
 			if !d.Before(a.start) && d.Before(a.end) && started[b.replica].After(d) {
 				return true

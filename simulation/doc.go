@@ -33,8 +33,10 @@
 // NewSchedule draws a Schedule from a seed: a list of timed Faults that
 // prints, replays and shrinks. Per replica: Latency (each request up to a
 // bound), Hang (each request, with a probability, until its client gives
-// up), Errors (409, 429, 500 or 503 with a probability), Partition (its
-// watches end, every request hangs), Pause (its requests wait, its
+// up or the window ends; a request still waiting then is served, late,
+// as a recovered server serves what it held), Errors (409, 429, 500 or
+// 503 with a probability), Partition (its watches end, every request
+// hangs, likewise until it heals), Pause (its requests wait, its
 // timers fire only after the resume, its reconciles stop where they are,
 // as SIGSTOP does; the replica's informer.Clock is the pausable one) and
 // Kill (its context cancelled and everything of it stopped; a new
@@ -47,8 +49,8 @@
 // Checked on every run, from a history recorded in the bubble (one
 // clock): no two members reconcile one key of one ring at once, outside
 // pauses ("one reconcile per key"); no two leader terms overlap, outside
-// pauses and the documented case of a candidate that never saw a
-// deleted Lease held ("one leader"); a term that began after another
+// pauses and the documented case of a candidate that never saw the
+// Lease before its delete ("one leader"); a term that began after another
 // holds the greater fence ("fences grow"); a live member's object moves
 // to another member only through an acknowledged drain, as the checker's
 // own watch sees it ("moves only by drain"); within ConvergenceBound of

@@ -26,14 +26,14 @@ func (w *world) apply(ctx context.Context, f Fault, after func(time.Duration, fu
 		after(f.For, func() { l.set(func(l *link) { l.latency = 0 }) })
 	case Hang:
 		l.set(func(l *link) { l.hang = f.P })
-		after(f.For, func() { l.set(func(l *link) { l.hang = 0 }) })
+		after(f.For, func() { l.set((*link).endHang) })
 	case Errors:
 		l.set(func(l *link) { l.errP, l.status = f.P, f.Status })
 		after(f.For, func() { l.set(func(l *link) { l.errP = 0 }) })
 	case Partition:
 		l.set(func(l *link) { l.partition = true })
 		l.cutWatches()
-		after(f.For, func() { l.set(func(l *link) { l.partition = false }) })
+		after(f.For, func() { l.set((*link).endPartition) })
 	case Pause:
 		if l.gate.isPaused() {
 			return
@@ -116,7 +116,7 @@ func (w *world) deleteLease(ctx context.Context, name string) {
 // every killed slot.
 func (w *world) healAll(ctx context.Context) {
 	for slot, l := range w.links {
-		l.set(func(l *link) { l.latency, l.hang, l.errP, l.partition = 0, 0, 0, false })
+		l.heal()
 		w.resume(slot)
 		w.mu.Lock()
 		empty := w.replicas[slot] == nil

@@ -28,10 +28,15 @@ type link struct {
 	// cut ends the slot's open watches: closed and replaced at each
 	// partition and pause, so a cut-off replica hears no more events.
 	cut chan struct{}
+	// hangEnds and partitionEnds are closed (and replaced) when a hang
+	// window or a partition ends: the requests it held are then served,
+	// late, as a recovered server or a healed network serves them.
+	hangEnds, partitionEnds chan struct{}
 }
 
 func newLink(seed int64, slot int) *link {
-	return &link{rng: rand.New(rand.NewPCG(uint64(seed), uint64(slot))), cut: make(chan struct{})}
+	return &link{rng: rand.New(rand.NewPCG(uint64(seed), uint64(slot))), cut: make(chan struct{}),
+		hangEnds: make(chan struct{}), partitionEnds: make(chan struct{})}
 }
 
 // serve returns srv wrapped in the link's faults: what the slot's
@@ -51,9 +56,9 @@ func (l *link) inject(r *http.Request) fakeapiserver.Fault {
 	var f fakeapiserver.Fault
 	switch {
 	case l.partition:
-		f.Hang = true
+		f.Hang, f.Until = true, l.partitionEnds
 	case l.hang > 0 && l.rng.Float64() < l.hang:
-		f.Hang = true
+		f.Hang, f.Until = true, l.hangEnds
 	case l.errP > 0 && l.rng.Float64() < l.errP:
 		f.Status = l.status
 		if l.status == http.StatusTooManyRequests {
@@ -106,10 +111,28 @@ func (l *link) set(change func(l *link)) {
 	change(l)
 }
 
-// heal ends every fault of the link.
+// endHang ends the hang window; l.mu held.
+func (l *link) endHang() {
+	l.hang = 0
+	close(l.hangEnds)
+	l.hangEnds = make(chan struct{})
+}
+
+// endPartition ends the partition; l.mu held.
+func (l *link) endPartition() {
+	l.partition = false
+	close(l.partitionEnds)
+	l.partitionEnds = make(chan struct{})
+}
+
+// heal ends every fault window of the link (a pause ends with
+// world.resume).
 func (l *link) heal() {
-	l.set(func(l *link) { l.latency, l.hang, l.errP, l.status, l.partition = 0, 0, 0, 0, false })
-	l.gate.resume()
+	l.set(func(l *link) {
+		l.latency, l.errP, l.status = 0, 0, 0
+		l.endHang()
+		l.endPartition()
+	})
 }
 
 // logWrites logs, at debug level, every write a replica sends (not its
