@@ -1,7 +1,6 @@
 package leaderelection_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"sort"
@@ -13,6 +12,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/listwatch/informer/internal/testlog"
 	"github.com/listwatch/informer/leaderelection"
 )
 
@@ -85,9 +85,9 @@ func requireNoOverlap(t *testing.T, all []term) {
 
 // config is a Config for lease ns/name with the tests' timing, logging
 // to a buffer the test may read.
-func config(t *testing.T, cfg *rest.Config, ns, name, id string, cb leaderelection.Callbacks) (leaderelection.Config, *syncBuffer) {
+func config(t *testing.T, cfg *rest.Config, ns, name, id string, cb leaderelection.Callbacks) (leaderelection.Config, *testlog.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	return leaderelection.Config{
 		Client:    must(leaderelection.NewClient(cfg)),
 		Namespace: ns, Name: name, Identity: id,
@@ -105,24 +105,6 @@ func getLease(ctx context.Context, t *testing.T, cfg *rest.Config, ns, name stri
 	client := must(leaderelection.NewClient(cfg))
 	require.NoError(t, client.Get().Namespace(ns).Resource("leases").Name(name).Do(ctx).Into(lease))
 	return lease
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // awaitTerm returns the next started term, or fails after within.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/informer/internal/testlog"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/testenv"
 )
@@ -27,7 +28,7 @@ func TestTwoCandidatesCreatingTheLeaseAtOnceOneLeadsAndTheOtherFollows(t *testin
 	var bothSent sync.WaitGroup
 	bothSent.Add(2)
 	seen := make(chan string, 8)
-	logs := map[string]*syncBuffer{}
+	logs := map[string]*testlog.Buffer{}
 	var wg sync.WaitGroup
 	for _, id := range []string{"first", "second"} {
 		cfg := cp.Config()

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/listwatch/informer/internal/testlog"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
 	"github.com/listwatch/informer/testenv"
@@ -31,7 +32,7 @@ func TestKeysThatFailedDuringA403WindowAreRetriedSoonAfterItEnds(t *testing.T) {
 	const parents = 500
 	createParents(ctx, t, core, ns, parents)
 
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	var labels sync.Map
 	var wg sync.WaitGroup
 	defer wg.Wait()

@@ -1,10 +1,8 @@
 package sharding_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 
+	"github.com/listwatch/informer/internal/testlog"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/metrics"
 	"github.com/listwatch/informer/sharding"
@@ -38,7 +37,7 @@ func TestAnElectedSharderRetriesASyncThatFailedAndShardsOnceItCan(t *testing.T) 
 
 	memory := metrics.NewMemory()
 	reg := must(metrics.NewRegistry(memory))
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	var labels sync.Map
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -109,22 +108,4 @@ func grant(t *testing.T, admin *rest.Config, ns, name string, rules []rbacv1.Pol
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "sharder"}},
 	}
 	require.NoError(t, client.Post().Namespace(ns).Resource("rolebindings").Body(binding).Do(t.Context()).Error())
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Clone(b.buf.String())
 }

@@ -1,12 +1,10 @@
 package sharedinformer
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/listwatch/informer/internal/testlog"
 )
 
 // A server that answers every request with an empty ConfigMap: the rate
@@ -29,28 +29,10 @@ func configMapServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// syncBuffer is a bytes.Buffer that a logger may write from any goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // getConfigMaps sends n GETs through a RESTClient of a factory made with
 // cfg, and returns what the factory logged.
 func getConfigMaps(t *testing.T, cfg *rest.Config, n int) (log string, f *Factory) {
-	var buf syncBuffer
+	var buf testlog.Buffer
 	scheme := runtime.NewScheme()
 	require.NoError(t, corev1.AddToScheme(scheme))
 	f, err := NewFactory(cfg, FactoryOptions{Scheme: scheme, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
