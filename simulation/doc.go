@@ -100,14 +100,27 @@
 // member still in its term (sharded seeds 36, 53, 79, 87: the shape of
 // the takeover of a renewing member, not yet traced to it); a member id
 // that began a term on the Lease a sharder had taken over from it (seed
-// 102); and, in about one seed of five to ten in both scenarios, a
-// convergence failure (a parent last reconciled by a member other than
-// its owner at its latest tick) that is not yet triaged between the
-// library and the simulator's own controller, and that also occurs on
-// the fixed code. Until those are triaged, the sweep fails on a seed's
-// luck, so make test does not run it, and no seed-count or speed target
-// of the issue is claimed: about 60 to 180 seeds a minute without -race,
-// 70 to 80 times faster than simulated time, 6 s a seed with it.
+// 102). Triaging the convergence failures that were left (about one
+// seed in five to ten) found a library bug and a modelling error: a
+// sharder's label PATCH and a member's drain acknowledgement were sent
+// without a deadline and, during a hang, held their worker and the
+// object for the rest of the run (seed 1; every sharding request is now
+// bounded, see package sharding); and the fake's hangs never ended, so
+// an informer's first LIST sent as a hang window closed waited for good
+// (seed 35), where a recovered server answers it (Fault.Until).
+//
+// Since those fixes, 100 leader-elected seeds pass (about 380 seeds a
+// minute without -race, 220 times faster than simulated time), and of
+// 100 sharded seeds one fails (about 60 seeds a minute, 36 times
+// faster): a convergence failure that replays rarely (0 of 38 replays
+// of seed 65 alone; about one sweep in three of seeds 1 to 65 shows one
+// or two, each a different seed). One captured (seed 38) left a child,
+// re-created during its parent's drain, without its ring's label after
+// the drain was undone: the suspect is that an undrained parent does
+// not bring its waiting children back (decideChild waits for a handover
+// that an undrain never makes); not yet proved by a test. Until it is,
+// the sweep fails on a seed's luck, so make test does not run it, and
+// no seed-count or speed target of the issue is claimed.
 //
 // # What it does not model
 //
