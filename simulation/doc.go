@@ -116,9 +116,9 @@
 // of seed 65 alone; about one sweep in three of seeds 1 to 65 shows one
 // or two, each a different seed). One captured (seed 38) left a child,
 // re-created during its parent's drain, without its ring's label after
-// the drain was undone: the suspect is that an undrained parent does
-// not bring its waiting children back (decideChild waits for a handover
-// that an undrain never makes); not yet proved by a test. Until it is,
+// the drain was undone; the plain form of that order passes
+// (sharding's TestChildrenMadeWhileTheirParentsDrainFollowThemWhenTheyAreUndrained),
+// so the failing order is not yet known. Until it is,
 // the sweep fails on a seed's luck, so make test does not run it, and
 // no seed-count or speed target of the issue is claimed.
 //
