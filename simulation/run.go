@@ -187,6 +187,12 @@ func Run(opts Options, sched Schedule) (Result, error) {
 	if len(last) > 0 && w.log.Enabled(ctx, slog.LevelDebug) {
 		buf := make([]byte, 1<<22)
 		w.log.Debug("simulation: not converged; every goroutine", "stacks", string(buf[:runtime.Stack(buf, true)]))
+		for _, u := range w.srv.Objects(configMaps) {
+			if u.GetNamespace() == Namespace {
+				w.log.Debug("simulation: not converged; an object", "name", u.GetName(), "rv", u.GetResourceVersion(),
+					"labels", u.GetLabels(), "owners", len(u.GetOwnerReferences()))
+			}
+		}
 	}
 	if res.Converged >= 0 {
 		synctest.Wait() // quiescence: every event delivered, every cache caught up
