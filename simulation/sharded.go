@@ -45,6 +45,9 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 			Resources: []schema.GroupVersionResource{configMaps}, Namespace: Namespace,
 			LeaseDuration: t.Lease, RenewDeadline: t.Renew, RetryPeriod: t.Retry, Logger: w.log.With("replica", r.name),
 			Clock: r.clock(),
+			OnLabel: func(action string, key informer.Key, member string) {
+				w.log.Debug("simulation: sharder labelled", "replica", r.name, "ring", ring, "action", action, "key", key, "member", member)
+			},
 			OnLeading: func(leading bool) {
 				what := SharderOff
 				if leading {
