@@ -56,8 +56,10 @@
 // own watch sees it ("moves only by drain"); within ConvergenceBound of
 // the last fault every object carries the label of the member the live
 // ring assigns it to and every parent was reconciled by its owner at its
-// latest tick ("converged"); then, at quiescence (synctest.Wait), every
-// open term's cache equals the server ("cache equals server").
+// latest tick ("converged"); then, at quiescence (synctest.Wait) and
+// within the rest of the bound (at least two LeaseDurations, for a
+// reflector still in its backoff), every open term's cache equals the
+// server ("cache equals server").
 //
 // Not built yet: the sharder's own exclusivity per ring (a deposed
 // sharder's PATCHes are guarded, and its term has no recorded deadline);

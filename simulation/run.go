@@ -195,8 +195,25 @@ func Run(opts Options, sched Schedule) (Result, error) {
 		}
 	}
 	if res.Converged >= 0 {
-		synctest.Wait() // quiescence: every event delivered, every cache caught up
-		res.Violations = append(res.Violations, w.cachesEqualServer()...)
+		// Quiescence: writers stopped, every reconcile done, every event
+		// delivered. A reflector may still be in its backoff after a
+		// fault (synctest.Wait counts a timer as blocked), so the caches
+		// are compared each second until they equal the server, for the
+		// rest of the bound but at least two LeaseDurations (RetryTuning
+		// caps the backoff at one, jitter doubles it).
+		deadline := healed.Add(opts.Settle)
+		if soonest := time.Now().Add(2 * opts.Timing.Lease); deadline.Before(soonest) {
+			deadline = soonest
+		}
+		for {
+			synctest.Wait()
+			stale := w.cachesEqualServer()
+			if len(stale) == 0 || !time.Now().Before(deadline) {
+				res.Violations = append(res.Violations, stale...)
+				break
+			}
+			time.Sleep(time.Second)
+		}
 	}
 	res.Simulated = time.Since(start)
 	dbg("converged=%v at %v: %v", res.Converged, time.Since(start), last)
