@@ -128,7 +128,11 @@
 //
 // See fakeapiserver's doc for the server. Here: a paused replica's
 // informers keep their goroutines (their watches are cut instead, and
-// their requests wait), processes share one clock rate (no skew), and
+// their requests wait), discovery requests meet errors but no latency,
+// hang or pause (client-go's discovery cache holds a mutex across its
+// requests, and a goroutine waiting on a mutex is not durably blocked:
+// the bubble's clock would stop, and nothing could end the wait; a sweep
+// hung so), processes share one clock rate (no skew), and
 // apimachinery's global error handlers are emptied while a run lasts
 // (their backoff sleeps decades of simulated time in a bubble).
 package simulation

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,13 +49,24 @@ func (l *link) serve(srv http.Handler) http.Handler {
 // inject chooses a request's fault. A paused replica's request waits
 // for the resume first: the process had not sent it yet.
 func (l *link) inject(r *http.Request) fakeapiserver.Fault {
-	if !l.gate.wait(r.Context()) {
+	discovery := isDiscovery(r.URL.Path)
+	if !discovery && !l.gate.wait(r.Context()) {
 		return fakeapiserver.Fault{Hang: true}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var f fakeapiserver.Fault
 	switch {
+	case discovery:
+		// Errors only: client-go's discovery cache holds a mutex across
+		// its requests, and a goroutine waiting on a mutex is not
+		// durably blocked, so a bubble's clock would stop while one
+		// waits (nothing could end a hang, a delay or a pause). See the
+		// package doc, "What it does not model".
+		if l.errP > 0 && l.rng.Float64() < l.errP {
+			f.Status = l.status
+		}
+		return f
 	case l.partition:
 		f.Hang, f.Until = true, l.partitionEnds
 	case l.hang > 0 && l.rng.Float64() < l.hang:
@@ -159,4 +171,19 @@ type statusWriter struct {
 func (w *statusWriter) WriteHeader(code int) {
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// isDiscovery reports whether path is a discovery request: /api, /apis,
+// a group version's resource list (/api/v1, /apis/g/v), /version.
+func isDiscovery(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch parts[0] {
+	case "api":
+		return len(parts) <= 2
+	case "apis":
+		return len(parts) <= 3
+	case "version", "openapi":
+		return true
+	}
+	return false
 }
