@@ -40,6 +40,20 @@ func hangingServer(t *testing.T, method string) (*fakeapiserver.InMemory, *atomi
 	return net, &hang
 }
 
+// memberInformer starts a factory's ConfigMap informer scoped to shard,
+// over net, and waits for it to sync; the caller cancels ctx, then
+// waits for the factory.
+func memberInformer(t *testing.T, ctx context.Context, net *fakeapiserver.InMemory, shard sharding.Shard) (*si.Factory, *si.Informer[*corev1.ConfigMap]) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	factory := must(si.NewFactory(net.Config(), si.FactoryOptions{Scheme: scheme, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace("default"), si.WithLabels(shard.Selector())))
+	factory.Start(ctx)
+	require.NoError(t, factory.WaitForCacheSync(ctx))
+	return factory, cms
+}
+
 // returnsWithin runs call and reports whether it returned within d of
 // simulated time, and its error; a call still waiting is cancelled.
 func returnsWithin(ctx context.Context, d time.Duration, call func(context.Context) error) (bool, error) {
@@ -73,14 +87,9 @@ func TestAnAcknowledgementThatHangsGivesUpWithinTheRequestTimeout(t *testing.T) 
 			Labels: map[string]string{shard.Label(): shard.Member, shard.DrainLabel(): "true"}}}
 		require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").Body(cm).Do(ctx).Error())
 
-		scheme := runtime.NewScheme()
-		require.NoError(t, corev1.AddToScheme(scheme))
-		factory := must(si.NewFactory(net.Config(), si.FactoryOptions{Scheme: scheme, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-		cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace("default"), si.WithLabels(shard.Selector())))
-		factory.Start(ctx)
+		factory, cms := memberInformer(t, ctx, net, shard)
 		defer factory.Wait()
 		defer cancel() // before Wait: a failed require must not wait on running informers
-		require.NoError(t, factory.WaitForCacheSync(ctx))
 		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
 			func(context.Context, informer.Key) (workqueue.Result, error) {
 				t.Error("a draining object was reconciled")
@@ -169,14 +178,9 @@ func TestAFailedAcknowledgementOfAnotherObjectDoesNotStarveTheKeysOwn(t *testing
 		for _, cm := range []*corev1.ConfigMap{web, env} {
 			require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").Body(cm).Do(ctx).Error())
 		}
-		scheme := runtime.NewScheme()
-		require.NoError(t, corev1.AddToScheme(scheme))
-		factory := must(si.NewFactory(net.Config(), si.FactoryOptions{Scheme: scheme, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-		cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace("default"), si.WithLabels(shard.Selector())))
-		factory.Start(ctx)
+		factory, cms := memberInformer(t, ctx, net, shard)
 		defer factory.Wait()
 		defer cancel()
-		require.NoError(t, factory.WaitForCacheSync(ctx))
 		reconciled := 0
 		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
 			func(context.Context, informer.Key) (workqueue.Result, error) {
