@@ -34,8 +34,10 @@
 // prints, replays and shrinks. Per replica: Latency (each request up to a
 // bound), Hang (each request, with a probability, until its client gives
 // up or the window ends; a request still waiting then is served, late,
-// as a recovered server serves what it held), Errors (409, 429, 500 or
-// 503 with a probability), Partition (its watches end, every request
+// as a recovered server serves what it held), Errors (429, 500 or 503
+// answers with a probability; 409 as kube-apiserver gives it, a
+// conflicting writer changing the object just before a PATCH or PUT,
+// never a made-up answer), Partition (its watches end, every request
 // hangs, likewise until it heals), Pause (its requests wait, its
 // timers fire only after the resume, its reconciles stop where they are,
 // as SIGSTOP does; the replica's informer.Clock is the pausable one) and

@@ -29,14 +29,17 @@ type link struct {
 	// cut ends the slot's open watches: closed and replaced at each
 	// partition and pause, so a cut-off replica hears no more events.
 	cut chan struct{}
+	// conflict has another writer change the object that write r is
+	// for, just before r is served (see inject).
+	conflict func(r *http.Request)
 	// hangEnds and partitionEnds are closed (and replaced) when a hang
 	// window or a partition ends: the requests it held are then served,
 	// late, as a recovered server or a healed network serves them.
 	hangEnds, partitionEnds chan struct{}
 }
 
-func newLink(seed int64, slot int) *link {
-	return &link{rng: rand.New(rand.NewPCG(uint64(seed), uint64(slot))), cut: make(chan struct{}),
+func newLink(seed int64, slot int, conflict func(*http.Request)) *link {
+	return &link{rng: rand.New(rand.NewPCG(uint64(seed), uint64(slot))), cut: make(chan struct{}), conflict: conflict,
 		hangEnds: make(chan struct{}), partitionEnds: make(chan struct{})}
 }
 
@@ -63,7 +66,7 @@ func (l *link) inject(r *http.Request) fakeapiserver.Fault {
 		// durably blocked, so a bubble's clock would stop while one
 		// waits (nothing could end a hang, a delay or a pause). See the
 		// package doc, "What it does not model".
-		if l.errP > 0 && l.rng.Float64() < l.errP {
+		if l.errP > 0 && l.rng.Float64() < l.errP && l.status != http.StatusConflict {
 			f.Status = l.status
 		}
 		return f
@@ -71,6 +74,16 @@ func (l *link) inject(r *http.Request) fakeapiserver.Fault {
 		f.Hang, f.Until = true, l.partitionEnds
 	case l.hang > 0 && l.rng.Float64() < l.hang:
 		f.Hang, f.Until = true, l.hangEnds
+	case l.errP > 0 && l.rng.Float64() < l.errP && l.status == http.StatusConflict:
+		// kube-apiserver answers 409 only to a write that lost a race:
+		// another writer changes the object first, for real, so the
+		// write meets a genuine conflict and the watchers see the change
+		// that caused it. A 409 made up for a read, or for a write whose
+		// object did not change, would tell the client a lie that no
+		// server tells (a conflict's event never comes).
+		if r.Method == http.MethodPatch || r.Method == http.MethodPut {
+			l.conflict(r)
+		}
 	case l.errP > 0 && l.rng.Float64() < l.errP:
 		f.Status = l.status
 		if l.status == http.StatusTooManyRequests {

@@ -6,9 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,7 +50,9 @@ type world struct {
 	lease *rest.RESTClient        // the admin's client for Leases
 	hist  *History
 	log   *slog.Logger
-	links []*link
+	// conflicts numbers the simulated conflicting writes.
+	conflicts atomic.Int64
+	links     []*link
 
 	mu       sync.Mutex
 	replicas []*replica // guarded by mu; by slot, nil while a killed one waits for its restart
@@ -93,7 +99,7 @@ func newWorld(opts Options) (*world, error) {
 		return nil, err
 	}
 	for i := range opts.Replicas {
-		w.links = append(w.links, newLink(opts.Seed, i))
+		w.links = append(w.links, newLink(opts.Seed, i, w.conflict))
 		w.replicas = append(w.replicas, nil)
 		w.gens = append(w.gens, 0)
 	}
@@ -206,3 +212,18 @@ func until(ctx context.Context, h http.Handler) http.Handler {
 		h.ServeHTTP(w, req.WithContext(rctx))
 	})
 }
+
+// conflict has "another writer" change the object that write r is for:
+// a merge PATCH of one annotation, straight to the server, so that r,
+// guarded by the resourceVersion it read, meets a genuine 409 and the
+// object's watchers see the change, as with a real conflicting writer.
+func (w *world) conflict(r *http.Request) {
+	body := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, ConflictAnnotation, strconv.FormatInt(w.conflicts.Add(1), 10))
+	req := httptest.NewRequestWithContext(r.Context(), http.MethodPatch, r.URL.Path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/merge-patch+json")
+	w.srv.ServeHTTP(httptest.NewRecorder(), req)
+}
+
+// ConflictAnnotation is the annotation the simulated conflicting writer
+// changes (see Errors with status 409).
+const ConflictAnnotation = "sim.listwatch.dev/conflicting-write"
