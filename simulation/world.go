@@ -221,7 +221,9 @@ func (w *world) conflict(r *http.Request) {
 	body := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, ConflictAnnotation, strconv.FormatInt(w.conflicts.Add(1), 10))
 	req := httptest.NewRequestWithContext(r.Context(), http.MethodPatch, r.URL.Path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/merge-patch+json")
-	w.srv.ServeHTTP(httptest.NewRecorder(), req)
+	rec := httptest.NewRecorder()
+	w.srv.ServeHTTP(rec, req)
+	w.log.Debug("simulation: a conflicting write", "path", r.URL.Path, "status", rec.Code)
 }
 
 // ConflictAnnotation is the annotation the simulated conflicting writer
