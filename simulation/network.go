@@ -74,20 +74,21 @@ func (l *link) inject(r *http.Request) fakeapiserver.Fault {
 		f.Hang, f.Until = true, l.partitionEnds
 	case l.hang > 0 && l.rng.Float64() < l.hang:
 		f.Hang, f.Until = true, l.hangEnds
-	case l.errP > 0 && l.rng.Float64() < l.errP && l.status == http.StatusConflict:
-		// kube-apiserver answers 409 only to a write that lost a race:
-		// another writer changes the object first, for real, so the
-		// write meets a genuine conflict and the watchers see the change
-		// that caused it. A 409 made up for a read, or for a write whose
-		// object did not change, would tell the client a lie that no
-		// server tells (a conflict's event never comes).
-		if r.Method == http.MethodPatch || r.Method == http.MethodPut {
-			l.conflict(r)
-		}
 	case l.errP > 0 && l.rng.Float64() < l.errP:
-		f.Status = l.status
-		if l.status == http.StatusTooManyRequests {
-			f.RetryAfter = 1
+		switch {
+		case l.status != http.StatusConflict:
+			f.Status = l.status
+			if l.status == http.StatusTooManyRequests {
+				f.RetryAfter = 1
+			}
+		case r.Method == http.MethodPatch || r.Method == http.MethodPut:
+			// kube-apiserver answers 409 only to a write that lost a
+			// race: another writer changes the object first, for real,
+			// so the write meets a genuine conflict and the watchers see
+			// the change that caused it. A 409 made up for a read, or
+			// for a write whose object did not change, would tell the
+			// client a lie no server tells (its event never comes).
+			l.conflict(r)
 		}
 	}
 	if l.latency > 0 {
