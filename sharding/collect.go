@@ -29,9 +29,9 @@ func (s *Sharder) collectLeases(ctx context.Context, resources []*resource) {
 		}
 	}
 	for id, rv := range dead {
-		ctx, cancel := informer.WithTimeout(ctx, s.cfg.Clock, s.members.timeout)
+		rctx, cancel := informer.WithTimeout(ctx, s.cfg.Clock, s.members.timeout)
 		err := s.cfg.LeaseClient.Delete().Namespace(s.cfg.LeaseNamespace).Resource("leases").Name(LeaseName(s.cfg.Ring, id)).
-			Body(&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}).Do(ctx).Error()
+			Body(&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}}).Do(rctx).Error()
 		cancel()
 		switch {
 		case err == nil || apierrors.IsNotFound(err):
