@@ -123,9 +123,10 @@
 // caches compared while a reflector was still in its backoff (seed 17).
 // Of 300 sharded seeds after them one failed (seed 229): the fix's own
 // switch drew twice and still made up a 409 when its first draw missed,
-// now one draw. Then seeds 1 to 300 of both scenarios passed: sharded
-// about 50 seeds a minute (30 times faster than simulated time),
-// leader-elected about 280 (160 times), without -race, on 2 cores. Another (seed 38) left a child without its ring's label after a
+// now one draw. Then sharded seeds 1 to 900 passed (make sim: about 60
+// seeds a minute, 37 times faster than simulated time) and leader-elected
+// seeds 1 to 300 (about 280 a minute, 160 times), without -race, on 2
+// cores. Another (seed 38) left a child without its ring's label after a
 // drain was undone; the plain form of that order passes
 // (sharding's TestChildrenMadeWhileTheirParentsDrainFollowThemWhenTheyAreUndrained).
 // Seed 38 failed so in two sweeps before the last fixes and passed in
