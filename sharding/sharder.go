@@ -159,10 +159,13 @@ func NewSharder(cfg SharderConfig) (*Sharder, error) {
 // requestTimeout bounds each request a sharder or a member sends (a poll,
 // a takeover, a label PATCH, a drain's acknowledgement): one that hangs
 // must not hold up the next, nor a worker and the objects behind it. Each
-// gets what an election attempt gets, half the renew deadline (default
-// 10 s).
+// gets what an election attempt gets, half the renew deadline
+// (DefaultRequestTimeout for the default 10 s).
 func requestTimeout(renewDeadline time.Duration) time.Duration {
-	return durationOr(renewDeadline, 10*time.Second) / 2
+	if renewDeadline <= 0 {
+		return DefaultRequestTimeout
+	}
+	return renewDeadline / 2
 }
 
 // Run stands for sharder until ctx ends, and shards while elected: a
