@@ -52,6 +52,9 @@ type Injector func(r *http.Request) Fault
 func WithFaults(next http.Handler, inject Injector) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f := inject(r)
+		if (f.Latency > 0 || f.Hang) && !bufferBody(r) {
+			return
+		}
 		if f.Latency > 0 {
 			t := time.NewTimer(f.Latency)
 			select {
@@ -63,17 +66,9 @@ func WithFaults(next http.Handler, inject Injector) http.Handler {
 		}
 		switch {
 		case f.Hang:
-			// Read the body first, as a server does: only then does
-			// net/http watch the connection and end the request's
-			// context when the client gives up.
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				return
-			}
 			select {
 			case <-r.Context().Done():
 			case <-f.Until:
-				r.Body = io.NopCloser(bytes.NewReader(body))
 				next.ServeHTTP(w, r)
 			}
 		case f.Drop:
@@ -89,6 +84,21 @@ func WithFaults(next http.Handler, inject Injector) http.Handler {
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// bufferBody reads r's body into memory and puts it back, as a server
+// reads a request before it stalls: only once the body is read does
+// net/http watch the connection, and end r's context when the client
+// gives up. Without it a delayed or hung write whose client has gone
+// would still be served. It reports false if the body could not be read
+// (the client went first).
+func bufferBody(r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return true
 }
 
 func verbOf(r *http.Request) string {

@@ -119,3 +119,30 @@ func TestAHangWithUntilServesTheRequestWhenUntilCloses(t *testing.T) {
 		require.NoError(t, client.Get().Namespace("default").Resource("configmaps").Name("late").Do(t.Context()).Error())
 	})
 }
+
+// A delayed write whose client gives up during the delay is not served,
+// as Latency's doc says: the same holds for a hang, by the same means
+// (the body is read first, so net/http notices the client leaving).
+func TestADelayedWriteWhoseClientGaveUpIsNotServed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(fakeapiserver.New(),
+			func(r *http.Request) fakeapiserver.Fault {
+				if r.Method == http.MethodPost {
+					return fakeapiserver.Fault{Latency: 3 * time.Second}
+				}
+				return fakeapiserver.Fault{}
+			}))
+		defer mem.Close()
+		client, err := testenv.CoreV1Client(mem.Config())
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		err = client.Post().Namespace("default").Resource("configmaps").MaxRetries(0).
+			Body([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"gave-up"}}`)).Do(ctx).Error()
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		time.Sleep(10 * time.Second) // well past the latency
+		synctest.Wait()
+		err = client.Get().Namespace("default").Resource("configmaps").Name("gave-up").Do(t.Context()).Error()
+		require.True(t, apierrors.IsNotFound(err), "the write whose client gave up during its latency was served: err=%v", err)
+	})
+}
