@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -148,47 +147,5 @@ func TestASharderWhoseLabelPatchHangsAssignsOnceTheServerAnswers(t *testing.T) {
 		var got corev1.ConfigMap
 		require.NoError(t, admin.Get().Namespace("default").Resource("configmaps").Name("a").Do(ctx).Into(&got))
 		require.NotEmpty(t, got.Labels[sharding.Shard{Ring: ring}.Label()], "the object is still unassigned after the server answers again")
-	})
-}
-
-// An acknowledgement that fails for another object under the same key
-// (a webhook that refuses web-env's PATCH, say) does not keep the
-// object at the key from its reconcile: the reconcile runs, and the
-// failure is still returned, so the key is retried.
-func TestAFailedAcknowledgementOfAnotherObjectDoesNotStarveTheKeysOwn(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
-		net := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(fakeapiserver.New(), func(r *http.Request) fakeapiserver.Fault {
-			if r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/web-env") {
-				return fakeapiserver.Fault{Status: http.StatusInternalServerError}
-			}
-			return fakeapiserver.Fault{}
-		}))
-		t.Cleanup(net.Close)
-		shard := sharding.Shard{Ring: ring, Member: "m1"}
-		admin := must(testenv.CoreV1Client(net.Config()))
-		web := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web",
-			Labels: map[string]string{shard.Label(): shard.Member}}}
-		isController := true
-		// web-env's controller is a Deployment "web", not sharded: its
-		// ring key is default/web, the ConfigMap's key too.
-		env := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-env",
-			Labels:          map[string]string{shard.Label(): shard.Member, shard.DrainLabel(): "true"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "deployment-web", Controller: &isController}}}}
-		for _, cm := range []*corev1.ConfigMap{web, env} {
-			require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").Body(cm).Do(ctx).Error())
-		}
-		factory, cms := memberInformer(t, ctx, net, shard)
-		defer factory.Wait()
-		defer cancel()
-		reconciled := 0
-		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) {
-				reconciled++
-				return workqueue.Result{}, nil
-			})
-		_, err := reconcile(ctx, informer.Key{Namespace: "default", Name: "web"})
-		require.ErrorContains(t, err, "acknowledging the drain of default/web-env", "the failure is returned, so the key is retried")
-		require.Equal(t, 1, reconciled, "ConfigMap web, at the key, is reconciled all the same")
 	})
 }

@@ -37,7 +37,8 @@ import (
 //
 // The first step's failures (a PATCH refused or timed out) do not skip
 // the others: they are returned together with the key's own outcome, so
-// the key is retried and no object waits on another's refusal.
+// the key is retried (even if its own outcome is Terminal) and no object
+// waits on another's refusal.
 //
 // The acknowledgement runs in the worker that holds the key, so no
 // reconcile of that key is running in this member when it is written:
@@ -84,8 +85,24 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 			return workqueue.Result{}, errors.Join(others, acknowledge(ctx, client, resource, key, obj.GetResourceVersion(), shard))
 		}
 		res, err := reconcile(ctx, key)
-		return res, errors.Join(others, err)
+		return res, withOthers(others, err)
 	}
+}
+
+// withOthers joins the key's own outcome to the failures of the other
+// objects' acknowledgements under it. While one of those failed, the key
+// must come back: an own outcome marked Terminal loses the mark (its text
+// stays), or the queue would give the key up and the other object would
+// stay draining here with nothing to bring its key back. Its reconcile,
+// run again, says Terminal again once the others are through.
+func withOthers(others, own error) error {
+	if others == nil {
+		return own
+	}
+	if _, terminal := errors.AsType[*workqueue.TerminalError](own); terminal {
+		own = errors.New(own.Error())
+	}
+	return errors.Join(others, own)
 }
 
 // acknowledgeByRingKey acknowledges the drains of this member's objects
