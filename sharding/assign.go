@@ -105,8 +105,18 @@ func (s *Sharder) shard(ctx context.Context) error {
 		}
 		resources = append(resources, r)
 	}
+	shard := Shard{Ring: s.cfg.Ring}
 	for _, r := range resources {
 		if _, err := r.objects.AddEventHandler(si.HandlerFuncs[*metav1.PartialObjectMetadata]{
+			// A child waits while its parent is unlabelled or draining
+			// (decideChild) and is not queued again by waiting: when the
+			// parent settles, its children get their turn, whichever of
+			// the keys came first.
+			UpdateFunc: func(old, obj *metav1.PartialObjectMetadata) {
+				if old.Labels[shard.Label()] != obj.Labels[shard.Label()] || old.Labels[shard.DrainLabel()] != obj.Labels[shard.DrainLabel()] {
+					s.enqueueChildren(resources, obj.UID)
+				}
+			},
 			DeleteFunc: func(obj *metav1.PartialObjectMetadata, _ bool) { s.enqueueChildren(resources, obj.UID) },
 		}); err != nil {
 			return err

@@ -196,14 +196,17 @@ func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1
 	return nil
 }
 
-// enqueueChildren puts the children of the deleted parent uid back in
-// their queues. Until the garbage collector deletes them (if it runs, and
-// if the parent was not deleted with orphan propagation) they stay
-// behind, owned by a parent that is gone: each is now decided by the
-// ring under its own key, like any orphan, and no other event would bring
-// it back — a child that was waiting for its parent's drain would wait
-// forever. The informer calls this after its indexer dropped the parent,
-// so decide sees the orphan.
+// enqueueChildren puts the children of parent uid back in their queues.
+// A child whose parent is unlabelled or draining waits (decideChild), and
+// nothing else would bring its key back, so this runs:
+//   - when the parent's owner or drain label changes: a child that waited
+//     follows at once, whichever of the keys the sharder took first;
+//   - when the parent is deleted: until the garbage collector deletes the
+//     children (if it runs, and the delete did not orphan them) they stay
+//     behind, owned by a parent that is gone, and each is now decided by
+//     the ring under its own key, like any orphan. The informer calls
+//     this after its indexer dropped the parent, so decide sees the
+//     orphan.
 func (s *Sharder) enqueueChildren(all []*resource, uid types.UID) {
 	for _, r := range all {
 		children, err := r.objects.Indexer().ByIndex(controllerIndex, string(uid))
