@@ -57,7 +57,8 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 		// last renew came before the delete, and the delete before this
 		// candidate first saw the Lease absent: so the wait, of at least
 		// this candidate's LeaseDuration, runs from that first sight of
-		// its absence. The holder, meanwhile, creates it again. Only a
+		// its absence, as long as every look since found it absent (a
+		// failed look starts it afresh: see lostSight). The holder, meanwhile, creates it again. Only a
 		// leader in its term may put back a Lease it holds at once; and a
 		// candidate that never saw the Lease creates it (a first start;
 		// see the package doc, "A deleted Lease").
@@ -79,6 +80,7 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 		return true, sent, nil
 	}
 	if err != nil {
+		e.lostSight()
 		return false, time.Time{}, err
 	}
 	e.observe(current)
@@ -150,6 +152,14 @@ func (e *Elector) sawAbsent() {
 	if !e.absent {
 		e.absent, e.observedAt = true, e.cfg.Clock.Now()
 	}
+}
+
+// lostSight records a look that failed: the Lease may have been put back
+// and deleted again meanwhile, by a leader that renewed after this
+// candidate's first sight of its absence, so that sight no longer bounds
+// the last renew. The next absence seen starts the wait afresh.
+func (e *Elector) lostSight() {
+	e.absent = false
 }
 
 // observedExpired reports whether the observed Lease has gone

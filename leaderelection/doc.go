@@ -54,8 +54,14 @@
 //     seen the Lease at all (held, released, or held by itself as a
 //     former leader) waits out its own LeaseDuration from when it first
 //     saw it absent: the delete came after the leader's last renew,
-//     whatever this standby saw last. The leader creates it again on its
-//     next renew and goes on. (A standby that starts after the delete and never saw the
+//     whatever this standby saw last. That holds while every look since
+//     found it absent; a look that failed starts the wait afresh, from
+//     the next one that finds it absent (meanwhile the leader may have
+//     put it back, renewed, and had it deleted again). A Lease put back
+//     and deleted again between two successful looks, within a
+//     RetryPeriod, is not seen: deleting the Lease over and over can
+//     still make two leaders. The leader creates it again on its next
+//     renew and goes on. (A standby that starts after the delete and never saw the
 //     Lease cannot know: it creates it at once, as client-go's would.)
 //   - A leader renews only a Lease it still holds: one that changed hands
 //     since its last write (taken, or re-created and released by another)

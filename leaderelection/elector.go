@@ -28,7 +28,7 @@ type Elector struct {
 	// Owned by Run's goroutine (Run, attempt, release):
 	observed   *coordinationv1.Lease // the last version read or written; nil before the first
 	observedAt time.Time             // this host's time when observed's resourceVersion was first seen, or its absence
-	absent     bool                  // the Lease was found deleted since observed; observedAt is when that was first seen
+	absent     bool                  // every look since observed found the Lease deleted; observedAt is when the first did
 	reported   string                // the holder last passed to OnNewLeader
 	leaders    *notifier             // calls OnNewLeader apart from Run's goroutine
 	lastLogged string                // the last failure logged, so each distinct failure is logged once

@@ -183,6 +183,61 @@ func TestAStandbyWhoseLastSightIsAReleasedLeaseWaitsOutADeletedLease(t *testing.
 	})
 }
 
+// A standby sees the Lease deleted, then its own requests fail for a
+// while. Meanwhile the leader puts the Lease back and renews on, until
+// someone deletes it again and the leader is cut off. When the standby
+// can look again it finds the Lease absent, as it last saw it, but that
+// first sight no longer bounds the leader's last renew: the standby
+// waits out the absence afresh, from the look that found it again, and
+// leads only after the leader's term has ended (the shape of the
+// simulator's leader seed 134; found by the review).
+func TestAStandbyThatMissedTheLeasesReturnWaitsOutASecondDelete(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeapiserver.New()
+		var aCut, bFails atomic.Bool
+		memA := faultySide(srv, &aCut, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
+		defer memA.Close()
+		memB := faultySide(srv, &bFails, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
+		defer memB.Close()
+		admin := fakeapiserver.ServeInMemory(srv)
+		defer admin.Close()
+		terms := make(chan span, 8)
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		client, err := leaderelection.NewClient(admin.Config())
+		require.NoError(t, err)
+		del := func() {
+			require.NoError(t, client.Delete().Namespace("kube-system").Resource("leases").Name("twice").
+				Body(&metav1.DeleteOptions{}).Do(ctx).Error())
+		}
+
+		wg.Go(func() { _ = bubbleCandidate(t, memA, "twice", "a", terms).Run(ctx) })
+		time.Sleep(time.Second) // a leads
+		wg.Go(func() { _ = bubbleCandidate(t, memB, "twice", "b", terms).Run(ctx) })
+		time.Sleep(time.Second) // b sees it held
+
+		aCut.Store(true)                    // a cannot put the Lease back yet; its term runs on to its deadline
+		del()                               // the first delete
+		time.Sleep(1300 * time.Millisecond) // b sees it absent: its looks are at most 1.1 s apart
+		aCut.Store(false)                   // a puts it back on its next renew, and renews on
+		bFails.Store(true)                  // b never sees it back
+		time.Sleep(5 * time.Second)
+		require.Equal(t, "a", *getLease(ctx, t, admin.Config(), "kube-system", "twice").Spec.HolderIdentity, "a renews")
+		aCut.Store(true) // a's last renew was moments ago: its term ends 3 s after it
+		del()            // the second delete, after a's last renew
+		bFails.Store(false)
+
+		time.Sleep(20 * time.Second)
+		cancel()
+		wg.Wait()
+		got := collect(terms)
+		require.GreaterOrEqual(t, len(got), 2, "a's term and b's")
+		requireDisjoint(t, got)
+	})
+}
+
 // faultySide serves srv in memory to one candidate, answering its
 // requests with f while on is true: that candidate's own faults.
 func faultySide(srv *fakeapiserver.Server, on *atomic.Bool, f fakeapiserver.Fault) *fakeapiserver.InMemory {
