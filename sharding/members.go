@@ -42,6 +42,7 @@ type members struct {
 
 	mu       sync.Mutex
 	leases   map[string]observation // guarded by mu; by member id
+	writes   uint64                 // guarded by mu; takeovers recorded so far
 	firstAt  time.Time              // guarded by mu; the first successful poll
 	judgedAt time.Time              // guarded by mu; firstAt + the longest lease then
 }
@@ -52,6 +53,9 @@ type observation struct {
 	holder   string
 	duration time.Duration
 	at       time.Time // when this version (or this absence) was first seen
+	// write is members.writes when a takeover recorded this, 0 for a
+	// poll: a poll sent before it has nothing newer to say of this member.
+	write uint64
 }
 
 func newMembers(client *rest.RESTClient, namespace, ring string, clock informer.Clock, fallback, timeout time.Duration) *members {
@@ -72,10 +76,15 @@ func leaseSelector(ring string) string {
 // member may have renewed after this observer last saw the Lease (polls
 // fail too), but not after the delete, which came before this poll; so
 // a takeover, a lease duration from now, comes after the member's term
-// ended.
+// ended. A member taken over since this poll was sent keeps what the
+// takeover's answer said: the list may be from before it, and would
+// bring a member dead for certain back to life for a lease.
 func (m *members) poll(ctx context.Context) error {
 	ctx, cancel := informer.WithTimeout(ctx, m.clock, m.timeout)
 	defer cancel()
+	m.mu.Lock()
+	sent := m.writes
+	m.mu.Unlock()
 	list := &coordinationv1.LeaseList{}
 	err := m.client.Get().Namespace(m.namespace).Resource("leases").
 		Param("labelSelector", leaseSelector(m.ring)).Do(ctx).Into(list)
@@ -94,11 +103,17 @@ func (m *members) poll(ctx context.Context) error {
 			continue // not a member Lease this library wrote
 		}
 		seen[id] = true
+		if m.leases[id].write > sent {
+			// A takeover was answered after this poll was sent: the list
+			// may show the Lease before it, as if its member still held
+			// it. The takeover's answer is the newer sight.
+			continue
+		}
 		m.record(id, lease, now)
 		longest = max(longest, m.leases[id].duration)
 	}
 	for id, o := range m.leases {
-		if !seen[id] && o.lease != nil {
+		if !seen[id] && o.lease != nil && o.write <= sent {
 			m.leases[id] = observation{holder: o.holder, duration: o.duration, at: now} // absent since now
 		}
 	}
@@ -245,5 +260,9 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.record(s.id, &written, m.clock.Now())
+	m.writes++
+	o := m.leases[s.id]
+	o.write = m.writes
+	m.leases[s.id] = o
 	return true, nil
 }
