@@ -3,14 +3,17 @@ package sharding_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
 
+	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
 	"github.com/listwatch/informer/testenv"
@@ -100,4 +103,69 @@ func (g *pollGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		g.takenOnce.Do(func() { g.taken <- time.Now() })
 	}
 	return g.next.RoundTrip(req)
+}
+
+// The sharder sees a member's Lease deleted, then its polls fail for a
+// while. Meanwhile the member puts the Lease back and renews, until
+// someone deletes it again and the member stops. When the polls work
+// again the Lease is absent, as the sharder last saw it, but its first
+// sight of the absence no longer bounds the member's last renew: the
+// wait starts afresh from the poll that finds it absent again, so the
+// takeover comes at least the Lease's duration after the second delete.
+// (The same as leaderelection's
+// TestAStandbyThatMissedTheLeasesReturnWaitsOutASecondDelete.)
+func TestAMemberLeaseDeletedAgainWhileThePollsFailedIsWaitedOutAfresh(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeapiserver.New()
+		var pollsFail, deletedTwice atomic.Bool
+		taken := make(chan time.Time, 1) // the first takeover (a create) after the second delete
+		net := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
+			switch {
+			case pollsFail.Load() && r.Method == http.MethodGet && r.URL.Query().Has("labelSelector"):
+				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+			case deletedTwice.Load() && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/leases"):
+				select {
+				case taken <- time.Now():
+				default:
+				}
+			}
+			return fakeapiserver.Fault{}
+		}))
+		defer net.Close()
+		admin := fakeapiserver.ServeInMemory(srv)
+		defer admin.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		const ns, id = "default", "renews"
+		leases := must(leaderelection.NewClient(admin.Config()))
+		renewFor := func(d time.Duration) {
+			for range int(d / retryPeriod) {
+				time.Sleep(retryPeriod)
+				renew(ctx, t, leases, ns, id)
+			}
+		}
+		del := func() {
+			require.NoError(t, leases.Delete().Namespace(ns).Resource("leases").Name(sharding.LeaseName(ring, id)).Do(ctx).Error())
+		}
+		createMemberLease(ctx, t, leases, ns, id) // held by id for 1 s
+		var labels sync.Map
+		startSharder(ctx, t, &wg, net.Config(), ns, &labels)
+		renewFor(2 * leaseDuration) // the sharder is elected and judges the member alive
+
+		del()                                     // the first delete
+		time.Sleep(2 * retryPeriod)               // a poll sees the Lease gone
+		pollsFail.Store(true)                     // and none sees it come back
+		createMemberLease(ctx, t, leases, ns, id) // the member puts it back
+		renewFor(2 * time.Second)                 // and renews on
+		del()                                     // the second delete, after its last renew
+		secondDelete := time.Now()
+		deletedTwice.Store(true)
+		pollsFail.Store(false)
+
+		after := receive(t, taken, 3*leaseDuration).Sub(secondDelete)
+		require.GreaterOrEqual(t, after, time.Second,
+			"the sharder took the Lease over %v after its second delete, judged from a sight of its absence older than the member's last renew", after)
+	})
 }

@@ -56,6 +56,10 @@ type observation struct {
 	// write is members.writes when a takeover recorded this, 0 for a
 	// poll: a poll sent before it has nothing newer to say of this member.
 	write uint64
+	// unsure marks an absence that a failed poll interrupted: the Lease
+	// may have come back and gone again meanwhile, so at bounds nothing,
+	// and the next poll that finds it absent starts the wait afresh.
+	unsure bool
 }
 
 func newMembers(client *rest.RESTClient, namespace, ring string, clock informer.Clock, fallback, timeout time.Duration) *members {
@@ -76,7 +80,10 @@ func leaseSelector(ring string) string {
 // member may have renewed after this observer last saw the Lease (polls
 // fail too), but not after the delete, which came before this poll; so
 // a takeover, a lease duration from now, comes after the member's term
-// ended. A member taken over since this poll was sent keeps what the
+// ended, as long as every poll since found it absent: after a failed
+// poll, the next that finds it absent restarts its clock again (the
+// member may have put it back, renewed, and lost it again meanwhile). A
+// member taken over since this poll was sent keeps what the
 // takeover's answer said: the list may be from before it, and would
 // bring a member dead for certain back to life for a lease.
 func (m *members) poll(ctx context.Context) error {
@@ -89,6 +96,7 @@ func (m *members) poll(ctx context.Context) error {
 	err := m.client.Get().Namespace(m.namespace).Resource("leases").
 		Param("labelSelector", leaseSelector(m.ring)).Do(ctx).Into(list)
 	if err != nil {
+		m.lostSight()
 		return err
 	}
 	now := m.clock.Now()
@@ -113,7 +121,7 @@ func (m *members) poll(ctx context.Context) error {
 		longest = max(longest, m.leases[id].duration)
 	}
 	for id, o := range m.leases {
-		if !seen[id] && o.lease != nil && o.write <= sent {
+		if !seen[id] && (o.lease != nil || o.unsure) && o.write <= sent {
 			m.leases[id] = observation{holder: o.holder, duration: o.duration, at: now} // absent since now
 		}
 	}
@@ -121,6 +129,19 @@ func (m *members) poll(ctx context.Context) error {
 		m.firstAt, m.judgedAt = now, now.Add(longest)
 	}
 	return nil
+}
+
+// lostSight marks every absence as unsure after a failed poll (see
+// observation.unsure).
+func (m *members) lostSight() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, o := range m.leases {
+		if o.lease == nil {
+			o.unsure = true
+			m.leases[id] = o
+		}
+	}
 }
 
 // record stores lease as member id's latest version, seen at now. m.mu
@@ -195,14 +216,15 @@ type suspect struct {
 
 // suspects returns the members to take over, each with the observation
 // judged: not alive by their Lease (unchanged for its duration, or absent
-// for as long), yet not dead for certain.
+// for as long, by polls that all found it absent), yet not dead for
+// certain.
 func (m *members) suspects() []suspect {
 	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []suspect
 	for id, o := range m.leases {
-		expired := !now.Before(o.at.Add(o.duration))
+		expired := !now.Before(o.at.Add(o.duration)) && !o.unsure
 		if expired && (o.lease == nil || o.holder == id) {
 			out = append(out, suspect{id: id, judged: o})
 		}
