@@ -1,7 +1,7 @@
 # The commands a contributor and CI use. README.md explains each.
 GO ?= go
 
-.PHONY: tools browser test vet fuzz cluster demo bench scale chaos-replicas sim
+.PHONY: tools browser test test-loaded vet fuzz cluster demo bench scale chaos-replicas sim
 
 # tools builds etcd and kube-apiserver from pinned modules (the first time
 # about 7 minutes on a quiet 2-core machine, up to 30 on a busy one; cached
@@ -23,12 +23,19 @@ vet:
 	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted:"; echo "$$unformatted"; exit 1; fi
 
 # test runs every unit and integration test of every module with the race
-# detector, one package at a time (-p 1) so that control planes never
-# compete for the machine's cores and latency assertions stay meaningful.
-# -vet=off: the full go vet has just run (the vet target); go test's own
-# pass would repeat a subset of it for every package.
+# detector, two packages at a time (-p 2, builds included): most of the
+# suite waits on a real API server or a lease, so two packages share the
+# two cores well, and no test may depend on an idle machine anyway (see
+# test-loaded). -vet=off: the full go vet has just run (the vet target);
+# go test's own pass would repeat a subset of it for every package.
+TESTFLAGS ?= -race -p 2 -count=1 -vet=off -timeout 30m
 test: tools browser vet
-	hack/each-module.sh $(GO) test -race -p 1 -count=1 -vet=off -timeout 30m ./...
+	hack/each-module.sh $(GO) test $(TESTFLAGS) ./...
+
+# test-loaded runs the suite ROUNDS times in a row (default 3) with a busy
+# loop on one of the two cores, and fails at the first round that fails.
+test-loaded: tools browser vet
+	hack/loaded.sh hack/each-module.sh $(GO) test $(TESTFLAGS) ./...
 
 # fuzz runs every fuzz target for FUZZTIME each (their seed corpora
 # already run as part of `make test`).
