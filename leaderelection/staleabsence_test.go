@@ -29,14 +29,8 @@ import (
 // leader seed 134.)
 func TestAStandbyWhoseLastSightIsOldWaitsOutADeletedLeaseFromWhenItSawItGone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeapiserver.New()
-		var aCut, bHangs atomic.Bool
-		memA := faultySide(srv, &aCut, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
-		defer memA.Close()
-		memB := faultySide(srv, &bHangs, fakeapiserver.Fault{Hang: true})
-		defer memB.Close()
-		admin := fakeapiserver.ServeInMemory(srv)
-		defer admin.Close()
+		sd := newSides(t, fakeapiserver.Fault{Status: http.StatusServiceUnavailable}, fakeapiserver.Fault{Hang: true})
+		memA, memB, aCut, bHangs := sd.a, sd.b, &sd.aFaulty, &sd.bFaulty
 		terms := make(chan span, 4)
 		candidate := func(mem *fakeapiserver.InMemory, id string) *leaderelection.Elector {
 			return bubbleCandidate(t, mem, "stale", id, terms)
@@ -53,10 +47,7 @@ func TestAStandbyWhoseLastSightIsOldWaitsOutADeletedLeaseFromWhenItSawItGone(t *
 		bHangs.Store(true) // b's last sight of the Lease is from now
 		time.Sleep(3 * time.Second)
 		aCut.Store(true) // a's last renew was moments ago: its term ends 3 s after it
-		client, err := leaderelection.NewClient(admin.Config())
-		require.NoError(t, err)
-		require.NoError(t, client.Delete().Namespace("kube-system").Resource("leases").Name("stale").
-			Body(&metav1.DeleteOptions{}).Do(ctx).Error())
+		deleteLease(ctx, t, sd.admin, "stale")
 		bHangs.Store(false)
 
 		time.Sleep(20 * time.Second)
@@ -77,14 +68,9 @@ func TestAStandbyWhoseLastSightIsOldWaitsOutADeletedLeaseFromWhenItSawItGone(t *
 // simulator, leader seed 134, once the first fix was in.)
 func TestAFormerLeaderWhoseLastSightNamesItselfWaitsOutADeletedLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeapiserver.New()
-		var aFails, bFails atomic.Bool
-		memA := faultySide(srv, &aFails, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
-		defer memA.Close()
-		memB := faultySide(srv, &bFails, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
-		defer memB.Close()
-		admin := fakeapiserver.ServeInMemory(srv)
-		defer admin.Close()
+		refused := fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+		sd := newSides(t, refused, refused)
+		memA, memB, aFails, bFails := sd.a, sd.b, &sd.aFaulty, &sd.bFaulty
 		terms := make(chan span, 8)
 		candidate := func(mem *fakeapiserver.InMemory, id string) *leaderelection.Elector {
 			return bubbleCandidate(t, mem, "former", id, terms)
@@ -101,10 +87,7 @@ func TestAFormerLeaderWhoseLastSightNamesItselfWaitsOutADeletedLease(t *testing.
 		aFails.Store(true)           // a's term ends at its renew deadline; b takes over after LeaseDuration
 		time.Sleep(10 * time.Second) // b leads by now; a never saw it
 		bFails.Store(true)           // for a second, well within b's renew deadline: a asks first
-		client, err := leaderelection.NewClient(admin.Config())
-		require.NoError(t, err)
-		require.NoError(t, client.Delete().Namespace("kube-system").Resource("leases").Name("former").
-			Body(&metav1.DeleteOptions{}).Do(ctx).Error())
+		deleteLease(ctx, t, sd.admin, "former")
 		aFails.Store(false)
 		time.Sleep(time.Second)
 		bFails.Store(false)
@@ -167,10 +150,7 @@ func TestAStandbyWhoseLastSightIsAReleasedLeaseWaitsOutADeletedLease(t *testing.
 		time.Sleep(2 * time.Second) // c took the released Lease and renews it
 
 		cFails.Store(true) // c's last renew was moments ago: its term ends 3 s after it
-		client, err := leaderelection.NewClient(admin.Config())
-		require.NoError(t, err)
-		require.NoError(t, client.Delete().Namespace("kube-system").Resource("leases").Name("released").
-			Body(&metav1.DeleteOptions{}).Do(ctx).Error())
+		deleteLease(ctx, t, admin, "released")
 		bFails.Store(false)
 		bWritesFail.Store(false)
 
@@ -193,25 +173,15 @@ func TestAStandbyWhoseLastSightIsAReleasedLeaseWaitsOutADeletedLease(t *testing.
 // simulator's leader seed 134; found by the review).
 func TestAStandbyThatMissedTheLeasesReturnWaitsOutASecondDelete(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeapiserver.New()
-		var aCut, bFails atomic.Bool
-		memA := faultySide(srv, &aCut, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
-		defer memA.Close()
-		memB := faultySide(srv, &bFails, fakeapiserver.Fault{Status: http.StatusServiceUnavailable})
-		defer memB.Close()
-		admin := fakeapiserver.ServeInMemory(srv)
-		defer admin.Close()
+		refused := fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+		sd := newSides(t, refused, refused)
+		memA, memB, aCut, bFails := sd.a, sd.b, &sd.aFaulty, &sd.bFaulty
 		terms := make(chan span, 8)
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		defer cancel()
-		client, err := leaderelection.NewClient(admin.Config())
-		require.NoError(t, err)
-		del := func() {
-			require.NoError(t, client.Delete().Namespace("kube-system").Resource("leases").Name("twice").
-				Body(&metav1.DeleteOptions{}).Do(ctx).Error())
-		}
+		del := func() { deleteLease(ctx, t, sd.admin, "twice") }
 
 		wg.Go(func() { _ = bubbleCandidate(t, memA, "twice", "a", terms).Run(ctx) })
 		time.Sleep(time.Second) // a leads
@@ -224,7 +194,7 @@ func TestAStandbyThatMissedTheLeasesReturnWaitsOutASecondDelete(t *testing.T) {
 		aCut.Store(false)                   // a puts it back on its next renew, and renews on
 		bFails.Store(true)                  // b never sees it back
 		time.Sleep(5 * time.Second)
-		require.Equal(t, "a", *getLease(ctx, t, admin.Config(), "kube-system", "twice").Spec.HolderIdentity, "a renews")
+		require.Equal(t, "a", *getLease(ctx, t, sd.admin.Config(), "kube-system", "twice").Spec.HolderIdentity, "a renews")
 		aCut.Store(true) // a's last renew was moments ago: its term ends 3 s after it
 		del()            // the second delete, after a's last renew
 		bFails.Store(false)
@@ -236,6 +206,33 @@ func TestAStandbyThatMissedTheLeasesReturnWaitsOutASecondDelete(t *testing.T) {
 		require.GreaterOrEqual(t, len(got), 2, "a's term and b's")
 		requireDisjoint(t, got)
 	})
+}
+
+// sides is one fake server served in memory to candidates a and b, each
+// answering its requests with a fault of its own while its flag is set,
+// and to an admin (see deleteLease). All close when the test ends.
+type sides struct {
+	a, b, admin      *fakeapiserver.InMemory
+	aFaulty, bFaulty atomic.Bool
+}
+
+func newSides(t *testing.T, aFault, bFault fakeapiserver.Fault) *sides {
+	srv := fakeapiserver.New()
+	sd := &sides{admin: fakeapiserver.ServeInMemory(srv)}
+	sd.a = faultySide(srv, &sd.aFaulty, aFault)
+	sd.b = faultySide(srv, &sd.bFaulty, bFault)
+	t.Cleanup(func() { sd.a.Close(); sd.b.Close(); sd.admin.Close() })
+	return sd
+}
+
+// deleteLease deletes Lease kube-system/name through admin, as a cleanup
+// script would.
+func deleteLease(ctx context.Context, t *testing.T, admin *fakeapiserver.InMemory, name string) {
+	t.Helper()
+	client, err := leaderelection.NewClient(admin.Config())
+	require.NoError(t, err)
+	require.NoError(t, client.Delete().Namespace("kube-system").Resource("leases").Name(name).
+		Body(&metav1.DeleteOptions{}).Do(ctx).Error())
 }
 
 // faultySide serves srv in memory to one candidate, answering its
