@@ -12,7 +12,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/internal/jitter"
+	"github.com/listwatch/informer/internal/random"
 )
 
 // Elector is one candidate for one Lease. Run takes part in an election:
@@ -193,7 +193,7 @@ func (e *Elector) logFailure(err error) {
 
 // jittered is d plus a random part of up to JitterFactor·d.
 func jittered(d time.Duration) time.Duration {
-	return d + time.Duration(jitter.Fraction()*JitterFactor*float64(d))
+	return d + time.Duration(random.Fraction()*JitterFactor*float64(d))
 }
 
 func (e *Elector) lease() string { return e.cfg.Namespace + "/" + e.cfg.Name }

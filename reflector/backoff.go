@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/listwatch/informer"
-	"github.com/listwatch/informer/internal/jitter"
+	"github.com/listwatch/informer/internal/random"
 )
 
 // backoff spaces out retries after failures: each failure waits longer
@@ -43,7 +43,7 @@ func (b *backoff) next(now time.Time, floor time.Duration) time.Duration {
 	}
 	d := b.base
 	if b.jitter > 0 {
-		d += time.Duration(jitter.Fraction() * b.jitter * float64(d))
+		d += time.Duration(random.Fraction() * b.jitter * float64(d))
 	}
 	d = max(d, floor)
 	b.base = min(time.Duration(float64(b.base)*b.factor), b.max)

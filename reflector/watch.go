@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/informer"
-	"github.com/listwatch/informer/internal/jitter"
+	"github.com/listwatch/informer/internal/random"
 )
 
 // watch runs the watching phase: open a WATCH from the last synced
@@ -86,7 +86,7 @@ func (r *Reflector[T]) watchOptions(rv string) metav1.ListOptions {
 
 // watchTimeoutSeconds is uniform in [WatchTimeout, WatchTimeout*(1+jitter)].
 func (r *Reflector[T]) watchTimeoutSeconds() int64 {
-	d := float64(r.opts.WatchTimeout) * (1 + jitter.Fraction()*r.opts.WatchTimeoutJitter)
+	d := float64(r.opts.WatchTimeout) * (1 + random.Fraction()*r.opts.WatchTimeoutJitter)
 	return max(1, int64(time.Duration(d)/time.Second))
 }
 

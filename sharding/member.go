@@ -2,8 +2,6 @@ package sharding
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/internal/random"
 	"github.com/listwatch/informer/leaderelection"
 )
 
@@ -86,7 +85,7 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 // when ctx ends.
 func (m *Member) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
-		id, err := newMemberID(m.cfg.Name)
+		id, err := newMemberID(m.cfg.Ring, m.cfg.Name)
 		if err != nil {
 			return err
 		}
@@ -135,10 +134,10 @@ func (m *Member) retryPeriod() time.Duration {
 }
 
 // newMemberID is name, a dash and 8 random hex digits.
-func newMemberID(name string) (string, error) {
-	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
+func newMemberID(ring, name string) (string, error) {
+	token, err := random.Token(ring+"/"+name, 4)
+	if err != nil {
 		return "", err
 	}
-	return name + "-" + hex.EncodeToString(b[:]), nil
+	return name + "-" + token, nil
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/internal/jitter"
+	"github.com/listwatch/informer/internal/random"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/metrics"
 )
@@ -194,7 +194,7 @@ func (s *Sharder) pollMembers(ctx context.Context) {
 			last = err.Error()
 			s.cfg.Logger.Warn("sharding: polling shard Leases failed", "err", err)
 		}
-		wait := s.cfg.RetryPeriod + time.Duration(jitter.Fraction()*leaderelection.JitterFactor*float64(s.cfg.RetryPeriod))
+		wait := s.cfg.RetryPeriod + time.Duration(random.Fraction()*leaderelection.JitterFactor*float64(s.cfg.RetryPeriod))
 		if !informer.Sleep(ctx, s.cfg.Clock, wait) {
 			return
 		}

@@ -3,12 +3,11 @@ package simulation
 import (
 	"sync"
 	"testing"
-	"testing/cryptotest"
 	"testing/synctest"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
-	"github.com/listwatch/informer/internal/jitter"
+	"github.com/listwatch/informer/internal/random"
 )
 
 // handlersMu serializes the swaps of utilruntime.ErrorHandlers.
@@ -42,11 +41,10 @@ func Check(t *testing.T, opts Options, sched Schedule) Result {
 		sched = NewSchedule(opts.Seed, opts.Replicas, opts.Faults)
 	}
 	defer quietErrorHandlers()()
-	// Every random draw of the run comes from the seed: the member ids
-	// (crypto/rand) and the library's jitter. Only the goroutines' order
-	// is left to the scheduler.
-	cryptotest.SetGlobalRandom(t, uint64(opts.Seed))
-	defer jitter.Seed(uint64(opts.Seed))()
+	// Every random draw of the library's comes from the seed: the member
+	// ids and the jitter (see internal/random). The goroutines' order is
+	// left to the runtime.
+	defer random.Seed(uint64(opts.Seed))()
 	var res Result
 	synctest.Test(t, func(t *testing.T) {
 		var err error

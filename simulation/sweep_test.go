@@ -30,6 +30,7 @@ var (
 	faults   = flag.Duration("faults", 30*time.Second, "how long faults are drawn for")
 	shrink   = flag.Bool("shrink", true, "shrink a failing schedule")
 	keepOn   = flag.Bool("keep-going", false, "run every seed, reporting each failure (no shrinking), instead of stopping at the first")
+	replays  = flag.Int("replays", 0, "with -seed: run it this many times and report how many runs had the first run's history and outcome")
 	history  = flag.String("history", "", "write a failing seed's whole history, the library's debug logs and its trace events to this file")
 )
 
@@ -95,6 +96,40 @@ func TestSimulate(t *testing.T) {
 	real := time.Since(start)
 	t.Logf("%d seeds in %v: %.0f seeds/minute, simulated/real %.0f×", ran, real.Round(time.Millisecond),
 		float64(ran)/real.Minutes(), float64(simulated)/float64(real))
+}
+
+// Replaying one seed gives the same schedule, member ids and jitter
+// (see Check); only the goroutines' order is the runtime's. This reports
+// how often a replay is the same run: the same history, event for event
+// and to the simulated nanosecond, and the same outcome.
+//
+// Built with -tags simsweep: -seed=N -replays=10.
+func TestReplay(t *testing.T) {
+	if *seed < 0 || *replays < 1 {
+		t.Skip("give -seed and -replays")
+	}
+	var first string
+	var firstFailed bool
+	same, failed := 0, 0
+	for i := range *replays {
+		res := simulation.Check(t, options(*seed), nil)
+		var b strings.Builder
+		for _, e := range res.History.Events() {
+			fmt.Fprintln(&b, e)
+		}
+		if res.Failed() {
+			failed++
+		}
+		if i == 0 {
+			first, firstFailed = b.String(), res.Failed()
+			continue
+		}
+		if b.String() == first && res.Failed() == firstFailed {
+			same++
+		}
+	}
+	t.Logf("seed %d: %d of %d replays had the first run's history and outcome; %d of %d runs failed",
+		*seed, same, *replays-1, failed, *replays)
 }
 
 func writeHistory(t *testing.T, res simulation.Result) {

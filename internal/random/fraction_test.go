@@ -1,25 +1,25 @@
-package jitter_test
+package random_test
 
 import (
 	"slices"
 	"testing"
 
-	"github.com/listwatch/informer/internal/jitter"
+	"github.com/listwatch/informer/internal/random"
 )
 
 func draw(n int) []float64 {
 	out := make([]float64, n)
 	for i := range out {
-		out[i] = jitter.Fraction()
+		out[i] = random.Fraction()
 	}
 	return out
 }
 
 func TestASeedGivesTheSameFractionsEveryTime(t *testing.T) {
-	restore := jitter.Seed(42)
+	restore := random.Seed(42)
 	first := draw(5)
 	restore()
-	restore = jitter.Seed(42)
+	restore = random.Seed(42)
 	second := draw(5)
 	restore()
 	if !slices.Equal(first, second) {
@@ -33,10 +33,10 @@ func TestASeedGivesTheSameFractionsEveryTime(t *testing.T) {
 }
 
 func TestAfterRestoreFractionsAreNoLongerTheSeededStream(t *testing.T) {
-	restore := jitter.Seed(7)
+	restore := random.Seed(7)
 	seeded := draw(8)
 	restore()
-	restore = jitter.Seed(7)
+	restore = random.Seed(7)
 	restore()
 	if unseeded := draw(8); slices.Equal(seeded, unseeded) {
 		t.Fatalf("after restore, Fraction still drew seed 7's stream %v", seeded)
