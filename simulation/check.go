@@ -20,7 +20,8 @@ type interval struct {
 //
 //   - "one reconcile per key": no two members reconcile one key of one
 //     ring at once, unless one of them was paused meanwhile (leader
-//     election does not fence a paused process: counted apart);
+//     election does not fence a paused process: counted apart), or their
+//     terms are the documented case below;
 //   - "one leader": no two leader terms overlap, outside pauses and the
 //     documented case of a candidate that starts after the Lease was
 //     deleted and never saw it;
@@ -53,19 +54,34 @@ func (w *world) checkHistory(moves []move) []Violation {
 		return end
 	}
 	reconciles, terms := w.intervals(events, endOf)
-	var out []Violation
-	out = append(out, w.overlaps(reconciles, "one reconcile per key", nil)...)
 	leaderTerms := filter(terms, func(iv interval) bool { return iv.ring == LeaderRing })
-	out = append(out, w.overlaps(leaderTerms, "one leader", func(a, b interval) bool {
-		// Documented: a candidate that starts after the Lease was deleted,
-		// and never saw it, creates it at once (leaderelection's doc).
+	// Documented: a candidate that starts after the Lease was deleted,
+	// and never saw it, creates it at once (leaderelection's doc, "A
+	// deleted Lease"); its term, and so its reconciles, may overlap the
+	// deposed leader's, whose fence is lower.
+	freshAfterDelete := func(a, b interval) bool {
 		for _, d := range deletes {
 			if !d.Before(a.start) && d.Before(a.end) && started[b.replica].After(d) {
 				return true
 			}
 		}
 		return false
+	}
+	termOf := func(r interval) (interval, bool) {
+		for _, t := range leaderTerms {
+			if t.member == r.member && !r.start.Before(t.start) && !r.start.After(t.end) {
+				return t, true
+			}
+		}
+		return interval{}, false
+	}
+	var out []Violation
+	out = append(out, w.overlaps(reconciles, "one reconcile per key", func(a, b interval) bool {
+		ta, okA := termOf(a)
+		tb, okB := termOf(b)
+		return a.ring == LeaderRing && okA && okB && freshAfterDelete(ta, tb)
 	})...)
+	out = append(out, w.overlaps(leaderTerms, "one leader", freshAfterDelete)...)
 	out = append(out, fencesGrow(terms)...)
 	out = append(out, w.movesOffLiveMembers(moves, terms)...)
 	return out
