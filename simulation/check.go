@@ -59,10 +59,15 @@ func (w *world) checkHistory(moves []move) []Violation {
 	// and never saw it, creates it at once (leaderelection's doc, "A
 	// deleted Lease"); its term, and so its reconciles, may overlap the
 	// deposed leader's, whose fence is lower.
+	// Either may be the deposed one: intervals that begin at one instant
+	// come in either order.
 	freshAfterDelete := func(a, b interval) bool {
 		for _, d := range deletes {
-			if !d.Before(a.start) && d.Before(a.end) && started[b.replica].After(d) {
-				return true
+			for _, p := range [][2]interval{{a, b}, {b, a}} {
+				deposed, fresh := p[0], p[1]
+				if !d.Before(deposed.start) && d.Before(deposed.end) && started[fresh.replica].After(d) {
+					return true
+				}
 			}
 		}
 		return false
