@@ -59,13 +59,17 @@ func (w *world) checkHistory(moves []move) []Violation {
 	// and never saw it, creates it at once (leaderelection's doc, "A
 	// deleted Lease"); its term, and so its reconciles, may overlap the
 	// deposed leader's, whose fence is lower.
-	// Either may be the deposed one: intervals that begin at one instant
-	// come in either order.
+	// The fresh term begins within the deposed leader's renew deadline of
+	// the delete (plus a request's latency): by then the deposed leader
+	// has put the Lease back, and a create fails, or its term has ended.
+	// A later overlap is a bug. Either may be the deposed one: intervals
+	// that begin at one instant come in either order.
 	freshAfterDelete := func(a, b interval) bool {
 		for _, d := range deletes {
 			for _, p := range [][2]interval{{a, b}, {b, a}} {
 				deposed, fresh := p[0], p[1]
-				if !d.Before(deposed.start) && d.Before(deposed.end) && started[fresh.replica].After(d) {
+				if !d.Before(deposed.start) && d.Before(deposed.end) && started[fresh.replica].After(d) &&
+					fresh.start.Before(d.Add(w.opts.Timing.Renew+maxLatency)) {
 					return true
 				}
 			}

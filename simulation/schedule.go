@@ -11,6 +11,9 @@ import (
 // Kind names a fault.
 type Kind string
 
+// maxLatency bounds a Latency fault's delay of one request.
+const maxLatency = 3 * time.Second
+
 // The faults a schedule is made of. Window faults (latency, hang,
 // errors, partition, pause) last For; the others happen at once.
 const (
@@ -144,7 +147,7 @@ func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 		f.At = f.At.Truncate(100 * time.Millisecond)
 		switch k {
 		case Latency:
-			f.For, f.Max = seconds(rng, 2, 15), time.Duration(100+rng.IntN(2900))*time.Millisecond
+			f.For, f.Max = seconds(rng, 2, 15), time.Duration(100+rng.IntN(int(maxLatency/time.Millisecond)-100))*time.Millisecond
 		case Hang:
 			f.For, f.P = seconds(rng, 2, 15), 0.2+0.6*rng.Float64()
 		case Errors:
