@@ -57,9 +57,12 @@
 //     whatever this standby saw last. That holds while every look since
 //     found it absent; a look that failed starts the wait afresh, from
 //     the next one that finds it absent (meanwhile the leader may have
-//     put it back, renewed, and had it deleted again). A Lease put back
-//     and deleted again between two successful looks, within a
-//     RetryPeriod, is not seen: deleting the Lease over and over can
+//     put it back, renewed, and had it deleted again). The price is
+//     liveness: a standby whose looks keep failing, once or more every
+//     LeaseDuration, never takes a deleted Lease; it does once its looks
+//     work for a LeaseDuration. A Lease put back and deleted again
+//     between two successful looks (about one to two RetryPeriods apart,
+//     by the jitter) is not seen: deleting the Lease over and over can
 //     still make two leaders. The leader creates it again on its next
 //     renew and goes on. (A standby that starts after the delete and never saw the
 //     Lease cannot know: it creates it at once, as client-go's would.)

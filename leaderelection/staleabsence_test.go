@@ -300,3 +300,66 @@ func requireDisjoint(t *testing.T, terms []span) {
 		}
 	}
 }
+
+// The price of the rule above, as the package doc states it: a standby
+// whose looks keep failing (one in three here) never takes a Lease
+// deleted under a dead leader, since each failed look starts the wait
+// afresh; once its looks work for a LeaseDuration, it leads. (The
+// liveness cost was found by the second review.)
+func TestAStandbyWhoseLooksKeepFailingTakesADeletedLeaseOnlyOnceTheyWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeapiserver.New()
+		admin := fakeapiserver.ServeInMemory(srv)
+		defer admin.Close()
+		memA := fakeapiserver.ServeInMemory(srv)
+		defer memA.Close()
+		var flaky atomic.Bool
+		var gets atomic.Int64
+		memB := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
+			if flaky.Load() && r.Method == http.MethodGet && gets.Add(1)%3 == 0 {
+				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+			}
+			return fakeapiserver.Fault{}
+		}))
+		defer memB.Close()
+		terms := make(chan span, 8)
+		ctx, cancel := context.WithCancel(t.Context())
+		ctxA, killA := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		bLeads := make(chan time.Time, 1)
+		wg.Go(func() { _ = bubbleCandidate(t, memA, "flaky", "a", terms).Run(ctxA) })
+		time.Sleep(time.Second) // a leads
+		b := bubbleCandidate(t, memB, "flaky", "b", terms, func(c *leaderelection.Config) {
+			lead := c.Callbacks.OnStartedLeading
+			c.Callbacks.OnStartedLeading = func(ctx context.Context) {
+				select {
+				case bLeads <- time.Now():
+				default:
+				}
+				lead(ctx)
+			}
+		})
+		wg.Go(func() { _ = b.Run(ctx) })
+		time.Sleep(2 * time.Second) // b sees a's Lease
+
+		killA() // a dies without releasing (bubbleCandidate does not release)
+		time.Sleep(100 * time.Millisecond)
+		deleteLease(ctx, t, admin, "flaky")
+		flaky.Store(true)
+		select {
+		case at := <-bLeads:
+			t.Fatalf("b led at %v while one look in three failed", at)
+		case <-time.After(40 * time.Second):
+		}
+		healed := time.Now()
+		flaky.Store(false)
+		select {
+		case at := <-bLeads:
+			t.Logf("b leads %v after its looks work again (%d looks while flaky)", at.Sub(healed), gets.Load())
+		case <-time.After(20 * time.Second):
+			t.Fatal("b did not lead within 20 s of its looks working again")
+		}
+	})
+}
