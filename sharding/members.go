@@ -40,11 +40,15 @@ type members struct {
 	fallback  time.Duration // for a Lease that names no duration
 	timeout   time.Duration // bounds each request
 
-	mu       sync.Mutex
-	leases   map[string]observation // guarded by mu; by member id
-	writes   uint64                 // guarded by mu; takeovers recorded so far
-	firstAt  time.Time              // guarded by mu; the first successful poll
-	judgedAt time.Time              // guarded by mu; firstAt + the longest lease then
+	mu     sync.Mutex
+	leases map[string]observation // guarded by mu; by member id
+	writes uint64                 // guarded by mu; takeovers and forgets so far
+	// forgot holds, by member id, the writes count at which forget
+	// dropped a member, until a poll sent after it answers: a poll sent
+	// before would bring the member back from the Lease it listed.
+	forgot   map[string]uint64 // guarded by mu
+	firstAt  time.Time         // guarded by mu; the first successful poll
+	judgedAt time.Time         // guarded by mu; firstAt + the longest lease then
 }
 
 // observation is one member's Lease, as last seen.
@@ -64,7 +68,7 @@ type observation struct {
 
 func newMembers(client *rest.RESTClient, namespace, ring string, clock informer.Clock, fallback, timeout time.Duration) *members {
 	return &members{client: client, namespace: namespace, ring: ring, clock: clock,
-		fallback: fallback, timeout: timeout, leases: map[string]observation{}}
+		fallback: fallback, timeout: timeout, leases: map[string]observation{}, forgot: map[string]uint64{}}
 }
 
 // leaseSelector selects the member Leases of ring, and only those: the
@@ -83,9 +87,9 @@ func leaseSelector(ring string) string {
 // ended, as long as every poll since found it absent: after a failed
 // poll, the next that finds it absent restarts its clock again (the
 // member may have put it back, renewed, and lost it again meanwhile). A
-// member taken over since this poll was sent keeps what the
-// takeover's answer said: the list may be from before it, and would
-// bring a member dead for certain back to life for a lease.
+// member taken over or forgotten since this poll was sent keeps what the
+// takeover's answer said, or stays forgotten: the list may be from before
+// it, and would bring a member dead for certain back to life for a lease.
 func (m *members) poll(ctx context.Context) error {
 	ctx, cancel := informer.WithTimeout(ctx, m.clock, m.timeout)
 	defer cancel()
@@ -111,10 +115,10 @@ func (m *members) poll(ctx context.Context) error {
 			continue // not a member Lease this library wrote
 		}
 		seen[id] = true
-		if m.leases[id].write > sent {
-			// A takeover was answered after this poll was sent: the list
-			// may show the Lease before it, as if its member still held
-			// it. The takeover's answer is the newer sight.
+		if m.leases[id].write > sent || m.forgot[id] > sent {
+			// A takeover was answered, or the member's Lease deleted and
+			// the member forgotten, after this poll was sent: the list may
+			// show the Lease before it, as if its member still held it.
 			continue
 		}
 		m.record(id, lease, now)
@@ -123,6 +127,11 @@ func (m *members) poll(ctx context.Context) error {
 	for id, o := range m.leases {
 		if !seen[id] && (o.lease != nil || o.unsure) && o.write <= sent {
 			m.leases[id] = observation{holder: o.holder, duration: o.duration, at: now} // absent since now
+		}
+	}
+	for id, at := range m.forgot {
+		if at <= sent { // this poll was sent after the forget: so is every later one
+			delete(m.forgot, id)
 		}
 	}
 	if m.firstAt.IsZero() { // a Lease that appears later is new: seen from its start
@@ -171,11 +180,14 @@ func (m *members) track(id string) {
 	}
 }
 
-// forget drops member id, whose Lease was deleted once it owned nothing.
+// forget drops member id, whose Lease was deleted once it owned nothing;
+// a poll sent before this does not bring it back (see forgot).
 func (m *members) forget(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.leases, id)
+	m.writes++
+	m.forgot[id] = m.writes
 }
 
 // alive returns the members alive now, sorted, and whether this observer
