@@ -211,7 +211,7 @@ func (s *Sharder) enqueueChildren(all []*resource, uid types.UID) {
 	for _, r := range all {
 		children, err := r.objects.Indexer().ByIndex(controllerIndex, string(uid))
 		if err != nil {
-			s.cfg.Logger.Error("sharding: finding a deleted parent's children", "resource", r.gvr.Resource, "err", err)
+			s.cfg.Logger.Error("sharding: finding a parent's children", "resource", r.gvr.Resource, "err", err)
 			continue
 		}
 		for _, child := range children {
