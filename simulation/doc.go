@@ -157,7 +157,9 @@
 // fixed code that seed passes. Leader seed 380 failed on every replay,
 // on a case the docs admit (a candidate that starts after the Lease was
 // deleted creates it at once): the checker excused that case's terms but
-// not the reconciles inside them, and now excuses both.
+// not the reconciles inside them, and now excuses both, and only for a
+// fresh term begun within the deposed leader's renew deadline of the
+// delete (a second review found the excuse unbounded).
 //
 // Until a longer sweep stays clean the sweep runs under make sim only,
 // make test runs the baseline, and no seed-count or speed target of the
