@@ -68,7 +68,7 @@ func (w *world) checkHistory(moves []move) []Violation {
 		for _, d := range deletes {
 			for _, p := range [][2]interval{{a, b}, {b, a}} {
 				deposed, fresh := p[0], p[1]
-				if !d.Before(deposed.start) && d.Before(deposed.end) && started[fresh.replica].After(d) &&
+				if !d.Before(deposed.start) && d.Before(deposed.end) && !started[fresh.replica].Before(d) &&
 					fresh.start.Before(d.Add(w.opts.Timing.Renew+maxLatency)) {
 					return true
 				}
