@@ -87,15 +87,8 @@ func newWorld(opts Options) (*world, error) {
 		w.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	w.admin = fakeapiserver.ServeInMemory(w.srv)
-	var err error
-	if w.core, err = coreClient(w.admin.Config()); err != nil {
-		return nil, err
-	}
-	if w.lease, err = leaderelection.NewClient(w.admin.Config()); err != nil {
-		return nil, err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
-	if err := w.core.Post().Resource("namespaces").Body(ns).Do(context.Background()).Error(); err != nil {
+	if err := w.connectAdmin(); err != nil {
+		w.admin.Close() // or its goroutines outlive the bubble
 		return nil, err
 	}
 	for i := range opts.Replicas {
@@ -104,6 +97,19 @@ func newWorld(opts Options) (*world, error) {
 		w.gens = append(w.gens, 0)
 	}
 	return w, nil
+}
+
+// connectAdmin makes the admin's clients and the objects' namespace.
+func (w *world) connectAdmin() error {
+	var err error
+	if w.core, err = coreClient(w.admin.Config()); err != nil {
+		return err
+	}
+	if w.lease, err = leaderelection.NewClient(w.admin.Config()); err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
+	return w.core.Post().Resource("namespaces").Body(ns).Do(context.Background()).Error()
 }
 
 // coreClient is a client for core/v1 over cfg.
