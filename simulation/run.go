@@ -224,6 +224,11 @@ func Run(opts Options, sched Schedule) (Result, error) {
 	dbg("killed all at %v", time.Since(start))
 	cancel()
 	timers.Wait()
+	// A restart timer that fired between those kills and cancel started a
+	// replica: stop it too, or its in-memory server outlives the bubble.
+	for _, r := range w.running() {
+		w.kill(r.slot)
+	}
 	res.Violations = append(res.Violations, w.checkHistory(moves())...)
 	return res, nil
 }
