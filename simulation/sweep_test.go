@@ -30,7 +30,7 @@ var (
 	faults   = flag.Duration("faults", 30*time.Second, "how long faults are drawn for")
 	shrink   = flag.Bool("shrink", true, "shrink a failing schedule")
 	keepOn   = flag.Bool("keep-going", false, "run every seed, reporting each failure (no shrinking), instead of stopping at the first")
-	replays  = flag.Int("replays", 0, "with -seed: run it this many times and report how many runs had the first run's history and outcome")
+	replays  = flag.Int("replays", 0, "run -seed (default 1) this many times (default 3) and report how many runs had the first run's history and outcome")
 	history  = flag.String("history", "", "write a failing seed's whole history, the library's debug logs and its trace events to this file")
 )
 
@@ -103,16 +103,21 @@ func TestSimulate(t *testing.T) {
 // how often a replay is the same run: the same history, event for event
 // and to the simulated nanosecond, and the same outcome.
 //
-// Built with -tags simsweep: -seed=N -replays=10.
+// Built with -tags simsweep: -seed=N -replays=10 (default seed 1, three
+// runs).
 func TestReplay(t *testing.T) {
-	if *seed < 0 || *replays < 1 {
-		t.Skip("give -seed and -replays")
+	s, n := *seed, *replays
+	if s < 0 {
+		s = 1
+	}
+	if n < 2 {
+		n = 3
 	}
 	var first string
 	var firstFailed bool
 	same, failed := 0, 0
-	for i := range *replays {
-		res := simulation.Check(t, options(*seed), nil)
+	for i := range n {
+		res := simulation.Check(t, options(s), nil)
 		var b strings.Builder
 		for _, e := range res.History.Events() {
 			fmt.Fprintln(&b, e)
@@ -129,7 +134,7 @@ func TestReplay(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d: %d of %d replays had the first run's history and outcome; %d of %d runs failed",
-		*seed, same, *replays-1, failed, *replays)
+		s, same, n-1, failed, n)
 }
 
 func writeHistory(t *testing.T, res simulation.Result) {
