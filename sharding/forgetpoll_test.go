@@ -2,9 +2,6 @@ package sharding_test
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,16 +13,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 
-	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/testenv"
 )
 
 // TestAPollAnsweredBeforeATakeoverDoesNotBringTheMemberBack, with one
@@ -43,21 +35,18 @@ func TestAPollAnsweredBeforeATakeoverAndItsCollectionDoesNotBringTheMemberBack(t
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		srv := fakeapiserver.New()
-		var xCut atomic.Bool
-		var xID atomic.Value
-		xID.Store("")
+		scene := newTakeoverScene()
 		var lastCollect atomic.Int64 // when the sharder last tried to delete the ghost's Lease
 		var mu sync.Mutex
 		var pending chan struct{} // a takeover waiting for a poll's snapshot
 		tookOver := make(chan struct{})
 		xDeleted := make(chan struct{})
 		var tookOnce, delOnce sync.Once
-		var afterTakeover, heldBack, forgotFirst atomic.Bool
+		var heldBack, forgotFirst atomic.Bool
 		ghostLease := sharding.LeaseName(ring, "ghost")
 		handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			x := r.UserAgent() == "member-x"
-			if x && xCut.Load() {
-				http.Error(w, "cut", http.StatusServiceUnavailable)
+			x, answered := scene.fromX(w, r)
+			if answered {
 				return
 			}
 			if r.Method == http.MethodDelete && strings.HasSuffix(r.URL.Path, "/leases/"+ghostLease) {
@@ -65,7 +54,7 @@ func TestAPollAnsweredBeforeATakeoverAndItsCollectionDoesNotBringTheMemberBack(t
 				http.Error(w, "refused", http.StatusInternalServerError) // the ghost stays, and shows every collection
 				return
 			}
-			id := xID.Load().(string)
+			id := scene.x()
 			xLease := "/leases/" + sharding.LeaseName(ring, id)
 			if !x && id != "" && r.Method == http.MethodDelete && strings.HasSuffix(r.URL.Path, xLease) {
 				srv.ServeHTTP(w, r) // the collection of x's Lease: then forget
@@ -89,7 +78,7 @@ func TestAPollAnsweredBeforeATakeoverAndItsCollectionDoesNotBringTheMemberBack(t
 				case <-time.After(1200 * time.Millisecond):
 				}
 				srv.ServeHTTP(w, r)
-				tookOnce.Do(func() { afterTakeover.Store(true); close(tookOver) })
+				tookOnce.Do(func() { scene.afterTakeover.Store(true); close(tookOver) })
 				return
 			}
 			if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/leases") && r.URL.Query().Get("labelSelector") != "" {
@@ -108,21 +97,15 @@ func TestAPollAnsweredBeforeATakeoverAndItsCollectionDoesNotBringTheMemberBack(t
 						forgotFirst.Store(true)
 					case <-time.After(1300 * time.Millisecond):
 					}
-					for k, v := range rec.Header() {
-						w.Header()[k] = v
-					}
-					w.WriteHeader(rec.Code)
-					_, _ = w.Write(rec.Body.Bytes())
+					answerLate(w, rec)
 					return
 				}
 			}
 			srv.ServeHTTP(w, r)
 		})
-		net := fakeapiserver.ServeInMemory(handler)
-		t.Cleanup(net.Close)
-		admin := must(testenv.CoreV1Client(net.Config()))
-		leases := must(leaderelection.NewClient(net.Config()))
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		mem := fakeapiserver.ServeInMemory(handler)
+		t.Cleanup(mem.Close)
+		leases := must(leaderelection.NewClient(mem.Config()))
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		defer cancel()
@@ -134,55 +117,10 @@ func TestAPollAnsweredBeforeATakeoverAndItsCollectionDoesNotBringTheMemberBack(t
 			Spec: coordinationv1.LeaseSpec{LeaseDurationSeconds: &seconds}, // released: dead for certain, owns nothing
 		}).Do(ctx).Error())
 
-		var bad []string
-		var badMu sync.Mutex
-		sharder := must(sharding.NewSharder(sharding.SharderConfig{Config: net.Config(), LeaseClient: must(leaderelection.NewClient(net.Config())),
-			LeaseNamespace: "default", Ring: ring, Identity: "sharder",
-			Resources: []schema.GroupVersionResource{corev1.SchemeGroupVersion.WithResource("configmaps")}, Namespace: "default",
-			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: quiet,
-			OnLabel: func(action string, key informer.Key, member string) {
-				if afterTakeover.Load() && member != "" && member == xID.Load().(string) {
-					badMu.Lock()
-					bad = append(bad, fmt.Sprintf("%s %s toward %s", action, key.Name, member))
-					badMu.Unlock()
-				}
-			}}))
-		wg.Go(func() { _ = sharder.Run(ctx) })
-		member := func(name string, cfg func() *rest.Config, ids chan<- string) {
-			m := must(sharding.NewMember(sharding.MemberConfig{Client: must(leaderelection.NewClient(cfg())), Namespace: "default", Ring: ring, Name: name,
-				LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: quiet,
-				Run: func(ctx context.Context, s sharding.Shard) {
-					select {
-					case ids <- s.Member:
-					default:
-					}
-					<-ctx.Done()
-				}}))
-			wg.Go(func() { _ = m.Run(ctx) })
-		}
-		ids := make(chan string, 2)
-		member("m1", net.Config, ids)
-		xIDs := make(chan string, 1)
-		member("x", func() *rest.Config { c := net.Config(); c.UserAgent = "member-x"; return c }, xIDs)
-		<-ids
-		xID.Store(<-xIDs)
-		for i := range 20 {
-			require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").
-				Body(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("cm-%02d", i)}}).Do(ctx).Error())
-		}
-		time.Sleep(4 * leaseDuration) // the sharder is elected and assigns every object to m1 or x
-
-		xCut.Store(true) // x stops renewing, and cannot release: the sharder takes its Lease over
-		select {
-		case <-tookOver:
-		case <-time.After(6 * leaseDuration):
-			t.Fatal("no takeover of x's Lease")
-		}
-		time.Sleep(4 * leaseDuration)
-		badMu.Lock()
-		defer badMu.Unlock()
+		scene.start(ctx, t, &wg, mem)
+		scene.cutX(t, tookOver, 6*leaseDuration) // x stops renewing, and cannot release: the sharder takes its Lease over
 		require.True(t, heldBack.Load(), "no poll was answered from before the takeover: the test proves nothing")
 		require.True(t, forgotFirst.Load(), "x's Lease was not collected before the stale poll's answer: the test proves nothing")
-		require.Empty(t, bad, "objects were labelled or drained toward x after its Lease was taken over, collected and forgotten")
+		scene.requireNothingTowardX(t, "taken over, collected and forgotten")
 	})
 }
