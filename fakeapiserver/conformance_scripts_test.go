@@ -2,8 +2,10 @@ package fakeapiserver_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"testing"
 
@@ -55,6 +57,7 @@ func TestConformance(t *testing.T) {
 	t.Run("Encodings", func(t *testing.T) { conform(t, cp, encodings) })
 	t.Run("CustomResourcesComeAndGo", func(t *testing.T) { conform(t, cp, customResources) })
 	t.Run("MergePatches", func(t *testing.T) { conform(t, cp, mergePatches) })
+	t.Run("SecretStringData", func(t *testing.T) { conform(t, cp, secretStringData) })
 }
 
 func configMapWrites(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
@@ -100,6 +103,34 @@ func configMapWrites(ctx context.Context, t *testing.T, tg *target, rec *recorde
 	rec.add("delete a: %s %v", outcome(code, obj), obj["status"])
 	code, obj = del(nil)
 	rec.add("delete a again: %s", outcome(code, obj))
+}
+
+// secretStringData: a Secret's stringData is write-only; each key lands
+// in data, over data's own, and the field is never stored or returned.
+func secretStringData(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+	col := "/api/v1/namespaces/" + tg.namespace + "/secrets"
+	secret := func(data map[string]any, stringData map[string]any) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s"}, "data": data, "stringData": stringData}
+	}
+	describe := func(obj map[string]any) string {
+		data, _ := obj["data"].(map[string]any)
+		var keys []string
+		for k, v := range data {
+			b, _ := base64.StdEncoding.DecodeString(v.(string))
+			keys = append(keys, k+"="+string(b))
+		}
+		sort.Strings(keys)
+		_, kept := obj["stringData"]
+		return fmt.Sprintf("data %v, stringData returned %v", keys, kept)
+	}
+	code, s := tg.do(ctx, t, "POST", col, "", secret(map[string]any{"a": "MQ==", "b": "Mg=="}, map[string]any{"b": "two", "c": "3"}))
+	rec.add("create with data and stringData: %s, %s", outcome(code, s), describe(s))
+	code, obj := tg.do(ctx, t, "GET", col+"/s", "", nil)
+	rec.add("get: %s, %s", outcome(code, obj), describe(obj))
+	update := secret(obj["data"].(map[string]any), map[string]any{"a": "one"})
+	setMeta(update, "resourceVersion", meta(obj, "resourceVersion"))
+	code, obj = tg.do(ctx, t, "PUT", col+"/s", "", update)
+	rec.add("update with stringData: %s, %s", outcome(code, obj), describe(obj))
 }
 
 func lease(name string, holder string) map[string]any {

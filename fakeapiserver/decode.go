@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -51,6 +52,9 @@ func (s *Server) decodeBody(body []byte, mediaType string, res Resource) (*unstr
 	if *got != gvk {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %s, not a %s", got, gvk))
 	}
+	if secret, ok := obj.(*corev1.Secret); ok {
+		mergeStringData(secret)
+	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return nil, err
@@ -81,4 +85,18 @@ func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, er
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	return opts, nil
+}
+
+// mergeStringData does to a Secret what kube-apiserver's conversion of
+// its v1 type does on every write: stringData is write-only, each of its
+// keys is copied into data (over a key data already has) and the field
+// itself is never stored or returned.
+func mergeStringData(s *corev1.Secret) {
+	if len(s.StringData) > 0 && s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
 }

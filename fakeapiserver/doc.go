@@ -53,6 +53,8 @@
 //     a resourceVersion in the patch is a precondition, 409; null
 //     removes a field; an unchanged result is not written; a patched uid
 //     is 422), DELETE (404; uid and resourceVersion preconditions, 409).
+//     A Secret's stringData is write-only: merged into data on every
+//     write, never stored.
 //   - encodings: JSON, protobuf for built-in types (never for custom
 //     ones), and the metadata-only form (as=PartialObjectMetadata).
 //   - discovery: /api, /apis, /apis/<group>, /api/v1 and
