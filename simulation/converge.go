@@ -1,6 +1,7 @@
 package simulation
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,7 +20,8 @@ import (
 //   - sharded: every object carries each ring's label naming the member
 //     the ring of the open terms assigns it to, and no drain label;
 //   - every parent was reconciled, in each ring, by its owner at its
-//     current tick, and has its child in each ring.
+//     current tick, and has its child in each ring; with a Controller
+//     of the user's, its Converged says instead.
 func (w *world) converged() []Violation {
 	now := time.Now()
 	bad := func(format string, args ...any) []Violation {
@@ -65,6 +67,15 @@ func (w *world) converged() []Violation {
 		}
 		owners[ring] = func(u *unstructured.Unstructured) string { return hashRing.Owner(sharding.RingKey(u)) }
 	}
+	if c := w.opts.Controller; c != nil {
+		if c.Converged == nil {
+			return nil
+		}
+		if err := c.Converged(context.Background(), w.admin.Config()); err != nil {
+			return bad("the controller has not converged: %v", err)
+		}
+		return nil
+	}
 	for _, name := range slices.Sorted(maps.Keys(objs)) {
 		u := objs[name]
 		if len(u.GetOwnerReferences()) > 0 {
@@ -93,7 +104,7 @@ func (w *world) cachesEqualServer() []Violation {
 	for _, r := range w.running() {
 		for _, ring := range rings {
 			t := r.term(ring)
-			if t == nil {
+			if t == nil || t.cache == nil { // no term, or a Controller's
 				continue
 			}
 			want := map[string]string{}

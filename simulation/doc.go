@@ -69,6 +69,35 @@
 // twice"; clock skew; CRDs that come and go; 403 windows; informers
 // released and re-asked.
 //
+// # Your own controller
+//
+// Options.Controller runs a controller of yours in place of the built-in
+// one: its Run is called for every term (the leader's, or a member's in
+// each ring) with a Term that holds a rest.Config through the replica's
+// faults, the namespace and selector of the term's objects, the shard
+// (for a member: wrap your reconcile in sharding.Reconciler), the
+// replica's pausable clock and a trace hook. Pass Term.Trace as your
+// workqueue's Options.Trace: its got and done events are how the
+// simulator sees your reconciles, for "one reconcile per key".
+// Controller.Converged, if set, is your end state, asked each second
+// once the faults stop; Options.Label is the label the writers put on
+// the parents, for a controller that selects its own, and
+// Options.GarbageCollector runs kube-controller-manager's garbage
+// collector, for a controller that relies on it (the local control
+// plane runs none, and neither does the simulator by default). The
+// skeleton's TestTheSkeletonKeepsASecret…
+// (examples/skeleton/sim_test.go) is a whole example:
+//
+//	res := simulation.Check(t, simulation.Options{Seed: seed, Scenario: simulation.LeaderElected, Label: "app=demo",
+//		Controller: &simulation.Controller{
+//			Run: func(ctx context.Context, term simulation.Term) {
+//				_ = control(ctx, term.Config, term.Namespace, term.Trace)
+//			},
+//			Converged: secretsMatchConfigMaps,
+//		}}, nil)
+//
+// The simulator compares no cache of yours with the server.
+//
 // # Running and replaying
 //
 //	go test -tags simsweep ./simulation -run 'TestSimulate$' -seeds=10       # 10 seeds

@@ -43,7 +43,11 @@ func (leaderElected) run(ctx context.Context, w *world, r *replica) {
 					r.setTerm(LeaderRing, nil)
 					w.hist.add(Event{What: TermEnd, Replica: r.name, Ring: LeaderRing, Member: r.name, Deadline: term.End()})
 				}()
-				runController(ctx, w, r, LeaderRing, r.name, AppLabel, func(_ *si.Informer[*corev1.ConfigMap], ctl *controller) workqueue.ReconcileFunc[informer.Key] {
+				if w.opts.Controller != nil {
+					runUserController(ctx, w, r, LeaderRing, r.name, nil)
+					return
+				}
+				runController(ctx, w, r, LeaderRing, r.name, w.opts.Label, func(_ *si.Informer[*corev1.ConfigMap], ctl *controller) workqueue.ReconcileFunc[informer.Key] {
 					return ctl.reconcile
 				})
 			},

@@ -48,6 +48,17 @@ type Options struct {
 	// Trace, if set, receives the replicas' informers' trace events; each
 	// Detail begins with the replica's name and ring.
 	Trace informer.TraceHook
+	// Controller, if set, is run in every term in place of the built-in
+	// controller (see Controller).
+	Controller *Controller
+	// Label is the one label, "key=value", that the writers put on every
+	// parent they create. Default AppLabel.
+	Label string
+	// GarbageCollector runs kube-controller-manager's garbage collector:
+	// each second, an object whose owners are all gone is deleted. Off by
+	// default, as on the local control plane (testenv), which runs no
+	// kube-controller-manager: a controller that relies on it says so.
+	GarbageCollector bool
 }
 
 func (o Options) withDefaults() Options {
@@ -66,7 +77,30 @@ func (o Options) withDefaults() Options {
 	if o.Settle == 0 {
 		o.Settle = ConvergenceBound(o.Timing)
 	}
+	if o.Label == "" {
+		o.Label = AppLabel
+	}
 	return o
+}
+
+// validate reports the first option that cannot be run.
+func (o Options) validate() error {
+	if _, _, err := splitLabel(o.Label); err != nil {
+		return err
+	}
+	if o.Controller != nil && o.Controller.Run == nil {
+		return errNoRun
+	}
+	return nil
+}
+
+// splitLabel splits a "key=value" label.
+func splitLabel(label string) (key, value string, err error) {
+	key, value, ok := strings.Cut(label, "=")
+	if !ok || key == "" || strings.ContainsAny(label, ", !") {
+		return "", "", fmt.Errorf("simulation: Options.Label %q is not one label of the form key=value", label)
+	}
+	return key, value, nil
 }
 
 // ConvergenceBound is how long after the last fault ends the replicas
@@ -135,6 +169,9 @@ func Run(opts Options, sched Schedule) (Result, error) {
 	opts = opts.withDefaults()
 	start := time.Now()
 	res := Result{Options: opts, Schedule: sched, Converged: -1}
+	if err := opts.validate(); err != nil {
+		return res, err
+	}
 	w, err := newWorld(opts)
 	if err != nil {
 		return res, err
@@ -164,6 +201,9 @@ func Run(opts Options, sched Schedule) (Result, error) {
 	}
 	writers, stopWriters := context.WithCancel(ctx)
 	go w.write(writers)
+	if opts.GarbageCollector {
+		timers.Go(func() { w.collectGarbage(ctx) }) // ends with ctx, before timers.Wait returns
+	}
 	for _, f := range sched {
 		time.Sleep(time.Until(start.Add(f.At)))
 		w.apply(ctx, f, after)

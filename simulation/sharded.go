@@ -71,6 +71,10 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 					r.setTerm(ring, nil)
 					w.hist.add(Event{What: TermEnd, Replica: r.name, Ring: ring, Member: shard.Member, Deadline: term.End()})
 				}()
+				if w.opts.Controller != nil {
+					runUserController(ctx, w, r, ring, shard.Member, &shard)
+					return
+				}
 				memberTerm(ctx, w, r, shard)
 			},
 		})

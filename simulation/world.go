@@ -77,7 +77,7 @@ type replica struct {
 // openTerm is what the checker may ask of a replica's open term.
 type openTerm struct {
 	member string
-	cache  func() map[string]string // the informer's objects: name → resourceVersion
+	cache  func() map[string]string // the informer's objects: name → resourceVersion; nil for a Controller's term
 }
 
 func newWorld(opts Options) (*world, error) {

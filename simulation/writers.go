@@ -48,9 +48,10 @@ func (w *world) write(ctx context.Context) {
 	}
 }
 
-// createParent creates parent name at tick.
+// createParent creates parent name at tick, with Options.Label.
 func (w *world) createParent(ctx context.Context, name string, tick int) error {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name, Labels: map[string]string{"app": "sim"}},
+	key, value, _ := splitLabel(w.opts.Label) // Run validated it
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name, Labels: map[string]string{key: value}},
 		Data: map[string]string{"tick": strconv.Itoa(tick)}}
 	return w.core.Post().Namespace(Namespace).Resource("configmaps").Body(cm).Do(ctx).Error()
 }

@@ -55,8 +55,10 @@ var givens = map[string]string{
 	"sharedinformer/doc.go: factory, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme})":   "ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, queue *workqueue.Queue[informer.Key]",
 	"sharedinformer/enqueue.go: reg, err := configMaps.AddEventHandler(sharedinformer.EnqueueKey[*corev1.ConfigMap](queue))": "configMaps *sharedinformer.Informer[*corev1.ConfigMap], queue *workqueue.Queue[informer.Key]",
 	"sharedinformer/factory.go: cms, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, factory,":                     "ctx context.Context, factory *sharedinformer.Factory",
-	"testenv/faultproxy/doc.go: p, err := faultproxy.Start(cp.Addr())":                                                       "cp *testenv.ControlPlane",
-	"workqueue/doc.go: q := workqueue.New(workqueue.Options[informer.Key]{}) // client-go's default backoff":                 "ctx context.Context, key informer.Key, reconcile workqueue.ReconcileFunc[informer.Key]",
+	"simulation/doc.go: res := simulation.Check(t, simulation.Options{Seed: seed, Scenario: simulation.LeaderElected, Label: \"app=demo\",": "t *testing.T, seed int64, " +
+		"control func(context.Context, *rest.Config, string, informer.TraceHook) error, secretsMatchConfigMaps func(context.Context, *rest.Config) error",
+	"testenv/faultproxy/doc.go: p, err := faultproxy.Start(cp.Addr())":                                       "cp *testenv.ControlPlane",
+	"workqueue/doc.go: q := workqueue.New(workqueue.Options[informer.Key]{}) // client-go's default backoff": "ctx context.Context, key informer.Key, reconcile workqueue.ReconcileFunc[informer.Key]",
 	"workqueue/doc.go: key, err := q.Get(ctx) // blocks; ErrShutDown or ctx.Err() ends the loop": "ctx context.Context, q *workqueue.Queue[informer.Key], " +
 		"reconcile workqueue.ReconcileFunc[informer.Key], isTerminal func(error) bool",
 	"workqueue/exported.go: qm, err := workqueue.NewExportedMetrics(registry, \"configmaps\", nil)": "ctx context.Context, registry *metrics.Registry",

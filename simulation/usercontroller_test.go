@@ -1,0 +1,114 @@
+package simulation_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/sharding"
+	si "github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/simulation"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// A Controller of the user's is checked like the built-in one. This one
+// forgets that it is sharded: every member's informer selects every
+// object (Options.Label, not its shard's selector) and its reconcile is
+// not wrapped in sharding.Reconciler, so all three members reconcile
+// each parent, at once. The simulator sees each reconcile through
+// Term.Trace and reports it, with no fault at all.
+func TestAControllerThatIgnoresItsShardIsCaughtReconcilingAKeyInTwoMembersAtOnce(t *testing.T) {
+	res := simulation.Check(t, simulation.Options{Seed: 1, Faults: 10 * time.Second, Controller: &simulation.Controller{
+		Run: func(ctx context.Context, term simulation.Term) {
+			runEveryKey(ctx, term, simulation.AppLabel) // the bug: not term.Selector, no sharding.Reconciler
+		},
+	}}, simulation.Schedule{})
+	if !brokeInvariant(res, "one reconcile per key") {
+		t.Fatalf("the overlapping reconciles went unseen:\n%s", res.Report())
+	}
+}
+
+// The same controller, told its shard (term.Selector) and reconciling
+// only what sharding.Reconciler hands it, keeps every invariant: the
+// test above fails for the bug, not for the harness.
+func TestAControllerThatKeepsToItsShardKeepsEveryInvariant(t *testing.T) {
+	res := simulation.Check(t, simulation.Options{Seed: 1, Faults: 10 * time.Second, Controller: &simulation.Controller{
+		Run: func(ctx context.Context, term simulation.Term) { runEveryKey(ctx, term, term.Selector) },
+	}}, simulation.Schedule{})
+	if res.Failed() {
+		t.Fatal(res.Report())
+	}
+}
+
+// runEveryKey is a controller that reconciles every ConfigMap selector
+// selects, each for 200 ms, until ctx ends; with a shard, through
+// sharding.Reconciler, as a sharded controller must.
+func runEveryKey(ctx context.Context, term simulation.Term, selector string) {
+	scheme := k8sruntime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	factory, err := si.NewFactory(term.Config, si.FactoryOptions{Scheme: scheme, Logger: term.Logger})
+	if err != nil {
+		return
+	}
+	cms, err := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(term.Namespace), si.WithLabels(selector))
+	if err != nil {
+		return
+	}
+	queue := workqueue.New(workqueue.Options[informer.Key]{Trace: term.Trace}) // how the simulator sees each reconcile
+	defer queue.ShutDown()
+	if _, err := cms.AddEventHandler(si.EnqueueKey[*corev1.ConfigMap](queue)); err != nil {
+		return
+	}
+	factory.Start(ctx)
+	defer factory.Wait()
+	if factory.WaitForCacheSync(ctx) != nil {
+		return
+	}
+	reconcile := func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+		informer.Sleep(ctx, term.Clock, 200*time.Millisecond)
+		return workqueue.Result{}, nil
+	}
+	if term.Shard != nil && selector == term.Selector {
+		client, err := factory.RESTClient(corev1.SchemeGroupVersion)
+		if err != nil {
+			return
+		}
+		reconcile = sharding.Reconciler(*term.Shard, cms.Lister(), client, "configmaps", reconcile)
+	}
+	workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{Workers: 2})
+}
+
+func brokeInvariant(res simulation.Result, invariant string) bool {
+	for _, v := range res.Violations {
+		if v.Invariant == invariant {
+			return true
+		}
+	}
+	return false
+}
+
+// Options that cannot run are an error that names the option, before
+// anything starts.
+func TestOptionsThatCannotRunAreAnErrorNamingTheOption(t *testing.T) {
+	for _, tc := range []struct {
+		opts simulation.Options
+		want string
+	}{
+		{simulation.Options{Label: "app"}, `Options.Label "app"`},
+		{simulation.Options{Label: "a=b,c=d"}, `Options.Label "a=b,c=d"`},
+		{simulation.Options{Controller: &simulation.Controller{}}, "Options.Controller has no Run"},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			_, err := simulation.Run(tc.opts, simulation.Schedule{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Run(%+v) = %v, want an error containing %q", tc.opts, err, tc.want)
+			}
+		})
+	}
+}
