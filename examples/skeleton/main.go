@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string) error {
 			}
 		}
 		switch {
-		case cm == nil && secret != nil && metav1.GetControllerOf(secret) != nil: // deleted or unlabelled: its Secret goes too
+		case secret != nil && ownerGone(secret, cm): // deleted, unlabelled, or made anew: its Secret goes too
 			err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name))
 		case err != nil || secret == nil: // neither exists, a failure, or created just now
 		case !metav1.IsControlledBy(secret, cm): // another owner's or nobody's: not ours to change, and retrying cannot help
@@ -99,4 +99,10 @@ func run(ctx context.Context, args []string) error {
 	}
 	workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{Workers: 2, Gate: guard}) // until ctx ends
 	return nil
+}
+
+// ownerGone: secret's controller is a ConfigMap of its name that is gone (none now, or made anew).
+func ownerGone(secret *corev1.Secret, cm *corev1.ConfigMap) bool {
+	owner := metav1.GetControllerOf(secret)
+	return owner != nil && owner.Kind == "ConfigMap" && owner.Name == secret.Name && (cm == nil || owner.UID != cm.UID)
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // maxSkeletonLines is the promise chapter 8 makes: a whole controller,
-// every error checked, in at most this many gofmt'd lines.
-const maxSkeletonLines = 105
+// every error checked, in about a hundred gofmt'd lines. It was 105
+// until ownerGone was added (six lines).
+const maxSkeletonLines = 110
 
 // TestChapter8OpensWithTheWholeSkeletonProgram checks that the first Go
 // block of chapter 8 is examples/skeleton/main.go, byte for byte, that it
