@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 )
 
 func main() {
@@ -41,22 +42,32 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg, err := conn.Load()
+	if err != nil {
+		return err
+	}
+	defer fmt.Fprintln(os.Stderr, "skeleton: stopped")
+	return control(ctx, cfg, *ns, nil)
+}
+
+// control runs the controller in namespace ns until ctx ends; trace, if set,
+// sees its queue's events (the simulator's test watches reconciles so).
+func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.TraceHook) error {
 	scheme := runtime.NewScheme() // the Go types the factory reads and writes
-	if err := errors.Join(err, corev1.AddToScheme(scheme)); err != nil {
+	if err := corev1.AddToScheme(scheme); err != nil {
 		return err
 	}
 	factory, err := si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme})
 	if err != nil {
 		return err
 	}
-	configMaps, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(*ns), si.WithLabels("app=demo"))
-	secrets, err2 := si.InformerFor[*corev1.Secret](ctx, factory, si.InNamespace(*ns), si.WithLabels("app=demo")) // ours carry it
-	client, err3 := factory.RESTClient(corev1.SchemeGroupVersion)                                                 // for the writes
-	guard, err4 := readyourwrites.New(readyourwrites.Options{Name: "skeleton"})                                   // holds a key until the cache shows its writes
+	configMaps, err1 := si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns), si.WithLabels("app=demo"))
+	secrets, err2 := si.InformerFor[*corev1.Secret](ctx, factory, si.InNamespace(ns), si.WithLabels("app=demo")) // ours carry it
+	client, err3 := factory.RESTClient(corev1.SchemeGroupVersion)                                                // for the writes
+	guard, err4 := readyourwrites.New(readyourwrites.Options{Name: "skeleton"})                                  // holds a key until the cache shows its writes
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return err
 	}
-	queue, ours := workqueue.New(workqueue.Options[informer.Key]{}), readyourwrites.Track(guard, secrets) // ours: our Secret writes, per key
+	queue, ours := workqueue.New(workqueue.Options[informer.Key]{Trace: trace}), readyourwrites.Track(guard, secrets) // ours: our Secret writes, per key
 	_, err1 = configMaps.AddEventHandler(si.EnqueueKey[*corev1.ConfigMap](queue))
 	_, err2 = secrets.AddEventHandler(si.EnqueueOwner[*corev1.Secret](queue, corev1.SchemeGroupVersion.WithKind("ConfigMap").GroupKind()))
 	if err := errors.Join(err1, err2); err != nil {
@@ -64,7 +75,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx) // on every way out: stop the informers, wait for them
 	factory.Start(ctx)
-	defer func() { cancel(); factory.Wait(); queue.ShutDown(); fmt.Fprintln(os.Stderr, "skeleton: stopped") }()
+	defer func() { cancel(); factory.Wait(); queue.ShutDown() }()
 	if err := factory.WaitForCacheSync(ctx); err != nil {
 		return err // never act on a partial cache
 	}

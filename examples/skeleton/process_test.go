@@ -188,7 +188,7 @@ func TestABurstOf200ConfigMapsIsReconciledWithin30sOnTheDefaultClientLimits(t *t
 // real cluster (the local control plane has none), and the delete brings
 // the key back for a new Secret, controlled by the new ConfigMap. The
 // simulator found the case: its writers delete and create parents while
-// the skeleton runs.
+// the skeleton runs (TestTheSkeletonKeepsASecretPerConfigMapUnderSimulatedFaults).
 func TestASecretLeftByAnEarlierConfigMapOfTheSameNameIsDeletedAndMadeAnew(t *testing.T) {
 	cp := testenv.Shared(t)
 	ns := cp.Namespace(t)

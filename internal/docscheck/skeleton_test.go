@@ -11,8 +11,9 @@ import (
 
 // maxSkeletonLines is the promise chapter 8 makes: a whole controller,
 // every error checked, in about a hundred gofmt'd lines. It was 105
-// until ownerGone was added (six lines).
-const maxSkeletonLines = 110
+// until control was split from run, with a trace hook for the
+// simulator's test (nine lines), and ownerGone was added (six).
+const maxSkeletonLines = 120
 
 // TestChapter8OpensWithTheWholeSkeletonProgram checks that the first Go
 // block of chapter 8 is examples/skeleton/main.go, byte for byte, that it
