@@ -101,13 +101,17 @@ chaos-replicas: tools
 
 # sim runs the simulator (package simulation) for SEEDS seeds from
 # SIM_FIRST (default 1), scenario SCENARIO (sharded or leader), each with
-# FAULTS of faults, without -race, and prints seeds per minute and the
-# simulated-to-real ratio. A failing seed prints its replay command,
-# schedule and history, and its shrunk schedule. The sweep's test is built
-# only with the simsweep tag, so make test does not run it.
+# FAULTS of faults, without -race, in SIM_PROCS processes at once (one per
+# core, each over its own part of the seeds), and prints each process's
+# seeds per minute and simulated-to-real ratio, then the sweep's seeds per
+# minute. A failing seed prints its replay command, schedule and history,
+# and its shrunk schedule. The sweep's test is built only with the
+# simsweep tag, so make test does not run it.
 SIM_FIRST ?= 1
+SIM_PROCS ?= 2
 SCENARIO ?= sharded
 FAULTS ?= 30s
 sim:
-	$(GO) test -tags simsweep -count=1 -timeout 60m -run 'TestSimulate$$' ./simulation -v \
-		-seeds=$(SEEDS) -first=$(SIM_FIRST) -scenario=$(SCENARIO) -faults=$(FAULTS)
+	@mkdir -p bin
+	$(GO) test -tags simsweep -c -o bin/sim.test ./simulation
+	hack/sim.sh bin/sim.test $(SEEDS) $(SIM_FIRST) $(SIM_PROCS) -scenario=$(SCENARIO) -faults=$(FAULTS)

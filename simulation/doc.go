@@ -103,7 +103,7 @@
 //	go test -tags simsweep ./simulation -run 'TestSimulate$' -seeds=10       # 10 seeds
 //	go test -tags simsweep ./simulation -run 'TestSimulate$' -seed=1234 -v   # replay one seed
 //	go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=leader -seeds=1000 -first=5000
-//	make sim SEEDS=1000                                             # no -race; seeds/minute and simulated/real
+//	make sim SEEDS=1000 SIM_PROCS=2                                 # no -race, two processes; seeds/minute and simulated/real
 //
 // A failing seed prints its replay command, its schedule, the history
 // around each violation, and (with -shrink, the default) the smallest
