@@ -1,8 +1,11 @@
-// Package hostile is a test-support package: an httptest server that speaks
-// just enough of the Kubernetes API for one collection, the ConfigMaps of
+// Package hostile is a test-support package: a server that speaks just
+// enough of the Kubernetes API for one collection, the ConfigMaps of
 // namespace "ns", and answers as badly as a test tells it to, plus the
 // arithmetic that bounds how often a client with a backoff may call it.
 // The reflector's and the chaos package's hostile-server tests share it.
+// NewServer serves it on a real socket (httptest); NewHandler leaves the
+// serving to the test, such as in memory inside a testing/synctest
+// bubble, where the times it logs are simulated and so exact.
 package hostile
 
 import (
@@ -24,8 +27,8 @@ const Path = "/api/v1/namespaces/ns/configmaps"
 // Server answers LIST and WATCH of Path with handlers a test sets, and
 // logs the time of every request. Any other path is a 404 Status.
 type Server struct {
-	*httptest.Server
-	closing chan struct{} // closed at cleanup, so held-open watches end
+	*httptest.Server               // nil for a Server from NewHandler
+	closing          chan struct{} // closed at cleanup, so held-open watches end
 
 	mu      sync.Mutex
 	list    http.HandlerFunc // guarded by mu
@@ -38,16 +41,31 @@ type Server struct {
 // a nil watch holds every watch open without events. It is closed at the
 // test's cleanup.
 func NewServer(t testing.TB, list, watch http.HandlerFunc) *Server {
-	s := &Server{closing: make(chan struct{}), list: list, watch: watch}
-	if s.watch == nil {
-		s.watch = s.HoldOpen()
-	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s := newServer(list, watch)
+	s.Server = httptest.NewServer(s)
 	t.Cleanup(func() { close(s.closing); s.Close() })
 	return s
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+// NewHandler returns a Server that listens nowhere: the test serves it
+// (it is an http.Handler), as fakeapiserver.ServeInMemory does inside a
+// synctest bubble. Held-open watches end at the test's cleanup.
+func NewHandler(t testing.TB, list, watch http.HandlerFunc) *Server {
+	s := newServer(list, watch)
+	t.Cleanup(func() { close(s.closing) })
+	return s
+}
+
+func newServer(list, watch http.HandlerFunc) *Server {
+	s := &Server{closing: make(chan struct{}), list: list, watch: watch}
+	if s.watch == nil {
+		s.watch = s.HoldOpen()
+	}
+	return s
+}
+
+// ServeHTTP answers one request, logging its time.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != Path {
 		WriteJSON(w, http.StatusNotFound, StatusObject(http.StatusNotFound, metav1.StatusReasonNotFound, "no such path"))
 		return
