@@ -3,6 +3,7 @@ package leaderelection_test
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"sort"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/internal/testlog"
 	"github.com/listwatch/informer/leaderelection"
 )
@@ -36,7 +38,8 @@ func must[V any](v V, err error) V {
 	return v
 }
 
-// term is one [start, end) of leadership, on this host's wall clock.
+// term is one [start, end) of leadership, on the test's clock: this
+// host's, or inside a synctest bubble the bubble's.
 type term struct {
 	id         string
 	start, end time.Time
@@ -132,3 +135,11 @@ var takeoverBound = leaseDuration + 2*maxAcquireWait + 4*attemptTimeout
 // releaseBound is the longest a standby may take to lead after a release
 // landed: the attempt in flight, one wait, and the attempt that takes it.
 var releaseBound = maxAcquireWait + 2*attemptTimeout
+
+// inMemory serves srv (the fake API server, or srv wrapped in faults) in
+// memory until the test ends; call it inside a synctest bubble.
+func inMemory(t *testing.T, srv http.Handler) *fakeapiserver.InMemory {
+	mem := fakeapiserver.ServeInMemory(srv)
+	t.Cleanup(mem.Close)
+	return mem
+}
