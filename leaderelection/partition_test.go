@@ -4,59 +4,69 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
 
+	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/leaderelection"
-	"github.com/listwatch/informer/testenv"
-	"github.com/listwatch/informer/testenv/faultproxy"
 )
 
-// The leader reaches the API server through a proxy, which is then
-// blackholed: its renews hang. Its leading context ends by its last
-// successful renew plus RenewDeadline, before the Lease can expire for
-// anyone; the standby leads only after the Lease expired; no overlap.
+// The leader is blackholed: from a moment on, its requests hang, neither
+// answered nor refused, until their AttemptTimeout. Its leading context
+// ends by its last successful renew plus RenewDeadline, before the Lease
+// can expire for anyone; the standby leads only after the Lease expired;
+// no overlap. On the fake API server, in a synctest bubble, so the
+// bounds below hold to the nanosecond of simulated time.
 func TestABlackholedLeaderStopsBeforeItsLeaseExpiresAndTheStandbyWaitsForExpiry(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	proxy := must(faultproxy.Start(cp.Addr()))
-	defer proxy.Close()
+	synctest.Test(t, func(t *testing.T) { blackholedLeader(t) })
+}
+
+func blackholedLeader(t *testing.T) {
+	srv := fakeapiserver.New()
+	var cut atomic.Bool
+	memA := faultySide(srv, &cut, fakeapiserver.Fault{Hang: true})
+	defer memA.Close()
+	direct := inMemory(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	defer cancel()
 	ts := newTerms()
 	guard := takeoverBound + time.Minute // a guard against hanging, not a timing
 
-	cfgA, _ := config(t, cp.ConfigVia(proxy.Addr()), ns, "partitioned", "behind-proxy", ts.callbacks("behind-proxy", nil))
+	cfgA, _ := config(t, memA.Config(), "kube-system", "partitioned", "blackholed", ts.callbacks("blackholed", nil))
 	a := must(leaderelection.New(cfgA))
 	aDone := make(chan error, 1)
 	go func() { aDone <- a.Run(ctx) }()
-	awaitTerm(t, ts, guard, "the candidate behind the proxy leads")
+	awaitTerm(t, ts, guard, "the candidate to be blackholed leads")
 
 	sawA := make(chan struct{})
 	var once sync.Once
-	cfgB, _ := config(t, cp.Config(), ns, "partitioned", "direct", ts.callbacks("direct", func(id string) {
-		if id == "behind-proxy" {
+	cfgB, _ := config(t, direct.Config(), "kube-system", "partitioned", "direct", ts.callbacks("direct", func(id string) {
+		if id == "blackholed" {
 			once.Do(func() { close(sawA) })
 		}
 	}))
 	b := must(leaderelection.New(cfgB))
-	go b.Run(ctx)
+	wg.Go(func() { b.Run(ctx) })
 	<-sawA
 
 	// Watch the Lease as the admin, to know the old leader's last write
-	// that landed (a renew can land while its answer is blackholed).
-	admin := must(leaderelection.NewClient(cp.Config()))
+	// that landed.
+	admin := must(leaderelection.NewClient(direct.Config()))
 	var lastOfA *coordinationv1.Lease // written by the poller until polled closes
 	polled := make(chan struct{})
 	go func() {
 		defer close(polled)
 		for ctx.Err() == nil {
 			l := &coordinationv1.Lease{}
-			if admin.Get().Namespace(ns).Resource("leases").Name("partitioned").Do(ctx).Into(l) == nil {
-				if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != "behind-proxy" {
+			if admin.Get().Namespace("kube-system").Resource("leases").Name("partitioned").Do(ctx).Into(l) == nil {
+				if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != "blackholed" {
 					return
 				}
 				lastOfA = l
@@ -65,7 +75,7 @@ func TestABlackholedLeaderStopsBeforeItsLeaseExpiresAndTheStandbyWaitsForExpiry(
 		}
 	}()
 
-	proxy.Blackhole()
+	cut.Store(true)
 	var errA error
 	select {
 	case errA = <-aDone:
