@@ -3,13 +3,13 @@ package leaderelection_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/leaderelection"
-	"github.com/listwatch/informer/testenv"
 )
 
 // The Lease is deleted twice, each time after its leader's term ended
@@ -18,11 +18,14 @@ import (
 // never saw the old Lease, creates it at once. Each new leader's fence
 // must exceed every earlier term's, so that a reader that refuses lower
 // fences never refuses the leader of the day, whoever created the Lease
-// and whatever it remembered.
+// and whatever it remembered. On the fake API server (whose
+// resourceVersions grow as etcd's revision does), in a synctest bubble.
 func TestAFenceGrowsAcrossADeletedLeaseWhoeverCreatesItAgain(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	admin := must(leaderelection.NewClient(cp.Config()))
+	synctest.Test(t, func(t *testing.T) { fenceAcrossDeletes(t) })
+}
+
+func fenceAcrossDeletes(t *testing.T) {
+	admin := inMemory(t, fakeapiserver.New())
 	guard := takeoverBound + time.Minute // against hanging, not a timing
 
 	// candidate runs id until its stop is called, which ends its term
@@ -35,7 +38,7 @@ func TestAFenceGrowsAcrossADeletedLeaseWhoeverCreatesItAgain(t *testing.T) {
 	}
 	start := func(id string, release bool) candidate {
 		c := candidate{fence: make(chan uint64, 1), seen: make(chan string, 16)}
-		cfg, _ := config(t, cp.Config(), ns, "refenced", id, leaderelection.Callbacks{
+		cfg, _ := config(t, admin.Config(), "kube-system", "refenced", id, leaderelection.Callbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				term, _ := leaderelection.TermOf(ctx)
 				c.fence <- term.Fence
@@ -73,11 +76,6 @@ func TestAFenceGrowsAcrossADeletedLeaseWhoeverCreatesItAgain(t *testing.T) {
 			}
 		}
 	}
-	deleteLease := func() {
-		require.NoError(t, admin.Delete().Namespace(ns).Resource("leases").Name("refenced").
-			Body(&metav1.DeleteOptions{}).Do(t.Context()).Error())
-	}
-
 	// Two terms, one handing over to the next by release.
 	first := start("first", true)
 	f1 := fenceOf(first, "first")
@@ -90,13 +88,13 @@ func TestAFenceGrowsAcrossADeletedLeaseWhoeverCreatesItAgain(t *testing.T) {
 	standby := start("standby", false)
 	awaitSeen(standby, "second")
 	second.stop()
-	deleteLease()
+	deleteLease(t.Context(), t, admin, "refenced")
 	f3 := fenceOf(standby, "the standby")
 	require.Greater(t, f3, f2, "the standby created the deleted Lease again with a fence below the deposed leader's")
 
 	// A candidate that never saw the old Lease creates it at once.
 	standby.stop()
-	deleteLease()
+	deleteLease(t.Context(), t, admin, "refenced")
 	late := start("late", false)
 	f4 := fenceOf(late, "the late candidate")
 	require.Greater(t, f4, f3, "a candidate that never saw the deleted Lease led with a fence below the deposed leader's")
