@@ -3,10 +3,12 @@ package leaderelection_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/testenv"
 )
@@ -15,42 +17,43 @@ import (
 // a reconcile or a sync wait does. It must fire at its own time while the
 // term goes on: a leading context whose Deadline reported the moving term
 // end would make context.WithTimeout arm no timer of its own, and the
-// derived context would end only with the term.
+// derived context would end only with the term. On the fake API server,
+// in a synctest bubble, so "at its own time" is exact.
 func TestATimeoutLongerThanRenewDeadlineDerivedFromATermFiresWhileTheTermGoesOn(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	timeout := renewDeadline + time.Second
-	type outcome struct {
-		waited    time.Duration
-		termEnded bool
-		timedOut  bool
-	}
-	result := make(chan outcome, 1)
-	cfg, _ := config(t, cp.Config(), ns, "timeouts", "leader", leaderelection.Callbacks{
-		OnStartedLeading: func(ctx context.Context) {
-			start := time.Now()
-			derived, cancel := context.WithTimeout(ctx, timeout)
-			defer cancel()
-			select {
-			case <-derived.Done():
-			case <-time.After(3 * timeout): // against hanging: the bug's symptom
-			}
-			result <- outcome{waited: time.Since(start), termEnded: ctx.Err() != nil, timedOut: derived.Err() != nil}
-			<-ctx.Done()
-		},
-		OnStoppedLeading: func() {},
+	synctest.Test(t, func(t *testing.T) {
+		mem := inMemory(t, fakeapiserver.New())
+		timeout := renewDeadline + time.Second
+		type outcome struct {
+			waited    time.Duration
+			termEnded bool
+			timedOut  bool
+		}
+		result := make(chan outcome, 1)
+		cfg, _ := config(t, mem.Config(), "kube-system", "timeouts", "leader", leaderelection.Callbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				start := time.Now()
+				derived, cancel := context.WithTimeout(ctx, timeout)
+				defer cancel()
+				select {
+				case <-derived.Done():
+				case <-time.After(3 * timeout): // against hanging: the bug's symptom
+				}
+				result <- outcome{waited: time.Since(start), termEnded: ctx.Err() != nil, timedOut: derived.Err() != nil}
+				<-ctx.Done()
+			},
+			OnStoppedLeading: func() {},
+		})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- must(leaderelection.New(cfg)).Run(ctx) }()
+		got := <-result
+		cancel()
+		require.NoError(t, <-done)
+		require.True(t, got.timedOut, "the derived %v timeout had not fired after %v", timeout, got.waited)
+		require.False(t, got.termEnded, "the term ended: the test proves nothing")
+		require.Equal(t, timeout, got.waited, "it fired at its own time")
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- must(leaderelection.New(cfg)).Run(ctx) }()
-	got := <-result
-	cancel()
-	require.NoError(t, <-done)
-	require.True(t, got.timedOut, "the derived %v timeout had not fired after %v", timeout, got.waited.Round(time.Millisecond))
-	require.False(t, got.termEnded, "the term ended: the test proves nothing")
-	require.GreaterOrEqual(t, got.waited, timeout)
-	require.Less(t, got.waited, timeout+time.Second, "it fired late")
 }
 
 // Every term learns its fencing number, the resourceVersion of the write
