@@ -189,37 +189,6 @@ func TestApiserverRestartConvergesWithoutLoopingOnTooOld(t *testing.T) {
 	converged(t, l.store.state, cms, 30*time.Second)
 }
 
-func TestBookmarksAdvanceTheResourceVersionWithoutObjectChanges(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	cms := newConfigMaps(t, cp.Config(), ns)
-	cms.create("a")
-	// The watch cache sends a bookmark 2s before a watch's deadline.
-	l := cmReflector(t, cp.Config(), ns, func(o *reflector.Options[*corev1.ConfigMap]) {
-		o.WatchTimeout = 5 * time.Second
-		o.WatchTimeoutJitter = -1
-	})
-	watching(t, l.trace, 1)
-	listed := mustInt(t, l.r.LastSyncResourceVersion())
-
-	// A write elsewhere moves etcd's revision; this namespace sees no event.
-	elsewhere := newConfigMaps(t, cp.Config(), cp.Namespace(t)).create("x")
-	eventually(t, func() bool {
-		for _, b := range l.trace.of(reflector.KindBookmark) {
-			if mustInt(t, b.ResourceVersion) >= mustInt(t, elsewhere.ResourceVersion) {
-				return true
-			}
-		}
-		return false
-	}, 20*time.Second, "no bookmark past the write elsewhere")
-	assert.Greater(t, mustInt(t, l.r.LastSyncResourceVersion()), listed, "the bookmark moved the resourceVersion on")
-	assert.Zero(t, l.store.count("add")+l.store.count("update")+l.store.count("delete"), "with no object changed")
-
-	watching(t, l.trace, 2) // the server ended the first watch at its timeout
-	watches := l.trace.of(reflector.KindWatch)
-	assert.Greater(t, mustInt(t, watches[1].ResourceVersion), listed, "the next watch starts from the bookmark")
-}
-
 // mustInt parses a resourceVersion. Clients must treat resourceVersions as
 // opaque; only a test that knows the server is etcd-backed may compare.
 func mustInt(t *testing.T, rv string) int64 {
