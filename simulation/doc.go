@@ -37,8 +37,10 @@
 // as a recovered server serves what it held), Errors (429, 500 or 503
 // answers with a probability; 409 as kube-apiserver gives it, a
 // conflicting writer changing the object just before a PATCH or PUT,
-// never a made-up answer), Partition (its watches end, every request
-// hangs, likewise until it heals), Pause (its requests wait, its
+// never a made-up answer), Forbidden (403 for each new request for the
+// ConfigMaps, as RBAC taking access away for a while does: Leases,
+// discovery and open watches go on), Partition (its watches end, every
+// request hangs, likewise until it heals), Pause (its requests wait, its
 // timers fire only after the resume, its reconciles stop where they are,
 // as SIGSTOP does; the replica's informer.Clock is the pausable one) and
 // Kill (its context cancelled and everything of it stopped; a new
@@ -66,7 +68,7 @@
 // Not built yet: the sharder's own exclusivity per ring (a deposed
 // sharder's PATCHes are guarded, and its term has no recorded deadline);
 // handlers' stream consistency; read-your-writes holds; "nothing created
-// twice"; clock skew; CRDs that come and go; 403 windows; informers
+// twice"; clock skew; CRDs that come and go; informers
 // released and re-asked.
 //
 // # Your own controller

@@ -18,8 +18,8 @@ func ExampleNewSchedule() {
 	}
 	fmt.Println("the same again:", simulation.NewSchedule(7, 3, 30*time.Second).String() == sched.String())
 	// Output:
-	// 3.0s cut-watches
-	// 3.5s hang r0 for 3s p=0.30
-	// 6.1s partition r1 for 3.7s
+	// 2.3s kill r2 restart after 4.4s
+	// 3.5s errors r0 for 3s p=0.32 status=503
+	// 5.3s errors r1 for 3.9s p=0.22 status=500
 	// the same again: true
 }

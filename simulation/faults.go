@@ -30,6 +30,9 @@ func (w *world) apply(ctx context.Context, f Fault, after func(time.Duration, fu
 	case Errors:
 		l.set(func(l *link) { l.errP, l.status = f.P, f.Status })
 		after(f.For, func() { l.set(func(l *link) { l.errP = 0 }) })
+	case Forbidden:
+		l.set(func(l *link) { l.forbidden = true })
+		after(f.For, func() { l.set(func(l *link) { l.forbidden = false }) })
 	case Partition:
 		l.set(func(l *link) { l.partition = true })
 		l.cutWatches()

@@ -26,6 +26,7 @@ type link struct {
 	errP      float64
 	status    int
 	partition bool
+	forbidden bool // new requests for ConfigMaps answer 403
 	// cut ends the slot's open watches: closed and replaced at each
 	// partition and pause, so a cut-off replica hears no more events.
 	cut chan struct{}
@@ -72,6 +73,8 @@ func (l *link) inject(r *http.Request) fakeapiserver.Fault {
 		return f
 	case l.partition:
 		f.Hang, f.Until = true, l.partitionEnds
+	case l.forbidden && isConfigMaps(r.URL.Path):
+		f.Status = http.StatusForbidden
 	case l.hang > 0 && l.rng.Float64() < l.hang:
 		f.Hang, f.Until = true, l.hangEnds
 	case l.errP > 0 && l.rng.Float64() < l.errP:
@@ -95,6 +98,12 @@ func (l *link) inject(r *http.Request) fakeapiserver.Fault {
 		f.Latency = time.Duration(l.rng.Int64N(int64(l.latency)))
 	}
 	return f
+}
+
+// isConfigMaps reports whether path is the run's ConfigMaps' collection
+// or one of them.
+func isConfigMaps(path string) bool {
+	return strings.HasPrefix(path, "/api/v1/namespaces/"+Namespace+"/configmaps")
 }
 
 // cutting ends a watch when the link is cut (a partition or a pause
@@ -155,7 +164,7 @@ func (l *link) endPartition() {
 // world.resume).
 func (l *link) heal() {
 	l.set(func(l *link) {
-		l.latency, l.errP, l.status = 0, 0, 0
+		l.latency, l.errP, l.status, l.forbidden = 0, 0, 0, false
 		l.endHang()
 		l.endPartition()
 	})

@@ -15,7 +15,8 @@ type Kind string
 const maxLatency = 3 * time.Second
 
 // The faults a schedule is made of. Window faults (latency, hang,
-// errors, partition, pause) last For; the others happen at once.
+// errors, partition, pause, forbidden) last For; the others happen at
+// once.
 const (
 	// Latency delays each request of the replica by up to Max.
 	Latency Kind = "latency"
@@ -46,12 +47,18 @@ const (
 	DeleteMemberLease Kind = "delete-member-lease"
 	// DeleteSharderLease deletes a ring's elected sharder's Lease.
 	DeleteSharderLease Kind = "delete-sharder-lease"
+	// Forbidden answers each new request of the replica for the run's
+	// ConfigMaps with 403 Forbidden, as when RBAC takes the controller's
+	// access away and gives it back: its Leases and discovery are
+	// untouched, and a watch already open goes on (kube-apiserver
+	// authorizes a request once, when it starts).
+	Forbidden Kind = "forbidden"
 )
 
 // windowed reports whether k lasts For.
 func (k Kind) windowed() bool {
 	switch k {
-	case Latency, Hang, Errors, Partition, Pause:
+	case Latency, Hang, Errors, Partition, Pause, Forbidden:
 		return true
 	}
 	return false
@@ -80,7 +87,7 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" r%d for %v p=%.2f", f.Replica, f.For, f.P)
 	case Errors:
 		s += fmt.Sprintf(" r%d for %v p=%.2f status=%d", f.Replica, f.For, f.P, f.Status)
-	case Partition, Pause:
+	case Partition, Pause, Forbidden:
 		s += fmt.Sprintf(" r%d for %v", f.Replica, f.For)
 	case Kill:
 		s += fmt.Sprintf(" r%d restart after %v", f.Replica, f.For)
@@ -125,8 +132,8 @@ func (s Schedule) End() time.Duration {
 // within length. The same arguments give the same schedule.
 func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
-	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, DeleteMemberLease, DeleteSharderLease}
-	weights := []int{2, 3, 3, 2, 2, 2, 1, 1, 2, 1}
+	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, DeleteMemberLease, DeleteSharderLease, Forbidden}
+	weights := []int{2, 3, 3, 2, 2, 2, 1, 1, 2, 1, 2}
 	total := 0
 	for _, w := range weights {
 		total += w
@@ -154,6 +161,8 @@ func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 			f.For, f.P, f.Status = seconds(rng, 2, 15), 0.2+0.7*rng.Float64(), []int{409, 429, 500, 503}[rng.IntN(4)]
 		case Partition, Pause:
 			f.For = seconds(rng, 1, 10)
+		case Forbidden:
+			f.For = seconds(rng, 2, 15)
 		case Kill:
 			f.For = seconds(rng, 0, 5)
 		}
