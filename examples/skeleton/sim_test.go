@@ -16,9 +16,9 @@ import (
 )
 
 // The skeleton, as the leader's controller of three replicas, on
-// simulated time, under the fault schedules of three seeds: latency,
-// hangs, error answers, a partition, a pause, a kill, cut watches, a
-// compaction, the Lease deleted. The simulator checks the library's part
+// simulated time, under the fault schedules three seeds draw (from
+// latency, hangs, error answers, 403 windows, a partition, a pause, a
+// kill, cut watches, a compaction, the Lease deleted). The simulator checks the library's part
 // around it (one leader at a time, one reconcile per key) and, once the
 // faults stop, the skeleton's own: every ConfigMap the writers keep has
 // its Secret, with the same data, and no Secret outlives its ConfigMap.
