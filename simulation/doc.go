@@ -39,7 +39,10 @@
 // conflicting writer changing the object just before a PATCH or PUT,
 // never a made-up answer), Forbidden (403 for each new request for the
 // ConfigMaps, as RBAC taking access away for a while does: Leases,
-// discovery and open watches go on), Partition (its watches end, every
+// discovery and open watches go on), Skew (its clock, on which its
+// leases, renew deadlines and retries are timed, runs up to 10% fast or
+// slow for a while: two clocks then differ by at most 1.1/0.9, inside
+// the documented bound of LeaseDuration/RenewDeadline), Partition (its watches end, every
 // request hangs, likewise until it heals), Pause (its requests wait, its
 // timers fire only after the resume, its reconciles stop where they are,
 // as SIGSTOP does; the replica's informer.Clock is the pausable one) and
@@ -68,7 +71,7 @@
 // Not built yet: the sharder's own exclusivity per ring (a deposed
 // sharder's PATCHes are guarded, and its term has no recorded deadline);
 // handlers' stream consistency; read-your-writes holds; "nothing created
-// twice"; clock skew; CRDs that come and go; informers
+// twice"; CRDs that come and go; informers
 // released and re-asked.
 //
 // # Your own controller
@@ -219,7 +222,9 @@
 // hang or pause (client-go's discovery cache holds a mutex across its
 // requests, and a goroutine waiting on a mutex is not durably blocked:
 // the bubble's clock would stop, and nothing could end the wait; a sweep
-// hung so), processes share one clock rate (no skew), and
+// hung so), a Skew reaches only what times itself on the replica's
+// informer.Clock (leader election and sharding),
+// not client-go's own timeouts, and
 // apimachinery's global error handlers are emptied while a run lasts
 // (their backoff sleeps decades of simulated time in a bubble).
 package simulation

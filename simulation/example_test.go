@@ -20,6 +20,6 @@ func ExampleNewSchedule() {
 	// Output:
 	// 2.3s kill r2 restart after 4.4s
 	// 3.5s errors r0 for 3s p=0.32 status=503
-	// 5.3s errors r1 for 3.9s p=0.22 status=500
+	// 15.5s kill r0 restart after 4.6s
 	// the same again: true
 }

@@ -30,6 +30,9 @@ func (w *world) apply(ctx context.Context, f Fault, after func(time.Duration, fu
 	case Errors:
 		l.set(func(l *link) { l.errP, l.status = f.P, f.Status })
 		after(f.For, func() { l.set(func(l *link) { l.errP = 0 }) })
+	case Skew:
+		l.rate.set(f.Rate)
+		after(f.For, func() { l.rate.set(1) })
 	case Forbidden:
 		l.set(func(l *link) { l.forbidden = true })
 		after(f.For, func() { l.set(func(l *link) { l.forbidden = false }) })
@@ -120,6 +123,7 @@ func (w *world) deleteLease(ctx context.Context, name string) {
 func (w *world) healAll(ctx context.Context) {
 	for slot, l := range w.links {
 		l.heal()
+		l.rate.set(1)
 		w.resume(slot)
 		w.mu.Lock()
 		empty := w.replicas[slot] == nil

@@ -57,14 +57,17 @@ func (g *gate) wait(ctx context.Context) bool {
 	return ctx.Err() == nil
 }
 
-// gateClock is the replica's informer.Clock: the bubble's time, and timers
-// that fire only once the gate is open.
-type gateClock struct{ g *gate }
+// slotClock is the replica's informer.Clock: the bubble's time at the
+// slot's rate, and timers that fire only once the gate is open.
+type slotClock struct {
+	g *gate
+	r *rate
+}
 
-func (c gateClock) Now() time.Time { return time.Now() }
+func (c slotClock) Now() time.Time { return c.r.now() }
 
-func (c gateClock) AfterFunc(d time.Duration, f func()) informer.Timer {
-	return time.AfterFunc(d, func() {
+func (c slotClock) AfterFunc(d time.Duration, f func()) informer.Timer {
+	return time.AfterFunc(c.r.real(d), func() {
 		c.g.wait(context.Background())
 		f()
 	})

@@ -18,6 +18,7 @@ import (
 // over an in-memory connection of its own.
 type link struct {
 	gate gate
+	rate rate // its clock's
 
 	mu        sync.Mutex
 	rng       *rand.Rand // guarded by mu

@@ -53,12 +53,17 @@ const (
 	// untouched, and a watch already open goes on (kube-apiserver
 	// authorizes a request once, when it starts).
 	Forbidden Kind = "forbidden"
+	// Skew makes the replica's clock run at Rate (within maxRateSkew of
+	// true time) for the window: its leases, renew deadlines and retries
+	// are timed on it. After the window it runs true again, off by what
+	// the window added.
+	Skew Kind = "skew"
 )
 
 // windowed reports whether k lasts For.
 func (k Kind) windowed() bool {
 	switch k {
-	case Latency, Hang, Errors, Partition, Pause, Forbidden:
+	case Latency, Hang, Errors, Partition, Pause, Forbidden, Skew:
 		return true
 	}
 	return false
@@ -75,6 +80,7 @@ type Fault struct {
 	Status  int           // Errors' status code
 	Max     time.Duration // Latency's bound
 	Ring    int           // which ring's Lease, for the Lease deletes
+	Rate    float64       // Skew's clock rate (1 is true time)
 }
 
 // String is the fault as a schedule prints it: its start, kind and target.
@@ -89,6 +95,8 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" r%d for %v p=%.2f status=%d", f.Replica, f.For, f.P, f.Status)
 	case Partition, Pause, Forbidden:
 		s += fmt.Sprintf(" r%d for %v", f.Replica, f.For)
+	case Skew:
+		s += fmt.Sprintf(" r%d for %v rate %.2f", f.Replica, f.For, f.Rate)
 	case Kill:
 		s += fmt.Sprintf(" r%d restart after %v", f.Replica, f.For)
 	case DeleteMemberLease:
@@ -132,8 +140,8 @@ func (s Schedule) End() time.Duration {
 // within length. The same arguments give the same schedule.
 func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
-	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, DeleteMemberLease, DeleteSharderLease, Forbidden}
-	weights := []int{2, 3, 3, 2, 2, 2, 1, 1, 2, 1, 2}
+	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, DeleteMemberLease, DeleteSharderLease, Forbidden, Skew}
+	weights := []int{2, 3, 3, 2, 2, 2, 1, 1, 2, 1, 2, 2}
 	total := 0
 	for _, w := range weights {
 		total += w
@@ -163,6 +171,10 @@ func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 			f.For = seconds(rng, 1, 10)
 		case Forbidden:
 			f.For = seconds(rng, 2, 15)
+		case Skew:
+			f.For = seconds(rng, 5, 30)
+			f.Rate = 1 + maxRateSkew*(2*rng.Float64()-1)
+			f.Rate = float64(int(f.Rate*100)) / 100
 		case Kill:
 			f.For = seconds(rng, 0, 5)
 		}

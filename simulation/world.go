@@ -186,8 +186,9 @@ func (w *world) running() []*replica {
 	return out
 }
 
-// clock is the replica's clock: the bubble's, with its pause.
-func (r *replica) clock() informer.Clock { return gateClock{&r.link.gate} }
+// clock is the replica's clock: the bubble's, at its slot's rate, with
+// its pause.
+func (r *replica) clock() informer.Clock { return slotClock{&r.link.gate, &r.link.rate} }
 
 // setTerm records ring's open term of r (nil: none).
 func (r *replica) setTerm(ring string, t *openTerm) {
