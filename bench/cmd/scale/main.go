@@ -66,11 +66,11 @@ func main() {
 	if *quick {
 		cfg = scale.Quick()
 	}
-	cache, err := os.UserCacheDir()
+	cacheDir, err := scale.DefaultCacheDir()
 	if err != nil {
 		log.Fatal(err)
 	}
-	cfg.CacheDir = filepath.Join(cache, "listwatch-informer", "scale")
+	cfg.CacheDir = cacheDir
 	cfg.Child = func(ctx context.Context, lib string, n int) (scale.InProcessSample, error) {
 		return runSelf[scale.InProcessSample](ctx, "-child", lib, "-n", strconv.Itoa(n))
 	}
