@@ -12,7 +12,7 @@ import (
 // seed with the defaults.
 var (
 	seedsFlag    = flag.Int("seeds", 1, "how many seeds to run, from CHAOS_SEED (default 1) upward")
-	durationFlag = flag.Duration("duration", 0, "run each schedule at least this long; 0: one fault of each kind (about a minute)")
+	durationFlag = flag.Duration("duration", 0, "run each schedule at least this long; 0: one fault of each kind (about 45 s of faults and gaps)")
 	objectsFlag  = flag.Int("objects", 0, "parents at the start; 0: 60 for the short run, 150 with -duration")
 	reportFlag   = flag.String("report", "", "write the table of runs as markdown to this file")
 	eventsFlag   = flag.String("events", "", "write every line the replicas printed to seed-<n>.events in this directory")
