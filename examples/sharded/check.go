@@ -89,8 +89,9 @@ func takeover(all map[string][]interval, keys []informer.Key, from string, since
 // member's cache holds exactly its objects. It returns the owners.
 func awaitConverged(ctx context.Context, a api, f *fleet, n, objects int, guard time.Duration) (map[informer.Key]string, error) {
 	deadline := time.Now().Add(guard) // against hanging, not a timing
-	// Each look LISTs every object: at 30,000 that is work for the API
-	// server too, so look less often the more there are.
+	// A look LISTs every object once the caches add up (below): at
+	// 30,000 that is work for the API server too, so look less often the
+	// more there are.
 	every := max(250*time.Millisecond, time.Duration(objects)*50*time.Microsecond)
 	for {
 		if err := f.failure(); err != nil {
@@ -106,6 +107,17 @@ func awaitConverged(ctx context.Context, a api, f *fleet, n, objects int, guard 
 		}
 		live := f.members()
 		if len(live) != n {
+			continue
+		}
+		// Converged, each live member caches exactly its objects, so the
+		// caches add up to all of them: until they do, a LIST of every
+		// object would only take the API server's time from the moves.
+		caches := latestCaches(f.snapshot())
+		cached := 0
+		for id := range live {
+			cached += caches[id].objects
+		}
+		if cached != objects {
 			continue
 		}
 		owners, draining, err := a.owners(ctx)
@@ -126,7 +138,7 @@ func awaitConverged(ctx context.Context, a api, f *fleet, n, objects int, guard 
 			ok = ok && owner == r.Owner(key.Namespace+"/"+key.Name)
 			held[owner]++
 		}
-		caches := latestCaches(f.snapshot())
+		caches = latestCaches(f.snapshot())
 		for id := range live {
 			ok = ok && caches[id].objects == held[id]
 		}
