@@ -29,10 +29,10 @@ import (
 	"github.com/listwatch/informer/workqueue"
 )
 
-// How long the writers and the faults run on each control plane, unless
-// LISTWATCH_SOAK (a duration, such as 10m) asks for a soak: then each of
-// the two control planes gets half of it.
-const chaosShort = 20 * time.Second
+// On each control plane the writers and the faults run until every kind
+// of fault has been injected once (allFaults, in an order the seed
+// chooses), unless LISTWATCH_SOAK (a duration, such as 10m) asks for a
+// soak: then each of the two control planes gets half of it.
 
 // How long the informer, its handlers and the controller get to settle
 // once the writers and the faults have stopped. Generous: under -race on
@@ -47,13 +47,17 @@ var scheme = func() *runtime.Scheme {
 
 func TestChaosInformerCacheHandlersAndControllerConverge(t *testing.T) {
 	seed := chaosSeed(t)
-	d := chaosShort
+	var d time.Duration // 0: every kind of fault once
 	if soak := os.Getenv("LISTWATCH_SOAK"); soak != "" {
 		total, err := time.ParseDuration(soak)
 		require.NoError(t, err, "LISTWATCH_SOAK must be a duration, such as 10m")
 		d = total / 2
 	}
-	t.Logf("seed %d (replay with LISTWATCH_CHAOS_SEED=%d), %v of chaos per control plane", seed, seed, d)
+	length := "every kind of fault once"
+	if d > 0 {
+		length = d.String() + " of chaos"
+	}
+	t.Logf("seed %d (replay with LISTWATCH_CHAOS_SEED=%d), %s per control plane", seed, seed, length)
 	for i, c := range []struct {
 		name string
 		opts testenv.Options
@@ -199,18 +203,27 @@ func chaosRun(t *testing.T, opts testenv.Options, seed uint64, d time.Duration) 
 	cancelSync()
 	running.Go(func() { ctrl.run(ctx) })
 
-	// Chaos: writers and faults for d.
+	// Chaos: writers and faults for d, or until the injector has injected
+	// every kind of fault once.
 	w := &writers{ns: ns, client: writerClient, names: 40}
 	in := &injector{cp: cp, proxy: proxy, rng: rand.New(rand.NewPCG(seed, 0)), injected: map[string]int{}}
-	chaosCtx, endChaos := context.WithTimeout(ctx, d)
+	chaosCtx, endChaos := context.WithCancel(ctx)
+	if d > 0 {
+		chaosCtx, endChaos = context.WithTimeout(ctx, d)
+	}
+	chaosStart := time.Now()
 	var chaos sync.WaitGroup
 	for i := range 3 {
 		rng := rand.New(rand.NewPCG(seed, uint64(i+1)))
 		chaos.Go(func() { w.run(chaosCtx, rng) })
 	}
-	chaos.Go(func() { in.run(chaosCtx, ctx) })
+	chaos.Go(func() {
+		in.run(chaosCtx, ctx, d == 0)
+		endChaos() // the writers stop with the faults
+	})
 	chaos.Wait()
 	endChaos()
+	chaosTook := time.Since(chaosStart)
 	proxy.SetRTT(0)
 
 	// Settle: the cache, every handler's view and the controller's output
@@ -252,6 +265,11 @@ func chaosRun(t *testing.T, opts testenv.Options, seed uint64, d time.Duration) 
 	assert.Empty(t, c.unexpected, "only retried request failures were reported")
 	in.mu.Lock()
 	assert.Empty(t, in.failures, "every fault was injected")
+	if d == 0 {
+		for _, f := range allFaults {
+			assert.Equal(t, 1, in.injected[f], "one fault of each kind: %s", f)
+		}
+	}
 	in.mu.Unlock()
 
 	faults, total := in.summary()
@@ -260,8 +278,8 @@ func chaosRun(t *testing.T, opts testenv.Options, seed uint64, d time.Duration) 
 		delivered += v.delivered()
 		unknown += v.unknownDeletes.Load()
 	}
-	t.Logf("chaos summary: %v: faults %d (%s); relists %d %v; reflector errors %v; events delivered %d (trace) / %d to the 3 checked handlers, %d deletes with final state unknown; writes %d done %d rejected (exists, not found, apiserver down); reconciles %d (%d writes, %d failed); final objects %d; settled in %v",
-		d, total, faults, c.relists.Load(), c.relistReasons, c.errorKinds, c.delivered.Load(), delivered, unknown,
+	t.Logf("chaos summary: %v of chaos: faults %d (%s); relists %d %v; reflector errors %v; events delivered %d (trace) / %d to the 3 checked handlers, %d deletes with final state unknown; writes %d done %d rejected (exists, not found, apiserver down); reconciles %d (%d writes, %d failed); final objects %d; settled in %v",
+		chaosTook.Round(time.Millisecond), total, faults, c.relists.Load(), c.relistReasons, c.errorKinds, c.delivered.Load(), delivered, unknown,
 		w.ok.Load(), w.failed.Load(), ctrl.reconciles.Load(), ctrl.writes.Load(), ctrl.failures.Load(), len(server), settleTook.Round(time.Millisecond))
 	c.mu.Unlock()
 	assert.Positive(t, c.relists.Load(), "the faults caused at least one relist")

@@ -37,9 +37,11 @@
 // reflector's KindRelist trace events), the errors reported and the events
 // delivered. The random choices come from a seed that the test logs; set
 // LISTWATCH_CHAOS_SEED to replay them (the timing, and so the interleaving,
-// still differs from run to run). The short run takes about a minute;
-// LISTWATCH_SOAK=10m runs the same test for ten minutes, split between the two
-// control planes.
+// still differs from run to run). The short run injects every kind of fault
+// once, in an order the seed chooses, on each control plane, and stops
+// with the last; LISTWATCH_SOAK=10m runs the same test for ten minutes,
+// split between the two control planes, with faults chosen at random once
+// each kind has run.
 //
 // # Hostile servers (hostile_test.go)
 //

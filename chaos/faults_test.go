@@ -41,15 +41,16 @@ type injector struct {
 	failures []string       // faults that could not be injected; guarded by mu
 }
 
-// run injects every kind of fault once, in a random order, then faults
-// chosen at random (restarts, the slowest, less often), with a random pause
-// before each, until ctx ends. A fault once begun runs to its end under
-// opCtx, so an apiserver is never left stopped or connections refused.
-func (in *injector) run(ctx, opCtx context.Context) {
+// run injects every kind of fault once, in a random order, then (unless
+// once) faults chosen at random (restarts, the slowest, less often), with
+// a random pause before each, until ctx ends. A fault once begun runs to
+// its end under opCtx, so an apiserver is never left stopped or
+// connections refused.
+func (in *injector) run(ctx, opCtx context.Context, once bool) {
 	first := slices.Clone(allFaults)
 	in.rng.Shuffle(len(first), func(i, j int) { first[i], first[j] = first[j], first[i] })
 	weighted := []string{faultCut, faultCut, faultLatency, faultLatency, faultRefuse, faultCompact, faultOutageCompact, faultRestart, faultOutageRestart}
-	for i := 0; ctx.Err() == nil; i++ {
+	for i := 0; ctx.Err() == nil && !(once && i == len(first)); i++ {
 		pause, f := time.Duration(200+in.rng.IntN(1300))*time.Millisecond, weighted[in.rng.IntN(len(weighted))]
 		if i < len(first) {
 			pause, f = time.Duration(100+in.rng.IntN(400))*time.Millisecond, first[i]
