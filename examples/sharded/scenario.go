@@ -31,7 +31,7 @@ func handovers(ctx context.Context, s settings, f *fleet, a api, out io.Writer) 
 	if err != nil {
 		return err
 	}
-	rate := patchRate(f.snapshot())
+	rate := patchRate(f.snapshot(), "assign", time.Time{})
 	fmt.Fprintf(out, "assigned: all %d objects to %d members within %v of the start; the sharder PATCHed %.0f labels/s\n",
 		s.objects, n, time.Since(started).Round(time.Millisecond), rate)
 	if err := reportShares(f, s.objects, out); err != nil {
@@ -46,15 +46,21 @@ func handovers(ctx context.Context, s settings, f *fleet, a api, out io.Writer) 
 	if _, err := awaitConverged(ctx, a, f, n, s.objects, guard); err != nil {
 		return err
 	}
+	// The moves' own PATCH rate, not the assignment's: the API server's
+	// pace is the machine's, and the load on it may change from one
+	// phase to the next. What the bound checks is the rest: that the
+	// sharder waited no longer than the Lease and its polls before it
+	// moved them, and that the survivors reconciled them as they came.
+	moveRate := patchRate(f.snapshot(), "move", killedAt)
 	bound := s.lease + 2*time.Duration(float64(s.retry)*(1+leaderelection.JitterFactor)) +
-		time.Duration(float64(len(moved))/rate*float64(time.Second)) +
+		time.Duration(float64(len(moved))/moveRate*float64(time.Second)) +
 		time.Duration(len(moved))*s.reconcile/time.Duration(s.workers*n) + 2*time.Second
 	took, err := takeover(intervals(f.snapshot(), f.killTimes()), moved, victim.id, killedAt)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "kill: %d objects of %s reconciled by others within %v of SIGKILL (bound %v = lease + 2·retry·(1+jitter) + moved/PATCH rate + moved·reconcile/(workers·members) + 2s)\n",
-		len(moved), victim.proc.name, took.Round(time.Millisecond), bound.Round(time.Millisecond))
+	fmt.Fprintf(out, "kill: %d objects of %s reconciled by others within %v of SIGKILL (bound %v = lease + 2·retry·(1+jitter) + moved/PATCH rate + moved·reconcile/(workers·members) + 2s; the moves ran at %.0f PATCHes/s)\n",
+		len(moved), victim.proc.name, took.Round(time.Millisecond), bound.Round(time.Millisecond), moveRate)
 	if took > bound {
 		return fmt.Errorf("kill: takeover %v exceeds its bound %v", took, bound)
 	}
@@ -177,13 +183,14 @@ func awaitEvent(ctx context.Context, f *fleet, match func(event) bool) error {
 	return fmt.Errorf("an awaited event did not come within %v", guard)
 }
 
-// patchRate is the sharder's label PATCHes per second over the first
-// assignment: the rate the bounds divide by.
-func patchRate(events []event) float64 {
+// patchRate is the sharder's label PATCHes of action ("assign", "move")
+// per second, over those it made after since: the first assignment's
+// rate is reported, the kill's moves' rate is what its bound divides by.
+func patchRate(events []event, action string, since time.Time) float64 {
 	var first, last time.Time
 	count := 0
 	for _, ev := range events {
-		if ev.kind == "label" && ev.fields[0] == "assign" {
+		if ev.kind == "label" && ev.fields[0] == action && ev.at.After(since) {
 			if first.IsZero() {
 				first = ev.at
 			}
