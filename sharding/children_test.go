@@ -64,9 +64,9 @@ func TestAChildMovesOnlyOnceItsParentHasLeftItsOldOwner(t *testing.T) {
 	})
 	wg.Go(func() { runReplica(ctx, t, cfg, ns, "a", rec) })
 	guard := time.Minute // against hanging, not a timing
-	awaitConverged(ctx, t, cp, ns, 1, 2*parents, guard)
+	awaitConverged(ctx, t, cp.Config(), ns, 1, 2*parents, guard)
 	wg.Go(func() { runReplica(ctx, t, cfg, ns, "b", rec) })
-	awaitConverged(ctx, t, cp, ns, 2, 2*parents, guard)
+	awaitConverged(ctx, t, cp.Config(), ns, 2, 2*parents, guard)
 
 	mu.Lock()
 	defer mu.Unlock()

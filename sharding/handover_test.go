@@ -49,15 +49,16 @@ func count(labels *sync.Map, action string) int64 {
 	return 0
 }
 
-// awaitConverged polls the API server until every ConfigMap is labelled
-// with its ring owner among the alive members, and there are want of
-// those; it returns the owners.
-func awaitConverged(ctx context.Context, t *testing.T, cp *testenv.ControlPlane, ns string, want int, objects int, within time.Duration) (map[informer.Key]string, []string) {
+// awaitConverged polls the API server through cfg every 100 ms until
+// every ConfigMap is labelled with its ring owner among the alive
+// members, and there are want of those; it returns the owners. In a
+// synctest bubble, within and the polls are simulated time.
+func awaitConverged(ctx context.Context, t *testing.T, cfg *rest.Config, ns string, want int, objects int, within time.Duration) (map[informer.Key]string, []string) {
 	t.Helper()
-	core := must(testenv.CoreV1Client(cp.Config()))
+	core := must(testenv.CoreV1Client(cfg))
 	deadline := time.Now().Add(within)
 	for {
-		alive := aliveMembers(ctx, t, cp.Config(), ns)
+		alive := aliveMembers(ctx, t, cfg, ns)
 		cms := listConfigMaps(ctx, t, core, ns)
 		if len(alive) == want && len(cms) == objects {
 			if owners, ok := converged(cms, alive); ok {
@@ -95,7 +96,7 @@ func TestAJoinDrainsObjectsWithoutOverlapAndTheRelabelReachesTheOldOwnerAsADelet
 	startSharder(ctx, t, &wg, cfg, ns, &labels)
 	wg.Go(func() { runReplica(ctx, t, cfg, ns, "a", rec) })
 	guard := 30 * time.Second // against hanging; the bounds are logged and reported
-	owners, alive := awaitConverged(ctx, t, cp, ns, 1, 2*parents, guard)
+	owners, alive := awaitConverged(ctx, t, cp.Config(), ns, 1, 2*parents, guard)
 	t.Logf("%d parents and their children assigned to %v within %v of the sharder's start", parents, alive, time.Since(started).Round(time.Millisecond))
 	a := alive[0]
 	for _, owner := range owners {
@@ -106,7 +107,7 @@ func TestAJoinDrainsObjectsWithoutOverlapAndTheRelabelReachesTheOldOwnerAsADelet
 	defer stopB()
 	joined := time.Now()
 	wg.Go(func() { runReplica(ctxB, t, cfg, ns, "b", rec) })
-	owners, alive = awaitConverged(ctx, t, cp, ns, 2, 2*parents, guard)
+	owners, alive = awaitConverged(ctx, t, cp.Config(), ns, 2, 2*parents, guard)
 	t.Logf("the join rebalanced within %v", time.Since(joined).Round(time.Millisecond))
 	b := alive[0]
 	if b == a {
@@ -128,7 +129,7 @@ func TestAJoinDrainsObjectsWithoutOverlapAndTheRelabelReachesTheOldOwnerAsADelet
 	require.Len(t, listConfigMaps(ctx, t, core, ns), 2*parents, "no child was deleted for a parent that moved")
 
 	stopB() // b leaves: it releases its Lease, and its objects return to a without a drain
-	owners, _ = awaitConverged(ctx, t, cp, ns, 1, 2*parents, guard)
+	owners, _ = awaitConverged(ctx, t, cp.Config(), ns, 1, 2*parents, guard)
 	for _, owner := range owners {
 		require.Equal(t, a, owner)
 	}

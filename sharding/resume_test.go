@@ -35,7 +35,7 @@ func TestANewSharderFinishesTheRebalanceTheOldOneStarted(t *testing.T) {
 	var first, second sync.Map
 	startSharder(firstCtx, t, &wg, cfg, ns, &first)
 	wg.Go(func() { runReplica(ctx, t, cfg, ns, "a", rec) })
-	awaitConverged(ctx, t, cp, ns, 1, 2*parents, guard)
+	awaitConverged(ctx, t, cp.Config(), ns, 1, 2*parents, guard)
 
 	wg.Go(func() { runReplica(ctx, t, cfg, ns, "b", rec) })
 	require.Eventually(t, func() bool {
@@ -45,7 +45,7 @@ func TestANewSharderFinishesTheRebalanceTheOldOneStarted(t *testing.T) {
 	stopFirst()
 
 	startSharder(ctx, t, &wg, cfg, ns, &second)
-	awaitConverged(ctx, t, cp, ns, 2, 2*parents, guard)
+	awaitConverged(ctx, t, cp.Config(), ns, 2, 2*parents, guard)
 	acted := 0
 	second.Range(func(_, n any) bool { acted += int(n.(*atomic.Int64).Load()); return true })
 	drained, _ := first.Load("drain")

@@ -69,7 +69,7 @@ func TestAnElectedSharderRetriesASyncThatFailedAndShardsOnceItCan(t *testing.T) 
 			t.Logf("the sharder's log:\n%s", logs)
 		}
 	})
-	awaitConverged(ctx, t, cp, ns, 1, 2*parents, guard) // the replica makes a child for each parent
+	awaitConverged(ctx, t, cp.Config(), ns, 1, 2*parents, guard) // the replica makes a child for each parent
 	t.Logf("sharded after %v failed syncs", failures())
 }
 
