@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/testenv"
 )
 
 // "Not seen alive" is not "dead". Someone deletes the Lease of member a,
@@ -21,37 +21,36 @@ import (
 // beats) before moving anything. So no object moves, a keeps its term and
 // its objects, and its Lease is back.
 func TestTheObjectsOfALiveMemberStayWhenSomeoneDeletesItsLease(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	cfg := fast(cp.Config())
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	core := must(testenv.CoreV1Client(cp.Config()))
-	const parents = 20
-	createParents(ctx, t, core, ns, parents)
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil)
+		ns, cfg := c.ns, c.cfg
+		ctx, cancel := context.WithCancel(t.Context())
+		const parents = 20
+		createParents(ctx, t, c.core, ns, parents)
 
-	rec := newRecords()
-	var labels sync.Map
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	startSharder(ctx, t, &wg, cfg, ns, &labels)
-	wg.Go(func() { runReplica(ctx, t, cfg, ns, "a", rec) })
-	wg.Go(func() { runReplica(ctx, t, cfg, ns, "b", rec) })
-	guard := time.Minute // against hanging, not a timing
-	before, alive := awaitConverged(ctx, t, cp, ns, 2, 2*parents, guard)
-	moved := count(&labels, "move")
+		rec := newRecords()
+		var labels sync.Map
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		startSharder(ctx, t, &wg, cfg, ns, &labels)
+		wg.Go(func() { runReplica(ctx, t, cfg, ns, "a", rec) })
+		wg.Go(func() { runReplica(ctx, t, cfg, ns, "b", rec) })
+		guard := time.Minute // simulated: many times what converging takes
+		before, alive := awaitConverged(ctx, t, cfg, ns, 2, 2*parents, guard)
+		moved := count(&labels, "move")
 
-	a := alive[0]
-	require.NoError(t, must(leaderelection.NewClient(cfg)).Delete().Namespace(ns).Resource("leases").
-		Name(sharding.LeaseName(ring, a)).Body(&metav1.DeleteOptions{}).Do(ctx).Error())
-	// Past the LeaseDuration after which an unchanged Lease looks dead,
-	// and a few polls more.
-	time.Sleep(leaseDuration + 4*retryPeriod)
+		a := alive[0]
+		require.NoError(t, must(leaderelection.NewClient(cfg)).Delete().Namespace(ns).Resource("leases").
+			Name(sharding.LeaseName(ring, a)).Body(&metav1.DeleteOptions{}).Do(ctx).Error())
+		// Past the LeaseDuration after which an unchanged Lease looks dead,
+		// and a few polls more.
+		time.Sleep(leaseDuration + 4*retryPeriod)
 
-	require.Equal(t, moved, count(&labels, "move"), "objects moved off a live member")
-	after, aliveAfter := awaitConverged(ctx, t, cp, ns, 2, 2*parents, guard)
-	require.Equal(t, alive, aliveAfter, "both members kept their terms")
-	require.Equal(t, before, after, "every object kept its owner")
-	requireNoOverlap(t, rec)
+		require.Equal(t, moved, count(&labels, "move"), "objects moved off a live member")
+		after, aliveAfter := awaitConverged(ctx, t, cfg, ns, 2, 2*parents, guard)
+		require.Equal(t, alive, aliveAfter, "both members kept their terms")
+		require.Equal(t, before, after, "every object kept its owner")
+		requireNoOverlap(t, rec)
+	})
 }
