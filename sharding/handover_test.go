@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -78,64 +79,62 @@ func awaitConverged(ctx context.Context, t *testing.T, cfg *rest.Config, ns stri
 // reconcile for an object not in the member's cache. No two members ever
 // reconcile one key at once. Then b leaves, and its objects return to a.
 func TestAJoinDrainsObjectsWithoutOverlapAndTheRelabelReachesTheOldOwnerAsADelete(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	cfg := fast(cp.Config())
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	core := must(testenv.CoreV1Client(cp.Config()))
-	const parents = 40
-	createParents(ctx, t, core, ns, parents)
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil)
+		ns, cfg, core := c.ns, c.cfg, c.core
+		ctx, cancel := context.WithCancel(t.Context())
+		const parents = 40
+		createParents(ctx, t, core, ns, parents)
 
-	rec := newRecords()
-	var labels sync.Map
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	started := time.Now()
-	startSharder(ctx, t, &wg, cfg, ns, &labels)
-	wg.Go(func() { runReplica(ctx, t, cfg, ns, "a", rec) })
-	guard := 30 * time.Second // against hanging; the bounds are logged and reported
-	owners, alive := awaitConverged(ctx, t, cp.Config(), ns, 1, 2*parents, guard)
-	t.Logf("%d parents and their children assigned to %v within %v of the sharder's start", parents, alive, time.Since(started).Round(time.Millisecond))
-	a := alive[0]
-	for _, owner := range owners {
-		require.Equal(t, a, owner)
-	}
-
-	ctxB, stopB := context.WithCancel(ctx)
-	defer stopB()
-	joined := time.Now()
-	wg.Go(func() { runReplica(ctxB, t, cfg, ns, "b", rec) })
-	owners, alive = awaitConverged(ctx, t, cp.Config(), ns, 2, 2*parents, guard)
-	t.Logf("the join rebalanced within %v", time.Since(joined).Round(time.Millisecond))
-	b := alive[0]
-	if b == a {
-		b = alive[1]
-	}
-	moved := 0
-	rec.mu.Lock()
-	for key, owner := range owners {
-		if owner == b && key.Name[len(key.Name)-5:] != "child" {
-			moved++
-			require.Equal(t, a, rec.vanished[key], "%s moved to b: a's informer saw it deleted", key)
+		rec := newRecords()
+		var labels sync.Map
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		started := time.Now()
+		startSharder(ctx, t, &wg, cfg, ns, &labels)
+		wg.Go(func() { runReplica(ctx, t, cfg, ns, "a", rec) })
+		guard := 30 * time.Second // simulated: the times logged are simulated too
+		owners, alive := awaitConverged(ctx, t, cfg, ns, 1, 2*parents, guard)
+		t.Logf("%d parents and their children assigned to %v within %v of the sharder's start", parents, alive, time.Since(started).Round(time.Millisecond))
+		a := alive[0]
+		for _, owner := range owners {
+			require.Equal(t, a, owner)
 		}
-	}
-	rec.mu.Unlock()
-	drained, _ := labels.Load("drain")
-	require.Positive(t, moved)
-	require.EqualValues(t, moved, drained.(*atomic.Int64).Load(), "every moved parent was drained, none moved without a's acknowledgement")
-	t.Logf("%d of %d parents moved to b; a's informer saw each as a delete while it still existed", moved, parents)
-	require.Len(t, listConfigMaps(ctx, t, core, ns), 2*parents, "no child was deleted for a parent that moved")
 
-	stopB() // b leaves: it releases its Lease, and its objects return to a without a drain
-	owners, _ = awaitConverged(ctx, t, cp.Config(), ns, 1, 2*parents, guard)
-	for _, owner := range owners {
-		require.Equal(t, a, owner)
-	}
-	// b's Lease, released and owning nothing, is deleted by the sharder.
-	require.Eventually(t, func() bool {
-		return !slices.Contains(leaseNames(ctx, t, cfg, ns), sharding.LeaseName(ring, b))
-	}, guard, 100*time.Millisecond, "the Lease of b, gone and owning nothing, is collected")
-	requireNoOverlap(t, rec)
+		ctxB, stopB := context.WithCancel(ctx)
+		defer stopB()
+		joined := time.Now()
+		wg.Go(func() { runReplica(ctxB, t, cfg, ns, "b", rec) })
+		owners, alive = awaitConverged(ctx, t, cfg, ns, 2, 2*parents, guard)
+		t.Logf("the join rebalanced within %v", time.Since(joined).Round(time.Millisecond))
+		b := alive[0]
+		if b == a {
+			b = alive[1]
+		}
+		moved := 0
+		rec.mu.Lock()
+		for key, owner := range owners {
+			if owner == b && key.Name[len(key.Name)-5:] != "child" {
+				moved++
+				require.Equal(t, a, rec.vanished[key], "%s moved to b: a's informer saw it deleted", key)
+			}
+		}
+		rec.mu.Unlock()
+		require.Positive(t, moved)
+		require.EqualValues(t, moved, count(&labels, "drain"), "every moved parent was drained, none moved without a's acknowledgement")
+		t.Logf("%d of %d parents moved to b; a's informer saw each as a delete while it still existed", moved, parents)
+		require.Len(t, listConfigMaps(ctx, t, core, ns), 2*parents, "no child was deleted for a parent that moved")
+
+		stopB() // b leaves: it releases its Lease, and its objects return to a without a drain
+		owners, _ = awaitConverged(ctx, t, cfg, ns, 1, 2*parents, guard)
+		for _, owner := range owners {
+			require.Equal(t, a, owner)
+		}
+		// b's Lease, released and owning nothing, is deleted by the sharder.
+		require.Eventually(t, func() bool {
+			return !slices.Contains(leaseNames(ctx, t, cfg, ns), sharding.LeaseName(ring, b))
+		}, guard, 100*time.Millisecond, "the Lease of b, gone and owning nothing, is collected")
+		requireNoOverlap(t, rec)
+	})
 }
