@@ -16,7 +16,6 @@ import (
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/testenv"
 )
 
 // The sharder sees a member's Lease, then its polls fail for a while;
@@ -27,45 +26,45 @@ import (
 // guard it) while the member still reconciles. Absence is judged from
 // when the sharder first saw the Lease gone: the delete came after the
 // member's last renew. So the takeover comes a lease duration after
-// that first sight at the earliest, however late (a lower bound: a
-// loaded machine only delays it).
+// that first sight at the earliest.
 func TestADeletedMemberLeaseIsWaitedOutFromWhenTheSharderFirstSawItGone(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	cfg := fast(cp.Config())
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil)
+		ns, cfg := c.ns, c.cfg
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
 
-	leases := must(leaderelection.NewClient(cfg))
-	const id = "renews"
-	createMemberLease(ctx, t, leases, ns, id) // held by id for 1 s
-	gate := &pollGate{seen: make(chan struct{}), released: make(chan struct{}), taken: make(chan time.Time, 1), stop: ctx.Done()}
-	gated := rest.CopyConfig(cfg)
-	gated.Wrap(func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate })
-	var labels sync.Map
-	startSharder(ctx, t, &wg, cfg, ns, &labels, func(sc *sharding.SharderConfig) {
-		sc.LeaseClient = must(leaderelection.NewClient(gated))
+		leases := must(leaderelection.NewClient(cfg))
+		const id = "renews"
+		createMemberLease(ctx, t, leases, ns, id) // held by id for 1 s
+		gate := &pollGate{seen: make(chan struct{}), released: make(chan struct{}), taken: make(chan time.Time, 1), stop: ctx.Done()}
+		gated := rest.CopyConfig(cfg)
+		gated.Wrap(func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate })
+		var labels sync.Map
+		startSharder(ctx, t, &wg, cfg, ns, &labels, func(sc *sharding.SharderConfig) {
+			sc.LeaseClient = must(leaderelection.NewClient(gated))
+		})
+
+		guard := time.Minute         // simulated: many times what this takes
+		receive(t, gate.seen, guard) // the sharder has seen the Lease; its polls hang from now on
+		// The member renews, unseen, for longer than its lease duration and
+		// than the sharder's own wait before it judges anyone (LeaseDuration).
+		for range int(2 * leaseDuration / (500 * time.Millisecond)) {
+			time.Sleep(500 * time.Millisecond)
+			renew(ctx, t, leases, ns, id)
+		}
+		require.NoError(t, leases.Delete().Namespace(ns).Resource("leases").Name(sharding.LeaseName(ring, id)).Do(ctx).Error())
+		gate.releasedAt.Store(time.Now().UnixNano())
+		close(gate.released) // the next poll finds the Lease gone
+
+		taken := receive(t, gate.taken, guard)
+		waited := taken.Sub(time.Unix(0, gate.releasedAt.Load()))
+		t.Logf("taken over %v after the sharder first saw the Lease gone", waited)
+		require.GreaterOrEqual(t, waited, time.Second,
+			"the sharder took over the deleted Lease %v after it first saw it gone, judged from a sight older than the member's last renew", waited)
 	})
-
-	guard := time.Minute         // against hanging, not a timing
-	receive(t, gate.seen, guard) // the sharder has seen the Lease; its polls hang from now on
-	// The member renews, unseen, for longer than its lease duration and
-	// than the sharder's own wait before it judges anyone (LeaseDuration).
-	for range int(2 * leaseDuration / (500 * time.Millisecond)) {
-		time.Sleep(500 * time.Millisecond)
-		renew(ctx, t, leases, ns, id)
-	}
-	require.NoError(t, leases.Delete().Namespace(ns).Resource("leases").Name(sharding.LeaseName(ring, id)).Do(ctx).Error())
-	gate.releasedAt.Store(time.Now().UnixNano())
-	close(gate.released) // the next poll finds the Lease gone
-
-	taken := receive(t, gate.taken, guard)
-	waited := taken.Sub(time.Unix(0, gate.releasedAt.Load()))
-	t.Logf("taken over %v after the sharder first saw the Lease gone", waited)
-	require.GreaterOrEqual(t, waited, time.Second,
-		"the sharder took over the deleted Lease %v after it first saw it gone, judged from a sight older than the member's last renew", waited)
 }
 
 // pollGate wraps the sharder's Lease client: once a poll has listed the
