@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -14,13 +15,12 @@ import (
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/testenv"
 	"github.com/listwatch/informer/workqueue"
 )
 
 // A child waits for its parent's handover, so a parent deleted in the
 // middle of a drain must not leave it waiting: with no garbage collector
-// to delete it (as in this control plane), the child is an orphan that
+// to delete it (as in the fake API server), the child is an orphan that
 // the ring decides under its own key, and nothing but the parent's delete
 // tells the sharder to look at it again. Two members hold their Leases;
 // each acknowledges the drains of children (it is given their own keys)
@@ -32,59 +32,59 @@ import (
 // the replica checker, seed 29: a child stuck on its old member for as
 // long as the run lasted.)
 func TestTheChildOfAParentDeletedMidDrainMovesByTheRing(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	cfg := fast(cp.Config())
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	core := must(testenv.CoreV1Client(cp.Config()))
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil)
+		ns, cfg := c.ns, c.cfg
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
 
-	members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-		runKeyReconciler(ctx, t, cfg, ns, shard, labels.SelectorFromSet(labels.Set{"role": "child"}),
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-	})
-	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1", Namespace: ns}}
-	want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(parent))
-	other := members[0]
-	if other == want {
-		other = members[1]
-	}
-
-	shard := sharding.Shard{Ring: ring}
-	parent.Labels = map[string]string{shard.Label(): other, shard.DrainLabel(): "true"}
-	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1-child", Namespace: ns,
-		Labels:          map[string]string{shard.Label(): other, "role": "child"},
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(parent, corev1.SchemeGroupVersion.WithKind("ConfigMap"))}}}
-	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(child).Do(ctx).Error())
-	witness := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "witness", Namespace: ns}}
-	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(witness).Do(ctx).Error())
-
-	type labelling struct {
-		action string
-		key    informer.Key
-	}
-	assigned := make(chan labelling, 8)
-	var counts sync.Map
-	startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
-		sc.OnLabel = func(action string, key informer.Key, _ string) {
-			select {
-			case assigned <- labelling{action, key}:
-			default: // more than this test reads: never block the sharder
-			}
+		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+			runKeyReconciler(ctx, t, cfg, ns, shard, labels.SelectorFromSet(labels.Set{"role": "child"}),
+				func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		})
+		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1", Namespace: ns}}
+		want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(parent))
+		other := members[0]
+		if other == want {
+			other = members[1]
 		}
-	})
-	require.Equal(t, "witness", receive(t, assigned, time.Minute).key.Name, "the sharder's first label is the witness's")
-	require.Equal(t, other, labelOf(ctx, t, core, ns, child.Name), "the child waits for its draining parent")
 
-	require.NoError(t, core.Delete().Namespace(ns).Resource("configmaps").Name(parent.Name).Do(ctx).Error())
-	step := receive(t, assigned, time.Minute) // a guard against hanging: without the fix nothing ever comes
-	require.Equal(t, labelling{"drain", informer.KeyFor(child)}, step, "the orphan leaves its live member by a drain")
-	step = receive(t, assigned, time.Minute)
-	require.Equal(t, labelling{"assign", informer.KeyFor(child)}, step, "let go, the orphan is assigned by the ring")
-	require.Equal(t, want, labelOf(ctx, t, core, ns, child.Name), "the orphan is on the ring's member")
+		shard := sharding.Shard{Ring: ring}
+		parent.Labels = map[string]string{shard.Label(): other, shard.DrainLabel(): "true"}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
+		child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1-child", Namespace: ns,
+			Labels:          map[string]string{shard.Label(): other, "role": "child"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(parent, corev1.SchemeGroupVersion.WithKind("ConfigMap"))}}}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(child).Do(ctx).Error())
+		witness := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "witness", Namespace: ns}}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(witness).Do(ctx).Error())
+
+		type labelling struct {
+			action string
+			key    informer.Key
+		}
+		assigned := make(chan labelling, 8)
+		var counts sync.Map
+		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
+			sc.OnLabel = func(action string, key informer.Key, _ string) {
+				select {
+				case assigned <- labelling{action, key}:
+				default: // more than this test reads: never block the sharder
+				}
+			}
+		})
+		require.Equal(t, "witness", receive(t, assigned, time.Minute).key.Name, "the sharder's first label is the witness's")
+		require.Equal(t, other, labelOf(ctx, t, c.core, ns, child.Name), "the child waits for its draining parent")
+
+		require.NoError(t, c.core.Delete().Namespace(ns).Resource("configmaps").Name(parent.Name).Do(ctx).Error())
+		step := receive(t, assigned, time.Minute) // simulated: without the fix nothing ever comes
+		require.Equal(t, labelling{"drain", informer.KeyFor(child)}, step, "the orphan leaves its live member by a drain")
+		step = receive(t, assigned, time.Minute)
+		require.Equal(t, labelling{"assign", informer.KeyFor(child)}, step, "let go, the orphan is assigned by the ring")
+		require.Equal(t, want, labelOf(ctx, t, c.core, ns, child.Name), "the orphan is on the ring's member")
+	})
 }
 
 // labelOf reads name's shard label in ring from the API server.
