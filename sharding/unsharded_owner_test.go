@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,6 @@ import (
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
 	si "github.com/listwatch/informer/sharedinformer"
-	"github.com/listwatch/informer/testenv"
 	"github.com/listwatch/informer/workqueue"
 )
 
@@ -30,75 +30,75 @@ import (
 // directly, the new member would reconcile it while the old one still
 // did.
 func TestAnObjectWhoseOwnerIsNotShardedLeavesALiveMemberOnlyByADrain(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	cfg := fast(cp.Config())
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	core := must(testenv.CoreV1Client(cp.Config()))
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil)
+		ns, cfg := c.ns, c.cfg
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
 
-	// Two members, each reconciling every key it is given through
-	// sharding.Reconciler. The first reconcile of the object holds its
-	// key until the test lets go.
-	began, ended := make(chan reconcileEvent, 8), make(chan reconcileEvent, 8)
-	letGo := make(chan struct{})
-	var holdOnce sync.Once
-	members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-		runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(), func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-			began <- reconcileEvent{shard.Member, time.Now()}
-			holdOnce.Do(func() {
-				select {
-				case <-letGo:
-				case <-ctx.Done():
-				}
+		// Two members, each reconciling every key it is given through
+		// sharding.Reconciler. The first reconcile of the object holds its
+		// key until the test lets go.
+		began, ended := make(chan reconcileEvent, 8), make(chan reconcileEvent, 8)
+		letGo := make(chan struct{})
+		var holdOnce sync.Once
+		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+			runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(), func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+				began <- reconcileEvent{shard.Member, time.Now()}
+				holdOnce.Do(func() {
+					select {
+					case <-letGo:
+					case <-ctx.Done():
+					}
+				})
+				ended <- reconcileEvent{shard.Member, time.Now()}
+				return workqueue.Result{}, nil
 			})
-			ended <- reconcileEvent{shard.Member, time.Now()}
-			return workqueue.Result{}, nil
 		})
-	})
-	guard := time.Minute // against hanging, not a timing
+		guard := time.Minute // simulated: many times what this takes
 
-	// The object names a Secret as its controller: it sits on the ring at
-	// the Secret's key, and is labelled with the member the ring does not
-	// choose for it.
-	isController := true
-	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns,
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "credentials",
-			UID: types.UID("5ec7e700-0000-4000-8000-000000000001"), Controller: &isController}}}}
-	want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(obj))
-	old := members[0]
-	if old == want {
-		old = members[1]
-	}
-	obj.Labels = map[string]string{sharding.Shard{Ring: ring}.Label(): old}
-	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(obj).Do(ctx).Error())
-	first := receive(t, began, guard)
-	require.Equal(t, old, first.member, "its member reconciles it under its own key")
-
-	type labelling struct{ action, member string }
-	labelled := make(chan labelling, 8)
-	var counts sync.Map
-	startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
-		sc.OnLabel = func(action string, key informer.Key, member string) {
-			if key.Name == obj.Name {
-				labelled <- labelling{action, member}
-			}
+		// The object names a Secret as its controller: it sits on the ring at
+		// the Secret's key, and is labelled with the member the ring does not
+		// choose for it.
+		isController := true
+		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "credentials",
+				UID: types.UID("5ec7e700-0000-4000-8000-000000000001"), Controller: &isController}}}}
+		want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(obj))
+		old := members[0]
+		if old == want {
+			old = members[1]
 		}
-	})
-	step := receive(t, labelled, guard)
-	require.Equal(t, "drain", step.action,
-		"while %s reconciled it, the object whose owner is not sharded was %q to %s, not drained", old, step.action, step.member)
+		obj.Labels = map[string]string{sharding.Shard{Ring: ring}.Label(): old}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(obj).Do(ctx).Error())
+		first := receive(t, began, guard)
+		require.Equal(t, old, first.member, "its member reconciles it under its own key")
 
-	close(letGo) // the old member's reconcile ends; its next turn acknowledges the drain
-	done := receive(t, ended, guard)
-	require.Equal(t, old, done.member)
-	step = receive(t, labelled, guard)
-	require.Equal(t, labelling{"assign", want}, step, "once let go, the object goes to the ring's member")
-	next := receive(t, began, guard)
-	require.Equal(t, want, next.member, "the new member reconciles it")
-	require.False(t, next.at.Before(done.at), "the new member began before the old one's reconcile ended")
+		type labelling struct{ action, member string }
+		labelled := make(chan labelling, 8)
+		var counts sync.Map
+		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
+			sc.OnLabel = func(action string, key informer.Key, member string) {
+				if key.Name == obj.Name {
+					labelled <- labelling{action, member}
+				}
+			}
+		})
+		step := receive(t, labelled, guard)
+		require.Equal(t, "drain", step.action,
+			"while %s reconciled it, the object whose owner is not sharded was %q to %s, not drained", old, step.action, step.member)
+
+		close(letGo) // the old member's reconcile ends; its next turn acknowledges the drain
+		done := receive(t, ended, guard)
+		require.Equal(t, old, done.member)
+		step = receive(t, labelled, guard)
+		require.Equal(t, labelling{"assign", want}, step, "once let go, the object goes to the ring's member")
+		next := receive(t, began, guard)
+		require.Equal(t, want, next.member, "the new member reconciles it")
+		require.False(t, next.at.Before(done.at), "the new member began before the old one's reconcile ended")
+	})
 }
 
 // reconcileEvent is a reconcile beginning or ending in a member.
@@ -136,45 +136,45 @@ func runKeyReconciler(ctx context.Context, t *testing.T, cfg *rest.Config, ns st
 // object is acknowledged there, under the key the member holds for it,
 // so it leaves the live member all the same.
 func TestAnObjectDrainedFromAMemberThatKeysByRingKeyIsLetGo(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	cfg := fast(cp.Config())
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	core := must(testenv.CoreV1Client(cp.Config()))
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil)
+		ns, cfg := c.ns, c.cfg
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
 
-	members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-		runRingKeyReconciler(ctx, t, cfg, ns, shard)
-	})
-	guard := time.Minute // against hanging, not a timing
+		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+			runRingKeyReconciler(ctx, t, cfg, ns, shard)
+		})
+		guard := time.Minute // simulated: many times what this takes
 
-	isController := true
-	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns,
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "credentials",
-			UID: types.UID("5ec7e700-0000-4000-8000-000000000002"), Controller: &isController}}}}
-	want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(obj))
-	old := members[0]
-	if old == want {
-		old = members[1]
-	}
-	obj.Labels = map[string]string{sharding.Shard{Ring: ring}.Label(): old}
-	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(obj).Do(ctx).Error())
-
-	type labelling struct{ action, member string }
-	labelled := make(chan labelling, 8)
-	var counts sync.Map
-	startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
-		sc.OnLabel = func(action string, key informer.Key, member string) {
-			if key.Name == obj.Name {
-				labelled <- labelling{action, member}
-			}
+		isController := true
+		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "credentials",
+				UID: types.UID("5ec7e700-0000-4000-8000-000000000002"), Controller: &isController}}}}
+		want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(obj))
+		old := members[0]
+		if old == want {
+			old = members[1]
 		}
+		obj.Labels = map[string]string{sharding.Shard{Ring: ring}.Label(): old}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(obj).Do(ctx).Error())
+
+		type labelling struct{ action, member string }
+		labelled := make(chan labelling, 8)
+		var counts sync.Map
+		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
+			sc.OnLabel = func(action string, key informer.Key, member string) {
+				if key.Name == obj.Name {
+					labelled <- labelling{action, member}
+				}
+			}
+		})
+		require.Equal(t, "drain", receive(t, labelled, guard).action, "the object leaves its live member by a drain")
+		require.Equal(t, labelling{"assign", want}, receive(t, labelled, guard),
+			"the member that keys by ring key lets the drained object go, and the ring's member gets it")
 	})
-	require.Equal(t, "drain", receive(t, labelled, guard).action, "the object leaves its live member by a drain")
-	require.Equal(t, labelling{"assign", want}, receive(t, labelled, guard),
-		"the member that keys by ring key lets the drained object go, and the ring's member gets it")
 }
 
 // runRingKeyReconciler runs, until ctx ends, a member's controller that
