@@ -34,22 +34,13 @@ func TestACollectedMemberLeaseIsNotCreatedAgainByAPollFromBeforeTheDelete(t *tes
 		srv := fakeapiserver.New()
 		const ns, id = "default", "released"
 		name := sharding.LeaseName(ring, id)
-		var mu sync.Mutex
-		var pending chan struct{} // the collection's delete, waiting for a poll's snapshot
-		var heldBack, collected atomic.Bool
+		var held heldPoll
+		var collected atomic.Bool
 		recreated := make(chan time.Time, 1)
 		handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case r.Method == http.MethodDelete && strings.HasSuffix(r.URL.Path, "/leases/"+name):
-				ch := make(chan struct{})
-				mu.Lock()
-				pending = ch
-				mu.Unlock()
-				select {
-				case <-ch:
-				case <-time.After(1200 * time.Millisecond):
-				}
-				srv.ServeHTTP(w, r)
+				held.write(w, r, srv) // the collection, once the next poll has read the Leases before it
 				collected.Store(true)
 				return
 			case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/leases") && collected.Load():
@@ -64,20 +55,10 @@ func TestACollectedMemberLeaseIsNotCreatedAgainByAPollFromBeforeTheDelete(t *tes
 				}
 				copyRecorded(w, rec)
 				return
-			case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/leases") && r.URL.Query().Get("labelSelector") != "":
-				mu.Lock()
-				ch := pending
-				pending = nil
-				mu.Unlock()
-				if ch != nil {
-					rec := httptest.NewRecorder()
-					srv.ServeHTTP(rec, r) // the Leases before the delete
-					heldBack.Store(true)
-					close(ch)
-					time.Sleep(50 * time.Millisecond) // the delete is answered, and the member forgotten, first
-					copyRecorded(w, rec)
-					return
-				}
+			case held.poll(w, r, srv, func() {
+				time.Sleep(50 * time.Millisecond) // the delete is answered, and the member forgotten, first
+			}):
+				return
 			}
 			srv.ServeHTTP(w, r)
 		})
@@ -100,7 +81,7 @@ func TestACollectedMemberLeaseIsNotCreatedAgainByAPollFromBeforeTheDelete(t *tes
 
 		time.Sleep(10 * leaseDuration)
 		require.True(t, collected.Load(), "the released member's Lease was never collected: the test proves nothing")
-		require.True(t, heldBack.Load(), "no poll was answered from before the collection: the test proves nothing")
+		require.True(t, held.heldBack.Load(), "no poll was answered from before the collection: the test proves nothing")
 		select {
 		case <-recreated:
 			t.Fatal("the sharder created the Lease of a member it had collected, from a poll sent before the collection")

@@ -3,7 +3,6 @@ package sharding_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,12 +36,11 @@ func TestAPollAnsweredBeforeATakeoverAndItsCollectionDoesNotBringTheMemberBack(t
 		srv := fakeapiserver.New()
 		scene := newTakeoverScene()
 		var lastCollect atomic.Int64 // when the sharder last tried to delete the ghost's Lease
-		var mu sync.Mutex
-		var pending chan struct{} // a takeover waiting for a poll's snapshot
+		var held heldPoll
 		tookOver := make(chan struct{})
 		xDeleted := make(chan struct{})
 		var tookOnce, delOnce sync.Once
-		var heldBack, forgotFirst atomic.Bool
+		var forgotFirst atomic.Bool
 		ghostLease := sharding.LeaseName(ring, "ghost")
 		handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			x, answered := scene.fromX(w, r)
@@ -69,37 +67,19 @@ func TestAPollAnsweredBeforeATakeoverAndItsCollectionDoesNotBringTheMemberBack(t
 					http.Error(w, "not yet", http.StatusServiceUnavailable)
 					return
 				}
-				ch := make(chan struct{})
-				mu.Lock()
-				pending = ch
-				mu.Unlock()
-				select {
-				case <-ch:
-				case <-time.After(1200 * time.Millisecond):
-				}
-				srv.ServeHTTP(w, r)
+				held.write(w, r, srv)
 				tookOnce.Do(func() { scene.afterTakeover.Store(true); close(tookOver) })
 				return
 			}
-			if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/leases") && r.URL.Query().Get("labelSelector") != "" {
-				mu.Lock()
-				ch := pending
-				pending = nil
-				mu.Unlock()
-				if ch != nil {
-					rec := httptest.NewRecorder()
-					srv.ServeHTTP(rec, r) // the Leases before the takeover
-					heldBack.Store(true)
-					close(ch)
-					select { // within the poll's 1.5 s timeout
-					case <-xDeleted:
-						time.Sleep(10 * time.Millisecond) // the sharder forgets x
-						forgotFirst.Store(true)
-					case <-time.After(1300 * time.Millisecond):
-					}
-					answerLate(w, rec)
-					return
+			if held.poll(w, r, srv, func() {
+				select { // within the poll's 1.5 s timeout
+				case <-xDeleted:
+					time.Sleep(10 * time.Millisecond) // the sharder forgets x
+					forgotFirst.Store(true)
+				case <-time.After(1300 * time.Millisecond):
 				}
+			}) {
+				return
 			}
 			srv.ServeHTTP(w, r)
 		})
@@ -119,7 +99,7 @@ func TestAPollAnsweredBeforeATakeoverAndItsCollectionDoesNotBringTheMemberBack(t
 
 		scene.start(ctx, t, &wg, mem)
 		scene.cutX(t, tookOver, 6*leaseDuration) // x stops renewing, and cannot release: the sharder takes its Lease over
-		require.True(t, heldBack.Load(), "no poll was answered from before the takeover: the test proves nothing")
+		require.True(t, held.heldBack.Load(), "no poll was answered from before the takeover: the test proves nothing")
 		require.True(t, forgotFirst.Load(), "x's Lease was not collected before the stale poll's answer: the test proves nothing")
 		scene.requireNothingTowardX(t, "taken over, collected and forgotten")
 	})

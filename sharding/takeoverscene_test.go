@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -127,12 +128,51 @@ func (s *takeoverScene) requireNothingTowardX(t *testing.T, after string) {
 	require.Empty(t, s.bad, "objects were labelled or drained toward x after its Lease was %s", after)
 }
 
-// answerLate writes an answer the server gave earlier (rec) to w: the
-// stale poll's answer, arriving after what happened since.
-func answerLate(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
+// heldPoll holds the sharder's next poll of the ring's Leases back
+// across a write (a takeover, a collection's delete): the write waits,
+// within its timeout, until a poll has read the Leases from before it,
+// and that poll's answer reaches the sharder only after the write's
+// answer, late, as a slow network may deliver it.
+type heldPoll struct {
+	mu       sync.Mutex
+	pending  chan struct{} // guarded by mu; a write waiting for a poll's read
+	heldBack atomic.Bool   // a poll was answered from before a write
+}
+
+// write serves the write r once a poll has read the state before it, or
+// after 1.2 s (within the request's timeout).
+func (p *heldPoll) write(w http.ResponseWriter, r *http.Request, srv http.Handler) {
+	ch := make(chan struct{})
+	p.mu.Lock()
+	p.pending = ch
+	p.mu.Unlock()
+	select {
+	case <-ch:
+	case <-time.After(1200 * time.Millisecond):
 	}
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
+	srv.ServeHTTP(w, r)
+}
+
+// poll reports false unless r is a poll of the ring's Leases and a write
+// waits for one. Then it reads the Leases, lets the write go, waits for
+// until to return (the write answered, and whatever should come first)
+// and answers r with what it read.
+func (p *heldPoll) poll(w http.ResponseWriter, r *http.Request, srv http.Handler, until func()) bool {
+	if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/leases") || r.URL.Query().Get("labelSelector") == "" {
+		return false
+	}
+	p.mu.Lock()
+	ch := p.pending
+	p.pending = nil
+	p.mu.Unlock()
+	if ch == nil {
+		return false
+	}
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, r) // the Leases before the write
+	p.heldBack.Store(true)
+	close(ch)
+	until()
+	copyRecorded(w, rec)
+	return true
 }
