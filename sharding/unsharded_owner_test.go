@@ -59,20 +59,7 @@ func TestAnObjectWhoseOwnerIsNotShardedLeavesALiveMemberOnlyByADrain(t *testing.
 		})
 		guard := time.Minute // simulated: many times what this takes
 
-		// The object names a Secret as its controller: it sits on the ring at
-		// the Secret's key, and is labelled with the member the ring does not
-		// choose for it.
-		isController := true
-		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "credentials",
-				UID: types.UID("5ec7e700-0000-4000-8000-000000000001"), Controller: &isController}}}}
-		want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(obj))
-		old := members[0]
-		if old == want {
-			old = members[1]
-		}
-		obj.Labels = map[string]string{sharding.Shard{Ring: ring}.Label(): old}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(obj).Do(ctx).Error())
+		old, want := createOffRing(ctx, t, c, members, "5ec7e700-0000-4000-8000-000000000001")
 		first := receive(t, began, guard)
 		require.Equal(t, old, first.member, "its member reconciles it under its own key")
 
@@ -81,7 +68,7 @@ func TestAnObjectWhoseOwnerIsNotShardedLeavesALiveMemberOnlyByADrain(t *testing.
 		var counts sync.Map
 		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
 			sc.OnLabel = func(action string, key informer.Key, member string) {
-				if key.Name == obj.Name {
+				if key.Name == "settings" {
 					labelled <- labelling{action, member}
 				}
 			}
@@ -149,24 +136,14 @@ func TestAnObjectDrainedFromAMemberThatKeysByRingKeyIsLetGo(t *testing.T) {
 		})
 		guard := time.Minute // simulated: many times what this takes
 
-		isController := true
-		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "credentials",
-				UID: types.UID("5ec7e700-0000-4000-8000-000000000002"), Controller: &isController}}}}
-		want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(obj))
-		old := members[0]
-		if old == want {
-			old = members[1]
-		}
-		obj.Labels = map[string]string{sharding.Shard{Ring: ring}.Label(): old}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(obj).Do(ctx).Error())
+		_, want := createOffRing(ctx, t, c, members, "5ec7e700-0000-4000-8000-000000000002")
 
 		type labelling struct{ action, member string }
 		labelled := make(chan labelling, 8)
 		var counts sync.Map
 		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
 			sc.OnLabel = func(action string, key informer.Key, member string) {
-				if key.Name == obj.Name {
+				if key.Name == "settings" {
 					labelled <- labelling{action, member}
 				}
 			}
@@ -200,4 +177,22 @@ func runRingKeyReconciler(ctx context.Context, t *testing.T, cfg *rest.Config, n
 	workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps",
 		func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil }),
 		workqueue.RunOptions[informer.Key]{Workers: 2})
+}
+
+// createOffRing creates the ConfigMap "settings", whose controller is a
+// Secret with uid (which the sharder does not shard): it sits on the ring
+// at the Secret's key, and is labelled with old, the one of the two
+// members that the ring does not choose for it (want).
+func createOffRing(ctx context.Context, t *testing.T, c *fakeCluster, members []string, uid types.UID) (old, want string) {
+	isController := true
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: c.ns,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "credentials", UID: uid, Controller: &isController}}}}
+	want = must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(obj))
+	old = members[0]
+	if old == want {
+		old = members[1]
+	}
+	obj.Labels = map[string]string{sharding.Shard{Ring: ring}.Label(): old}
+	require.NoError(t, c.core.Post().Namespace(c.ns).Resource("configmaps").Body(obj).Do(ctx).Error())
+	return old, want
 }
