@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/listwatch/informer/examples/internal/syncbuf"
+	"github.com/listwatch/informer/internal/testlog"
 	"github.com/listwatch/informer/testenv"
 )
 
@@ -164,7 +164,7 @@ func noted(kind string) chromedp.Action[chromedp.Void] {
 func start(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncbuf.Buffer{}
+	out := &testlog.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), out) }()
 	t.Cleanup(func() { cancel(); assert.NoError(t, <-done); t.Log(out.String()) })

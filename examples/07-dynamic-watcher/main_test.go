@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/listwatch/informer/examples/internal/syncbuf"
+	"github.com/listwatch/informer/internal/testlog"
 	"github.com/listwatch/informer/testenv"
 )
 
@@ -91,7 +91,7 @@ func TestTheWatcherFollowsCRDsInstalledChangedAndDeleted(t *testing.T) {
 }
 
 // output is what the watcher printed so far.
-type output struct{ syncbuf.Buffer }
+type output struct{ testlog.Buffer }
 
 // waitFor waits until the output holds text.
 func (b *output) waitFor(t *testing.T, text string) {

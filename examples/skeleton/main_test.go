@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/listwatch/informer/examples/internal/syncbuf"
+	"github.com/listwatch/informer/internal/testlog"
 	"github.com/listwatch/informer/testenv"
 )
 
@@ -208,8 +208,8 @@ func TestASecretNoConfigMapControlsIsNeitherChangedNorDeleted(t *testing.T) {
 
 // logTo sends slog.Default(), where workqueue.Run logs, to a buffer for
 // the rest of the test.
-func logTo(t *testing.T) *syncbuf.Buffer {
-	var buf syncbuf.Buffer
+func logTo(t *testing.T) *testlog.Buffer {
+	var buf testlog.Buffer
 	old := slog.Default()
 	t.Cleanup(func() { slog.SetDefault(old) })
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))

@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/listwatch/informer/examples/internal/syncbuf"
+	"github.com/listwatch/informer/internal/testlog"
 	"github.com/listwatch/informer/testenv"
 )
 
@@ -65,7 +65,7 @@ func removeBinary() {
 // process is one running skeleton. Its stdout and stderr go to out.
 type process struct {
 	cmd    *exec.Cmd
-	out    *syncbuf.Buffer
+	out    *testlog.Buffer
 	exited chan struct{} // closed when the process has exited; err is then set
 	err    error
 }
@@ -73,7 +73,7 @@ type process struct {
 // start runs the skeleton in namespace ns. At the end of the test a
 // process still running is killed.
 func start(t *testing.T, cp *testenv.ControlPlane, ns string) *process {
-	p := &process{out: &syncbuf.Buffer{}, exited: make(chan struct{})}
+	p := &process{out: &testlog.Buffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(binary(t), "--kubeconfig", cp.KubeconfigPath(), "--namespace", ns)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	require.NoError(t, p.cmd.Start())

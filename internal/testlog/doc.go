@@ -1,6 +1,7 @@
-// Package testlog holds the log helpers this module's tests share: a
-// Buffer that a logger may write from any goroutine while a test reads
-// it. It is internal: a test helper, not part of the library.
+// Package testlog holds the log helpers the tests of this module and of
+// its examples share: a Buffer that a logger, or a process's output, may
+// write from any goroutine while a test reads it. It is internal: a test
+// helper, not part of the library.
 //
 // Usage:
 //
