@@ -112,6 +112,40 @@ func TestAnAcknowledgementThatHangsGivesUpWithinTheRequestTimeout(t *testing.T) 
 	})
 }
 
+// The acknowledgement's timeout is timed on the shard's Clock, as every
+// other wait of a member is on its MemberConfig.Clock: a test's fake
+// clock, or the simulator's paused or skewed one, decides when it gives
+// up. Here the clock is stepped past the request timeout while the
+// PATCH hangs; the acknowledgement gives up at once, not after the
+// timeout on the bubble's own clock.
+func TestAnAcknowledgementTimesItsRequestOnTheShardsClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		net, hang := hangingServer(t, http.MethodPatch)
+		clock := workqueue.NewFakeClock(time.Now())
+		shard := sharding.Shard{Ring: ring, Member: "m1", Clock: clock}
+		admin := must(testenv.CoreV1Client(net.Config()))
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a",
+			Labels: map[string]string{shard.Label(): shard.Member, shard.DrainLabel(): "true"}}}
+		require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").Body(cm).Do(ctx).Error())
+
+		factory, cms := memberInformer(t, ctx, net, shard)
+		defer factory.Wait()
+		defer cancel() // before Wait: a failed require must not wait on running informers
+		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
+			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+
+		hang.Store(true)
+		done := make(chan error, 1)
+		go func() { _, err := reconcile(ctx, informer.Key{Namespace: "default", Name: "a"}); done <- err }()
+		synctest.Wait() // the PATCH hangs
+		clock.Step(sharding.DefaultRequestTimeout)
+		returned, err := returnsWithin(ctx, time.Millisecond, func(context.Context) error { return <-done })
+		require.True(t, returned, "the acknowledgement still waited after the shard's clock passed its timeout")
+		require.ErrorContains(t, err, "acknowledging the drain of default/a")
+	})
+}
+
 // A sharder whose label PATCH meets a server that never answers gives
 // up within its request timeout and labels the object once the server
 // answers again; before, the hung PATCH held the sharder's worker, and

@@ -108,7 +108,7 @@ func (m *Member) Run(ctx context.Context) error {
 // returned, so the sharder moves its objects at once instead of after
 // LeaseDuration.
 func (m *Member) elector(id string) (*leaderelection.Elector, error) {
-	shard := Shard{Ring: m.cfg.Ring, Member: id, RequestTimeout: requestTimeout(m.cfg.RenewDeadline)}
+	shard := Shard{Ring: m.cfg.Ring, Member: id, RequestTimeout: requestTimeout(m.cfg.RenewDeadline), Clock: m.cfg.Clock}
 	return leaderelection.New(leaderelection.Config{
 		Client: m.cfg.Client, Namespace: m.cfg.Namespace, Name: LeaseName(m.cfg.Ring, id), Identity: id,
 		Labels:        leaseLabels(m.cfg.Ring, id),

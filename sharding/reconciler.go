@@ -169,14 +169,14 @@ func (f *inFlight) has(key informer.Key) bool {
 // both labels if the object is still at resourceVersion rv. A 409 means
 // it changed since this member's cache saw it: the change is on its way
 // to the cache, and its event brings the key back for another look. The
-// PATCH gives up after shard's RequestTimeout, an error: the key is
-// retried.
+// PATCH gives up after shard's RequestTimeout on shard's Clock, an
+// error: the key is retried.
 func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, key informer.Key, rv string, shard Shard) error {
 	patch, err := labelPatch(rv, map[string]*string{shard.Label(): nil, shard.DrainLabel(): nil})
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, shard.requestTimeout())
+	ctx, cancel := informer.WithTimeout(ctx, shard.Clock, shard.requestTimeout())
 	defer cancel()
 	err = client.Patch(types.MergePatchType).NamespaceIfScoped(key.Namespace, key.Namespace != "").
 		Resource(resource).Name(key.Name).Body(patch).Do(ctx).Error()

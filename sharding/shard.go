@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	informer "github.com/listwatch/informer"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -33,6 +35,9 @@ type Shard struct {
 	// to half its RenewDeadline, what the sharder gives its own requests.
 	// Zero: DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// Clock times RequestTimeout. Member sets it to its own Clock
+	// (MemberConfig.Clock). Nil: informer.RealClock.
+	Clock informer.Clock
 }
 
 // DefaultRequestTimeout is a Shard's RequestTimeout when it has none:
