@@ -47,7 +47,7 @@
 //     (sendInitialEvents) with its initial-events-end bookmark;
 //     timeoutSeconds; selector transitions as ADDED/DELETED.
 //   - writes: POST (409 AlreadyExists; the namespace must exist;
-//     generateName), PUT (409 Conflict on a stale resourceVersion or a
+//     generateName; a name valid for its resource, or 422), PUT (409 Conflict on a stale resourceVersion or a
 //     wrong uid; create-on-update for Leases; an unchanged object is not
 //     written), PATCH as a JSON merge patch (404 for a missing object;
 //     a resourceVersion in the patch is a precondition, 409; null

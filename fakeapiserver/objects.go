@@ -25,10 +25,11 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 	return s.createLocked(res, u)
 }
 
-// createLocked is POST: a name (or one generated from generateName), a
-// namespace that exists, a key not taken (409 AlreadyExists); then the
-// system fields (uid, creationTimestamp, generation for a custom
-// resource) and the next resourceVersion. s.mu must be held.
+// createLocked is POST: a name (or one generated from generateName)
+// that is valid for res (validateName, 422), a namespace that exists, a
+// key not taken (409 AlreadyExists); then the system fields (uid,
+// creationTimestamp, generation for a custom resource) and the next
+// resourceVersion. s.mu must be held.
 func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gr := res.GroupResource()
 	if u.GetName() == "" {
@@ -38,6 +39,9 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 		}
 		s.names++
 		u.SetName(fmt.Sprintf("%s%05x", u.GetGenerateName(), s.names))
+	}
+	if err := validateName(res, u.GetName()); err != nil {
+		return nil, err
 	}
 	if res.Namespaced {
 		if _, ok := s.current[namespaces][objectKey{name: u.GetNamespace()}]; !ok {
