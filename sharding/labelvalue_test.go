@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -15,7 +16,6 @@ import (
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/testenv"
 )
 
 // A shard label's value may be valid as a label yet name no possible
@@ -26,55 +26,55 @@ import (
 // over: the create is refused with 422 at every try, and the object stays
 // stranded.)
 func TestAShardLabelThatCannotNameALeaseIsReassignedAndReportedOnce(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	cfg := fast(cp.Config())
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	core := must(testenv.CoreV1Client(cp.Config()))
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil) // it refuses a bad Lease name with 422, as kube-apiserver does
+		ns, cfg, core := c.ns, c.cfg, c.core
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
 
-	terms := make(chan string, 1)
-	member := must(sharding.NewMember(sharding.MemberConfig{
-		Client: must(leaderelection.NewClient(cfg)), Namespace: ns, Ring: ring, Name: "a",
-		LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: testLogger,
-		Run: func(ctx context.Context, shard sharding.Shard) { terms <- shard.Member; <-ctx.Done() },
-	}))
-	wg.Go(func() { member.Run(ctx) })
-	guard := time.Minute // against hanging, not a timing
-	a := receive(t, terms, guard)
+		terms := make(chan string, 1)
+		member := must(sharding.NewMember(sharding.MemberConfig{
+			Client: must(leaderelection.NewClient(cfg)), Namespace: ns, Ring: ring, Name: "a",
+			LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod, Logger: testLogger,
+			Run: func(ctx context.Context, shard sharding.Shard) { terms <- shard.Member; <-ctx.Done() },
+		}))
+		wg.Go(func() { member.Run(ctx) })
+		guard := time.Minute // simulated: many times what this takes
+		a := receive(t, terms, guard)
 
-	const bad = "Member_X"
-	shard := sharding.Shard{Ring: ring}
-	stray := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "stray", Namespace: ns, Labels: map[string]string{shard.Label(): bad}}}
-	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(stray).Do(ctx).Error())
+		const bad = "Member_X"
+		shard := sharding.Shard{Ring: ring}
+		stray := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "stray", Namespace: ns, Labels: map[string]string{shard.Label(): bad}}}
+		require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(stray).Do(ctx).Error())
 
-	logs := &namingWriter{word: bad, twice: make(chan struct{})}
-	labelled := make(chan string, 1)
-	var labels sync.Map
-	startSharder(ctx, t, &wg, cfg, ns, &labels, func(sc *sharding.SharderConfig) {
-		sc.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		sc.OnLabel = func(_ string, key informer.Key, member string) {
-			if key.Name == stray.Name {
-				select {
-				case labelled <- member:
-				default:
+		logs := &namingWriter{word: bad, twice: make(chan struct{})}
+		labelled := make(chan string, 1)
+		var labels sync.Map
+		startSharder(ctx, t, &wg, cfg, ns, &labels, func(sc *sharding.SharderConfig) {
+			sc.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			sc.OnLabel = func(_ string, key informer.Key, member string) {
+				if key.Name == stray.Name {
+					select {
+					case labelled <- member:
+					default:
+					}
 				}
 			}
+		})
+
+		select {
+		case owner := <-labelled:
+			require.Equal(t, a, owner, "the stray object went to the live member")
+			require.Equal(t, a, labelOf(ctx, t, core, ns, stray.Name))
+			require.Equal(t, 1, logs.count(), "the sharder's log names %s once:\n%s", bad, logs)
+		case <-logs.twice:
+			t.Fatalf("the sharder's log named %s twice before the object was reassigned:\n%s", bad, logs)
+		case <-time.After(guard):
+			t.Fatalf("the object labelled %s was not reassigned within %v; the sharder's log:\n%s", bad, guard, logs)
 		}
 	})
-
-	select {
-	case owner := <-labelled:
-		require.Equal(t, a, owner, "the stray object went to the live member")
-		require.Equal(t, a, labelOf(ctx, t, core, ns, stray.Name))
-		require.Equal(t, 1, logs.count(), "the sharder's log names %s once:\n%s", bad, logs)
-	case <-logs.twice:
-		t.Fatalf("the sharder's log named %s twice before the object was reassigned:\n%s", bad, logs)
-	case <-time.After(guard):
-		t.Fatalf("the object labelled %s was not reassigned within %v; the sharder's log:\n%s", bad, guard, logs)
-	}
 }
 
 // namingWriter keeps a log and closes twice when a second line names word.
