@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/testenv"
 )
 
 // A takeover is guarded by the version the sharder judged expired, not
@@ -29,46 +29,47 @@ import (
 // takeover would succeed, and the objects of a member that still
 // reconciles would move.
 func TestAMemberThatRenewsWhileAnotherTakeoverHangsIsNotTakenOver(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	cfg := fast(cp.Config())
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil)
+		ns, cfg := c.ns, c.cfg
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
 
-	// Two member Leases that nobody renews: the sharder judges both
-	// expired, "dead-1" first (suspects are taken over in id order).
-	leases := must(leaderelection.NewClient(cfg))
-	const hangs, renews = "dead-1", "renews-2"
-	for _, id := range []string{hangs, renews} {
-		createMemberLease(ctx, t, leases, ns, id)
-	}
+		// Two member Leases that nobody renews: the sharder judges both
+		// expired, "dead-1" first (suspects are taken over in id order).
+		leases := must(leaderelection.NewClient(cfg))
+		const hangs, renews = "dead-1", "renews-2"
+		for _, id := range []string{hangs, renews} {
+			createMemberLease(ctx, t, leases, ns, id)
+		}
 
-	gate := &takeoverGate{hang: sharding.LeaseName(ring, hangs), watch: sharding.LeaseName(ring, renews),
-		held: make(chan struct{}), release: make(chan struct{}), recorded: make(chan struct{}), status: make(chan int, 1), stop: ctx.Done()}
-	gated := rest.CopyConfig(cfg)
-	gated.Wrap(func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate })
-	var labels sync.Map
-	startSharder(ctx, t, &wg, cfg, ns, &labels, func(sc *sharding.SharderConfig) {
-		sc.LeaseClient = must(leaderelection.NewClient(gated))
+		gate := &takeoverGate{hang: sharding.LeaseName(ring, hangs), watch: sharding.LeaseName(ring, renews),
+			held: make(chan struct{}), release: make(chan struct{}), recorded: make(chan struct{}), status: make(chan int, 1), stop: ctx.Done()}
+		gated := rest.CopyConfig(cfg)
+		gated.Wrap(func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate })
+		var labels sync.Map
+		startSharder(ctx, t, &wg, cfg, ns, &labels, func(sc *sharding.SharderConfig) {
+			sc.LeaseClient = must(leaderelection.NewClient(gated))
+		})
+
+		guard := time.Minute // simulated: many times what this takes
+		receive(t, gate.held, guard)
+		// The first takeover hangs: the second member renews now, after
+		// both were judged, and the sharder's poll records the new version.
+		renew(ctx, t, leases, ns, renews)
+		gate.renewed.Store(true)
+		receive(t, gate.recorded, guard)
+		close(gate.release) // the hanging takeover ends at its timeout
+
+		status := receive(t, gate.status, guard)
+		require.Equal(t, http.StatusConflict, status,
+			"the takeover of %s, which renewed after it was judged expired, was answered %d: it must fail with 409", renews, status)
+		lease := &coordinationv1.Lease{}
+		require.NoError(t, leases.Get().Namespace(ns).Resource("leases").Name(sharding.LeaseName(ring, renews)).Do(ctx).Into(lease))
+		require.Equal(t, renews, *lease.Spec.HolderIdentity, "the member that renewed keeps its Lease")
 	})
-
-	guard := time.Minute // against hanging, not a timing
-	receive(t, gate.held, guard)
-	// The first takeover hangs: the second member renews now, after
-	// both were judged, and the sharder's poll records the new version.
-	renew(ctx, t, leases, ns, renews)
-	gate.renewed.Store(true)
-	receive(t, gate.recorded, guard)
-	close(gate.release) // the hanging takeover ends at its timeout
-
-	status := receive(t, gate.status, guard)
-	require.Equal(t, http.StatusConflict, status,
-		"the takeover of %s, which renewed after it was judged expired, was answered %d: it must fail with 409", renews, status)
-	lease := &coordinationv1.Lease{}
-	require.NoError(t, leases.Get().Namespace(ns).Resource("leases").Name(sharding.LeaseName(ring, renews)).Do(ctx).Into(lease))
-	require.Equal(t, renews, *lease.Spec.HolderIdentity, "the member that renewed keeps its Lease")
 }
 
 // takeoverGate wraps the sharder's Lease client. It holds the takeover
