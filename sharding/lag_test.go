@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,6 @@ import (
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/testenv"
 	"github.com/listwatch/informer/workqueue"
 )
 
@@ -31,81 +31,81 @@ import (
 // every relabel of the child finds the parent let go or already on the
 // child's new member, and in the end both are on the ring's member.
 func TestAChildWhoseParentTheSharderHasNotSeenYetWaitsForIt(t *testing.T) {
-	cp := testenv.Shared(t)
-	ns := cp.Namespace(t)
-	cfg := fast(cp.Config())
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	core := must(testenv.CoreV1Client(cp.Config()))
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil)
+		ns, cfg, core := c.ns, c.cfg, c.core
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
 
-	// Two members acknowledge the drains of their ConfigMaps.
-	members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-		runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(),
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-	})
-	guard := time.Minute // against hanging, not a timing
-	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1", Namespace: ns}}
-	want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(parent))
-	old := members[0]
-	if old == want {
-		old = members[1]
-	}
-
-	gate := &watchGate{path: "/api/v1/namespaces/" + ns + "/configmaps", parent: parent.Name,
-		held: make(chan struct{}), release: make(chan struct{}), looked: make(chan struct{}), stop: ctx.Done()}
-	gated := rest.CopyConfig(cfg)
-	gated.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gatedTransport{gate, rt} }) // one per client the sharder builds
-	shard := sharding.Shard{Ring: ring}
-	var mu sync.Mutex
-	var ahead []string
-	childMoved := make(chan string, 8)
-	var counts sync.Map
-	startSharder(ctx, t, &wg, gated, ns, &counts, func(sc *sharding.SharderConfig) {
-		sc.Resources = append(sc.Resources, corev1.SchemeGroupVersion.WithResource("secrets"))
-		sc.OnLabel = func(action string, key informer.Key, member string) {
-			if key.Name != parent.Name+"-child" {
-				return
-			}
-			p := &corev1.ConfigMap{}
-			if err := core.Get().Namespace(ns).Resource("configmaps").Name(parent.Name).Do(context.Background()).Into(p); err == nil {
-				if owner := p.Labels[shard.Label()]; owner != "" && owner != member {
-					mu.Lock()
-					ahead = append(ahead, fmt.Sprintf("the child was %q toward %s while its parent was labelled %s (drain %q)",
-						action, member, owner, p.Labels[shard.DrainLabel()]))
-					mu.Unlock()
-				}
-			}
-			childMoved <- member
+		// Two members acknowledge the drains of their ConfigMaps.
+		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+			runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(),
+				func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		})
+		guard := time.Minute // simulated: many times what this takes
+		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1", Namespace: ns}}
+		want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(parent))
+		old := members[0]
+		if old == want {
+			old = members[1]
 		}
-	})
-	receive(t, gate.held, guard) // the sharder listed the ConfigMaps; their watch is held
 
-	parent.Labels = map[string]string{shard.Label(): old}
-	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-	child := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: parent.Name + "-child", Namespace: ns,
-		Labels:          map[string]string{shard.Label(): old},
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(parent, corev1.SchemeGroupVersion.WithKind("ConfigMap"))}}}
-	require.NoError(t, core.Post().Namespace(ns).Resource("secrets").Body(child).Do(ctx).Error())
+		gate := &watchGate{path: "/api/v1/namespaces/" + ns + "/configmaps", parent: parent.Name,
+			held: make(chan struct{}), release: make(chan struct{}), looked: make(chan struct{}), stop: ctx.Done()}
+		gated := rest.CopyConfig(cfg)
+		gated.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gatedTransport{gate, rt} }) // one per client the sharder builds
+		shard := sharding.Shard{Ring: ring}
+		var mu sync.Mutex
+		var ahead []string
+		childMoved := make(chan string, 8)
+		var counts sync.Map
+		startSharder(ctx, t, &wg, gated, ns, &counts, func(sc *sharding.SharderConfig) {
+			sc.Resources = append(sc.Resources, corev1.SchemeGroupVersion.WithResource("secrets"))
+			sc.OnLabel = func(action string, key informer.Key, member string) {
+				if key.Name != parent.Name+"-child" {
+					return
+				}
+				p := &corev1.ConfigMap{}
+				if err := core.Get().Namespace(ns).Resource("configmaps").Name(parent.Name).Do(context.Background()).Into(p); err == nil {
+					if owner := p.Labels[shard.Label()]; owner != "" && owner != member {
+						mu.Lock()
+						ahead = append(ahead, fmt.Sprintf("the child was %q toward %s while its parent was labelled %s (drain %q)",
+							action, member, owner, p.Labels[shard.DrainLabel()]))
+						mu.Unlock()
+					}
+				}
+				childMoved <- member
+			}
+		})
+		receive(t, gate.held, guard) // the sharder listed the ConfigMaps; their watch is held
 
-	// The sharder either acts on the child at once, or looks its parent
-	// up first and waits for its cache: then the watch goes on.
-	select {
-	case <-gate.looked:
-	case member := <-childMoved:
+		parent.Labels = map[string]string{shard.Label(): old}
+		require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
+		child := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: parent.Name + "-child", Namespace: ns,
+			Labels:          map[string]string{shard.Label(): old},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(parent, corev1.SchemeGroupVersion.WithKind("ConfigMap"))}}}
+		require.NoError(t, core.Post().Namespace(ns).Resource("secrets").Body(child).Do(ctx).Error())
+
+		// The sharder either acts on the child at once, or looks its parent
+		// up first and waits for its cache: then the watch goes on.
+		select {
+		case <-gate.looked:
+		case member := <-childMoved:
+			mu.Lock()
+			defer mu.Unlock()
+			require.Empty(t, ahead, "the child was relabelled (toward %s) before the sharder had seen its parent", member)
+		case <-time.After(guard):
+			t.Fatalf("the sharder did nothing with the child within %v", guard)
+		}
+		close(gate.release)
+		for member := receive(t, childMoved, guard); member != want; member = receive(t, childMoved, guard) {
+		}
 		mu.Lock()
 		defer mu.Unlock()
-		require.Empty(t, ahead, "the child was relabelled (toward %s) before the sharder had seen its parent", member)
-	case <-time.After(guard):
-		t.Fatalf("the sharder did nothing with the child within %v", guard)
-	}
-	close(gate.release)
-	for member := receive(t, childMoved, guard); member != want; member = receive(t, childMoved, guard) {
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	require.Empty(t, ahead, "the child ran ahead of its parent")
+		require.Empty(t, ahead, "the child ran ahead of its parent")
+	})
 }
 
 // watchGate is shared by the sharder's clients. It holds the WATCH of
