@@ -93,7 +93,8 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 		}
 		switch {
 		case secret != nil && ownerGone(secret, cm): // deleted, unlabelled, or made anew: its Secret goes too
-			err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name))
+			gone := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one
+			err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(gone))
 		case err != nil || secret == nil: // neither exists, a failure, or created just now
 		case !metav1.IsControlledBy(secret, cm): // another owner's or nobody's: not ours to change, and retrying cannot help
 			err = workqueue.Terminal(fmt.Errorf("secret %s exists and ConfigMap UID %s does not control it", key, cm.UID))
@@ -112,8 +113,8 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 	return nil
 }
 
-// ownerGone: secret's controller is a ConfigMap of its name that is gone (none now, or made anew).
+// ownerGone: secret's one owner is the v1 ConfigMap of its name, gone from our cache (deleted, unlabelled, made anew).
 func ownerGone(secret *corev1.Secret, cm *corev1.ConfigMap) bool {
-	owner := metav1.GetControllerOf(secret)
-	return owner != nil && owner.Kind == "ConfigMap" && owner.Name == secret.Name && (cm == nil || owner.UID != cm.UID)
+	refs := secret.OwnerReferences
+	return len(refs) == 1 && refs[0].APIVersion == "v1" && refs[0].Kind == "ConfigMap" && refs[0].Name == secret.Name && (cm == nil || refs[0].UID != cm.UID)
 }

@@ -12,7 +12,7 @@ import (
 // maxSkeletonLines is the promise chapter 8 makes: a whole controller,
 // every error checked, in about a hundred gofmt'd lines. It was 105
 // until control was split from run, with a trace hook for the
-// simulator's test (nine lines), and ownerGone was added (six).
+// simulator's test (nine lines), and ownerGone was added (seven).
 const maxSkeletonLines = 120
 
 // TestChapter8OpensWithTheWholeSkeletonProgram checks that the first Go

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/listwatch/informer/fakeapiserver"
+)
+
+// The skeleton deletes a Secret only when what the garbage collector
+// would delete: its one owner, its controller, is the v1 ConfigMap of its
+// name, and that ConfigMap is gone. A Secret controlled by a "ConfigMap"
+// of another API group (a custom resource's kind), or with a second
+// owner that still exists, is left alone, however its controller
+// reference reads. Found by the review of ownerGone: the first version
+// deleted both, and the first one's ConfigMap then never had a Secret
+// (a Secret's delete brings back only a core owner's key).
+func TestASecretThatIsNotOnlyAGoneConfigMapsIsNotDeleted(t *testing.T) {
+	controller := func(apiVersion, name string, uid types.UID) metav1.OwnerReference {
+		yes := true
+		return metav1.OwnerReference{APIVersion: apiVersion, Kind: "ConfigMap", Name: name, UID: uid, Controller: &yes}
+	}
+	for name, owners := range map[string]func(keeper types.UID) []metav1.OwnerReference{
+		"a ConfigMap of another group controls it": func(types.UID) []metav1.OwnerReference {
+			return []metav1.OwnerReference{controller("example.com/v1", "web", "their-uid")}
+		},
+		"an earlier ConfigMap controls it and a live one owns it too": func(keeper types.UID) []metav1.OwnerReference {
+			return []metav1.OwnerReference{controller("v1", "web", "an-earlier-web"), {APIVersion: "v1", Kind: "ConfigMap", Name: "keeper", UID: keeper}}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mem := fakeapiserver.ServeInMemory(fakeapiserver.New())
+				defer mem.Close()
+				client := kubernetes.NewForConfigOrDie(mem.Config())
+				cms, secrets := client.CoreV1().ConfigMaps("default"), client.CoreV1().Secrets("default")
+				keeper, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keeper"}}, metav1.CreateOptions{})
+				require.NoError(t, err)
+				_, err = cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "demo"}},
+					Data: map[string]string{"k": "v"}}, metav1.CreateOptions{})
+				require.NoError(t, err)
+				theirs, err := secrets.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "demo"},
+					OwnerReferences: owners(keeper.UID)}, Data: map[string][]byte{"password": []byte("theirs")}}, metav1.CreateOptions{})
+				require.NoError(t, err)
+
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				go func() { done <- control(ctx, mem.Config(), "default", nil) }()
+				time.Sleep(time.Minute) // simulated: many reconciles' worth
+				got, err := secrets.Get(context.Background(), "web", metav1.GetOptions{})
+				cancel()
+				require.NoError(t, <-done)
+				require.NoError(t, err, "the Secret was deleted")
+				require.Equal(t, theirs.UID, got.UID, "the Secret was replaced")
+				require.Equal(t, "theirs", string(got.Data["password"]), "the Secret was changed")
+			})
+		})
+	}
+}
