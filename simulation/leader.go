@@ -41,7 +41,7 @@ func (leaderElected) run(ctx context.Context, w *world, r *replica) {
 				w.hist.add(Event{What: TermStart, Replica: r.name, Ring: LeaderRing, Member: r.name, Fence: term.Fence})
 				defer func() {
 					r.setTerm(LeaderRing, nil)
-					w.hist.add(Event{What: TermEnd, Replica: r.name, Ring: LeaderRing, Member: r.name, Deadline: term.End()})
+					w.hist.add(Event{What: TermEnd, Replica: r.name, Ring: LeaderRing, Member: r.name, Deadline: r.onHistorysClock(term.End())})
 				}()
 				if w.opts.Controller != nil {
 					runUserController(ctx, w, r, LeaderRing, r.name, nil)

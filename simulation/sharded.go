@@ -69,7 +69,7 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 				w.hist.add(Event{What: TermStart, Replica: r.name, Ring: ring, Member: shard.Member, Fence: term.Fence})
 				defer func() {
 					r.setTerm(ring, nil)
-					w.hist.add(Event{What: TermEnd, Replica: r.name, Ring: ring, Member: shard.Member, Deadline: term.End()})
+					w.hist.add(Event{What: TermEnd, Replica: r.name, Ring: ring, Member: shard.Member, Deadline: r.onHistorysClock(term.End())})
 				}()
 				if w.opts.Controller != nil {
 					runUserController(ctx, w, r, ring, shard.Member, &shard)
