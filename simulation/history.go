@@ -35,7 +35,7 @@ const (
 	FaultEvent = "fault"   // a fault began; Detail says which
 	Healed     = "healed"  // a window fault ended
 	Started    = "started" // Replica started (a new identity)
-	Retry      = "retry"   // a term's controller setup failed and is tried again
+	Retry      = "retry"   // a term's controller (its setup, or a Controller's Run) ended early and is tried again
 	Stuck      = "stuck"   // Replica did not stop within a minute of its kill
 	Stopped    = "stopped" // Replica was killed: everything of it has stopped
 )

@@ -26,7 +26,11 @@ import (
 type Controller struct {
 	// Run runs the controller for one term, until ctx ends, and returns
 	// only once everything it started has stopped (the bubble must end
-	// with no goroutine of it left). Required.
+	// with no goroutine of it left). Required. A Run that returns while
+	// its term goes on (its setup failed during a fault, say) is called
+	// again a RetryPeriod later, and the history records a retry: the
+	// process of a controller whose main returned would exit and be
+	// started again.
 	Run func(ctx context.Context, term Term)
 	// Converged reports what is not yet as the controller wants (nil:
 	// converged). Once every fault has ended, the simulator calls it each
@@ -71,7 +75,7 @@ func runUserController(ctx context.Context, w *world, r *replica, ring, member s
 	if shard != nil {
 		selector = shard.Selector()
 	}
-	w.opts.Controller.Run(ctx, Term{
+	term := Term{
 		Replica: r.name, Ring: ring, Member: member,
 		Config: rest.CopyConfig(r.cfg), Namespace: Namespace, Selector: selector, Shard: shard,
 		Clock: r.clock(), Logger: w.log.With("replica", r.name, "ring", ring),
@@ -89,5 +93,13 @@ func runUserController(ctx context.Context, w *world, r *replica, ring, member s
 				w.opts.Trace(e)
 			}
 		},
-	})
+	}
+	for {
+		w.opts.Controller.Run(ctx, term)
+		if ctx.Err() != nil {
+			return
+		}
+		w.hist.add(Event{What: Retry, Replica: r.name, Ring: ring, Member: member, Detail: "Controller.Run returned while its term went on"})
+		informer.Sleep(ctx, r.clock(), w.opts.Timing.Retry)
+	}
 }
