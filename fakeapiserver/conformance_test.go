@@ -70,7 +70,11 @@ func conform(t *testing.T, cp *testenv.ControlPlane, s script) {
 	s(ctx, t, realTarget(t, cp), &real)
 	// The fake, in a bubble: its watch timeouts and bookmarks pass on
 	// simulated time, so a script's waits cost real time once, not twice.
-	synctest.Test(t, func(t *testing.T) { s(t.Context(), t, fakeTarget(t), &fake) })
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // as the real side's: a script's waits end
+		defer cancel()
+		s(ctx, t, fakeTarget(t), &fake)
+	})
 	require.Equal(t, real.lines, fake.lines, "fake (right) differs from kube-apiserver (left)")
 	t.Logf("%d outcomes agree:\n  %s", len(real.lines), strings.Join(real.lines, "\n  "))
 }
