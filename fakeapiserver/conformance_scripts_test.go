@@ -110,7 +110,8 @@ func configMapWrites(ctx context.Context, t *testing.T, tg *target, rec *recorde
 }
 
 // secretStringData: a Secret's stringData is write-only; each key lands
-// in data, over data's own, and the field is never stored or returned.
+// in data, over data's own, and the field is never stored or returned;
+// its type defaults to Opaque.
 func secretStringData(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 	col := "/api/v1/namespaces/" + tg.namespace + "/secrets"
 	secret := func(data map[string]any, stringData map[string]any) map[string]any {
@@ -125,7 +126,7 @@ func secretStringData(ctx context.Context, t *testing.T, tg *target, rec *record
 		}
 		sort.Strings(keys)
 		_, kept := obj["stringData"]
-		return fmt.Sprintf("data %v, stringData returned %v", keys, kept)
+		return fmt.Sprintf("data %v, stringData returned %v, type %v", keys, kept, obj["type"])
 	}
 	code, s := tg.do(ctx, t, "POST", col, "", secret(map[string]any{"a": "MQ==", "b": "Mg=="}, map[string]any{"b": "two", "c": "3"}))
 	rec.add("create with data and stringData: %s, %s", outcome(code, s), describe(s))

@@ -53,7 +53,7 @@ func (s *Server) decodeBody(body []byte, mediaType string, res Resource) (*unstr
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %s, not a %s", got, gvk))
 	}
 	if secret, ok := obj.(*corev1.Secret); ok {
-		mergeStringData(secret)
+		defaultSecret(secret)
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
@@ -87,11 +87,15 @@ func (s *Server) decodeDeleteOptions(r *http.Request) (*metav1.DeleteOptions, er
 	return opts, nil
 }
 
-// mergeStringData does to a Secret what kube-apiserver's conversion of
-// its v1 type does on every write: stringData is write-only, each of its
-// keys is copied into data (over a key data already has) and the field
-// itself is never stored or returned.
-func mergeStringData(s *corev1.Secret) {
+// defaultSecret does to a Secret what kube-apiserver does on every
+// write: its type defaults to Opaque; and, in the conversion of its v1
+// type, stringData is write-only, each of its keys is copied into data
+// (over a key data already has) and the field itself is never stored or
+// returned.
+func defaultSecret(s *corev1.Secret) {
+	if s.Type == "" {
+		s.Type = corev1.SecretTypeOpaque
+	}
 	if len(s.StringData) > 0 && s.Data == nil {
 		s.Data = map[string][]byte{}
 	}

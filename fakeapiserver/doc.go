@@ -54,7 +54,7 @@
 //     removes a field; an unchanged result is not written; a patched uid
 //     is 422), DELETE (404; uid and resourceVersion preconditions, 409).
 //     A Secret's stringData is write-only: merged into data on every
-//     write, never stored.
+//     write, never stored; its type defaults to Opaque.
 //   - encodings: JSON, protobuf for built-in types (never for custom
 //     ones), and the metadata-only form (as=PartialObjectMetadata).
 //   - discovery: /api, /apis, /apis/<group>, /api/v1 and
