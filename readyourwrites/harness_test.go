@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
-	"github.com/listwatch/informer/indexer"
 	"github.com/listwatch/informer/readyourwrites"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/testenv"
@@ -41,11 +40,14 @@ type controller struct {
 // informer whose adds and updates enqueue their key, and workers running
 // reconcile, made from the controller once it exists.
 //
-// Its cache is made slow on purpose: applying each change takes cacheLag
-// longer (an index function that sleeps, inside the informer's pop loop),
-// as on a loaded machine or with a large cache. That widens the window in
-// which a reconcile can read the cache from before its own write, so the
-// unguarded runs show the problem every time, not once in a while.
+// Its cache is made slow on purpose: each change reaches it cacheLag
+// later (a transform that sleeps, in the reflector's goroutine, before
+// the change is queued), as on a loaded machine or with a large cache.
+// That widens the window in which a reconcile can read the cache from
+// before its own write, so the unguarded runs show the problem every
+// time, not once in a while. The sleep holds no lock, so inside a
+// synctest bubble every other goroutine stays durably blocked while it
+// lasts and simulated time moves on.
 func startController(t *testing.T, cfg *rest.Config, ns string, guarded bool, workers int,
 	reconcile func(c *controller) workqueue.ReconcileFunc[informer.Key], handlers ...si.Handler[*corev1.ConfigMap]) *controller {
 	t.Helper()
@@ -56,10 +58,10 @@ func startController(t *testing.T, cfg *rest.Config, ns string, guarded bool, wo
 	require.NoError(t, err)
 	c := &controller{queue: workqueue.New(workqueue.Options[informer.Key]{})}
 	c.informer, err = si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns),
-		si.WithIndexers(map[string]indexer.IndexFunc[*corev1.ConfigMap]{"slow": func(*corev1.ConfigMap) ([]string, error) {
+		si.WithTransform(func(cm *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			time.Sleep(cacheLag)
-			return nil, nil
-		}}))
+			return cm, nil
+		}))
 	require.NoError(t, err)
 	c.client, err = factory.RESTClient(corev1.SchemeGroupVersion)
 	require.NoError(t, err)
@@ -107,8 +109,8 @@ func (c *controller) update(ctx context.Context, owner informer.Key, cm *corev1.
 	return err
 }
 
-// cacheLag is how much longer the test controllers' caches take to apply
-// each change.
+// cacheLag is how much later each change reaches the test controllers'
+// caches.
 const cacheLag = 20 * time.Millisecond
 
 // within is how long a test waits for its controller to settle: a guard
