@@ -2,6 +2,8 @@ package readyourwrites_test
 
 import (
 	"context"
+	"math/rand/v2"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/readyourwrites"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/testenv"
@@ -87,6 +90,36 @@ func startController(t *testing.T, cfg *rest.Config, ns string, guarded bool, wo
 		factory.Wait()
 	})
 	return c
+}
+
+// fakeCluster serves a fake API server (package fakeapiserver) over an
+// in-memory network, for a test running inside a synctest bubble; each
+// request first meets the fault that inject chooses (nil: none). It is
+// closed at the test's cleanup, after the controllers the test starts
+// later have stopped.
+func fakeCluster(t *testing.T, inject fakeapiserver.Injector) (*fakeapiserver.Server, *rest.Config) {
+	t.Helper()
+	srv := fakeapiserver.New()
+	var h http.Handler = srv
+	if inject != nil {
+		h = fakeapiserver.WithFaults(srv, inject)
+	}
+	mem := fakeapiserver.ServeInMemory(h)
+	t.Cleanup(mem.Close)
+	return srv, mem.Config()
+}
+
+// randomLatency delays each request by 2 to 8 ms of simulated time,
+// drawn from a source seeded with seed, so that runs with different
+// seeds interleave writes, watch events and reconciles differently.
+func randomLatency(seed uint64) fakeapiserver.Injector {
+	var mu sync.Mutex
+	r := rand.New(rand.NewPCG(seed, 0))
+	return func(*http.Request) fakeapiserver.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		return fakeapiserver.Fault{Latency: 2*time.Millisecond + time.Duration(r.Int64N(int64(6*time.Millisecond)))}
+	}
 }
 
 // update PUTs cm, which carries the resourceVersion it was read at, as a
