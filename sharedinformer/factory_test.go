@@ -13,7 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
@@ -86,17 +88,24 @@ func TestATypeTheServerDoesNotServeIsAnErrorThatSuggestsTheNearestKind(t *testin
 }
 
 // The factory's discovery is cached; a miss refreshes it, so a CRD
-// installed after the factory first looked is found.
+// installed after the factory first looked is found. On the shared
+// control plane, the Octopus type is registered under a group of this
+// run's own (named after its namespace), which nothing has installed yet.
 func TestACustomResourceInstalledAfterTheFirstLookupIsFound(t *testing.T) {
-	cp := testenv.Private(t, testenv.Options{})
-	f := newFactory(t, cp.Config())
-	_, err := sharedinformer.InformerFor[*Octopus](t.Context(), f)
+	cp := testenv.Shared(t)
+	gv := schema.GroupVersion{Group: cp.Namespace(t) + ".late.listwatch.dev", Version: "v1"}
+	scheme := runtime.NewScheme()
+	scheme.AddKnownTypes(gv, &Octopus{}, &OctopusList{})
+	metav1.AddToGroupVersion(scheme, gv)
+	f, err := sharedinformer.NewFactory(cp.Config(), sharedinformer.FactoryOptions{Scheme: scheme})
+	require.NoError(t, err)
+	_, err = sharedinformer.InformerFor[*Octopus](t.Context(), f)
 	require.ErrorContains(t, err, "is its CRD installed?")
 
-	require.NoError(t, cp.InstallCRD(t.Context(), octopusCRD))
+	require.NoError(t, cp.InstallCRD(t.Context(), testenv.CRD{Group: gv.Group, Version: gv.Version, Kind: "Octopus", Plural: "octopodes"}))
 	inf, err := sharedinformer.InformerFor[*Octopus](t.Context(), f)
 	require.NoError(t, err)
-	assert.Equal(t, "octopodes.zoo.listwatch.dev", inf.Name())
+	assert.Equal(t, "octopodes."+gv.Group, inf.Name())
 }
 
 func TestATypeNotInTheSchemeIsAnErrorNamingIt(t *testing.T) {
