@@ -193,27 +193,38 @@ func TestOptionsThatShapeAnInformerMayOnlyComeWithTheFirstRequest(t *testing.T) 
 // keeps retrying (the right may be granted), and the sync wait says who
 // is not synced, for how long, and the server's 403.
 func TestTheSyncWaitReportsA403WithTheInformersScope(t *testing.T) {
-	cp := testenv.Private(t, testenv.Options{RBAC: true, Users: []string{"viewer"}})
+	cp := testenv.Shared(t) // RBAC, and viewer has no role
 	ns := cp.Namespace(t)
 	cfg, err := cp.ConfigAs("viewer")
 	require.NoError(t, err)
-	f := newFactory(t, cfg)
+	errs := newErrLog()
+	f, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: factoryScheme, OnError: errs.hook})
+	require.NoError(t, err)
 	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f, sharedinformer.InNamespace(ns), fastRetries)
 	require.NoError(t, err)
 	startFactory(t, f)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
-	err = f.WaitForCacheSync(ctx)
+	err = waitForCacheSyncAfter(t, f, errs, apierrors.IsForbidden)
 	var notSynced *sharedinformer.NotSyncedError
 	require.ErrorAs(t, err, &notSynced)
 	t.Log(err)
 	assert.True(t, apierrors.IsForbidden(err), "the 403 is in the error: %v", err)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	// The wait began just after ctx, so it lasted a little under 2s: the
-	// message names the measured wait, whatever it was.
+	// The message names the measured wait, whatever it was.
 	assert.Positive(t, notSynced.Waited)
 	assert.Contains(t, err.Error(), fmt.Sprintf("configmaps in namespace %s, protobuf: not synced after %v: ", ns, notSynced.Waited.Round(time.Millisecond)))
+}
+
+// waitForCacheSyncAfter waits until f's informers have failed as
+// failure says (errs is f's OnError), then for their sync, with a context
+// that ends soon after: an informer that cannot list never syncs, so the
+// wait ends with a deadline, and what it reports is checked by the test.
+func waitForCacheSyncAfter(t *testing.T, f *sharedinformer.Factory, errs *errLog, failure func(error) bool) error {
+	t.Helper()
+	errs.waitFor(t, "the informer's failure", failure)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	return f.WaitForCacheSync(ctx)
 }
 
 // A custom resource whose CRD is not installed yet: the sync wait reports
@@ -222,20 +233,20 @@ func TestAnInformerOfAResourceInstalledLaterReports404ThenSyncs(t *testing.T) {
 	cp := testenv.Shared(t)
 	ns := cp.Namespace(t)
 	gadgets := testenv.CRD{Group: "late.listwatch.dev", Version: "v1", Kind: "Gadget", Plural: "gadgets"}
-	f := newFactory(t, cp.Config())
-	_, err := sharedinformer.InformerFor[*unstructured.Unstructured](t.Context(), f, sharedinformer.InNamespace(ns),
+	errs := newErrLog()
+	f, err := sharedinformer.NewFactory(cp.Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme, OnError: errs.hook})
+	require.NoError(t, err)
+	_, err = sharedinformer.InformerFor[*unstructured.Unstructured](t.Context(), f, sharedinformer.InNamespace(ns),
 		sharedinformer.ForResource(schema.GroupVersionResource{Group: gadgets.Group, Version: gadgets.Version, Resource: gadgets.Plural}), fastRetries)
 	require.NoError(t, err)
 	startFactory(t, f)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
-	err = f.WaitForCacheSync(ctx)
+	err = waitForCacheSyncAfter(t, f, errs, apierrors.IsNotFound)
 	require.Error(t, err)
 	assert.True(t, apierrors.IsNotFound(err), "the 404 is in the error: %v", err)
 
 	require.NoError(t, cp.InstallCRD(t.Context(), gadgets))
-	ctx, cancel = context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, f.WaitForCacheSync(ctx))
 }
