@@ -18,27 +18,33 @@ import (
 )
 
 // A factory with 50 informers; 10 of them are released and asked for
-// again, 100 times. Whatever a released informer leaves behind would add
-// up over 1,000 releases, so the test counts what a leak would add to,
-// rather than sampling the live heap (whose noise on a loaded machine is
-// larger than a leak of a few informers):
+// again, round after round. Whatever a released informer leaves behind
+// would add up, so the test counts what a leak would add to, rather than
+// sampling the live heap (whose noise on a loaded machine is larger than
+// a leak of a few informers):
 //
 //   - the library's goroutines: every informer runs a fixed number, and
 //     Release returns only once a released informer's have ended;
 //   - the metrics series: a re-asked informer takes back the names its
 //     predecessor gave up, so the series' count stays where it was.
+//
+// After a first round, which runs the re-ask path once, each round must
+// leave both counts exactly where they were: one goroutine or series
+// left behind by any of a round's ten releases fails that round.
 func TestReleasingAndReAskingInformersInALoopLeavesGoroutinesAndMetricsFlat(t *testing.T) {
-	const informers, churned, rounds = 50, 10, 100
+	const informers, churned, rounds = 50, 10, 10
 	cp := testenv.Shared(t)
 	ns := cp.Namespace(t)
-	client, err := testenv.CoreV1Client(cp.Config())
+	writer := cp.Config()
+	writer.QPS = -1 // no client-side throttle: at its default, 50 creates would take 8 s
+	client, err := testenv.CoreV1Client(writer)
 	require.NoError(t, err)
 	for i := range informers {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Labels: map[string]string{"n": fmt.Sprint(i)}}}
 		require.NoError(t, client.Post().Namespace(ns).Resource("configmaps").Body(cm).Do(t.Context()).Error())
 	}
 	cfg := cp.Config()
-	cfg.QPS, cfg.Burst = 1000, 1000 // 1,000 LISTs; the client's limiter is not what is measured
+	cfg.QPS, cfg.Burst = 1000, 1000 // a LIST and a WATCH a re-ask; the client's limiter is not what is measured
 	series := metrics.NewMemory()
 	reg, err := metrics.NewRegistry(series)
 	require.NoError(t, err)
@@ -56,29 +62,32 @@ func TestReleasingAndReAskingInformersInALoopLeavesGoroutinesAndMetricsFlat(t *t
 	for i := range held {
 		held[i] = ask(i)
 	}
-	var goroutines, seriesCount int
-	for round := range rounds {
+	sync := func() {
 		f.Start(ctx)
 		require.NoError(t, f.WaitForCacheSync(ctx))
 		for _, inf := range held[:churned] {
 			require.Equal(t, 1, inf.Indexer().Len())
 		}
-		if round == 10 { // warm: every informer has run and named its series
-			goroutines = eventuallyAtMost(t, libraryGoroutines, -1)
-			seriesCount = seriesIn(series)
-		}
+	}
+	reAsk := func() {
 		for i := range churned {
 			require.NoError(t, sharedinformer.Release(ctx, f, held[i]))
 			held[i] = ask(i)
 		}
+		sync()
 	}
-	f.Start(ctx)
-	require.NoError(t, f.WaitForCacheSync(ctx))
-	after := eventuallyAtMost(t, libraryGoroutines, goroutines)
-	t.Logf("after round 10: %d library goroutines, %d metrics series; after round %d: %d, %d",
-		goroutines, seriesCount, rounds, after, seriesIn(series))
-	require.LessOrEqual(t, after, goroutines, "a released informer's goroutines end with it")
-	require.Equal(t, seriesCount, seriesIn(series), "a re-asked informer reuses its predecessor's series")
+	sync()
+	reAsk() // warm: every informer has run and named its series, and the re-ask path has run
+	goroutines := eventuallyExactly(t, libraryGoroutines, -1)
+	seriesCount := seriesIn(series)
+	for round := 1; round <= rounds; round++ {
+		reAsk()
+		require.Equal(t, goroutines, eventuallyExactly(t, libraryGoroutines, goroutines),
+			"round %d: a released informer's goroutines end with it", round)
+		require.Equal(t, seriesCount, seriesIn(series), "round %d: a re-asked informer reuses its predecessor's series", round)
+	}
+	t.Logf("%d library goroutines and %d metrics series after the first round, and after each of %d more, %d releases in all",
+		goroutines, seriesCount, rounds, churned*(rounds+1))
 }
 
 // libraryGoroutines counts the goroutines running this library's code
@@ -105,19 +114,19 @@ func libraryGoroutines() int {
 	return count
 }
 
-// eventuallyAtMost polls count until it is at most bound (any value, if
-// bound is negative, once two readings agree) and returns the last
-// reading. Goroutines of an informer that was just released, or just
-// synced, end or settle moments later: the test waits for that state,
-// however long a loaded machine takes to reach it, up to a minute.
-func eventuallyAtMost(t *testing.T, count func() int, bound int) int {
+// eventuallyExactly polls count until it is want (any value, if want is
+// negative, once two readings agree) and returns the last reading.
+// Goroutines of an informer that was just released, or just synced, end
+// or settle moments later: the test waits for that state, however long a
+// loaded machine takes to reach it, up to a minute.
+func eventuallyExactly(t *testing.T, count func() int, want int) int {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	last := count()
-	for time.Now().Before(deadline) {
+	for (want < 0 || last != want) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 		n := count()
-		if (bound < 0 && n == last) || (bound >= 0 && n <= bound) {
+		if want < 0 && n == last {
 			return n
 		}
 		last = n
