@@ -251,13 +251,15 @@ func TestDeletesMissedDuringAnOutageReachEveryHandlerWithFinalStateUnknown(t *te
 	// The outage: the informer can neither keep its watch nor open a new
 	// one while the object is deleted and history compacted. (A plain cut
 	// would reconnect within milliseconds and see the delete as an event.)
-	proxy.Refuse(3 * time.Second)
+	// It lasts until the compaction is done, however long that takes.
+	proxy.Refuse(time.Minute)
 	proxy.CutAll()
 	require.NoError(t, client.Delete().Namespace(ns).Resource("configmaps").Name("doomed").Do(ctx).Error())
 	create(ctx, t, client, ns, "newcomer") // two writes after the delete...
 	create(ctx, t, client, ns, "latecomer")
 	_, err = cp.Compact(ctx) // ...so the re-watch's start is compacted away
 	require.NoError(t, err)
+	proxy.Refuse(0) // the outage ends: a refusal of no time from now reopens at once
 
 	for _, h := range []*recorder{first, second} {
 		require.Eventually(t, func() bool { return slices.Contains(h.snapshot(), "delete doomed (final state unknown)") },
