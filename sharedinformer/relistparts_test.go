@@ -23,7 +23,9 @@ import (
 // end.
 func TestDuringARelistInPartsEveryListHoldsEveryKeyBothListsHold(t *testing.T) {
 	const kept, doomed = 2000, 20
-	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Reflector: reflector.Tuning{PageSize: 50}})
+	// Short backoffs: the relist starts as soon as the watch can reconnect.
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Reflector: reflector.Tuning{PageSize: 50,
+		BackoffInitial: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}})
 	for i := range kept {
 		_, err := lw.Create(configMap(fmt.Sprintf("kept-%04d", i)))
 		require.NoError(t, err)
