@@ -48,6 +48,8 @@ func TestDuringARelistInPartsEveryListHoldsEveryKeyBothListsHold(t *testing.T) {
 		require.NoError(t, lw.Delete(informer.Key{Namespace: "default", Name: fmt.Sprintf("doomed-%02d", i)}))
 	}
 	lw.Compact() // no history to replay: the watch's 410 means a relist
+	// The relist is done once the cache has applied this.
+	relisted := lw.ResourceVersion()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var readers sync.WaitGroup
@@ -63,29 +65,22 @@ func TestDuringARelistInPartsEveryListHoldsEveryKeyBothListsHold(t *testing.T) {
 		})
 	}
 	lw.Reconnect()
-	done := func() bool {
-		list := inf.Indexer().List()
-		if len(list) != kept {
-			return false
-		}
-		for _, cm := range list {
-			if cm.Data["v"] != "2" {
-				return false
-			}
-		}
-		return true
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !done() && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	// However long the readers make it take; a minute guards against a hang.
+	waitCtx, stopWaiting := context.WithTimeout(context.Background(), time.Minute)
+	err := inf.WaitFor(waitCtx, relisted)
+	stopWaiting()
 	cancel()
 	readers.Wait()
 	close(problems)
 	for problem := range problems {
 		t.Error(problem)
 	}
-	require.True(t, done(), "the relist never brought every kept object to its new version and removed the doomed")
+	require.NoError(t, err, "the relist never ended")
+	list := inf.Indexer().List()
+	require.Len(t, list, kept, "the relist removed the doomed")
+	for _, cm := range list {
+		require.Equal(t, "2", cm.Data["v"], "the relist brought %s to its new version", cm.Name)
+	}
 }
 
 // checkOneState reports what is wrong with one List of the cache taken
