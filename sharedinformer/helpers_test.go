@@ -13,6 +13,7 @@ import (
 
 	"github.com/listwatch/informer/memlistwatch"
 	"github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/workqueue"
 )
 
 type cmInformer = sharedinformer.Informer[*corev1.ConfigMap]
@@ -103,4 +104,15 @@ func (r *recorder) eventually(t *testing.T, want ...string) {
 	t.Helper()
 	require.Eventually(t, func() bool { return slices.Equal(r.snapshot(), want) }, 10*time.Second, 5*time.Millisecond,
 		"want %q", want)
+}
+
+// stepResync moves clock, an informer's, on by one resync period once
+// its reflector has armed the next tick (it arms it only after handling
+// the last), then waits until arrived says that period's resyncs have
+// reached the handlers.
+func stepResync(t *testing.T, clock *workqueue.FakeClock, period time.Duration, arrived func() bool, msgAndArgs ...any) {
+	t.Helper()
+	require.Eventually(t, func() bool { return clock.Timers() > 0 }, 30*time.Second, time.Millisecond, "no resync tick armed")
+	clock.Step(period)
+	require.Eventually(t, arrived, 30*time.Second, time.Millisecond, msgAndArgs...)
 }

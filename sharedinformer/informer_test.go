@@ -15,6 +15,7 @@ import (
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/indexer"
 	"github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/workqueue"
 )
 
 func TestAHandlerReadingTheListerAlreadySeesTheChangeItIsToldAbout(t *testing.T) {
@@ -106,7 +107,8 @@ func TestARemovedHandlerGetsNothingMore(t *testing.T) {
 }
 
 func TestResyncRemindsOnlyHandlersWhosePeriodElapsedAndMakesNoRequest(t *testing.T) {
-	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	clock := workqueue.NewFakeClock(time.Now()) // two periods pass without waiting for them
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Clock: clock})
 	_, _ = lw.Create(configMap("a"))
 	fast, never := &recorder{}, &recorder{}
 	_, err := inf.AddEventHandler(fast, sharedinformer.HandlerOptions{ResyncPeriod: time.Second})
@@ -119,8 +121,10 @@ func TestResyncRemindsOnlyHandlersWhosePeriodElapsedAndMakesNoRequest(t *testing
 	require.Eventually(t, func() bool { return lw.Stats().OpenWatches == 1 }, 5*time.Second, time.Millisecond)
 	before := lw.Stats()
 
-	require.Eventually(t, func() bool { return len(fast.snapshot()) >= 3 }, 10*time.Second, 10*time.Millisecond)
-	assert.Equal(t, []string{"add a (initial)", "resync a", "resync a"}, fast.snapshot()[:3])
+	for period := 1; period <= 2; period++ {
+		stepResync(t, clock, time.Second, func() bool { return len(fast.snapshot()) == 1+period }, "period %d", period)
+	}
+	assert.Equal(t, []string{"add a (initial)", "resync a", "resync a"}, fast.snapshot())
 	assert.Equal(t, []string{"add a (initial)"}, never.snapshot())
 	assert.Equal(t, before, lw.Stats(), "a resync replays the cache: no LIST, no WATCH")
 }

@@ -171,10 +171,7 @@ func TestResyncDeliversUpdatesAndMakesZeroAPIRequests(t *testing.T) {
 		return n
 	}
 	for period := 1; period <= 3; period++ {
-		// The reflector arms its next tick once it has handled the last.
-		require.Eventually(t, func() bool { return clock.Timers() > 0 }, 30*time.Second, time.Millisecond, "no resync tick armed")
-		clock.Step(time.Second)
-		require.Eventually(t, func() bool { return resyncs() == 2*period }, 30*time.Second, time.Millisecond,
+		stepResync(t, clock, time.Second, func() bool { return resyncs() == 2*period },
 			"period %d: want a resync of a and of b; calls: %q", period, rec.snapshot())
 	}
 	after, err := cp.CountRequests(ctx, mine)
