@@ -97,7 +97,9 @@ func TestFreshReturnsOnceTheCacheHoldsEveryEarlierWrite(t *testing.T) {
 	factory.Start(runCtx)
 	require.NoError(t, factory.WaitForCacheSync(ctx))
 
-	core, err := testenv.CoreV1Client(cp.Config())
+	writer := cp.Config()
+	writer.QPS = -1 // no client-side throttle: at its default, 20 creates would take 2 s
+	core, err := testenv.CoreV1Client(writer)
 	require.NoError(t, err)
 	for i := range 20 {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "fresh-", Namespace: ns}}
