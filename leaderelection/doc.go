@@ -64,8 +64,9 @@
 //     between two successful looks (about one to two RetryPeriods apart,
 //     by the jitter) is not seen: deleting the Lease over and over can
 //     still make two leaders. The leader creates it again on its next
-//     renew and goes on. (A standby that starts after the delete and never saw the
-//     Lease cannot know: it creates it at once, as client-go's would.)
+//     renew and goes on. (A standby that never saw the Lease before the
+//     delete, because it started after it or every look it took failed,
+//     cannot know: it creates it at once, as client-go's would.)
 //   - A leader renews only a Lease it still holds: one that changed hands
 //     since its last write (taken, or re-created and released by another)
 //     ends its term with ErrLost, so no term goes on past a later term's

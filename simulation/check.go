@@ -23,8 +23,8 @@ type interval struct {
 //     election does not fence a paused process: counted apart), or their
 //     terms are the documented case below;
 //   - "one leader": no two leader terms overlap, outside pauses and the
-//     documented case of a candidate that starts after the Lease was
-//     deleted and never saw it;
+//     documented case of a candidate that could not know the deposed
+//     leader led;
 //   - "fences grow": a term that began after another holds the greater
 //     fence;
 //   - "moves only by drain": a live member's object never moves
@@ -35,14 +35,11 @@ func (w *world) checkHistory(moves []move) []Violation {
 	events := w.hist.Events()
 	end := time.Now()
 	stopped := map[string]time.Time{}
-	started := map[string]time.Time{}
 	var deletes []time.Time
 	for _, e := range events {
 		switch {
 		case e.What == Stopped:
 			stopped[e.Replica] = e.At
-		case e.What == Started:
-			started[e.Replica] = e.At
 		case e.What == FaultEvent && strings.Contains(e.Detail, "delete-"):
 			deletes = append(deletes, e.At)
 		}
@@ -55,10 +52,13 @@ func (w *world) checkHistory(moves []move) []Violation {
 	}
 	reconciles, terms := w.intervals(events, endOf)
 	leaderTerms := filter(terms, func(iv interval) bool { return iv.ring == LeaderRing })
-	// Documented: a candidate that starts after the Lease was deleted,
-	// and never saw it, creates it at once (leaderelection's doc, "A
-	// deleted Lease"); its term, and so its reconciles, may overlap the
-	// deposed leader's, whose fence is lower.
+	// Documented: a candidate that could not know the deposed leader led
+	// (it never saw the Lease before the delete, or took no look between
+	// the deposed leader's taking it and the delete) may create it as
+	// soon as it finds it deleted (leaderelection's doc, "A deleted
+	// Lease"); its term, and so its reconciles, may overlap the deposed
+	// leader's, whose fence is lower. Its looks are recorded by
+	// notingLooks.
 	// The fresh term begins within the deposed leader's renew deadline of
 	// the delete (plus a request's latency): by then the deposed leader
 	// has put the Lease back, and a create fails, or its term has ended.
@@ -68,7 +68,7 @@ func (w *world) checkHistory(moves []move) []Violation {
 		for _, d := range deletes {
 			for _, p := range [][2]interval{{a, b}, {b, a}} {
 				deposed, fresh := p[0], p[1]
-				if !d.Before(deposed.start) && d.Before(deposed.end) && !started[fresh.replica].Before(d) &&
+				if !d.Before(deposed.start) && d.Before(deposed.end) && w.unawareOfHolder(fresh.replica, deposed.start, d) &&
 					fresh.start.Before(d.Add(w.opts.Timing.Renew+maxLatency)) {
 					return true
 				}

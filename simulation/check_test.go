@@ -60,3 +60,45 @@ func TestTheFreshCandidateExcuseCoversATermBegunWithinTheRenewDeadline(t *testin
 		t.Fatalf("the documented overlap was reported: %v", v)
 	}
 }
+
+// The excuse is for a candidate that could not know the deposed leader
+// led, told by its looks at the Lease (notingLooks). The same overlap as
+// above, within the bound, is a violation when the fresh candidate saw
+// the Lease while the deposed leader held it: it had to wait the delete
+// out. And it is excused when the candidate took no look at all between
+// the deposed leader's taking the Lease and the delete (the Lease put
+// back and deleted again between two of its looks, leader seed 607),
+// even though it saw the Lease before.
+func TestTheFreshCandidateExcuseGoesByTheCandidatesLooks(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	history := func() []Event {
+		return []Event{
+			{At: at(0), What: Started, Replica: "r0-0"},
+			{At: at(0), What: Started, Replica: "r2-0"},
+			{At: at(9000), What: TermStart, Replica: "r0-0", Ring: LeaderRing, Member: "r0-0", Fence: 10},
+			{At: at(10000), What: FaultEvent, Detail: "  10.0s delete-sharder-lease ring 0"},
+			{At: at(10100), What: TermStart, Replica: "r2-0", Ring: LeaderRing, Member: "r2-0", Fence: 20},
+			{At: at(10200), What: TermEnd, Replica: "r0-0", Ring: LeaderRing, Member: "r0-0", Deadline: at(12000)},
+			{At: at(20000), What: TermEnd, Replica: "r2-0", Ring: LeaderRing, Member: "r2-0", Deadline: at(20000)},
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		looks   []look
+		excused bool
+	}{
+		{"it saw the Lease held", []look{{at(5000), 200}, {at(9500), 200}}, false},
+		{"it looked and its look failed", []look{{at(5000), 200}, {at(9500), 0}}, false},
+		{"it took no look while the Lease was held", []look{{at(5000), 200}, {at(8800), 404}}, true},
+		{"it never saw the Lease", []look{{at(9500), 500}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &world{opts: Options{}.withDefaults(), hist: &History{events: history()}, looks: map[string][]look{"r2-0": tc.looks}}
+			v := w.checkHistory(nil)
+			if excused := len(v) == 0; excused != tc.excused {
+				t.Fatalf("excused %v, want %v: %v", excused, tc.excused, v)
+			}
+		})
+	}
+}

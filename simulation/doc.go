@@ -56,8 +56,10 @@
 // Checked on every run, from a history recorded in the bubble (one
 // clock): no two members reconcile one key of one ring at once, outside
 // pauses ("one reconcile per key"); no two leader terms overlap, outside
-// pauses and the documented case of a candidate that never saw the
-// Lease before its delete ("one leader"); a term that began after another
+// pauses and the documented cases of a candidate that could not know the
+// deposed leader led, by its looks at the Lease: it never saw the Lease
+// before the delete, or took no look between the deposed leader's taking
+// it and the delete ("one leader"); a term that began after another
 // holds the greater fence ("fences grow"); a live member's object moves
 // to another member only through an acknowledged drain, as the checker's
 // own watch sees it ("moves only by drain"); within ConvergenceBound of

@@ -55,9 +55,10 @@ type world struct {
 	links     []*link
 
 	mu       sync.Mutex
-	replicas []*replica // guarded by mu; by slot, nil while a killed one waits for its restart
-	gens     []int      // guarded by mu; each slot's restarts so far
-	pauses   []span     // guarded by mu
+	replicas []*replica        // guarded by mu; by slot, nil while a killed one waits for its restart
+	gens     []int             // guarded by mu; each slot's restarts so far
+	pauses   []span            // guarded by mu
+	looks    map[string][]look // guarded by mu; by replica, its looks at the leader's Lease (see notingLooks)
 }
 
 // replica is one life of one slot: a process, in the real world.
@@ -81,7 +82,7 @@ type openTerm struct {
 }
 
 func newWorld(opts Options) (*world, error) {
-	w := &world{opts: opts, srv: fakeapiserver.New(), hist: &History{}}
+	w := &world{opts: opts, srv: fakeapiserver.New(), hist: &History{}, looks: map[string][]look{}}
 	w.log = opts.Logger
 	if w.log == nil {
 		w.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -134,7 +135,7 @@ func (w *world) start(ctx context.Context, slot int) {
 	w.gens[slot]++
 	l := w.links[slot]
 	ctx, cancel := context.WithCancel(ctx)
-	net := fakeapiserver.ServeInMemory(until(ctx, l.serve(logWrites(w.log.With("replica", name), w.srv))))
+	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(logWrites(w.log.With("replica", name), w.srv)))))
 	cfg := net.Config()
 	cfg.QPS, cfg.Burst = 50, 100
 	r := &replica{name: name, slot: slot, link: l, net: net, cfg: cfg, cancel: cancel, done: make(chan struct{}), terms: map[string]*openTerm{}}
