@@ -115,6 +115,6 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 
 // ownerGone: secret's one owner is the v1 ConfigMap of its name, gone from our cache (deleted, unlabelled, made anew).
 func ownerGone(secret *corev1.Secret, cm *corev1.ConfigMap) bool {
-	refs := secret.OwnerReferences
-	return len(refs) == 1 && refs[0].APIVersion == "v1" && refs[0].Kind == "ConfigMap" && refs[0].Name == secret.Name && (cm == nil || refs[0].UID != cm.UID)
+	c := metav1.GetControllerOf(secret) // nil unless one owner reference says controller: true
+	return len(secret.OwnerReferences) == 1 && c != nil && c.APIVersion == "v1" && c.Kind == "ConfigMap" && c.Name == secret.Name && (cm == nil || c.UID != cm.UID)
 }

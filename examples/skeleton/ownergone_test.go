@@ -15,14 +15,14 @@ import (
 	"github.com/listwatch/informer/fakeapiserver"
 )
 
-// The skeleton deletes a Secret only when what the garbage collector
-// would delete: its one owner, its controller, is the v1 ConfigMap of its
-// name, and that ConfigMap is gone. A Secret controlled by a "ConfigMap"
-// of another API group (a custom resource's kind), or with a second
-// owner that still exists, is left alone, however its controller
-// reference reads. Found by the review of ownerGone: the first version
+// The skeleton deletes a Secret only when its one owner, its controller,
+// is the v1 ConfigMap of its name, and that ConfigMap is gone: a Secret
+// the skeleton made. A Secret controlled by a "ConfigMap" of another API
+// group (a custom resource's kind), with a second owner that still
+// exists, or owned but not controlled by a ConfigMap, is left alone. Found by the review of ownerGone: the first version
 // deleted both, and the first one's ConfigMap then never had a Secret
-// (a Secret's delete brings back only a core owner's key).
+// (a Secret's delete brings back only a core owner's key); the second
+// version deleted an owned but uncontrolled one (found by its review).
 func TestASecretThatIsNotOnlyAGoneConfigMapsIsNotDeleted(t *testing.T) {
 	controller := func(apiVersion, name string, uid types.UID) metav1.OwnerReference {
 		yes := true
@@ -34,6 +34,9 @@ func TestASecretThatIsNotOnlyAGoneConfigMapsIsNotDeleted(t *testing.T) {
 		},
 		"an earlier ConfigMap controls it and a live one owns it too": func(keeper types.UID) []metav1.OwnerReference {
 			return []metav1.OwnerReference{controller("v1", "web", "an-earlier-web"), {APIVersion: "v1", Kind: "ConfigMap", Name: "keeper", UID: keeper}}
+		},
+		"an earlier ConfigMap of its name owns it but does not control it": func(types.UID) []metav1.OwnerReference {
+			return []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "web", UID: "an-earlier-web"}}
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
