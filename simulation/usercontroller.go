@@ -100,6 +100,8 @@ func runUserController(ctx context.Context, w *world, r *replica, ring, member s
 			return
 		}
 		w.hist.add(Event{What: Retry, Replica: r.name, Ring: ring, Member: member, Detail: "Controller.Run returned while its term went on"})
-		informer.Sleep(ctx, r.clock(), w.opts.Timing.Retry)
+		if !informer.Sleep(ctx, r.clock(), w.opts.Timing.Retry) {
+			return // the term ended meanwhile: no Run after it
+		}
 	}
 }
