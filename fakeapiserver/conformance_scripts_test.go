@@ -95,6 +95,8 @@ func configMapWrites(ctx context.Context, t *testing.T, tg *target, rec *recorde
 	rec.add("create with a DNS subdomain name: %s", outcome(code, obj))
 	code, obj = tg.do(ctx, t, "POST", col, "", map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"generateName": "gen-"}})
 	rec.add("create with generateName: %s, prefix kept %v", outcome(code, obj), strings.HasPrefix(meta(obj, "name"), "gen-"))
+	code, obj = tg.do(ctx, t, "POST", col, "", map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"generateName": strings.Repeat("g", 70) + "-"}})
+	rec.add("create with a 71-character generateName: %s, a name of %d characters", outcome(code, obj), len(meta(obj, "name")))
 
 	del := func(pre map[string]any) (int, map[string]any) {
 		return tg.do(ctx, t, "DELETE", col+"/a", "", map[string]any{"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": pre})
@@ -378,7 +380,9 @@ func customResources(ctx context.Context, t *testing.T, tg *target, rec *recorde
 	}
 	code, w := tg.do(ctx, t, "POST", col, "", widget("a", "v1"))
 	rec.add("create a: %s generation %v", outcome(code, w), w["metadata"].(map[string]any)["generation"])
-	code, obj := tg.do(ctx, t, "PUT", col+"/a", "", widget("a", "v1"))
+	code, obj := tg.do(ctx, t, "POST", col, "", widget("Not_A_Name", "v1"))
+	rec.add("create with an invalid name: %s", outcome(code, obj))
+	code, obj = tg.do(ctx, t, "PUT", col+"/a", "", widget("a", "v1"))
 	rec.add("update without rv: %s", outcome(code, obj))
 	code, obj = tg.do(ctx, t, "PUT", col+"/b", "", widget("b", "v1"))
 	rec.add("update missing: %s", outcome(code, obj))

@@ -2,22 +2,20 @@ package fakeapiserver
 
 import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // validateName is kube-apiserver's check of a new object's name, by
 // resource: a namespace's must be a DNS label, a service's a DNS-1035
-// label, a custom resource's only a valid path segment, and every other
-// built-in's (configmaps, secrets, pods, leases) a DNS subdomain. A bad
+// label, and every other's (configmaps, secrets, pods, leases, custom
+// resources) a DNS subdomain, as apiextensions-apiserver checks a custom
+// resource's too. A bad
 // name is refused with 422 Invalid, so a client that builds names from
 // data (a Lease named after a label value) meets the same refusal here.
 func validateName(res Resource, name string) error {
 	var msgs []string
 	switch {
-	case res.Custom:
-		msgs = path.IsValidPathSegmentName(name)
 	case res.Group == "" && res.Resource == "namespaces":
 		msgs = validation.IsDNS1123Label(name)
 	case res.Group == "" && res.Resource == "services":
@@ -33,4 +31,18 @@ func validateName(res Resource, name string) error {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, msg))
 	}
 	return apierrors.NewInvalid(res.GVK().GroupKind(), name, errs)
+}
+
+// maxGenerateNamePrefix is how much of a generateName kube-apiserver
+// keeps before the 5 characters it adds (apiserver's storage/names): a
+// generated name is never longer than a DNS label, 63.
+const maxGenerateNamePrefix = 63 - 5
+
+// generatedName is a name made from prefix as kube-apiserver makes one:
+// the prefix cut to maxGenerateNamePrefix, then suffix.
+func generatedName(prefix, suffix string) string {
+	if len(prefix) > maxGenerateNamePrefix {
+		prefix = prefix[:maxGenerateNamePrefix]
+	}
+	return prefix + suffix
 }

@@ -38,7 +38,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 				field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
 		}
 		s.names++
-		u.SetName(fmt.Sprintf("%s%05x", u.GetGenerateName(), s.names))
+		u.SetName(generatedName(u.GetGenerateName(), fmt.Sprintf("%05x", s.names)))
 	}
 	if err := validateName(res, u.GetName()); err != nil {
 		return nil, err
