@@ -53,12 +53,12 @@ func (w *world) checkHistory(moves []move) []Violation {
 	reconciles, terms := w.intervals(events, endOf)
 	leaderTerms := filter(terms, func(iv interval) bool { return iv.ring == LeaderRing })
 	// Documented: a candidate that could not know the deposed leader led
-	// (it never saw the Lease before the delete, or took no look between
-	// the deposed leader's taking it and the delete) may create it as
-	// soon as it finds it deleted (leaderelection's doc, "A deleted
-	// Lease"); its term, and so its reconciles, may overlap the deposed
-	// leader's, whose fence is lower. Its looks are recorded by
-	// notingLooks.
+	// (it never saw the Lease before the delete, or the Lease was put back
+	// and deleted again between two of its looks, which found it absent
+	// for a LeaseDuration) may create it as soon as it finds it deleted
+	// (leaderelection's doc, "A deleted Lease"); its term, and so its
+	// reconciles, may overlap the deposed leader's, whose fence is lower.
+	// Its looks are recorded by notingLooks (unawareOfHolder).
 	// The fresh term begins within the deposed leader's renew deadline of
 	// the delete (plus a request's latency): by then the deposed leader
 	// has put the Lease back, and a create fails, or its term has ended.
@@ -68,7 +68,7 @@ func (w *world) checkHistory(moves []move) []Violation {
 		for _, d := range deletes {
 			for _, p := range [][2]interval{{a, b}, {b, a}} {
 				deposed, fresh := p[0], p[1]
-				if !d.Before(deposed.start) && d.Before(deposed.end) && w.unawareOfHolder(fresh.replica, deposed.start, d) &&
+				if !d.Before(deposed.start) && d.Before(deposed.end) && w.unawareOfHolder(fresh.replica, d, fresh.start) &&
 					fresh.start.Before(d.Add(w.opts.Timing.Renew+maxLatency)) {
 					return true
 				}

@@ -63,12 +63,15 @@ func TestTheFreshCandidateExcuseCoversATermBegunWithinTheRenewDeadline(t *testin
 
 // The excuse is for a candidate that could not know the deposed leader
 // led, told by its looks at the Lease (notingLooks). The same overlap as
-// above, within the bound, is a violation when the fresh candidate saw
-// the Lease while the deposed leader held it: it had to wait the delete
-// out. And it is excused when the candidate took no look at all between
-// the deposed leader's taking the Lease and the delete (the Lease put
-// back and deleted again between two of its looks, leader seed 607),
-// even though it saw the Lease before.
+// above, within the bound, is a violation when the fresh candidate's
+// last look before the delete saw the Lease (it had to wait the delete
+// out), or failed (it waits afresh). It is excused when the candidate
+// never saw the Lease, or when its looks found the Lease absent, without
+// a break, for a LeaseDuration before it created it: the Lease put back
+// and deleted again between two of them (leader seed 607). A review
+// proved that the first version of the rule, "no look since the deposed
+// leader took it", also excused a candidate whose last look saw the
+// Lease held.
 func TestTheFreshCandidateExcuseGoesByTheCandidatesLooks(t *testing.T) {
 	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -89,8 +92,10 @@ func TestTheFreshCandidateExcuseGoesByTheCandidatesLooks(t *testing.T) {
 		excused bool
 	}{
 		{"it saw the Lease held", []look{{at(5000), 200}, {at(9500), 200}}, false},
+		{"it saw the Lease held, then found it deleted and created it at once", []look{{at(5000), 200}, {at(8800), 200}, {at(10050), 404}, {at(10080), 201}}, false},
 		{"it looked and its look failed", []look{{at(5000), 200}, {at(9500), 0}}, false},
-		{"it took no look while the Lease was held", []look{{at(5000), 200}, {at(8800), 404}}, true},
+		{"it found the Lease absent for a LeaseDuration, put back and deleted between two looks", []look{{at(1000), 200}, {at(4000), 404}, {at(6000), 404}, {at(8800), 404}, {at(10050), 404}}, true},
+		{"it found the Lease absent for less than a LeaseDuration", []look{{at(1000), 200}, {at(8000), 404}, {at(8800), 404}}, false},
 		{"it never saw the Lease", []look{{at(9500), 500}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -58,8 +58,9 @@
 // pauses ("one reconcile per key"); no two leader terms overlap, outside
 // pauses and the documented cases of a candidate that could not know the
 // deposed leader led, by its looks at the Lease: it never saw the Lease
-// before the delete, or took no look between the deposed leader's taking
-// it and the delete ("one leader"); a term that began after another
+// before the delete, or its looks had found it absent, without a break,
+// for a LeaseDuration, the Lease put back and deleted again between two
+// of them ("one leader"); a term that began after another
 // holds the greater fence ("fences grow"); a live member's object moves
 // to another member only through an acknowledged drain, as the checker's
 // own watch sees it ("moves only by drain"); within ConvergenceBound of

@@ -42,24 +42,39 @@ func (w *world) notingLooks(replica string, next http.Handler) http.Handler {
 	})
 }
 
-// unawareOfHolder reports whether replica, when the Lease was deleted at
-// d, could not know that the holder whose term began at held led: it
-// never saw the Lease before d, or it took no look at all between held
-// and d (the Lease put back and deleted again between two of its looks).
-// A look that failed in between counts as a look: the candidate then
-// waits the absence out afresh.
-func (w *world) unawareOfHolder(replica string, held, d time.Time) bool {
+// unawareOfHolder reports whether replica, which created the Lease at
+// created after its delete at d, did so as leaderelection documents for
+// a candidate that could not know the Lease was held: it never saw the
+// Lease before d, or its looks found it absent without a break (no look
+// that saw it, none that failed) for a whole LeaseDuration before
+// created, the Lease having been put back and deleted again between two
+// of them. A candidate whose last look before the delete saw the Lease
+// waits a LeaseDuration from its first look that finds it absent, and
+// one whose look failed waits afresh: neither can create it so soon.
+func (w *world) unawareOfHolder(replica string, d, created time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	sawEver, lookedSince := false, false
+	sawBefore := false
+	var absentSince time.Time // the start of the unbroken run of 404s; zero if none
 	for _, l := range w.looks[replica] {
-		if !l.at.Before(d) {
+		if !l.at.Before(created) {
 			break
 		}
-		sawEver = sawEver || l.saw()
-		lookedSince = lookedSince || !l.at.Before(held)
+		switch {
+		case l.status == http.StatusNotFound:
+			if absentSince.IsZero() {
+				absentSince = l.at
+			}
+		case l.status == http.StatusCreated:
+			// its own create; it ends no run
+		default:
+			absentSince = time.Time{} // a sight, or a look that failed
+		}
+		if l.at.Before(d) && l.saw() {
+			sawBefore = true
+		}
 	}
-	return !sawEver || !lookedSince
+	return !sawBefore || (!absentSince.IsZero() && created.Sub(absentSince) >= w.opts.Timing.Lease)
 }
 
 // answerWriter remembers the status written to the client, 0 if none.
