@@ -14,14 +14,20 @@ const maxRateSkew = 0.1
 
 // rate is a replica slot's clock rate: how its clock (Now, and the
 // delays of its timers) maps onto the bubble's one time. Its clock runs
-// at rate since the last change, from where it was then, so it never
+// at a rate from each change on, from where it was then, so it never
 // jumps: after a Skew window it runs true again, ahead or behind by what
-// the window added, as a machine's clock does.
+// the window added, as a machine's clock does. Every change is kept, so
+// a time on the slot's clock maps back to the bubble's exactly.
 type rate struct {
-	mu    sync.Mutex
-	rate  float64   // guarded by mu; 0 is 1, true time
-	since time.Time // guarded by mu; the bubble's time at the last change
-	at    time.Time // guarded by mu; the slot's clock then
+	mu      sync.Mutex
+	changes []rateChange // guarded by mu; in order; none: true time
+}
+
+// rateChange is the rate from since (the bubble's time) on, when the
+// slot's clock read at.
+type rateChange struct {
+	since, at time.Time
+	rate      float64
 }
 
 // now is the slot's clock.
@@ -32,17 +38,18 @@ func (r *rate) now() time.Time {
 }
 
 func (r *rate) nowLocked() time.Time {
-	if r.since.IsZero() {
+	if len(r.changes) == 0 {
 		return time.Now()
 	}
-	return r.at.Add(time.Duration(float64(time.Since(r.since)) * r.factor()))
+	c := r.changes[len(r.changes)-1]
+	return c.at.Add(time.Duration(float64(time.Since(c.since)) * c.rate))
 }
 
 // set makes the clock run at rate from now on (1: true time).
 func (r *rate) set(rate float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.at, r.since, r.rate = r.nowLocked(), time.Now(), rate
+	r.changes = append(r.changes, rateChange{since: time.Now(), at: r.nowLocked(), rate: rate})
 }
 
 // real is how long d of the slot's clock takes on the bubble's, at the
@@ -50,12 +57,21 @@ func (r *rate) set(rate float64) {
 func (r *rate) real(d time.Duration) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return time.Duration(float64(d) / r.factor())
+	if len(r.changes) == 0 {
+		return d
+	}
+	return time.Duration(float64(d) / r.changes[len(r.changes)-1].rate)
 }
 
-func (r *rate) factor() float64 {
-	if r.rate == 0 {
-		return 1
+// bubbleTime is the bubble's time at which the slot's clock read t (or
+// will, at the rate of now): the inverse of now, across every change.
+func (r *rate) bubbleTime(t time.Time) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.changes) - 1; i >= 0; i-- {
+		if c := r.changes[i]; !t.Before(c.at) {
+			return c.since.Add(time.Duration(float64(t.Sub(c.at)) / c.rate))
+		}
 	}
-	return r.rate
+	return t // before the first change the slot's clock was the bubble's
 }

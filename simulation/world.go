@@ -192,13 +192,9 @@ func (w *world) running() []*replica {
 func (r *replica) clock() informer.Clock { return slotClock{&r.link.gate, &r.link.rate} }
 
 // onHistorysClock turns t, a time on r's clock (a Term's End), into the
-// bubble's time, on which the history is kept: they differ by what a
-// Skew added, and run at the slot's rate. Exact if the rate did not
-// change between t and now (a term's end is recorded within a few
-// seconds of its deadline).
-func (r *replica) onHistorysClock(t time.Time) time.Time {
-	return time.Now().Add(r.link.rate.real(t.Sub(r.clock().Now())))
-}
+// bubble's time, on which the history is kept: they differ by what the
+// slot's Skews added (rate.bubbleTime).
+func (r *replica) onHistorysClock(t time.Time) time.Time { return r.link.rate.bubbleTime(t) }
 
 // setTerm records ring's open term of r (nil: none).
 func (r *replica) setTerm(ring string, t *openTerm) {
