@@ -9,10 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/testenv"
 )
 
 // The skeleton deletes a Secret only when its one owner, its controller,
@@ -43,22 +44,24 @@ func TestASecretThatIsNotOnlyAGoneConfigMapsIsNotDeleted(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mem := fakeapiserver.ServeInMemory(fakeapiserver.New())
 				defer mem.Close()
-				client := kubernetes.NewForConfigOrDie(mem.Config())
-				cms, secrets := client.CoreV1().ConfigMaps("default"), client.CoreV1().Secrets("default")
-				keeper, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keeper"}}, metav1.CreateOptions{})
+				client, err := testenv.CoreV1Client(mem.Config())
 				require.NoError(t, err)
-				_, err = cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "demo"}},
-					Data: map[string]string{"k": "v"}}, metav1.CreateOptions{})
-				require.NoError(t, err)
-				theirs, err := secrets.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "demo"},
-					OwnerReferences: owners(keeper.UID)}, Data: map[string][]byte{"password": []byte("theirs")}}, metav1.CreateOptions{})
-				require.NoError(t, err)
+				create := func(resource string, obj, into runtime.Object) {
+					require.NoError(t, client.Post().Namespace("default").Resource(resource).Body(obj).Do(t.Context()).Into(into))
+				}
+				keeper, theirs := &corev1.ConfigMap{}, &corev1.Secret{}
+				create("configmaps", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keeper"}}, keeper)
+				create("configmaps", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "demo"}},
+					Data: map[string]string{"k": "v"}}, &corev1.ConfigMap{})
+				create("secrets", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "demo"},
+					OwnerReferences: owners(keeper.UID)}, Data: map[string][]byte{"password": []byte("theirs")}}, theirs)
 
 				ctx, cancel := context.WithCancel(t.Context())
 				done := make(chan error, 1)
 				go func() { done <- control(ctx, mem.Config(), "default", nil) }()
 				time.Sleep(time.Minute) // simulated: many reconciles' worth
-				got, err := secrets.Get(context.Background(), "web", metav1.GetOptions{})
+				got := &corev1.Secret{}
+				err = client.Get().Namespace("default").Resource("secrets").Name("web").Do(context.Background()).Into(got)
 				cancel()
 				require.NoError(t, <-done)
 				require.NoError(t, err, "the Secret was deleted")

@@ -9,10 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/simulation"
+	"github.com/listwatch/informer/testenv"
 )
 
 // The skeleton, as the leader's controller of three replicas, on
@@ -45,18 +46,16 @@ func TestTheSkeletonKeepsASecretPerConfigMapUnderSimulatedFaults(t *testing.T) {
 // it and with its data, for every app=demo ConfigMap, and none left for
 // a ConfigMap that is gone.
 func secretsMatchConfigMaps(ctx context.Context, server *rest.Config) error {
-	client, err := kubernetes.NewForConfig(server)
+	client, err := testenv.CoreV1Client(server)
 	if err != nil {
 		return err
 	}
-	only := metav1.ListOptions{LabelSelector: "app=demo"}
-	cms, err := client.CoreV1().ConfigMaps(simulation.Namespace).List(ctx, only)
-	if err != nil {
-		return err
-	}
-	secrets, err := client.CoreV1().Secrets(simulation.Namespace).List(ctx, only)
-	if err != nil {
-		return err
+	cms, secrets := &corev1.ConfigMapList{}, &corev1.SecretList{}
+	for resource, list := range map[string]runtime.Object{"configmaps": cms, "secrets": secrets} {
+		err := client.Get().Namespace(simulation.Namespace).Resource(resource).Param("labelSelector", "app=demo").Do(ctx).Into(list)
+		if err != nil {
+			return err
+		}
 	}
 	byName := map[string]corev1.Secret{}
 	for _, s := range secrets.Items {
