@@ -6,6 +6,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/guptarohit/asciigraph v0.10.0
 	github.com/listwatch/informer v0.0.0-00010101000000-000000000000
+	github.com/listwatch/informer/metrics/prometheus v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.67.5
@@ -79,3 +80,5 @@ require (
 
 // The library is always this checkout's, never a published version.
 replace github.com/listwatch/informer => ../
+
+replace github.com/listwatch/informer/metrics/prometheus => ../metrics/prometheus

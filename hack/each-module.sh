@@ -7,10 +7,10 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# The library, then the nested modules whose dependencies (chromedp, gonum,
-# client-go's own cache for comparison) must never reach a consumer, then
-# the consumer module that proves it.
-modules=(. examples bench chaos consumer bench/footprint/baseline)
+# The library, then the nested modules whose dependencies (the Prometheus
+# client, chromedp, gonum, client-go's own cache for comparison) must never
+# reach a consumer, then the consumer module that proves it.
+modules=(. metrics/prometheus examples bench chaos consumer bench/footprint/baseline)
 
 failed=()
 for m in "${modules[@]}"; do

@@ -23,9 +23,10 @@
 //
 //	factory, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Metrics: reg})
 //
-// The example examples/06-metrics holds a Prometheus adapter and serves
-// /metrics; docs/14-metrics.md says what each metric means and which
-// alert to write on it.
+// The Prometheus adapter is a module of its own,
+// github.com/listwatch/informer/metrics/prometheus; examples/06-metrics
+// serves /metrics through it, and docs/14-metrics.md says what each
+// metric means and which alert to write on it.
 //
 // # Rules
 //

@@ -28,6 +28,7 @@ import (
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/examples/internal/cli"
 	"github.com/listwatch/informer/metrics"
+	informerprom "github.com/listwatch/informer/metrics/prometheus"
 	"github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -74,10 +75,15 @@ func serve(ctx context.Context, cfg *rest.Config, namespace string, ln net.Liste
 	defer ln.Close() // on the early returns; server.Close closes it otherwise
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// One Prometheus registry, wrapped as the library's Provider; one
-	// metrics.Registry over it, given to everything that exports.
+	// One Prometheus registry, wrapped as the library's Provider by the
+	// adapter module (github.com/listwatch/informer/metrics/prometheus);
+	// one metrics.Registry over it, given to everything that exports.
 	prom := prometheus.NewRegistry()
-	reg, err := metrics.NewRegistry(newPromProvider(prom))
+	provider, err := informerprom.New(prom)
+	if err != nil {
+		return err
+	}
+	reg, err := metrics.NewRegistry(provider)
 	if err != nil {
 		return err
 	}
