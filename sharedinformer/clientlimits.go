@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/listwatch/informer/metrics"
 )
 
 // The factory's client limits when the rest.Config leaves them zero, where
@@ -31,24 +32,28 @@ const (
 	DefaultBurst = 100
 )
 
-// When a request waits longer than throttleThreshold for the client's rate
-// limiter, the factory logs it, at most once per throttleReportEvery. A
-// wait of 100 ms is half a token at client-go's 5/s and five at our 50/s:
-// the requests are queueing, not just spaced out.
-const (
-	throttleThreshold   = 100 * time.Millisecond
-	throttleReportEvery = 10 * time.Second
-)
+// descRateLimiterWait is client-go's metric of the time requests wait for
+// the client's rate limiter, with its name and buckets. client-go labels
+// it with the request's verb and host; a limiter is not told the verb, so
+// ours has the host only.
+var descRateLimiterWait = metrics.Desc{
+	Name:    "rest_client_rate_limiter_duration_seconds",
+	Help:    "Seconds a request waited for the client-side rate limiter before it was sent, by host.",
+	Labels:  []string{"host"},
+	Buckets: []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0},
+}
 
 // withClientLimits returns a copy of cfg whose RateLimiter is one token
-// bucket that reports throttling. Every client the factory makes (its
-// informers', its discovery's and RESTClient's) shares it, as the clients
-// of one client-go clientset share one. Zero QPS and Burst become
-// DefaultQPS and DefaultBurst, each on its own; other values are kept. A
-// caller's own RateLimiter is kept, and wrapped so that its waits are
-// reported too. A negative QPS with no RateLimiter turns client-side
-// limiting off, as in client-go, and then nothing waits.
-func withClientLimits(cfg *rest.Config, logger func() *slog.Logger) *rest.Config {
+// bucket that reports throttling (see throttleReporter). Every client the
+// factory makes (its informers', its discovery's and RESTClient's) shares
+// it, as the clients of one client-go clientset share one. Zero QPS and
+// Burst become DefaultQPS and DefaultBurst, each on its own; other values
+// are kept. A caller's own RateLimiter is kept, and wrapped so that its
+// waits are reported too. A negative QPS with no RateLimiter turns
+// client-side limiting off, as in client-go, and then nothing waits.
+//
+// waits, if not nil, observes every request's wait in seconds.
+func withClientLimits(cfg *rest.Config, logger func() *slog.Logger, waits metrics.Histogram) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	limiter := cfg.RateLimiter
 	limits := "the rest.Config's RateLimiter"
@@ -65,52 +70,51 @@ func withClientLimits(cfg *rest.Config, logger func() *slog.Logger) *rest.Config
 		limiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 		limits = fmt.Sprintf("QPS %g, burst %d", cfg.QPS, cfg.Burst)
 	}
-	cfg.RateLimiter = &throttleReporter{RateLimiter: limiter, limits: limits, logger: logger}
+	cfg.RateLimiter = &throttleReporter{RateLimiter: limiter, limits: limits, logger: logger, waits: waits}
 	return cfg
 }
 
-// throttleReporter is a client rate limiter that logs the requests it
-// holds back. client-go's rest calls Wait before sending every request,
-// so the time Wait takes is the time a request spent throttled on the
-// client side, before the API server ever saw it.
+// throttleReporter is a client rate limiter that reports the time
+// requests spend held back by it. client-go's rest calls Wait before
+// sending every request, so the time Wait takes is the time a request
+// spent throttled on the client side, before the API server ever saw it.
+//
+// It observes each wait in a histogram, and it logs a warning when
+// requests were held back for a share of the time, not when one wait was
+// long: four workers that each wait 80 ms for every request are throttled
+// nearly all the time, though no single wait looks long (see
+// throttleWindow).
 type throttleReporter struct {
 	flowcontrol.RateLimiter
 	limits string              // how the limit was set, for the log
 	logger func() *slog.Logger // resolved when logging: slog.Default() may change
+	waits  metrics.Histogram   // nil without a metrics Registry
 
-	// mu guards the fields below. waited and longest describe the waits
-	// over throttleThreshold since the last report, at lastReport (zero
-	// before the first).
-	mu         sync.Mutex
-	waited     int
-	longest    time.Duration
-	lastReport time.Time
+	held heldBack
 }
 
 // Wait waits for a token, as the wrapped limiter does, and reports the
-// wait if it was long.
+// wait.
 func (r *throttleReporter) Wait(ctx context.Context) error {
 	start := time.Now()
+	if report, ok := r.held.enter(start); ok {
+		r.warn(report)
+	}
 	err := r.RateLimiter.Wait(ctx)
-	if d := time.Since(start); d > throttleThreshold {
-		r.observe(d)
+	end := time.Now()
+	if report, ok := r.held.leave(start, end); ok {
+		r.warn(report)
+	}
+	if r.waits != nil {
+		r.waits.Observe(end.Sub(start).Seconds())
 	}
 	return err
 }
 
-// observe counts one long wait and logs the waits counted so far if the
-// last report is throttleReportEvery old.
-func (r *throttleReporter) observe(d time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.waited++
-	r.longest = max(r.longest, d)
-	now := time.Now()
-	if !r.lastReport.IsZero() && now.Sub(r.lastReport) < throttleReportEvery {
-		return
-	}
+// warn logs a throttled window, its durations written as durations.
+func (r *throttleReporter) warn(report throttleReport) {
 	r.logger().Warn("sharedinformer: client-side throttling: requests waited for the client's rate limiter before reaching the API server",
-		"requests", r.waited, "longest", r.longest.Round(time.Millisecond), "over", throttleThreshold,
-		"limits", r.limits, "fix", "raise the rest.Config's QPS and Burst")
-	r.waited, r.longest, r.lastReport = 0, 0, now
+		"heldBack", fmt.Sprintf("%.0f%%", 100*report.share), "of", report.span.Round(time.Millisecond).String(),
+		"requests", report.requests, "waited", report.waited, "longest", report.longest.Round(time.Millisecond).String(),
+		"limits", r.limits, "fix", "raise the rest.Config's QPS and Burst, or set QPS to -1 to leave limiting to the API server's priority and fairness")
 }

@@ -61,8 +61,10 @@
 // The factory's clients, its informers' and the writers Factory.RESTClient
 // builds, share one client-side rate limiter: the rest.Config's QPS and
 // Burst, where zero (what every kubeconfig gives) means DefaultQPS, 50 a
-// second, and DefaultBurst, 100, not client-go's 5 and 10. Requests that
-// wait more than 100 ms for it are logged, at most every 10 s.
+// second, and DefaultBurst, 100, not client-go's 5 and 10. When requests
+// were held back by it for a tenth of 10 s or more, the factory logs a
+// warning, at most every 10 s; with FactoryOptions.Metrics, each wait goes
+// into client-go's histogram rest_client_rate_limiter_duration_seconds.
 //
 // New builds one informer from an explicit ListerWatcher, as the factory
 // does underneath; the examples use it to show the parts.

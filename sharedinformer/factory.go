@@ -114,10 +114,13 @@ type runnable interface {
 // cfg is copied, not modified, and every client the factory makes shares
 // one client-side rate limiter: cfg's QPS and Burst, where zero means
 // [DefaultQPS] (50) and [DefaultBurst] (100) rather than client-go's 5 and
-// 10 (cfg.RateLimiter, if set, instead). When a request waits more than
-// 100 ms for it, the factory logs a warning with Logger (at most one every
-// 10 s): requests throttled in the client, before the API server sees
-// them, are otherwise silent.
+// 10 (cfg.RateLimiter, if set, instead). Requests throttled in the client,
+// before the API server sees them, are otherwise silent, so the factory
+// reports them: with opts.Metrics, every request's wait goes into
+// client-go's histogram rest_client_rate_limiter_duration_seconds
+// (labelled by host); and when requests were held back for a tenth of
+// 10 s or more (at least one waiting for a second in all), it logs a
+// warning with Logger, at most one every 10 s.
 func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 	if cfg == nil {
 		return nil, errors.New("sharedinformer: NewFactory: the rest.Config is nil")
@@ -128,12 +131,20 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 	if opts.SyncTimeout == 0 {
 		opts.SyncTimeout = 2 * time.Minute
 	}
+	var waits metrics.Histogram
+	if opts.Metrics != nil {
+		h, err := opts.Metrics.Histogram(descRateLimiterWait, []string{cfg.Host})
+		if err != nil {
+			return nil, fmt.Errorf("sharedinformer: NewFactory: %w", err)
+		}
+		waits = h
+	}
 	cfg = withClientLimits(cfg, func() *slog.Logger {
 		if opts.Logger != nil {
 			return opts.Logger
 		}
 		return slog.Default()
-	})
+	}, waits)
 	f := &Factory{cfg: cfg, opts: opts, mapper: opts.Mapper, informers: map[factoryKey]*held{}, stopping: map[factoryKey]*held{}}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {

@@ -1,0 +1,126 @@
+package sharedinformer
+
+import (
+	"sync"
+	"time"
+)
+
+// A client is throttled when, within one throttleWindow, its requests
+// were held back by the rate limiter (at least one of them waiting) for
+// throttleShare of the window or more. Then it is reported at once, and
+// at most once every throttleWindow. Ten percent of ten seconds is one second spent
+// waiting: a burst that held requests back for a second is worth a line
+// in the log; a few requests spaced out by a few milliseconds are not.
+const (
+	throttleWindow = 10 * time.Second
+	throttleShare  = 0.1
+)
+
+// A wait shorter than waitedAtLeast is a request that found a token: the
+// limiter's own bookkeeping, not throttling.
+const waitedAtLeast = time.Millisecond
+
+// heldBack measures the share of time requests spend waiting for a rate
+// limiter: the union of the intervals during which at least one request
+// was waiting, so that four requests waiting side by side for one second
+// count one second, not four.
+type heldBack struct {
+	mu         sync.Mutex
+	w          heldWindow // the current window; guarded by mu
+	lastReport time.Time  // zero before the first report; guarded by mu
+}
+
+// heldWindow is one window's account.
+type heldWindow struct {
+	start    time.Time     // when the window began; zero before the first request
+	busy     time.Duration // held-back time in intervals already closed
+	waiting  int           // requests inside Wait now
+	since    time.Time     // when the interval open now began (if waiting > 0)
+	requests int           // requests that entered Wait
+	waited   int           // of them, those that waited waitedAtLeast or more
+	longest  time.Duration
+}
+
+// throttleReport is what a warning says: in the span since its window
+// began, the share of time requests were held back, how many requests
+// there were, how many waited, and the longest wait.
+type throttleReport struct {
+	span     time.Duration
+	share    float64
+	requests int
+	waited   int
+	longest  time.Duration
+}
+
+// enter records a request that starts waiting at now. It returns a report
+// if the window that now ends was throttled and not yet reported.
+func (h *heldBack) enter(now time.Time) (throttleReport, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	report, ok := h.roll(now)
+	if h.w.waiting == 0 {
+		h.w.since = now
+	}
+	h.w.waiting++
+	h.w.requests++
+	return report, ok
+}
+
+// leave records that the request that entered at start stopped waiting at
+// end, and returns a report if its window is throttled and no report was
+// made in the last throttleWindow.
+func (h *heldBack) leave(start, end time.Time) (throttleReport, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if d := end.Sub(start); d >= waitedAtLeast {
+		h.w.waited++
+		h.w.longest = max(h.w.longest, d)
+	}
+	if report, ok := h.roll(end); ok {
+		h.close(end)
+		return report, true
+	}
+	h.close(end)
+	return h.check(end)
+}
+
+// close ends one request's wait at now.
+func (h *heldBack) close(now time.Time) {
+	h.w.waiting--
+	if h.w.waiting == 0 {
+		h.w.busy += now.Sub(h.w.since)
+	}
+}
+
+// roll begins a new window at now if the current one is over, and first
+// checks the window that ends, the interval still open included: a single
+// wait longer than the window is reported when it ends. A request still
+// waiting is held back from now on, in the new window.
+func (h *heldBack) roll(now time.Time) (throttleReport, bool) {
+	if !h.w.start.IsZero() && now.Sub(h.w.start) < throttleWindow {
+		return throttleReport{}, false
+	}
+	report, ok := h.check(now)
+	h.w = heldWindow{start: now, waiting: h.w.waiting, since: now}
+	return report, ok
+}
+
+// check returns a report of the current window up to now if requests
+// were held back for throttleShare of a window in it and the last report
+// is a window old.
+func (h *heldBack) check(now time.Time) (throttleReport, bool) {
+	w := &h.w
+	busy := w.busy
+	if w.waiting > 0 {
+		busy += now.Sub(w.since)
+	}
+	if busy < time.Duration(throttleShare*float64(throttleWindow)) {
+		return throttleReport{}, false
+	}
+	if !h.lastReport.IsZero() && now.Sub(h.lastReport) < throttleWindow {
+		return throttleReport{}, false
+	}
+	h.lastReport = now
+	span := now.Sub(w.start)
+	return throttleReport{span: span, share: float64(busy) / float64(span), requests: w.requests, waited: w.waited, longest: w.longest}, true
+}
