@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 	"sync"
-	"time"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // ReconcileFunc does the work for one key. It reads the object through a
@@ -44,15 +40,24 @@ type RunOptions[K comparable] struct {
 
 	// OnError receives every error reconcile returns and every panic it
 	// raises (as a *[PanicError]), on the worker's goroutine, before the
-	// key is requeued or given up on. Default: logged through
-	// slog.Default(), saying which of the two happens: a retry at level
-	// Warn, with its number and delay ("workqueue: reconcile failed;
-	// retrying"), or at level Info when the error is a 409 Conflict (the
-	// object changed since the cache read it: normal, and the retry reads
-	// the newer state); a panic at level Error, with its stack; giving up
-	// at level Error ("workqueue: reconcile failed; giving up until the
-	// key's next change"). Either way [Queue.GaveUp] counts the keys given
-	// up on.
+	// key is requeued or given up on. Either way [Queue.GaveUp] counts the
+	// keys given up on.
+	//
+	// Default: logged through slog.Default(), with the fields key and err,
+	// saying what happens next:
+	//
+	//   - a retry, at level Warn, with the fields retry (its number) and
+	//     delay ("workqueue: reconcile failed; retrying"); at level Info
+	//     when the error is a 409 Conflict (the object changed since the
+	//     cache read it: normal, and the retry reads the newer state);
+	//     at level Error, with the field stack, when reconcile panicked;
+	//   - the same key failing again with the same error text, at level
+	//     Debug ("... again, as before; retrying"): a key blocked for one
+	//     reason is reported once, not on every retry;
+	//   - the end of it, at level Info ("workqueue: reconciled after
+	//     failing; no longer retried");
+	//   - giving up, at level Error, every time ("workqueue: reconcile
+	//     failed; giving up until the key's next change").
 	OnError func(key K, err error)
 
 	// Gate, when set, is asked before each reconcile whether the key must
@@ -95,7 +100,11 @@ type RunOptions[K comparable] struct {
 // q.ShutDownWithDrain while Run is running: the workers finish what is
 // queued and Run returns by itself.
 func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc[K], opts RunOptions[K]) {
-	onError := opts.OnError // nil: the default log, which needs to know more (see process)
+	onError := opts.OnError
+	var log *failureLog[K] // the default log, when there is no OnError
+	if onError == nil {
+		log = newFailureLog[K]()
+	}
 	var gate *holds[K]
 	if opts.Gate != nil {
 		gate = newHolds(q, opts.Gate)
@@ -112,7 +121,7 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 					q.Done(key)
 					continue
 				}
-				q.process(ctx, key, reconcile, opts.MaxRetries, onError)
+				q.process(ctx, key, reconcile, opts.MaxRetries, onError, log)
 			}
 		})
 	}
@@ -122,10 +131,10 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 
 // process runs one reconcile of key and settles its outcome (see Run).
 // Done is always called, even after a panic, last of all, so that an Add
-// of a failed key is postponed until the key is released. A nil onError
-// means the default log, written once the outcome is known, since it says
-// whether the key is retried and when.
-func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K], maxRetries int, onError func(K, error)) {
+// of a failed key is postponed until the key is released. log, the
+// default log (nil when there is an onError), is written once the outcome
+// is known, since it says whether the key is retried and when.
+func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K], maxRetries int, onError func(K, error), log *failureLog[K]) {
 	defer q.Done(key)
 	result, err := reconcileRecovered(ctx, key, reconcile)
 	if err == nil && result.RequeueAfter < 0 {
@@ -133,6 +142,7 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 	}
 	switch {
 	case err == nil:
+		log.succeeded(key)
 		q.Forget(key)
 		if result.RequeueAfter > 0 {
 			q.AddAfter(key, result.RequeueAfter)
@@ -140,9 +150,9 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()) && !isPanic(err):
 		q.Add(key)
 	case isTerminal(err):
-		q.giveUp(key, err, onError)
+		q.giveUp(key, err, onError, log)
 	case maxRetries > 0 && q.NumRequeues(key) >= maxRetries:
-		q.giveUp(key, &RetryLimitError{Retries: q.NumRequeues(key), Err: err}, onError)
+		q.giveUp(key, &RetryLimitError{Retries: q.NumRequeues(key), Err: err}, onError, log)
 	default:
 		if p, ok := errors.AsType[*PanicError](err); ok {
 			q.report(KindPanicked, key, p.Value)
@@ -153,22 +163,19 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 			onError(key, err)
 		}
 		retry, delay, queued := q.addRateLimited(key)
-		if onError == nil {
-			logRetry(key, err, retry, delay, queued)
-		}
+		log.retried(key, err, retry, delay, queued)
 	}
 }
 
 // giveUp reports err, counts the give-up and forgets key without
 // requeueing it.
-func (q *Queue[K]) giveUp(key K, err error, onError func(K, error)) {
+func (q *Queue[K]) giveUp(key K, err error, onError func(K, error), log *failureLog[K]) {
 	q.report(KindGaveUp, key, err.Error())
 	q.gaveUp.Add(1)
 	if onError != nil {
 		onError(key, err)
-	} else {
-		slog.Default().Error("workqueue: reconcile failed; giving up until the key's next change", "key", fmt.Sprint(key), "err", err)
 	}
+	log.gaveUp(key, err)
 	q.Forget(key)
 }
 
@@ -233,28 +240,3 @@ func (e *PanicError) Error() string { return "reconcile panicked: " + e.Value }
 
 // Unwrap returns the panic value if it was an error, nil otherwise.
 func (e *PanicError) Unwrap() error { return e.Err }
-
-// logRetry is the default log of a failure that is retried: retry is its
-// number (1 for the first retry) and delay its backoff. A 409 Conflict is
-// logged at level Info: another writer changed the object after the cache
-// read it, which is normal and mended by the retry. A panic is a bug,
-// logged at level Error with its stack. queued is false when the queue is
-// shut down and dropped the retry.
-func logRetry[K comparable](key K, err error, retry int, delay time.Duration, queued bool) {
-	attrs := []any{"key", fmt.Sprint(key), "err", err}
-	level, what := slog.LevelWarn, "reconcile failed"
-	if apierrors.IsConflict(err) {
-		level, what = slog.LevelInfo, "conflict, the object changed since it was read"
-	}
-	if p, ok := errors.AsType[*PanicError](err); ok {
-		level, what = slog.LevelError, "reconcile panicked"
-		attrs = append(attrs, "stack", string(p.Stack))
-	}
-	then := "retrying"
-	if queued {
-		attrs = append(attrs, "retry", retry, "delay", delay)
-	} else {
-		then = "not retried: the queue is shut down"
-	}
-	slog.Default().Log(context.Background(), level, "workqueue: "+what+"; "+then, attrs...)
-}

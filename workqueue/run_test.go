@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -256,8 +257,63 @@ func TestRunLogsARetryAtWarnWithItsNumberAndDelay(t *testing.T) {
 		time.Sleep(time.Minute)
 		stop()
 	})
-	assert.Equal(t, `level=WARN msg="workqueue: reconcile failed; retrying" key=default/web err=boom retry=1 delay=1s`+"\n",
-		stripTime(buf.String()), "one line: a retry is not a failure for good")
+	assert.Equal(t, `level=WARN msg="workqueue: reconcile failed; retrying" key=default/web err=boom retry=1 delay=1s`+"\n"+
+		`level=INFO msg="workqueue: reconciled after failing; no longer retried" key=default/web`+"\n",
+		stripTime(buf.String()), "a retry is not a failure for good, and the log says when it is over")
+}
+
+// A key blocked for one reason (a Secret of that name belongs to someone
+// else) is retried for as long as it lasts; the log says so once, at
+// level Warn, then at level Debug on each retry, and at Warn again when
+// the reason changes, and says when the key is reconciled at last.
+func TestRunLogsAKeyBlockedForTheSameReasonOnceNotOnEveryRetry(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(old) })
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Minute))})
+		calls := 0
+		stop := startRun(q, func(context.Context, string) (Result, error) {
+			calls++
+			switch {
+			case calls <= 4:
+				return Result{}, errors.New("secret web belongs to someone else")
+			case calls == 5:
+				return Result{}, errors.New("secrets is forbidden")
+			}
+			return Result{}, nil
+		}, RunOptions[string]{})
+		q.Add("shop/web")
+		time.Sleep(time.Hour)
+		stop()
+	})
+	assert.Equal(t, strings.Join([]string{
+		`level=WARN msg="workqueue: reconcile failed; retrying" key=shop/web err="secret web belongs to someone else" retry=1 delay=1s`,
+		`level=DEBUG msg="workqueue: reconcile failed again, as before; retrying" key=shop/web err="secret web belongs to someone else" retry=2 delay=2s`,
+		`level=DEBUG msg="workqueue: reconcile failed again, as before; retrying" key=shop/web err="secret web belongs to someone else" retry=3 delay=4s`,
+		`level=DEBUG msg="workqueue: reconcile failed again, as before; retrying" key=shop/web err="secret web belongs to someone else" retry=4 delay=8s`,
+		`level=WARN msg="workqueue: reconcile failed; retrying" key=shop/web err="secrets is forbidden" retry=5 delay=16s`,
+		`level=INFO msg="workqueue: reconciled after failing; no longer retried" key=shop/web`,
+		"",
+	}, "\n"), stripTime(buf.String()))
+}
+
+// A panic's stack is logged the first time, not on every retry of the
+// same panic.
+func TestRunLogsARepeatedPanicsStackOnce(t *testing.T) {
+	buf := logTo(t)
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Minute))})
+		stop := startRun(q, func(context.Context, string) (Result, error) { panic("nil map") }, RunOptions[string]{})
+		q.Add("shop/web")
+		time.Sleep(10 * time.Second)
+		stop()
+	})
+	log := stripTime(buf.String())
+	assert.Equal(t, 1, strings.Count(log, "stack="), log)
+	assert.Equal(t, 1, strings.Count(log, "\n"), "the retries after the first are at level Debug: %s", log)
+	assert.Contains(t, log, `level=ERROR msg="workqueue: reconcile panicked; retrying" key=shop/web err="reconcile panicked: nil map"`)
 }
 
 func TestRunLogsAConflictsRetryAtInfoBecauseItIsNormal(t *testing.T) {
@@ -308,7 +364,8 @@ func TestRunLogsGivingUpAtErrorAndCountsItInGaveUp(t *testing.T) {
 	})
 	log := stripTime(buf.String())
 	assert.Contains(t, log, `level=ERROR msg="workqueue: reconcile failed; giving up until the key's next change" key=bad err="terminal: invalid spec"`)
-	assert.Contains(t, log, `level=WARN msg="workqueue: reconcile failed; retrying" key=flaky err=unreachable retry=2`)
+	assert.Contains(t, log, `level=WARN msg="workqueue: reconcile failed; retrying" key=flaky err=unreachable retry=1`)
+	assert.NotContains(t, log, "retry=2", "the same error again is logged at level Debug")
 	assert.Contains(t, log, `level=ERROR msg="workqueue: reconcile failed; giving up until the key's next change" key=flaky err="giving up after 2 retries: unreachable"`)
 }
 
