@@ -70,7 +70,10 @@ func (c *Cache[T]) Write(ctx context.Context, owner informer.Key, req *rest.Requ
 var ErrAnswerUnreadable = errors.New("readyourwrites: the write succeeded, its answer could not be decoded")
 
 // Wrote records a write made without Write: obj is what the API server
-// answered, whose resourceVersion is the write's. It fails, recording
+// answered, whose resourceVersion is the write's. An answer that says the
+// write deleted the object (it removed the last finalizer of an object
+// being deleted) is recorded as Deleted is: seen once the cache no longer
+// holds that object. It fails, recording
 // nothing, if obj is nil or has no resourceVersion, or if the Cache's
 // informer had stopped when Track needed to register on it.
 func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) error {
@@ -84,6 +87,10 @@ func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) error {
 	if c.trackErr != nil {
 		return fmt.Errorf("readyourwrites: %v: Wrote for %s: %w", c, owner, c.trackErr)
 	}
+	if deletedBy(obj) {
+		c.Deleted(owner, key, obj.GetUID(), nil)
+		return nil
+	}
 	if c.arrivals != nil {
 		c.guard.record(owner, c.arrival(key, rv, obj.GetUID(), nil))
 		return nil
@@ -95,6 +102,18 @@ func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) error {
 		return c.applied(rv)
 	}})
 	return nil
+}
+
+// deletedBy reports whether obj, the answer to a write, says that the
+// write deleted the object: it removed the last finalizer of an object
+// being deleted with no grace period left, so the API server deleted it.
+// The answer is then the object's last stored state, at a resourceVersion
+// the cache may hold already; only the object's absence shows the write.
+// (A Pod in its grace period also has a deletionTimestamp and perhaps no
+// finalizers, but a grace period above zero, and it still exists.)
+func deletedBy(obj metav1.Object) bool {
+	grace := obj.GetDeletionGracePeriodSeconds()
+	return obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 && (grace == nil || *grace == 0)
 }
 
 // Delete sends req, a DELETE of the informer's object key, and records

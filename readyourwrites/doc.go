@@ -59,7 +59,13 @@
 // reconciled (the owner), the object and resourceVersion the API server
 // answered; [Cache.Delete] records a delete. Record every write of the
 // reconcile: the owner's own (a status update) and its children's, each
-// through the Cache of the informer that watches it.
+// through the Cache of the informer that watches it. Any write whose
+// answer is the object goes through Write: a create, an update, a status
+// update (SubResource("status")), a server-side apply (a Patch of
+// types.ApplyPatchType with a fieldManager), a finalizer added or
+// removed. An answer that says the write deleted the object (the last
+// finalizer removed from an object being deleted) is recorded as a
+// delete, since the cache may already hold the state it describes.
 //
 // # Where it sits
 //
