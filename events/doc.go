@@ -1,0 +1,41 @@
+// Package events records Events about the objects a controller works
+// on, so that `kubectl describe` shows what it did and why it refused:
+// "secret web exists and this ConfigMap does not control it".
+//
+// # Where it sits
+//
+// Beside the data flow, at its end: a reconcile reads from the informers'
+// caches, writes to the API server, and records an Event about what it
+// decided. Recording never blocks the reconcile; a Recorder's Run sends.
+//
+//	reconcile ──Eventf──▶ Recorder (series by object, type, reason, action, note)
+//	          Run ──create / series patch, within QPS and Burst──▶ events.k8s.io/v1
+//	kubectl describe ◀── the same Events, read through core/v1
+//
+// # Usage
+//
+//	recorder, err := events.New(cfg, events.Options{Controller: "example.com/secret-copier", Scheme: scheme})
+//	go recorder.Run(ctx)
+//	// then, in a reconcile:
+//	err = recorder.Eventf(cm, events.Warning, "SecretNotOurs", "Create", "secret %s exists and this ConfigMap does not control it", key.Name)
+//
+// The service account needs create and patch on events (events.k8s.io).
+//
+// # Invariants
+//
+//   - One Event per series: occurrences with the same object, type,
+//     reason, action and note within six minutes of the last are one
+//     Event. The first is created at once; the repeats' count and last
+//     time are written to its series at most every 10 s, as the
+//     events.k8s.io/v1 API intends, so a controller that records the same
+//     refusal on every retry writes one Event, not one per retry.
+//   - An Event is never created twice: repeats that arrive while its
+//     create is in flight are written to its series afterwards.
+//   - Bounded: the Recorder's writes are limited (Options.QPS, Burst),
+//     and past Options.MaxPending Events waiting to be created a new one
+//     is dropped, counted in Stats.Dropped and logged, never blocking.
+//   - Nothing refused silently: arguments the API server would refuse are
+//     an error from Eventf; a write it refuses is counted in
+//     Stats.Refused and logged (at most one warning every 10 s), not
+//     retried.
+package events

@@ -1,0 +1,54 @@
+package events
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/informer/testenv"
+)
+
+// Against a real API server: three occurrences recorded before Run are
+// created as one Event with a series of three, two more are written to
+// its series, and the Event is what `kubectl describe` reads: an Event of
+// core/v1 about the ConfigMap, with the count.
+func TestRepeatedEventsReachARealAPIServerAsOneEventWithASeries(t *testing.T) {
+	cp := testenv.Shared(t)
+	ns := cp.Namespace(t)
+	core, err := testenv.CoreV1Client(cp.Config())
+	require.NoError(t, err)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
+	require.NoError(t, core.Post().Namespace(ns).Resource("configmaps").Body(cm).Do(t.Context()).Into(cm))
+
+	r, err := New(cp.Config(), Options{Controller: "example.com/secret-copier", Instance: "copier-0", Scheme: testScheme(t)})
+	require.NoError(t, err)
+	r.flush = 100 * time.Millisecond // not 10 s: this test waits in real time
+	for range 3 {
+		require.NoError(t, r.Eventf(cm, Warning, "SecretNotOurs", "Create", "secret %s exists and this ConfigMap does not control it", cm.Name))
+	}
+	runRecorder(t, r)
+	require.Eventually(t, func() bool { return r.Stats().Created == 1 }, time.Minute, 10*time.Millisecond)
+	for range 2 {
+		require.NoError(t, r.Eventf(cm, Warning, "SecretNotOurs", "Create", "secret %s exists and this ConfigMap does not control it", cm.Name))
+	}
+	require.Eventually(t, func() bool { return r.Stats().Updated == 1 }, time.Minute, 10*time.Millisecond)
+	assert.Equal(t, Stats{Created: 1, Updated: 1, Repeats: 4, Recorded: 5}, r.Stats())
+
+	var events corev1.EventList
+	require.NoError(t, core.Get().Namespace(ns).Resource("events").Do(t.Context()).Into(&events))
+	require.Len(t, events.Items, 1, "one Event for five occurrences")
+	ev := events.Items[0]
+	assert.Equal(t, "Warning", ev.Type)
+	assert.Equal(t, "SecretNotOurs", ev.Reason)
+	assert.Equal(t, "Create", ev.Action)
+	assert.Equal(t, "secret web exists and this ConfigMap does not control it", ev.Message)
+	assert.Equal(t, corev1.ObjectReference{Kind: "ConfigMap", APIVersion: "v1", Namespace: ns, Name: "web", UID: cm.UID, ResourceVersion: cm.ResourceVersion}, ev.InvolvedObject)
+	assert.Equal(t, "example.com/secret-copier", ev.ReportingController)
+	assert.Equal(t, "copier-0", ev.ReportingInstance)
+	require.NotNil(t, ev.Series)
+	assert.Equal(t, int32(5), ev.Series.Count)
+}

@@ -1,0 +1,236 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/reference"
+
+	"github.com/listwatch/informer/internal/nilcheck"
+)
+
+// The two types of Event the API server accepts.
+const (
+	Normal  = "Normal"
+	Warning = "Warning"
+)
+
+// The limits the API server puts on an Event's fields.
+const (
+	maxReason   = 128
+	maxAction   = 128
+	maxInstance = 128
+	maxNote     = 1024
+)
+
+// Options configure a Recorder.
+type Options struct {
+	// Controller is the Event's reportingController: who acts, a
+	// qualified name such as "example.com/secret-copier". Required.
+	Controller string
+	// Instance is the Event's reportingInstance: which replica, at most
+	// 128 characters. Default: the host name (a Pod's name).
+	Instance string
+	// Scheme gives the kind and apiVersion of typed objects, whose
+	// TypeMeta an informer's cache leaves empty: the factory's Scheme.
+	// Required.
+	Scheme *runtime.Scheme
+	// QPS and Burst limit the Recorder's own writes to the API server,
+	// creates and series updates together, so that a controller that
+	// records in a loop cannot flood it. Default: 5 a second, burst 25.
+	QPS   float64
+	Burst int
+	// MaxPending bounds the Events waiting to be created; a new Event
+	// past it is dropped and counted (Stats.Dropped), never blocking the
+	// reconcile that records it. Default: 1000.
+	MaxPending int
+	// Logger receives a warning when Events are dropped or refused, at
+	// most one every 10 s. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Recorder records Events about objects, as `kubectl describe` shows
+// them: what a controller did and why it refused. It never blocks the
+// caller: Eventf checks its arguments and queues the Event; Run sends.
+//
+// Repeats of one Event (the same object, type, reason, action and note)
+// within six minutes of the last are one Event with a series, as the
+// events.k8s.io/v1 API intends: the first is created, and the count and
+// last time of the repeats are written to it at most every 10 s.
+//
+// A Recorder is safe for concurrent use.
+type Recorder struct {
+	opts Options
+	sink sink
+
+	mu       sync.Mutex
+	series   map[seriesKey]*series // every series seen in the last seriesWindow; guarded by mu
+	queue    []*series             // series with something to send, in order; guarded by mu
+	creating int                   // series in queue not yet created; guarded by mu
+	swept    time.Time             // the last sweep of series; guarded by mu
+	stats    Stats                 // guarded by mu
+	warned   time.Time             // the last warning; guarded by mu
+	running  bool                  // Run has been called; guarded by mu
+	wake     chan struct{}         // a token when the queue has news for Run
+	flush    time.Duration         // seriesFlush; shorter in tests
+}
+
+// Stats counts what a Recorder did.
+type Stats struct {
+	Created  int64 // Events created
+	Updated  int64 // series updates written
+	Repeats  int64 // Eventf calls folded into a series
+	Dropped  int64 // Events dropped: MaxPending reached
+	Refused  int64 // writes the API server refused, or that failed
+	Recorded int64 // Eventf calls accepted
+}
+
+// New returns a Recorder that writes Events with cfg. It makes no
+// request; Run sends.
+func New(cfg *rest.Config, opts Options) (*Recorder, error) {
+	if cfg == nil {
+		return nil, errors.New("events: New: the rest.Config is nil")
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s, err := newRESTSink(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("events: New: %w", err)
+	}
+	return newRecorder(s, opts), nil
+}
+
+func newRecorder(s sink, opts Options) *Recorder {
+	return &Recorder{
+		opts: opts, sink: s,
+		series: map[seriesKey]*series{}, wake: make(chan struct{}, 1), flush: seriesFlush,
+	}
+}
+
+// withDefaults checks o and fills in its defaults.
+func (o Options) withDefaults() (Options, error) {
+	if o.Controller == "" {
+		return o, errors.New("events: Options.Controller is empty: name the controller, such as example.com/secret-copier")
+	}
+	if errs := validation.IsQualifiedName(o.Controller); len(errs) > 0 {
+		return o, fmt.Errorf("events: Options.Controller %q is not a qualified name: %s", o.Controller, strings.Join(errs, "; "))
+	}
+	if o.Scheme == nil {
+		return o, errors.New("events: Options.Scheme is nil: pass the factory's Scheme, which knows the kinds of the objects you record about")
+	}
+	if o.Instance == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return o, fmt.Errorf("events: Options.Instance is empty and the host name is unknown: %w", err)
+		}
+		o.Instance = host
+	}
+	if len(o.Instance) > maxInstance {
+		return o, fmt.Errorf("events: Options.Instance %q is longer than %d characters", o.Instance, maxInstance)
+	}
+	switch {
+	case o.QPS < 0 || o.Burst < 0 || o.MaxPending < 0:
+		return o, fmt.Errorf("events: Options.QPS %v, Burst %d and MaxPending %d must not be negative", o.QPS, o.Burst, o.MaxPending)
+	}
+	if o.QPS == 0 {
+		o.QPS = 5
+	}
+	if o.Burst == 0 {
+		o.Burst = 25
+	}
+	if o.MaxPending == 0 {
+		o.MaxPending = 1000
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}
+
+// Eventf records an Event about regarding: its type (Normal or Warning),
+// its reason (why, in UpperCamelCase, such as "SecretNotOurs"), its
+// action (what the controller did or failed to do, such as "Create"),
+// and a note for people, formatted from format and args and cut to the
+// API server's 1024 bytes. It returns at once, with an error only for
+// arguments the API server would refuse; the Event is sent by Run.
+func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, format string, args ...any) error {
+	ref, err := r.reference(regarding)
+	if err != nil {
+		return err
+	}
+	switch {
+	case eventType != Normal && eventType != Warning:
+		return fmt.Errorf("events: Eventf: type %q is neither %q nor %q", eventType, Normal, Warning)
+	case reason == "" || len(reason) > maxReason:
+		return fmt.Errorf("events: Eventf: reason %q must be 1 to %d characters", reason, maxReason)
+	case action == "" || len(action) > maxAction:
+		return fmt.Errorf("events: Eventf: action %q must be 1 to %d characters", action, maxAction)
+	}
+	note := truncate(fmt.Sprintf(format, args...), maxNote)
+	r.record(seriesKey{regarding: *ref, eventType: eventType, reason: reason, action: action, note: note})
+	return nil
+}
+
+// reference returns the ObjectReference of obj, its kind and apiVersion
+// from the Scheme where its TypeMeta is empty.
+func (r *Recorder) reference(obj runtime.Object) (*corev1.ObjectReference, error) {
+	if nilcheck.IsNil(obj) {
+		return nil, errors.New("events: Eventf: the object the Event is about is nil")
+	}
+	ref, err := reference.GetReference(r.opts.Scheme, obj)
+	if err != nil {
+		return nil, fmt.Errorf("events: Eventf: the kind of %T: %w (add its group to Options.Scheme)", obj, err)
+	}
+	if ref.Name == "" {
+		return nil, fmt.Errorf("events: Eventf: the %s the Event is about has no name", ref.Kind)
+	}
+	return ref, nil
+}
+
+// truncate cuts s to at most n bytes, at a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// Stats returns what the Recorder has done so far.
+func (r *Recorder) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+// newEvent is the Event a new series is created as.
+func (r *Recorder) newEvent(k seriesKey, now time.Time) *eventsv1.Event {
+	ns := k.regarding.Namespace
+	if ns == "" {
+		ns = metav1.NamespaceDefault // an Event about a cluster-wide object lives in default
+	}
+	return &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", k.regarding.Name, now.UnixNano()), Namespace: ns},
+		EventTime:  metav1.NewMicroTime(now),
+		Regarding:  k.regarding,
+		Type:       k.eventType, Reason: k.reason, Action: k.action, Note: k.note,
+		ReportingController: r.opts.Controller, ReportingInstance: r.opts.Instance,
+	}
+}

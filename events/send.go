@@ -1,0 +1,158 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"golang.org/x/time/rate"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/internal/restclient"
+)
+
+// sink is where a Recorder writes: the API server's events.k8s.io/v1
+// (restSink), or a test's record of the writes.
+type sink interface {
+	create(ctx context.Context, ev *eventsv1.Event) (*eventsv1.Event, error)
+	patchSeries(ctx context.Context, namespace, name string, s eventsv1.EventSeries) error
+}
+
+// Run sends the recorded Events until ctx ends: creates, and series
+// updates at most every 10 s, all within Options.QPS and Burst. Call it
+// once, in its own goroutine. A write the API server refuses is counted
+// (Stats.Refused) and logged, not retried: an Event is a note for people,
+// and the next occurrence is recorded anew.
+func (r *Recorder) Run(ctx context.Context) error {
+	r.mu.Lock()
+	if r.running {
+		r.mu.Unlock()
+		return errors.New("events: Recorder.Run called twice")
+	}
+	r.running = true
+	r.mu.Unlock()
+	limiter := rate.NewLimiter(rate.Limit(r.opts.QPS), r.opts.Burst)
+	for {
+		s, wait := r.next(time.Now())
+		if s != nil {
+			if limiter.Wait(ctx) != nil {
+				return nil // ctx ended
+			}
+			r.send(ctx, s)
+			continue
+		}
+		var due <-chan time.Time
+		var timer *time.Timer
+		if wait > 0 {
+			timer = time.NewTimer(wait)
+			due = timer.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-r.wake:
+		case <-due:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// send writes s: the Event, with its series if it has repeats already,
+// or the series' count since the last write. Once the write is settled,
+// s is queued again if more occurrences came meanwhile.
+func (r *Recorder) send(ctx context.Context, s *series) {
+	r.mu.Lock()
+	created, count := s.created, s.count
+	series := eventsv1.EventSeries{Count: count, LastObservedTime: metav1.NewMicroTime(s.lastObserved)}
+	ev := s.event.DeepCopy()
+	if !created {
+		r.creating--
+		if count >= 2 {
+			ev.Series = &series
+		}
+	}
+	s.lastSent = time.Now()
+	r.mu.Unlock()
+
+	var err error
+	if created {
+		err = r.sink.patchSeries(ctx, ev.Namespace, ev.Name, series)
+	} else {
+		ev, err = r.sink.create(ctx, ev)
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.inFlight = false
+	if err != nil {
+		if ctx.Err() != nil {
+			return // stopping
+		}
+		r.stats.Refused++
+		r.warnLocked(time.Now(), "events: the API server refused an Event; it is not retried",
+			"reason", s.key.reason, "regarding", s.key.regarding.Kind+" "+s.key.regarding.Namespace+"/"+s.key.regarding.Name, "err", err)
+		if !created || apierrors.IsNotFound(err) { // never made, or expired: the next occurrence makes a new one
+			if r.series[s.key] == s {
+				delete(r.series, s.key)
+			}
+		}
+		return
+	}
+	if created {
+		r.stats.Updated++
+	} else {
+		r.stats.Created++
+		s.created = true
+		if ev != nil && ev.Name != "" {
+			s.event.Name = ev.Name
+		}
+	}
+	s.sent = count
+	if s.count > s.sent {
+		r.enqueueLocked(s)
+	}
+}
+
+// restSink writes Events to events.k8s.io/v1.
+type restSink struct{ client *rest.RESTClient }
+
+// newRESTSink makes a client of cfg with no client-side limit of its
+// own: the Recorder's limiter (Options.QPS, Burst) is the one.
+func newRESTSink(cfg *rest.Config) (*restSink, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.RateLimiter, cfg.QPS = nil, -1
+	scheme := runtime.NewScheme()
+	if err := eventsv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	client, err := restclient.New(cfg, eventsv1.SchemeGroupVersion, serializer.NewCodecFactory(scheme).WithoutConversion(), false)
+	if err != nil {
+		return nil, err
+	}
+	return &restSink{client: client}, nil
+}
+
+func (s *restSink) create(ctx context.Context, ev *eventsv1.Event) (*eventsv1.Event, error) {
+	out := &eventsv1.Event{}
+	err := s.client.Post().Namespace(ev.Namespace).Resource("events").Body(ev).Do(ctx).Into(out)
+	return out, err
+}
+
+func (s *restSink) patchSeries(ctx context.Context, namespace, name string, series eventsv1.EventSeries) error {
+	body, err := json.Marshal(map[string]any{"series": series})
+	if err != nil {
+		return err
+	}
+	return s.client.Patch(types.MergePatchType).Namespace(namespace).Resource("events").Name(name).Body(body).Do(ctx).Error()
+}
