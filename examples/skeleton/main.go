@@ -9,9 +9,11 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/events"
 	"github.com/listwatch/informer/kubeconfig"
 	"github.com/listwatch/informer/readyourwrites"
 	si "github.com/listwatch/informer/sharedinformer"
@@ -64,7 +66,8 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 	secrets, err2 := si.InformerFor[*corev1.Secret](ctx, factory, si.InNamespace(ns), si.WithLabels("app=demo")) // ours carry it
 	client, err3 := factory.RESTClient(corev1.SchemeGroupVersion)                                                // for the writes
 	guard, err4 := readyourwrites.New(readyourwrites.Options{Name: "skeleton"})                                  // holds a key until the cache shows its writes
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	recorder, err5 := events.New(cfg, events.Options{Controller: "listwatch.dev/skeleton", Scheme: scheme})      // what kubectl describe shows
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return err
 	}
 	queue, ours := workqueue.New(workqueue.Options[informer.Key]{Trace: trace}), readyourwrites.Track(guard, secrets) // ours: our Secret writes, per key
@@ -73,9 +76,11 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx) // on every way out: stop the informers, wait for them
+	ctx, cancel := context.WithCancel(ctx) // on every way out: stop the informers and the recorder, wait for them
+	var sending sync.WaitGroup
 	factory.Start(ctx)
-	defer func() { cancel(); factory.Wait(); queue.ShutDown() }()
+	sending.Go(func() { _ = recorder.Run(ctx) })
+	defer func() { cancel(); factory.Wait(); sending.Wait(); queue.ShutDown() }()
 	if err := factory.WaitForCacheSync(ctx); err != nil {
 		return err // never act on a partial cache
 	}
@@ -98,6 +103,7 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 		case err != nil || secret == nil: // neither exists, a failure, or created just now
 		case !metav1.IsControlledBy(secret, cm): // another owner's or nobody's: not ours to change, and retrying cannot help
 			err = workqueue.Terminal(fmt.Errorf("secret %s exists and ConfigMap UID %s does not control it", key, cm.UID))
+			_ = recorder.Eventf(cm, events.Warning, "SecretNotOurs", "Create", "Secret %s exists and this ConfigMap does not control it: delete it, or rename the ConfigMap", key.Name) // errors only for bad arguments
 		case secret.Labels["app"] != "demo" || !maps.EqualFunc(secret.Data, cm.Data, func(b []byte, s string) bool { return string(b) == s }):
 			fixed := secret.DeepCopy() // never modify the cache's copy
 			metav1.SetMetaDataLabel(&fixed.ObjectMeta, "app", "demo")

@@ -192,6 +192,7 @@ func TestASecretNoConfigMapControlsIsNeitherChangedNorDeleted(t *testing.T) {
 			return strings.Contains(log.String(), `level=ERROR msg="workqueue: reconcile failed; giving up until the key's next change" key=`+ns+"/"+name)
 		})
 		assert.Equal(t, "theirs", s.secretData(name)["k"], name+": not changed")
+		s.eventually(name+": a Warning Event about the ConfigMap says why", func() bool { return s.refusedEvent(name) })
 		require.NoError(t, client.Delete().Namespace(ns).Resource("configmaps").Name(name).Do(t.Context()).Error())
 	}
 	// The queue hands out keys in order, so once a ConfigMap created after
@@ -204,6 +205,21 @@ func TestASecretNoConfigMapControlsIsNeitherChangedNorDeleted(t *testing.T) {
 		"a labelled Secret nothing controls outlives a ConfigMap of its name")
 	assert.Equal(t, "theirs", s.secretData("labelled")["k"])
 	assert.Equal(t, "theirs", s.secretData("unlabelled")["k"])
+}
+
+// refusedEvent reports whether the namespace has the skeleton's Warning
+// Event about ConfigMap name, as kubectl describe reads it (core/v1).
+func (s *server) refusedEvent(name string) bool {
+	var events corev1.EventList
+	require.NoError(s.t, s.client.Get().Namespace(s.ns).Resource("events").Do(s.t.Context()).Into(&events))
+	for _, ev := range events.Items {
+		if ev.InvolvedObject.Kind == "ConfigMap" && ev.InvolvedObject.Name == name && ev.Type == corev1.EventTypeWarning &&
+			ev.Reason == "SecretNotOurs" && ev.ReportingController == "listwatch.dev/skeleton" &&
+			strings.Contains(ev.Message, "Secret "+name+" exists and this ConfigMap does not control it") {
+			return true
+		}
+	}
+	return false
 }
 
 // logTo sends slog.Default(), where workqueue.Run logs, to a buffer for
