@@ -53,6 +53,7 @@ var givens = map[string]string{
 	"sharding/doc.go: leases, err := leaderelection.NewClient(cfg)": "ctx context.Context, cfg *rest.Config, podName string, queue *workqueue.Queue[informer.Key], " +
 		"lister *lister.Lister[*corev1.ConfigMap], client *rest.RESTClient, reconcile workqueue.ReconcileFunc[informer.Key], opts workqueue.RunOptions[informer.Key]",
 	"events/doc.go: recorder, err := events.New(cfg, events.Options{Controller: \"example.com/secret-copier\", Scheme: scheme})": "ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, cm *corev1.ConfigMap, key informer.Key",
+	"ownership/doc.go: mark, err := ownership.New(\"secret-copier\")":                                                            "ctx context.Context, factory *sharedinformer.Factory, queue *workqueue.Queue[informer.Key]",
 	"sharedinformer/doc.go: factory, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme})":       "ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, queue *workqueue.Queue[informer.Key]",
 	"sharedinformer/enqueue.go: reg, err := configMaps.AddEventHandler(sharedinformer.EnqueueKey[*corev1.ConfigMap](queue))":     "configMaps *sharedinformer.Informer[*corev1.ConfigMap], queue *workqueue.Queue[informer.Key]",
 	"sharedinformer/factory.go: cms, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, factory,":                         "ctx context.Context, factory *sharedinformer.Factory",
