@@ -119,6 +119,22 @@ func (m *Memory) Value(name string, labelValues ...string) (float64, bool) {
 	return s.value, true
 }
 
+// Sum returns a histogram's sum of observations, and whether the series
+// exists and is a histogram.
+func (m *Memory) Sum(name string, labelValues ...string) (float64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.descs[name]
+	if !ok || len(labelValues) != len(d.Labels) {
+		return 0, false
+	}
+	s, ok := m.series[seriesID(name, d.Labels, labelValues)]
+	if !ok || s.kind != "histogram" {
+		return 0, false
+	}
+	return s.value, true
+}
+
 // String lists every series, one a line, sorted: a counter or a gauge
 // with its value, a histogram with its count (its sum varies with time).
 func (m *Memory) String() string {

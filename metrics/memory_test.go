@@ -60,3 +60,22 @@ func TestRegistryTellsIdentitiesApartByEveryLabelValue(t *testing.T) {
 	err = reg.Register("informer", "pods", "", "v1", "pods")
 	assert.ErrorContains(t, err, `informer "pods" is registered twice`)
 }
+
+func TestMemorySumIsAHistogramsSumOfObservations(t *testing.T) {
+	mem := metrics.NewMemory()
+	d := metrics.Desc{Name: "wait_seconds", Labels: []string{"host"}, Buckets: []float64{1}}
+	h, err := mem.Histogram(d, []string{"a"})
+	require.NoError(t, err)
+	h.Observe(0.5)
+	h.Observe(1.5)
+	sum, ok := mem.Sum("wait_seconds", "a")
+	assert.True(t, ok)
+	assert.Equal(t, 2.0, sum)
+	n, _ := mem.Value("wait_seconds", "a")
+	assert.Equal(t, 2.0, n, "Value is the count")
+	c, err := mem.Counter(metrics.Desc{Name: "adds_total"}, nil)
+	require.NoError(t, err)
+	c.Add(1)
+	_, ok = mem.Sum("adds_total")
+	assert.False(t, ok, "a counter has no sum")
+}
