@@ -42,7 +42,7 @@ func NewTypedListerWatcher[T informer.Object](cfg *rest.Config, scheme *runtime.
 	}
 	listKind := gv.WithKind(kind.Kind + "List")
 	if !scheme.Recognizes(listKind) {
-		return nil, fmt.Errorf("reflector: the scheme knows %s but not its list type %s", kind, listKind)
+		return nil, fmt.Errorf("reflector: the scheme knows %s but not its list type %s: register both, scheme.AddKnownTypes(gv, &T{}, &TList{})", kind, listKind)
 	}
 	client, err := restclient.New(cfg, gv, serializer.NewCodecFactory(scheme).WithoutConversion(), src.Protobuf)
 	if err != nil {

@@ -33,5 +33,5 @@ func ExampleInformerFor_mistakesFailFast() {
 	fmt.Println(err)
 	// Output:
 	// sharedinformer: informer of *v1.ConfigMap: reflector: label selector "app in (": unable to parse requirement: found '', expected: ',', ')' or identifier
-	// sharedinformer: *v1.Deployment is not in FactoryOptions.Scheme: add its group with its package's AddToScheme
+	// sharedinformer: *v1.Deployment is not in FactoryOptions.Scheme: add its group with its package's AddToScheme, or, for a type of your own, scheme.AddKnownTypes(gv, &T{}, &TList{}) and metav1.AddToGroupVersion(scheme, gv) (examples/08-custom-resource)
 }

@@ -52,7 +52,7 @@ func (f *Factory) kindOf(goType reflect.Type, gv schema.GroupVersion) (schema.Gr
 	}
 	kinds, _, err := f.opts.Scheme.ObjectKinds(reflect.New(goType.Elem()).Interface().(runtime.Object))
 	if err != nil {
-		return schema.GroupVersionKind{}, fmt.Errorf("sharedinformer: %v is not in FactoryOptions.Scheme: add its group with its package's AddToScheme", goType)
+		return schema.GroupVersionKind{}, fmt.Errorf("sharedinformer: %v is not in FactoryOptions.Scheme: add its group with its package's AddToScheme, or, for a type of your own, scheme.AddKnownTypes(gv, &T{}, &TList{}) and metav1.AddToGroupVersion(scheme, gv) (examples/08-custom-resource)", goType)
 	}
 	if gv.Empty() {
 		return kinds[0], nil
