@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -45,6 +46,16 @@ var descRateLimiterWait = metrics.Desc{
 	Help:    "Seconds a request waited for the client-side rate limiter before it was sent, by host.",
 	Labels:  []string{"host"},
 	Buckets: []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0},
+}
+
+// hostOf is the host label of a rest.Config's Host, as client-go's own
+// metrics write it: the URL's host and port ("10.0.0.1:6443"), or Host
+// as it is when it is not a URL with a host.
+func hostOf(host string) string {
+	if u, err := url.Parse(host); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return host
 }
 
 // withClientLimits returns a copy of cfg whose RateLimiter is one token
@@ -117,8 +128,11 @@ func (r *throttleReporter) Wait(ctx context.Context) error {
 
 // warn logs a throttled window, its durations written as durations.
 func (r *throttleReporter) warn(report throttleReport) {
-	r.logger().Warn("sharedinformer: client-side throttling: requests waited for the client's rate limiter before reaching the API server",
-		"heldBack", fmt.Sprintf("%.0f%%", 100*report.share), "of", report.span.Round(time.Millisecond).String(),
-		"requests", report.requests, "waited", report.waited, "longest", report.longest.Round(time.Millisecond).String(),
-		"limits", r.limits, "fix", "raise the rest.Config's QPS and Burst, or set QPS to -1 to leave limiting to the API server's priority and fairness")
+	args := []any{"heldBack", fmt.Sprintf("%.0f%%", 100*report.share), "of", report.span.Round(time.Millisecond).String(),
+		"requests", report.requests, "waited", report.waited, "longest", report.longest.Round(time.Millisecond).String()}
+	if report.ago > 0 {
+		args = append(args, "endedAgo", report.ago.Round(time.Millisecond).String())
+	}
+	args = append(args, "limits", r.limits, "fix", "raise the rest.Config's QPS and Burst, or set QPS to -1 to leave limiting to the API server's priority and fairness")
+	r.logger().Warn("sharedinformer: client-side throttling: requests waited for the client's rate limiter before reaching the API server", args...)
 }

@@ -133,7 +133,7 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 	}
 	var waits metrics.Histogram
 	if opts.Metrics != nil {
-		h, err := opts.Metrics.Histogram(descRateLimiterWait, []string{cfg.Host})
+		h, err := opts.Metrics.Histogram(descRateLimiterWait, []string{hostOf(cfg.Host)})
 		if err != nil {
 			return nil, fmt.Errorf("sharedinformer: NewFactory: %w", err)
 		}

@@ -7,7 +7,8 @@ import (
 
 // A client is throttled when, within one throttleWindow, its requests
 // were held back by the rate limiter (at least one of them waiting) for
-// throttleShare of the window or more. Then it is reported at once, and
+// throttleShare of the window or more, and at least one request waited
+// waitedAtLeast or more. Then it is reported at once, and
 // at most once every throttleWindow. Ten percent of ten seconds is one second spent
 // waiting: a burst that held requests back for a second is worth a line
 // in the log; a few requests spaced out by a few milliseconds are not.
@@ -43,13 +44,15 @@ type heldWindow struct {
 
 // throttleReport is what a warning says: in the span since its window
 // began, the share of time requests were held back, how many requests
-// there were, how many waited, and the longest wait.
+// there were, how many waited, and the longest wait; and, for a window
+// reported after it ended, how long ago that was.
 type throttleReport struct {
 	span     time.Duration
 	share    float64
 	requests int
 	waited   int
 	longest  time.Duration
+	ago      time.Duration
 }
 
 // enter records a request that starts waiting at now. It returns a report
@@ -93,34 +96,45 @@ func (h *heldBack) close(now time.Time) {
 }
 
 // roll begins a new window at now if the current one is over, and first
-// checks the window that ends, the interval still open included: a single
-// wait longer than the window is reported when it ends. A request still
-// waiting is held back from now on, in the new window.
+// checks the window that ends, at its end: the interval still open
+// counts up to there, so a single wait longer than the window is
+// reported when it ends, and a report never covers more than one window
+// (a window left unreported for want of 10 s since the last report is
+// reported at the next request, with how long ago it ended, if that
+// request comes within a window of its end; later than that, a warning
+// would only confuse, and the histogram has every wait). A request
+// still waiting is held back from now on, in the new window.
 func (h *heldBack) roll(now time.Time) (throttleReport, bool) {
 	if !h.w.start.IsZero() && now.Sub(h.w.start) < throttleWindow {
 		return throttleReport{}, false
 	}
-	report, ok := h.check(now)
+	var report throttleReport
+	var ok bool
+	if end := h.w.start.Add(throttleWindow); !h.w.start.IsZero() && now.Sub(end) < throttleWindow {
+		report, ok = h.check(end)
+		report.ago = now.Sub(end)
+	}
 	h.w = heldWindow{start: now, waiting: h.w.waiting, since: now}
 	return report, ok
 }
 
-// check returns a report of the current window up to now if requests
-// were held back for throttleShare of a window in it and the last report
-// is a window old.
-func (h *heldBack) check(now time.Time) (throttleReport, bool) {
+// check returns a report of the current window up to at if requests
+// were held back for throttleShare of a window in it, at least one of
+// them for waitedAtLeast or more, and the last report is a window
+// older than at.
+func (h *heldBack) check(at time.Time) (throttleReport, bool) {
 	w := &h.w
 	busy := w.busy
-	if w.waiting > 0 {
-		busy += now.Sub(w.since)
+	if w.waiting > 0 && at.After(w.since) {
+		busy += at.Sub(w.since)
 	}
-	if busy < time.Duration(throttleShare*float64(throttleWindow)) {
+	if busy < time.Duration(throttleShare*float64(throttleWindow)) || w.waited == 0 {
 		return throttleReport{}, false
 	}
-	if !h.lastReport.IsZero() && now.Sub(h.lastReport) < throttleWindow {
+	if !h.lastReport.IsZero() && at.Sub(h.lastReport) < throttleWindow {
 		return throttleReport{}, false
 	}
-	h.lastReport = now
-	span := now.Sub(w.start)
+	h.lastReport = at
+	span := at.Sub(w.start)
 	return throttleReport{span: span, share: float64(busy) / float64(span), requests: w.requests, waited: w.waited, longest: w.longest}, true
 }

@@ -1,0 +1,73 @@
+package sharedinformer_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/listwatch/informer/internal/testlog"
+	si "github.com/listwatch/informer/sharedinformer"
+)
+
+// scriptedLimiter's Wait takes the next duration of its script.
+type scriptedLimiter struct {
+	flowcontrol.RateLimiter
+	waits chan time.Duration
+}
+
+func (l *scriptedLimiter) Wait(ctx context.Context) error {
+	select {
+	case d := <-l.waits:
+		time.Sleep(d)
+	default:
+	}
+	return nil
+}
+
+type okTransport struct{}
+
+func (okTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(`{}`)), Request: req}, nil
+}
+
+// Through the factory's public API, in a bubble: a 9 s wait (warned), a
+// 2 s wait 3 s after that warning (not warned: one every 10 s), then an
+// hour of quiet and one request that does not wait. It brings no
+// warning. (Found by review: it brought "heldBack=0% of=1h0m2s".)
+func TestAnHourLaterARequestThatDidNotWaitBringsNoWarning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf testlog.Buffer
+		lim := &scriptedLimiter{RateLimiter: flowcontrol.NewFakeAlwaysRateLimiter(), waits: make(chan time.Duration, 10)}
+		scheme := runtime.NewScheme()
+		require.NoError(t, corev1.AddToScheme(scheme))
+		f, err := si.NewFactory(&rest.Config{Host: "https://apiserver.invalid", RateLimiter: lim, Transport: okTransport{}},
+			si.FactoryOptions{Scheme: scheme, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+		require.NoError(t, err)
+		client, err := f.RESTClient(corev1.SchemeGroupVersion)
+		require.NoError(t, err)
+		get := func(wait time.Duration) {
+			lim.waits <- wait
+			_ = client.Get().AbsPath("/api/v1/namespaces/x/configmaps/y").Do(t.Context()).Error()
+		}
+		get(9 * time.Second) // 0-9 s: warned
+		time.Sleep(time.Second)
+		get(2 * time.Second) // 10-12 s: 3 s after the warning, not warned
+		time.Sleep(time.Hour)
+		before := buf.String()
+		get(0) // one request, no wait, an hour later
+		after := strings.TrimPrefix(buf.String(), before)
+		require.Empty(t, after, "a warning about one request that did not wait, an hour after the last throttling")
+	})
+}
