@@ -109,11 +109,17 @@ func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) error {
 // being deleted with no grace period left, so the API server deleted it.
 // The answer is then the object's last stored state, at a resourceVersion
 // the cache may hold already; only the object's absence shows the write.
-// (A Pod in its grace period also has a deletionTimestamp and perhaps no
-// finalizers, but a grace period above zero, and it still exists.)
+//
+// The API server marks an object it cannot delete yet for its finalizers
+// with a grace period of zero, so that is required, not only its
+// absence. Two objects with a deletionTimestamp and no finalizers still
+// exist: a Pod in its grace period (a grace period above zero), and a
+// Namespace being emptied (no grace period at all: its own finalizers
+// are in spec.finalizers, and its deletion is the namespace
+// controller's).
 func deletedBy(obj metav1.Object) bool {
 	grace := obj.GetDeletionGracePeriodSeconds()
-	return obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 && (grace == nil || *grace == 0)
+	return obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 && grace != nil && *grace == 0
 }
 
 // Delete sends req, a DELETE of the informer's object key, and records

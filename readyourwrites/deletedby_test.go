@@ -19,7 +19,7 @@ func TestAnAnswerSaysItsWriteDeletedTheObjectOnlyWhenNoFinalizerAndNoGraceRemain
 		{"not being deleted", metav1.ObjectMeta{}, false},
 		{"being deleted, a finalizer left", metav1.ObjectMeta{DeletionTimestamp: &now, DeletionGracePeriodSeconds: &zero, Finalizers: []string{"x"}}, false},
 		{"the last finalizer removed", metav1.ObjectMeta{DeletionTimestamp: &now, DeletionGracePeriodSeconds: &zero}, true},
-		{"the last finalizer removed, no grace recorded", metav1.ObjectMeta{DeletionTimestamp: &now}, true},
+		{"no grace recorded: a Namespace being emptied, which still exists", metav1.ObjectMeta{DeletionTimestamp: &now}, false},
 		{"a Pod in its grace period: it still exists", metav1.ObjectMeta{DeletionTimestamp: &now, DeletionGracePeriodSeconds: &thirty}, false},
 	}
 	for _, c := range cases {
