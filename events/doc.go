@@ -23,14 +23,17 @@
 //
 // # Invariants
 //
-//   - One Event per series: occurrences with the same object, type,
-//     reason, action and note within six minutes of the last are one
-//     Event. The first is created at once; the repeats' count and last
+//   - One Event per series: occurrences with the same object (whatever
+//     its resourceVersion), type, reason, action and note within six
+//     minutes of the last are one Event. The first is created at once; the repeats' count and last
 //     time are written to its series at most every 10 s, as the
 //     events.k8s.io/v1 API intends, so a controller that records the same
 //     refusal on every retry writes one Event, not one per retry.
 //   - An Event is never created twice: repeats that arrive while its
-//     create is in flight are written to its series afterwards.
+//     create is in flight are written to its series afterwards. Each
+//     Event's name is unique to its Recorder and valid, whatever the
+//     object's name. An Event that expired (the API server keeps one an
+//     hour) while occurrences came is created anew for them.
 //   - Bounded: the Recorder's writes are limited (Options.QPS, Burst),
 //     and past Options.MaxPending Events waiting to be created a new one
 //     is dropped, counted in Stats.Dropped and logged, never blocking.

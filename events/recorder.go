@@ -65,7 +65,8 @@ type Options struct {
 // them: what a controller did and why it refused. It never blocks the
 // caller: Eventf checks its arguments and queues the Event; Run sends.
 //
-// Repeats of one Event (the same object, type, reason, action and note)
+// Repeats of one Event (the same object at any resourceVersion, type,
+// reason, action and note)
 // within six minutes of the last are one Event with a series, as the
 // events.k8s.io/v1 API intends: the first is created, and the count and
 // last time of the repeats are written to it at most every 10 s.
@@ -83,6 +84,7 @@ type Recorder struct {
 	stats    Stats                 // guarded by mu
 	warned   time.Time             // the last warning; guarded by mu
 	running  bool                  // Run has been called; guarded by mu
+	seq      uint64                // numbers the Events' names; guarded by mu
 	wake     chan struct{}         // a token when the queue has news for Run
 	flush    time.Duration         // seriesFlush; shorter in tests
 }
@@ -181,7 +183,9 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, f
 		return fmt.Errorf("events: Eventf: action %q must be 1 to %d characters", action, maxAction)
 	}
 	note := truncate(fmt.Sprintf(format, args...), maxNote)
-	r.record(seriesKey{regarding: *ref, eventType: eventType, reason: reason, action: action, note: note})
+	key := seriesKey{regarding: *ref, eventType: eventType, reason: reason, action: action, note: note}
+	key.regarding.ResourceVersion = "" // a change of the object by anyone does not end the series
+	r.record(key, *ref)
 	return nil
 }
 
@@ -199,6 +203,29 @@ func (r *Recorder) reference(obj runtime.Object) (*corev1.ObjectReference, error
 		return nil, fmt.Errorf("events: Eventf: the %s the Event is about has no name", ref.Kind)
 	}
 	return ref, nil
+}
+
+// maxNamePrefix leaves room in an Event's name (253 characters at most)
+// for the dot, up to 16 hex digits of time, a dot and a sequence number.
+const maxNamePrefix = 200
+
+// namePrefix makes an object's name the start of an Event's name, which
+// must be a DNS subdomain: lower case, [a-z0-9.-], at most 253
+// characters in all. Names of other objects may be longer, or hold
+// upper case and colons (RBAC's "system:controller:..."): those
+// characters become "-". A name left with nothing valid gives "event".
+func namePrefix(name string) string {
+	b := []byte(strings.ToLower(name))
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.') {
+			b[i] = '-'
+		}
+	}
+	prefix := strings.Trim(string(b[:min(len(b), maxNamePrefix)]), "-.")
+	if prefix == "" || len(validation.IsDNS1123Subdomain(prefix)) > 0 {
+		return "event"
+	}
+	return prefix
 }
 
 // truncate cuts s to at most n bytes, at a rune boundary.
@@ -220,16 +247,21 @@ func (r *Recorder) Stats() Stats {
 	return r.stats
 }
 
-// newEvent is the Event a new series is created as.
-func (r *Recorder) newEvent(k seriesKey, now time.Time) *eventsv1.Event {
+// newEventLocked is the Event a new series is created as, about
+// regarding as it was at its first occurrence. Its name is unique to this
+// Recorder: the object's name (made a valid prefix), the time and a
+// sequence number, so that two Events about one object at one clock
+// reading do not collide.
+func (r *Recorder) newEventLocked(k seriesKey, regarding corev1.ObjectReference, now time.Time) *eventsv1.Event {
 	ns := k.regarding.Namespace
 	if ns == "" {
 		ns = metav1.NamespaceDefault // an Event about a cluster-wide object lives in default
 	}
+	r.seq++
 	return &eventsv1.Event{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", k.regarding.Name, now.UnixNano()), Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x.%x", namePrefix(k.regarding.Name), now.UnixNano(), r.seq), Namespace: ns},
 		EventTime:  metav1.NewMicroTime(now),
-		Regarding:  k.regarding,
+		Regarding:  regarding,
 		Type:       k.eventType, Reason: k.reason, Action: k.action, Note: k.note,
 		ReportingController: r.opts.Controller, ReportingInstance: r.opts.Instance,
 	}

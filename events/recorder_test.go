@@ -244,3 +244,16 @@ func TestRunTwiceIsAnError(t *testing.T) {
 		assert.ErrorContains(t, r.Run(context.Background()), "Run called twice")
 	})
 }
+
+func TestAnEventsNameStartsWithTheObjectsNameMadeValid(t *testing.T) {
+	for name, want := range map[string]string{
+		"web":                         "web",
+		strings.Repeat("a", 250):      strings.Repeat("a", maxNamePrefix),
+		"system:controller:Attach-Me": "system-controller-attach-me",
+		":::":                         "event",
+		"a..b":                        "event", // not a DNS subdomain even so
+	} {
+		got := namePrefix(name)
+		assert.Equal(t, want, got, name)
+	}
+}

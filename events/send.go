@@ -102,7 +102,10 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 		r.stats.Refused++
 		r.warnLocked(time.Now(), "events: the API server refused an Event; it is not retried",
 			"reason", s.key.reason, "regarding", s.key.regarding.Kind+" "+s.key.regarding.Namespace+"/"+s.key.regarding.Name, "err", err)
-		if !created || apierrors.IsNotFound(err) { // never made, or expired: the next occurrence makes a new one
+		switch {
+		case created && apierrors.IsNotFound(err) && s.count > count && r.series[s.key] == s:
+			r.restartLocked(s, count) // expired, with occurrences after this write: a new Event for them
+		case !created || apierrors.IsNotFound(err): // never made, or expired: the next occurrence makes a new one
 			if r.series[s.key] == s {
 				delete(r.series, s.key)
 			}

@@ -16,7 +16,8 @@ const (
 	seriesFlush  = 10 * time.Second
 )
 
-// seriesKey identifies one Event and its repeats: the same object, type,
+// seriesKey identifies one Event and its repeats: the same object (by
+// kind, namespace, name and UID; its resourceVersion left out), type,
 // reason, action and note.
 type seriesKey struct {
 	regarding                       corev1.ObjectReference
@@ -40,7 +41,7 @@ type series struct {
 // record counts one occurrence of k: a repeat joins k's series if its
 // last occurrence is within seriesWindow, or else a new Event is queued,
 // unless MaxPending are waiting already.
-func (r *Recorder) record(k seriesKey) {
+func (r *Recorder) record(k seriesKey, regarding corev1.ObjectReference) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -58,8 +59,20 @@ func (r *Recorder) record(k seriesKey) {
 			"reason", k.reason, "regarding", k.regarding.Kind+" "+k.regarding.Namespace+"/"+k.regarding.Name, "maxPending", r.opts.MaxPending)
 		return
 	}
-	s := &series{key: k, event: r.newEvent(k, now), count: 1, lastObserved: now}
+	s := &series{key: k, event: r.newEventLocked(k, regarding, now), count: 1, lastObserved: now}
 	r.series[k] = s
+	r.creating++
+	r.enqueueLocked(s)
+}
+
+// restartLocked makes s a new Event for the occurrences after the first
+// `written` of it, whose Event the API server no longer has (an Event
+// lives an hour): they are created anew, not lost.
+func (r *Recorder) restartLocked(s *series, written int32) {
+	s.event = r.newEventLocked(s.key, s.event.Regarding, time.Now())
+	s.created = false
+	s.count -= written
+	s.sent = 0
 	r.creating++
 	r.enqueueLocked(s)
 }
