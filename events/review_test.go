@@ -89,7 +89,7 @@ func TestAnOccurrenceRecordedWhileAnExpiredEventsSeriesIsWrittenMakesANewEvent(t
 		time.Sleep(10 * time.Second) // the series update is due, sent, and hangs
 		synctest.Wait()
 		require.NoError(t, r.Eventf(web, Warning, "SecretNotOurs", "Create", "not ours")) // while it hangs
-		close(sink.release) // 404: the Event is gone
+		close(sink.release)                                                               // 404: the Event is gone
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		sink.mu.Lock()
