@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/guptarohit/asciigraph v0.10.0
-	github.com/listwatch/informer v0.0.0-00010101000000-000000000000
+	github.com/listwatch/informer v0.0.0-20261203105846-15b0dd42c137
 	github.com/listwatch/informer/metrics/prometheus v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2

@@ -3,7 +3,7 @@ module github.com/listwatch/informer/metrics/prometheus
 go 1.26.0
 
 require (
-	github.com/listwatch/informer v0.0.0-00010101000000-000000000000
+	github.com/listwatch/informer v0.0.0-20261203105846-15b0dd42c137
 	github.com/prometheus/client_golang v1.23.2
 	github.com/stretchr/testify v1.12.1
 )
