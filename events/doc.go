@@ -32,8 +32,9 @@
 //   - An Event is never created twice: repeats that arrive while its
 //     create is in flight are written to its series afterwards. Each
 //     Event's name is unique to its Recorder and valid, whatever the
-//     object's name. An Event that expired (the API server keeps one an
-//     hour) while occurrences came is created anew for them.
+//     object's name. When a series write finds its Event gone (the API
+//     server keeps one an hour; anyone may delete one), the occurrences
+//     it never stored are created as a new Event.
 //   - Bounded: the Recorder's writes are limited (Options.QPS, Burst),
 //     and past Options.MaxPending Events waiting to be created a new one
 //     is dropped, counted in Stats.Dropped and logged, never blocking.

@@ -42,7 +42,8 @@ func (r *Recorder) Run(ctx context.Context) error {
 	for {
 		s, wait := r.next(time.Now())
 		if s != nil {
-			if limiter.Wait(ctx) != nil {
+			if !waitForToken(ctx, limiter) {
+				r.putBack(s)
 				return nil // ctx ended
 			}
 			r.send(ctx, s)
@@ -66,6 +67,34 @@ func (r *Recorder) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// waitForToken waits for limiter's next token, and reports false if ctx
+// ends first. Unlike rate.Limiter.Wait, it does not give up at once when
+// the token comes after ctx's deadline: a deadline is not the end of ctx.
+func waitForToken(ctx context.Context, limiter *rate.Limiter) bool {
+	reservation := limiter.Reserve()
+	delay := reservation.Delay()
+	if delay == 0 {
+		return true
+	}
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		reservation.Cancel()
+		return false
+	}
+}
+
+// putBack returns s, taken out of the queue by next, to the queue.
+func (r *Recorder) putBack(s *series) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.inFlight = false
+	r.enqueueLocked(s)
 }
 
 // send writes s: the Event, with its series if it has repeats already,
@@ -103,9 +132,11 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 		r.warnLocked(time.Now(), "events: the API server refused an Event; it is not retried",
 			"reason", s.key.reason, "regarding", s.key.regarding.Kind+" "+s.key.regarding.Namespace+"/"+s.key.regarding.Name, "err", err)
 		switch {
-		case created && apierrors.IsNotFound(err) && s.count > count && r.series[s.key] == s:
-			r.restartLocked(s, count) // expired, with occurrences after this write: a new Event for them
-		case !created || apierrors.IsNotFound(err): // never made, or expired: the next occurrence makes a new one
+		case created && apierrors.IsNotFound(err) && s.count > s.sent && r.series[s.key] == s:
+			// The Event expired (or was deleted): the occurrences it never
+			// stored, this write's and any since, make a new Event.
+			r.restartLocked(s, s.sent)
+		case !created || apierrors.IsNotFound(err): // never made, or gone with nothing new: the next occurrence makes a new one
 			if r.series[s.key] == s {
 				delete(r.series, s.key)
 			}

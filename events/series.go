@@ -66,12 +66,14 @@ func (r *Recorder) record(k seriesKey, regarding corev1.ObjectReference) {
 }
 
 // restartLocked makes s a new Event for the occurrences after the first
-// `written` of it, whose Event the API server no longer has (an Event
-// lives an hour): they are created anew, not lost.
-func (r *Recorder) restartLocked(s *series, written int32) {
+// `stored` of it, whose Event the API server no longer has (an Event
+// lives an hour, and anyone may delete one): they are created anew, not
+// lost. Like a repeat, it is not held to MaxPending: it replaces an
+// Event, it does not add one.
+func (r *Recorder) restartLocked(s *series, stored int32) {
 	s.event = r.newEventLocked(s.key, s.event.Regarding, time.Now())
 	s.created = false
-	s.count -= written
+	s.count -= stored
 	s.sent = 0
 	r.creating++
 	r.enqueueLocked(s)
