@@ -101,16 +101,18 @@ func (h *heldBack) close(now time.Time) {
 // reported when it ends, and a report never covers more than one window
 // (a window left unreported for want of 10 s since the last report is
 // reported at the next request, with how long ago it ended, if that
-// request comes within a window of its end; later than that, a warning
-// would only confuse, and the histogram has every wait). A request
-// still waiting is held back from now on, in the new window.
+// request comes within a window of its end or a request is still
+// waiting, the wait that makes the window throttled; later than that,
+// and with nothing waiting, a warning would only confuse, and the
+// histogram has every wait). A request still waiting is held back from
+// now on, in the new window.
 func (h *heldBack) roll(now time.Time) (throttleReport, bool) {
 	if !h.w.start.IsZero() && now.Sub(h.w.start) < throttleWindow {
 		return throttleReport{}, false
 	}
 	var report throttleReport
 	var ok bool
-	if end := h.w.start.Add(throttleWindow); !h.w.start.IsZero() && now.Sub(end) < throttleWindow {
+	if end := h.w.start.Add(throttleWindow); !h.w.start.IsZero() && (h.w.waiting > 0 || now.Sub(end) < throttleWindow) {
 		report, ok = h.check(end)
 		report.ago = now.Sub(end)
 	}
