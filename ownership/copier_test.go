@@ -3,6 +3,7 @@ package ownership_test
 import (
 	"context"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,20 +39,25 @@ type copier struct {
 
 func (c *copier) reconcile(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 	owner, err := c.owners.Lister().Namespace(key.Namespace).Get(key.Name)
-	if apierrors.IsNotFound(err) { // gone: no garbage collector will delete its copies, so we do
-		children, err := c.children.Indexer().ByIndex(ownership.OwnerIndex, key.String())
-		if err != nil {
-			return workqueue.Result{}, err
-		}
-		for _, child := range children {
+	if err != nil && !apierrors.IsNotFound(err) {
+		return workqueue.Result{}, err
+	}
+	// No garbage collector follows the marks, so we delete what the owner
+	// does not want: every copy of a gone owner; of one that exists, an
+	// earlier owner's of its name and those outside its targets.
+	children, err := c.children.Indexer().ByIndex(ownership.OwnerIndex, key.String())
+	if err != nil {
+		return workqueue.Result{}, err
+	}
+	for _, child := range children {
+		if owner == nil || !c.mark.Owns(owner, child) || !slices.Contains(c.to, child.Namespace) {
 			if err := c.delete(ctx, child); err != nil {
 				return workqueue.Result{}, err
 			}
 		}
-		return workqueue.Result{}, nil
 	}
-	if err != nil {
-		return workqueue.Result{}, err
+	if owner == nil {
+		return workqueue.Result{}, nil
 	}
 	for _, ns := range c.to {
 		child, err := c.children.Lister().Namespace(ns).Get(owner.Name)
@@ -76,13 +82,10 @@ func (c *copier) reconcile(ctx context.Context, key informer.Key) (workqueue.Res
 				}
 			}
 		default:
-			if _, _, ours := c.mark.Owner(child); ours { // an earlier owner's copy: replace it
-				if err := c.delete(ctx, child); err != nil {
-					return workqueue.Result{}, err
-				}
+			if k, _, ours := c.mark.Owner(child); ours && k == key { // an earlier owner's copy, deleted above: make ours next
 				return workqueue.Result{RequeueAfter: time.Millisecond}, nil
 			}
-			c.refused.Add(1) // a user's: leave it (a controller would record an Event)
+			c.refused.Add(1) // a user's, or our copy of another owner: leave it (a controller would record an Event)
 		}
 	}
 	return workqueue.Result{}, nil

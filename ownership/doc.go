@@ -1,10 +1,11 @@
 // Package ownership marks the children a controller makes where an owner
 // reference cannot reach: in another namespace than their owner, or
 // cluster-wide children of a namespaced owner. Owner references never
-// cross namespaces; one that tries is ignored by the garbage collector,
+// cross namespaces: the garbage collector takes an owner named in
+// another namespace for one that is absent, and may delete the child,
 // and EnqueueOwner looks for the owner in the child's namespace, so the
-// skeleton's pattern fails there without a word. A label and an
-// annotation say whose child an object is instead.
+// skeleton's pattern fails there. A label and an annotation say whose
+// child an object is instead.
 //
 // # Where it sits
 //
@@ -25,20 +26,26 @@
 //
 //   - absent from the cache: create it, marked with mark.Set;
 //   - present, and mark.Owns(owner, child): keep it in line with the owner;
-//   - present, and mark.Owner(child) says ours but for another UID: the
-//     child of an earlier owner of the same name, deleted and made anew;
-//     delete it (with a UID precondition) and create this owner's;
-//   - present and not ours: a user's object of the same name; leave it,
-//     and say so (an Event), instead of finding out from AlreadyExists.
+//   - present, and mark.Owner(child) names this owner's key but another
+//     UID: the child of an earlier owner of the same name, deleted and
+//     made anew; delete it (with a UID precondition) and create this
+//     owner's;
+//   - present and not this key's: a user's object of the same name, or a
+//     child of ours for another owner; leave it, and say so (an Event),
+//     instead of finding out from AlreadyExists.
 //
 // That last case needs the children's informer to see objects that are
 // not ours: no label selector that only ours carry (or a metadata-only
-// informer of the kind, if a full one costs too much memory). And with
-// no garbage collector to follow, deleting is the controller's: the
-// reconcile of an owner that is gone deletes every child
-// ByIndex(OwnerIndex, key.String()) returns. A child whose owner went
-// while the controller was down is found the same way: the child's add
-// at start enqueues the gone owner's key.
+// informer of the kind, if a full one costs too much memory).
+//
+// Then, with no garbage collector to follow, deleting is the
+// controller's: whether the owner exists or not, every child that
+// ByIndex(OwnerIndex, key.String()) returns and the owner does not want
+// is deleted: all of them for an owner that is gone, and for one that
+// exists, those of an earlier owner of its name (another UID) and those
+// it no longer wants (a target it dropped). A child whose owner went
+// while the controller was down, or was made anew under its name, is
+// found so: the child's add at start enqueues its owner's key.
 //
 // # Invariants
 //

@@ -33,7 +33,9 @@ const (
 
 // Mark is what a controller writes on the children an owner reference
 // cannot reach (see the package doc), and reads back to know whose they
-// are. The zero Mark is not valid: make one with New.
+// are. The zero Mark is not valid: make one with New. The marks do not
+// hold the owner's kind: a controller with owners of two kinds uses a
+// Mark (a manager name) per kind.
 type Mark struct {
 	manager string
 }
@@ -58,6 +60,9 @@ func (m Mark) Manager() string { return m.manager }
 // other labels and annotations. owner must have a UID (it is an object
 // read from the API server or a cache).
 func (m Mark) Set(child, owner metav1.Object) error {
+	if m.manager == "" {
+		return fmt.Errorf("ownership: Set: the zero Mark marks nothing; make one with New")
+	}
 	if owner.GetUID() == "" {
 		return fmt.Errorf("ownership: Set: owner %s has no UID; mark children with an owner read from the API server", informer.KeyFor(owner))
 	}
