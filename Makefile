@@ -46,6 +46,8 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseKey -fuzztime=$(FUZZTIME) .
 	$(GO) test -run='^$$' -fuzz=FuzzDeltaFIFOOperations -fuzztime=$(FUZZTIME) ./deltafifo
 	$(GO) test -run='^$$' -fuzz=FuzzQueueOperations -fuzztime=$(FUZZTIME) ./workqueue
+	$(GO) test -run='^$$' -fuzz=FuzzDecodeProtobufList -fuzztime=$(FUZZTIME) ./reflector
+	$(GO) test -run='^$$' -fuzz=FuzzDecodeJSONList -fuzztime=$(FUZZTIME) ./reflector
 	cd chaos && $(GO) test -run='^$$' -fuzz=FuzzListBody -fuzztime=$(FUZZTIME) .
 	cd chaos && $(GO) test -run='^$$' -fuzz=FuzzWatchStream -fuzztime=$(FUZZTIME) .
 

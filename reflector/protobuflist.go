@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"runtime"
-	"slices"
-	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,7 +66,7 @@ func decodeProtobufList[T informer.Object](r io.Reader, wantKind string, part fu
 	if _, err := io.ReadFull(br, prefix); err != nil || !bytes.Equal(prefix, protobufPrefix) {
 		return metav1.ListMeta{}, fmt.Errorf("%w: the answer does not start with the protobuf prefix", errNotAProtobufList)
 	}
-	d := newItemDecoder(part)
+	d := newItemDecoder(decodeProtobufItem[T], part)
 	var lm metav1.ListMeta
 	kind := ""
 	err := eachField(br, -1, func(num protowire.Number, size int, field *bufio.Reader) error {
@@ -205,144 +202,17 @@ func readN(r *bufio.Reader, n int) ([]byte, error) {
 	return b, err
 }
 
-// itemDecoder decodes items into Ts on up to GOMAXPROCS goroutines, a
-// batch at a time, and hands each decoded batch to deliver in list order,
-// from the reading goroutine, as soon as it and every batch before it
-// are decoded.
-type itemDecoder[T informer.Object] struct {
-	elem reflect.Type
-	// pending are the batches handed to a decoder and not yet delivered,
-	// in list order. Only the reading goroutine touches it.
-	pending []*itemBatch[T]
-	current *itemBatch[T]
-	next    int // the list index of the next item read
-	work    chan *itemBatch[T]
-	workers sync.WaitGroup
-	buffers sync.Pool // of *[]byte, batchBytes each
-	deliver func([]T) error
-	// failed is the first item that did not decode, or deliver's first
-	// error; from then on nothing more is read or delivered.
-	failed error
+// decodeProtobufItem unmarshals one protobuf item into a new T.
+func decodeProtobufItem[T informer.Object](data []byte, index int) (T, error) {
+	obj := newObject[T]()
+	if err := any(obj).(protobufMessage).Unmarshal(data); err != nil {
+		var zero T
+		return zero, fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)
+	}
+	return obj, nil
 }
 
-// itemBatch is some consecutive items: their bytes back to back, where
-// each ends, and, once decoded (done closed), the objects or the first
-// error.
-type itemBatch[T informer.Object] struct {
-	data  *[]byte
-	ends  []int
-	first int // the list index of the batch's first item, for errors
-	items []T
-	err   error
-	done  chan struct{}
-}
-
-func newItemDecoder[T informer.Object](deliver func([]T) error) *itemDecoder[T] {
-	d := &itemDecoder[T]{elem: reflect.TypeFor[T]().Elem(), work: make(chan *itemBatch[T]), deliver: deliver}
-	d.buffers.New = func() any { b := make([]byte, 0, batchBytes); return &b }
-	for range runtime.GOMAXPROCS(0) {
-		d.workers.Go(func() {
-			for b := range d.work {
-				d.decode(b)
-			}
-		})
-	}
-	return d
-}
-
-// add reads one item of size bytes from r into the current batch, and
-// hands the batch to a decoder once it is full.
-func (d *itemDecoder[T]) add(r *bufio.Reader, size int) error {
-	if d.failed != nil {
-		return d.failed
-	}
-	if d.current == nil {
-		d.current = &itemBatch[T]{data: d.buffers.Get().(*[]byte), first: d.next, done: make(chan struct{})}
-	}
-	b := d.current
-	start := len(*b.data)
-	*b.data = slices.Grow(*b.data, size)[:start+size]
-	if _, err := io.ReadFull(r, (*b.data)[start:]); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return err
-	}
-	b.ends = append(b.ends, len(*b.data))
-	d.next++
-	if len(*b.data) >= batchBytes {
-		d.flush()
-	}
-	return nil
-}
-
-// flush hands the current batch to a decoder, then delivers what is
-// decoded.
-func (d *itemDecoder[T]) flush() {
-	if d.current == nil {
-		return
-	}
-	d.pending = append(d.pending, d.current)
-	d.work <- d.current
-	d.current = nil
-	d.deliverDecoded(false)
-}
-
-// maxPending is how many batches, per decoder, may wait decoded or being
-// decoded before the reading waits for the oldest: it bounds the memory
-// in flight when a batch decodes slowly.
-const maxPending = 2
-
-// deliverDecoded delivers the batches at the front of pending that are
-// decoded; all of them if wait, waiting for each.
-func (d *itemDecoder[T]) deliverDecoded(wait bool) {
-	for len(d.pending) > 0 {
-		b := d.pending[0]
-		if wait || len(d.pending) > maxPending*runtime.GOMAXPROCS(0) {
-			<-b.done
-		} else {
-			select {
-			case <-b.done:
-			default:
-				return // the oldest is still being decoded
-			}
-		}
-		d.pending[0] = nil
-		d.pending = d.pending[1:]
-		if d.failed == nil {
-			d.failed = b.err
-		}
-		if d.failed == nil {
-			d.failed = d.deliver(b.items)
-		}
-	}
-}
-
-// decode unmarshals every item of b, then gives its buffer back.
-func (d *itemDecoder[T]) decode(b *itemBatch[T]) {
-	defer close(b.done)
-	b.items = make([]T, 0, len(b.ends))
-	start := 0
-	for i, end := range b.ends {
-		obj := reflect.New(d.elem).Interface()
-		if err := obj.(protobufMessage).Unmarshal((*b.data)[start:end]); err != nil {
-			b.err = fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, b.first+i, err)
-			break
-		}
-		b.items = append(b.items, obj.(T))
-		start = end
-	}
-	*b.data = (*b.data)[:0]
-	d.buffers.Put(b.data)
-	b.data = nil
-}
-
-// finish delivers every batch read, stops the decoders, and returns the
-// first error: an item that did not decode, or deliver's.
-func (d *itemDecoder[T]) finish() error {
-	d.flush()
-	d.deliverDecoded(true)
-	close(d.work)
-	d.workers.Wait()
-	return d.failed
+// newObject returns a new, empty T: T is a pointer to a struct.
+func newObject[T informer.Object]() T {
+	return reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
 }

@@ -5,12 +5,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"reflect"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
@@ -31,36 +27,25 @@ import (
 type RESTListerWatcher[T informer.Object] struct {
 	client *rest.RESTClient
 	src    Source
-	// listType is the Go type a LIST response must decode to, such as
-	// *corev1.ConfigMapList.
-	listType reflect.Type
+	// listKind is the kind a LIST must answer, such as "ConfigMapList";
+	// "" (unstructured) accepts any list.
+	listKind string
+	// jsonItem decodes one item of a JSON LIST answer.
+	jsonItem jsonItemDecoder[T]
+	// protobuf is set for a Go type read as protobuf.
+	protobuf bool
 	// listAccept and watchAccept, when set, replace the Accept header: the
 	// metadata-only mode asks for a server-side transformation with them.
 	listAccept, watchAccept string
 	// mode is "unstructured" or "metadata only", "" for a Go type.
 	mode string
-	// protobufDecoder is set for a Go type read as protobuf: List then
-	// decodes a protobuf answer item by item (see decodeProtobufList),
-	// and a JSON one with this.
-	protobufDecoder runtime.Decoder
 }
 
-// List implements ListerWatcher: one GET of one page.
-//
-// The response is decoded as whatever its kind says and then checked to be
-// the expected list type. (rest's Result.Into would be shorter, but when
-// the body is of another kind it returns no error and leaves the target
-// empty: a silently empty list.)
+// List implements ListerWatcher: one GET of one page, read as
+// ListInParts reads it, the parts gathered.
 func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOptions) ([]T, metav1.ListMeta, error) {
-	if lw.protobufDecoder == nil {
-		list, err := lw.request(opts, lw.listAccept).Do(ctx).Get()
-		if err != nil {
-			return nil, metav1.ListMeta{}, err
-		}
-		return lw.checkedItems(list)
-	}
 	var all []T
-	meta, err := lw.listProtobuf(ctx, opts, func(part []T) error {
+	meta, err := lw.ListInParts(ctx, opts, func(part []T) error {
 		all = append(all, part...)
 		return nil
 	})
@@ -70,26 +55,14 @@ func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOption
 	return all, meta, nil
 }
 
-// ListInParts implements PartLister: List, with a Go type read as
-// protobuf handed to part a batch of items at a time as they are decoded
-// (see decodeProtobufList), so that a large page never sits in memory
-// whole; any other answer goes to part in one piece.
+// ListInParts implements PartLister: one GET of one page, whose answer
+// is decoded as it arrives and handed to part a batch of items at a time,
+// so that a large page never sits in memory whole: protobuf by
+// decodeProtobufList, JSON by decodeJSONList. (The API machinery's
+// decoder would need the whole body first, then build a list holding
+// every object, and, when the body is of another kind than asked, return
+// no error from rest's Result.Into and leave the list empty.)
 func (lw *RESTListerWatcher[T]) ListInParts(ctx context.Context, opts metav1.ListOptions, part func([]T) error) (metav1.ListMeta, error) {
-	if lw.protobufDecoder != nil {
-		return lw.listProtobuf(ctx, opts, part)
-	}
-	items, meta, err := lw.List(ctx, opts)
-	if err != nil {
-		return metav1.ListMeta{}, err
-	}
-	return meta, part(items)
-}
-
-// listProtobuf lists a Go type read as protobuf: the answer is decoded as
-// it arrives, a batch of items at a time, each handed to part (see
-// decodeProtobufList). An answer in JSON instead (from a proxy, or an old
-// server) is read whole and decoded as usual.
-func (lw *RESTListerWatcher[T]) listProtobuf(ctx context.Context, opts metav1.ListOptions, part func([]T) error) (metav1.ListMeta, error) {
 	body, err := lw.request(opts, lw.listAccept).Stream(ctx)
 	if err != nil {
 		return metav1.ListMeta{}, err
@@ -97,31 +70,14 @@ func (lw *RESTListerWatcher[T]) listProtobuf(ctx context.Context, opts metav1.Li
 	defer body.Close()
 	br := bufio.NewReaderSize(body, 64<<10)
 	if start, _ := br.Peek(len(protobufPrefix)); bytes.Equal(start, protobufPrefix) {
-		return decodeProtobufList(br, lw.listType.Elem().Name(), part)
+		if !lw.protobuf {
+			return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answered protobuf, and JSON was asked for", ErrUnexpectedObject)
+		}
+		return decodeProtobufList(br, lw.listKind, part)
 	}
-	whole, err := io.ReadAll(br)
-	if err != nil {
-		return metav1.ListMeta{}, err
-	}
-	list, err := runtime.Decode(lw.protobufDecoder, whole)
-	if err != nil {
-		return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answer: %v", ErrUnexpectedObject, err)
-	}
-	items, meta, err := lw.checkedItems(list)
-	if err != nil {
-		return metav1.ListMeta{}, err
-	}
-	return meta, part(items)
-}
-
-// checkedItems checks that list is of the list type asked for, then takes
-// it apart.
-func (lw *RESTListerWatcher[T]) checkedItems(list runtime.Object) ([]T, metav1.ListMeta, error) {
-	if got := reflect.TypeOf(list); got != lw.listType {
-		return nil, metav1.ListMeta{}, fmt.Errorf("%w: the LIST answered %v (kind %q), want %v",
-			ErrUnexpectedObject, got, list.GetObjectKind().GroupVersionKind().Kind, lw.listType)
-	}
-	return itemsOf[T](list)
+	// JSON: asked for, or the answer of a server or proxy that cannot
+	// speak protobuf.
+	return decodeJSONList(br, lw.listKind, lw.jsonItem, part)
 }
 
 // String names the collection, as Source.String does, and says how the
@@ -154,33 +110,4 @@ func (lw *RESTListerWatcher[T]) request(opts metav1.ListOptions, accept string) 
 		req.SetHeader("Accept", accept)
 	}
 	return req
-}
-
-// itemsOf takes a decoded list apart: its items, each checked to be a T,
-// and its metadata. ExtractListWithAlloc copies each item out of the
-// list's backing array, so keeping one object does not keep the whole
-// list's memory alive.
-func itemsOf[T informer.Object](list runtime.Object) ([]T, metav1.ListMeta, error) {
-	lm, err := meta.ListAccessor(list)
-	if err != nil {
-		return nil, metav1.ListMeta{}, fmt.Errorf("%w: %T is not a list: %v", ErrUnexpectedObject, list, err)
-	}
-	objs, err := meta.ExtractListWithAlloc(list)
-	if err != nil {
-		return nil, metav1.ListMeta{}, fmt.Errorf("%w: items of %T: %v", ErrUnexpectedObject, list, err)
-	}
-	items := make([]T, 0, len(objs))
-	for i, o := range objs {
-		t, ok := o.(T)
-		if !ok || informer.IsNil(t) {
-			var want T
-			return nil, metav1.ListMeta{}, fmt.Errorf("%w: list item %d is %T, want %T", ErrUnexpectedObject, i, o, want)
-		}
-		items = append(items, t)
-	}
-	return items, metav1.ListMeta{
-		ResourceVersion:    lm.GetResourceVersion(),
-		Continue:           lm.GetContinue(),
-		RemainingItemCount: lm.GetRemainingItemCount(),
-	}, nil
 }

@@ -48,15 +48,13 @@ func NewTypedListerWatcher[T informer.Object](cfg *rest.Config, scheme *runtime.
 	if err != nil {
 		return nil, err
 	}
-	list, err := scheme.New(listKind)
-	if err != nil {
-		return nil, err
-	}
-	lw := &RESTListerWatcher[T]{client: client, src: src, listType: reflect.TypeOf(list)}
-	if src.Protobuf && ProtobufCapable[T]() {
-		lw.protobufDecoder = serializer.NewCodecFactory(scheme).UniversalDeserializer()
-	}
-	return lw, nil
+	return &RESTListerWatcher[T]{
+		client:   client,
+		src:      src,
+		listKind: listKind.Kind,
+		jsonItem: typedJSONItem[T](kind.Kind),
+		protobuf: src.Protobuf && ProtobufCapable[T](),
+	}, nil
 }
 
 // NewUnstructuredListerWatcher returns a ListerWatcher for any resource,
@@ -75,7 +73,7 @@ func NewUnstructuredListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatc
 		return nil, err
 	}
 	return &RESTListerWatcher[*unstructured.Unstructured]{
-		client: client, src: src, listType: reflect.TypeFor[*unstructured.UnstructuredList](), mode: "unstructured",
+		client: client, src: src, jsonItem: unstructuredJSONItem, mode: "unstructured",
 	}, nil
 }
 
@@ -99,7 +97,8 @@ func NewMetadataListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[
 	return &RESTListerWatcher[*metav1.PartialObjectMetadata]{
 		client:   client,
 		src:      src,
-		listType: reflect.TypeFor[*metav1.PartialObjectMetadataList](),
+		listKind: "PartialObjectMetadataList",
+		jsonItem: typedJSONItem[*metav1.PartialObjectMetadata]("PartialObjectMetadata"),
 		mode:     "metadata only",
 		// "as=" asks the server to transform each object before sending it.
 		listAccept:  "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",

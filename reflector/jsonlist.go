@@ -1,0 +1,181 @@
+package reflector
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	kjson "sigs.k8s.io/json"
+
+	"github.com/listwatch/informer"
+)
+
+// A JSON LIST answer is read here as it arrives, as decodeProtobufList
+// reads protobuf: the items are cut apart by jsonScanner as their bytes
+// come in and decoded, a batch at a time, on every core by itemDecoder,
+// so that the whole body, and a list holding every object, never sit in
+// memory beside the cache. This is how custom resources, unstructured and
+// metadata-only informers, and any Go type read as JSON relist in parts.
+//
+// The answer is one JSON object,
+//
+//	{"kind":"ConfigMapList","apiVersion":"v1","metadata":{…},"items":[{…},{…}]}
+//
+// with its keys in any order. kube-apiserver writes a built-in type's
+// list in the order above, but a custom resource's list with its keys
+// sorted: "items" before "kind" and "metadata". So an item cannot always
+// be checked against the list's kind when it arrives. Custom resources'
+// items carry their own kind, which is checked instead; the list's kind
+// is checked when it comes, and a list of the wrong kind is an error even
+// if some of its items were handed over already (as with a list cut
+// half-way, the caller finishes nothing on its word).
+
+// jsonItemDecoder decodes one item of a JSON list. head is the list's
+// kind and apiVersion as far as they came before the items (empty if
+// they come after); index is the item's place in the list, for errors.
+type jsonItemDecoder[T informer.Object] func(data []byte, head metav1.TypeMeta, index int) (T, error)
+
+// decodeJSONList reads a LIST answer in JSON from r, decoding its items
+// as they arrive and handing them to part, in list order, a batch at a
+// time. listKind is the list's kind, such as "ConfigMapList"; "" accepts
+// any kind that ends in "List". An error from part stops the reading and
+// is returned as it is.
+func decodeJSONList[T informer.Object](r io.Reader, listKind string, decodeItem jsonItemDecoder[T], part func([]T) error) (metav1.ListMeta, error) {
+	s := &jsonScanner{r: bufio.NewReaderSize(r, 64<<10)}
+	var head metav1.TypeMeta
+	var lm metav1.ListMeta
+	var d *itemDecoder[T]
+	err := s.eachField(func(key string) error {
+		switch key {
+		case "kind":
+			return s.decodeValue(&head.Kind)
+		case "apiVersion":
+			return s.decodeValue(&head.APIVersion)
+		case "metadata":
+			return s.decodeValue(&lm)
+		case "items":
+			if d != nil {
+				return errors.New(`two "items" fields`)
+			}
+			if head.Kind != "" {
+				if err := checkListKind(head.Kind, listKind); err != nil {
+					return err
+				}
+			}
+			seen := head
+			d = newItemDecoder(func(data []byte, index int) (T, error) { return decodeItem(data, seen, index) }, part)
+			return s.eachItem(d.addWith)
+		}
+		return s.skipValue()
+	})
+	if d != nil {
+		if failed := d.finish(); failed != nil {
+			return metav1.ListMeta{}, failed // an item that did not decode, or part's own error
+		}
+	}
+	if err == nil {
+		err = checkListKind(head.Kind, listKind)
+	}
+	if err == nil {
+		err = s.end()
+	}
+	if err != nil {
+		if !errors.Is(err, ErrUnexpectedObject) {
+			err = fmt.Errorf("%w: the LIST answer is not a JSON list: %v", ErrUnexpectedObject, err)
+		}
+		return metav1.ListMeta{}, err
+	}
+	return metav1.ListMeta{ResourceVersion: lm.ResourceVersion, Continue: lm.Continue, RemainingItemCount: lm.RemainingItemCount}, nil
+}
+
+// eachItem reads the items array (or null), handing each item to add,
+// which reads it with the read it is given.
+func (s *jsonScanner) eachItem(add func(read func([]byte) ([]byte, error)) error) error {
+	if c, err := s.peek(); err == nil && c == 'n' {
+		var null any
+		return s.decodeValue(&null)
+	}
+	if err := s.expect('['); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		c, err := s.peek()
+		if err != nil {
+			return unexpectedEOF(err)
+		}
+		if c == ']' {
+			_, _ = s.r.Discard(1)
+			return nil
+		}
+		if i > 0 {
+			if err := s.expect(','); err != nil {
+				return err
+			}
+			if c, err = s.peek(); err != nil {
+				return unexpectedEOF(err)
+			}
+		}
+		if c != '{' {
+			return fmt.Errorf("%w: list item %d is not a JSON object", ErrUnexpectedObject, i)
+		}
+		if err := add(s.appendValue); err != nil {
+			return err
+		}
+	}
+}
+
+// checkListKind checks the kind a LIST answered with.
+func checkListKind(got, want string) error {
+	switch {
+	case got == "":
+		return fmt.Errorf("%w: the LIST answer names no kind", ErrUnexpectedObject)
+	case want == "" && !strings.HasSuffix(got, "List"), want != "" && got != want:
+		if want == "" {
+			want = "a kind ending in List"
+		}
+		return fmt.Errorf("%w: the LIST answered kind %q, want %q", ErrUnexpectedObject, got, want)
+	}
+	return nil
+}
+
+// typedJSONItem decodes an item into a Go type, as the API machinery's
+// JSON serializer does (case-sensitive, integers kept as integers). An
+// item that names its kind must name itemKind: a custom resource's items
+// do, and are checked here, since its list names its kind only after them.
+func typedJSONItem[T informer.Object](itemKind string) jsonItemDecoder[T] {
+	return func(data []byte, _ metav1.TypeMeta, index int) (T, error) {
+		obj := newObject[T]()
+		var zero T
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(data, obj); err != nil {
+			return zero, fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)
+		}
+		if kind := obj.GetObjectKind().GroupVersionKind().Kind; kind != "" && kind != itemKind {
+			return zero, fmt.Errorf("%w: list item %d is of kind %q, want %q", ErrUnexpectedObject, index, kind, itemKind)
+		}
+		return obj, nil
+	}
+}
+
+// unstructuredJSONItem decodes an item into an Unstructured, as the API
+// machinery's UnstructuredList does: an item that names neither its kind
+// nor its apiVersion (a built-in type's) takes the list's.
+func unstructuredJSONItem(data []byte, head metav1.TypeMeta, index int) (*unstructured.Unstructured, error) {
+	var m map[string]any
+	if err := utiljson.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	if u.GetKind() == "" && u.GetAPIVersion() == "" {
+		if head.Kind == "" {
+			return nil, fmt.Errorf("%w: list item %d names no kind, and the list names its own only after its items", ErrUnexpectedObject, index)
+		}
+		u.SetKind(strings.TrimSuffix(head.Kind, "List"))
+		u.SetAPIVersion(head.APIVersion)
+	}
+	return u, nil
+}
