@@ -39,7 +39,17 @@ type Options[T informer.Object] struct {
 	// resync and popped events (see the Kind constants). Default nil: no
 	// tracing, no cost.
 	Trace informer.TraceHook
+	// PartQueueLimit is how many keys may be queued before ReplacePart
+	// waits for the consumer to pop some: it bounds what a relist in parts
+	// holds beside the cache when the consumer falls behind (slow index
+	// functions, a busy machine). Default (0): DefaultPartQueueLimit.
+	// Negative: no limit, ReplacePart never waits.
+	PartQueueLimit int
 }
+
+// DefaultPartQueueLimit is Options.PartQueueLimit's default: a few parts
+// of a list, about 4% of a cache of 100,000 objects.
+const DefaultPartQueueLimit = 4096
 
 // DeltaFIFO is a queue of keys, each carrying every change (Delta) seen for
 // it since it was last popped.
@@ -60,8 +70,10 @@ type DeltaFIFO[T informer.Object] struct {
 	// mu guards every field below. Pop holds it while the process
 	// function runs (see Pop).
 	mu sync.Mutex
-	// cond is signalled (Broadcast) when a key is queued, on Close, and
-	// when a Pop's context ends. Its Locker is &mu.
+	// cond is signalled (Broadcast) when a key is queued, on Close, when
+	// a waiter's context ends, and when Pop takes a key while a
+	// ReplacePart waits for room. Its Locker is &mu; Pops and ReplaceParts
+	// wait on it for different conditions, and each re-checks its own.
 	cond sync.Cond
 
 	// items[k] is what is queued for key k: its deltas, oldest first, and
@@ -119,6 +131,12 @@ type DeltaFIFO[T informer.Object] struct {
 	// nobody waits on makes no channel at all.
 	progress atomic.Pointer[chan struct{}]
 
+	// partLimit is Options.PartQueueLimit, its default applied;
+	// waitingForRoom counts ReplaceParts waiting for the queue to shrink
+	// below it (Pop wakes them).
+	partLimit      int
+	waitingForRoom int
+
 	known KnownObjects[T] // fixed at New; nil if none
 	trace informer.TraceHook
 }
@@ -131,9 +149,13 @@ func New[T informer.Object](opts Options[T]) (*DeltaFIFO[T], error) {
 		return nil, fmt.Errorf("deltafifo.New: Options.KnownObjects is a nil %T (an indexer.New whose error was ignored?): leave it unset for none", opts.KnownObjects)
 	}
 	f := &DeltaFIFO[T]{
-		items: map[informer.Key]queued[T]{},
-		known: opts.KnownObjects,
-		trace: opts.Trace,
+		items:     map[informer.Key]queued[T]{},
+		known:     opts.KnownObjects,
+		trace:     opts.Trace,
+		partLimit: opts.PartQueueLimit,
+	}
+	if f.partLimit == 0 {
+		f.partLimit = DefaultPartQueueLimit
 	}
 	f.cond.L = &f.mu
 	return f, nil

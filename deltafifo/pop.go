@@ -94,6 +94,9 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
 		f.advanceLocked() // processed, or dropped: either way no longer pending
 		f.noteSyncedLocked()
 		f.shrinkIfDrainedLocked()
+		if f.waitingForRoom > 0 {
+			f.cond.Broadcast() // a ReplacePart waits for the queue to shrink
+		}
 	}
 	if f.trace != nil {
 		detail := ""

@@ -1,6 +1,7 @@
 package deltafifo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -18,7 +19,8 @@ import (
 // key is known to be absent only once the whole list has been seen.
 //
 //	BeginReplace()                       start; forget an unfinished one
-//	ReplacePart(objs)  ReplacePart(objs) … Replaced deltas, queued at once
+//	ReplacePart(ctx, objs) …             Replaced deltas, queued at once
+//	                                     (waiting while the queue is full)
 //	FinishReplace(rv)                    tombstones for keys no part listed;
 //	                                     rv is applied once all is popped
 //
@@ -53,14 +55,49 @@ func (f *DeltaFIFO[T]) BeginReplace() error {
 // ReplacePart queues a Replaced delta for every object of part, as
 // Replace does for a whole list, and remembers their keys as listed. It is
 // atomic per part: if an object is nil or has no valid key, nothing of
-// this part is queued. It fails with no replacement begun. Cost:
-// O(len(part)).
-func (f *DeltaFIFO[T]) ReplacePart(part []T) error {
+// this part is queued. It fails with no replacement begun.
+//
+// It first waits while the queue holds Options.PartQueueLimit keys or
+// more (see waitForRoomLocked), so that a list read faster than the
+// consumer pops it waits for the consumer instead of piling up beside the
+// cache: then at most the limit plus one part is queued. It returns ctx's
+// error if ctx ends first, and ErrClosed if Close is called meanwhile;
+// either way nothing of part is queued. Cost: O(len(part)).
+func (f *DeltaFIFO[T]) ReplacePart(ctx context.Context, part []T) error {
 	keys, err := keysOf("ReplacePart", part)
 	if err != nil {
 		return err
 	}
-	return f.inReplacement("ReplacePart", func() { f.partLocked(part, keys) })
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.waitForRoomLocked(ctx); err != nil {
+		return err
+	}
+	return f.inReplacementLocked("ReplacePart", func() { f.partLocked(part, keys) })
+}
+
+// waitForRoomLocked waits until the queue holds fewer than partLimit
+// keys, the DeltaFIFO is closed (the caller then fails with ErrClosed), or
+// ctx ends (its error). Pop wakes it after each key it takes. The caller
+// holds mu; waiting releases it, as Pop's does.
+func (f *DeltaFIFO[T]) waitForRoomLocked(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f.partLimit < 0 || len(f.queue) < f.partLimit {
+		return nil
+	}
+	stop := context.AfterFunc(ctx, f.wake)
+	defer stop()
+	f.waitingForRoom++
+	defer func() { f.waitingForRoom-- }()
+	for !f.closed && len(f.queue) >= f.partLimit {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f.cond.Wait()
+	}
+	return nil
 }
 
 // FinishReplace ends the replacement begun by BeginReplace: it queues a
@@ -78,6 +115,11 @@ func (f *DeltaFIFO[T]) FinishReplace(resourceVersion string) error {
 func (f *DeltaFIFO[T]) inReplacement(op string, step func()) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.inReplacementLocked(op, step)
+}
+
+// inReplacementLocked is inReplacement with mu already held.
+func (f *DeltaFIFO[T]) inReplacementLocked(op string, step func()) error {
 	if f.closed {
 		return ErrClosed
 	}

@@ -88,7 +88,9 @@ type PartLister[T informer.Object] interface {
 // with Empty instead.
 type PartStore[T informer.Object] interface {
 	BeginReplace() error
-	ReplacePart(objs []T) error
+	// ReplacePart takes the next part of the list. It may wait (for
+	// its consumer to catch up) and must then return when ctx ends.
+	ReplacePart(ctx context.Context, objs []T) error
 	FinishReplace(resourceVersion string) error
 	// Empty deletes everything the store holds, the parts of an
 	// unfinished list included, each as a deletion whose final state is

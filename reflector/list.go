@@ -35,7 +35,7 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 		return state{phase: listing, listRV: s.listRV, unpaged: s.unpaged, why: relistWhy{CauseStoreRefused, "the store refused the last list"}},
 			&Error{Op: KindReplace, Name: r.opts.Name, ResourceVersion: rv, Err: err}
 	}
-	into := r.newListSink()
+	into := r.newListSink(ctx)
 	if err := into.begin(); err != nil {
 		return refused(s.listRV, err)
 	}

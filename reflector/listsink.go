@@ -1,11 +1,17 @@
 package reflector
 
-import "github.com/listwatch/informer"
+import (
+	"context"
+
+	"github.com/listwatch/informer"
+)
 
 // listSink is where one list's objects go as they arrive: straight into a
 // PartStore, part by part, or gathered for one Replace into any other
 // Store.
 type listSink[T informer.Object] struct {
+	// ctx is the list's: a PartStore's ReplacePart may wait on it.
+	ctx   context.Context
 	store Store[T]
 	parts PartStore[T] // nil: gather for Replace
 	all   []T          // the gathered objects, for Replace
@@ -15,9 +21,9 @@ type listSink[T informer.Object] struct {
 	err error
 }
 
-func (r *Reflector[T]) newListSink() *listSink[T] {
+func (r *Reflector[T]) newListSink(ctx context.Context) *listSink[T] {
 	parts, _ := r.store.(PartStore[T])
-	return &listSink[T]{store: r.store, parts: parts}
+	return &listSink[T]{ctx: ctx, store: r.store, parts: parts}
 }
 
 // begin starts a replacement in a PartStore.
@@ -35,7 +41,7 @@ func (s *listSink[T]) part(objs []T) error {
 		s.all = append(s.all, objs...)
 		return nil
 	}
-	if err := s.parts.ReplacePart(objs); err != nil {
+	if err := s.parts.ReplacePart(s.ctx, objs); err != nil {
 		s.err = err
 		return err
 	}

@@ -186,12 +186,12 @@ func (s *store[T]) Replace(objs []T, resourceVersion string) error {
 
 func (s *store[T]) BeginReplace() error { return s.i.fifo.BeginReplace() }
 
-func (s *store[T]) ReplacePart(objs []T) error {
+func (s *store[T]) ReplacePart(ctx context.Context, objs []T) error {
 	objs, err := s.transformedList(objs)
 	if err != nil {
 		return err
 	}
-	return s.i.fifo.ReplacePart(objs)
+	return s.i.fifo.ReplacePart(ctx, objs)
 }
 
 // Empty deletes every object, cached or queued, without counting as a
