@@ -35,9 +35,11 @@
 //     connection) the next one starts from there: nothing was missed, so
 //     there is no relist.
 //   - streaming (Tuning.StreamingList): the list arrives over one WATCH
-//     (sendInitialEvents=true) ending in a bookmark, then one Replace, and
-//     that watch carries on. A server that refuses it gets LIST instead;
-//     a stream cut before its bookmark streams again.
+//     (sendInitialEvents=true) ending in a bookmark, then one Replace (a
+//     PartStore gets the initial events in parts as they arrive, and
+//     FinishReplace at the bookmark), and that watch carries on. A server
+//     that refuses it gets LIST instead; a stream cut before its bookmark
+//     streams again.
 //
 // The reflector lists again only when it cannot go on from where it is:
 // the server says its resourceVersion is unusable (410 Gone: compacted

@@ -9,18 +9,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/listwatch/informer"
 )
 
 // stream runs the streaming phase: the initial list over one WATCH.
 //
 // The server sends the current state as ADDED events, then a BOOKMARK
 // annotated "k8s.io/initial-events-end: true" whose resourceVersion is the
-// state just sent. The events are gathered (not given to the store one by
-// one, which would look like creations), handed to Replace in one call,
-// and the same watch then goes on as the watching phase. The server never
-// builds one large list response, which is the point (KEP-3157).
+// state just sent. The events are a list, not creations: a PartStore gets
+// them in parts as they arrive and FinishReplace at the bookmark, any
+// other Store gets them gathered, in one Replace (see streamSink). The
+// same watch then goes on as the watching phase. The server never builds
+// one large list response, which is the point (KEP-3157).
 //
 // What follows a failure:
 //
@@ -51,7 +50,12 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 	}
 	r.emit(KindWatch, "", "", "streaming list")
 
-	initial := newGathered[T]()
+	initial, err := r.newStreamSink(ctx)
+	if err != nil {
+		w.Stop()
+		return state{phase: streaming, why: relistWhy{CauseStoreRefused, "the store refused the last list"}},
+			&Error{Op: KindReplace, Name: r.opts.Name, Err: err}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -76,22 +80,33 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 				if !end {
 					continue // a progress bookmark: nothing to keep until the list is whole
 				}
-				items := initial.items()
-				if err := r.store.Replace(items, rv); err != nil {
+				n, err := initial.finish(rv)
+				if err != nil {
 					w.Stop()
 					return state{phase: streaming, why: relistWhy{CauseStoreRefused, "the store refused the last list"}},
 						&Error{Op: KindReplace, Name: r.opts.Name, ResourceVersion: rv, Err: err}
 				}
 				if r.trace != nil {
-					r.emit(KindReplace, "", rv, objects(len(items)))
+					r.emit(KindReplace, "", rv, objects(n))
 				}
 				r.synced = true
 				r.streamsEnded = 0
 				r.setRV(rv)
 				return state{phase: watching, open: w}, nil
 			default:
-				if err := initial.add(ev); err != nil {
-					r.report(r.eventError(ev, "", err))
+				bad, refused := initial.add(ev)
+				switch {
+				case errors.Is(bad, errDeletedAmongInitialEvents):
+					// Not the protocol, and a deletion cannot be taken
+					// back from parts handed over: list instead.
+					w.Stop()
+					return r.fallBack(bad.Error()), &Error{Op: KindWatch, Name: r.opts.Name, Err: bad}
+				case bad != nil:
+					r.report(r.eventError(ev, "", bad))
+				case refused != nil:
+					w.Stop()
+					return state{phase: streaming, why: relistWhy{CauseStoreRefused, "the store refused the last list"}},
+						&Error{Op: KindReplace, Name: r.opts.Name, Err: refused}
 				}
 			}
 		}
@@ -131,51 +146,4 @@ func (r *Reflector[T]) initialEventsEnd(ev watch.Event) (rv string, end bool) {
 		r.emit(KindBookmark, "", m.GetResourceVersion(), "initial events end")
 	}
 	return m.GetResourceVersion(), end
-}
-
-// gathered holds the objects of a streaming list, in arrival order, one per
-// key (a later event for a key replaces the earlier).
-type gathered[T informer.Object] struct {
-	order  []informer.Key        // every key ever added, once, in arrival order
-	placed map[informer.Key]bool // the keys in order
-	objs   map[informer.Key]T    // the current object of each key not deleted
-}
-
-func newGathered[T informer.Object]() *gathered[T] {
-	return &gathered[T]{placed: map[informer.Key]bool{}, objs: map[informer.Key]T{}}
-}
-
-// add applies one initial event: ADDED or MODIFIED keeps the object,
-// DELETED drops it. Anything not a valid T is an error.
-func (g *gathered[T]) add(ev watch.Event) error {
-	obj, ok := ev.Object.(T)
-	if !ok || informer.IsNil(obj) {
-		var want T
-		return fmt.Errorf("%w: %s event with %T, want %T", ErrUnexpectedObject, ev.Type, ev.Object, want)
-	}
-	key, err := informer.KeyOf(obj)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnexpectedObject, err)
-	}
-	if ev.Type == watch.Deleted {
-		delete(g.objs, key)
-		return nil
-	}
-	if !g.placed[key] {
-		g.placed[key] = true
-		g.order = append(g.order, key)
-	}
-	g.objs[key] = obj
-	return nil
-}
-
-// items returns the gathered objects in arrival order.
-func (g *gathered[T]) items() []T {
-	out := make([]T, 0, len(g.objs))
-	for _, key := range g.order {
-		if obj, ok := g.objs[key]; ok {
-			out = append(out, obj)
-		}
-	}
-	return out
 }

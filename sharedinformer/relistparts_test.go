@@ -22,10 +22,18 @@ import (
 // state of the cache, and the only deletions are the tombstones at the
 // end.
 func TestDuringARelistInPartsEveryListHoldsEveryKeyBothListsHold(t *testing.T) {
-	const kept, doomed = 2000, 20
 	// Short backoffs: the relist starts as soon as the watch can reconnect.
-	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Reflector: reflector.Tuning{PageSize: 50,
-		BackoffInitial: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}})
+	fast := reflector.Tuning{BackoffInitial: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}
+	paged, streamed := fast, fast
+	paged.PageSize = 50
+	streamed.StreamingList = true // initial events in parts of 256
+	t.Run("paged", func(t *testing.T) { everyListHoldsEveryKeyBothListsHold(t, paged) })
+	t.Run("streamed", func(t *testing.T) { everyListHoldsEveryKeyBothListsHold(t, streamed) })
+}
+
+func everyListHoldsEveryKeyBothListsHold(t *testing.T, tuning reflector.Tuning) {
+	const kept, doomed = 2000, 20
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Reflector: tuning})
 	for i := range kept {
 		_, err := lw.Create(configMap(fmt.Sprintf("kept-%04d", i)))
 		require.NoError(t, err)
