@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -31,41 +32,76 @@ const Relist = "relist"
 
 // oursExpiringLW is our REST ListerWatcher with expirable watches. It
 // reads in parts, as the one InformerFor builds does.
-type oursExpiringLW struct {
-	lw *reflector.RESTListerWatcher[*corev1.ConfigMap]
+type oursExpiringLW[T informer.Object] struct {
+	lw *reflector.RESTListerWatcher[T]
 	x  *expirer
 }
 
-func (l oursExpiringLW) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+func (l oursExpiringLW[T]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	return l.x.wrapWatch(l.lw.Watch)(ctx, opts)
 }
 
-func (l oursExpiringLW) List(ctx context.Context, opts metav1.ListOptions) ([]*corev1.ConfigMap, metav1.ListMeta, error) {
+func (l oursExpiringLW[T]) List(ctx context.Context, opts metav1.ListOptions) ([]T, metav1.ListMeta, error) {
 	l.x.noteRequest(opts, true)
 	return l.lw.List(ctx, opts)
 }
 
-func (l oursExpiringLW) ListInParts(ctx context.Context, opts metav1.ListOptions, part func([]*corev1.ConfigMap) error) (metav1.ListMeta, error) {
+func (l oursExpiringLW[T]) ListInParts(ctx context.Context, opts metav1.ListOptions, part func([]T) error) (metav1.ListMeta, error) {
 	l.x.noteRequest(opts, true)
 	return l.lw.ListInParts(ctx, opts, part)
 }
 
-// buildRelisting builds lib's ConfigMap informer of ns, each library's
-// default list mode and encoding, with expirable watches. seen is called
-// once for every object applied to the cache.
+// The kinds of our informer a relist row can measure, besides Ours (a Go
+// type read as protobuf, as InformerFor builds a built-in's): the same
+// ConfigMaps read as JSON, as unstructured objects, as metadata only, and
+// through a streaming list. Each reads in parts, as its kind does.
+const (
+	OursJSON         = "ours-json"
+	OursUnstructured = "ours-unstructured"
+	OursMetadata     = "ours-metadata"
+	OursStreamed     = "ours-streamed"
+)
+
+// RelistKinds are the libraries and kinds Relists takes.
+var RelistKinds = []string{Ours, OursJSON, OursUnstructured, OursMetadata, OursStreamed, ClientGo}
+
+// buildRelisting builds lib's ConfigMap informer of ns (lib is one of
+// RelistKinds), with the factory's tuning and expirable watches. seen is
+// called once for every object applied to the cache.
 func buildRelisting(ctx context.Context, cfg *rest.Config, lib, ns string, x *expirer, seen func()) (running, error) {
-	if lib == Ours {
-		// As InformerFor builds it: protobuf, and the factory's tuning.
-		lw, err := reflector.NewTypedListerWatcher[*corev1.ConfigMap](cfg, scheme, reflector.Source{Resource: gvr(ConfigMaps), Namespace: ns, Protobuf: reflector.ProtobufCapable[*corev1.ConfigMap]()})
+	processed := func(e informer.TraceEvent) {
+		if e.Stage == informer.StageFIFO && e.Kind == deltafifo.KindProcessed {
+			seen()
+		}
+	}
+	tuning := sharedinformer.WithFactoryDefaults(reflector.Tuning{})
+	src := reflector.Source{Resource: gvr(ConfigMaps), Namespace: ns}
+	switch lib {
+	case Ours, OursJSON, OursStreamed:
+		src.Protobuf = lib != OursJSON && reflector.ProtobufCapable[*corev1.ConfigMap]()
+		if lib == OursStreamed {
+			tuning.StreamingList = true
+		}
+		lw, err := reflector.NewTypedListerWatcher[*corev1.ConfigMap](cfg, scheme, src)
 		if err != nil {
 			return running{}, err
 		}
-		processed := func(e informer.TraceEvent) {
-			if e.Stage == informer.StageFIFO && e.Kind == deltafifo.KindProcessed {
-				seen()
-			}
+		return buildOursFrom[*corev1.ConfigMap](ctx, oursExpiringLW[*corev1.ConfigMap]{lw: lw, x: x}, tuning, processed, nil)
+	case OursUnstructured:
+		lw, err := reflector.NewUnstructuredListerWatcher(cfg, src)
+		if err != nil {
+			return running{}, err
 		}
-		return buildOursFrom[*corev1.ConfigMap](ctx, oursExpiringLW{lw: lw, x: x}, sharedinformer.WithFactoryDefaults(reflector.Tuning{}), processed, nil)
+		return buildOursFrom[*unstructured.Unstructured](ctx, oursExpiringLW[*unstructured.Unstructured]{lw: lw, x: x}, tuning, processed, nil)
+	case OursMetadata:
+		lw, err := reflector.NewMetadataListerWatcher(cfg, src)
+		if err != nil {
+			return running{}, err
+		}
+		return buildOursFrom[*metav1.PartialObjectMetadata](ctx, oursExpiringLW[*metav1.PartialObjectMetadata]{lw: lw, x: x}, tuning, processed, nil)
+	case ClientGo:
+	default:
+		return running{}, fmt.Errorf("scale: no relist kind %q (have %v)", lib, RelistKinds)
 	}
 	// client-go's generated clients read built-in types as protobuf.
 	client, err := coreClient(cfg, true)

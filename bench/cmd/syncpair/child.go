@@ -123,17 +123,10 @@ type sample struct {
 	RelistPeak    float64 `json:"relist_peak,omitempty"`
 }
 
-// relistLibraries are the variants a relist sample can measure: each
-// library as the ladder's relist rows build it (protobuf, its defaults).
-var relistLibraries = map[string]string{"ours": scale.Ours, "client-go": scale.ClientGo}
-
-// runRelists syncs variant's informer of every ConfigMap, relists it
-// times times, and prints the sample.
+// runRelists syncs variant's informer of every ConfigMap (variant is one
+// of scale.RelistKinds, which Relists checks), relists it times times,
+// and prints the sample.
 func runRelists(ctx context.Context, variant string, cfg *rest.Config, n, times int) error {
-	lib, ok := relistLibraries[variant]
-	if !ok {
-		return fmt.Errorf("syncpair: -relists measures ours and client-go, not %q", variant)
-	}
 	total, err := scale.CountObjects(ctx, cfg, scale.ConfigMaps)
 	if err != nil {
 		return err
@@ -141,7 +134,7 @@ func runRelists(ctx context.Context, variant string, cfg *rest.Config, n, times 
 	if total < n { // the apiserver keeps a ConfigMap or two of its own
 		return fmt.Errorf("syncpair: the cluster holds %d ConfigMaps, want at least %d", total, n)
 	}
-	runs, _, err := scale.Relists(ctx, cfg, lib, "", total, times)
+	runs, _, err := scale.Relists(ctx, cfg, variant, "", total, times)
 	if err != nil {
 		return err
 	}
@@ -162,10 +155,6 @@ func runRelists(ctx context.Context, variant string, cfg *rest.Config, n, times 
 }
 
 func runChild(ctx context.Context, variant, kubeconfig string, n, relists int, profileDir string) error {
-	build, ok := variants[variant]
-	if !ok {
-		return fmt.Errorf("syncpair: no variant %q (have %v)", variant, variantNames())
-	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -173,6 +162,10 @@ func runChild(ctx context.Context, variant, kubeconfig string, n, relists int, p
 	cfg.QPS, cfg.Burst = -1, 0
 	if relists > 0 {
 		return runRelists(ctx, variant, cfg, n, relists)
+	}
+	build, ok := variants[variant]
+	if !ok {
+		return fmt.Errorf("syncpair: no variant %q (have %v)", variant, variantNames())
 	}
 	seen := scale.RequestLog{Resource: scale.ConfigMaps}
 	cfg.Wrap(seen.Wrap)

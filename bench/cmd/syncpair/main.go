@@ -27,6 +27,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/listwatch/informer/bench/scale"
 )
 
 func main() {
@@ -38,7 +40,7 @@ func main() {
 	profile := flag.String("profile", "", "directory for one CPU profile per sample")
 	payload := flag.String("payload", "random", "the ConfigMaps' data: random (hardly compressible) or repeated (the scale ladder's one text, which gzip shrinks to almost nothing)")
 	record := flag.String("record", "", "also write the samples and the table, with the command and the date, to this markdown file (a record docs may quote)")
-	relists := flag.Int("relists", 0, "instead of timing the initial sync, relist each child's informer this many times after an injected 410 and time the relists (ours and client-go only)")
+	relists := flag.Int("relists", 0, "instead of timing the initial sync, relist each child's informer this many times after an injected 410 and time the relists (variants: "+strings.Join(scale.RelistKinds, ", ")+")")
 	before := flag.String("before", "", "a syncpair binary built from an earlier commit: adds the variant ours-before, its ours")
 	flag.Usage = func() {
 		out := flag.CommandLine.Output()

@@ -31,7 +31,10 @@ import (
 // medians.
 func runPairs(ctx context.Context, n, pairs, relists int, names []string, profileDir, before string, repeated bool, record string) error {
 	for _, name := range names {
-		if _, ok := variants[name]; !ok && name != "ours-before" {
+		if relists > 0 && name != "ours-before" && !slices.Contains(scale.RelistKinds, name) {
+			return fmt.Errorf("syncpair: -relists measures %v, not %q", scale.RelistKinds, name)
+		}
+		if _, ok := variants[name]; relists == 0 && !ok && name != "ours-before" {
 			return fmt.Errorf("syncpair: no variant %q (have %v)", name, variantNames())
 		}
 	}
