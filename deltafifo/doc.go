@@ -5,7 +5,7 @@
 // # Where it sits
 //
 //	reflector ──Add / Update / Delete / Replace(list, rv) / Resync──▶ DeltaFIFO
-//	          (or BeginReplace, ReplacePart(ctx, part)…, FinishReplace(rv); Empty)
+//	          (or BeginReplace, ReplacePart(part)…, FinishReplace(rv); Empty)
 //	DeltaFIFO ──Pop(ctx, process)──▶ shared informer's loop:
 //	      process(key, deltas): 1. update the indexer  2. notify handlers
 //	DeltaFIFO ◀──Get / ListKeys (KnownObjects)── the indexer
@@ -45,9 +45,9 @@
 //     ReplacePart, FinishReplace): each part's Replaced deltas are queued
 //     at once, so the old cache and the whole new list never sit in
 //     memory together; the tombstones wait for FinishReplace, and a list
-//     that never finishes deletes nothing. ReplacePart waits while
-//     Options.PartQueueLimit keys are queued, so a consumer that falls
-//     behind holds back the list instead of letting it pile up.
+//     that never finishes deletes nothing. WaitForRoom waits while
+//     Options.PartQueueLimit keys are queued, so that a reader can let a
+//     consumer that falls behind hold the list back.
 //   - Empty, for a collection that is gone, queues a Deleted delta with
 //     FinalStateUnknown for every key known or queued; it is not a list,
 //     so it does not make HasSynced true.
@@ -61,7 +61,7 @@
 // # Locking
 //
 // One mutex guards everything; Pop waits on a sync.Cond tied to it, for
-// a key, and so does ReplacePart, for room in the queue. Pop
+// a key, and so does WaitForRoom, for room in the queue. Pop
 // calls the process function with the mutex held, so that a Replace never
 // runs between "popped" and "applied to the cache" (see Pop). Keep process
 // short, and never call the DeltaFIFO from it.

@@ -117,7 +117,7 @@ func ExampleDeltaFIFO_ReplacePart() {
 
 	_ = fifo.BeginReplace()
 	for _, part := range [][]*corev1.ConfigMap{{configMap("a", "7")}, {configMap("b", "8")}} {
-		_ = fifo.ReplacePart(context.Background(), part)
+		_ = fifo.ReplacePart(part)
 		fmt.Println("part read; applied so far:", fifo.AppliedResourceVersion())
 		popAll()
 	}

@@ -39,11 +39,11 @@ type Options[T informer.Object] struct {
 	// resync and popped events (see the Kind constants). Default nil: no
 	// tracing, no cost.
 	Trace informer.TraceHook
-	// PartQueueLimit is how many keys may be queued before ReplacePart
+	// PartQueueLimit is how many keys may be queued before WaitForRoom
 	// waits for the consumer to pop some: it bounds what a relist in parts
 	// holds beside the cache when the consumer falls behind (slow index
 	// functions, a busy machine). Default (0): DefaultPartQueueLimit.
-	// Negative: no limit, ReplacePart never waits.
+	// Negative: no limit, WaitForRoom never waits.
 	PartQueueLimit int
 }
 
@@ -72,8 +72,8 @@ type DeltaFIFO[T informer.Object] struct {
 	mu sync.Mutex
 	// cond is signalled (Broadcast) when a key is queued, on Close, when
 	// a waiter's context ends, and when Pop takes a key while a
-	// ReplacePart waits for room. Its Locker is &mu; Pops and ReplaceParts
-	// wait on it for different conditions, and each re-checks its own.
+	// WaitForRoom waits. Its Locker is &mu; Pops and WaitForRooms wait on
+	// it for different conditions, and each re-checks its own.
 	cond sync.Cond
 
 	// items[k] is what is queued for key k: its deltas, oldest first, and
@@ -132,7 +132,7 @@ type DeltaFIFO[T informer.Object] struct {
 	progress atomic.Pointer[chan struct{}]
 
 	// partLimit is Options.PartQueueLimit, its default applied;
-	// waitingForRoom counts ReplaceParts waiting for the queue to shrink
+	// waitingForRoom counts WaitForRooms waiting for the queue to shrink
 	// below it (Pop wakes them).
 	partLimit      int
 	waitingForRoom int

@@ -32,7 +32,9 @@ func popN(t *testing.T, f *fifo, n int) {
 	}
 }
 
-func TestAReplacePartWaitsWhileTheQueueIsFullAndGoesOnAsTheConsumerPops(t *testing.T) {
+// A reader that waits for room before each part: the list is held back
+// while the consumer is behind, and goes on as it pops.
+func TestWaitForRoomWaitsWhileTheQueueIsFullAndReturnsAsTheConsumerPops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{PartQueueLimit: 150})
 		require.NoError(t, f.BeginReplace())
@@ -40,7 +42,11 @@ func TestAReplacePartWaitsWhileTheQueueIsFullAndGoesOnAsTheConsumerPops(t *testi
 		done := make(chan error, 1)
 		go func() {
 			for i := range 5 {
-				if err := f.ReplacePart(t.Context(), part(fmt.Sprint("p", i), 100)); err != nil {
+				if err := f.WaitForRoom(t.Context()); err != nil {
+					done <- err
+					return
+				}
+				if err := f.ReplacePart(part(fmt.Sprint("p", i), 100)); err != nil {
 					done <- err
 					return
 				}
@@ -72,34 +78,33 @@ func TestAReplacePartWaitsWhileTheQueueIsFullAndGoesOnAsTheConsumerPops(t *testi
 	})
 }
 
-func TestAReplacePartWaitingForRoomReturnsWhenItsContextEndsOrTheFIFOCloses(t *testing.T) {
+func TestWaitForRoomReturnsWhenItsContextEndsOrTheFIFOCloses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{PartQueueLimit: 10})
 		require.NoError(t, f.BeginReplace())
-		require.NoError(t, f.ReplacePart(t.Context(), part("first", 10)))
+		require.NoError(t, f.ReplacePart(part("first", 10)))
 
 		ctx, cancel := context.WithCancel(t.Context())
 		cancelled := make(chan error, 1)
-		go func() { cancelled <- f.ReplacePart(ctx, part("late", 5)) }()
+		go func() { cancelled <- f.WaitForRoom(ctx) }()
 		synctest.Wait()
 		cancel()
 		assert.ErrorIs(t, <-cancelled, context.Canceled)
-		assert.Equal(t, 10, f.Len(), "nothing of the part whose wait was given up is queued")
 
 		closed := make(chan error, 1)
-		go func() { closed <- f.ReplacePart(t.Context(), part("closing", 5)) }()
+		go func() { closed <- f.WaitForRoom(t.Context()) }()
 		synctest.Wait()
 		f.Close()
 		assert.ErrorIs(t, <-closed, deltafifo.ErrClosed)
-		assert.Equal(t, 10, f.Len())
 	})
 }
 
-func TestAReplacePartWithNoLimitNeverWaits(t *testing.T) {
+func TestWaitForRoomWithNoLimitNeverWaits(t *testing.T) {
 	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{PartQueueLimit: -1})
 	require.NoError(t, f.BeginReplace())
 	for i := range 3 {
-		require.NoError(t, f.ReplacePart(t.Context(), part(fmt.Sprint("p", i), deltafifo.DefaultPartQueueLimit)))
+		require.NoError(t, f.WaitForRoom(t.Context()))
+		require.NoError(t, f.ReplacePart(part(fmt.Sprint("p", i), deltafifo.DefaultPartQueueLimit)))
 	}
 	assert.Equal(t, 3*deltafifo.DefaultPartQueueLimit, f.Len())
 }

@@ -95,7 +95,7 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process ProcessFunc[T]) error {
 		f.noteSyncedLocked()
 		f.shrinkIfDrainedLocked()
 		if f.waitingForRoom > 0 {
-			f.cond.Broadcast() // a ReplacePart waits for the queue to shrink
+			f.cond.Broadcast() // a WaitForRoom waits for the queue to shrink
 		}
 	}
 	if f.trace != nil {

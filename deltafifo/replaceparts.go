@@ -19,8 +19,9 @@ import (
 // key is known to be absent only once the whole list has been seen.
 //
 //	BeginReplace()                       start; forget an unfinished one
-//	ReplacePart(ctx, objs) …             Replaced deltas, queued at once
-//	                                     (waiting while the queue is full)
+//	ReplacePart(objs) …                  Replaced deltas, queued at once
+//	                                     (WaitForRoom first, to let the
+//	                                     consumer catch up)
 //	FinishReplace(rv)                    tombstones for keys no part listed;
 //	                                     rv is applied once all is popped
 //
@@ -55,43 +56,43 @@ func (f *DeltaFIFO[T]) BeginReplace() error {
 // ReplacePart queues a Replaced delta for every object of part, as
 // Replace does for a whole list, and remembers their keys as listed. It is
 // atomic per part: if an object is nil or has no valid key, nothing of
-// this part is queued. It fails with no replacement begun.
-//
-// It first waits while the queue holds Options.PartQueueLimit keys or
-// more (see waitForRoomLocked), so that a list read faster than the
-// consumer pops it waits for the consumer instead of piling up beside the
-// cache: then at most the limit plus one part is queued. It returns ctx's
-// error if ctx ends first, and ErrClosed if Close is called meanwhile;
-// either way nothing of part is queued. Cost: O(len(part)).
-func (f *DeltaFIFO[T]) ReplacePart(ctx context.Context, part []T) error {
+// this part is queued. It fails with no replacement begun. It never
+// waits: a reader that should wait for the consumer calls WaitForRoom
+// first. Cost: O(len(part)).
+func (f *DeltaFIFO[T]) ReplacePart(part []T) error {
 	keys, err := keysOf("ReplacePart", part)
 	if err != nil {
 		return err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.waitForRoomLocked(ctx); err != nil {
-		return err
-	}
-	return f.inReplacementLocked("ReplacePart", func() { f.partLocked(part, keys) })
+	return f.inReplacement("ReplacePart", func() { f.partLocked(part, keys) })
 }
 
-// waitForRoomLocked waits until the queue holds fewer than partLimit
-// keys, the DeltaFIFO is closed (the caller then fails with ErrClosed), or
-// ctx ends (its error). Pop wakes it after each key it takes. The caller
-// holds mu; waiting releases it, as Pop's does.
-func (f *DeltaFIFO[T]) waitForRoomLocked(ctx context.Context) error {
+// WaitForRoom waits while the queue holds Options.PartQueueLimit keys or
+// more, until the consumer has popped enough: a list read faster than it
+// is popped can wait here instead of piling up beside the cache. It
+// returns nil once there is room, ctx's error if ctx ends first, and
+// ErrClosed if the DeltaFIFO is closed. Pop wakes it after each key it
+// takes. The caller decides how long to wait (the reflector waits a
+// bounded time per request, then queues regardless: see
+// reflector.Tuning.HoldBack).
+func (f *DeltaFIFO[T]) WaitForRoom(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.partLimit < 0 || len(f.queue) < f.partLimit {
 		return nil
 	}
+	// As in Pop: a Cond cannot watch a context, so ctx's end broadcasts.
 	stop := context.AfterFunc(ctx, f.wake)
 	defer stop()
 	f.waitingForRoom++
 	defer func() { f.waitingForRoom-- }()
-	for !f.closed && len(f.queue) >= f.partLimit {
+	for len(f.queue) >= f.partLimit {
+		if f.closed {
+			return ErrClosed
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -115,11 +116,6 @@ func (f *DeltaFIFO[T]) FinishReplace(resourceVersion string) error {
 func (f *DeltaFIFO[T]) inReplacement(op string, step func()) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.inReplacementLocked(op, step)
-}
-
-// inReplacementLocked is inReplacement with mu already held.
-func (f *DeltaFIFO[T]) inReplacementLocked(op string, step func()) error {
 	if f.closed {
 		return ErrClosed
 	}

@@ -14,8 +14,8 @@ func TestAListInPartsTombstonesOnlyTheKeysNoPartListed(t *testing.T) {
 	c := cache{key("a"): cm("a", "1"), key("gone"): cm("gone", "2"), key("c"): cm("c", "3")}
 	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
 	require.NoError(t, f.BeginReplace())
-	require.NoError(t, f.ReplacePart(t.Context(), []*corev1.ConfigMap{cm("a", "7")}))
-	require.NoError(t, f.ReplacePart(t.Context(), []*corev1.ConfigMap{cm("c", "8"), cm("new", "9")}))
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("a", "7")}))
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("c", "8"), cm("new", "9")}))
 	require.NoError(t, f.FinishReplace("9"))
 	assert.Equal(t, []popped{
 		{"default/a", "Replaced@7", true},
@@ -36,13 +36,13 @@ func TestAPartReachesTheCacheBeforeTheListEnds(t *testing.T) {
 	require.NoError(t, f.Replace([]*corev1.ConfigMap{cm("a", "1"), cm("b", "1")}, "1"))
 	popAll(t, f, c)
 	require.NoError(t, f.BeginReplace())
-	require.NoError(t, f.ReplacePart(t.Context(), []*corev1.ConfigMap{cm("a", "5")}))
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("a", "5")}))
 	assert.Equal(t, popped{"default/a", "Replaced@5", false}, popOne(t, f, c))
 	assert.Equal(t, "5", c[key("a")].ResourceVersion, "the first part is applied while the list is still being read")
 	assert.Contains(t, c, key("b"), "a key not yet listed stays in the cache until the list ends")
 	assert.Equal(t, "1", f.AppliedResourceVersion(), "the list's resourceVersion is not applied before the list ends")
 
-	require.NoError(t, f.ReplacePart(t.Context(), []*corev1.ConfigMap{cm("b", "5")}))
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("b", "5")}))
 	require.NoError(t, f.FinishReplace("5"))
 	popAll(t, f, c)
 	assert.Equal(t, "5", f.AppliedResourceVersion())
@@ -55,7 +55,7 @@ func TestAListThatNeverFinishesDeletesNothing(t *testing.T) {
 	require.NoError(t, f.Replace([]*corev1.ConfigMap{cm("a", "1"), cm("b", "1")}, "1"))
 	popAll(t, f, c)
 	require.NoError(t, f.BeginReplace())
-	require.NoError(t, f.ReplacePart(t.Context(), []*corev1.ConfigMap{cm("a", "5")}))
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("a", "5")}))
 	// The connection is cut here, before b was read: no tombstone for b.
 	assert.Equal(t, []popped{{"default/a", "Replaced@5", false}}, popAll(t, f, c))
 	assert.Len(t, c, 2)
@@ -63,7 +63,7 @@ func TestAListThatNeverFinishesDeletesNothing(t *testing.T) {
 
 	// The reflector lists again from the start; this list finishes.
 	require.NoError(t, f.BeginReplace())
-	require.NoError(t, f.ReplacePart(t.Context(), []*corev1.ConfigMap{cm("b", "6")}))
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("b", "6")}))
 	require.NoError(t, f.FinishReplace("6"))
 	assert.Equal(t, []popped{
 		{"default/b", "Replaced@6", false},
@@ -75,10 +75,10 @@ func TestAListThatNeverFinishesDeletesNothing(t *testing.T) {
 func TestPartsOfTheFirstListAreTheInitialList(t *testing.T) {
 	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache{}})
 	require.NoError(t, f.BeginReplace())
-	require.NoError(t, f.ReplacePart(t.Context(), []*corev1.ConfigMap{cm("a", "1")}))
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("a", "1")}))
 	assert.Equal(t, popped{"default/a", "Replaced@1", true}, popOne(t, f, nil))
 	assert.False(t, f.HasSynced(), "synced only once the whole first list is in and popped")
-	require.NoError(t, f.ReplacePart(t.Context(), []*corev1.ConfigMap{cm("b", "2")}))
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("b", "2")}))
 	require.NoError(t, f.FinishReplace("2"))
 	assert.False(t, f.HasSynced())
 	assert.Equal(t, popped{"default/b", "Replaced@2", true}, popOne(t, f, nil))
@@ -88,14 +88,14 @@ func TestPartsOfTheFirstListAreTheInitialList(t *testing.T) {
 func TestAPartWithOneBadObjectQueuesNothingOfThatPart(t *testing.T) {
 	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache{}})
 	require.NoError(t, f.BeginReplace())
-	err := f.ReplacePart(t.Context(), []*corev1.ConfigMap{cm("a", "1"), nil})
+	err := f.ReplacePart([]*corev1.ConfigMap{cm("a", "1"), nil})
 	require.ErrorContains(t, err, "ReplacePart: item 1")
 	assert.Zero(t, f.Len())
 }
 
 func TestAPartWithNoReplacementBegunIsAnError(t *testing.T) {
 	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: cache{}})
-	require.ErrorIs(t, f.ReplacePart(t.Context(), []*corev1.ConfigMap{cm("a", "1")}), deltafifo.ErrNoReplacement)
+	require.ErrorIs(t, f.ReplacePart([]*corev1.ConfigMap{cm("a", "1")}), deltafifo.ErrNoReplacement)
 	require.ErrorIs(t, f.FinishReplace("1"), deltafifo.ErrNoReplacement)
 	require.NoError(t, f.Replace(nil, "1"))
 	require.ErrorIs(t, f.FinishReplace("2"), deltafifo.ErrNoReplacement, "Replace leaves no replacement open")
@@ -109,9 +109,9 @@ func TestEmptyDeletesACutFirstListAndIsNotASync(t *testing.T) {
 	c := cache{}
 	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
 	require.NoError(t, f.BeginReplace())
-	require.NoError(t, f.ReplacePart(t.Context(), []*corev1.ConfigMap{cm("a", "1")}))
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("a", "1")}))
 	assert.Equal(t, popped{"default/a", "Replaced@1", true}, popOne(t, f, c))
-	require.NoError(t, f.ReplacePart(t.Context(), []*corev1.ConfigMap{cm("b", "1")}))
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("b", "1")}))
 
 	require.NoError(t, f.Empty())
 	assert.Equal(t, []popped{

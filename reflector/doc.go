@@ -131,6 +131,7 @@
 //	ListerWatcher[T]           ListerWatcher (listwatch.go)
 //	Store[T]                   ReflectorStore (reflector.go), the subset of Store it writes
 //	PartStore[T], PartLister[T] none: client-go hands its store whole lists
+//	RoomWaiter, Tuning.HoldBack none: nothing holds client-go's list back
 //	Tuning.StreamingList      the WatchListClient feature (watchList)
 //	Options.OnError            WatchErrorHandler
 //	Tuning.InitialList        relistResourceVersion's "0" for the first list

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,5 +80,37 @@ func TestAListHeldBackByItsConsumerFinishesOnceTheConsumerCatchesUp(t *testing.T
 			require.NoError(t, fifo.Pop(t.Context(), func(informer.Key, deltafifo.Deltas[*corev1.ConfigMap], bool) error { popped++; return nil }))
 		}
 		assert.Equal(t, 10, popped)
+	})
+}
+
+// A consumer that does not catch up within Tuning.HoldBack: the list is
+// handed over regardless, since a LIST not read in time would be ended by
+// the server and start over, and never finish.
+func TestAListHeldBackForLongerThanHoldBackIsHandedOverRegardless(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := memlistwatch.New[*corev1.ConfigMap]()
+		for i := range 10 {
+			_, err := lw.Create(cm("default", fmt.Sprintf("cm-%02d", i)))
+			require.NoError(t, err)
+		}
+		fifo := must(deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{PartQueueLimit: 4}))
+		r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: fifo,
+			Tuning: reflector.Tuning{PageSize: 2, HoldBack: 3 * time.Second}}))
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go func() { _ = r.Run(ctx) }()
+
+		synctest.Wait()
+		assert.Equal(t, 4, fifo.Len(), "held back")
+		time.Sleep(3*time.Second - time.Nanosecond)
+		synctest.Wait()
+		assert.Equal(t, 4, fifo.Len(), "still held back: patience is per page")
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		assert.Equal(t, 6, fifo.Len(), "out of patience for this page: its part goes in")
+		time.Sleep(2 * 3 * time.Second) // the last two pages, each after its own wait
+		synctest.Wait()
+		assert.Equal(t, 10, fifo.Len(), "the whole list, though nothing was popped")
+		assert.Equal(t, lw.ResourceVersion(), r.LastSyncResourceVersion())
 	})
 }

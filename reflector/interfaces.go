@@ -88,13 +88,21 @@ type PartLister[T informer.Object] interface {
 // with Empty instead.
 type PartStore[T informer.Object] interface {
 	BeginReplace() error
-	// ReplacePart takes the next part of the list. It may wait (for
-	// its consumer to catch up) and must then return when ctx ends.
-	ReplacePart(ctx context.Context, objs []T) error
+	ReplacePart(objs []T) error
 	FinishReplace(resourceVersion string) error
 	// Empty deletes everything the store holds, the parts of an
 	// unfinished list included, each as a deletion whose final state is
 	// unknown. It is not a list: a store that has not synced (no list has
 	// finished) stays unsynced.
 	Empty() error
+}
+
+// A RoomWaiter is a PartStore that can say when its consumer has fallen
+// behind (the DeltaFIFO's WaitForRoom): WaitForRoom returns nil once the
+// store has room for another part, or ctx's error. The reflector calls it
+// before each part, for at most Tuning.HoldBack in all per request, so a
+// slow consumer holds a list back instead of letting it pile up beside
+// the cache, but never long enough to make the request time out.
+type RoomWaiter interface {
+	WaitForRoom(ctx context.Context) error
 }

@@ -78,6 +78,7 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 // read in parts, and says how many objects the page held.
 func (r *Reflector[T]) listPage(ctx context.Context, opts metav1.ListOptions, into *listSink[T]) (int, metav1.ListMeta, error) {
 	before := into.listed
+	into.hold.newRequest()
 	if pl, ok := r.lw.(PartLister[T]); ok {
 		meta, err := pl.ListInParts(ctx, opts, into.part)
 		return into.listed - before, meta, err

@@ -10,8 +10,7 @@ import (
 // PartStore, part by part, or gathered for one Replace into any other
 // Store.
 type listSink[T informer.Object] struct {
-	// ctx is the list's: a PartStore's ReplacePart may wait on it.
-	ctx   context.Context
+	ctx   context.Context // the list's: holding back waits within it
 	store Store[T]
 	parts PartStore[T] // nil: gather for Replace
 	all   []T          // the gathered objects, for Replace
@@ -19,11 +18,13 @@ type listSink[T informer.Object] struct {
 	listed int
 	// err is the store's refusal of a part; the list stops at it.
 	err error
+	// hold lets a slow consumer hold the list back (see holdBack).
+	hold holdBack
 }
 
 func (r *Reflector[T]) newListSink(ctx context.Context) *listSink[T] {
 	parts, _ := r.store.(PartStore[T])
-	return &listSink[T]{ctx: ctx, store: r.store, parts: parts}
+	return &listSink[T]{ctx: ctx, store: r.store, parts: parts, hold: newHoldBack(r.store, r.opts.HoldBack)}
 }
 
 // begin starts a replacement in a PartStore.
@@ -41,7 +42,11 @@ func (s *listSink[T]) part(objs []T) error {
 		s.all = append(s.all, objs...)
 		return nil
 	}
-	if err := s.parts.ReplacePart(s.ctx, objs); err != nil {
+	if err := s.hold.wait(s.ctx); err != nil {
+		s.err = err
+		return err
+	}
+	if err := s.parts.ReplacePart(objs); err != nil {
 		s.err = err
 		return err
 	}

@@ -1,7 +1,6 @@
 package reflector_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -27,7 +26,7 @@ var _ reflector.PartStore[*corev1.ConfigMap] = (*partRecorder[*corev1.ConfigMap]
 
 func (s *partRecorder[T]) BeginReplace() error { s.note("begin"); return nil }
 
-func (s *partRecorder[T]) ReplacePart(_ context.Context, objs []T) error {
+func (s *partRecorder[T]) ReplacePart(objs []T) error {
 	s.note(fmt.Sprintf("part %d", len(objs)))
 	for _, obj := range objs {
 		if err := s.put("part", obj); err != nil {

@@ -50,7 +50,7 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 	}
 	r.emit(KindWatch, "", "", "streaming list")
 
-	initial, err := r.newStreamSink(ctx)
+	initial, err := r.newStreamSink()
 	if err != nil {
 		w.Stop()
 		return state{phase: streaming, why: relistWhy{CauseStoreRefused, "the store refused the last list"}},

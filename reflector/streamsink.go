@@ -1,7 +1,6 @@
 package reflector
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -14,9 +13,11 @@ import (
 // PartStore in parts of streamPartSize objects as they arrive, so that,
 // as with a LIST read in parts, the new list never sits whole beside the
 // old cache; or, for any other Store, gathered one object per key for
-// one Replace at the closing bookmark.
+// one Replace at the closing bookmark. Unlike a LIST (see holdBack), a
+// stream is not held back by a slow consumer: the API server's watch
+// cache ends a watcher that does not keep up with the changes, and the
+// list would start over.
 type streamSink[T informer.Object] struct {
-	ctx    context.Context
 	store  Store[T]
 	parts  PartStore[T] // nil: gathered for Replace
 	batch  []T          // the objects not yet handed to parts
@@ -37,9 +38,9 @@ const streamPartSize = 256
 var errDeletedAmongInitialEvents = errors.New("a DELETED event among a streaming list's initial events")
 
 // newStreamSink begins a replacement, in a PartStore.
-func (r *Reflector[T]) newStreamSink(ctx context.Context) (*streamSink[T], error) {
+func (r *Reflector[T]) newStreamSink() (*streamSink[T], error) {
 	parts, _ := r.store.(PartStore[T])
-	s := &streamSink[T]{ctx: ctx, store: r.store, parts: parts}
+	s := &streamSink[T]{store: r.store, parts: parts}
 	if parts == nil {
 		s.gathered = newGathered[T]()
 		return s, nil
@@ -49,7 +50,7 @@ func (r *Reflector[T]) newStreamSink(ctx context.Context) (*streamSink[T], error
 
 // add takes one initial event. bad is an event that is not a valid T
 // (to be reported and skipped) or errDeletedAmongInitialEvents; refused
-// is the PartStore's refusal of a part, or its wait ended by ctx.
+// is the PartStore's refusal of a part.
 func (s *streamSink[T]) add(ev watch.Event) (bad, refused error) {
 	if s.parts == nil {
 		return s.gathered.add(ev), nil
@@ -73,7 +74,7 @@ func (s *streamSink[T]) flush() error {
 	if len(s.batch) == 0 {
 		return nil
 	}
-	if err := s.parts.ReplacePart(s.ctx, s.batch); err != nil {
+	if err := s.parts.ReplacePart(s.batch); err != nil {
 		return err
 	}
 	s.handed += len(s.batch)

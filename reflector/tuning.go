@@ -57,6 +57,18 @@ type Tuning struct {
 	// Default: 3.
 	StreamEndedLimit int
 
+	// HoldBack is the longest one LIST request (a page, or the whole
+	// list unpaged) waits, in all, for a store that is a RoomWaiter to
+	// have room for its next part (the informer's, when
+	// it has popped too little of what is queued). Past it the rest of
+	// the request is handed over regardless: kube-apiserver ends a LIST
+	// not read within its request timeout (60s by default), and a
+	// rest.Config.Timeout ends it sooner, so a list held back too long
+	// would fail and start over, and never finish. The factory sets it to
+	// a quarter of its rest.Config's Timeout when that is shorter.
+	// Negative: never wait. Default: 15s.
+	HoldBack time.Duration
+
 	// WatchTimeout is the shortest server-side timeout a WATCH asks for
 	// (timeoutSeconds); the server then ends the watch and the reflector
 	// opens the next one, from where it was. Default: 5m.
@@ -111,6 +123,9 @@ func (t Tuning) withDefaults() Tuning {
 	}
 	if t.ExpiredContinueLimit <= 0 {
 		t.ExpiredContinueLimit = 1
+	}
+	if t.HoldBack == 0 {
+		t.HoldBack = 15 * time.Second
 	}
 	t.WatchTimeout = orDefault(t.WatchTimeout, 5*time.Minute)
 	t.WatchTimeoutJitter = jitterOrDefault(t.WatchTimeoutJitter, 1.0)

@@ -274,7 +274,7 @@ func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers m
 		Name:            name,
 		ListerWatcher:   lw,
 		Resource:        src.Resource.GroupResource(),
-		Reflector:       WithFactoryDefaults(c.tuning),
+		Reflector:       holdBackWithin(f.cfg.Timeout, WithFactoryDefaults(c.tuning)),
 		Indexers:        indexers,
 		DetectMutations: c.detectMutations,
 		Buffer:          f.opts.Buffer,
@@ -331,4 +331,14 @@ func (f *Factory) RESTClient(gv schema.GroupVersion) (*rest.RESTClient, error) {
 		return nil, fmt.Errorf("sharedinformer: Factory.RESTClient(%s) needs FactoryOptions.Scheme", gv)
 	}
 	return restclient.New(f.cfg, gv, serializer.NewCodecFactory(f.opts.Scheme).WithoutConversion(), false)
+}
+
+// holdBackWithin keeps a list's holding back (reflector.Tuning.HoldBack)
+// to a quarter of the client's Timeout, which bounds a whole LIST request,
+// body included: a list held back past it would fail every time.
+func holdBackWithin(timeout time.Duration, t reflector.Tuning) reflector.Tuning {
+	if timeout > 0 && t.HoldBack >= 0 && (t.HoldBack == 0 || t.HoldBack > timeout/4) {
+		t.HoldBack = max(timeout/4, time.Nanosecond)
+	}
+	return t
 }

@@ -186,13 +186,17 @@ func (s *store[T]) Replace(objs []T, resourceVersion string) error {
 
 func (s *store[T]) BeginReplace() error { return s.i.fifo.BeginReplace() }
 
-func (s *store[T]) ReplacePart(ctx context.Context, objs []T) error {
+func (s *store[T]) ReplacePart(objs []T) error {
 	objs, err := s.transformedList(objs)
 	if err != nil {
 		return err
 	}
-	return s.i.fifo.ReplacePart(ctx, objs)
+	return s.i.fifo.ReplacePart(objs)
 }
+
+// WaitForRoom makes the store a reflector.RoomWaiter: a list waits while
+// the informer is behind with what it has queued.
+func (s *store[T]) WaitForRoom(ctx context.Context) error { return s.i.fifo.WaitForRoom(ctx) }
 
 // Empty deletes every object, cached or queued, without counting as a
 // list: an informer that has not synced stays unsynced.
