@@ -42,10 +42,12 @@ type jsonItemDecoder[T informer.Object] func(data []byte, head metav1.TypeMeta, 
 
 // decodeJSONList reads a LIST answer in JSON from r, decoding its items
 // as they arrive and handing them to part, in list order, a batch at a
-// time. listKind is the list's kind, such as "ConfigMapList"; "" accepts
-// any kind that ends in "List". An error from part stops the reading and
-// is returned as it is.
-func decodeJSONList[T informer.Object](r io.Reader, listKind string, decodeItem jsonItemDecoder[T], part func([]T) error) (metav1.ListMeta, error) {
+// time. want is the list's kind and apiVersion, such as ConfigMapList in
+// v1; an empty Kind accepts any kind that ends in "List", an empty
+// APIVersion any apiVersion. An error from part stops the reading and is
+// returned as it is; a failure to read the answer is returned as such
+// (see readFailure), not as a bad answer.
+func decodeJSONList[T informer.Object](r io.Reader, want metav1.TypeMeta, decodeItem jsonItemDecoder[T], part func([]T) error) (metav1.ListMeta, error) {
 	s := &jsonScanner{r: bufio.NewReaderSize(r, 64<<10)}
 	var head metav1.TypeMeta
 	var lm metav1.ListMeta
@@ -62,10 +64,8 @@ func decodeJSONList[T informer.Object](r io.Reader, listKind string, decodeItem 
 			if d != nil {
 				return errors.New(`two "items" fields`)
 			}
-			if head.Kind != "" {
-				if err := checkListKind(head.Kind, listKind); err != nil {
-					return err
-				}
+			if err := checkListType(head, want); err != nil && head.Kind != "" && head.APIVersion != "" {
+				return err // known to be wrong before any item is handed over
 			}
 			seen := head
 			d = newItemDecoder(func(data []byte, index int) (T, error) { return decodeItem(data, seen, index) }, part)
@@ -79,10 +79,17 @@ func decodeJSONList[T informer.Object](r io.Reader, listKind string, decodeItem 
 		}
 	}
 	if err == nil {
-		err = checkListKind(head.Kind, listKind)
+		err = checkListType(head, want)
+	}
+	if err == nil && d == nil {
+		// Taken as an empty list, it would delete the whole cache.
+		err = fmt.Errorf("%w: the LIST answer has no items", ErrUnexpectedObject)
 	}
 	if err == nil {
 		err = s.end()
+	}
+	if failed := readFailure(err); failed != nil {
+		return metav1.ListMeta{}, failed
 	}
 	if err != nil {
 		if !errors.Is(err, ErrUnexpectedObject) {
@@ -129,16 +136,18 @@ func (s *jsonScanner) eachItem(add func(read func([]byte) ([]byte, error)) error
 	}
 }
 
-// checkListKind checks the kind a LIST answered with.
-func checkListKind(got, want string) error {
+// checkListType checks the kind and apiVersion a LIST answered with
+// against want (see decodeJSONList).
+func checkListType(got, want metav1.TypeMeta) error {
 	switch {
-	case got == "":
+	case got.Kind == "":
 		return fmt.Errorf("%w: the LIST answer names no kind", ErrUnexpectedObject)
-	case want == "" && !strings.HasSuffix(got, "List"), want != "" && got != want:
-		if want == "" {
-			want = "a kind ending in List"
-		}
-		return fmt.Errorf("%w: the LIST answered kind %q, want %q", ErrUnexpectedObject, got, want)
+	case want.Kind == "" && !strings.HasSuffix(got.Kind, "List"):
+		return fmt.Errorf("%w: the LIST answered kind %q, want a kind ending in List", ErrUnexpectedObject, got.Kind)
+	case want.Kind != "" && got.Kind != want.Kind:
+		return fmt.Errorf("%w: the LIST answered kind %q, want %q", ErrUnexpectedObject, got.Kind, want.Kind)
+	case want.APIVersion != "" && got.APIVersion != want.APIVersion:
+		return fmt.Errorf("%w: the LIST answered %s in apiVersion %q, want %q", ErrUnexpectedObject, got.Kind, got.APIVersion, want.APIVersion)
 	}
 	return nil
 }
@@ -171,8 +180,8 @@ func unstructuredJSONItem(data []byte, head metav1.TypeMeta, index int) (*unstru
 	}
 	u := &unstructured.Unstructured{Object: m}
 	if u.GetKind() == "" && u.GetAPIVersion() == "" {
-		if head.Kind == "" {
-			return nil, fmt.Errorf("%w: list item %d names no kind, and the list names its own only after its items", ErrUnexpectedObject, index)
+		if head.Kind == "" || head.APIVersion == "" {
+			return nil, fmt.Errorf("%w: list item %d names no kind and apiVersion, and the list names its own only after its items", ErrUnexpectedObject, index)
 		}
 		u.SetKind(strings.TrimSuffix(head.Kind, "List"))
 		u.SetAPIVersion(head.APIVersion)

@@ -25,7 +25,7 @@ func BenchmarkJSONList(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
 			n := 0
-			_, err := decodeJSONList(bytes.NewReader(body), "", unstructuredJSONItem, func(part []*unstructured.Unstructured) error {
+			_, err := decodeJSONList(bytes.NewReader(body), anyList, unstructuredJSONItem, func(part []*unstructured.Unstructured) error {
 				n += len(part)
 				return nil
 			})
@@ -48,7 +48,7 @@ func BenchmarkJSONList(b *testing.B) {
 	b.Run("in-parts-typed", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			_, err := decodeJSONList(bytes.NewReader(body), "WidgetList", typedJSONItem[*metav1.PartialObjectMetadata]("Widget"), func([]*metav1.PartialObjectMetadata) error { return nil })
+			_, err := decodeJSONList(bytes.NewReader(body), widgetListType, typedJSONItem[*metav1.PartialObjectMetadata]("Widget"), func([]*metav1.PartialObjectMetadata) error { return nil })
 			require.NoError(b, err)
 		}
 	})

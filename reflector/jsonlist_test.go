@@ -2,10 +2,13 @@ package reflector
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,7 +56,7 @@ func TestAJSONListDecodesToWhatTheAPIMachineryDecodesItTo(t *testing.T) {
 		require.NoError(t, runtime.DecodeInto(codecs.UniversalDeserializer(), body, want))
 
 		var got []*corev1.ConfigMap
-		meta, err := decodeJSONList(bytes.NewReader(body), "ConfigMapList", typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
+		meta, err := decodeJSONList(bytes.NewReader(body), cmListType, typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
 		require.NoError(t, err)
 		assert.Equal(t, want.ListMeta, meta)
 		require.Len(t, got, n)
@@ -66,7 +69,7 @@ func TestAJSONListDecodesToWhatTheAPIMachineryDecodesItTo(t *testing.T) {
 func TestAJSONListIsHandedOverInPartsAsItIsRead(t *testing.T) {
 	body := encodeJSONList(t, configMapList(20_000)) // about 3 MB: a dozen batches
 	parts, seen := 0, 0
-	_, err := decodeJSONList(bytes.NewReader(body), "ConfigMapList", typedJSONItem[*corev1.ConfigMap]("ConfigMap"), func(part []*corev1.ConfigMap) error {
+	_, err := decodeJSONList(bytes.NewReader(body), cmListType, typedJSONItem[*corev1.ConfigMap]("ConfigMap"), func(part []*corev1.ConfigMap) error {
 		for _, item := range part {
 			require.Equal(t, fmt.Sprintf("cm-%d", seen), item.Name, "in list order")
 			seen++
@@ -85,13 +88,13 @@ func TestACustomResourceListWhoseKindComesAfterItsItemsDecodes(t *testing.T) {
 	require.Less(t, bytes.Index(body, []byte(`"items"`)), bytes.Index(body, []byte(`"kind":"WidgetList"`)), "the server's order for a custom resource")
 
 	var typed []*metav1.PartialObjectMetadata // any Go type that names its kind works the same
-	_, err := decodeJSONList(bytes.NewReader(body), "WidgetList", typedJSONItem[*metav1.PartialObjectMetadata]("Widget"), collect(&typed))
+	_, err := decodeJSONList(bytes.NewReader(body), widgetListType, typedJSONItem[*metav1.PartialObjectMetadata]("Widget"), collect(&typed))
 	require.NoError(t, err)
 	require.Len(t, typed, 3)
 	assert.Equal(t, "w-2", typed[2].Name)
 
 	var u []*unstructured.Unstructured
-	meta, err := decodeJSONList(bytes.NewReader(body), "", unstructuredJSONItem, collect(&u))
+	meta, err := decodeJSONList(bytes.NewReader(body), anyList, unstructuredJSONItem, collect(&u))
 	require.NoError(t, err)
 	assert.Equal(t, "9", meta.ResourceVersion)
 	want := &unstructured.UnstructuredList{}
@@ -105,7 +108,7 @@ func TestACustomResourceListWhoseKindComesAfterItsItemsDecodes(t *testing.T) {
 func TestAnUnstructuredItemWithoutAKindTakesTheListsKind(t *testing.T) {
 	body := encodeJSONList(t, configMapList(2)) // a built-in list: kind first, items without one
 	var u []*unstructured.Unstructured
-	_, err := decodeJSONList(bytes.NewReader(body), "", unstructuredJSONItem, collect(&u))
+	_, err := decodeJSONList(bytes.NewReader(body), anyList, unstructuredJSONItem, collect(&u))
 	require.NoError(t, err)
 	want := &unstructured.UnstructuredList{}
 	_, _, err = unstructured.UnstructuredJSONScheme.Decode(body, nil, want)
@@ -118,7 +121,7 @@ func TestAnUnstructuredItemWithoutAKindTakesTheListsKind(t *testing.T) {
 	}
 
 	late := []byte(`{"items":[{"metadata":{"name":"a"}}],"kind":"ConfigMapList","apiVersion":"v1","metadata":{}}`)
-	_, err = decodeJSONList(bytes.NewReader(late), "", unstructuredJSONItem, collect(&u))
+	_, err = decodeJSONList(bytes.NewReader(late), anyList, unstructuredJSONItem, collect(&u))
 	assert.ErrorIs(t, err, ErrUnexpectedObject, "an item without a kind before the list's kind cannot be given one")
 	assert.ErrorContains(t, err, "list item 0 names no kind")
 }
@@ -134,19 +137,22 @@ func TestAJSONAnswerThatIsNotTheListAskedForIsAnError(t *testing.T) {
 		"an item that is not JSON":  {`{"kind":"ConfigMapList","items":[{"metadata":{"name":x}}]}`, "list item 0"},
 		"two items fields":          {`{"kind":"ConfigMapList","items":[],"items":[]}`, `two "items"`},
 		"data after the list":       {ok + `{}`, "after the end"},
+		"another apiVersion":        {`{"kind":"ConfigMapList","apiVersion":"example.com/v9","items":[{}]}`, `apiVersion "example.com/v9", want "v1"`},
+		"no items":                  {`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{}}`, "has no items"},
+		"a value that is not JSON":  {`{"kind":"ConfigMapList","apiVersion":"v1","extra":{"y"},"items":[]}`, "not JSON"},
 		"not JSON":                  {"k8s\x00 protobuf", "not a JSON list"},
 		"empty":                     {"", "not a JSON list"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			var got []*corev1.ConfigMap
-			_, err := decodeJSONList(strings.NewReader(c.body), "ConfigMapList", typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
+			_, err := decodeJSONList(strings.NewReader(c.body), cmListType, typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
 			assert.ErrorIs(t, err, ErrUnexpectedObject)
 			assert.ErrorContains(t, err, c.want)
 		})
 	}
 	var got []*corev1.ConfigMap
-	meta, err := decodeJSONList(strings.NewReader(ok), "ConfigMapList", typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
+	meta, err := decodeJSONList(strings.NewReader(ok), cmListType, typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
 	require.NoError(t, err, "the good one the cases are made from")
 	assert.Equal(t, "1", meta.ResourceVersion)
 }
@@ -156,11 +162,11 @@ func TestAJSONListCutAnywhereIsAnError(t *testing.T) {
 	body = bytes.TrimRight(body, "\n")
 	for n := range len(body) {
 		var got []*corev1.ConfigMap
-		_, err := decodeJSONList(bytes.NewReader(body[:n]), "ConfigMapList", typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
+		_, err := decodeJSONList(bytes.NewReader(body[:n]), cmListType, typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
 		require.Error(t, err, "cut after %d of %d bytes: %q", n, len(body), body[:n])
 	}
 	var got []*corev1.ConfigMap
-	_, err := decodeJSONList(bytes.NewReader(body), "ConfigMapList", typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
+	_, err := decodeJSONList(bytes.NewReader(body), cmListType, typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
 	require.NoError(t, err)
 	assert.Len(t, got, 3)
 }
@@ -168,7 +174,7 @@ func TestAJSONListCutAnywhereIsAnError(t *testing.T) {
 func TestARefusedJSONPartStopsTheListWithTheRefusal(t *testing.T) {
 	refused := errors.New("the store is closed")
 	parts := 0
-	_, err := decodeJSONList(bytes.NewReader(encodeJSONList(t, configMapList(20_000))), "ConfigMapList", typedJSONItem[*corev1.ConfigMap]("ConfigMap"), func([]*corev1.ConfigMap) error {
+	_, err := decodeJSONList(bytes.NewReader(encodeJSONList(t, configMapList(20_000))), cmListType, typedJSONItem[*corev1.ConfigMap]("ConfigMap"), func([]*corev1.ConfigMap) error {
 		parts++
 		return refused
 	})
@@ -176,13 +182,13 @@ func TestARefusedJSONPartStopsTheListWithTheRefusal(t *testing.T) {
 	assert.Equal(t, 1, parts, "nothing handed over after the refusal")
 }
 
-func TestAJSONListWithNullOrNoItemsIsEmpty(t *testing.T) {
+func TestAJSONListWithNullOrEmptyItemsIsEmpty(t *testing.T) {
 	for _, body := range []string{
-		`{"kind":"ConfigMapList","metadata":{"resourceVersion":"5"},"items":null}`,
-		` { "metadata" : { "resourceVersion" : "5" } , "kind" : "ConfigMapList" } ` + "\n",
+		`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":null}`,
+		` { "metadata" : { "resourceVersion" : "5" } , "kind" : "ConfigMapList" , "items" : [ ] , "apiVersion" : "v1" } ` + "\n",
 	} {
 		var got []*corev1.ConfigMap
-		meta, err := decodeJSONList(strings.NewReader(body), "ConfigMapList", typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
+		meta, err := decodeJSONList(strings.NewReader(body), cmListType, typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
 		require.NoError(t, err, body)
 		assert.Empty(t, got)
 		assert.Equal(t, "5", meta.ResourceVersion)
@@ -194,7 +200,7 @@ func FuzzDecodeJSONList(f *testing.F) {
 	f.Add(encodeJSONList(f, widgetList(2)))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var got []*unstructured.Unstructured
-		_, err := decodeJSONList(bytes.NewReader(body), "", unstructuredJSONItem, collect(&got))
+		_, err := decodeJSONList(bytes.NewReader(body), anyList, unstructuredJSONItem, collect(&got))
 		if err == nil {
 			return
 		}
@@ -217,6 +223,13 @@ func widgetList(n int) *unstructured.UnstructuredList {
 	return list
 }
 
+// The lists the tests ask for: anyList is what the unstructured mode asks.
+var (
+	cmListType     = metav1.TypeMeta{Kind: "ConfigMapList", APIVersion: "v1"}
+	widgetListType = metav1.TypeMeta{Kind: "WidgetList", APIVersion: "example.com/v1"}
+	anyList        = metav1.TypeMeta{}
+)
+
 func collect[T any](into *[]T) func([]T) error {
 	return func(part []T) error {
 		*into = append(*into, part...)
@@ -228,4 +241,34 @@ func scheme(t testing.TB) *runtime.Scheme {
 	s := runtime.NewScheme()
 	require.NoError(t, corev1.AddToScheme(s))
 	return s
+}
+
+func TestAnUnstructuredItemIsNotGivenHalfOfTheListsType(t *testing.T) {
+	body := `{"kind":"ConfigMapList","items":[{"metadata":{"name":"a","namespace":"d"}}],"apiVersion":"v1","metadata":{}}`
+	var got []*unstructured.Unstructured
+	_, err := decodeJSONList(strings.NewReader(body), anyList, unstructuredJSONItem, collect(&got))
+	assert.ErrorContains(t, err, "names no kind and apiVersion", "the apiVersion comes after the item: an error, not an empty apiVersion")
+	assert.Empty(t, got)
+}
+
+func TestAJSONListsMetadataIsReadCaseSensitivelyAsTheAPIMachineryReadsIt(t *testing.T) {
+	body := `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5","ResourceVersion":"9","Continue":"bogus"},"items":[]}`
+	var got []*corev1.ConfigMap
+	meta, err := decodeJSONList(strings.NewReader(body), cmListType, typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
+	require.NoError(t, err)
+	assert.Equal(t, metav1.ListMeta{ResourceVersion: "5"}, meta)
+}
+
+func TestAnAnswerWhoseReadingFailsIsAReadingFailureNotABadObject(t *testing.T) {
+	body := encodeJSONList(t, configMapList(100))
+	cut := readErrors{io.MultiReader(bytes.NewReader(body[:len(body)/2]), iotest.ErrReader(context.DeadlineExceeded))}
+	var got []*corev1.ConfigMap
+	_, err := decodeJSONList(cut, cmListType, typedJSONItem[*corev1.ConfigMap]("ConfigMap"), collect(&got))
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "the cause is kept")
+	assert.NotErrorIs(t, err, ErrUnexpectedObject)
+	assert.ErrorContains(t, err, "reading the LIST answer")
+
+	_, _, err = decodeAll(readErrors{io.MultiReader(bytes.NewReader(encodeList(t, configMapList(100))[:500]), iotest.ErrReader(context.DeadlineExceeded))}, "ConfigMapList")
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "protobuf too")
+	assert.NotErrorIs(t, err, errNotAProtobufList)
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	kjson "sigs.k8s.io/json"
 )
 
 // jsonScanner walks the JSON of a LIST answer without decoding it: it
@@ -91,18 +93,22 @@ func (s *jsonScanner) eachField(fn func(key string) error) error {
 	}
 }
 
-// decodeValue reads the next value and decodes it into v.
+// decodeValue reads the next value and decodes it into v, as the API
+// machinery decodes JSON: field names are case-sensitive.
 func (s *jsonScanner) decodeValue(v any) error {
 	raw, err := s.appendValue(nil)
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(raw, v)
+	return kjson.UnmarshalCaseSensitivePreserveInts(raw, v)
 }
 
-// skipValue reads the next value and forgets it.
+// skipValue reads the next value, checks that it is JSON, and forgets it.
 func (s *jsonScanner) skipValue() error {
-	_, err := s.appendValue(nil)
+	raw, err := s.appendValue(nil)
+	if err == nil && !json.Valid(raw) {
+		err = fmt.Errorf("a value that is not JSON: %.40q", raw)
+	}
 	return err
 }
 

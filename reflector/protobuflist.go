@@ -57,10 +57,11 @@ const batchBytes = 256 << 10
 
 // decodeProtobufList reads a LIST answer in protobuf whose items are Ts
 // from r, decoding its items as they arrive and handing them to part, in
-// list order, a batch at a time. wantKind is the list's kind, such as
-// "ConfigMapList". An error from part stops the reading and is returned
-// as it is.
-func decodeProtobufList[T informer.Object](r io.Reader, wantKind string, part func([]T) error) (metav1.ListMeta, error) {
+// list order, a batch at a time. want is the list's kind and apiVersion,
+// such as ConfigMapList in v1. An error from part stops the reading and
+// is returned as it is; a failure to read the answer is returned as
+// such (see readFailure), not as a bad answer.
+func decodeProtobufList[T informer.Object](r io.Reader, want metav1.TypeMeta, part func([]T) error) (metav1.ListMeta, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	prefix := make([]byte, len(protobufPrefix))
 	if _, err := io.ReadFull(br, prefix); err != nil || !bytes.Equal(prefix, protobufPrefix) {
@@ -68,7 +69,7 @@ func decodeProtobufList[T informer.Object](r io.Reader, wantKind string, part fu
 	}
 	d := newItemDecoder(decodeProtobufItem[T], part)
 	var lm metav1.ListMeta
-	kind := ""
+	var got metav1.TypeMeta
 	err := eachField(br, -1, func(num protowire.Number, size int, field *bufio.Reader) error {
 		switch num {
 		case 1: // typeMeta: kind is its field 2
@@ -78,14 +79,17 @@ func decodeProtobufList[T informer.Object](r io.Reader, wantKind string, part fu
 			}
 			return eachField(bufio.NewReader(bytes.NewReader(typeMeta)), size, func(num protowire.Number, size int, f *bufio.Reader) error {
 				value, err := readN(f, size)
-				if num == 2 {
-					kind = string(value)
+				switch num {
+				case 1:
+					got.APIVersion = string(value)
+				case 2:
+					got.Kind = string(value)
 				}
 				return err
 			})
 		case 2: // raw: the list
-			if kind != wantKind {
-				return fmt.Errorf("%w: the LIST answered kind %q, want %q", ErrUnexpectedObject, kind, wantKind)
+			if err := checkListType(got, want); err != nil {
+				return err
 			}
 			return eachField(field, size, func(num protowire.Number, size int, f *bufio.Reader) error {
 				if num == 2 {
@@ -104,12 +108,15 @@ func decodeProtobufList[T informer.Object](r io.Reader, wantKind string, part fu
 	if failed := d.finish(); failed != nil {
 		return metav1.ListMeta{}, failed // an item that did not decode, or part's own error
 	}
-	if err == nil && kind == "" {
+	if err == nil && got.Kind == "" {
 		err = fmt.Errorf("%w: the answer holds no list", errNotAProtobufList)
+	}
+	if failed := readFailure(err); failed != nil {
+		return metav1.ListMeta{}, failed
 	}
 	if err != nil {
 		if !errors.Is(err, ErrUnexpectedObject) {
-			err = fmt.Errorf("%w: %s: %v", errNotAProtobufList, wantKind, err)
+			err = fmt.Errorf("%w: %s: %v", errNotAProtobufList, want.Kind, err)
 		}
 		return metav1.ListMeta{}, err
 	}

@@ -56,7 +56,7 @@ func TestAProtobufListIsHandedOverInPartsAsItIsDecoded(t *testing.T) {
 	list := configMapList(20_000) // about 1.2 MB: five batches
 	body := encodeList(t, list)
 	parts, seen := 0, 0
-	_, err := decodeProtobufList(bytes.NewReader(body), "ConfigMapList", func(part []*corev1.ConfigMap) error {
+	_, err := decodeProtobufList(bytes.NewReader(body), cmListType, func(part []*corev1.ConfigMap) error {
 		for _, item := range part {
 			require.Equal(t, list.Items[seen].Name, item.Name, "parts arrive in list order")
 			seen++
@@ -72,7 +72,7 @@ func TestAProtobufListIsHandedOverInPartsAsItIsDecoded(t *testing.T) {
 func TestAPartRefusedStopsTheListWithTheRefusal(t *testing.T) {
 	refusal := errors.New("the store is closed")
 	parts := 0
-	_, err := decodeProtobufList(bytes.NewReader(encodeList(t, configMapList(20_000))), "ConfigMapList", func([]*corev1.ConfigMap) error {
+	_, err := decodeProtobufList(bytes.NewReader(encodeList(t, configMapList(20_000))), cmListType, func([]*corev1.ConfigMap) error {
 		parts++
 		return refusal
 	})
@@ -92,6 +92,11 @@ func TestAProtobufAnswerThatIsNotTheListAskedForIsAnError(t *testing.T) {
 		"empty":           {nil, errNotAProtobufList},
 		"only the prefix": {protobufPrefix, errNotAProtobufList},
 		"a garbled item":  {listBody("ConfigMapList", []byte{0x00}), ErrUnexpectedObject}, // field number 0: no message has one
+		"another apiVersion": {func() []byte {
+			other := configMapList(1)
+			other.APIVersion = "example.com/v9"
+			return encodeList(t, other)
+		}(), ErrUnexpectedObject},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, _, err := decodeAll(bytes.NewReader(c.body), "ConfigMapList")
@@ -100,10 +105,11 @@ func TestAProtobufAnswerThatIsNotTheListAskedForIsAnError(t *testing.T) {
 	}
 }
 
-// listBody builds a protobuf list answer of kind by hand, around items
-// given as raw bytes.
+// listBody builds a protobuf list answer of kind in v1 by hand, around
+// items given as raw bytes.
 func listBody(kind string, items ...[]byte) []byte {
-	typeMeta := protowire.AppendBytes(protowire.AppendTag(nil, 2, protowire.BytesType), []byte(kind))
+	typeMeta := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte("v1"))
+	typeMeta = protowire.AppendBytes(protowire.AppendTag(typeMeta, 2, protowire.BytesType), []byte(kind))
 	var raw []byte
 	for _, item := range items {
 		raw = protowire.AppendBytes(protowire.AppendTag(raw, 2, protowire.BytesType), item)
@@ -131,7 +137,7 @@ func FuzzDecodeProtobufList(f *testing.F) {
 // decodeAll decodes a protobuf ConfigMapList body into one slice.
 func decodeAll(body io.Reader, kind string) ([]*corev1.ConfigMap, metav1.ListMeta, error) {
 	var all []*corev1.ConfigMap
-	meta, err := decodeProtobufList(body, kind, func(part []*corev1.ConfigMap) error {
+	meta, err := decodeProtobufList(body, metav1.TypeMeta{Kind: kind, APIVersion: "v1"}, func(part []*corev1.ConfigMap) error {
 		all = append(all, part...)
 		return nil
 	})

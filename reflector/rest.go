@@ -27,9 +27,9 @@ import (
 type RESTListerWatcher[T informer.Object] struct {
 	client *rest.RESTClient
 	src    Source
-	// listKind is the kind a LIST must answer, such as "ConfigMapList";
-	// "" (unstructured) accepts any list.
-	listKind string
+	// listType is the kind and apiVersion a LIST must answer, such as
+	// ConfigMapList in v1; empty fields (unstructured) accept any list.
+	listType metav1.TypeMeta
 	// jsonItem decodes one item of a JSON LIST answer.
 	jsonItem jsonItemDecoder[T]
 	// protobuf is set for a Go type read as protobuf.
@@ -68,16 +68,16 @@ func (lw *RESTListerWatcher[T]) ListInParts(ctx context.Context, opts metav1.Lis
 		return metav1.ListMeta{}, err
 	}
 	defer body.Close()
-	br := bufio.NewReaderSize(body, 64<<10)
+	br := bufio.NewReaderSize(readErrors{body}, 64<<10)
 	if start, _ := br.Peek(len(protobufPrefix)); bytes.Equal(start, protobufPrefix) {
 		if !lw.protobuf {
 			return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answered protobuf, and JSON was asked for", ErrUnexpectedObject)
 		}
-		return decodeProtobufList(br, lw.listKind, part)
+		return decodeProtobufList(br, lw.listType, part)
 	}
 	// JSON: asked for, or the answer of a server or proxy that cannot
 	// speak protobuf.
-	return decodeJSONList(br, lw.listKind, lw.jsonItem, part)
+	return decodeJSONList(br, lw.listType, lw.jsonItem, part)
 }
 
 // String names the collection, as Source.String does, and says how the

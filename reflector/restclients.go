@@ -51,7 +51,7 @@ func NewTypedListerWatcher[T informer.Object](cfg *rest.Config, scheme *runtime.
 	return &RESTListerWatcher[T]{
 		client:   client,
 		src:      src,
-		listKind: listKind.Kind,
+		listType: metav1.TypeMeta{Kind: listKind.Kind, APIVersion: gv.String()},
 		jsonItem: typedJSONItem[T](kind.Kind),
 		protobuf: src.Protobuf && ProtobufCapable[T](),
 	}, nil
@@ -97,7 +97,7 @@ func NewMetadataListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[
 	return &RESTListerWatcher[*metav1.PartialObjectMetadata]{
 		client:   client,
 		src:      src,
-		listKind: "PartialObjectMetadataList",
+		listType: metav1.TypeMeta{Kind: "PartialObjectMetadataList", APIVersion: metav1.SchemeGroupVersion.String()},
 		jsonItem: typedJSONItem[*metav1.PartialObjectMetadata]("PartialObjectMetadata"),
 		mode:     "metadata only",
 		// "as=" asks the server to transform each object before sending it.
