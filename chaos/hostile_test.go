@@ -100,11 +100,12 @@ func TestHostileWatchesAreReportedRetriedAtABoundedRateAndRecoveredFrom(t *testi
 
 // A connection reset half-way through the second page of a relist: the
 // list fails and starts over after the backoff. The first page of each
-// cut list reaches the cache (a relist is handed over in parts), so a and
-// b move to their newer versions, but nothing is deleted on the word of a
-// list that did not finish: c, d and e, which only the missing page could
-// have updated or dropped, stay as the last complete list had them. The
-// next complete list then replaces it all.
+// cut list reaches the cache (a relist is handed over in parts), and so
+// does every item of the cut page that arrived whole before the reset: a,
+// b and c move to their newer versions, and f, cut in half, is not added.
+// Nothing is deleted on the word of a list that did not finish: d and e,
+// which only the lost half could have dropped, stay as the last complete
+// list had them. The next complete list then replaces it all.
 func TestAResetInTheMiddleOfAListPageLeavesTheCacheWholeUntilAListCompletes(t *testing.T) {
 	old := []map[string]any{cm("a", "1"), cm("b", "2"), cm("c", "3"), cm("d", "4"), cm("e", "5")}
 	s := newServer(t, pagedList("10", 0, old...), nil)
@@ -137,9 +138,9 @@ func TestAResetInTheMiddleOfAListPageLeavesTheCacheWholeUntilAListCompletes(t *t
 		}
 	}
 	assert.GreaterOrEqual(t, failedLists, n/2-1, "every cut list is reported")
-	partial := map[string]string{"ns/a": "11", "ns/b": "12", "ns/c": "3", "ns/d": "4", "ns/e": "5"}
+	partial := map[string]string{"ns/a": "11", "ns/b": "12", "ns/c": "13", "ns/d": "4", "ns/e": "5"}
 	eventually(t, func() bool { return fmt.Sprint(cacheRVs(inf)) == fmt.Sprint(partial) }, 5*time.Second,
-		"the cache holds the first page's newer versions and every key of the last complete list")
+		"the cache holds the newer versions that arrived whole and every key of the last complete list")
 	eventually(t, func() bool { live, _ := v.state(); return fmt.Sprint(live) == fmt.Sprint(partial) }, 5*time.Second,
 		"the handler was told of the newer versions and of no deletion")
 	assert.Zero(t, v.deletes.Load())
