@@ -17,18 +17,27 @@ import (
 	"github.com/listwatch/informer/reflector"
 )
 
+// heldBackList is a reflector that lists 10 ConfigMaps in pages into a
+// DeltaFIFO that holds partQueueLimit keys before the reader must wait,
+// and that nothing pops: the test is the consumer.
+func heldBackList(t *testing.T, partQueueLimit int, tuning reflector.Tuning) (*memlistwatch.ListerWatcher[*corev1.ConfigMap], *deltafifo.DeltaFIFO[*corev1.ConfigMap], *reflector.Reflector[*corev1.ConfigMap]) {
+	t.Helper()
+	lw := memlistwatch.New[*corev1.ConfigMap]()
+	for i := range 10 {
+		_, err := lw.Create(cm("default", fmt.Sprintf("cm-%02d", i)))
+		require.NoError(t, err)
+	}
+	fifo := must(deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{PartQueueLimit: partQueueLimit}))
+	r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: fifo, Tuning: tuning}))
+	return lw, fifo, r
+}
+
 // A relist in parts into a DeltaFIFO whose consumer falls behind: the
 // reflector waits for room instead of queueing the whole list, and a
 // reflector stopped while it waits returns.
 func TestAListIsHeldBackWhileItsConsumerFallsBehindAndStopsWithItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		lw := memlistwatch.New[*corev1.ConfigMap]()
-		for i := range 10 {
-			_, err := lw.Create(cm("default", fmt.Sprintf("cm-%02d", i)))
-			require.NoError(t, err)
-		}
-		fifo := must(deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{PartQueueLimit: 4}))
-		r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: fifo, Tuning: reflector.Tuning{PageSize: 2}}))
+		_, fifo, r := heldBackList(t, 4, reflector.Tuning{PageSize: 2})
 		ctx, cancel := context.WithCancel(t.Context())
 		stopped := make(chan error, 1)
 		go func() { stopped <- r.Run(ctx) }()
@@ -55,13 +64,7 @@ func TestAListIsHeldBackWhileItsConsumerFallsBehindAndStopsWithItsContext(t *tes
 
 func TestAListHeldBackByItsConsumerFinishesOnceTheConsumerCatchesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		lw := memlistwatch.New[*corev1.ConfigMap]()
-		for i := range 10 {
-			_, err := lw.Create(cm("default", fmt.Sprintf("cm-%02d", i)))
-			require.NoError(t, err)
-		}
-		fifo := must(deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{PartQueueLimit: 3}))
-		r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: fifo, Tuning: reflector.Tuning{PageSize: 2}}))
+		lw, fifo, r := heldBackList(t, 3, reflector.Tuning{PageSize: 2})
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		go func() { _ = r.Run(ctx) }()
@@ -88,14 +91,7 @@ func TestAListHeldBackByItsConsumerFinishesOnceTheConsumerCatchesUp(t *testing.T
 // the server and start over, and never finish.
 func TestAListHeldBackForLongerThanHoldBackIsHandedOverRegardless(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		lw := memlistwatch.New[*corev1.ConfigMap]()
-		for i := range 10 {
-			_, err := lw.Create(cm("default", fmt.Sprintf("cm-%02d", i)))
-			require.NoError(t, err)
-		}
-		fifo := must(deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{PartQueueLimit: 4}))
-		r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: fifo,
-			Tuning: reflector.Tuning{PageSize: 2, HoldBack: 3 * time.Second}}))
+		lw, fifo, r := heldBackList(t, 4, reflector.Tuning{PageSize: 2, HoldBack: 3 * time.Second})
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		go func() { _ = r.Run(ctx) }()
