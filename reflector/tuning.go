@@ -66,7 +66,7 @@ type Tuning struct {
 	// rest.Config.Timeout ends it sooner, so a list held back too long
 	// would fail and start over, and never finish. The factory sets it to
 	// a quarter of its rest.Config's Timeout when that is shorter.
-	// Negative: never wait. Default: 15s.
+	// Negative: never wait. Default: DefaultHoldBack.
 	HoldBack time.Duration
 
 	// WatchTimeout is the shortest server-side timeout a WATCH asks for
@@ -110,6 +110,10 @@ type Tuning struct {
 	BackoffReset time.Duration
 }
 
+// DefaultHoldBack is Tuning.HoldBack's default: a quarter of
+// kube-apiserver's default request timeout (60s), which bounds a LIST.
+const DefaultHoldBack = 15 * time.Second
+
 // withDefaults returns t with every zero field set to its default.
 func (t Tuning) withDefaults() Tuning {
 	if t.PageSize == 0 {
@@ -125,7 +129,7 @@ func (t Tuning) withDefaults() Tuning {
 		t.ExpiredContinueLimit = 1
 	}
 	if t.HoldBack == 0 {
-		t.HoldBack = 15 * time.Second
+		t.HoldBack = DefaultHoldBack
 	}
 	t.WatchTimeout = orDefault(t.WatchTimeout, 5*time.Minute)
 	t.WatchTimeoutJitter = jitterOrDefault(t.WatchTimeoutJitter, 1.0)

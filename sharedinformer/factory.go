@@ -335,10 +335,15 @@ func (f *Factory) RESTClient(gv schema.GroupVersion) (*rest.RESTClient, error) {
 
 // holdBackWithin keeps a list's holding back (reflector.Tuning.HoldBack)
 // to a quarter of the client's Timeout, which bounds a whole LIST request,
-// body included: a list held back past it would fail every time.
+// body included: a list held back past it would fail every time. It only
+// ever shortens it: the default stays within kube-apiserver's own limit.
 func holdBackWithin(timeout time.Duration, t reflector.Tuning) reflector.Tuning {
-	if timeout > 0 && t.HoldBack >= 0 && (t.HoldBack == 0 || t.HoldBack > timeout/4) {
-		t.HoldBack = max(timeout/4, time.Nanosecond)
+	if timeout <= 0 || t.HoldBack < 0 {
+		return t
 	}
+	if t.HoldBack == 0 {
+		t.HoldBack = reflector.DefaultHoldBack
+	}
+	t.HoldBack = max(min(t.HoldBack, timeout/4), time.Nanosecond)
 	return t
 }
