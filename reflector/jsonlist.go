@@ -43,8 +43,9 @@ type jsonItemDecoder[T informer.Object] func(data []byte, head metav1.TypeMeta, 
 // decodeJSONList reads a LIST answer in JSON from r, decoding its items
 // as they arrive and handing them to part, in list order, a batch at a
 // time. want is the list's kind and apiVersion, such as ConfigMapList in
-// v1; an empty Kind accepts any kind that ends in "List", an empty
-// APIVersion any apiVersion. An error from part stops the reading and is
+// v1; an empty Kind accepts any kind (a custom resource's CRD may name
+// its list kind as it likes, GizmoCollection say), an empty APIVersion
+// any apiVersion. An error from part stops the reading and is
 // returned as it is; a failure to read the answer is returned as such
 // (see readFailure), not as a bad answer.
 func decodeJSONList[T informer.Object](r io.Reader, want metav1.TypeMeta, decodeItem jsonItemDecoder[T], part func([]T) error) (metav1.ListMeta, error) {
@@ -142,8 +143,6 @@ func checkListType(got, want metav1.TypeMeta) error {
 	switch {
 	case got.Kind == "":
 		return fmt.Errorf("%w: the LIST answer names no kind", ErrUnexpectedObject)
-	case want.Kind == "" && !strings.HasSuffix(got.Kind, "List"):
-		return fmt.Errorf("%w: the LIST answered kind %q, want a kind ending in List", ErrUnexpectedObject, got.Kind)
 	case want.Kind != "" && got.Kind != want.Kind:
 		return fmt.Errorf("%w: the LIST answered kind %q, want %q", ErrUnexpectedObject, got.Kind, want.Kind)
 	case want.APIVersion != "" && got.APIVersion != want.APIVersion:
