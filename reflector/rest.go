@@ -69,7 +69,11 @@ func (lw *RESTListerWatcher[T]) ListInParts(ctx context.Context, opts metav1.Lis
 	}
 	defer body.Close()
 	br := bufio.NewReaderSize(readErrors{body}, 64<<10)
-	if start, _ := br.Peek(len(protobufPrefix)); bytes.Equal(start, protobufPrefix) {
+	start, err := br.Peek(len(protobufPrefix))
+	if failed := readFailure(err); failed != nil {
+		return metav1.ListMeta{}, failed // cut before 4 bytes arrived
+	}
+	if bytes.Equal(start, protobufPrefix) {
 		if !lw.protobuf {
 			return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answered protobuf, and JSON was asked for", ErrUnexpectedObject)
 		}
