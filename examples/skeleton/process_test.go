@@ -174,10 +174,15 @@ func TestABurstOf200ConfigMapsIsReconciledWithin30sOnTheDefaultClientLimits(t *t
 	require.Eventually(t, func() bool { return s.countSecrets() == n+1 }, 30*time.Second, 100*time.Millisecond,
 		"a Secret for each of the %d ConfigMaps within 30 s", n)
 	t.Logf("%d ConfigMaps created and their Secrets made in %v", n, time.Since(began).Round(time.Millisecond))
-	// Past the burst, the skeleton's 2 workers share 50 tokens a second, so
-	// a create waits at most about 2/50 s = 40 ms for one, however fast or
-	// slow the machine: under the 100 ms that the factory reports.
-	assert.NotContains(t, p.out.String(), "client-side throttling", "no request waited long for the limiter")
+	// Past the burst, the skeleton's 2 workers share 50 tokens a second.
+	// Whether they are held back a tenth of a 10 s window, and so warned
+	// of (sharedinformer's rule), depends on how fast this machine runs
+	// them: the warning may come or not. When it comes, it must name the
+	// limits that held them back and the way out.
+	if out := p.out.String(); strings.Contains(out, "client-side throttling") {
+		assert.Contains(t, out, `limits="QPS 50, burst 100"`, "the factory's default limits")
+		assert.Contains(t, out, "set QPS to -1", "the way out")
+	}
 	p.stop(t, 10*time.Second)
 }
 
