@@ -148,11 +148,20 @@ func (s *Sharder) shard(ctx context.Context) error {
 }
 
 // watchMembers rebuilds the ring whenever the alive members change,
-// takes over the Leases of members that look dead, and after either
-// enqueues every key, until ctx ends. Once a LeaseDuration it deletes the
-// Leases of dead members that own nothing (collectLeases).
+// takes over the Leases of members that look dead, and enqueues every
+// key when the ring changed or a member became dead for certain, until
+// ctx ends. Once a LeaseDuration it deletes the Leases of dead members
+// that own nothing (collectLeases).
+//
+// A member becomes dead for certain by a takeover this loop wrote, or by
+// a Lease a poll found released or taken over by someone else: a
+// member's own release that a stalled server served late, after the
+// member had already dropped off the ring, makes the takeover fail, and
+// only the poll tells. Either way its objects, left waiting while it was
+// "not seen alive" (decide), must be decided again.
 func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []*resource) {
 	var collected time.Time
+	var dead map[string]string // the members dead for certain at the last look
 	for {
 		if s.cfg.Clock.Now().Sub(collected) >= s.cfg.LeaseDuration {
 			s.collectLeases(ctx, resources)
@@ -166,7 +175,16 @@ func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []
 		if changed {
 			s.cfg.Logger.Info("sharding: members changed", "ring", s.cfg.Ring, "members", alive)
 		}
-		if s.takeOverSuspects(ctx) || changed {
+		tookOver := s.takeOverSuspects(ctx)
+		died := false
+		now := s.members.dead()
+		for id := range now {
+			if _, before := dead[id]; !before {
+				died = true
+			}
+		}
+		dead = now
+		if changed || tookOver || died {
 			for _, r := range resources {
 				for _, obj := range r.objects.Lister().List(nil) {
 					r.queue.Add(informer.KeyFor(obj))
@@ -215,7 +233,7 @@ func takenOverBy(identity string) string { return "taken-over-by-sharder:" + ide
 //	none   -      -                      m          assign: label m
 //	x      any    no possible member     m          assign: label m, no drain
 //	x      any    dead for certain       m          move: label m, no drain
-//	x      any    not seen alive         -          nothing yet: takeOverSuspects decides
+//	x      any    not seen alive         -          nothing yet: decided again once x is dead for certain
 //	x      no     alive                  x          nothing
 //	x      no     alive                  m ≠ x      drain: ask x to let go
 //	x      yes    alive                  x          undrain (the ring changed back)
@@ -280,7 +298,7 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 	case s.members.deadForCertain(current):
 		action, labels[shard.Label()], labels[shard.DrainLabel()] = "move", &want, nil
 	default:
-		s.members.track(current) // not seen alive is not dead: judge it, take it over, then move
+		s.members.track(current) // not seen alive is not dead: judge it, take it over (or see it released), then move
 		return nil
 	}
 	// An owner missing from the cache may only be late (its watch lags):
