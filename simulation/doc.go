@@ -120,7 +120,8 @@
 // library's debug logs, every write a replica sent with the status it
 // got, every failed reconcile, the trace events, and, for a run that did
 // not converge, every goroutine's stack (a request that never returns
-// shows there). In your own test, Check runs one seed and returns a
+// shows there). A %d in FILE is the seed, so a -keep-going sweep keeps
+// one file per failing seed. In your own test, Check runs one seed and returns a
 // Result; its Options.Logger and Options.Trace receive the same.
 //
 // A seed fixes the schedule and every random draw of the library's: the

@@ -31,7 +31,7 @@ var (
 	shrink   = flag.Bool("shrink", true, "shrink a failing schedule")
 	keepOn   = flag.Bool("keep-going", false, "run every seed, reporting each failure (no shrinking), instead of stopping at the first")
 	replays  = flag.Int("replays", 0, "run -seed (default 1) this many times (default 3) and report how many runs had the first run's history and outcome")
-	history  = flag.String("history", "", "write a failing seed's whole history, the library's debug logs and its trace events to this file")
+	history  = flag.String("history", "", "write a failing seed's whole history, the library's debug logs and its trace events to this file (with -seed, also a run that passed); a %d in its name is the seed (one file per failing seed with -keep-going)")
 )
 
 // logs holds the current seed's library logs and trace events when
@@ -77,12 +77,15 @@ func TestSimulate(t *testing.T) {
 		res := simulation.Check(t, opts, nil)
 		simulated += res.Simulated
 		if !res.Failed() {
+			if *seed >= 0 && *history != "" { // a replay that passed: to set beside one that failed
+				writeHistory(t, s, res)
+			}
 			continue
 		}
 		t.Errorf("seed %d failed; replay: go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=%s -replicas=%d -faults=%v -seed=%d -v\n%s",
 			s, *scenario, *replicas, *faults, s, res.Report())
 		if *history != "" {
-			writeHistory(t, res)
+			writeHistory(t, s, res)
 		}
 		if *keepOn {
 			continue
@@ -137,14 +140,18 @@ func TestReplay(t *testing.T) {
 		s, same, n-1, failed, n)
 }
 
-func writeHistory(t *testing.T, res simulation.Result) {
+func writeHistory(t *testing.T, seed int64, res simulation.Result) {
 	var b strings.Builder
 	for _, e := range res.History.Events() {
 		fmt.Fprintln(&b, e)
 	}
 	b.WriteString("\n# the library's logs and trace events\n")
 	b.WriteString(logs.String())
-	if err := os.WriteFile(*history, []byte(b.String()), 0o644); err != nil {
+	name := *history
+	if strings.Contains(name, "%d") {
+		name = fmt.Sprintf(name, seed)
+	}
+	if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
 		t.Error(err)
 	}
 }
