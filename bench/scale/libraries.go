@@ -74,13 +74,16 @@ func transformFor[T informer.Object](s shape[T], v Variant) func(T) T {
 	return nil
 }
 
-// scheme knows core/v1, for our typed informers.
+// scheme knows core/v1 and Widget, for the typed informers and clients.
 var scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := corev1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	metav1.AddToGroupVersion(s, corev1.SchemeGroupVersion)
+	if err := AddToScheme(s); err != nil {
+		panic(err)
+	}
 	return s
 }()
 

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// The two object shapes of the ladder.
+// The three object shapes of the ladder.
 const (
 	// ConfigMaps are ~1 KiB ConfigMaps: two labels and one 900-byte value,
 	// the size of a typical small object a controller caches.
@@ -23,6 +23,10 @@ const (
 	// status. Deeply nested, so decoding (and protobuf's lead over JSON)
 	// matters more than for a flat ConfigMap.
 	Pods = "pods"
+	// Widgets are custom resources (Widget, served by a CRD) carrying a
+	// ConfigMap's labels and payload: the same data, read as JSON, since
+	// a custom resource has no protobuf.
+	Widgets = "widgets"
 )
 
 // RepeatedPayload is the one 900-byte text every ConfigMap of the ladder
