@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -102,7 +101,3 @@ func coreClient(cfg *rest.Config, protobuf bool) (*rest.RESTClient, error) {
 }
 
 var codecs = serializer.NewCodecFactory(scheme)
-
-func gvr(resource string) schema.GroupVersionResource {
-	return corev1.SchemeGroupVersion.WithResource(resource)
-}

@@ -9,12 +9,13 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// CountObjects asks the apiserver how many objects of a core/v1 resource
-// it holds in every namespace, cheaply: it lists one, and reads how many
-// remain. The apiserver keeps a ConfigMap or two of its own, so a
-// cluster populated with n ConfigMaps holds a few more.
+// CountObjects asks the apiserver how many objects of a shape (a core/v1
+// resource such as ConfigMaps, or Widgets) it holds in every namespace,
+// cheaply: it lists one, and reads how many remain. The apiserver keeps a
+// ConfigMap or two of its own, so a cluster populated with n ConfigMaps
+// holds a few more.
 func CountObjects(ctx context.Context, cfg *rest.Config, resource string) (int, error) {
-	client, err := coreClient(cfg, true)
+	client, err := clientFor(cfg, resource)
 	if err != nil {
 		return 0, err
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -20,12 +21,13 @@ import (
 )
 
 // populationVersion names the objects' shapes and layout in the saved
-// etcd data: a change to ConfigMap, Pod or where they live must change
-// it, so stale data is never used.
+// etcd data: a change to ConfigMap, Pod, Widget, the CRD of Widget or
+// where they live must change it, so stale data is never used.
 const populationVersion = "v3" // v2: random data; v3: ten namespaces, one etcd per size
 
 // spread is how many namespaces a size's objects are spread over: the
-// i-th object lives in ns-(i mod spread), as ConfigMap and Pod place it.
+// i-th object lives in ns-(i mod spread), as ConfigMap, Pod and
+// NewWidget place it.
 const spread = 10
 
 // Count formats 1000 as 1k and 1000000 as 1M.
@@ -110,7 +112,8 @@ func joinCounts(sizes []int) string {
 	return strings.Join(parts, "+")
 }
 
-// createNamespaces creates the namespaces ns-0 … ns-9 the objects live in.
+// createNamespaces creates the namespaces ns-0 … ns-9 the objects live
+// in; one that exists already is left as it is.
 func createNamespaces(ctx context.Context, cfg *rest.Config) error {
 	client, err := coreClient(cfg, true)
 	if err != nil {
@@ -118,30 +121,65 @@ func createNamespaces(ctx context.Context, cfg *rest.Config) error {
 	}
 	for i := range spread {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceOf(i)}}
-		if err := client.Post().Resource("namespaces").Body(ns).Do(ctx).Error(); err != nil {
+		if err := client.Post().Resource("namespaces").Body(ns).Do(ctx).Error(); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("scale: creating namespace %s: %w", ns.Name, err)
 		}
 	}
 	return nil
 }
 
-// populate creates n objects of shape, spread over the namespaces, 16
-// requests at a time, in protobuf.
+// Populate creates the namespaces ns-0 … ns-9, unless they exist, and n
+// objects of shape spread over them (populate): for Widgets, first the
+// CRD, served before the first object is sent. It is how syncpair fills
+// a control plane with Widgets the ladder's way.
+func Populate(ctx context.Context, cfg *rest.Config, shape string, n int) error {
+	if err := createNamespaces(ctx, cfg); err != nil {
+		return err
+	}
+	return populate(ctx, cfg, shape, n)
+}
+
+// populate creates n objects of shape, the i-th in namespace
+// ns-(i mod 10), 16 requests at a time, in the shape's cheapest encoding
+// (protobuf; JSON for Widgets). Widgets need their CRD: it is installed
+// first, and populate returns its error if the CRD is not served.
 func populate(ctx context.Context, cfg *rest.Config, shape string, n int) error {
-	client, err := coreClient(unlimited(cfg), true)
+	if _, err := object(shape, 0); err != nil {
+		return err
+	}
+	if shape == Widgets {
+		if err := installWidgetsCRD(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	client, err := clientFor(unlimited(cfg), shape)
 	if err != nil {
 		return err
 	}
 	return InParallel(n, func(i int) error {
-		var obj runtime.Object = ConfigMap(i)
-		if shape == Pods {
-			obj = Pod(i)
+		obj, err := object(shape, i)
+		if err != nil {
+			return err
 		}
 		if err := client.Post().Namespace(namespaceOf(i)).Resource(shape).Body(obj).Do(ctx).Error(); err != nil {
 			return fmt.Errorf("scale: creating %s %d: %w", shape, i, err)
 		}
 		return nil
 	})
+}
+
+// object is the i-th object of shape: ConfigMap(i), Pod(i) or
+// NewWidget(i).
+func object(shape string, i int) (runtime.Object, error) {
+	switch shape {
+	case ConfigMaps:
+		return ConfigMap(i), nil
+	case Pods:
+		return Pod(i), nil
+	case Widgets:
+		return NewWidget(i), nil
+	}
+	return nil, checkShape(shape)
 }
 
 // InParallel calls create(i) for every i below n, 16 at a time: how the

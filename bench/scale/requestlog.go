@@ -14,7 +14,8 @@ import (
 // (Content-Type, and whether the body came gzipped). Give Wrap to
 // rest.Config.Wrap before any client is built.
 type RequestLog struct {
-	// Resource is the core/v1 resource whose list is logged: "configmaps".
+	// Resource is the shape whose list is logged: a core/v1 resource
+	// ("configmaps") or Widgets, listed in every namespace.
 	Resource string
 
 	mu              sync.Mutex
@@ -26,7 +27,7 @@ func (l *RequestLog) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
 		resp, err := rt.RoundTrip(req)
 		q := req.URL.Query()
-		if err == nil && req.URL.Path == "/api/v1/"+l.Resource && (q.Get("watch") != "true" || q.Get("sendInitialEvents") == "true") {
+		if err == nil && req.URL.Path == collectionPath(l.Resource) && (q.Get("watch") != "true" || q.Get("sendInitialEvents") == "true") {
 			l.mu.Lock()
 			if l.request == "" {
 				l.request = fmt.Sprintf("GET %s (Accept: %s)", uriOf(req.URL.Path, q), req.Header.Get("Accept"))
