@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +38,56 @@ const (
 	// MetadataOnly: Defaults with a lossy transform that keeps only the
 	// object's metadata: a separate row, never the answer to "lossless".
 	MetadataOnly Variant = "metadata-only"
+
+	// The Widgets shape's variants, each named after the Go type both
+	// libraries cache, each library at its defaults. A custom resource
+	// has no protobuf, so they read JSON; but see PartialMetadata.
+
+	// Typed: a Go type in a scheme. Ours is InformerFor[*Widget]; client-go
+	// has no front door for a CRD's Go type, so it is what
+	// controller-runtime builds: a SharedIndexInformer over a ListWatch of
+	// a REST client with the scheme's JSON serializer.
+	Typed Variant = "typed"
+	// Unstructured: *unstructured.Unstructured, no Go type. Ours is
+	// InformerFor with ForResource; client-go's is dynamicinformer's.
+	Unstructured Variant = "unstructured"
+	// PartialMetadata: *metav1.PartialObjectMetadata, only what the
+	// server keeps of each object when asked for metadata (the rest never
+	// leaves it). Ours is InformerFor with ForResource; client-go's is
+	// metadatainformer's. Unlike MetadataOnly, a transform on objects
+	// received whole. PartialObjectMetadata is a built-in type, so the
+	// apiserver can encode it in protobuf even for a custom resource:
+	// client-go's metadata client asks for protobuf first and gets it,
+	// ours asks for JSON (the request log shows both).
+	PartialMetadata Variant = "partial-metadata"
 )
+
+// VariantsOf is every variant a sync of shape can be built as; nil for a
+// shape the ladder does not have.
+func VariantsOf(shape string) []Variant {
+	switch shape {
+	case ConfigMaps, Pods:
+		return []Variant{Defaults, StreamJSON, ListJSON, Stripped, MetadataOnly}
+	case Widgets:
+		return []Variant{Typed, Unstructured, PartialMetadata}
+	}
+	return nil
+}
+
+// checkSync returns an error unless lib (Ours or ClientGo) can sync
+// shape as v.
+func checkSync(shape, lib string, v Variant) error {
+	if err := checkShape(shape); err != nil {
+		return err
+	}
+	if lib != Ours && lib != ClientGo {
+		return fmt.Errorf("scale: no library %q (want %q or %q)", lib, Ours, ClientGo)
+	}
+	if !slices.Contains(VariantsOf(shape), v) {
+		return fmt.Errorf("scale: %s have no variant %q (have %v)", shape, v, VariantsOf(shape))
+	}
+	return nil
+}
 
 // shape ties an object shape to its Go type, for the generic runners.
 type shape[T informer.Object] struct {

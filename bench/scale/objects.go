@@ -25,7 +25,8 @@ const (
 	Pods = "pods"
 	// Widgets are custom resources (Widget, served by a CRD) carrying a
 	// ConfigMap's labels and payload: the same data, read as JSON, since
-	// a custom resource has no protobuf.
+	// a custom resource has no protobuf (only its metadata alone may be:
+	// PartialMetadata).
 	Widgets = "widgets"
 )
 

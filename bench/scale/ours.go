@@ -24,15 +24,22 @@ func buildOurs[T informer.Object](ctx context.Context, cfg *rest.Config, s shape
 		}
 		return buildOursFrom(ctx, lw, tuning, nil, seen)
 	}
-	f, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme, OnError: func(error) {}})
-	if err != nil {
-		return running{}, err
-	}
 	// No WithIndexers: our informers always index by namespace, as
 	// client-go's factory informers do.
 	opts := []sharedinformer.InformerOption{sharedinformer.InNamespace(ns)}
 	if t := transformFor(s, v); t != nil {
 		opts = append(opts, sharedinformer.WithTransform(func(obj T) (T, error) { return t(obj), nil }))
+	}
+	return buildOursFactory[T](ctx, cfg, seen, opts...)
+}
+
+// buildOursFactory builds our informer of T from a Factory at its
+// defaults (the package's scheme, which knows core/v1 and Widget), with
+// opts, and a handler that calls seen once per add or update.
+func buildOursFactory[T informer.Object](ctx context.Context, cfg *rest.Config, seen func(), opts ...sharedinformer.InformerOption) (running, error) {
+	f, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: scheme, OnError: func(error) {}})
+	if err != nil {
+		return running{}, err
 	}
 	inf, err := sharedinformer.InformerFor[T](ctx, f, opts...)
 	if err != nil {

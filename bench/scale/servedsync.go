@@ -17,8 +17,8 @@ import (
 type SyncJob struct {
 	Kubeconfig string  `json:"kubeconfig"` // the control plane's kubeconfig file
 	Library    string  `json:"library"`    // Ours or ClientGo
-	Shape      string  `json:"shape"`      // ConfigMaps or Pods
-	Variant    Variant `json:"variant"`
+	Shape      string  `json:"shape"`      // ConfigMaps, Pods or Widgets
+	Variant    Variant `json:"variant"`    // one of VariantsOf(Shape)
 	// Objects is how many the informer must cache once synced: every
 	// object of the shape in the cluster.
 	Objects int `json:"objects"`
@@ -44,6 +44,9 @@ type SyncSample struct {
 // per process, so that every sample starts, as a controller does, with an
 // empty heap and buffers grown from nothing.
 func RunSync(ctx context.Context, job SyncJob) (SyncSample, error) {
+	if err := checkSync(job.Shape, job.Library, job.Variant); err != nil {
+		return SyncSample{}, err
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", job.Kubeconfig)
 	if err != nil {
 		return SyncSample{}, fmt.Errorf("scale: the sync's kubeconfig: %w", err)
@@ -51,17 +54,8 @@ func RunSync(ctx context.Context, job SyncJob) (SyncSample, error) {
 	cfg = unlimited(cfg)
 	requests := RequestLog{Resource: job.Shape}
 	cfg.Wrap(requests.Wrap)
-	var build func() (running, error)
-	switch job.Shape {
-	case ConfigMaps:
-		build, err = builder(ctx, cfg, configMapShape, job)
-	case Pods:
-		build, err = builder(ctx, cfg, podShape, job)
-	default:
-		err = fmt.Errorf("scale: no shape %q (want %q or %q)", job.Shape, ConfigMaps, Pods)
-	}
-	if err != nil {
-		return SyncSample{}, err
+	build := func() (running, error) {
+		return buildSync(ctx, cfg, job.Shape, job.Library, metav1.NamespaceAll, job.Variant, nil)
 	}
 	s, err := syncOnce(ctx, build, job.Objects)
 	if err != nil {
@@ -75,14 +69,27 @@ func RunSync(ctx context.Context, job SyncJob) (SyncSample, error) {
 	return out, nil
 }
 
-// builder returns what builds job.Library's informer of s, in every
-// namespace, as job.Variant says.
-func builder[T informer.Object](ctx context.Context, cfg *rest.Config, s shape[T], job SyncJob) (func() (running, error), error) {
-	switch job.Library {
-	case Ours:
-		return func() (running, error) { return buildOurs(ctx, cfg, s, metav1.NamespaceAll, job.Variant, nil) }, nil
-	case ClientGo:
-		return func() (running, error) { return buildClientGo(ctx, cfg, s, metav1.NamespaceAll, job.Variant, nil) }, nil
+// buildSync builds lib's informer (Ours or ClientGo) of the objects of
+// shape in ns, as v says, with a handler that calls seen once per add or
+// update (seen may be nil). An impossible combination is an error
+// (checkSync).
+func buildSync(ctx context.Context, cfg *rest.Config, shape, lib, ns string, v Variant, seen func()) (running, error) {
+	if err := checkSync(shape, lib, v); err != nil {
+		return running{}, err
 	}
-	return nil, fmt.Errorf("scale: no library %q (want %q or %q)", job.Library, Ours, ClientGo)
+	switch shape {
+	case ConfigMaps:
+		return buildBuiltIn(ctx, cfg, configMapShape, lib, ns, v, seen)
+	case Pods:
+		return buildBuiltIn(ctx, cfg, podShape, lib, ns, v, seen)
+	}
+	return buildWidgets(ctx, cfg, lib, ns, v, seen)
+}
+
+// buildBuiltIn builds lib's informer of the built-in shape s.
+func buildBuiltIn[T informer.Object](ctx context.Context, cfg *rest.Config, s shape[T], lib, ns string, v Variant, seen func()) (running, error) {
+	if lib == Ours {
+		return buildOurs(ctx, cfg, s, ns, v, seen)
+	}
+	return buildClientGo(ctx, cfg, s, ns, v, seen)
 }

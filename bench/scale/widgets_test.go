@@ -41,6 +41,53 @@ func TestWidgetsAtSmallScale(t *testing.T) {
 	t.Run("InstallingTheCRDAgainWaitsUntilItIsServed", func(t *testing.T) {
 		require.NoError(t, installWidgetsCRD(ctx, cp.Config()))
 	})
+	// RunSync fails unless the cache holds exactly the objects asked for,
+	// and unless the request log saw the list go out.
+	t.Run("EveryVariantSyncsExactlyTheWidgetsCreated", func(t *testing.T) {
+		for _, lib := range []string{Ours, ClientGo} {
+			for _, v := range VariantsOf(Widgets) {
+				t.Run(lib+" "+string(v), func(t *testing.T) {
+					s, err := RunSync(ctx, SyncJob{Kubeconfig: cp.KubeconfigPath(), Library: lib, Shape: Widgets, Variant: v, Objects: smallWidgets})
+					require.NoError(t, err)
+					assert.Contains(t, s.Request, "GET "+collectionPath(Widgets))
+					assert.Greater(t, s.HeapPerObject, 0.0)
+					t.Logf("%s → %s", s.Request, s.Answer)
+				})
+			}
+		}
+	})
+	t.Run("StartRunsTheSameInformersForSyncpair", func(t *testing.T) {
+		for _, lib := range []string{Ours, ClientGo} {
+			for _, v := range VariantsOf(Widgets) {
+				started, err := Start(ctx, unlimited(cp.Config()), Widgets, lib, v)
+				require.NoError(t, err, "%s %s", lib, v)
+				require.Eventually(t, started.HasSynced, time.Minute, time.Millisecond, "%s %s", lib, v)
+				assert.Equal(t, smallWidgets, started.Len(), "%s %s", lib, v)
+				started.Stop()
+			}
+		}
+	})
+}
+
+// A sync the ladder cannot build is an error that names what it can,
+// before any request is sent.
+func TestASyncOfAVariantTheShapeDoesNotHaveIsAnError(t *testing.T) {
+	for _, c := range []struct {
+		job  SyncJob
+		want string
+	}{
+		{SyncJob{Library: Ours, Shape: Widgets, Variant: Defaults}, `widgets have no variant "defaults" (have [typed unstructured partial-metadata])`},
+		{SyncJob{Library: ClientGo, Shape: ConfigMaps, Variant: Typed}, `configmaps have no variant "typed"`},
+		{SyncJob{Library: "controller-runtime", Shape: Widgets, Variant: Typed}, `no library "controller-runtime"`},
+		{SyncJob{Library: Ours, Shape: "gadgets", Variant: Typed}, `no shape "gadgets"`},
+	} {
+		_, err := RunSync(context.Background(), c.job)
+		if assert.Error(t, err, "%+v", c.job) {
+			assert.Contains(t, err.Error(), c.want)
+		}
+		_, err = Start(context.Background(), nil, c.job.Shape, c.job.Library, c.job.Variant)
+		assert.Error(t, err, "%+v", c.job)
+	}
 }
 
 // An object of a shape the ladder does not have is an error before any
