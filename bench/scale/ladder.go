@@ -196,7 +196,7 @@ func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.Contr
 func floorRows(ctx context.Context, cfg Config, res *Results, rc *rest.Config, n int, count map[string]int) error {
 	cfg.Logf("raw-bytes floor at %s", Count(n))
 	for _, shape := range shapes(cfg, n) {
-		f := Floor{Shape: shape, N: n}
+		f := Floor{Shape: shape, N: n, Encoding: encodingOf(shape)}
 		for range cfg.Count {
 			s, err := floorOnce(ctx, rc, shape, count[shape])
 			if err != nil {

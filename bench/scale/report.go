@@ -69,9 +69,9 @@ func (res *Results) Markdown(charts []string) string {
 		}
 	}
 	if len(res.Floors) > 0 {
-		w("\n#### Raw-bytes floor: one unpaged LIST in protobuf, read and not decoded\n\n| objects | shape | time |\n|---|---|---|\n")
+		w("\n#### Raw-bytes floor: one unpaged LIST in the cheapest encoding of its shape, read and not decoded\n\n| objects | shape | encoding | time |\n|---|---|---|---|\n")
 		for _, f := range res.Floors {
-			w("| %s | %s | %s |\n", Count(f.N), f.Shape, formatSummary(Summarize(f.Seconds), "s"))
+			w("| %s | %s | %s | %s |\n", Count(f.N), f.Shape, f.Encoding, formatSummary(Summarize(f.Seconds), "s"))
 		}
 	}
 	if len(res.Relists) > 0 {

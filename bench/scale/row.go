@@ -7,7 +7,7 @@ import "slices"
 // the i-th interleaved pair.
 type Row struct {
 	Workload string // "initial sync", "heap per object", ...
-	Shape    string // ConfigMaps or Pods
+	Shape    string // ConfigMaps, Pods or Widgets
 	N        int
 	Variant  string // how the informers were built, or readers=10
 	Unit     string // "s", "B/object", "writes/s", ...
@@ -68,9 +68,10 @@ func (res *Results) noteRequest(r ListRequest) {
 
 // Floor is the raw-bytes floor of one initial sync.
 type Floor struct {
-	Shape   string
-	N       int
-	Seconds []float64
+	Shape    string
+	N        int
+	Encoding string // the list's encoding: protobuf, or JSON for Widgets
+	Seconds  []float64
 }
 
 // RelistPeak holds the peak/steady ratios of each library's relists.

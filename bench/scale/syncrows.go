@@ -104,21 +104,22 @@ func syncPair(ctx context.Context, cfg Config, res *Results, job SyncJob, n int,
 	return nil
 }
 
-// floorOnce is the raw-bytes floor: one GET of the whole collection, n
-// objects in every namespace, in protobuf (the cheapest encoding), read
+// floorOnce is the raw-bytes floor: one unpaged GET of the whole
+// collection of shape, n objects in every namespace, in the cheapest
+// encoding the shape has (encodingOf: protobuf, JSON for Widgets), read
 // to the end and not decoded.
-func floorOnce(ctx context.Context, cfg *rest.Config, resource string, n int) (float64, error) {
-	client, err := coreClient(cfg, true)
+func floorOnce(ctx context.Context, cfg *rest.Config, shape string, n int) (float64, error) {
+	client, err := clientFor(cfg, shape)
 	if err != nil {
 		return 0, err
 	}
 	t0 := time.Now()
-	body, err := client.Get().Resource(resource).DoRaw(ctx)
+	body, err := client.Get().AbsPath(collectionPath(shape)).DoRaw(ctx)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("scale: the raw list of %s: %w", shape, err)
 	}
 	if len(body) < n*100 {
-		return 0, fmt.Errorf("scale: the raw list of %d %s is only %d bytes", n, resource, len(body))
+		return 0, fmt.Errorf("scale: the raw list of %d %s is only %d bytes", n, shape, len(body))
 	}
 	return time.Since(t0).Seconds(), nil
 }

@@ -56,6 +56,14 @@ func TestWidgetsAtSmallScale(t *testing.T) {
 			}
 		}
 	})
+	// The floor is one unpaged LIST read to the end: at least 100 bytes
+	// per object, or floorOnce fails.
+	t.Run("TheRawFloorReadsEveryWidgetAsJSON", func(t *testing.T) {
+		assert.Equal(t, "JSON", encodingOf(Widgets))
+		seconds, err := floorOnce(ctx, cp.Config(), Widgets, smallWidgets)
+		require.NoError(t, err)
+		assert.Greater(t, seconds, 0.0)
+	})
 	t.Run("StartRunsTheSameInformersForSyncpair", func(t *testing.T) {
 		for _, lib := range []string{Ours, ClientGo} {
 			for _, v := range VariantsOf(Widgets) {
