@@ -34,6 +34,9 @@ type Config struct {
 	StoreRun   time.Duration
 	// PodSizes are the sizes at which Pods are measured too.
 	PodSizes []int
+	// WidgetSizes are the sizes at which Widgets, a custom resource, are
+	// measured too: every variant of VariantsOf(Widgets), and the floor.
+	WidgetSizes []int
 	// WatchCacheOff also runs the Defaults sync rows against an apiserver
 	// without its watch cache (every LIST and WATCH served by etcd).
 	WatchCacheOff bool
@@ -56,7 +59,7 @@ func Quick() Config {
 		Sizes: []int{1000, 10_000}, Count: 3, RelistCount: 3,
 		InProcessSizes: []int{1000, 10_000}, InProcessCount: 3,
 		StoreSizes: []int{1000, 10_000}, StoreRun: 300 * time.Millisecond,
-		PodSizes: []int{1000, 10_000},
+		PodSizes: []int{1000, 10_000}, WidgetSizes: []int{1000, 10_000},
 	}
 }
 
@@ -67,7 +70,8 @@ func Full() Config {
 		Sizes: []int{1000, 10_000, 100_000}, Count: 10, RelistCount: 3, BoundedRelists: 10,
 		InProcessSizes: []int{1000, 10_000, 100_000, 1_000_000}, InProcessCount: 3,
 		StoreSizes: []int{1000, 10_000, 100_000}, StoreRun: time.Second,
-		PodSizes: []int{1000, 10_000, 100_000}, WatchCacheOff: true,
+		PodSizes: []int{1000, 10_000, 100_000}, WidgetSizes: []int{1000, 10_000, 100_000},
+		WatchCacheOff: true,
 	}
 }
 
@@ -144,6 +148,13 @@ func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.Contr
 	foreign := newForeignMeter(cp.PIDs())
 	count := map[string]int{}
 	for _, shape := range shapes(cfg, n) {
+		if shape == Widgets {
+			// The CRD came with the saved etcd; the apiserver serves it
+			// a moment after it starts.
+			if err := widgetsServed(ctx, rc); err != nil {
+				return err
+			}
+		}
 		total, err := CountObjects(ctx, rc, shape)
 		if err != nil {
 			return err
@@ -182,6 +193,16 @@ func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.Contr
 			}
 		}
 	}
+	if slices.Contains(cfg.WidgetSizes, n) && !cacheOff {
+		for _, v := range VariantsOf(Widgets) {
+			cfg.Logf("sync %s at %s: %s", Widgets, Count(n), v)
+			for i := range cfg.Count {
+				if err := syncPair(ctx, cfg, res, SyncJob{Kubeconfig: cp.KubeconfigPath(), Shape: Widgets, Variant: v, Objects: count[Widgets]}, n, string(v), i%2 == 0, meter, foreign); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	if cacheOff {
 		return nil
 	}
@@ -209,9 +230,15 @@ func floorRows(ctx context.Context, cfg Config, res *Results, rc *rest.Config, n
 	return nil
 }
 
+// shapes are the shapes measured at n: ConfigMaps always, Pods and
+// Widgets at their sizes.
 func shapes(cfg Config, n int) []string {
+	out := []string{ConfigMaps}
 	if slices.Contains(cfg.PodSizes, n) {
-		return []string{ConfigMaps, Pods}
+		out = append(out, Pods)
 	}
-	return []string{ConfigMaps}
+	if slices.Contains(cfg.WidgetSizes, n) {
+		out = append(out, Widgets)
+	}
+	return out
 }

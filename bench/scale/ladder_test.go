@@ -25,7 +25,7 @@ func TestTheLadderRunsEveryWorkloadAt1k(t *testing.T) {
 		Sizes: []int{1000}, Count: 1, RelistCount: 1, BoundedRelists: 2,
 		InProcessSizes: []int{1000}, InProcessCount: 1,
 		StoreSizes: []int{1000}, StoreRun: 50 * time.Millisecond,
-		PodSizes: []int{1000}, WatchCacheOff: true, CacheDir: cacheDir,
+		PodSizes: []int{1000}, WidgetSizes: []int{1000}, WatchCacheOff: true, CacheDir: cacheDir,
 		Child:     RunInProcess,
 		SyncChild: RunSync,
 		Logf:      t.Logf,
@@ -45,6 +45,9 @@ func TestTheLadderRunsEveryWorkloadAt1k(t *testing.T) {
 		{HeapPerObject, ConfigMaps, string(MetadataOnly)},
 		{HeapPerObject, Pods, string(Defaults)},
 		{ServerCPU, Pods, string(StreamJSON)},
+		{InitialSync, Widgets, string(Typed)},
+		{HeapPerObject, Widgets, string(Unstructured)},
+		{InitialSync, Widgets, string(PartialMetadata)},
 		{Relist, ConfigMaps, "defaults"},
 		{StoreWrites, ConfigMaps, "readers=10"},
 		{StoreReads, ConfigMaps, "readers=1"},
@@ -68,7 +71,8 @@ func TestTheLadderRunsEveryWorkloadAt1k(t *testing.T) {
 	lossless, _ := res.Find(HeapPerObject, ConfigMaps, 1000, string(Defaults))
 	assert.NotEmpty(t, stripped.Ours)
 	assert.Less(t, metadataOnly.Ours[0], lossless.Ours[0], "dropping the data must show in the heap")
-	require.Len(t, res.Floors, 2)
+	require.Len(t, res.Floors, 3, "a floor for each shape")
+	assert.Equal(t, Floor{Shape: Widgets, N: 1000, Encoding: "JSON"}, Floor{Shape: res.Floors[2].Shape, N: res.Floors[2].N, Encoding: res.Floors[2].Encoding})
 	require.NotNil(t, res.Bounded)
 	assert.Len(t, res.Bounded.Growth, 2)
 
@@ -90,6 +94,11 @@ func TestTheLadderRunsEveryWorkloadAt1k(t *testing.T) {
 	assert.Contains(t, request(string(StreamJSON), Ours), "sendInitialEvents=true")
 	assert.Contains(t, request(string(ListJSON), ClientGo), "resourceVersion=0")
 	assert.Contains(t, request(string(ListJSON), ClientGo), "application/json")
+	for _, r := range res.Requests {
+		if r.Shape == Widgets {
+			assert.Contains(t, r.Request, "GET /apis/bench.listwatch.dev/v1/widgets", "%+v", r)
+		}
+	}
 	md := res.Markdown(nil)
 	assert.Contains(t, md, "#### Goals")
 	assert.Contains(t, md, "#### The request that carried each initial list")
