@@ -64,7 +64,8 @@ func main() {
 	if *payload != "random" && *payload != "repeated" {
 		log.Fatalf("syncpair: -payload %q: want random or repeated", *payload)
 	}
-	if err := runPairs(ctx, *n, *pairs, *relists, names, *profile, *before, *payload == "repeated", *record); err != nil {
+	r := pairsRun{n: *n, pairs: *pairs, relists: *relists, names: names, profileDir: *profile, before: *before, repeated: *payload == "repeated", record: *record}
+	if err := runPairs(ctx, r); err != nil {
 		log.Fatal(err)
 	}
 }

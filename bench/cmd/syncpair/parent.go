@@ -26,15 +26,28 @@ import (
 	"github.com/listwatch/informer/testenv"
 )
 
-// runPairs starts a control plane, creates n ConfigMaps, then runs pairs
-// samples of every variant, interleaved, and prints each sample and the
-// medians.
-func runPairs(ctx context.Context, n, pairs, relists int, names []string, profileDir, before string, repeated bool, record string) error {
-	for _, name := range names {
-		if relists > 0 && name != "ours-before" && !slices.Contains(scale.RelistKinds, name) {
+// pairsRun is what the flags ask of the parent.
+type pairsRun struct {
+	n, pairs int
+	// relists > 0 times that many relists per child instead of the
+	// initial sync.
+	relists    int
+	names      []string // the variants; the last is every ratio's base
+	profileDir string   // "": no CPU profiles
+	before     string   // an earlier syncpair binary, for ours-before; "": none
+	repeated   bool     // the ConfigMaps carry the ladder's one text
+	record     string   // the markdown record to write; "": none
+}
+
+// runPairs starts a control plane, creates r.n ConfigMaps, then runs
+// r.pairs samples of every variant, interleaved, and prints each sample
+// and the medians.
+func runPairs(ctx context.Context, r pairsRun) error {
+	for _, name := range r.names {
+		if r.relists > 0 && name != "ours-before" && !slices.Contains(scale.RelistKinds, name) {
 			return fmt.Errorf("syncpair: -relists measures %v, not %q", scale.RelistKinds, name)
 		}
-		if _, ok := variants[name]; relists == 0 && !ok && name != "ours-before" {
+		if _, ok := variants[name]; r.relists == 0 && !ok && name != "ours-before" {
 			return fmt.Errorf("syncpair: no variant %q (have %v)", name, variantNames())
 		}
 	}
@@ -44,10 +57,10 @@ func runPairs(ctx context.Context, n, pairs, relists int, names []string, profil
 	}
 	defer cp.Stop()
 	start := time.Now()
-	if err := populate(ctx, cp.Config(), n, repeated); err != nil {
+	if err := populate(ctx, cp.Config(), r.n, r.repeated); err != nil {
 		return err
 	}
-	log.Printf("created %d ConfigMaps in %v", n, time.Since(start).Round(time.Second))
+	log.Printf("created %d ConfigMaps in %v", r.n, time.Since(start).Round(time.Second))
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -55,23 +68,23 @@ func runPairs(ctx context.Context, n, pairs, relists int, names []string, profil
 	measured := measuredProcesses{etcd: cp.PIDs()[0], apiserver: cp.PIDs()[1]}
 	samples := map[string][]sample{}
 	var lines []string
-	for pair := range pairs {
-		order := slices.Clone(names)
+	for pair := range r.pairs {
+		order := slices.Clone(r.names)
 		if pair%2 == 1 {
 			slices.Reverse(order)
 		}
 		for _, name := range order {
 			binary, variant := self, name
 			if name == "ours-before" {
-				binary, variant = before, "ours"
+				binary, variant = r.before, "ours"
 			}
-			s, err := runSample(ctx, name, binary, variant, cp.KubeconfigPath(), n, relists, profileDir, measured)
+			s, err := runSample(ctx, r, name, binary, variant, cp.KubeconfigPath(), measured)
 			if err != nil {
 				return err
 			}
 			line := fmt.Sprintf("pair %d %-14s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, %.0f B/object, peak %.2f× steady, load %.2f, others %.2f cores; %s → %s",
 				pair+1, name, s.Seconds, s.CPU, s.ServerCPU, s.HeapPerObject, s.PeakOverSteady, s.Load, s.Others, s.Request, s.Answer)
-			if relists > 0 {
+			if r.relists > 0 {
 				line = fmt.Sprintf("pair %d %-14s relist %.2f s, %.2f CPU-s, peak %.2f× steady, load %.2f, others %.2f cores",
 					pair+1, name, s.RelistSeconds, s.RelistCPU, s.RelistPeak, s.Load, s.Others)
 			}
@@ -82,14 +95,14 @@ func runPairs(ctx context.Context, n, pairs, relists int, names []string, profil
 		}
 	}
 	var table bytes.Buffer
-	report(&table, names, samples, relists > 0)
+	report(&table, r.names, samples, r.relists > 0)
 	fmt.Print(table.String())
-	if record == "" {
+	if r.record == "" {
 		return nil
 	}
 	text := fmt.Sprintf("# syncpair %s\n\nRecorded by `syncpair` on %s, %d cores, %d ConfigMaps (%s payload); each line one child process.\n\n```text\n%s\n```\n%s",
-		recordedCommand(), time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), n, payloadName(repeated), strings.Join(lines, "\n"), table.String())
-	return os.WriteFile(record, []byte(text), 0o644)
+		recordedCommand(), time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), r.n, payloadName(r.repeated), strings.Join(lines, "\n"), table.String())
+	return os.WriteFile(r.record, []byte(text), 0o644)
 }
 
 // recordedCommand is this command's arguments as a record shows them:
@@ -152,10 +165,11 @@ func (m measuredProcesses) read() (cpuReading, error) {
 	return cpuReading{apiserver: apiUser + apiSystem, serverUser: etcdUser + apiUser, selfUser: selfUserCPU(), machineUser: machine}, err
 }
 
-// runSample runs one child of binary and measures the processes around
-// it: the apiserver's CPU, and the CPU every other process took
-// (Others, in cores).
-func runSample(ctx context.Context, label, binary, name, kubeconfig string, n, relists int, profileDir string, measured measuredProcesses) (sample, error) {
+// runSample runs one child of binary, variant name of r, and measures the
+// processes around it: the apiserver's CPU, and the CPU every other
+// process took (Others, in cores).
+func runSample(ctx context.Context, r pairsRun, label, binary, name, kubeconfig string, measured measuredProcesses) (sample, error) {
+	profileDir := r.profileDir
 	load := loadAverage()
 	if profileDir != "" { // one directory per variant: ours-before's child calls itself ours
 		profileDir = filepath.Join(profileDir, label)
@@ -163,9 +177,9 @@ func runSample(ctx context.Context, label, binary, name, kubeconfig string, n, r
 			return sample{}, err
 		}
 	}
-	args := []string{"-child", name, "-kubeconfig", kubeconfig, "-n", strconv.Itoa(n), "-profile", profileDir}
-	if relists > 0 { // an older build, for -before, may not know the flag
-		args = append(args, "-relists", strconv.Itoa(relists))
+	args := []string{"-child", name, "-kubeconfig", kubeconfig, "-n", strconv.Itoa(r.n), "-profile", profileDir}
+	if r.relists > 0 { // an older build, for -before, may not know the flag
+		args = append(args, "-relists", strconv.Itoa(r.relists))
 	}
 	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, binary, args...)
