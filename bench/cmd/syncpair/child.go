@@ -23,9 +23,14 @@ import (
 	"github.com/listwatch/informer/sharedinformer"
 )
 
-// variants are the informers a sample can time, each of every ConfigMap
-// in the cluster, at a library's defaults unless the name says otherwise.
-var variants = map[string]func(ctx context.Context, cfg *rest.Config) (synced func() bool, count func() int, err error){
+// variant builds and starts one informer a sample times, and returns
+// whether it has synced and how many objects it caches.
+type variant func(ctx context.Context, cfg *rest.Config) (synced func() bool, count func() int, err error)
+
+// configMapVariants are the informers a sample of -shape configmaps can
+// time, each of every ConfigMap in the cluster, at a library's defaults
+// unless the name says otherwise.
+var configMapVariants = map[string]variant{
 	"ours": func(ctx context.Context, cfg *rest.Config) (func() bool, func() int, error) {
 		return ours(ctx, cfg)
 	},
@@ -54,15 +59,6 @@ var variants = map[string]func(ctx context.Context, cfg *rest.Config) (synced fu
 		cfg.DisableCompression = true
 		return ours(ctx, cfg)
 	},
-}
-
-func variantNames() []string {
-	var names []string
-	for name := range variants {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
 }
 
 func ours(ctx context.Context, cfg *rest.Config, opts ...sharedinformer.InformerOption) (func() bool, func() int, error) {
@@ -154,7 +150,20 @@ func runRelists(ctx context.Context, variant string, cfg *rest.Config, n, times 
 	return json.NewEncoder(os.Stdout).Encode(s)
 }
 
-func runChild(ctx context.Context, variant, kubeconfig string, n, relists int, profileDir string) error {
+// runChild times one sync of variant's informer of every object of
+// shape (or, with relists, its relists), and prints the sample.
+func runChild(ctx context.Context, shape, variant, kubeconfig string, n, relists int, profileDir string) error {
+	variants := variantsOf(shape)
+	if variants == nil {
+		return fmt.Errorf("syncpair: no shape %q (have %v)", shape, shapeNames())
+	}
+	build, ok := variants[variant]
+	if relists > 0 && shape != scale.ConfigMaps {
+		return fmt.Errorf("syncpair: -relists measures %s only, not %s", scale.ConfigMaps, shape)
+	}
+	if !ok && relists == 0 {
+		return fmt.Errorf("syncpair: %s have no variant %q (have %v)", shape, variant, variantNames(shape))
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -163,11 +172,7 @@ func runChild(ctx context.Context, variant, kubeconfig string, n, relists int, p
 	if relists > 0 {
 		return runRelists(ctx, variant, cfg, n, relists)
 	}
-	build, ok := variants[variant]
-	if !ok {
-		return fmt.Errorf("syncpair: no variant %q (have %v)", variant, variantNames())
-	}
-	seen := scale.RequestLog{Resource: scale.ConfigMaps}
+	seen := scale.RequestLog{Resource: shape}
 	cfg.Wrap(seen.Wrap)
 	if profileDir != "" {
 		f, err := os.Create(filepath.Join(profileDir, fmt.Sprintf("%s-%d.pprof", variant, time.Now().UnixNano())))
@@ -202,7 +207,7 @@ func runChild(ctx context.Context, variant, kubeconfig string, n, relists int, p
 	s.HeapPerObject = steady / float64(s.Objects)
 	s.PeakOverSteady = peakHeap / steady
 	if s.Objects < n { // the apiserver keeps a ConfigMap or two of its own
-		return fmt.Errorf("syncpair: %s synced %d objects, want at least %d", variant, s.Objects, n)
+		return fmt.Errorf("syncpair: %s synced %d %s, want at least %d", variant, s.Objects, shape, n)
 	}
 	return json.NewEncoder(os.Stdout).Encode(s)
 }

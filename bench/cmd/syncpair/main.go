@@ -6,6 +6,14 @@
 // (InformerFor; client-go's SharedInformerFactory). It is the check the
 // scale ladder (make scale) was not tuned to.
 //
+// With -shape widgets it syncs a custom resource instead: the scale
+// ladder's Widgets (scale.Widget), created the ladder's way, its CRD
+// first, each carrying a ConfigMap's ~1 KiB, read as JSON. Their
+// variants are the ladder's own informers (scale.Start), named
+// library-kind: ours and client-go (a Go type; client-go's as
+// controller-runtime builds it), ours-unstructured and client-go-dynamic,
+// ours-metadata and client-go-metadata.
+//
 // For each sample it records the time to synced, the CPU the child
 // process used, the apiserver's CPU meanwhile, the machine's load before
 // it and the user CPU other processes took meanwhile (a variant with a
@@ -17,6 +25,8 @@
 // record, which chapter 16 and README quote. With -profile DIR each child writes a CPU profile.
 //
 //	cd bench && go run ./cmd/syncpair -n 100000 -pairs 5 -profile /tmp/prof
+//	cd bench && go run ./cmd/syncpair -shape widgets -n 100000 -pairs 5 \
+//		-variants ours-metadata,client-go-metadata
 package main
 
 import (
@@ -34,17 +44,18 @@ import (
 func main() {
 	child := flag.String("child", "", "run one sync of this variant and print the sample as JSON (used by the parent)")
 	kubeconfig := flag.String("kubeconfig", "", "with -child: the control plane to sync from")
-	n := flag.Int("n", 100_000, "ConfigMaps to sync")
+	shape := flag.String("shape", scale.ConfigMaps, "the objects to sync: "+scale.ConfigMaps+", or "+scale.Widgets+" (a custom resource, created with its CRD the scale ladder's way, each carrying a ConfigMap's ~1 KiB of random payload)")
+	n := flag.Int("n", 100_000, "objects to sync")
 	pairs := flag.Int("pairs", 5, "samples of each variant")
-	variants := flag.String("variants", "ours,client-go", "variants to compare, the last against the first: "+strings.Join(variantNames(), ", "))
+	variants := flag.String("variants", "ours,client-go", "variants to compare, the last against the first; of "+scale.ConfigMaps+": "+strings.Join(variantNames(scale.ConfigMaps), ", ")+"; of "+scale.Widgets+": "+strings.Join(variantNames(scale.Widgets), ", "))
 	profile := flag.String("profile", "", "directory for one CPU profile per sample")
-	payload := flag.String("payload", "random", "the ConfigMaps' data: random (hardly compressible) or repeated (the scale ladder's one text, which gzip shrinks to almost nothing)")
+	payload := flag.String("payload", "random", "the ConfigMaps' data: random (hardly compressible) or repeated (the scale ladder's one text, which gzip shrinks to almost nothing); widgets are always random")
 	record := flag.String("record", "", "also write the samples and the table, with the command and the date, to this markdown file (a record docs may quote)")
-	relists := flag.Int("relists", 0, "instead of timing the initial sync, relist each child's informer this many times after an injected 410 and time the relists (variants: "+strings.Join(scale.RelistKinds, ", ")+")")
+	relists := flag.Int("relists", 0, "instead of timing the initial sync, relist each child's informer of ConfigMaps this many times after an injected 410 and time the relists (variants: "+strings.Join(scale.RelistKinds, ", ")+")")
 	before := flag.String("before", "", "a syncpair binary built from an earlier commit: adds the variant ours-before, its ours")
 	flag.Usage = func() {
 		out := flag.CommandLine.Output()
-		_, _ = out.Write([]byte("syncpair: time an initial sync (or relists), ours against client-go, in a child process per sample with its own objects\n\n"))
+		_, _ = out.Write([]byte("syncpair: time an initial sync of ConfigMaps or Widgets (or relists), ours against client-go, in a child process per sample with its own objects\n\n"))
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -52,7 +63,7 @@ func main() {
 	defer stop()
 
 	if *child != "" {
-		if err := runChild(ctx, *child, *kubeconfig, *n, *relists, *profile); err != nil {
+		if err := runChild(ctx, *shape, *child, *kubeconfig, *n, *relists, *profile); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -64,7 +75,7 @@ func main() {
 	if *payload != "random" && *payload != "repeated" {
 		log.Fatalf("syncpair: -payload %q: want random or repeated", *payload)
 	}
-	r := pairsRun{n: *n, pairs: *pairs, relists: *relists, names: names, profileDir: *profile, before: *before, repeated: *payload == "repeated", record: *record}
+	r := pairsRun{shape: *shape, n: *n, pairs: *pairs, relists: *relists, names: names, profileDir: *profile, before: *before, repeated: *payload == "repeated", record: *record}
 	if err := runPairs(ctx, r); err != nil {
 		log.Fatal(err)
 	}

@@ -28,6 +28,7 @@ import (
 
 // pairsRun is what the flags ask of the parent.
 type pairsRun struct {
+	shape    string // scale.ConfigMaps or scale.Widgets
 	n, pairs int
 	// relists > 0 times that many relists per child instead of the
 	// initial sync.
@@ -39,17 +40,43 @@ type pairsRun struct {
 	record     string   // the markdown record to write; "": none
 }
 
-// runPairs starts a control plane, creates r.n ConfigMaps, then runs
-// r.pairs samples of every variant, interleaved, and prints each sample
-// and the medians.
-func runPairs(ctx context.Context, r pairsRun) error {
+// check returns an error for flags that do not go together, naming what
+// would.
+func (r pairsRun) check() error {
+	variants := variantsOf(r.shape)
+	switch {
+	case variants == nil:
+		return fmt.Errorf("syncpair: -shape %q: want one of %v", r.shape, shapeNames())
+	case r.relists > 0 && r.shape != scale.ConfigMaps:
+		return fmt.Errorf("syncpair: -relists measures %s only, not -shape %s", scale.ConfigMaps, r.shape)
+	case r.repeated && r.shape != scale.ConfigMaps:
+		return fmt.Errorf("syncpair: -payload repeated is for %s; %s always carry the scale ladder's random payload", scale.ConfigMaps, r.shape)
+	}
 	for _, name := range r.names {
 		if r.relists > 0 && name != "ours-before" && !slices.Contains(scale.RelistKinds, name) {
 			return fmt.Errorf("syncpair: -relists measures %v, not %q", scale.RelistKinds, name)
 		}
 		if _, ok := variants[name]; r.relists == 0 && !ok && name != "ours-before" {
-			return fmt.Errorf("syncpair: no variant %q (have %v)", name, variantNames())
+			return fmt.Errorf("syncpair: %s have no variant %q (have %v)", r.shape, name, variantNames(r.shape))
 		}
+	}
+	return nil
+}
+
+// objects says what the run syncs, as a record states it.
+func (r pairsRun) objects() string {
+	if r.shape == scale.Widgets {
+		return fmt.Sprintf("%d Widgets (a custom resource, random payload)", r.n)
+	}
+	return fmt.Sprintf("%d ConfigMaps (%s payload)", r.n, payloadName(r.repeated))
+}
+
+// runPairs starts a control plane, creates r.n objects of r.shape, then
+// runs r.pairs samples of every variant, interleaved, and prints each
+// sample and the medians.
+func runPairs(ctx context.Context, r pairsRun) error {
+	if err := r.check(); err != nil {
+		return err
 	}
 	cp, err := testenv.Start(ctx, testenv.Options{})
 	if err != nil {
@@ -57,10 +84,15 @@ func runPairs(ctx context.Context, r pairsRun) error {
 	}
 	defer cp.Stop()
 	start := time.Now()
-	if err := populate(ctx, cp.Config(), r.n, r.repeated); err != nil {
+	if r.shape == scale.Widgets {
+		err = scale.Populate(ctx, cp.Config(), scale.Widgets, r.n)
+	} else {
+		err = populate(ctx, cp.Config(), r.n, r.repeated)
+	}
+	if err != nil {
 		return err
 	}
-	log.Printf("created %d ConfigMaps in %v", r.n, time.Since(start).Round(time.Second))
+	log.Printf("created %s in %v", r.objects(), time.Since(start).Round(time.Second))
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -82,10 +114,10 @@ func runPairs(ctx context.Context, r pairsRun) error {
 			if err != nil {
 				return err
 			}
-			line := fmt.Sprintf("pair %d %-14s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, %.0f B/object, peak %.2f× steady, load %.2f, others %.2f cores; %s → %s",
+			line := fmt.Sprintf("pair %d %-18s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, %.0f B/object, peak %.2f× steady, load %.2f, others %.2f cores; %s → %s",
 				pair+1, name, s.Seconds, s.CPU, s.ServerCPU, s.HeapPerObject, s.PeakOverSteady, s.Load, s.Others, s.Request, s.Answer)
 			if r.relists > 0 {
-				line = fmt.Sprintf("pair %d %-14s relist %.2f s, %.2f CPU-s, peak %.2f× steady, load %.2f, others %.2f cores",
+				line = fmt.Sprintf("pair %d %-18s relist %.2f s, %.2f CPU-s, peak %.2f× steady, load %.2f, others %.2f cores",
 					pair+1, name, s.RelistSeconds, s.RelistCPU, s.RelistPeak, s.Load, s.Others)
 			}
 			log.Print(line)
@@ -100,8 +132,8 @@ func runPairs(ctx context.Context, r pairsRun) error {
 	if r.record == "" {
 		return nil
 	}
-	text := fmt.Sprintf("# syncpair %s\n\nRecorded by `syncpair` on %s, %d cores, %d ConfigMaps (%s payload); each line one child process.\n\n```text\n%s\n```\n%s",
-		recordedCommand(), time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), r.n, payloadName(r.repeated), strings.Join(lines, "\n"), table.String())
+	text := fmt.Sprintf("# syncpair %s\n\nRecorded by `syncpair` on %s, %d cores, %s; each line one child process.\n\n```text\n%s\n```\n%s",
+		recordedCommand(), time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), r.objects(), strings.Join(lines, "\n"), table.String())
 	return os.WriteFile(r.record, []byte(text), 0o644)
 }
 
@@ -180,6 +212,9 @@ func runSample(ctx context.Context, r pairsRun, label, binary, name, kubeconfig 
 	args := []string{"-child", name, "-kubeconfig", kubeconfig, "-n", strconv.Itoa(r.n), "-profile", profileDir}
 	if r.relists > 0 { // an older build, for -before, may not know the flag
 		args = append(args, "-relists", strconv.Itoa(r.relists))
+	}
+	if r.shape != scale.ConfigMaps { // nor this one
+		args = append(args, "-shape", r.shape)
 	}
 	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, binary, args...)

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/listwatch/informer/bench/scale"
+)
+
+// Flags that do not go together are refused with an error that names
+// what would do, before any control plane starts.
+func TestFlagsThatDoNotGoTogetherAreRefusedBeforeAnythingStarts(t *testing.T) {
+	for _, c := range []struct {
+		run  pairsRun
+		want string
+	}{
+		{pairsRun{shape: "pods", names: []string{"ours"}}, `-shape "pods": want one of [configmaps widgets]`},
+		{pairsRun{shape: scale.Widgets, names: []string{"ours-stripped", "client-go"}}, `widgets have no variant "ours-stripped"`},
+		{pairsRun{shape: scale.ConfigMaps, names: []string{"ours", "client-go-dynamic"}}, `configmaps have no variant "client-go-dynamic"`},
+		{pairsRun{shape: scale.Widgets, relists: 3, names: []string{"ours"}}, "-relists measures configmaps only"},
+		{pairsRun{shape: scale.Widgets, repeated: true, names: []string{"ours"}}, "-payload repeated is for configmaps"},
+	} {
+		err := c.run.check()
+		if assert.Error(t, err, "%+v", c.run) {
+			assert.Contains(t, err.Error(), c.want)
+		}
+	}
+}
+
+// The default pair, ours and client-go, exists for every shape, and
+// -shape widgets has a variant for each library and each of the ladder's
+// Widgets variants.
+func TestEveryShapeHasTheDefaultPair(t *testing.T) {
+	for _, shape := range shapeNames() {
+		assert.NoError(t, pairsRun{shape: shape, names: []string{"ours", "client-go"}}.check(), shape)
+	}
+	assert.Len(t, widgetVariants, 2*len(scale.VariantsOf(scale.Widgets)))
+}
