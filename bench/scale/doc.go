@@ -15,6 +15,14 @@
 //     LIST at resourceVersion "0" in JSON), and with transforms that strip
 //     managedFields or keep only metadata; for ~1 KiB ConfigMaps and
 //     Deployment-made Pods; with the watch cache on and off;
+//   - the same for a custom resource: Widgets (Widget, served by a CRD
+//     with a structural schema), each carrying the i-th ConfigMap's
+//     labels and payload, read as JSON, in three variants named after
+//     the Go type both libraries cache: typed (our InformerFor[*Widget];
+//     client-go's informer over a typed REST client, as
+//     controller-runtime builds it), unstructured (ForResource;
+//     dynamicinformer) and partial-metadata (ForResource;
+//     metadatainformer, which gets the metadata in protobuf);
 //   - the live heap each informer adds per cached object, after a GC;
 //   - the apiserver's CPU-seconds and peak RSS during each sync (/proc),
 //     so a client win that moves work to the server shows;
@@ -23,7 +31,10 @@
 //     live heap meanwhile (what each GC found live) over the heap before;
 //   - a store with one writer and 0, 1 or 10 readers listing namespaces;
 //   - an in-process sync from encoded pages, each run in a process of its
-//     own, to 1M objects.
+//     own, to 1M objects;
+//   - beside them, the raw-bytes floor: one unpaged LIST of each shape in
+//     its cheapest encoding (protobuf; JSON for Widgets), read to the end
+//     and not decoded.
 //
 // # How it judges
 //
@@ -42,7 +53,10 @@
 // spread over ten namespaces (ns-0 … ns-9), and every informer lists
 // every namespace, as each library's factory does by default. Each
 // size's populated etcd (100k ConfigMaps and 100k Pods take about 5
-// minutes to create on 2 cores) is saved once under the user's cache
-// directory and every control plane starts on a copy
-// (testenv.Options.EtcdDataFrom).
+// minutes to create on 2 cores; Widgets, with their CRD, come on top)
+// is saved once under the user's cache directory and every control
+// plane starts on a copy (testenv.Options.EtcdDataFrom); the ladder
+// waits until a copy's apiserver serves the CRD again. One creation
+// path makes every shape (Populate); syncpair -shape widgets uses it
+// too, and times the ladder's own informers (Start).
 package scale
