@@ -154,11 +154,13 @@ func (s *Sharder) shard(ctx context.Context) error {
 // that own nothing (collectLeases).
 //
 // A member becomes dead for certain by a takeover this loop wrote, or by
-// a Lease a poll found released or taken over by someone else: a
-// member's own release that a stalled server served late, after the
-// member had already dropped off the ring, makes the takeover fail, and
-// only the poll tells. Either way its objects, left waiting while it was
-// "not seen alive" (decide), must be decided again.
+// a Lease a poll found released or taken over: a member's own release
+// that a stalled server served late, after the member had already
+// dropped off the ring, makes the takeover fail with 409; a takeover
+// whose answer was lost reports nothing written. Only the poll tells.
+// Either way its objects, left waiting while it was "not seen alive"
+// (decide), must be decided again; so must they when a member is dead
+// again under a new Lease (a new resourceVersion).
 func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []*resource) {
 	var collected time.Time
 	var dead map[string]string // the members dead for certain at the last look
@@ -176,12 +178,10 @@ func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []
 			s.cfg.Logger.Info("sharding: members changed", "ring", s.cfg.Ring, "members", alive)
 		}
 		tookOver := s.takeOverSuspects(ctx)
-		died := false
 		now := s.members.dead()
-		for id := range now {
-			if _, before := dead[id]; !before {
-				died = true
-			}
+		died := false
+		for id, rv := range now {
+			died = died || dead[id] != rv // dead since the last look, or dead again by a new Lease
 		}
 		dead = now
 		if changed || tookOver || died {
@@ -199,8 +199,9 @@ func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []
 
 // takeOverSuspects takes over the Lease of every member that looks dead
 // (unchanged or absent for its lease duration) but is not dead for
-// certain, and reports whether any takeover was written: only then may
-// that member's objects move. The suspects are judged once, and each
+// certain, and reports whether any takeover was written. A member's
+// objects move only once it is dead for certain: by such a takeover, or
+// by a Lease a poll finds released or taken over (see watchMembers). The suspects are judged once, and each
 // takeover is guarded by the version judged: a member that renewed since
 // — while an earlier takeover hung, say — makes the write fail, and
 // keeps its objects.

@@ -3,6 +3,7 @@ package sharding_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,13 +66,69 @@ func TestAMemberReleasedAfterItWasJudgedExpiredHasItsObjectsMoved(t *testing.T) 
 		scene.cutX(t, tookOver, 4*leaseDuration) // then four lease durations for the objects to move
 		require.True(t, releasedFirst.Load(), "x's release did not land before the takeover: the test proves nothing")
 		scene.requireNothingTowardX(t, "released")
-		admin := must(testenv.CoreV1Client(mem.Config()))
-		label := sharding.Shard{Ring: ring}.Label()
-		for _, cm := range listConfigMaps(ctx, t, admin, "default") {
-			require.NotEqual(t, scene.x(), cm.Labels[label], "%s is still labelled with x, released %v ago", cm.Name, 4*leaseDuration)
-			require.NotEmpty(t, cm.Labels[label], "%s lost its label", cm.Name)
-		}
+		requireMovedOffX(ctx, t, scene, mem, "released")
 	})
+}
+
+// The same wait, by another route: the sharder's takeover is applied but
+// its answer is lost (the request times out on the sharder's side), so
+// takeOverSuspects reports nothing written, and the next poll finds the
+// Lease held by the sharder: x is dead for certain, no takeover was
+// reported, and the ring did not change. The takeover's first attempt
+// fails at once, in the pass that saw x leave the ring, so that pass's
+// enqueue of every key comes before x is dead for certain. Found by the
+// review.
+func TestAMemberTakenOverByATakeoverWhoseAnswerWasLostHasItsObjectsMoved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		srv := fakeapiserver.New()
+		scene := newTakeoverScene()
+		tookOver := make(chan struct{})
+		var lost atomic.Bool
+		var puts atomic.Int32
+		handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			x, answered := scene.fromX(w, r)
+			if answered {
+				return
+			}
+			id := scene.x()
+			if !x && id != "" && r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/leases/"+sharding.LeaseName(ring, id)) && !lost.Load() {
+				if puts.Add(1) == 1 {
+					http.Error(w, "busy", http.StatusServiceUnavailable)
+					return
+				}
+				srv.ServeHTTP(httptest.NewRecorder(), r) // applied ...
+				lost.Store(true)
+				scene.afterTakeover.Store(true)
+				close(tookOver)
+				<-r.Context().Done() // ... but the sharder's request times out first
+				return
+			}
+			srv.ServeHTTP(w, r)
+		})
+		mem := fakeapiserver.ServeInMemory(handler)
+		t.Cleanup(mem.Close)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+
+		scene.start(ctx, t, &wg, mem)
+		scene.cutX(t, tookOver, 4*leaseDuration)
+		require.True(t, lost.Load(), "no takeover's answer was lost: the test proves nothing")
+		scene.requireNothingTowardX(t, "taken over")
+		requireMovedOffX(ctx, t, scene, mem, "taken over")
+	})
+}
+
+// requireMovedOffX fails unless every ConfigMap is labelled, and none
+// with x: x's objects moved once it was dead for certain.
+func requireMovedOffX(ctx context.Context, t *testing.T, scene *takeoverScene, mem *fakeapiserver.InMemory, how string) {
+	admin := must(testenv.CoreV1Client(mem.Config()))
+	label := sharding.Shard{Ring: ring}.Label()
+	for _, cm := range listConfigMaps(ctx, t, admin, "default") {
+		require.NotEqual(t, scene.x(), cm.Labels[label], "%s is still labelled with x, %s %v ago", cm.Name, how, 4*leaseDuration)
+		require.NotEmpty(t, cm.Labels[label], "%s lost its label", cm.Name)
+	}
 }
 
 // releaseLease releases a Lease as its holder does (no holder, a
