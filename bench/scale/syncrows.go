@@ -109,17 +109,28 @@ func syncPair(ctx context.Context, cfg Config, res *Results, job SyncJob, n int,
 // encoding the shape has (encodingOf: protobuf, JSON for Widgets), read
 // to the end and not decoded.
 func floorOnce(ctx context.Context, cfg *rest.Config, shape string, n int) (float64, error) {
-	client, err := clientFor(cfg, shape)
+	t0 := time.Now()
+	body, err := RawList(ctx, cfg, shape)
 	if err != nil {
 		return 0, err
-	}
-	t0 := time.Now()
-	body, err := client.Get().AbsPath(collectionPath(shape)).DoRaw(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("scale: the raw list of %s: %w", shape, err)
 	}
 	if len(body) < n*100 {
 		return 0, fmt.Errorf("scale: the raw list of %d %s is only %d bytes", n, shape, len(body))
 	}
 	return time.Since(t0).Seconds(), nil
+}
+
+// RawList reads the whole collection of shape in one unpaged GET, in the
+// encoding floorOnce uses, to the end, and returns it undecoded: what
+// every informer's initial sync must at least do.
+func RawList(ctx context.Context, cfg *rest.Config, shape string) ([]byte, error) {
+	client, err := clientFor(cfg, shape)
+	if err != nil {
+		return nil, err
+	}
+	body, err := client.Get().AbsPath(collectionPath(shape)).DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scale: the raw list of %s: %w", shape, err)
+	}
+	return body, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 
 	"k8s.io/client-go/rest"
@@ -19,6 +20,7 @@ var widgetVariants = map[string]variant{
 	"client-go":          widgets(scale.ClientGo, scale.Typed),
 	"client-go-dynamic":  widgets(scale.ClientGo, scale.Unstructured),
 	"client-go-metadata": widgets(scale.ClientGo, scale.PartialMetadata),
+	"floor":              floor(scale.Widgets, `"kind":"Widget"`),
 }
 
 // widgets is the variant that starts lib's informer of every Widget, as v
@@ -30,5 +32,19 @@ func widgets(lib string, v scale.Variant) variant {
 			return nil, nil, err
 		}
 		return started.HasSynced, started.Len, nil
+	}
+}
+
+// floor is the raw floor as a variant: shape's whole unpaged LIST read
+// to the end and not decoded (scale.RawList), synced once read. It
+// counts its objects by how often item, which each object's JSON holds
+// once, occurs in the body, after the sample's time has stopped.
+func floor(shape, item string) variant {
+	return func(ctx context.Context, cfg *rest.Config) (func() bool, func() int, error) {
+		body, err := scale.RawList(ctx, cfg, shape)
+		if err != nil {
+			return nil, nil, err
+		}
+		return func() bool { return true }, func() int { return bytes.Count(body, []byte(item)) }, nil
 	}
 }
