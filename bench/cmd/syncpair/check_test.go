@@ -30,10 +30,11 @@ func TestFlagsThatDoNotGoTogetherAreRefusedBeforeAnythingStarts(t *testing.T) {
 
 // The default pair, ours and client-go, exists for every shape, and
 // -shape widgets has a variant for each library and each of the ladder's
-// Widgets variants.
+// Widgets variants, and the raw floor.
 func TestEveryShapeHasTheDefaultPair(t *testing.T) {
 	for _, shape := range shapeNames() {
 		assert.NoError(t, pairsRun{shape: shape, names: []string{"ours", "client-go"}}.check(), shape)
 	}
-	assert.Len(t, widgetVariants, 2*len(scale.VariantsOf(scale.Widgets)))
+	assert.Len(t, widgetVariants, 2*len(scale.VariantsOf(scale.Widgets))+1)
+	assert.Contains(t, widgetVariants, "floor")
 }
