@@ -53,19 +53,8 @@ func controllerUID(obj *metav1.PartialObjectMetadata) ([]string, error) {
 
 // parentOf returns obj's controller owner if it is one of the sharded
 // objects in the sharder's caches (its UID matches), or nil: an object
-// whose owner is not sharded is decided by the ring like any other, and
-// so is one in a cycle of owners (inOwnerCycle).
+// whose owner is not sharded is decided by the ring like any other.
 func parentOf(obj *metav1.PartialObjectMetadata, all []*resource) (*metav1.PartialObjectMetadata, *resource) {
-	parent, pr := cachedOwner(obj, all)
-	if parent == nil || inOwnerCycle(obj, parent, all) {
-		return nil, nil
-	}
-	return parent, pr
-}
-
-// cachedOwner returns obj's controller owner if the sharder's caches
-// hold it (its UID matches), and its resource.
-func cachedOwner(obj *metav1.PartialObjectMetadata, all []*resource) (*metav1.PartialObjectMetadata, *resource) {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil {
 		return nil, nil
@@ -80,27 +69,6 @@ func cachedOwner(obj *metav1.PartialObjectMetadata, all []*resource) (*metav1.Pa
 	return nil, nil
 }
 
-// inOwnerCycle reports whether the chain of controller owners from
-// parent up comes back to obj. The API server checks an owner
-// reference's fields, not the graph: an object may own itself, or own
-// its owner. Followed as children, the objects of such a cycle would each
-// wait for the other (decideChild) and never be labelled, so each is
-// decided by the ring, as a parent. A child of a cycle (its chain enters
-// the cycle without passing through it) follows its parent as usual.
-func inOwnerCycle(obj, parent *metav1.PartialObjectMetadata, all []*resource) bool {
-	seen := map[types.UID]bool{}
-	for up := parent; up != nil; up, _ = cachedOwner(up, all) {
-		if up.UID == obj.UID {
-			return true
-		}
-		if seen[up.UID] {
-			return false // a cycle above obj, not through it
-		}
-		seen[up.UID] = true
-	}
-	return false
-}
-
 // ownerLags returns errChildChanged if obj's controller owner, missing
 // from the sharder's caches, is a sharded object all the same: the API
 // server has it, with the UID obj names, in a sharded resource of the
@@ -109,14 +77,10 @@ func inOwnerCycle(obj, parent *metav1.PartialObjectMetadata, all []*resource) bo
 // orphan, and it waits for its parent rather than move ahead of it. It
 // costs one GET per sharded resource of that group; an owner of another
 // group (not sharded) costs none. A cluster-scoped owner of a namespaced
-// object is not looked for. An owner the caches hold lags nothing: obj
-// is then in a cycle of owners (parentOf), decided by the ring.
+// object is not looked for.
 func ownerLags(ctx context.Context, obj *metav1.PartialObjectMetadata, all []*resource) error {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil {
-		return nil
-	}
-	if owner, _ := cachedOwner(obj, all); owner != nil {
 		return nil
 	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
@@ -207,9 +171,6 @@ func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1
 			return err
 		}
 		for _, child := range children {
-			if p, _ := parentOf(child, all); p == nil || p.UID != parent.UID {
-				continue // in a cycle of owners with parent: decided by the ring
-			}
 			if child.Labels[shard.Label()] == member && child.Labels[shard.DrainLabel()] == "" {
 				continue
 			}
