@@ -36,6 +36,10 @@ type SharderConfig struct {
 	// Resources are the sharded resources: every object of them (in
 	// Namespace) is labelled with its owner. Objects with a controller
 	// owner reference follow their owner's key (RingKey). At least one.
+	// Not objects in a cycle of controller owners (one that controls
+	// itself, two that control each other): each waits for the other,
+	// and none is labelled (docs/15-sharding.md, "Children follow their
+	// parent").
 	Resources []schema.GroupVersionResource
 	// Namespace limits the sharded objects to one namespace; "" is all.
 	Namespace string
