@@ -201,10 +201,10 @@ func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []
 // (unchanged or absent for its lease duration) but is not dead for
 // certain, and reports whether any takeover was written. A member's
 // objects move only once it is dead for certain: by such a takeover, or
-// by a Lease a poll finds released or taken over (see watchMembers). The suspects are judged once, and each
-// takeover is guarded by the version judged: a member that renewed since
-// — while an earlier takeover hung, say — makes the write fail, and
-// keeps its objects.
+// by a Lease a poll finds released or taken over (see watchMembers). The
+// suspects are judged once, and each takeover is guarded by the version
+// judged: a member that renewed since — while an earlier takeover hung,
+// say — makes the write fail, and keeps its objects.
 func (s *Sharder) takeOverSuspects(ctx context.Context) bool {
 	took := false
 	for _, sus := range s.members.suspects() {

@@ -121,8 +121,10 @@
 // got, every failed reconcile, the trace events, and, for a run that did
 // not converge, every goroutine's stack (a request that never returns
 // shows there). A %d in FILE is the seed, so a -keep-going sweep keeps
-// one file per failing seed. In your own test, Check runs one seed and returns a
-// Result; its Options.Logger and Options.Trace receive the same.
+// one file per failing seed, and a replay (-seed) writes its history
+// even if it passed, to set beside a failing one. In your own test,
+// Check runs one seed and returns a Result; its Options.Logger and
+// Options.Trace receive the same.
 //
 // A seed fixes the schedule and every random draw of the library's: the
 // jitter of its retries and the member ids (Check seeds internal/random;
