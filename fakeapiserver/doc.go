@@ -56,7 +56,11 @@
 //     A Secret's stringData is write-only: merged into data on every
 //     write, never stored; its type defaults to Opaque.
 //   - encodings: JSON, protobuf for built-in types (never for custom
-//     ones), and the metadata-only form (as=PartialObjectMetadata).
+//     ones), and the metadata-only form (as=PartialObjectMetadataList for
+//     a list, as=PartialObjectMetadata for a get or a watch) in JSON or
+//     in protobuf, for custom resources too; the other form answers 406
+//     (a watch: no event). An error's Status is in the first plain type
+//     asked for, JSON if none.
 //   - discovery: /api, /apis, /apis/<group>, /api/v1 and
 //     /apis/<group>/<version>, in the legacy form.
 //

@@ -28,28 +28,51 @@ const (
 // Accept header by negotiate.
 type format struct {
 	protobuf bool // protobuf, else JSON
-	// partial asks for metadata only (as=PartialObjectMetadata or
-	// as=PartialObjectMetadataList, group meta.k8s.io, version v1):
-	// kube-apiserver's server-side transformation for metadata clients.
-	partial bool
+	// as is the metadata-only form asked for (as=PartialObjectMetadata or
+	// as=PartialObjectMetadataList, group meta.k8s.io, version v1),
+	// kube-apiserver's server-side transformation for metadata clients;
+	// "" for the objects themselves.
+	as string
+	// statusProtobuf says an error's Status goes in protobuf. A Status
+	// has no metadata-only form, so it goes in the first plain media type
+	// of the Accept header that the server speaks, JSON if none.
+	statusProtobuf bool
 }
+
+// The metadata-only forms: one for a list, one for an object (a get, or
+// each event of a watch).
+const (
+	partialObject = "PartialObjectMetadata"
+	partialList   = "PartialObjectMetadataList"
+)
 
 // negotiate picks the first media type in the Accept header that the
 // server can answer with for res: protobuf only for a built-in resource,
-// as kube-apiserver serves custom resources as JSON alone. No Accept, or
-// */*, is JSON. Nothing acceptable answers 406.
+// as kube-apiserver serves custom resources as JSON alone, but the
+// metadata-only form in protobuf for every resource, since it is a
+// built-in type whatever it was made from. No Accept, or */*, is JSON.
+// Nothing acceptable answers 406.
 func negotiate(r *http.Request, res Resource) (format, error) {
-	if f, ok := pick(r.Header.Get("Accept"), res); ok {
+	status, _ := pick(r.Header.Get("Accept"), Resource{}, false)
+	if f, ok := pick(r.Header.Get("Accept"), res, true); ok {
+		f.statusProtobuf = status.protobuf
 		return f, nil
 	}
-	// A Status is a built-in type: the error goes in protobuf if asked.
-	f, _ := pick(r.Header.Get("Accept"), Resource{})
-	return format{protobuf: f.protobuf}, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", res.GroupResource(), "",
+	return format{protobuf: status.protobuf, statusProtobuf: status.protobuf}, notAcceptable(res)
+}
+
+// notAcceptable is kube-apiserver's 406 for res.
+func notAcceptable(res Resource) error {
+	return apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", res.GroupResource(), "",
 		fmt.Sprintf("only the following media types are accepted: %s", acceptable(res)), 0, false)
 }
 
 // pick is negotiate's choice, and false when nothing is acceptable.
-func pick(accept string, res Resource) (format, bool) {
+// partial says whether the metadata-only forms may be chosen. A
+// metadata-only form is chosen whether or not it fits the request (the
+// list's form for a list): kube-apiserver finds out only when it
+// encodes the answer, and so does encodeList or encodeObject.
+func pick(accept string, res Resource, partial bool) (format, bool) {
 	if strings.TrimSpace(accept) == "" {
 		return format{}, true
 	}
@@ -60,9 +83,9 @@ func pick(accept string, res Resource) (format, bool) {
 		}
 		switch {
 		case params["as"] != "":
-			if typ == mediaJSON && params["g"] == "meta.k8s.io" && params["v"] == "v1" &&
-				strings.HasPrefix(params["as"], "PartialObjectMetadata") {
-				return format{partial: true}, true
+			if partial && (typ == mediaJSON || typ == mediaProtobuf) && params["g"] == "meta.k8s.io" && params["v"] == "v1" &&
+				(params["as"] == partialObject || params["as"] == partialList) {
+				return format{protobuf: typ == mediaProtobuf, as: params["as"]}, true
 			}
 		case typ == mediaProtobuf && !res.Custom:
 			return format{protobuf: true}, true
@@ -89,18 +112,23 @@ func (f format) contentType() string {
 }
 
 // encodeObject encodes one stored object as res's version serves it.
+// Asked for a list's metadata-only form, it fails: kube-apiserver then
+// ends a watch with no event, and answers a get with 406.
 func (s *Server) encodeObject(f format, res Resource, u *unstructured.Unstructured) ([]byte, error) {
 	u = u.DeepCopy()
 	u.SetAPIVersion(res.GroupVersion().String())
 	u.SetKind(res.Kind)
-	switch {
-	case f.partial:
+	switch f.as {
+	case partialList:
+		return nil, notAcceptable(res)
+	case partialObject:
 		p, err := partialOf(u)
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(p)
-	case f.protobuf:
+		return encodePartial(f, p)
+	}
+	if f.protobuf {
 		typed, err := s.typed(u)
 		if err != nil {
 			return nil, err
@@ -111,11 +139,15 @@ func (s *Server) encodeObject(f format, res Resource, u *unstructured.Unstructur
 }
 
 // encodeList encodes a LIST answer: items (stored objects) and meta.
+// Asked for an object's metadata-only form, it fails with 406, as
+// kube-apiserver does.
 func (s *Server) encodeList(f format, res Resource, items []*unstructured.Unstructured, lm metav1.ListMeta) ([]byte, error) {
 	switch {
-	case f.partial:
+	case f.as == partialObject:
+		return nil, notAcceptable(res)
+	case f.as == partialList:
 		list := &metav1.PartialObjectMetadataList{ListMeta: lm}
-		list.APIVersion, list.Kind = "meta.k8s.io/v1", "PartialObjectMetadataList"
+		list.APIVersion, list.Kind = "meta.k8s.io/v1", partialList
 		for _, u := range items {
 			p, err := partialOf(u)
 			if err != nil {
@@ -123,7 +155,7 @@ func (s *Server) encodeList(f format, res Resource, items []*unstructured.Unstru
 			}
 			list.Items = append(list.Items, *p)
 		}
-		return json.Marshal(list)
+		return encodePartial(f, list)
 	case f.protobuf:
 		list, err := s.scheme.New(res.GroupVersion().WithKind(res.ListKind))
 		if err != nil {
@@ -205,12 +237,20 @@ func (s *Server) typed(u *unstructured.Unstructured) (runtime.Object, error) {
 // partialOf is u's metadata as a PartialObjectMetadata.
 func partialOf(u *unstructured.Unstructured) (*metav1.PartialObjectMetadata, error) {
 	p := &metav1.PartialObjectMetadata{}
-	p.APIVersion, p.Kind = "meta.k8s.io/v1", "PartialObjectMetadata"
+	p.APIVersion, p.Kind = "meta.k8s.io/v1", partialObject
 	meta, _ := u.Object["metadata"].(map[string]any)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(meta, &p.ObjectMeta); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// encodePartial encodes a metadata-only object or list in f.
+func encodePartial(f format, obj runtime.Object) ([]byte, error) {
+	if f.protobuf {
+		return encodeProtobuf(obj)
+	}
+	return json.Marshal(obj)
 }
 
 // protobufEncoder writes kube-apiserver's protobuf envelope: the magic
@@ -244,17 +284,16 @@ func encodeEvent(f format, typ string, object []byte) ([]byte, error) {
 	return append(frame, b...), nil
 }
 
-// encodeStatus encodes an error's Status in f (a Status has no
-// metadata-only form: it is sent as JSON then).
-func encodeStatus(f format, err error) (int, []byte) {
+// encodeStatus encodes an error's Status in protobuf or JSON.
+func encodeStatus(protobuf bool, err error) (int, []byte) {
 	st := apiStatus(err)
-	b, _ := encodeStatusObject(f, &st)
+	b, _ := encodeStatusObject(protobuf, &st)
 	return int(st.Code), b
 }
 
-func encodeStatusObject(f format, st *metav1.Status) ([]byte, error) {
+func encodeStatusObject(protobuf bool, st *metav1.Status) ([]byte, error) {
 	st.APIVersion, st.Kind = "v1", "Status"
-	if f.protobuf {
+	if protobuf {
 		return encodeProtobuf(st)
 	}
 	return json.Marshal(st)
@@ -270,14 +309,14 @@ func apiStatus(err error) metav1.Status {
 
 // writeError answers with err's Status.
 func writeError(w http.ResponseWriter, f format, err error) {
-	code, body := encodeStatus(f, err)
+	code, body := encodeStatus(f.statusProtobuf, err)
 	w.Header().Set("Content-Type", f.statusContentType())
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
 }
 
 func (f format) statusContentType() string {
-	if f.protobuf {
+	if f.statusProtobuf {
 		return mediaProtobuf
 	}
 	return mediaJSON

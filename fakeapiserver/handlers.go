@@ -118,7 +118,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request
 		Status:   metav1.StatusSuccess,
 		Details:  &metav1.StatusDetails{Name: req.name, Group: req.res.Group, Kind: req.res.Resource, UID: obj.GetUID()},
 	}
-	body, err := encodeStatusObject(f, &st)
+	body, err := encodeStatusObject(f.statusProtobuf, &st)
 	if err != nil {
 		writeError(w, f, err)
 		return

@@ -178,7 +178,7 @@ func bookmarkObject(rv int64, initialEventsEnd bool) *unstructured.Unstructured 
 // encodeItem encodes one queued event as a frame of the stream.
 func (s *Server) encodeItem(f format, res Resource, it watchItem) ([]byte, error) {
 	if it.typ == errorEv {
-		_, status := encodeStatus(format{protobuf: f.protobuf}, it.status)
+		_, status := encodeStatus(f.protobuf, it.status)
 		return encodeEvent(f, errorEv, status)
 	}
 	obj, err := s.encodeObject(f, res, it.obj)
