@@ -24,7 +24,7 @@ import (
 // mode.
 func TestConvergesThroughCreatesUpdatesAndDeletes(t *testing.T) {
 	cp := testenv.Shared(t)
-	for _, mode := range []string{"json", "protobuf", "unstructured", "metadata"} {
+	for _, mode := range []string{"json", "protobuf", "unstructured", "metadata", "metadata-protobuf"} {
 		t.Run(mode, func(t *testing.T) {
 			ns := cp.Namespace(t)
 			cms := newConfigMaps(t, cp.Config(), ns)
@@ -52,7 +52,8 @@ func startMirror(t *testing.T, cp *testenv.ControlPlane, ns, mode string) func()
 		store := newRecorder[*unstructured.Unstructured]()
 		run(t, must(reflector.New(reflector.Options[*unstructured.Unstructured]{ListerWatcher: lw, Store: store, OnError: func(err error) { t.Error(err) }})))
 		return store.state
-	case "metadata":
+	case "metadata", "metadata-protobuf":
+		src.Protobuf = mode == "metadata-protobuf"
 		lw, err := reflector.NewMetadataListerWatcher(cp.Config(), src)
 		require.NoError(t, err)
 		store := newRecorder[*metav1.PartialObjectMetadata]()

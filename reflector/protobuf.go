@@ -12,9 +12,10 @@ type protobufMessage interface {
 
 // ProtobufCapable reports whether objects of type T can be read as
 // protobuf. The built-in types can (the API server encodes them in
-// protobuf, which decodes several times faster than JSON); a custom
-// resource's Go type cannot, and the API server serves custom resources
-// in JSON anyway. sharedinformer.InformerFor reads protobuf whenever
+// protobuf, which decodes several times faster than JSON), and so can
+// *metav1.PartialObjectMetadata, the metadata-only form of any resource;
+// a custom resource's Go type cannot, and the API server serves custom
+// resources in JSON anyway. sharedinformer.InformerFor reads protobuf whenever
 // this says it can, as client-go's generated clients do.
 func ProtobufCapable[T informer.Object]() bool {
 	var zero T

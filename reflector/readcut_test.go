@@ -81,6 +81,8 @@ func TestAListAnswerCutAtAnyByteKeepsTheCauseOfTheFailure(t *testing.T) {
 	add("unstructured", func(ctx context.Context, o metav1.ListOptions) error { _, _, err := un.List(ctx, o); return err })
 	meta := must(reflector.NewMetadataListerWatcher(cfg, src))
 	add("metadata", func(ctx context.Context, o metav1.ListOptions) error { _, _, err := meta.List(ctx, o); return err })
+	metaPB := must(reflector.NewMetadataListerWatcher(cfg, pb))
+	add("metadata protobuf", func(ctx context.Context, o metav1.ListOptions) error { _, _, err := metaPB.List(ctx, o); return err })
 
 	for name, list := range lists {
 		at = -1

@@ -81,16 +81,19 @@ func NewUnstructuredListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatc
 // reads only each object's metadata (name, namespace, labels, annotations,
 // owner references, resourceVersion) as *metav1.PartialObjectMetadata. The
 // server strips the rest before sending, so a cache of Secrets or Pods
-// kept this way costs a fraction of the memory (pitfall 7). JSON only.
+// kept this way costs a fraction of the memory (pitfall 7).
+//
+// With src.Protobuf the answers come in protobuf, for custom resources
+// too: PartialObjectMetadata is a built-in type whatever it was made
+// from, so the API server encodes it in protobuf even where it serves
+// the objects themselves only as JSON. sharedinformer.InformerFor asks
+// for it, as client-go's metadata client does.
 func NewMetadataListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[*metav1.PartialObjectMetadata], error) {
 	src, err := src.Canonical()
 	if err != nil {
 		return nil, err
 	}
-	if src.Protobuf {
-		return nil, errors.New("reflector: metadata-only objects are read as JSON; Source.Protobuf is for built-in types")
-	}
-	client, err := restclient.New(cfg, src.Resource.GroupVersion(), serializer.NewCodecFactory(metadataScheme).WithoutConversion(), false)
+	client, err := restclient.New(cfg, src.Resource.GroupVersion(), serializer.NewCodecFactory(metadataScheme).WithoutConversion(), src.Protobuf)
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +103,24 @@ func NewMetadataListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[
 		listType: metav1.TypeMeta{Kind: "PartialObjectMetadataList", APIVersion: metav1.SchemeGroupVersion.String()},
 		jsonItem: typedJSONItem[*metav1.PartialObjectMetadata]("PartialObjectMetadata"),
 		mode:     "metadata only",
-		// "as=" asks the server to transform each object before sending it.
-		listAccept:  "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
-		watchAccept: "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+		protobuf: src.Protobuf,
+		// "as=" asks the server to transform each object before sending
+		// it: a list into a PartialObjectMetadataList, each object of a
+		// watch into a PartialObjectMetadata. Either form asked of the
+		// other request fails (406, or a watch with no event).
+		listAccept:  partialAccept("PartialObjectMetadataList", src.Protobuf),
+		watchAccept: partialAccept("PartialObjectMetadata", src.Protobuf),
 	}, nil
+}
+
+// partialAccept is the Accept header that asks for the metadata-only
+// form as, in protobuf first if protobuf, else in JSON alone.
+func partialAccept(as string, protobuf bool) string {
+	form := ";as=" + as + ";g=meta.k8s.io;v=v1"
+	if protobuf {
+		return runtime.ContentTypeProtobuf + form + "," + runtime.ContentTypeJSON + form
+	}
+	return runtime.ContentTypeJSON + form
 }
 
 // kindOf finds T's kind in group/version gv of scheme.

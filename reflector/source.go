@@ -33,8 +33,10 @@ type Source struct {
 	// "" selects everything.
 	FieldSelector string
 	// Protobuf asks for application/vnd.kubernetes.protobuf instead of
-	// JSON: smaller and faster to decode. Only built-in types have it, so
-	// only NewTypedListerWatcher accepts it. Default: false, JSON.
+	// JSON: smaller and faster to decode. Built-in types have it, and the
+	// metadata-only form of every resource; NewTypedListerWatcher and
+	// NewMetadataListerWatcher accept it, NewUnstructuredListerWatcher
+	// refuses it. Default: false, JSON.
 	Protobuf bool
 }
 

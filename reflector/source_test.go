@@ -80,9 +80,10 @@ func TestListerWatchersOfOneScopeReadDifferentlyHaveDifferentNames(t *testing.T)
 	}, []string{typed.String(), protobuf.String(), unstructured.String(), metadata.String()})
 }
 
-func TestBuiltInTypesAreProtobufCapableCustomAndUnstructuredAreNot(t *testing.T) {
+func TestBuiltInTypesAndMetadataOnlyAreProtobufCapableCustomAndUnstructuredAreNot(t *testing.T) {
 	assert.True(t, reflector.ProtobufCapable[*corev1.ConfigMap]())
 	assert.True(t, reflector.ProtobufCapable[*corev1.Pod]())
+	assert.True(t, reflector.ProtobufCapable[*metav1.PartialObjectMetadata]())
 	assert.False(t, reflector.ProtobufCapable[*unstructured.Unstructured]())
 	assert.False(t, reflector.ProtobufCapable[*octopus]())
 }

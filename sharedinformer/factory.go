@@ -218,7 +218,7 @@ func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...Inf
 	if err := f.checkScope(ctx, goType, c.source.Resource, c.source.Namespace); err != nil {
 		return nil, err
 	}
-	c.source.Protobuf = !c.json && reflector.ProtobufCapable[T]() && isTyped[T]()
+	c.source.Protobuf = !c.json && reflector.ProtobufCapable[T]()
 	src, err := c.source.Canonical()
 	if err != nil {
 		return nil, fmt.Errorf("sharedinformer: informer of %v: %w", goType, err)
@@ -289,17 +289,6 @@ func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers m
 	}
 	inf.stopped = exported.unregister // a stopped informer gives its name back, for the next term's factory
 	return inf, nil
-}
-
-// isTyped reports whether T is a typed object, read through a typed REST
-// ListerWatcher: not the unstructured or metadata-only kinds, which have
-// their own clients, in JSON.
-func isTyped[T informer.Object]() bool {
-	switch reflect.TypeFor[T]() {
-	case reflect.TypeFor[*unstructured.Unstructured](), reflect.TypeFor[*metav1.PartialObjectMetadata]():
-		return false
-	}
-	return true
 }
 
 // listerWatcherFor picks the kind of REST ListerWatcher T needs.

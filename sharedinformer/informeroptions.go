@@ -71,11 +71,13 @@ func ForResource(gvr schema.GroupVersionResource) InformerOption {
 	return func(c *informerConfig) { c.source.Resource = gvr }
 }
 
-// WithJSON reads a built-in type as JSON. Without it, InformerFor reads
-// every type that can be read as protobuf (reflector.ProtobufCapable: the
-// built-in ones) as protobuf, which decodes several times faster; custom
-// resources are JSON either way. Use it to read the traffic with a
-// proxy, or against a server that does not encode protobuf.
+// WithJSON reads a built-in type, or any resource's metadata-only form,
+// as JSON. Without it, InformerFor reads every type that can be read as
+// protobuf (reflector.ProtobufCapable: the built-in ones, and
+// *metav1.PartialObjectMetadata for any resource) as protobuf, which
+// decodes several times faster; custom resources and unstructured
+// objects are JSON either way. Use it to read the traffic with a proxy,
+// or against a server that does not encode protobuf.
 func WithJSON() InformerOption {
 	return func(c *informerConfig) { c.json = true }
 }

@@ -21,7 +21,8 @@ import (
 // in ns, as v says (one of VariantsOf(Widgets)), with a handler that
 // calls seen once per add or update. Every one of them indexes by
 // namespace, as both libraries' factories do, and none is tuned: each
-// reads JSON, and lists as its library does by default.
+// reads JSON, but the metadata-only ones, which both libraries' defaults
+// read as protobuf, and lists as its library does by default.
 func buildWidgets(ctx context.Context, cfg *rest.Config, lib, ns string, v Variant, seen func()) (running, error) {
 	if err := checkSync(Widgets, lib, v); err != nil {
 		return running{}, err
