@@ -148,7 +148,7 @@ func populate(ctx context.Context, cfg *rest.Config, shape string, n int) error 
 		return err
 	}
 	if shape == Widgets {
-		if err := installWidgetsCRD(ctx, cfg); err != nil {
+		if err := testenv.InstallCRD(ctx, cfg, widgetsCRD); err != nil {
 			return err
 		}
 	}

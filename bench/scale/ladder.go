@@ -151,7 +151,7 @@ func servedRows(ctx context.Context, cfg Config, res *Results, cp *testenv.Contr
 		if shape == Widgets {
 			// The CRD came with the saved etcd; the apiserver serves it
 			// a moment after it starts.
-			if err := widgetsServed(ctx, rc); err != nil {
+			if err := testenv.WaitForCRD(ctx, rc, widgetsCRD); err != nil {
 				return err
 			}
 		}

@@ -39,7 +39,7 @@ func TestWidgetsAtSmallScale(t *testing.T) {
 		assert.Equal(t, NewWidget(7).Labels, got.Labels)
 	})
 	t.Run("InstallingTheCRDAgainWaitsUntilItIsServed", func(t *testing.T) {
-		require.NoError(t, installWidgetsCRD(ctx, cp.Config()))
+		require.NoError(t, cp.InstallCRD(ctx, widgetsCRD))
 	})
 	// RunSync fails unless the cache holds exactly the objects asked for,
 	// and unless the request log saw the list go out.
