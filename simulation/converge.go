@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/listwatch/informer/metrics"
 	"github.com/listwatch/informer/sharding"
 )
 
@@ -123,5 +126,47 @@ func (w *world) cachesEqualServer() []Violation {
 			}
 		}
 	}
+	return append(out, w.shardersCachesEqualServer()...)
+}
+
+// shardersCachesEqualServer compares, at quiescence, the cache of every
+// object each leading sharder keeps (metadata only) with the server, by
+// its size: the sharder exposes no cache, only its informer's
+// cached-objects gauge.
+func (w *world) shardersCachesEqualServer() []Violation {
+	var out []Violation
+	want := 0
+	for _, u := range w.srv.Objects(configMaps) {
+		if u.GetNamespace() == Namespace {
+			want++
+		}
+	}
+	for _, r := range w.running() {
+		for _, ring := range w.opts.Scenario.rings() {
+			m := r.sharder(ring)
+			if m == nil {
+				continue
+			}
+			got, ok := cachedObjects(m)
+			if !ok || got != want {
+				out = append(out, Violation{Invariant: "cache equals server", At: time.Now(),
+					Text: fmt.Sprintf("replica %s ring %s: the leading sharder caches %d objects (its gauge found: %v), the server holds %d", r.name, ring, got, ok, want)})
+			}
+		}
+	}
 	return out
+}
+
+// cachedObjects reads the cached-objects gauge of the one informer of
+// ConfigMaps in m, whatever its name.
+func cachedObjects(m *metrics.Memory) (int, bool) {
+	for line := range strings.Lines(m.String()) {
+		line = strings.TrimSpace(line)
+		at := strings.LastIndexByte(line, ' ') // label values may hold spaces; the value does not
+		if at > 0 && strings.HasPrefix(line, "listwatch_informer_cached_objects{") && strings.Contains(line[:at], `resource="configmaps"`) {
+			n, err := strconv.ParseFloat(line[at+1:], 64)
+			return int(n), err == nil
+		}
+	}
+	return 0, false
 }

@@ -69,7 +69,9 @@
 // latest tick ("converged"); then, at quiescence (synctest.Wait) and
 // within the rest of the bound (at least two LeaseDurations, for a
 // reflector still in its backoff), every open term's cache equals the
-// server ("cache equals server").
+// server, and every leading sharder's cache of all objects holds as many
+// as the server (its size, read from its informer's cached-objects
+// gauge: the sharder shows no cache) ("cache equals server").
 //
 // Not built yet: the sharder's own exclusivity per ring (a deposed
 // sharder's PATCHes are guarded, and its term has no recorded deadline);

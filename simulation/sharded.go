@@ -11,6 +11,7 @@ import (
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/metrics"
 	"github.com/listwatch/informer/sharding"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
@@ -40,11 +41,17 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, ring := range Rings {
+		mem := metrics.NewMemory()
+		reg, err := metrics.NewRegistry(mem)
+		if err != nil {
+			w.log.Error("sharder metrics", "err", err)
+			return
+		}
 		sharder, err := sharding.NewSharder(sharding.SharderConfig{
 			Config: r.cfg, LeaseClient: leases, LeaseNamespace: Namespace, Ring: ring, Identity: r.name,
 			Resources: []schema.GroupVersionResource{configMaps}, Namespace: Namespace,
 			LeaseDuration: t.Lease, RenewDeadline: t.Renew, RetryPeriod: t.Retry, Logger: w.log.With("replica", r.name),
-			Clock: r.clock(),
+			Clock: r.clock(), Metrics: reg,
 			OnLabel: func(action string, key informer.Key, member string) {
 				w.log.Debug("simulation: sharder labelled", "replica", r.name, "ring", ring, "action", action, "key", key, "member", member)
 			},
@@ -54,6 +61,7 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 					what = SharderOn
 				}
 				w.hist.add(Event{What: what, Replica: r.name, Ring: ring})
+				r.setSharder(ring, leading, mem)
 			},
 		})
 		if err != nil {

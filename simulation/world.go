@@ -24,6 +24,7 @@ import (
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/metrics"
 )
 
 // Namespace holds every object and Lease of a run.
@@ -73,6 +74,10 @@ type replica struct {
 
 	mu    sync.Mutex
 	terms map[string]*openTerm // guarded by mu; by ring, the open term's
+	// sharders holds, by ring, the metrics of this replica's sharder
+	// while it leads (guarded by mu): its cache of every object is
+	// compared with the server by its cached-objects gauge.
+	sharders map[string]*metrics.Memory
 }
 
 // openTerm is what the checker may ask of a replica's open term.
@@ -138,7 +143,7 @@ func (w *world) start(ctx context.Context, slot int) {
 	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(logWrites(w.log.With("replica", name), w.srv)))))
 	cfg := net.Config()
 	cfg.QPS, cfg.Burst = 50, 100
-	r := &replica{name: name, slot: slot, link: l, net: net, cfg: cfg, cancel: cancel, done: make(chan struct{}), terms: map[string]*openTerm{}}
+	r := &replica{name: name, slot: slot, link: l, net: net, cfg: cfg, cancel: cancel, done: make(chan struct{}), terms: map[string]*openTerm{}, sharders: map[string]*metrics.Memory{}}
 	w.replicas[slot] = r
 	w.mu.Unlock()
 	w.hist.add(Event{What: Started, Replica: name})
@@ -211,6 +216,26 @@ func (r *replica) term(ring string) *openTerm {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.terms[ring]
+}
+
+// setSharder records whether this replica's sharder of ring leads, and
+// the metrics it reports to.
+func (r *replica) setSharder(ring string, leading bool, m *metrics.Memory) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !leading {
+		delete(r.sharders, ring)
+		return
+	}
+	r.sharders[ring] = m
+}
+
+// sharder is the metrics of this replica's sharder of ring if it leads,
+// else nil.
+func (r *replica) sharder(ring string) *metrics.Memory {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sharders[ring]
 }
 
 // until ends every request's context when ctx ends: a killed replica's
