@@ -91,7 +91,7 @@ func (d *itemDecoder[T]) addWith(read func(buf []byte) ([]byte, error)) error {
 	}
 	b.ends = append(b.ends, len(*b.data))
 	d.next++
-	if len(*b.data) >= batchBytes {
+	if len(*b.data) >= batchBytes || len(b.ends) >= batchItems {
 		d.flush()
 	}
 	return nil

@@ -55,6 +55,12 @@ var errNotAProtobufList = errors.New("not a protobuf list")
 // read, and that the buffers in flight weigh little.
 const batchBytes = 256 << 10
 
+// batchItems is how many items a batch holds at most, however small:
+// decoded items wait for the cache beside the old objects they replace,
+// and small objects (metadata only, in protobuf) would otherwise fill a
+// batch by the thousand.
+const batchItems = 256
+
 // decodeProtobufList reads a LIST answer in protobuf whose items are Ts
 // from r, decoding its items as they arrive and handing them to part, in
 // list order, a batch at a time. want is the list's kind and apiVersion,

@@ -69,6 +69,25 @@ func TestAProtobufListIsHandedOverInPartsAsItIsDecoded(t *testing.T) {
 	assert.Greater(t, parts, 3, "a list of %d bytes comes in batches of %d", len(body), batchBytes)
 }
 
+// Small objects (metadata only, in protobuf) fill 256 KiB by the
+// thousand: a batch is cut at batchItems too, so few of them wait decoded
+// beside the objects the cache still holds.
+func TestAListOfSmallObjectsIsHandedOverAtMostBatchItemsAtATime(t *testing.T) {
+	list := configMapList(3000) // about 60 bytes an item: one batch by bytes
+	body := encodeList(t, list)
+	require.Less(t, len(body), batchBytes)
+	var sizes []int
+	_, err := decodeProtobufList(bytes.NewReader(body), cmListType, func(part []*corev1.ConfigMap) error {
+		sizes = append(sizes, len(part))
+		return nil
+	})
+	require.NoError(t, err)
+	for i, n := range sizes {
+		assert.LessOrEqual(t, n, batchItems, "part %d", i)
+	}
+	assert.Len(t, sizes, (3000+batchItems-1)/batchItems)
+}
+
 func TestAPartRefusedStopsTheListWithTheRefusal(t *testing.T) {
 	refusal := errors.New("the store is closed")
 	parts := 0
