@@ -53,8 +53,9 @@ func (l oursExpiringLW[T]) ListInParts(ctx context.Context, opts metav1.ListOpti
 
 // The kinds of our informer a relist row can measure, besides Ours (a Go
 // type read as protobuf, as InformerFor builds a built-in's): the same
-// ConfigMaps read as JSON, as unstructured objects, as metadata only, and
-// through a streaming list. Each reads in parts, as its kind does.
+// ConfigMaps read as JSON, as unstructured objects, as metadata only (in
+// protobuf, as InformerFor reads it; JSON before 4fa9cda), and through a
+// streaming list. Each reads in parts, as its kind does.
 const (
 	OursJSON         = "ours-json"
 	OursUnstructured = "ours-unstructured"
@@ -94,6 +95,7 @@ func buildRelisting(ctx context.Context, cfg *rest.Config, lib, ns string, x *ex
 		}
 		return buildOursFrom[*unstructured.Unstructured](ctx, oursExpiringLW[*unstructured.Unstructured]{lw: lw, x: x}, tuning, processed, nil)
 	case OursMetadata:
+		src.Protobuf = true // as InformerFor reads metadata, unless WithJSON
 		lw, err := reflector.NewMetadataListerWatcher(cfg, src)
 		if err != nil {
 			return running{}, err
