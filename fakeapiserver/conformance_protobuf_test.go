@@ -13,9 +13,10 @@ import (
 
 // The metadata-only form in protobuf, as client-go's metadata client asks
 // for it (protobuf first, JSON after): a list, a get and a watch of col,
-// which holds at least one object. The answers are described by their
-// status, content type and the kind inside the protobuf envelope.
-func metadataInProtobuf(ctx context.Context, t *testing.T, tg *target, rec *recorder, col string) {
+// which holds at least object "a", and a delete of its object doomed.
+// The answers are described by their status, content type and the kind
+// inside the protobuf envelope.
+func metadataInProtobuf(ctx context.Context, t *testing.T, tg *target, rec *recorder, col, doomed string) {
 	t.Helper()
 	const (
 		list = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -25,6 +26,10 @@ func metadataInProtobuf(ctx context.Context, t *testing.T, tg *target, rec *reco
 	rec.add("list metadata only, protobuf first: %d %s %s", code, ct, protobufKind(body))
 	code, ct, body = tg.doRaw(ctx, t, "GET", col+"?limit=1", one, nil)
 	rec.add("list metadata only, asking the object's form: %d %s %s", code, ct, protobufKind(body))
+	code, ct, body = tg.doRaw(ctx, t, "GET", col+"/a", list, nil)
+	rec.add("get metadata only, asking the list's form: %d %s %s", code, ct, protobufKind(body))
+	code, ct, body = tg.doRaw(ctx, t, "DELETE", col+"/"+doomed, one, nil)
+	rec.add("delete asking metadata only, protobuf first: %d %s %s", code, ct, protobufKind(body))
 	code, ct, body = tg.doRaw(ctx, t, "GET", col+"/missing", one, nil)
 	rec.add("get missing metadata only, protobuf first: %d %s %s", code, ct, protobufKind(body))
 	code, ct, body = tg.doRaw(ctx, t, "GET", col+"/missing", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", nil)

@@ -337,7 +337,8 @@ func encodings(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 	}
 	code, ct, body := tg.doRaw(ctx, t, "GET", col+"/a", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", nil)
 	rec.add("get metadata only: %d %s %v", code, ct, strings.Contains(string(body), `"kind":"PartialObjectMetadata"`))
-	metadataInProtobuf(ctx, t, tg, rec, col)
+	_, _ = tg.do(ctx, t, "POST", col, "", cm("doomed", nil, nil))
+	metadataInProtobuf(ctx, t, tg, rec, col, "doomed")
 	code, ct, _ = tg.doRaw(ctx, t, "GET", col+"/a", "text/plain", nil)
 	rec.add("get as text: %d %s", code, ct)
 	code, ct, body = tg.doRaw(ctx, t, "GET", col+"/missing", "application/vnd.kubernetes.protobuf", nil)
@@ -390,7 +391,8 @@ func customResources(ctx context.Context, t *testing.T, tg *target, rec *recorde
 	rec.add("list asking protobuf first: %d %s", code, ct)
 	code, ct, _ = tg.doRaw(ctx, t, "GET", col, "application/vnd.kubernetes.protobuf", nil)
 	rec.add("list asking protobuf only: %d %s", code, ct)
-	metadataInProtobuf(ctx, t, tg, rec, col)
+	_, _ = tg.do(ctx, t, "POST", col, "", widget("doomed", "v1"))
+	metadataInProtobuf(ctx, t, tg, rec, col, "doomed")
 	code, obj = tg.do(ctx, t, "DELETE", col+"/a", "", nil)
 	rec.add("delete a: %s", outcome(code, obj))
 	for _, n := range []string{"a", "b"} {

@@ -113,13 +113,18 @@ func (f format) contentType() string {
 
 // encodeObject encodes one stored object as res's version serves it.
 // Asked for a list's metadata-only form, it fails: kube-apiserver then
-// ends a watch with no event, and answers a get with 406.
+// ends a watch with no event, and answers a get with 406, or with 500
+// for a custom resource (its objects, unstructured, pass the
+// transformation's "not a list" check and fail after it).
 func (s *Server) encodeObject(f format, res Resource, u *unstructured.Unstructured) ([]byte, error) {
 	u = u.DeepCopy()
 	u.SetAPIVersion(res.GroupVersion().String())
 	u.SetKind(res.Kind)
 	switch f.as {
 	case partialList:
+		if res.Custom {
+			return nil, apierrors.NewInternalError(fmt.Errorf("%s %q cannot be read as a %s", res.Kind, u.GetName(), partialList))
+		}
 		return nil, notAcceptable(res)
 	case partialObject:
 		p, err := partialOf(u)

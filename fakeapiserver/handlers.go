@@ -118,12 +118,14 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request
 		Status:   metav1.StatusSuccess,
 		Details:  &metav1.StatusDetails{Name: req.name, Group: req.res.Group, Kind: req.res.Resource, UID: obj.GetUID()},
 	}
-	body, err := encodeStatusObject(f.statusProtobuf, &st)
+	// A success Status goes in the negotiated type, the metadata-only
+	// form's included: kube-apiserver's transformation passes it through.
+	body, err := encodeStatusObject(f.protobuf, &st)
 	if err != nil {
 		writeError(w, f, err)
 		return
 	}
-	writeBody(w, http.StatusOK, f.statusContentType(), body)
+	writeBody(w, http.StatusOK, f.contentType(), body)
 }
 
 // readBody decodes a write's object and checks its namespace against the
