@@ -19,8 +19,9 @@ import (
 // reads protobuf: the items are cut apart by jsonScanner as their bytes
 // come in and decoded, a batch at a time, on every core by itemDecoder,
 // so that the whole body, and a list holding every object, never sit in
-// memory beside the cache. This is how custom resources, unstructured and
-// metadata-only informers, and any Go type read as JSON relist in parts.
+// memory beside the cache. This is how custom resources, unstructured
+// informers, metadata-only ones read as JSON (WithJSON), and any Go type
+// read as JSON relist in parts.
 //
 // The answer is one JSON object,
 //

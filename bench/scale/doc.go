@@ -17,12 +17,12 @@
 //     Deployment-made Pods; with the watch cache on and off;
 //   - the same for a custom resource: Widgets (Widget, served by a CRD
 //     with a structural schema), each carrying the i-th ConfigMap's
-//     labels and payload, read as JSON, in three variants named after
-//     the Go type both libraries cache: typed (our InformerFor[*Widget];
-//     client-go's informer over a typed REST client, as
-//     controller-runtime builds it), unstructured (ForResource;
-//     dynamicinformer) and partial-metadata (ForResource;
-//     metadatainformer, which gets the metadata in protobuf);
+//     labels and payload, in three variants named after the Go type
+//     both libraries cache: typed (our InformerFor[*Widget]; client-go's
+//     informer over a typed REST client, as controller-runtime builds
+//     it) and unstructured (ForResource; dynamicinformer), read as JSON,
+//     and partial-metadata (ForResource; metadatainformer), which both
+//     libraries read in protobuf;
 //   - the live heap each informer adds per cached object, after a GC;
 //   - the apiserver's CPU-seconds and peak RSS during each sync (/proc),
 //     so a client win that moves work to the server shows;

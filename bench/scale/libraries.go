@@ -57,8 +57,9 @@ const (
 	// metadatainformer's. Unlike MetadataOnly, a transform on objects
 	// received whole. PartialObjectMetadata is a built-in type, so the
 	// apiserver can encode it in protobuf even for a custom resource:
-	// client-go's metadata client asks for protobuf first and gets it,
-	// ours asks for JSON (the request log shows both).
+	// both libraries' metadata informers ask for protobuf first and get
+	// it (the request log shows both; ours asked for JSON before
+	// 4fa9cda).
 	PartialMetadata Variant = "partial-metadata"
 )
 
