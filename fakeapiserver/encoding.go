@@ -108,7 +108,7 @@ func (f format) contentType() string {
 	if f.protobuf {
 		return mediaProtobuf
 	}
-	return mediaJSON // also for the metadata-only form, as kube-apiserver says it
+	return mediaJSON // also for the metadata-only form in JSON, as kube-apiserver says it
 }
 
 // encodeObject encodes one stored object as res's version serves it.
