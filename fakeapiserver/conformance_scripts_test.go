@@ -373,7 +373,10 @@ func customResources(ctx context.Context, t *testing.T, tg *target, rec *recorde
 		return "not listed"
 	}
 	// installCRD returns once discovery lists the resource (on the real
-	// server a moment after it serves it; the fake does both at once).
+	// server a moment after it serves it; the fake does both at once), as
+	// client-go's discovery reads it, aggregated; the legacy group
+	// endpoint read here is another handler: wait for it too.
+	waitFor(ctx, t, func() bool { return strings.HasPrefix(groupHas("v1"), "200") })
 	rec.add("installed: %s; /apis: %s", groupHas("v1"), groups())
 	col := "/apis/" + crd.Group + "/v1/namespaces/" + tg.namespace + "/widgets"
 	widget := func(name, version string) map[string]any {
