@@ -98,9 +98,16 @@ func (d *itemDecoder[T]) addWith(read func(buf []byte) ([]byte, error)) error {
 }
 
 // flush hands the current batch to a decoder, then delivers what is
-// decoded.
+// decoded. A batch that holds no item (opened for an item whose reading
+// failed) is dropped: no part is ever empty.
 func (d *itemDecoder[T]) flush() {
 	if d.current == nil {
+		return
+	}
+	if len(d.current.ends) == 0 {
+		*d.current.data = (*d.current.data)[:0]
+		d.buffers.Put(d.current.data)
+		d.current = nil
 		return
 	}
 	d.pending = append(d.pending, d.current)

@@ -157,6 +157,19 @@ func TestAJSONAnswerThatIsNotTheListAskedForIsAnError(t *testing.T) {
 	assert.Equal(t, "1", meta.ResourceVersion)
 }
 
+// As for protobuf: the batch opened for an item cut short holds nothing
+// and is dropped.
+func TestAJSONListCutAfterAFullBatchHandsOverNoEmptyPart(t *testing.T) {
+	body := bytes.TrimRight(encodeJSONList(t, configMapList(batchItems+1)), "\n")
+	var sizes []int
+	_, err := decodeJSONList(bytes.NewReader(body[:len(body)-10]), cmListType, typedJSONItem[*corev1.ConfigMap]("ConfigMap"), func(part []*corev1.ConfigMap) error {
+		sizes = append(sizes, len(part))
+		return nil
+	})
+	require.Error(t, err)
+	assert.Equal(t, []int{batchItems}, sizes)
+}
+
 func TestAJSONListCutAnywhereIsAnError(t *testing.T) {
 	body := encodeJSONList(t, awkwardConfigMapList(3))
 	body = bytes.TrimRight(body, "\n")

@@ -88,6 +88,20 @@ func TestAListOfSmallObjectsIsHandedOverAtMostBatchItemsAtATime(t *testing.T) {
 	assert.Len(t, sizes, (3000+batchItems-1)/batchItems)
 }
 
+// A list cut in the item after a full batch leaves that item's batch
+// empty: it is dropped, not handed over (the reflector would hold the
+// list back for it, and hand the cache an empty part).
+func TestAListCutAfterAFullBatchHandsOverNoEmptyPart(t *testing.T) {
+	body := encodeList(t, configMapList(batchItems+1))
+	var sizes []int
+	_, err := decodeProtobufList(bytes.NewReader(body[:len(body)-10]), cmListType, func(part []*corev1.ConfigMap) error {
+		sizes = append(sizes, len(part))
+		return nil
+	})
+	require.Error(t, err)
+	assert.Equal(t, []int{batchItems}, sizes)
+}
+
 func TestAPartRefusedStopsTheListWithTheRefusal(t *testing.T) {
 	refusal := errors.New("the store is closed")
 	parts := 0
