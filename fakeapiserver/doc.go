@@ -59,7 +59,8 @@
 //     ones), and the metadata-only form (as=PartialObjectMetadataList for
 //     a list, as=PartialObjectMetadata for a get or a watch) in JSON or
 //     in protobuf, for custom resources too; the other form answers 406
-//     (a watch: no event; a get of a custom resource: 500). An error's
+//     (a watch: no event; a get or a write of a custom resource: 500,
+//     a write's change made all the same). An error's
 //     Status is in the first plain type asked for, JSON if none; a
 //     delete's success Status in the type negotiated.
 //   - discovery: /api, /apis, /apis/<group>, /api/v1 and
