@@ -124,9 +124,6 @@ func checkSeeds(t *testing.T, first, n int64) string {
 // Check (synctest.Test fails t outside the bubble); the second half is
 // still waited for and reported, not killed unread with t's context.
 func TestBothHalvesAreReportedWhenARunCannotBeMade(t *testing.T) {
-	if os.Getenv(unmadeRunProbeEnv) != "" {
-		t.Skip("inside the run under test")
-	}
 	probe := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestTwoHundredFaultSchedulesOfALeaderElectedReplicaSetKeepEveryInvariant$", "-test.count=1")
 	probe.Env = append(os.Environ(), unmadeRunProbeEnv+"=1")
 	out, err := probe.CombinedOutput()
