@@ -4,7 +4,8 @@
 // block in a doc comment (package docs and exported declarations, what
 // `go doc` shows) compiles, every inline expression in backquotes that
 // names one of this module's packages (`leaderelection.TermOf(ctx)`)
-// type-checks, and every exported identifier has a doc
+// type-checks, every test a doc or comment cites by name exists, and
+// every exported identifier has a doc
 // comment that starts with its name. It has no code of its own; `make
 // test` runs its tests with the rest.
 package docscheck

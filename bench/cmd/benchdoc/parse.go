@@ -39,7 +39,7 @@ var workloadNames = map[int]string{
 	12: "watch event-to-handler latency",
 }
 
-// parse reads benchmark lines ("BenchmarkX/a=b/impl=ours-2  N  v unit ...")
+// parse reads benchmark lines ("Benchmark<Name>/a=b/impl=ours-2  N  v unit ...")
 // and configuration lines ("key: value").
 func parse(path string) (*results, error) {
 	f, err := os.Open(path)

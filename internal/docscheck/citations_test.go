@@ -1,0 +1,138 @@
+package docscheck
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// citationPattern finds a test, benchmark or fuzz target named in prose:
+// a whole name, or a long one cut short with an ellipsis
+// (TestTheSkeletonKeepsASecret…), or one given to -run (a pattern), which
+// must begin a real one. The name after "func " is a definition in an
+// example, not a citation.
+var citationPattern = regexp.MustCompile(`(func |-run[ =]'?\^?)?\b((?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*)(…|\.\.\.)?`)
+
+// TestEveryTestTheDocsCiteExists checks that each test, benchmark or fuzz
+// target named in README.md, docs/ (records included) and the Go files'
+// comments is a function of some _test.go file of this repository
+// (nested modules included). A guarantee names its proof; a proof
+// renamed or deleted must not leave the guarantee citing nothing.
+func TestEveryTestTheDocsCiteExists(t *testing.T) {
+	defined := testFunctions(t)
+	if len(defined) < 500 {
+		t.Fatalf("only %d test functions found: the walk is broken", len(defined))
+	}
+	cited := 0
+	for _, c := range citations(t) {
+		m := citationPattern.FindStringSubmatch(c.text)
+		before, name, ellipsis := m[1], m[2], m[3]
+		if before == "func " {
+			continue
+		}
+		cited++
+		if defined[name] || (ellipsis != "" || before != "") && anyHasPrefix(defined, name) {
+			continue
+		}
+		t.Errorf("%s:%d cites %s, which no _test.go file defines", c.file, c.line, name)
+	}
+	if cited < 100 {
+		t.Fatalf("only %d citations found: the extraction is broken", cited)
+	}
+}
+
+func anyHasPrefix(names map[string]bool, prefix string) bool {
+	for name := range names {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// testFunctions returns the names of the top-level functions of every
+// _test.go file under the root, nested modules included.
+func testFunctions(t *testing.T) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && skipDir(d.Name()) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		file, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range file.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil {
+				names[fn.Name.Name] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// citations returns every test name cited in the markdown of README.md
+// and docs/ (its subdirectories too) and in the comments of Go files.
+func citations(t *testing.T) []inlineSpan {
+	t.Helper()
+	var found []inlineSpan
+	add := func(file string, firstLine int, text string) {
+		for i, line := range strings.Split(text, "\n") {
+			for _, m := range citationPattern.FindAllString(line, -1) {
+				found = append(found, inlineSpan{file: file, line: firstLine + i, text: m})
+			}
+		}
+	}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && skipDir(d.Name()) {
+			return filepath.SkipDir
+		}
+		switch {
+		case d.IsDir():
+			return nil
+		case strings.HasSuffix(p, ".md") && (p == filepath.Join(root, "README.md") || strings.HasPrefix(p, filepath.Join(root, "docs")+string(filepath.Separator))):
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			add(rel(p), 1, string(data))
+		case strings.HasSuffix(p, ".go"):
+			file, err := parser.ParseFile(fset, p, nil, parser.ParseComments|parser.SkipObjectResolution)
+			if err != nil {
+				return err
+			}
+			for _, g := range file.Comments {
+				for _, c := range g.List {
+					add(rel(p), fset.Position(c.Pos()).Line, c.Text)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
