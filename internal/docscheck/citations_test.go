@@ -12,12 +12,13 @@ import (
 	"testing"
 )
 
-// citationPattern finds a test, benchmark or fuzz target named in prose:
+// citationPattern finds a test, benchmark, fuzz target or example named
+// in prose:
 // a whole name, or a long one cut short with an ellipsis
 // (TestTheSkeletonKeepsASecret…), or one given to -run (a pattern), which
 // must begin a real one. The name after "func " is a definition in an
 // example, not a citation.
-var citationPattern = regexp.MustCompile(`(func |-run[ =]'?\^?)?\b((?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*)(…|\.\.\.)?`)
+var citationPattern = regexp.MustCompile(`(func |-run[ =]'?\^?)?\b((?:Test|Benchmark|Fuzz|Example)[A-Z][A-Za-z0-9_]*)(…|\.\.\.)?`)
 
 // TestEveryTestTheDocsCiteExists checks that each test, benchmark or fuzz
 // target named in README.md, docs/ (records included) and the Go files'
