@@ -59,7 +59,7 @@ cluster: tools
 # bench runs bench/: every workload through this library and through
 # client-go v0.37.2 side by side in one run (BENCH_FULL=1 adds the large
 # sizes), compares them with benchstat, and regenerates
-# docs/12-benchmarks.md and its charts from the results. client-go's feature
+# docs/13-benchmarks.md and its charts from the results. client-go's feature
 # gates are pinned (the bench package's TestMain pins the same values).
 BENCHTIME ?= 300ms
 BENCHSTAT ?= golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
@@ -84,14 +84,14 @@ demo: tools
 # scale runs the scale ladder (bench/scale): initial sync, heap, relist,
 # store contention and apiserver cost, ours and client-go interleaved, at
 # 1k, 10k and 100k objects on the local control plane and up to 1M
-# in-process, and rewrites the generated part of docs/16-at-scale.md and
+# in-process, and rewrites the generated part of docs/17-at-scale.md and
 # its charts. About 37 minutes on 2 cores (measured), plus seven minutes the
 # first time to populate an etcd per size (kept in
 # ~/.cache/listwatch-informer/scale).
 # QUICK=1: up to 10k objects, three pairs per row, for iterating.
 scale: tools
 	cd bench && $(GO) build -o ../bin/scale ./cmd/scale
-	cd bench && ../bin/scale $(if $(QUICK),-quick) -chapter ../docs/16-at-scale.md
+	cd bench && ../bin/scale $(if $(QUICK),-quick) -chapter ../docs/17-at-scale.md
 
 # chaos-replicas runs the replica checker (chaos/replicas) for SEEDS seeds
 # from CHAOS_SEED (default 1), each with DURATION of faults, and writes
@@ -105,7 +105,7 @@ chaos-replicas: tools
 
 # sharded runs the sharded example's handover test (examples/sharded)
 # with -race at OBJECTS ConfigMaps: 3,000 by default, the size whose run
-# docs/15-sharding.md quotes; make test runs it at 1,500. The program's
+# docs/16-sharding.md quotes; make test runs it at 1,500. The program's
 # own full size (30,000) is `go run ./sharded` against make cluster.
 OBJECTS ?= 3000
 sharded: tools

@@ -1,6 +1,6 @@
 package bench
 
-// What Informer.Fresh costs (chapter 08b): a LIST of at most one object
+// What Informer.Fresh costs (chapter 09): a LIST of at most one object
 // at resourceVersion "" (a consistent read), then a wait for the cache to
 // apply the resourceVersion it answered. Each op first changes one object
 // in the informer's scope, so that the wait ends with that change's event

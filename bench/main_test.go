@@ -1,6 +1,6 @@
 // Package bench runs the same workloads through this module and through
 // client-go v0.37.2's tools/cache and util/workqueue, side by side, so that
-// `make bench` can report ours/client-go ratios (see docs/12-benchmarks.md).
+// `make bench` can report ours/client-go ratios (see docs/13-benchmarks.md).
 //
 // Every benchmark names its implementation in its last path element
 // (impl=ours, impl=clientgo, and impl=chan or impl=baseline for a floor),

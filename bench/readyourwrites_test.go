@@ -1,6 +1,6 @@
 package bench
 
-// Chapter 08b's side-by-side row: one controller, written twice — on
+// Chapter 09's side-by-side row: one controller, written twice — on
 // client-go's informer and workqueue, and on ours with the
 // readyourwrites guard — against the real API server, counted in one run.
 // It keeps one child per parent, made with generateName, while writers

@@ -61,7 +61,7 @@
 // index, built in to every Indexer: ByIndex(NamespaceIndex, ns) copies one
 // slice, and nothing else is kept per object for it. client-go files every
 // key a second time in a namespace index and looks each one up again on a
-// read. Measured at 100k objects (chapter 16), the store and its namespace
+// read. Measured at 100k objects (chapter 17), the store and its namespace
 // index take 71 bytes per object here and 112 in client-go, and listing a
 // namespace is one memmove.
 //
@@ -72,7 +72,7 @@
 // waits for the readers inside, so what matters is how long a read holds
 // the lock: listing a namespace holds it for one slice copy, not for a
 // walk over an index with a map lookup per key, which is why a writer is
-// not starved by readers listing namespaces in a loop (chapter 16 measures
+// not starved by readers listing namespaces in a loop (chapter 17 measures
 // it against client-go). IndexFuncs and the trace hook run while a write
 // holds the lock, so they must be quick and must not call back into the
 // Indexer (that would deadlock).

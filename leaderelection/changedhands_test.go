@@ -22,7 +22,7 @@ import (
 
 // The leader's requests fail for a few seconds (well within its
 // RenewDeadline), and meanwhile its Lease is deleted; a candidate that
-// never saw the Lease creates it at once (the one window docs/13 admits),
+// never saw the Lease creates it at once (the one window docs/14 admits),
 // leads with a greater fence, and releases the Lease when it stops. When
 // the first leader's requests work again, its renew finds the Lease
 // free. Taking it and going on would lead with the fence of the write

@@ -125,5 +125,5 @@
 // and leads while the deposed leader's term still runs); OnNewLeader
 // runs in a goroutine of its own, in order; every wait, attempt timeouts
 // included, is on Config.Clock; Check is Healthy; there is no RunOrDie,
-// and no coordinated election (see docs/13-leader-election.md).
+// and no coordinated election (see docs/14-leader-election.md).
 package leaderelection

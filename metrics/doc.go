@@ -25,7 +25,7 @@
 //
 // The Prometheus adapter is a module of its own,
 // github.com/listwatch/informer/metrics/prometheus; examples/06-metrics
-// serves /metrics through it, and docs/14-metrics.md says what each
+// serves /metrics through it, and docs/15-metrics.md says what each
 // metric means and which alert to write on it.
 //
 // # Rules

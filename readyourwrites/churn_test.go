@@ -35,7 +35,7 @@ import (
 // meets writes, events and reconciles in another order. Plain cache
 // reads must make duplicates, or the churn would prove nothing; the guard
 // must make none in guardRuns runs; expectations are counted for chapter
-// 08b. (bench/ runs the guarded controller against the real control
+// 09. (bench/ runs the guarded controller against the real control
 // plane.)
 const (
 	churnParents = 10

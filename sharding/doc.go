@@ -1,7 +1,7 @@
 // Package sharding spreads one controller's objects over all of its
 // replicas: each replica owns part of them, caches only those, and
 // reconciles only those. Leader election (package leaderelection) keeps
-// one replica busy; sharding keeps every one busy. docs/15-sharding.md
+// one replica busy; sharding keeps every one busy. docs/16-sharding.md
 // tells the design and its trade-offs.
 //
 // # Where it sits

@@ -17,7 +17,7 @@ import (
 // would be the same for every member. The fence must order member terms
 // by when they began: a member that joins after another holds the
 // greater fence. (It does not order the owners of one object: see
-// docs/15, "What it does not guarantee".)
+// docs/16, "What it does not guarantee".)
 func TestAMemberThatJoinsLaterHoldsTheGreaterFence(t *testing.T) {
 	cp := testenv.Shared(t)
 	ns := cp.Namespace(t)

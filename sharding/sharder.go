@@ -38,7 +38,7 @@ type SharderConfig struct {
 	// owner reference follow their owner's key (RingKey). At least one.
 	// Not objects in a cycle of controller owners (one that controls
 	// itself, two that control each other): each waits for the other,
-	// and none is labelled (docs/15-sharding.md, "Children follow their
+	// and none is labelled (docs/16-sharding.md, "Children follow their
 	// parent").
 	Resources []schema.GroupVersionResource
 	// Namespace limits the sharded objects to one namespace; "" is all.
@@ -89,7 +89,7 @@ type SharderConfig struct {
 
 // Sharder labels every object of the sharded resources with its owner,
 // a member of the ring, and moves objects when members join or leave
-// (see docs/15-sharding.md for the table of what it does). It keeps no
+// (see docs/16-sharding.md for the table of what it does). It keeps no
 // state of its own: the labels and the Leases are the state, so a newly
 // elected sharder carries on where the last one stopped.
 type Sharder struct {

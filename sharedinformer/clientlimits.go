@@ -27,7 +27,7 @@ import (
 // keep a limit, as a seatbelt against a reconcile that loops on writes,
 // but one a controller does not meet in its ordinary work: 50 requests a
 // second sustained, and a burst of 100 for a batch of new objects or a
-// resync. Measured (BenchmarkClientLimit, docs/10): Priority and Fairness
+// resync. Measured (BenchmarkClientLimit, docs/11): Priority and Fairness
 // refused none of a looping client's writes (it bounds requests in
 // flight, and 4 workers hold 4), which ran at 330-460 writes a second
 // without the limit and 97 with it; the price is a burst of 300 creates

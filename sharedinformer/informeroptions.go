@@ -157,7 +157,7 @@ func typedTransform[T informer.Object](c *informerConfig) (func(T) (T, error), e
 // page, meanwhile, is a round trip and a fresh walk of the cache. At 100k
 // ConfigMaps one unpaged LIST took about a quarter of the time of pages of
 // 500 and a tenth of the server's CPU, and less of both than client-go's
-// streaming list (chapter 16). A server without its watch cache reads
+// streaming list (chapter 17). A server without its watch cache reads
 // etcd in one request then: give PageSize 500 to page against such a
 // server.
 func WithFactoryDefaults(t reflector.Tuning) reflector.Tuning {

@@ -73,7 +73,7 @@
 // another; with many they overlap. The StarRocks operator post measured
 // 50 objects with 100 ms of latency added each way (200 ms round trips):
 // 41.1 s with 1 worker (client QPS 20), 0.22 s with 50 workers (QPS 100).
-// This project's lab (examples/lab, docs/10) measured 42.4 s and 1.73 s.
+// This project's lab (examples/lab, docs/11) measured 42.4 s and 1.73 s.
 // The post's 0.22 s cannot be reproduced as described: one reconcile's
 // four calls in a row already take 800 ms. Note the second knob in that
 // line: more workers make more requests, so raise the client's QPS and

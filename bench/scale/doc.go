@@ -1,10 +1,10 @@
 // Package scale is the scale ladder: the same workloads through this
 // library and client-go v0.37.2, side by side, at 1k, 10k and 100k
 // objects served by the local control plane and up to 1M in-process,
-// judged with confidence intervals against the goals docs/16-at-scale.md
+// judged with confidence intervals against the goals docs/17-at-scale.md
 // lists (Goals: initial sync, heap per object, store throughput and
 // relist, each against client-go's). `make scale`
-// runs it (bench/cmd/scale) and writes docs/16-at-scale.md's tables and
+// runs it (bench/cmd/scale) and writes docs/17-at-scale.md's tables and
 // charts; `make test` runs it at 1k, one pair per row, so it cannot rot.
 //
 // # What it measures

@@ -3,7 +3,7 @@ package scale
 import "fmt"
 
 // Goal is one target of the scale ladder (the Goals table of
-// docs/16-at-scale.md), judged on one row's ratio.
+// docs/17-at-scale.md), judged on one row's ratio.
 type Goal struct {
 	Text    string // what is asked, as the chapter states it
 	Ratio   Ratio
@@ -118,6 +118,6 @@ func unpairedRatio(a, b []float64) (Ratio, error) {
 }
 
 // relistPeakGoal is the most a relist may raise our live heap over the
-// steady heap: 1.3×, with the list applied in parts (chapter 16, lesson
+// steady heap: 1.3×, with the list applied in parts (chapter 17, lesson
 // 6). It was 1.5× while a relist was applied whole.
 const relistPeakGoal = 1.3

@@ -31,7 +31,7 @@ const (
 )
 
 // RepeatedPayload is the one 900-byte text every ConfigMap of the ladder
-// carried before its objects got random data (chapter 16, lesson 5):
+// carried before its objects got random data (chapter 17, lesson 5):
 // gzip shrinks a list of them to almost nothing, which flattered a
 // library that asks for gzip. syncpair -payload repeated still uses it.
 var RepeatedPayload = strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_", 15)[:900]

@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprint(out, `
 ======== Where to go next
   docs/README.md          the tutorial, chapter by chapter, in data-flow order
-  docs/09-pitfalls.md     the seven pitfalls and the tests that show them
+  docs/10-pitfalls.md     the seven pitfalls and the tests that show them
   cd examples; go run ./01-raw-watch  each example against kind (kind create cluster) or make cluster
   make test               every claim above, tested against a real control plane
 

@@ -208,7 +208,7 @@ func explainTable(t *table) string {
 				boundOf(last).s, last.s.rtt, round(one))
 		}
 	}
-	text += "  \"fastest possible\": what the knobs allow (see docs/10); \"reached\": that time over the time taken after the\n" +
+	text += "  \"fastest possible\": what the knobs allow (see docs/11); \"reached\": that time over the time taken after the\n" +
 		"  caches synced (the clock starts with the operator, so the first LIST, and the TCP and TLS handshakes before it,\n" +
 		"  come first: a few round trips).\n"
 	text += fmt.Sprintf("  Burst %d lets the first %d calls through at once; after it, %g QPS ÷ %.1f calls = %.1f Clusters/s at most.\n",

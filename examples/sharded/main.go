@@ -1,6 +1,6 @@
 // Command sharded runs a sharded controller: every replica active, each
 // owning and caching part of the ConfigMaps of a namespace (package
-// sharding; docs/15-sharding.md).
+// sharding; docs/16-sharding.md).
 //
 // It starts --replicas replica processes (this program again, with
 // --role=replica), each a member of the ring and a sharder candidate,

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 }
 
 // objects is the test's size: 1,500 ConfigMaps in make test; make
-// sharded runs it at 3,000 (-objects=3000), the size docs/15-sharding.md
+// sharded runs it at 3,000 (-objects=3000), the size docs/16-sharding.md
 // quotes.
 var objects = flag.Int("objects", 1500, "ConfigMaps the handover test shards")
 

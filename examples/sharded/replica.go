@@ -153,7 +153,7 @@ func runTerm(ctx context.Context, cfg *rest.Config, c replicaConfig, shard shard
 	client, err2 := factory.RESTClient(corev1.SchemeGroupVersion)
 	// Retries per key, at most a lease apart, and no queue-wide bucket of
 	// ten a second: after a fault that failed every key, the drains off
-	// this member wait for its retries (chapter 15).
+	// this member wait for its retries (chapter 16).
 	limiter, err3 := sharding.RetryLimiter(c.Lease)
 	queue := workqueue.New(workqueue.Options[informer.Key]{RateLimiter: limiter})
 	defer queue.ShutDown()

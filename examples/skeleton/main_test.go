@@ -93,7 +93,7 @@ func startRun(t *testing.T, cp *testenv.ControlPlane, ns string) (stop func()) {
 	return stop
 }
 
-// The restart of chapter 08b. Someone tampered with ten Secrets while
+// The restart of chapter 09. Someone tampered with ten Secrets while
 // the skeleton was down; at start it puts each right, once, and no
 // reconcile sends a fix from a cache older than an earlier fix (no 409).
 // Both informers' initial lists enqueue each key; a key is reconciled

@@ -11,9 +11,9 @@ import (
 // A measured ratio is quoted with its 95% interval: "0.59× [0.55, 0.63]",
 // or with words between, "0.59× client-go's time [0.55, 0.63]". Every
 // such figure in README.md and docs/ must be one that a measurement wrote
-// down: the scale ladder's generated part of chapter 16 (between its
+// down: the scale ladder's generated part of chapter 17 (between its
 // markers, rewritten by `make scale`) or a syncpair record in
-// docs/16-at-scale/runs/ (written by `syncpair -record`). A figure typed
+// docs/17-at-scale/runs/ (written by `syncpair -record`). A figure typed
 // by hand, or left behind when a rerun changed it, fails here.
 
 // quotedFigure finds a ratio and the interval that follows it within a
@@ -37,7 +37,7 @@ func TestEveryQuotedFigureIsFromAMeasurementsRecord(t *testing.T) {
 		for _, m := range quotedFigure.FindAllStringSubmatch(text, -1) {
 			figure := m[1] + "× [" + m[2] + ", " + m[3] + "]"
 			if !recorded[figure] {
-				t.Errorf("%s quotes %q, which no record holds (the ladder's part of docs/16-at-scale.md, or docs/16-at-scale/runs/*.md): rerun and quote the record", rel(file), figure)
+				t.Errorf("%s quotes %q, which no record holds (the ladder's part of docs/17-at-scale.md, or docs/17-at-scale/runs/*.md): rerun and quote the record", rel(file), figure)
 			}
 		}
 	}
@@ -46,22 +46,22 @@ func TestEveryQuotedFigureIsFromAMeasurementsRecord(t *testing.T) {
 // recordedFigures returns every "V× [L, H]" that a measurement wrote.
 func recordedFigures(t *testing.T) map[string]bool {
 	t.Helper()
-	chapter, err := os.ReadFile(filepath.Join(root, "docs", "16-at-scale.md"))
+	chapter, err := os.ReadFile(filepath.Join(root, "docs", "17-at-scale.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, generated, ok := strings.Cut(string(chapter), scaleBegin)
 	generated, _, ok2 := strings.Cut(generated, scaleEnd)
 	if !ok || !ok2 {
-		t.Fatalf("docs/16-at-scale.md lacks the markers %q and %q", scaleBegin, scaleEnd)
+		t.Fatalf("docs/17-at-scale.md lacks the markers %q and %q", scaleBegin, scaleEnd)
 	}
 	sources := []string{generated}
-	runs, err := filepath.Glob(filepath.Join(root, "docs", "16-at-scale", "runs", "*.md"))
+	runs, err := filepath.Glob(filepath.Join(root, "docs", "17-at-scale", "runs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(runs) == 0 {
-		t.Fatal("docs/16-at-scale/runs/ holds no syncpair record")
+		t.Fatal("docs/17-at-scale/runs/ holds no syncpair record")
 	}
 	for _, run := range runs {
 		data, err := os.ReadFile(run)

@@ -25,9 +25,9 @@ const modulePath = "github.com/listwatch/informer"
 // leaderelection): they are not this module's to check. The key is the
 // file and the span.
 var otherPackages = map[string]string{
-	"docs/11-coming-from-client-go.md: workqueue.MetricsProvider":    "client-go's column of the table",
-	"docs/11-coming-from-client-go.md: leaderelection.LeaderElector": "client-go's column of the table",
-	"docs/12-benchmarks.md: workqueue.Typed":                         "client-go's queue, compared with ours",
+	"docs/12-coming-from-client-go.md: workqueue.MetricsProvider":    "client-go's column of the table",
+	"docs/12-coming-from-client-go.md: leaderelection.LeaderElector": "client-go's column of the table",
+	"docs/13-benchmarks.md: workqueue.Typed":                         "client-go's queue, compared with ours",
 }
 
 // An inline span is a piece of code in backquotes inside prose:

@@ -28,7 +28,7 @@
 //
 // (informerprom is this package, imported under a name of your choice,
 // since the Prometheus client's package is called prometheus too.)
-// docs/14-metrics.md says what each metric means and which alert to write
+// docs/15-metrics.md says what each metric means and which alert to write
 // on it; examples/06-metrics serves them from a running informer.
 //
 // # Invariants

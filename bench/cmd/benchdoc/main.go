@@ -1,12 +1,12 @@
 // Command benchdoc turns the output of `go test -bench .` in bench/ into
-// docs/12-benchmarks.md: the ours/client-go ratio table, which targets were
+// docs/13-benchmarks.md: the ours/client-go ratio table, which targets were
 // met, the machine and versions, and SVG charts drawn from the same
 // numbers. Nothing in the page is typed by hand except bench/NOTES.md,
 // which it includes under a heading of its own.
 //
 // It runs in the bench module's directory (`make bench` runs it):
 //
-//	go run ./cmd/benchdoc -in ../bin/bench.txt -benchstat ../bin/benchstat.txt -out ../docs/12-benchmarks.md
+//	go run ./cmd/benchdoc -in ../bin/bench.txt -benchstat ../bin/benchstat.txt -out ../docs/13-benchmarks.md
 package main
 
 import (
@@ -22,9 +22,9 @@ func main() {
 	in := flag.String("in", "../bin/bench.txt", "raw `go test -bench` output")
 	stat := flag.String("benchstat", "", "benchstat output to include (optional)")
 	notes := flag.String("notes", "NOTES.md", "hand-written notes to include (optional)")
-	out := flag.String("out", "../docs/12-benchmarks.md", "the page to write; charts go in a directory beside it")
+	out := flag.String("out", "../docs/13-benchmarks.md", "the page to write; charts go in a directory beside it")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "benchdoc: turn `go test -bench` output into docs/12-benchmarks.md and its charts")
+		fmt.Fprintln(flag.CommandLine.Output(), "benchdoc: turn `go test -bench` output into docs/13-benchmarks.md and its charts")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

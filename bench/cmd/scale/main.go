@@ -1,6 +1,6 @@
 // Command scale runs the scale ladder (bench/scale) and writes its
-// results into docs/16-at-scale.md, between the chapter's markers, with
-// the charts beside it in docs/16-at-scale/. `make scale` runs it; `make
+// results into docs/17-at-scale.md, between the chapter's markers, with
+// the charts beside it in docs/17-at-scale/. `make scale` runs it; `make
 // scale QUICK=1` runs the quick ladder (up to 10k, three pairs per row).
 //
 // With -child it instead runs one in-process sync and prints the sample
@@ -37,12 +37,12 @@ const (
 
 func main() {
 	quick := flag.Bool("quick", false, "the quick ladder: up to 10k objects, three pairs per row")
-	chapter := flag.String("chapter", "../docs/16-at-scale.md", "the chapter whose generated part to rewrite")
+	chapter := flag.String("chapter", "../docs/17-at-scale.md", "the chapter whose generated part to rewrite")
 	child := flag.String("child", "", "run one in-process sync of this library (ours or client-go) and print it as JSON")
 	n := flag.Int("n", 0, "with -child: the number of objects")
 	syncJob := flag.String("sync", "", "run one initial sync against a control plane (a scale.SyncJob as JSON) and print it as JSON")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "scale: run the scale ladder, ours against client-go, and write its tables into docs/16-at-scale.md")
+		fmt.Fprintln(flag.CommandLine.Output(), "scale: run the scale ladder, ours against client-go, and write its tables into docs/17-at-scale.md")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

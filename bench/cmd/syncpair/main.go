@@ -22,7 +22,7 @@
 // the request that carried the list (URL, Accept, the answer's
 // Content-Type and encoding), so a reader sees what each library actually
 // asked for. With -record FILE it also writes all of it as a markdown
-// record, which chapter 16 and README quote. With -profile DIR each child writes a CPU profile.
+// record, which chapter 17 and README quote. With -profile DIR each child writes a CPU profile.
 //
 //	cd bench && go run ./cmd/syncpair -n 100000 -pairs 5 -profile /tmp/prof
 //	cd bench && go run ./cmd/syncpair -shape widgets -n 100000 -pairs 5 \
