@@ -128,7 +128,9 @@ func newChildMaker(t *testing.T, withExpectations bool) (*childMaker, *testenv.C
 
 	c := &childMaker{ns: ns, client: client, children: children}
 	if withExpectations {
-		c.exp = expectations.New[string](expectations.Options{})
+		exp, err := expectations.New[string](expectations.Options{})
+		require.NoError(t, err)
+		c.exp = exp
 	}
 	return c, cp
 }

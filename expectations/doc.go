@@ -10,10 +10,12 @@
 // after a requeue), the lister still shows no child, and the worker
 // creates a duplicate.
 //
-// # The pattern (client-go's ReplicaSet controller uses it)
+// # The pattern (kube-controller-manager's ReplicaSet controller uses it)
 //
 //	reconcile(owner):
-//		if !exp.Satisfied(owner) { return nil }   // our writes are in flight: wait for them
+//		if !exp.Satisfied(owner) {                 // our writes are in flight: wait for them,
+//			return Result{RequeueAfter: exp.ExpiresIn(owner)}, nil  // but not for a lost event
+//		}
 //		children := lister.List(selectorFor(owner))
 //		if missing := want - len(children); missing > 0 {
 //			exp.ExpectCreations(owner, missing)   // before the creates, never after
@@ -23,7 +25,8 @@
 //	child delete handler: exp.DeletionObserved(ownerOf(child)); queue.Add(ownerOf(child))
 //
 // Satisfied turns true when every expected event was observed, or after a
-// TTL (default 5 minutes), so that a lost event cannot block a key forever.
+// TTL (default 5 minutes). The TTL alone wakes no one: the requeue after
+// ExpiresIn is what brings the key back when an event was lost.
 //
 // # Where it sits
 //

@@ -10,7 +10,10 @@ import (
 // seen that child, a second reconcile of "demo/web" must not trust the
 // cache, which does not have the child yet.
 func ExampleExpectations() {
-	exp := expectations.New[string](expectations.Options{})
+	exp, err := expectations.New[string](expectations.Options{})
+	if err != nil {
+		panic(err)
+	}
 
 	// Worker, reconcile #1: the lister shows no child.
 	exp.ExpectCreations("demo/web", 1)
@@ -32,7 +35,10 @@ func ExampleExpectations() {
 // A create that fails sends no event, so the worker lowers the expectation
 // itself; otherwise the key would wait out the whole TTL.
 func ExampleExpectations_CreationObserved() {
-	exp := expectations.New[string](expectations.Options{})
+	exp, err := expectations.New[string](expectations.Options{})
+	if err != nil {
+		panic(err)
+	}
 	exp.ExpectCreations("demo/web", 2)
 	exp.CreationObserved("demo/web") // the first create's event arrived
 	exp.CreationObserved("demo/web") // the second create failed: lower it by hand

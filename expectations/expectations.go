@@ -1,13 +1,14 @@
 package expectations
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
 
 // DefaultTTL is how long an unmet expectation holds back a key before it
-// is assumed lost: client-go's ReplicaSet controller uses the same 5
-// minutes (ExpectationsTimeout).
+// is assumed lost: kube-controller-manager's ReplicaSet controller uses
+// the same 5 minutes (ExpectationsTimeout).
 const DefaultTTL = 5 * time.Minute
 
 // Options configure Expectations.
@@ -15,7 +16,7 @@ type Options struct {
 	// TTL is how long an expectation may stay unmet before Satisfied
 	// gives up on it and returns true, so that a lost event (a watch
 	// outage, a create that failed without telling us) cannot block a key
-	// forever. Default: DefaultTTL.
+	// forever. Zero means DefaultTTL; a negative TTL is an error.
 	TTL time.Duration
 	// Now is the clock; tests replace it. Default: time.Now.
 	Now func() time.Time
@@ -30,8 +31,10 @@ type Options struct {
 // the owner is reconciled again in that gap, the cache says "no child" and
 // a naive reconcile creates a second one. With expectations, reconcile
 // first asks Satisfied(owner): false means "my own writes are still in
-// flight, the cache is stale for this key; do nothing now", and the event
-// that arrives with the child will bring the owner back.
+// flight, the cache is stale for this key; do nothing now, and look again
+// after ExpiresIn(owner)". The event that arrives with the child normally
+// brings the owner back sooner; the requeue is for the event that never
+// comes.
 //
 // Unlike a cache of the objects themselves, it stores only counts: cheap,
 // and immune to what the objects look like.
@@ -56,15 +59,18 @@ type expectation struct {
 	since      time.Time // when it was last set by ExpectCreations/Deletions
 }
 
-// New returns empty Expectations.
-func New[K comparable](opts Options) *Expectations[K] {
-	if opts.TTL <= 0 {
+// New returns empty Expectations, or an error for a negative TTL.
+func New[K comparable](opts Options) (*Expectations[K], error) {
+	if opts.TTL < 0 {
+		return nil, fmt.Errorf("expectations: Options.TTL is %v: it must be positive, or 0 for DefaultTTL", opts.TTL)
+	}
+	if opts.TTL == 0 {
 		opts.TTL = DefaultTTL
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Expectations[K]{ttl: opts.TTL, now: opts.Now, pending: map[K]*expectation{}}
+	return &Expectations[K]{ttl: opts.TTL, now: opts.Now, pending: map[K]*expectation{}}, nil
 }
 
 // ExpectCreations records that key waits for n creations to be observed,
@@ -121,9 +127,10 @@ func (e *Expectations[K]) Satisfied(key K) bool {
 
 // ExpiresIn returns how long key's unmet expectation will still hold it
 // back: the time until Satisfied(key) turns true when its TTL has passed,
-// always positive while key is unsatisfied; 0 if it is satisfied already. A reconcile that finds key unsatisfied should requeue it after
-// this long (workqueue's AddAfter): if the event it waits for was lost,
-// nothing else may ever bring the key back. Cost: O(1).
+// always positive while key is unsatisfied; 0 if it is satisfied already.
+// A reconcile that finds key unsatisfied should requeue it after this
+// long (workqueue's Result.RequeueAfter): if the event it waits for was
+// lost, nothing else may ever bring the key back. Cost: O(1).
 func (e *Expectations[K]) ExpiresIn(key K) time.Duration {
 	e.mu.Lock()
 	defer e.mu.Unlock()

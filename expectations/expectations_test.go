@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/informer/expectations"
 )
@@ -15,13 +16,36 @@ type fakeClock struct{ now time.Time }
 
 func (c *fakeClock) Now() time.Time { return c.now }
 
+func newExpectations[K comparable](t *testing.T, opts expectations.Options) *expectations.Expectations[K] {
+	t.Helper()
+	e, err := expectations.New[K](opts)
+	require.NoError(t, err)
+	return e
+}
+
+func TestANegativeTTLIsAnErrorThatNamesIt(t *testing.T) {
+	_, err := expectations.New[string](expectations.Options{TTL: -time.Second})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Options.TTL is -1s")
+}
+
+func TestAZeroTTLMeansTheDefault(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	e := newExpectations[string](t, expectations.Options{Now: clock.Now})
+	e.ExpectCreations("web", 1)
+	clock.now = clock.now.Add(expectations.DefaultTTL - time.Second)
+	assert.False(t, e.Satisfied("web"), "within DefaultTTL")
+	clock.now = clock.now.Add(2 * time.Second)
+	assert.True(t, e.Satisfied("web"), "past DefaultTTL")
+}
+
 func TestAKeyWithNoExpectationIsSatisfied(t *testing.T) {
-	e := expectations.New[string](expectations.Options{})
+	e := newExpectations[string](t, expectations.Options{})
 	assert.True(t, e.Satisfied("web"))
 }
 
 func TestExpectedCreationsHoldTheKeyUntilAllAreObserved(t *testing.T) {
-	e := expectations.New[string](expectations.Options{})
+	e := newExpectations[string](t, expectations.Options{})
 	e.ExpectCreations("web", 2)
 	assert.False(t, e.Satisfied("web"))
 	e.CreationObserved("web")
@@ -32,7 +56,7 @@ func TestExpectedCreationsHoldTheKeyUntilAllAreObserved(t *testing.T) {
 }
 
 func TestExpectedDeletionsHoldTheKeyUntilAllAreObserved(t *testing.T) {
-	e := expectations.New[string](expectations.Options{})
+	e := newExpectations[string](t, expectations.Options{})
 	e.ExpectDeletions("web", 1)
 	assert.False(t, e.Satisfied("web"))
 	e.DeletionObserved("web")
@@ -40,7 +64,7 @@ func TestExpectedDeletionsHoldTheKeyUntilAllAreObserved(t *testing.T) {
 }
 
 func TestMoreObservedThanExpectedStillCountsAsSatisfied(t *testing.T) {
-	e := expectations.New[string](expectations.Options{})
+	e := newExpectations[string](t, expectations.Options{})
 	e.ExpectCreations("web", 1)
 	e.CreationObserved("web")
 	e.CreationObserved("web") // someone else created one too
@@ -49,7 +73,7 @@ func TestMoreObservedThanExpectedStillCountsAsSatisfied(t *testing.T) {
 
 func TestAnExpectationOlderThanTheTTLIsAssumedLost(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(0, 0)}
-	e := expectations.New[string](expectations.Options{TTL: time.Minute, Now: clock.Now})
+	e := newExpectations[string](t, expectations.Options{TTL: time.Minute, Now: clock.Now})
 	e.ExpectCreations("web", 1)
 	clock.now = clock.now.Add(time.Minute)
 	assert.False(t, e.Satisfied("web"), "exactly at the TTL it still holds")
@@ -58,21 +82,21 @@ func TestAnExpectationOlderThanTheTTLIsAssumedLost(t *testing.T) {
 }
 
 func TestObservationsForAKeyWithoutExpectationAreIgnored(t *testing.T) {
-	e := expectations.New[string](expectations.Options{})
+	e := newExpectations[string](t, expectations.Options{})
 	e.CreationObserved("web") // an event from before this controller started
 	e.ExpectCreations("web", 1)
 	assert.False(t, e.Satisfied("web"), "an old observation does not pay for a new expectation")
 }
 
 func TestForgetDropsTheExpectation(t *testing.T) {
-	e := expectations.New[string](expectations.Options{})
+	e := newExpectations[string](t, expectations.Options{})
 	e.ExpectCreations("web", 3)
 	e.Forget("web")
 	assert.True(t, e.Satisfied("web"))
 }
 
 func TestConcurrentWorkersAndHandlersAgree(t *testing.T) {
-	e := expectations.New[int](expectations.Options{})
+	e := newExpectations[int](t, expectations.Options{})
 	const keys, each = 50, 20
 	for k := range keys {
 		e.ExpectCreations(k, each)
@@ -94,7 +118,7 @@ func TestConcurrentWorkersAndHandlersAgree(t *testing.T) {
 
 func TestExpiresInSaysHowLongAnUnmetExpectationStillHoldsTheKey(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(0, 0)}
-	e := expectations.New[string](expectations.Options{TTL: time.Minute, Now: clock.Now})
+	e := newExpectations[string](t, expectations.Options{TTL: time.Minute, Now: clock.Now})
 	assert.Zero(t, e.ExpiresIn("rs"), "no expectation holds nothing back")
 	e.ExpectCreations("rs", 2)
 	clock.now = clock.now.Add(20 * time.Second)

@@ -66,7 +66,7 @@ func churnRun(t *testing.T, mode string, seed uint64) (duplicates int) {
 		cfg.QPS, cfg.Burst = 500, 500
 		core := must(testenv.CoreV1Client(cfg))
 
-		exp := expectations.New[informer.Key](expectations.Options{})
+		exp := must(expectations.New[informer.Key](expectations.Options{}))
 		var handlers []si.Handler[*corev1.ConfigMap]
 		if mode == "expectations" {
 			handlers = append(handlers, si.HandlerFuncs[*corev1.ConfigMap]{AddFunc: func(cm *corev1.ConfigMap, _ bool) {

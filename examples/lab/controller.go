@@ -70,8 +70,12 @@ func newController(cfg *rest.Config, ns, run string, s settings, t *tally) (*con
 		ns: ns, runID: run, components: s.components, naive: s.naive,
 		clusters: clusters, core: core, tally: t,
 		metrics: workqueue.NewMetrics(),
-		exp:     expectations.New[informer.Key](expectations.Options{}),
 	}
+	exp, err := expectations.New[informer.Key](expectations.Options{})
+	if err != nil {
+		return nil, err
+	}
+	c.exp = exp
 	c.queue = workqueue.New(workqueue.Options[informer.Key]{Trace: c.metrics.Observe})
 
 	sel := runLabel + "=" + run
@@ -177,6 +181,11 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	c.tally.reconciled(key, int(calls.Load()), converged && err == nil, time.Since(start))
 	if err != nil {
 		return workqueue.Result{}, fmt.Errorf("reconciling %s: %w", key, err)
+	}
+	if !c.naive {
+		// Creates not yet seen: their events bring key back; this requeue
+		// is for an event that never comes (a watch outage, a relist).
+		return workqueue.Result{RequeueAfter: c.exp.ExpiresIn(key)}, nil
 	}
 	return workqueue.Result{}, nil
 }

@@ -30,7 +30,8 @@ func (c *controller) reconcileCached(ctx context.Context, key informer.Key) (boo
 	}
 	// Creates we made have not all come back through the watch yet: the
 	// cache would show them missing and we would create them twice. Their
-	// Add events will enqueue this key again.
+	// Add events will enqueue this key again, and reconcile requeues it
+	// after ExpiresIn in case one never comes.
 	if !c.exp.Satisfied(key) {
 		return false, nil
 	}
