@@ -35,7 +35,7 @@
 //     consumer, and no change is lost.
 //   - Two deletes in a row collapse into one, keeping the one whose final
 //     state is known; between two alike, the newer (client-go keeps the
-//     older).
+//     older when both know it).
 //   - A delete for a key that is neither queued nor in KnownObjects is
 //     ignored.
 //   - Replace (after every LIST) queues Replaced for each listed object,
