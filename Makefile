@@ -95,7 +95,7 @@ scale: tools
 
 # chaos-replicas runs the replica checker (chaos/replicas) for SEEDS seeds
 # from CHAOS_SEED (default 1), each with DURATION of faults, and writes
-# the table of runs to bin/chaos-replicas.md (about 3 minutes a seed).
+# the table of runs to bin/chaos-replicas.md (about 2.5 minutes a seed).
 SEEDS ?= 30
 DURATION ?= 2m
 chaos-replicas: tools
