@@ -29,17 +29,26 @@
 //
 // # Invariants
 //
-//   - At most one object per key; a write replaces the whole object.
+//   - At most one object per key; a write replaces the whole object
+//     (TestAddAndUpdateAreTheSameUpsert,
+//     TestIndexerMatchesAMapModelUnderRandomWrites).
 //   - Every index is exact after every write: a key is filed under a value
 //     iff the IndexFunc returned that value for the stored object. Old
 //     values are removed and empty value sets deleted, so nothing leaks.
+//     Proved by TestWritesKeepTheIndexExact and
+//     TestIndexerMatchesAMapModelUnderRandomWrites.
 //   - Writes are atomic. Bad input (a nil or typed-nil object, an object
 //     without a name, an IndexFunc error, an unknown or duplicate index
 //     name) returns an error that names the problem, and nothing changes.
 //     Nothing panics on bad input; New, too, returns an error (for a nil
-//     IndexFunc).
+//     IndexFunc). Proved by
+//     TestBadInputIsAnErrorThatNamesTheProblemAndChangesNothing,
+//     TestNilAndTypedNilInterfaceValuesAreRejected and
+//     TestNewRejectsANilIndexFuncNamingTheIndex.
 //   - Returned slices are new (reorder them freely), but the objects in them
-//     are the cached objects themselves, shared with every other reader.
+//     are the cached objects themselves, shared with every other reader
+//     (TestReadsReturnFreshSlicesOfSharedObjects,
+//     TestGetReturnsTheStoredObjectItself).
 //
 // # Never modify what you read (pitfall 2)
 //

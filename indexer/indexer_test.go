@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,7 +116,13 @@ func TestReadsReturnFreshSlicesOfSharedObjects(t *testing.T) {
 	require.NoError(t, err)
 	web[0] = nil
 	web, _ = idx.ByIndex("app", "web")
-	assert.ElementsMatch(t, []*corev1.ConfigMap{a, b}, web, "ByIndex returns the cached objects themselves")
+	assert.ElementsMatch(t, []*corev1.ConfigMap{a, b}, web)
+
+	// ElementsMatch compares contents; the objects must be the very ones
+	// stored, not copies.
+	for _, obj := range slices.Concat(idx.List(), web, idx.Namespace("default")) {
+		assert.True(t, obj == a || obj == b, "reads return the cached objects themselves")
+	}
 }
 
 func TestByIndexOfAValueNoObjectHasIsEmpty(t *testing.T) {

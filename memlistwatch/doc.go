@@ -52,9 +52,15 @@
 //
 //   - The collection's state at resourceVersion N, for any N since the last
 //     Compact, is the state at the compaction plus the writes up to N.
+//     Proved by TestTheStateAtAResourceVersionIsTheCompactionPlusTheWritesUpToIt
+//     and TestExactListShowsThePastUntilCompacted.
 //   - Every object handed out (by a write, a LIST or a watch event) is a
-//     deep copy; callers may keep and modify it.
+//     deep copy; callers may keep and modify it. Proved by
+//     TestObjectsHandedOutAreCopies and
+//     TestObjectsReadFromAListOrAWatchAreCopies.
 //   - Events reach each watch in resourceVersion order. Writes never block
 //     on a slow watcher: each watch queues without bound, and one goroutine
-//     per open watch delivers; it exits when the watch ends.
+//     per open watch delivers; it exits when the watch ends. Proved by
+//     TestASlowWatcherNeverBlocksWriters and
+//     TestAWatchsGoroutineEndsWithTheWatch.
 package memlistwatch

@@ -2,6 +2,7 @@ package memlistwatch_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/memlistwatch"
@@ -181,4 +183,106 @@ func TestSelectorsAreRefusedRatherThanIgnored(t *testing.T) {
 	assert.True(t, apierrors.IsBadRequest(err), "%v", err)
 	_, err = lw.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=a"})
 	assert.True(t, apierrors.IsBadRequest(err), "%v", err)
+}
+
+// History after a compaction: an exact LIST at every resourceVersion from
+// the compaction on shows the compacted state with the writes up to it
+// applied, and a WATCH from the compaction replays exactly those writes.
+func TestTheStateAtAResourceVersionIsTheCompactionPlusTheWritesUpToIt(t *testing.T) {
+	ctx := context.Background()
+	lw := newCollection(t, "a", "b") // rv 2, 3
+	a := configMap("a")
+	a.Data = map[string]string{"v": "1"}
+	_, err := lw.Update(a) // rv 4
+	require.NoError(t, err)
+	require.Equal(t, "4", lw.Compact())
+
+	_, err = lw.Create(configMap("c")) // rv 5
+	require.NoError(t, err)
+	b := configMap("b")
+	b.Data = map[string]string{"v": "2"}
+	_, err = lw.Update(b) // rv 6
+	require.NoError(t, err)
+	require.NoError(t, lw.Delete(informer.Key{Namespace: "default", Name: "a"})) // rv 7
+
+	for _, tc := range []struct {
+		rv   string
+		want []string // name=data of each object, in key order
+	}{
+		{"4", []string{"a=map[v:1]", "b=map[]"}},
+		{"5", []string{"a=map[v:1]", "b=map[]", "c=map[]"}},
+		{"6", []string{"a=map[v:1]", "b=map[v:2]", "c=map[]"}},
+		{"7", []string{"b=map[v:2]", "c=map[]"}},
+	} {
+		items, meta, err := lw.List(ctx, metav1.ListOptions{ResourceVersion: tc.rv, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		require.NoError(t, err, "rv %s", tc.rv)
+		assert.Equal(t, tc.rv, meta.ResourceVersion)
+		var got []string
+		for _, obj := range items {
+			got = append(got, fmt.Sprintf("%s=%v", obj.Name, obj.Data))
+		}
+		assert.Equal(t, tc.want, got, "the state at %s", tc.rv)
+	}
+	_, _, err = lw.List(ctx, metav1.ListOptions{ResourceVersion: "3", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+	assert.True(t, apierrors.IsResourceExpired(err), "before the compaction: %v", err)
+
+	w, err := lw.Watch(ctx, metav1.ListOptions{ResourceVersion: "4"})
+	require.NoError(t, err)
+	defer w.Stop()
+	for _, want := range []string{"ADDED c@5", "MODIFIED b@6", "DELETED a@7"} {
+		assert.Equal(t, want, describe(next(t, w)))
+	}
+}
+
+// The objects a LIST or a watch event hands out are the caller's own:
+// changing them changes nothing the collection stores or gives anyone
+// else, whether the event is live, replayed or synthetic.
+func TestObjectsReadFromAListOrAWatchAreCopies(t *testing.T) {
+	ctx := context.Background()
+	lw := newCollection(t, "a") // rv 2
+	scribble := func(obj runtime.Object) {
+		obj.(*corev1.ConfigMap).Data = map[string]string{"changed": "by a reader"}
+	}
+	pristine := func(obj runtime.Object, what string) {
+		t.Helper()
+		assert.Empty(t, obj.(*corev1.ConfigMap).Data, "%s sees a reader's change", what)
+	}
+
+	items, _, err := lw.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	scribble(items[0])
+	synthetic, err := lw.Watch(ctx, metav1.ListOptions{}) // synthetic ADDED of a
+	require.NoError(t, err)
+	defer synthetic.Stop()
+	scribble(next(t, synthetic).Object)
+
+	live1, err := lw.Watch(ctx, metav1.ListOptions{ResourceVersion: "2"})
+	require.NoError(t, err)
+	defer live1.Stop()
+	live2, err := lw.Watch(ctx, metav1.ListOptions{ResourceVersion: "2"})
+	require.NoError(t, err)
+	defer live2.Stop()
+	_, err = lw.Create(configMap("b")) // rv 3
+	require.NoError(t, err)
+	scribble(next(t, live1).Object)
+	pristine(next(t, live2).Object, "another watch")
+
+	replay, err := lw.Watch(ctx, metav1.ListOptions{ResourceVersion: "2"})
+	require.NoError(t, err)
+	defer replay.Stop()
+	ev := next(t, replay)
+	pristine(ev.Object, "a replay from history")
+	scribble(ev.Object)
+
+	items, _, err = lw.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, items, 2)
+	for _, obj := range items {
+		pristine(obj, "a later LIST")
+	}
+	again, err := lw.Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	defer again.Stop()
+	pristine(next(t, again).Object, "a later watch")
+	pristine(next(t, again).Object, "a later watch")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -222,7 +223,57 @@ func TestASlowWatcherNeverBlocksWriters(t *testing.T) {
 	for i := range 1000 {
 		ev := next(t, w)
 		require.Equal(t, watch.Added, ev.Type, "event %d", i)
+		require.Equal(t, fmt.Sprint(i+2), ev.Object.(*corev1.ConfigMap).ResourceVersion, "in resourceVersion order")
 	}
+}
+
+// Every way a watch ends (Stop, its context, its timeout, DropWatches,
+// Disconnect, the 410 after a compaction) ends its goroutine too, even
+// with events still queued that nobody reads. synctest.Test fails if a
+// goroutine of its bubble is still blocked when the function returns.
+func TestAWatchsGoroutineEndsWithTheWatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := newCollection(t, "a", "b", "c") // rv 2, 3, 4
+		open := func(ctx context.Context, opts metav1.ListOptions) watch.Interface {
+			w, err := lw.Watch(ctx, opts)
+			require.NoError(t, err)
+			return w
+		}
+		drain := func(w watch.Interface) int {
+			n := 0
+			for range w.ResultChan() {
+				n++
+			}
+			return n
+		}
+		from2 := metav1.ListOptions{ResourceVersion: "2"} // two events queued
+
+		stopped := open(t.Context(), from2)
+		stopped.Stop()
+		drain(stopped)
+
+		ctx, cancel := context.WithCancel(t.Context())
+		cancelled := open(ctx, from2)
+		cancel()
+		drain(cancelled)
+
+		timedOut := open(t.Context(), metav1.ListOptions{ResourceVersion: "2", TimeoutSeconds: oneSecond()})
+		time.Sleep(time.Second)
+		drain(timedOut)
+
+		dropped := open(t.Context(), from2)
+		assert.Equal(t, 1, lw.DropWatches())
+		drain(dropped)
+
+		disconnected := open(t.Context(), from2)
+		lw.Disconnect()
+		drain(disconnected)
+		lw.Reconnect()
+
+		lw.Compact()
+		expired := open(t.Context(), from2)
+		assert.Equal(t, 1, drain(expired), "one 410 event, then the end")
+	})
 }
 
 func yes() *bool { b := true; return &b }

@@ -105,17 +105,25 @@
 // # Invariants
 //
 //   - One goroutine (Run's) calls the Store, in the order the server
-//     reported the changes; resync ticks are handled on it too.
+//     reported the changes; resync ticks are handled on it too
+//     (TestTheStoreIsCalledFromRunsGoroutineInTheServersOrder).
 //   - Replace receives only complete lists: a list that fails half-way
 //     never reaches it. A PartStore gets each page, or each part of a
 //     PartLister's page, as it arrives, but FinishReplace only for a
 //     complete list; a list cut short is begun again, so the store never
-//     derives a deletion from it.
+//     derives a deletion from it. Proved by
+//     TestContinueTokenExpiryRestartsTheListFromTheFirstPage,
+//     TestAPartStoreGetsEveryPageAsItArrives,
+//     TestAPartStoreGetsEachPartOfAPartListersPageAsItArrives and
+//     TestAListCutShortIsBegunAgainAndNeverFinished.
 //   - LastSyncResourceVersion is the resourceVersion handed to the store
 //     last, where the next watch starts (a queueing store may not have
-//     applied it yet); it is safe to read from any goroutine.
+//     applied it yet); it is safe to read from any goroutine. Proved by
+//     TestTheStoreIsCalledFromRunsGoroutineInTheServersOrder (with -race)
+//     and TestWatchEndingNormallyResumesFromTheLastResourceVersionWithoutRelist.
 //   - Run returns after ctx ends, with its watches stopped and no
-//     goroutine of its own left.
+//     goroutine of its own left (TestRunLeavesNoGoroutineBehind,
+//     TestNoGoroutineOutlivesRunAgainstTheRealServer).
 //
 // # Tracing
 //

@@ -1,6 +1,7 @@
 package reflector_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -8,9 +9,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/memlistwatch"
 	"github.com/listwatch/informer/reflector"
 )
 
@@ -75,4 +79,49 @@ func TestAListCutShortIsBegunAgainAndNeverFinished(t *testing.T) {
 		"begin", "part 2", // the first page; then the continue token expired
 		"begin", "part 2", "part 2", "part 2", "finish " + lw.ResourceVersion(),
 	}, store.calls(), "the list cut short gets no finish: the store derives no deletion from it")
+}
+
+// pagesInParts reads a collection as a PartLister: it hands each page
+// over one object at a time, and notes in the store's log where each
+// page's request ends.
+type pagesInParts struct {
+	*memlistwatch.ListerWatcher[*corev1.ConfigMap]
+	store *partRecorder[*corev1.ConfigMap]
+}
+
+var _ reflector.PartLister[*corev1.ConfigMap] = pagesInParts{}
+
+func (p pagesInParts) ListInParts(ctx context.Context, opts metav1.ListOptions, part func([]*corev1.ConfigMap) error) (metav1.ListMeta, error) {
+	items, meta, err := p.List(ctx, opts)
+	if err != nil {
+		return meta, err
+	}
+	for _, item := range items {
+		if err := part([]*corev1.ConfigMap{item}); err != nil {
+			return meta, err
+		}
+	}
+	p.store.note("end of page")
+	return meta, nil
+}
+
+func TestAPartStoreGetsEachPartOfAPartListersPageAsItArrives(t *testing.T) {
+	lw := memlistwatch.New[*corev1.ConfigMap]()
+	for i := range 5 {
+		_, err := lw.Create(cm("default", fmt.Sprintf("cm-%d", i)))
+		require.NoError(t, err)
+	}
+	store := &partRecorder[*corev1.ConfigMap]{recorder: newRecorder[*corev1.ConfigMap]()}
+	r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: pagesInParts{lw, store}, Store: store,
+		Tuning: reflector.Tuning{PageSize: 2}}))
+	run(t, r)
+	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, 5*time.Second, "never synced")
+	assert.Equal(t, []string{
+		"begin",
+		"part 1", "part 1", "end of page",
+		"part 1", "part 1", "end of page",
+		"part 1", "end of page",
+		"finish 6",
+	}, store.calls(), "each part reaches the store before its page's request has ended")
+	assert.Zero(t, store.count("replace"))
 }

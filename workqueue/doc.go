@@ -51,19 +51,26 @@
 //
 //   - A key is queued at most once; Add of a queued key changes nothing,
 //     not even its place. Keys are handed out in the order they were
-//     first added.
+//     first added (TestGetHandsOutKeysInTheOrderTheyWereFirstAdded).
 //   - A key is never held by two workers: Add of a key being processed is
 //     postponed, and the key is queued again at its Done. So no Add is
 //     lost in the hand-off: as long as workers run, every Add is followed
-//     by a processing of its key that starts after it.
+//     by a processing of its key that starts after it. Proved by
+//     TestAddOfAKeyBeingProcessedIsPostponedUntilDone and
+//     TestManyProducersAndWorkersProcessEveryKeyAfterItsLastAddAndNeverTwiceAtOnce.
 //   - A key waits for a delay at most once; the earlier due time wins.
 //     Waiting keys live in a min-heap with one timer for the earliest, so
 //     no goroutine sleeps per key, and the Queue runs no goroutine of its
 //     own (the real clock runs the timer's function on a short-lived one).
+//     Proved by TestAddAfterOfAWaitingKeyKeepsTheEarlierDueTime,
+//     TestOneTimerIsArmedForTheEarliestWaitingKey and
+//     TestAQueueRunsNoGoroutineOfItsOwn.
 //   - After shutdown nothing is added and nothing waits: delayed keys are
 //     dropped and the timer stopped. Queued keys are still handed out,
 //     and ShutDownWithDrain waits until they and the keys in flight are
-//     Done.
+//     Done. Proved by TestShutDownIgnoresNewKeysButStillHandsOutQueuedOnes,
+//     TestShutDownDropsDelayedKeysAndStopsTheTimer and
+//     TestShutDownWithDrainWaitsForQueuedInFlightAndPostponedWork.
 //
 // # The knob: Workers
 //
