@@ -50,7 +50,11 @@
 // # Invariants
 //
 //   - Owner and Owns never claim an object this controller did not mark:
-//     another manager's, or one without all three marks, is not ours.
+//     another manager's, or one without all three marks, is not ours
+//     (TestOnlyAChildWithAllThreeMarksOfThisManagerIsOurs).
 //   - Owns is per UID: an owner deleted and made anew under its name
-//     does not own its predecessor's children.
+//     does not own its predecessor's children
+//     (TestAnOwnerMadeAnewUnderItsNameDoesNotOwnItsPredecessorsChildren;
+//     the copier replaces such a child:
+//     TestACopyLeftByAnEarlierOwnerOfTheSameNameIsReplaced).
 package ownership

@@ -60,6 +60,8 @@ func TestOnlyAChildWithAllThreeMarksOfThisManagerIsOurs(t *testing.T) {
 			obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "web", Labels: c.labels, Annotations: c.annotations}}
 			_, _, ok := m.Owner(obj)
 			assert.Equal(t, c.ours, ok)
+			owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "shop", UID: "u1"}}
+			assert.Equal(t, c.ours, m.Owns(owner, obj), "Owns claims what Owner claims, for the owner the marks name")
 			keys, err := Index[*corev1.ConfigMap](m)(obj)
 			require.NoError(t, err)
 			assert.Equal(t, c.ours, len(keys) == 1)
@@ -68,4 +70,27 @@ func TestOnlyAChildWithAllThreeMarksOfThisManagerIsOurs(t *testing.T) {
 	var zero Mark
 	_, _, ok := zero.Owner(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{ManagedByLabel: ""}}})
 	assert.False(t, ok, "the zero Mark claims nothing")
+}
+
+// An owner deleted and made anew under its name has the same key and a
+// new UID. The children marked for the one before are still this
+// controller's (Owner says ok), but not the new owner's: Owns says false,
+// so its reconcile replaces them instead of taking them as its own.
+func TestAnOwnerMadeAnewUnderItsNameDoesNotOwnItsPredecessorsChildren(t *testing.T) {
+	m, err := New("copier")
+	require.NoError(t, err)
+	before := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "shop", UID: "u1"}}
+	anew := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "shop", UID: "u2"}}
+	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "web"}}
+	require.NoError(t, m.Set(child, before))
+
+	key, _, ok := m.Owner(child)
+	assert.True(t, ok, "the predecessor's child is still this controller's")
+	assert.Equal(t, informer.KeyFor(anew), key, "under the key the new owner has too")
+	assert.True(t, m.Owns(before, child))
+	assert.False(t, m.Owns(anew, child), "the owner made anew does not own its predecessor's child")
+
+	require.NoError(t, m.Set(child, anew))
+	assert.True(t, m.Owns(anew, child), "once marked for the new owner, it is the new owner's")
+	assert.False(t, m.Owns(before, child))
 }

@@ -83,15 +83,22 @@
 //     exactly the write's resourceVersion, or applied a change of it
 //     after that); or once Options.MaxHold has passed, which counts a
 //     stale reconcile (listwatch_guard_stale_reconciles_total, a
-//     KindStale event).
+//     KindStale event). Proved, clause by clause, by
+//     TestAKeyReconciledAgainRightAfterItsFixReadsTheFixNotTheOldCache,
+//     TestADeleteIsSeenWhenTheCacheNoLongerHoldsThatObject,
+//     TestByDefaultIntegerResourceVersionsAreTakenAsComparableAcrossObjects,
+//     TestWithOpaqueResourceVersionsAKeyIsHeldUntilItsCacheHoldsTheWrittenVersion
+//     and TestAKeyIsHeldForMaxHoldAtMostThenRunsCountedAsStale.
 //   - Only that key waits. The worker lets a held key go and takes the
 //     next one; the key is added again when its informer applies more,
-//     never by polling.
+//     never by polling
+//     (TestOnlyTheHeldKeyWaitsAndItIsAskedAgainOnlyWhenItsInformerAppliesMore).
 //   - Records are dropped at the first sweep after their cache has
 //     caught up, whether or not their key is reconciled again (a sweep
-//     runs whenever the records have doubled since the last, and on
-//     [Guard.Pending]): memory follows the writes in flight, not the
-//     writes made.
+//     runs whenever the records have doubled since the last, once there
+//     are 128 at least, and on [Guard.Pending]): memory follows the
+//     writes in flight, not the writes made
+//     (TestRecordsAreDroppedOnceTheCacheCaughtUpWithoutTheirKeyComingBack).
 //
 // # What it cannot do
 //

@@ -3,7 +3,11 @@ package readyourwrites_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -176,4 +180,85 @@ func TestAGuardsMetricNameIsGivenBackOnClose(t *testing.T) {
 func TestANegativeMaxHoldIsAnError(t *testing.T) {
 	_, err := readyourwrites.New(readyourwrites.Options{MaxHold: -time.Second})
 	require.ErrorContains(t, err, "MaxHold")
+}
+
+// countingGate is a Gate that counts how often each key is asked about.
+type countingGate struct {
+	gate  workqueue.Gate[informer.Key]
+	mu    sync.Mutex
+	asked map[informer.Key]int
+}
+
+func (g *countingGate) Hold(key informer.Key) (bool, <-chan struct{}, time.Duration) {
+	g.mu.Lock()
+	g.asked[key]++
+	g.mu.Unlock()
+	return g.gate.Hold(key)
+}
+
+func (g *countingGate) times(key informer.Key) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.asked[key]
+}
+
+// One worker, and a key held for a write its cache has not shown: the
+// worker lets the held key go and reconciles the next one. The held key
+// is asked about again each time its informer applies a change, and at
+// no other time, however long the wait (no polling); it is reconciled
+// once its informer has applied the write.
+func TestOnlyTheHeldKeyWaitsAndItIsAskedAgainOnlyWhenItsInformerAppliesMore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inf, api := newCache(t)
+		run(t, inf)
+		require.NoError(t, si.WaitForCacheSync(t.Context(), inf))
+		guard := must(readyourwrites.New(readyourwrites.Options{MaxHold: time.Hour}))
+		// The write the test records is the child's create, which the
+		// API server will make after one other change.
+		next := must(strconv.Atoi(api.ResourceVersion()))
+		written := configMap("child")
+		written.ResourceVersion = strconv.Itoa(next + 2)
+		require.NoError(t, readyourwrites.Track(guard, inf).Wrote(owner, written))
+
+		queue := workqueue.New(workqueue.Options[informer.Key]{})
+		gate := &countingGate{gate: guard, asked: map[informer.Key]int{}}
+		var mu sync.Mutex
+		var reconciled []informer.Key
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			workqueue.Run(ctx, queue, func(_ context.Context, key informer.Key) (workqueue.Result, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				reconciled = append(reconciled, key)
+				return workqueue.Result{}, nil
+			}, workqueue.RunOptions[informer.Key]{Workers: 1, Gate: gate})
+		}()
+		defer func() { cancel(); <-done }()
+		got := func() []informer.Key {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(reconciled)
+		}
+
+		other := informer.Key{Namespace: "demo", Name: "other"}
+		queue.Add(owner)
+		queue.Add(other)
+		synctest.Wait()
+		assert.Equal(t, []informer.Key{other}, got(), "the held key waits, the next one goes on")
+		time.Sleep(30 * time.Minute) // simulated: nothing applied meanwhile
+		synctest.Wait()
+		assert.Equal(t, 1, gate.times(owner), "not asked again while its informer applied nothing")
+
+		must(api.Create(configMap("unrelated")))
+		synctest.Wait()
+		assert.Equal(t, 2, gate.times(owner), "asked again once its informer applied a change")
+		assert.Equal(t, []informer.Key{other}, got(), "still held: the change was not the write")
+
+		must(api.Create(configMap("child")))
+		synctest.Wait()
+		assert.Equal(t, 3, gate.times(owner))
+		assert.Equal(t, []informer.Key{other, owner}, got(), "reconciled once its informer applied the write")
+	})
 }

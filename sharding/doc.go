@@ -45,20 +45,29 @@
 //     while it carries no drain label. A value that cannot be part of a
 //     Lease name (LeaseName) names no member: the object is assigned
 //     afresh. The labels and the Leases are all the state there is: the
-//     sharder keeps none, and a new one resumes.
+//     sharder keeps none, and a new one resumes. Proved by ExampleShard,
+//     TestAShardLabelThatCannotNameALeaseIsReassignedAndReportedOnce and
+//     TestANewSharderFinishesTheRebalanceTheOldOneStarted.
 //   - A member reconciles only while its term lasts: its context ends at
 //     its last successful renew plus RenewDeadline, before the sharder,
 //     counting LeaseDuration on its own clock, can judge it dead and move
-//     its objects. A member id is used for one term only.
+//     its objects. A member id is used for one term only
+//     (TestAMemberThatCannotRenewStopsByItsRenewDeadlineAndRejoinsUnderANewID).
 //   - A member is dead only for certain: its Lease released by it, or
 //     taken over by the sharder with a write guarded by the
 //     resourceVersion it judged expired (or absent), which fails if the
 //     member renewed. A member merely not seen renewing — by a new
 //     sharder, through failed polls, or with its Lease deleted — keeps its
-//     objects.
+//     objects. Proved by
+//     TestAMemberThatRenewsWhileAnotherTakeoverHangsIsNotTakenOver,
+//     TestAMemberReleasedAfterItWasJudgedExpiredHasItsObjectsMoved,
+//     TestANewSharderDoesNotTakeOverAMemberItHasNotYetSeenRenew,
+//     TestADeletedMemberLeaseIsWaitedOutFromWhenTheSharderFirstSawItGone
+//     and TestTheObjectsOfALiveMemberStayWhenSomeoneDeletesItsLease.
 //   - A ring's Leases are found by the label LeaseRingLabel, which names
 //     the ring exactly: rings whose names share a prefix never read each
-//     other's Leases.
+//     other's Leases
+//     (TestASharderNeverTouchesTheLeasesOfARingWhoseNameExtendsItsOwn).
 //   - A live member's object moves only after that member acknowledged
 //     the drain, from the worker that holds the object's key (its own,
 //     or its absent owner's for a member that keys by ring key) — an
@@ -66,18 +75,27 @@
 //     sharded parent after the parent's — so no two members reconcile
 //     one object at once (within the clock-rate assumption of
 //     leaderelection, and with no fencing: see its doc), as long as a
-//     member keys each object one way (see Reconciler).
+//     member keys each object one way (see Reconciler). Proved by
+//     TestAJoinDrainsObjectsWithoutOverlapAndTheRelabelReachesTheOldOwnerAsADelete,
+//     TestAnObjectWhoseOwnerIsNotShardedLeavesALiveMemberOnlyByADrain,
+//     TestAnObjectDrainedFromAMemberThatKeysByRingKeyIsLetGo,
+//     TestADrainIsNotAcknowledgedUnderARingKeyWhileTheObjectsOwnKeyIsReconciled
+//     and TestAChildMovesOnlyOnceItsParentHasLeftItsOldOwner.
 //   - Absence from a member's cache means "not mine", never "deleted": a
 //     relabel reaches the old owner's informer as a delete. Reconciler
 //     never calls your reconcile for an absent object; clean up deleted
-//     objects with owner references or finalizers.
+//     objects with owner references or finalizers
+//     (TestReconcilerNeverCallsTheReconcileForAnObjectAbsentFromItsCache,
+//     TestAJoinDrainsObjectsWithoutOverlapAndTheRelabelReachesTheOldOwnerAsADelete).
 //   - An object with a controller owner reference sits on the ring at its
 //     owner's key (RingKey), so it lands with its owner. A child whose
 //     owner is sharded follows the owner's handover and never runs ahead
 //     of it: it moves once the old owner has let the parent go, just
 //     before the parent is given to its new owner. A parent missing
 //     from the sharder's cache but on the API server (its watch lags)
-//     is waited for, never taken for absent.
+//     is waited for, never taken for absent. Proved by ExampleRingKey,
+//     TestAChildMovesOnlyOnceItsParentHasLeftItsOldOwner and
+//     TestAChildWhoseParentTheSharderHasNotSeenYetWaitsForIt.
 //
 // # What it costs
 //

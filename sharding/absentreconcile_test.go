@@ -1,0 +1,46 @@
+package sharding_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/lister"
+	"github.com/listwatch/informer/sharding"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// A relabel reaches the old owner's informer as a delete, so a key whose
+// object is absent from the member's cache is "not mine", never
+// "deleted": Reconciler never calls the reconcile for it, nor for an
+// object labelled for another member, and writes nothing. Only the
+// member's own object is reconciled.
+func TestReconcilerNeverCallsTheReconcileForAnObjectAbsentFromItsCache(t *testing.T) {
+	shard := sharding.Shard{Ring: ring, Member: "a"}
+	idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+	require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "mine", ResourceVersion: "10",
+		Labels: map[string]string{shard.Label(): "a"}}}))
+	require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "theirs", ResourceVersion: "11",
+		Labels: map[string]string{shard.Label(): "b"}}}))
+	cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+	rec := &patchRecorder{}
+	var called []informer.Key
+	reconcile := sharding.Reconciler(shard, cms, rec.client(t), "configmaps",
+		func(_ context.Context, key informer.Key) (workqueue.Result, error) {
+			called = append(called, key)
+			return workqueue.Result{}, nil
+		})
+
+	for _, name := range []string{"gone", "theirs", "mine"} {
+		_, err := reconcile(t.Context(), informer.Key{Namespace: "ns", Name: name})
+		require.NoError(t, err)
+	}
+	require.Equal(t, []informer.Key{{Namespace: "ns", Name: "mine"}}, called, "only the member's own object is reconciled")
+	require.Empty(t, rec.paths(), "nothing written for an absent object or another member's")
+}
