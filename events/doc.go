@@ -29,17 +29,30 @@
 //     time are written to its series at most every 10 s, as the
 //     events.k8s.io/v1 API intends, so a controller that records the same
 //     refusal on every retry writes one Event, not one per retry.
+//     Proved by TestRepeatsAreOneEventWhoseSeriesIsWrittenAtMostEvery10s,
+//     TestTheSameObjectAtANewResourceVersionIsStillOneSeries and
+//     TestAnOccurrenceSixMinutesAfterTheLastIsANewEvent.
 //   - An Event is never created twice: repeats that arrive while its
 //     create is in flight are written to its series afterwards. Each
 //     Event's name is unique to its Recorder and valid, whatever the
 //     object's name. When a series write finds its Event gone (the API
 //     server keeps one an hour; anyone may delete one), the occurrences
-//     it never stored are created as a new Event.
+//     it never stored are created as a new Event. Proved by
+//     TestAnEventIsNeverCreatedTwiceWhileItsCreateIsInFlight,
+//     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,
+//     TestAnEventsNameStartsWithTheObjectsNameMadeValid and
+//     TestARemadeEventCountsEveryOccurrenceTheServerDidNotStore.
 //   - Bounded: the Recorder's writes are limited (Options.QPS, Burst),
 //     and past Options.MaxPending Events waiting to be created a new one
-//     is dropped, counted in Stats.Dropped and logged, never blocking.
+//     is dropped, counted in Stats.Dropped and logged, never blocking
+//     (TestTheRecorderLimitsItsOwnWrites,
+//     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).
 //   - Nothing refused silently: arguments the API server would refuse are
 //     an error from Eventf; a write it refuses is counted in
 //     Stats.Refused and logged (at most one warning every 10 s), not
-//     retried.
+//     retried. Proved by
+//     TestArgumentsTheAPIServerWouldRefuseAreErrorsNamingThem and
+//     TestARefusedCreateIsCountedAndLoggedAndTheNextOccurrenceTriesAnew
+//     (one warning per 10 s:
+//     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).
 package events

@@ -96,11 +96,18 @@
 //
 //   - The state of a resource at resourceVersion N, for any N since the
 //     last compaction, is the state at the compaction plus the writes up
-//     to N.
+//     to N (TestAListAtAnOlderResourceVersionShowsTheStateThen; against
+//     the real server, TestConformance's PagingAndSelectors and
+//     TestConformanceWithoutWatchCache's Compaction).
 //   - Each watch gets its events in resourceVersion order; writes never
-//     wait for a slow watcher (its queue is unbounded).
+//     wait for a slow watcher (its queue is unbounded). Proved by
+//     TestWritesNeverWaitForAWatchThatIsNotReadAndItGetsEveryEventInOrder,
+//     and against the real server by TestConformance's WatchEvents.
 //   - Created inside a synctest bubble, the server, InMemory and the
 //     clients that use it wait only on the bubble's channels, timers and
 //     locks: synctest.Wait returns once every request is answered and
-//     every watch is idle.
+//     every watch is idle. Proved by
+//     TestInformerInABubbleConvergesOnTheFakeServer,
+//     TestLeaderElectionInABubbleHasExactlyOneLeader and
+//     TestFaultsAnswerForTheServerOnSimulatedTime.
 package fakeapiserver

@@ -71,13 +71,31 @@
 // reflector still in its backoff), every open term's cache equals the
 // server, and every leading sharder's cache of all objects holds as many
 // as the server (its size, read from its informer's cached-objects
-// gauge: the sharder shows no cache) ("cache equals server").
+// gauge: the sharder shows no cache) ("cache equals server"). That the
+// checker reports each when it breaks is proved by
+// TestAControllerThatIgnoresItsShardIsCaughtReconcilingAKeyInTwoMembersAtOnce
+// and TestTheFreshCandidateExcuseDoesNotCoverALateTerm (one reconcile
+// per key, one leader), TestTheFreshCandidateExcuseGoesByTheCandidatesLooks
+// (one leader),
+// TestATermThatBeganLaterWithoutAGreaterFenceBreaksFencesGrow,
+// TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain,
+// TestAControllerThatNeverConvergesBreaksConverged and
+// TestACacheThatDiffersFromTheServerBreaksCacheEqualsServer; that the
+// library keeps them, by TestAReplicaSetWithNoFaultsKeepsEveryInvariant
+// and TestTwoHundredFaultSchedulesOfALeaderElectedReplicaSetKeepEveryInvariant.
 //
 // Not built yet: the sharder's own exclusivity per ring (a deposed
 // sharder's PATCHes are guarded, and its term has no recorded deadline);
 // handlers' stream consistency; read-your-writes holds; "nothing created
 // twice"; CRDs that come and go; informers
-// released and re-asked.
+// released and re-asked. Until then, their packages' own tests stand for
+// some of them: TestEveryHandlerGetsAddUpdateAndDeleteInOrder (a
+// handler's stream),
+// TestAKeyReconciledAgainRightAfterItsFixReadsTheFixNotTheOldCache
+// (read-your-writes), TestTheGuardMakesNoDuplicateGenerateNameChildrenUnderChurn
+// (nothing created twice) and
+// TestReleasingAndReAskingInformersInALoopLeavesGoroutinesAndMetricsFlat
+// (informers released and re-asked).
 //
 // # Your own controller
 //

@@ -111,4 +111,8 @@
 // them, and on Linux the kernel kills them if the test binary dies first.
 // When a binary is missing, Start fails with a *MissingBinaryError that
 // names it and the command that builds it; integration tests never skip.
+// Proved by TestStopEndsBothProcessesAndIsIdempotent,
+// TestControlPlaneDiesWithAKilledTestBinaryAndLeavesNoFiles,
+// TestStartWithoutBinariesNamesTheMissingOneAndTheBuildCommand and
+// TestAPackageWhoseControlPlaneCannotStartFailsAndSkipsNothing.
 package testenv

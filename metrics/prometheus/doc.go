@@ -34,13 +34,19 @@
 // # Invariants
 //
 //   - One metric family, one vector: the first Desc of a name makes and
-//     registers a vector; later requests for that name get its children.
+//     registers a vector; later requests for that name get its children
+//     (TestOneDescAndLabelValuesAskedTwiceWriteOneSeries).
 //   - A name asked for again as another kind (a gauge where a counter was
 //     made) or with another help, labels or buckets is an error naming
-//     both, never a series that silently records under the first shape.
+//     both, never a series that silently records under the first shape
+//     (TestANameAskedForInAnotherShapeIsAnErrorNamingBoth).
 //   - A family another Provider already registered with the same
 //     Registerer, with the same kind, help and labels, is shared, not
 //     refused: two Providers over one registry export together. (Prometheus
-//     does not compare buckets; the library uses one set per name.)
-//   - Safe for concurrent use, as metrics.Provider requires.
+//     does not compare buckets; the library uses one set per name.) A
+//     family of another shape is refused. Proved by
+//     TestTwoProvidersOverOneRegistererShareAFamily and
+//     TestAFamilyRegisteredByOtherCodeInAnotherShapeIsAnError.
+//   - Safe for concurrent use, as metrics.Provider requires
+//     (TestAProviderIsSafeForConcurrentUse).
 package prometheus

@@ -85,6 +85,10 @@ func TestANameAskedForInAnotherShapeIsAnErrorNamingBoth(t *testing.T) {
 	require.ErrorContains(t, err, `labels ["name"]`)
 	require.ErrorContains(t, err, `labels ["queue"]`)
 
+	_, err = p.Counter(metrics.Desc{Name: "adds_total", Help: "Other adds.", Labels: []string{"name"}}, []string{"q"})
+	require.ErrorContains(t, err, `help "Adds."`)
+	require.ErrorContains(t, err, `help "Other adds."`)
+
 	_, err = p.Histogram(waits, []string{"q"})
 	require.NoError(t, err)
 	_, err = p.Histogram(metrics.Desc{Name: "wait_seconds", Help: "Waits.", Labels: []string{"name"}, Buckets: []float64{1}}, []string{"q"})

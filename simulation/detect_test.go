@@ -1,0 +1,172 @@
+package simulation
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/metrics"
+)
+
+// The checker reports each invariant it keeps when a history breaks it:
+// these tests hand it broken histories and states, and one that keeps
+// it, so that a checker that reports nothing would fail them.
+
+// violations counts the violations of each invariant.
+func violations(vs []Violation) map[string]int {
+	got := map[string]int{}
+	for _, v := range vs {
+		got[v.Invariant]++
+	}
+	return got
+}
+
+// A term that began after another with a fence not greater, and a term
+// with no fence, break "fences grow"; growing fences do not.
+func TestATermThatBeganLaterWithoutAGreaterFenceBreaksFencesGrow(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	history := func(fences ...uint64) []Event {
+		var events []Event
+		for i, f := range fences {
+			m := []string{"m-a", "m-b", "m-c"}[i]
+			events = append(events,
+				Event{At: at(10 * i), What: TermStart, Replica: "r0-0", Ring: "web", Member: m, Fence: f},
+				Event{At: at(10*i + 5), What: TermEnd, Replica: "r0-0", Ring: "web", Member: m, Deadline: at(10*i + 5)})
+		}
+		return events
+	}
+	for _, tc := range []struct {
+		name   string
+		fences []uint64
+		want   int
+	}{
+		{"growing", []uint64{1, 2, 3}, 0},
+		{"a later term with a smaller fence", []uint64{1, 3, 2}, 1},
+		{"a later term with the same fence", []uint64{1, 2, 2}, 1},
+		{"a term with no fence", []uint64{1, 0, 3}, 2}, // no fence, and not greater than 1
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &world{opts: Options{}.withDefaults(), hist: &History{events: history(tc.fences...)}}
+			if got := violations(w.checkHistory(nil)); got["fences grow"] != tc.want || len(got) > min(tc.want, 1) {
+				t.Fatalf("fences %v: violations %v, want %d of fences grow and nothing else", tc.fences, got, tc.want)
+			}
+		})
+	}
+}
+
+// An object relabelled from a member straight to another while the old
+// member's term runs breaks "moves only by drain"; the same move after
+// that term ended, or of a child that follows its parent, does not.
+func TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	w := &world{opts: Options{}.withDefaults(), hist: &History{events: []Event{
+		{At: at(0), What: TermStart, Replica: "r0-0", Ring: "web", Member: "m-a", Fence: 1},
+		{At: at(1), What: TermStart, Replica: "r1-0", Ring: "web", Member: "m-b", Fence: 2},
+		{At: at(10), What: TermEnd, Replica: "r0-0", Ring: "web", Member: "m-a", Deadline: at(10)},
+		{At: at(20), What: TermEnd, Replica: "r1-0", Ring: "web", Member: "m-b", Deadline: at(20)},
+	}}}
+	for _, tc := range []struct {
+		name string
+		m    move
+		want int
+	}{
+		{"in the old member's term", move{at: at(5), ring: "web", object: "p-00", from: "m-a", to: "m-b"}, 1},
+		{"after the old member's term", move{at: at(12), ring: "web", object: "p-00", from: "m-a", to: "m-b"}, 0},
+		{"a child whose parent has left the old member", move{at: at(5), ring: "web", object: "p-00-web", from: "m-a", to: "m-b", child: true, parentLabel: "m-b"}, 0},
+		{"a child ahead of its parent", move{at: at(5), ring: "web", object: "p-00-web", from: "m-a", to: "m-b", child: true, parentLabel: "m-a"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := violations(w.checkHistory([]move{tc.m})); got["moves only by drain"] != tc.want || len(got) > tc.want {
+				t.Fatalf("violations %v, want %d of moves only by drain and nothing else", got, tc.want)
+			}
+		})
+	}
+}
+
+// At quiescence, a term's cache that differs from the server, and a
+// leading sharder whose cache holds fewer objects than the server (or
+// shows no gauge), break "cache equals server"; equal ones do not.
+func TestACacheThatDiffersFromTheServerBreaksCacheEqualsServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, err := newWorld(Options{Scenario: LeaderElected}.withDefaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.admin.Close()
+		for i := range 3 {
+			if err := w.createParent(t.Context(), parentName(i), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		server := map[string]string{}
+		for _, u := range w.srv.Objects(configMaps) {
+			if u.GetNamespace() == Namespace {
+				server[u.GetName()] = u.GetResourceVersion()
+			}
+		}
+		cache := map[string]string{}
+		r := &replica{name: "r0-0", terms: map[string]*openTerm{
+			LeaderRing: {member: "r0-0", cache: func() map[string]string { return cache }},
+		}, sharders: map[string]*metrics.Memory{}}
+		w.replicas[0] = r
+
+		stale := map[string]string{}
+		for k, v := range server {
+			stale[k] = v
+		}
+		stale[parentName(1)] = "1" // an old resourceVersion
+		delete(stale, parentName(2))
+		for _, tc := range []struct {
+			name  string
+			cache map[string]string
+			want  int
+		}{
+			{"equal", server, 0},
+			{"stale", stale, 1},
+			{"empty", map[string]string{}, 1},
+		} {
+			cache = tc.cache
+			if got := violations(w.cachesEqualServer()); got["cache equals server"] != tc.want || len(got) > tc.want {
+				t.Errorf("a term's cache %s: violations %v, want %d of cache equals server", tc.name, got, tc.want)
+			}
+		}
+
+		cache = server
+		sharder := metrics.NewMemory()
+		r.sharders[LeaderRing] = sharder
+		if got := violations(w.cachesEqualServer()); got["cache equals server"] != 1 {
+			t.Errorf("a leading sharder with no cached-objects gauge: violations %v, want 1", got)
+		}
+		gauge, err := sharder.Gauge(metrics.Desc{Name: "listwatch_informer_cached_objects", Help: "Objects cached.", Labels: []string{"resource"}}, []string{"configmaps"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gauge.Set(float64(len(server) - 1))
+		if got := violations(w.cachesEqualServer()); got["cache equals server"] != 1 {
+			t.Errorf("a leading sharder that caches one object too few: violations %v, want 1", got)
+		}
+		gauge.Set(float64(len(server)))
+		if got := violations(w.cachesEqualServer()); len(got) != 0 {
+			t.Errorf("a leading sharder that caches every object: violations %v, want none", got)
+		}
+	})
+}
+
+// A run whose controller never reaches its end state breaks "converged"
+// once the bound after the last fault has passed.
+func TestAControllerThatNeverConvergesBreaksConverged(t *testing.T) {
+	res := Check(t, Options{Seed: 1, Scenario: LeaderElected, Faults: 5 * time.Second, Settle: 5 * time.Second,
+		Controller: &Controller{
+			Run:       func(ctx context.Context, _ Term) { <-ctx.Done() },
+			Converged: func(context.Context, *rest.Config) error { return errors.New("never") },
+		}}, Schedule{})
+	if got := violations(res.Violations); got["converged"] != 1 || res.Converged >= 0 {
+		t.Fatalf("converged %v, violations %v: want the run reported as not converged", res.Converged, got)
+	}
+}
