@@ -69,6 +69,7 @@ func TestControlPlaneDiesWithAKilledTestBinaryAndLeavesNoFiles(t *testing.T) {
 
 func TestStartWithoutBinariesNamesTheMissingOneAndTheBuildCommand(t *testing.T) {
 	t.Setenv(testenv.ToolsCacheEnv, t.TempDir())
+	t.Setenv(testenv.BinDirEnv, "") // the tools cache, not a directory given by hand
 	_, err := testenv.Start(context.Background(), testenv.Options{})
 	var missing *testenv.MissingBinaryError
 	require.ErrorAs(t, err, &missing)
