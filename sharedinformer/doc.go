@@ -49,7 +49,8 @@
 // version deletes nothing, so the cache keeps what it held, unwatched
 // (changes and deletions since are not in it), and no handler hears of a
 // delete. WaitForCacheSync reports either as a *NotSyncedError when its
-// ctx ends (Factory's also once FactoryOptions.SyncTimeout passes).
+// ctx ends (Factory's also once FactoryOptions.SyncTimeout passes); Ready
+// gives the same report at once, without waiting, for a readiness probe.
 //
 // Each InformerFor is one hold on its informer; Release gives one back,
 // and the last stops that informer alone (its handlers' Registration.Err

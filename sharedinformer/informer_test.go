@@ -255,3 +255,23 @@ func TestNewRejectsAMissingListerWatcherAndAClashingIndexName(t *testing.T) {
 	_, err = sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{ListerWatcher: lw, Indexers: map[string]indexer.IndexFunc[*corev1.ConfigMap]{"namespace": nil}})
 	assert.ErrorContains(t, err, `index "namespace" is built in`)
 }
+
+func TestReadyNamesEachInformerNotSyncedYetWithoutWaitingAndIsNilOnceSynced(t *testing.T) {
+	inf, _ := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Name: "configmaps of the test"})
+	err := sharedinformer.Ready(inf)
+	var notSynced *sharedinformer.NotSyncedError
+	require.ErrorAs(t, err, &notSynced, "never run, never synced")
+	assert.ErrorIs(t, err, sharedinformer.ErrNotSynced)
+	require.Len(t, notSynced.Pending, 1)
+	assert.Equal(t, "configmaps of the test", notSynced.Pending[0].Name)
+	assert.EqualError(t, err, "configmaps of the test: not synced yet: no failure seen (still listing, or never started)")
+
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	assert.NoError(t, sharedinformer.Ready(inf))
+}
+
+func TestReadyOfANilSyncerIsAnErrorNotAPanic(t *testing.T) {
+	var reg *sharedinformer.Registration // from an AddEventHandler whose error was ignored
+	assert.ErrorContains(t, sharedinformer.Ready(reg), "Ready: syncer 0 is nil")
+}

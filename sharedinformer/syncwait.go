@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/listwatch/informer/internal/nilcheck"
 )
 
 // Syncer is anything whose cache, or view of one, becomes synced once: an
@@ -67,10 +65,8 @@ type reporter interface {
 // (reflector.ErrNotServed, say). [Factory.WaitForCacheSync] is this function with a default bound:
 // it also stops after FactoryOptions.SyncTimeout (2 minutes unless set).
 func WaitForCacheSync(ctx context.Context, syncers ...Syncer) error {
-	for i, s := range syncers {
-		if nilcheck.IsNil(s) {
-			return fmt.Errorf("sharedinformer: WaitForCacheSync: syncer %d is nil (an AddEventHandler or InformerFor whose error was ignored?)", i)
-		}
+	if err := checkSyncers("WaitForCacheSync", syncers); err != nil {
+		return err
 	}
 	start := time.Now()
 	for _, s := range syncers {
@@ -111,7 +107,8 @@ type PendingSync struct {
 }
 
 // Error reads, for one pending informer, "configmaps in namespace x: not
-// synced after 30s: <its last failure>"; several are joined with "; ".
+// synced after 30s: <its last failure>" ("not synced yet" from Ready,
+// which does not wait); several are joined with "; ".
 func (e *NotSyncedError) Error() string {
 	parts := make([]string, 0, len(e.Pending))
 	for _, p := range e.Pending {
@@ -119,7 +116,11 @@ func (e *NotSyncedError) Error() string {
 		if p.LastFailure != nil {
 			why = p.LastFailure.Error()
 		}
-		parts = append(parts, fmt.Sprintf("%s: not synced after %v: %s", p.Name, e.Waited.Round(time.Millisecond), why))
+		state := fmt.Sprintf("not synced after %v", e.Waited.Round(time.Millisecond))
+		if e.Cause == ErrNotSynced {
+			state = ErrNotSynced.Error()
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s: %s", p.Name, state, why))
 	}
 	return strings.Join(parts, "; ")
 }
