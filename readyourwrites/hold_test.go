@@ -135,6 +135,46 @@ func TestADeleteIsSeenWhenTheCacheNoLongerHoldsThatObject(t *testing.T) {
 	assert.False(t, held, "the cache holds another object of that name now: the deleted one is gone")
 }
 
+// A DELETE that only marks its object (a finalizer holds it) is seen once
+// the cache holds the object marked, at the DELETE's resourceVersion or
+// later, though the object is still there; not while the cache holds it
+// unmarked. The same with OpaqueResourceVersions, where the cache must
+// hold exactly that version (or a change after it).
+func TestADeleteThatOnlyMarksItsObjectIsSeenOnceTheCacheHoldsItMarked(t *testing.T) {
+	for _, opaque := range []bool{false, true} {
+		t.Run(fmt.Sprintf("OpaqueResourceVersions=%v", opaque), func(t *testing.T) {
+			inf, api := newCache(t)
+			run(t, inf)
+			child := configMap("child")
+			child.Finalizers = []string{"example.com/cleanup"}
+			child = must(api.Create(child))
+			require.NoError(t, inf.WaitFor(t.Context(), child.ResourceVersion))
+			guard := must(readyourwrites.New(readyourwrites.Options{OpaqueResourceVersions: opaque}))
+			children := readyourwrites.Track(guard, inf)
+
+			// The DELETE's answer: the object marked, at the next
+			// resourceVersion. The in-memory API server has no DELETE
+			// that only marks, so the mark is stored below as an update.
+			marked := child.DeepCopy()
+			marked.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
+			marked.ResourceVersion = strconv.Itoa(must(strconv.Atoi(child.ResourceVersion)) + 1)
+			children.Deleted(owner, informer.KeyFor(child), child.UID, marked)
+			held, wake, _ := guard.Hold(owner)
+			require.True(t, held, "the cache holds the object unmarked")
+
+			stored := must(api.Update(marked))
+			require.Equal(t, marked.ResourceVersion, stored.ResourceVersion)
+			waitOn(t, wake)
+			require.NoError(t, inf.WaitFor(t.Context(), stored.ResourceVersion))
+			cached, ok := inf.Indexer().Get(informer.KeyFor(child))
+			require.True(t, ok, "the object is still in the cache")
+			require.NotNil(t, cached.DeletionTimestamp, "marked")
+			held, _, _ = guard.Hold(owner)
+			assert.False(t, held, "the cache holds it marked at the DELETE's resourceVersion")
+		})
+	}
+}
+
 // Records are dropped once their cache has caught up even when their key
 // is never reconciled again: the guard's memory follows the writes in
 // flight, not every write it ever recorded.
