@@ -13,8 +13,8 @@
 // # The pattern (kube-controller-manager's ReplicaSet controller uses it)
 //
 //	reconcile(owner):
-//		if !exp.Satisfied(owner) {                 // our writes are in flight: wait for them,
-//			return Result{RequeueAfter: exp.ExpiresIn(owner)}, nil  // but not for a lost event
+//		if wait := exp.ExpiresIn(owner); wait > 0 {  // our writes are in flight: wait for them,
+//			return Result{RequeueAfter: wait}, nil    // but not for a lost event
 //		}
 //		children := lister.List(selectorFor(owner))
 //		if missing := want - len(children); missing > 0 {
@@ -26,7 +26,10 @@
 //
 // Satisfied turns true when every expected event was observed, or after a
 // TTL (default 5 minutes). The TTL alone wakes no one: the requeue after
-// ExpiresIn is what brings the key back when an event was lost.
+// ExpiresIn is what brings the key back when an event was lost. Ask
+// ExpiresIn alone, once: Satisfied and then ExpiresIn could hear "wait"
+// and then 0, as the TTL ran out between the two calls, and requeue
+// nothing.
 //
 // # Where it sits
 //

@@ -172,22 +172,20 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	ctx = withCallCounter(ctx, calls)
 	start := time.Now()
 	var converged bool
+	var wait time.Duration
 	var err error
 	if c.naive {
 		converged, err = c.reconcileNaive(ctx, key)
 	} else {
-		converged, err = c.reconcileCached(ctx, key)
+		converged, wait, err = c.reconcileCached(ctx, key)
 	}
 	c.tally.reconciled(key, int(calls.Load()), converged && err == nil, time.Since(start))
 	if err != nil {
 		return workqueue.Result{}, fmt.Errorf("reconciling %s: %w", key, err)
 	}
-	if !c.naive {
-		// Creates not yet seen: their events bring key back; this requeue
-		// is for an event that never comes (a watch outage, a relist).
-		return workqueue.Result{RequeueAfter: c.exp.ExpiresIn(key)}, nil
-	}
-	return workqueue.Result{}, nil
+	// Creates not yet seen: their events bring key back; this requeue is
+	// for an event that never comes (a watch outage, a relist).
+	return workqueue.Result{RequeueAfter: wait}, nil
 }
 
 // desiredConfigMap is what component comp of Cluster cr should have.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,23 +18,26 @@ import (
 //
 // Its first run for a new Cluster makes one create per component and one
 // status update, one after the other: components+1 sequential calls.
-// It returns whether the Cluster is converged as far as it can tell.
-func (c *controller) reconcileCached(ctx context.Context, key informer.Key) (bool, error) {
+// It returns whether the Cluster is converged as far as it can tell, and
+// how long its creates may still be waited for (0: none in flight).
+func (c *controller) reconcileCached(ctx context.Context, key informer.Key) (converged bool, wait time.Duration, err error) {
 	cr, err := c.clusterInf.Lister().Namespace(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		c.exp.Forget(key) // deleted: its ConfigMaps go with it (owner references)
 		c.statusFrom.Delete(key)
-		return false, nil
+		return false, 0, nil
 	}
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	// Creates we made have not all come back through the watch yet: the
 	// cache would show them missing and we would create them twice. Their
 	// Add events will enqueue this key again, and reconcile requeues it
-	// after ExpiresIn in case one never comes.
-	if !c.exp.Satisfied(key) {
-		return false, nil
+	// after wait in case one never comes. One call decides both: asking
+	// Satisfied, then ExpiresIn, could hear "wait" and then "0" as the TTL
+	// ran out between them, and requeue nothing.
+	if wait := c.exp.ExpiresIn(key); wait > 0 {
+		return false, wait, nil
 	}
 
 	var missing []*corev1.ConfigMap
@@ -44,7 +48,7 @@ func (c *controller) reconcileCached(ctx context.Context, key informer.Key) (boo
 		case apierrors.IsNotFound(err):
 			missing = append(missing, want)
 		case err != nil:
-			return false, err
+			return false, 0, err
 		case !maps.Equal(have.Data, want.Data):
 			// Drift: someone changed it. Update a copy, never the cached
 			// object itself (pitfall 2).
@@ -52,34 +56,37 @@ func (c *controller) reconcileCached(ctx context.Context, key informer.Key) (boo
 			fixed.Data = want.Data
 			if err := c.core.Put().Namespace(key.Namespace).Resource("configmaps").Name(fixed.Name).
 				Body(fixed).Do(ctx).Error(); err != nil {
-				return false, err
+				return false, 0, err
 			}
 		}
 	}
 	if len(missing) > 0 {
 		c.exp.ExpectCreations(key, len(missing)) // before the creates, never after
-		for _, cm := range missing {
+		for i, cm := range missing {
 			err := c.core.Post().Namespace(key.Namespace).Resource("configmaps").Body(cm).Do(ctx).Error()
 			if err != nil {
 				c.exp.CreationObserved(key) // no Add event will come for this one
 				if !apierrors.IsAlreadyExists(err) {
-					return false, err
+					for range missing[i+1:] {
+						c.exp.CreationObserved(key) // nor for those never sent
+					}
+					return false, 0, err
 				}
 			}
 		}
 	}
 
 	if isReady(cr, len(c.components)) {
-		return true, nil // nothing to write: the cheap, common case
+		return true, 0, nil // nothing to write: the cheap, common case
 	}
 	if from, ok := c.statusFrom.Load(key); ok && from == cr.GetResourceVersion() {
-		return false, nil // our status write is on its way back through the watch
+		return false, 0, nil // our status write is on its way back through the watch
 	}
 	updated := cr.DeepCopy()
 	setReady(updated, len(c.components))
 	body, err := updated.MarshalJSON()
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	err = c.clusters.Put().Namespace(key.Namespace).Resource(plural).Name(key.Name).SubResource("status").
 		Body(body).Do(ctx).Error()
@@ -87,13 +94,13 @@ func (c *controller) reconcileCached(ctx context.Context, key informer.Key) (boo
 		// Our cached copy is older than the server's: a newer version is
 		// on its way through the watch, and its event enqueues this key
 		// again. Nothing to retry now.
-		return false, nil
+		return false, 0, nil
 	}
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	c.statusFrom.Store(key, cr.GetResourceVersion())
-	return true, nil
+	return true, 0, nil
 }
 
 // reconcileNaive is the reconcile the StarRocks post measured: it reads
