@@ -44,3 +44,26 @@ func TestReconcilerNeverCallsTheReconcileForAnObjectAbsentFromItsCache(t *testin
 	require.Equal(t, []informer.Key{{Namespace: "ns", Name: "mine"}}, called, "only the member's own object is reconciled")
 	require.Empty(t, rec.paths(), "nothing written for an absent object or another member's")
 }
+
+// A drained object (its member's label and the drain label) is let go,
+// not reconciled: Reconciler acknowledges the drain with a PATCH of that
+// object, and never calls the reconcile for it while it drains.
+func TestReconcilerAcknowledgesADrainedObjectInsteadOfReconcilingIt(t *testing.T) {
+	shard := sharding.Shard{Ring: ring, Member: "a"}
+	idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+	require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "draining", ResourceVersion: "12",
+		Labels: map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"}}}))
+	cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+	rec := &patchRecorder{}
+	var called []informer.Key
+	reconcile := sharding.Reconciler(shard, cms, rec.client(t), "configmaps",
+		func(_ context.Context, key informer.Key) (workqueue.Result, error) {
+			called = append(called, key)
+			return workqueue.Result{}, nil
+		})
+
+	_, err := reconcile(t.Context(), informer.Key{Namespace: "ns", Name: "draining"})
+	require.NoError(t, err)
+	require.Empty(t, called, "a draining object is not reconciled")
+	require.Equal(t, []string{"/api/v1/namespaces/ns/configmaps/draining"}, rec.paths(), "its drain is acknowledged")
+}
