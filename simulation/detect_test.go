@@ -3,6 +3,7 @@ package simulation
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -116,12 +117,10 @@ func TestACacheThatDiffersFromTheServerBreaksCacheEqualsServer(t *testing.T) {
 		}, sharders: map[string]*metrics.Memory{}}
 		w.replicas[0] = r
 
-		stale := map[string]string{}
-		for k, v := range server {
-			stale[k] = v
-		}
-		stale[parentName(1)] = "1" // an old resourceVersion
-		delete(stale, parentName(2))
+		stale := maps.Clone(server)
+		stale[parentName(1)] = "1" // an old resourceVersion, and nothing else
+		missing := maps.Clone(server)
+		delete(missing, parentName(2))
 		for _, tc := range []struct {
 			name  string
 			cache map[string]string
@@ -129,6 +128,7 @@ func TestACacheThatDiffersFromTheServerBreaksCacheEqualsServer(t *testing.T) {
 		}{
 			{"equal", server, 0},
 			{"stale", stale, 1},
+			{"missing an object", missing, 1},
 			{"empty", map[string]string{}, 1},
 		} {
 			cache = tc.cache
