@@ -119,8 +119,10 @@
 //   - LastSyncResourceVersion is the resourceVersion handed to the store
 //     last, where the next watch starts (a queueing store may not have
 //     applied it yet); it is safe to read from any goroutine. Proved by
-//     TestTheStoreIsCalledFromRunsGoroutineInTheServersOrder (with -race)
-//     and TestWatchEndingNormallyResumesFromTheLastResourceVersionWithoutRelist.
+//     TestTheStoreIsCalledFromRunsGoroutineInTheServersOrder (what it
+//     is) and, with -race, by
+//     TestWatchEndingNormallyResumesFromTheLastResourceVersionWithoutRelist
+//     (read while Run writes it).
 //   - Run returns after ctx ends, with its watches stopped and no
 //     goroutine of its own left (TestRunLeavesNoGoroutineBehind,
 //     TestNoGoroutineOutlivesRunAgainstTheRealServer).

@@ -24,8 +24,10 @@ type SharderConfig struct {
 	// Config reaches the API server for the sharder's informers and
 	// label PATCHes. Its QPS and Burst bound how fast objects are
 	// assigned and moved: left at zero, they are the factory's 50 and
-	// 100 (sharedinformer's client limits), about 10 minutes for 30,000
-	// objects; client-go's 5 and 10 would take 100. Required.
+	// 100 (sharedinformer's client limits). Assigning 30,000 objects (a
+	// PATCH each) then takes about 10 minutes, moving them off a live
+	// member (a drain, then the move) about 20; client-go's 5 and 10
+	// would take ten times as long. Required.
 	Config *rest.Config
 	// LeaseClient talks to coordination.k8s.io/v1 (leaderelection.NewClient):
 	// the sharder's election and the polls of the shard Leases. Required.
