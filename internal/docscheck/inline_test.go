@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -46,16 +47,24 @@ type inlineSpan struct {
 // naming a package of this module, so `leaderelection.TermOf(ctx).End()`
 // fails (TermOf returns two values) where a reader would copy it.
 //
-// What it cannot know it leaves alone: a free lower-case name (ctx, q, n)
-// is a variable the prose has in mind, so "undefined: ctx" is no error;
-// a bare name (`sharedinformer.InformerFor`, `workqueue.RunOptions`) is
-// a reference, not a use, so it must exist but need not be instantiated.
-// An exported name without a package (`RunOptions` in
-// `workqueue.Run(ctx, q, r, RunOptions{Workers: n})`) belongs to the
-// span's package when that package declares it.
+// What it cannot know it leaves alone: a free name (ctx, q, n, T) is one
+// the prose has in mind, so "undefined: ctx" is no error, and neither is
+// a generic function whose type arguments would be inferred from such a
+// name. A bare name (`sharedinformer.InformerFor`) is a reference, not a
+// use: it must exist but need not be instantiated; a field or method
+// named on its type (`workqueue.RunOptions.Gate`) is looked up on a value
+// of that type, instantiated where its constraints allow. An exported
+// name without a package (`RunOptions` in `workqueue.Run(ctx, q, r,
+// RunOptions{Workers: n})`) belongs to the one package of this module
+// that declares it; one built or called that none declares is an error.
+//
+// Not checked: a method chained on a call whose type depends on a free
+// name (`workqueue.New(opts).AddAfter(k, d)`), a span that wraps onto a
+// second line in markdown, and the nested modules' doc comments (their
+// packages are not this module's to build).
 func TestEveryInlineGoExpressionInTheDocsTypeChecks(t *testing.T) {
 	imports := importNames(t)
-	exported := moduleExports(t, imports)
+	api := moduleExports(t, imports)
 	spans := append(markdownSpans(t), commentSpans(t)...)
 
 	dir, err := os.MkdirTemp(filepath.Join(root, "internal", "docscheck"), "_inline")
@@ -83,7 +92,7 @@ func TestEveryInlineGoExpressionInTheDocsTypeChecks(t *testing.T) {
 			seenOther[key] = true
 			continue
 		}
-		src, bare, ok := inlineFile(s, filepath.Join(abs, s.file), imports, exported)
+		src, bare, ok := inlineFile(s, filepath.Join(abs, s.file), imports, api)
 		if !ok {
 			continue
 		}
@@ -143,7 +152,7 @@ var (
 
 // inlineFile turns a span into a Go file that uses it, or says it is no
 // inline Go to check. bare reports a span that only names something.
-func inlineFile(s inlineSpan, absFile string, imports map[string]string, exported map[string]map[string]bool) (src string, bare, ok bool) {
+func inlineFile(s inlineSpan, absFile string, imports map[string]string, api moduleAPI) (src string, bare, ok bool) {
 	text := strings.TrimSpace(s.text)
 	if !strings.Contains(text, ".") || strings.Contains(text, "/") {
 		return "", false, false // no package named, or a path, a URL, a list (Added/Updated)
@@ -156,7 +165,7 @@ func inlineFile(s inlineSpan, absFile string, imports map[string]string, exporte
 	if pkg == "" {
 		return "", false, false
 	}
-	qualify(expr, pkg, exported[pkg])
+	qualify(expr, pkg, api.names)
 	var b bytes.Buffer
 	if err := printer.Fprint(&b, token.NewFileSet(), expr); err != nil {
 		return "", false, false
@@ -166,6 +175,13 @@ func inlineFile(s inlineSpan, absFile string, imports map[string]string, exporte
 		stmt = b.String()
 	}
 	bare = !usesSomething(expr)
+	if typ, member, ok := typeMember(expr, pkg); ok && bare {
+		// pkg.Type.Member names a field or method: check it on a value of
+		// the type, instantiated with arguments that meet its constraints.
+		if args, known := api.typeArgs[pkg][typ]; known {
+			stmt, bare = fmt.Sprintf("var v %s.%s%s; _ = v.%s", pkg, typ, args, member), false
+		}
+	}
 	body := fmt.Sprintf("package p\n\nfunc _() {\n//line %s:%d\n%s\n}\n", absFile, s.line, stmt)
 	file, err := parser.ParseFile(token.NewFileSet(), "", body, 0)
 	if err != nil {
@@ -189,12 +205,17 @@ func rootPackage(expr ast.Expr, imports map[string]string) string {
 	return pkg
 }
 
-// qualify puts pkg before every exported name pkg declares that the
-// expression uses on its own: RunOptions becomes workqueue.RunOptions.
-// A composite literal's keys are field names and stay as they are.
-func qualify(expr ast.Expr, pkg string, names map[string]bool) {
+// qualify puts a package before every exported name the expression uses
+// on its own: RunOptions becomes workqueue.RunOptions when the span's
+// package, pkg, declares it, or another package of this module when only
+// that one does. A name built or called (RunOptionz{...}, Fooo(x)) that
+// no package declares is put in pkg, so that the compiler calls it
+// undefined; any other is left free (a field, a type parameter). A
+// composite literal's keys are field names and stay as they are.
+func qualify(expr ast.Expr, pkg string, names map[string]map[string]bool) {
 	keys := map[*ast.Ident]bool{}
 	selected := map[*ast.Ident]bool{}
+	used := map[*ast.Ident]bool{} // built or called
 	ast.Inspect(expr, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.KeyValueExpr:
@@ -203,15 +224,77 @@ func qualify(expr ast.Expr, pkg string, names map[string]bool) {
 			}
 		case *ast.SelectorExpr:
 			selected[n.Sel] = true
+		case *ast.CompositeLit:
+			if id, ok := typeName(n.Type); ok {
+				used[id] = true
+			}
+		case *ast.CallExpr:
+			if id, ok := typeName(n.Fun); ok {
+				used[id] = true
+			}
 		}
 		return true
 	})
 	ast.Inspect(expr, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok && names[id.Name] && !keys[id] && !selected[id] {
+		id, ok := n.(*ast.Ident)
+		if !ok || !id.IsExported() || keys[id] || selected[id] {
+			return true
+		}
+		switch owner := declaredBy(names, id.Name); {
+		case names[pkg][id.Name]:
+			id.Name = pkg + "." + id.Name
+		case owner != "":
+			id.Name = owner + "." + id.Name
+		case used[id]:
 			id.Name = pkg + "." + id.Name
 		}
 		return true
 	})
+}
+
+// typeName returns the identifier that names a type or function, with or
+// without type arguments: RunOptions, RunOptions[K].
+func typeName(e ast.Expr) (*ast.Ident, bool) {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e, true
+	case *ast.IndexExpr:
+		return typeName(e.X)
+	case *ast.IndexListExpr:
+		return typeName(e.X)
+	}
+	return nil, false
+}
+
+// declaredBy returns the one package of this module that declares name,
+// or "" when none or several do.
+func declaredBy(names map[string]map[string]bool, name string) string {
+	owner := ""
+	for pkg, declared := range names {
+		if declared[name] {
+			if owner != "" {
+				return ""
+			}
+			owner = pkg
+		}
+	}
+	return owner
+}
+
+// typeMember matches pkg.Type.Member and returns Type and Member.
+func typeMember(expr ast.Expr, pkg string) (typ, member string, ok bool) {
+	outer, ok := expr.(*ast.SelectorExpr)
+	if !ok {
+		return "", "", false
+	}
+	inner, ok := outer.X.(*ast.SelectorExpr)
+	if !ok {
+		return "", "", false
+	}
+	if id, ok := inner.X.(*ast.Ident); !ok || id.Name != pkg {
+		return "", "", false
+	}
+	return inner.Sel.Name, outer.Sel.Name, true
 }
 
 // usesSomething says whether an expression does more than name a thing:
@@ -228,22 +311,41 @@ func usesSomething(expr ast.Expr) bool {
 	return uses
 }
 
-// moduleExports maps each package name of this module to the exported
-// names its non-test files declare at top level.
-func moduleExports(t *testing.T, imports map[string]string) map[string]map[string]bool {
+// moduleAPI is what this module's packages declare, by package name.
+type moduleAPI struct {
+	// names are the exported names each declares at top level.
+	names map[string]map[string]bool
+	// typeArgs are, for each exported type whose type parameters all
+	// have a constraint typeArgFor knows, the arguments that instantiate
+	// it ("[string]"; "" for a type with none).
+	typeArgs map[string]map[string]string
+}
+
+// typeArgFor gives a type argument that meets a constraint, or "".
+var typeArgFor = map[string]string{
+	"comparable":      "string",
+	"any":             "int",
+	"informer.Object": "*corev1.ConfigMap",
+	"Object":          "*corev1.ConfigMap", // in package informer itself
+}
+
+// moduleExports reads the exported names and types of every package of
+// this module (not nested modules) from its non-test files.
+func moduleExports(t *testing.T, imports map[string]string) moduleAPI {
 	t.Helper()
-	exports := map[string]map[string]bool{}
+	api := moduleAPI{names: map[string]map[string]bool{}, typeArgs: map[string]map[string]string{}}
 	fset := token.NewFileSet()
 	for name, importPath := range imports {
-		if !strings.HasPrefix(importPath, modulePath) {
-			continue
+		if !strings.HasPrefix(importPath, modulePath) || name != path.Base(importPath) && importPath != modulePath {
+			continue // another module's, or an alias (si for sharedinformer)
 		}
 		dir := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(importPath, modulePath), "/")))
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			continue // a nested module's package
 		}
-		exports[name] = map[string]bool{}
+		names, typeArgs := map[string]bool{}, map[string]string{}
+		api.names[name], api.typeArgs[name] = names, typeArgs
 		for _, e := range entries {
 			if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
 				continue
@@ -256,16 +358,19 @@ func moduleExports(t *testing.T, imports map[string]string) map[string]map[strin
 				switch d := decl.(type) {
 				case *ast.FuncDecl:
 					if d.Recv == nil && d.Name.IsExported() {
-						exports[name][d.Name.Name] = true
+						names[d.Name.Name] = true
 					}
 				case *ast.GenDecl:
 					for _, spec := range d.Specs {
 						switch s := spec.(type) {
 						case *ast.TypeSpec:
-							exports[name][s.Name.Name] = s.Name.IsExported()
+							names[s.Name.Name] = s.Name.IsExported()
+							if args, ok := instantiation(s.TypeParams); ok {
+								typeArgs[s.Name.Name] = args
+							}
 						case *ast.ValueSpec:
 							for _, id := range s.Names {
-								exports[name][id.Name] = id.IsExported()
+								names[id.Name] = id.IsExported()
 							}
 						}
 					}
@@ -273,7 +378,30 @@ func moduleExports(t *testing.T, imports map[string]string) map[string]map[strin
 			}
 		}
 	}
-	return exports
+	return api
+}
+
+// instantiation returns the type arguments for a type's parameters, or
+// false when a constraint is one typeArgFor does not know.
+func instantiation(params *ast.FieldList) (string, bool) {
+	if params == nil {
+		return "", true
+	}
+	var args []string
+	for _, field := range params.List {
+		var b bytes.Buffer
+		if err := printer.Fprint(&b, token.NewFileSet(), field.Type); err != nil {
+			return "", false
+		}
+		arg, ok := typeArgFor[b.String()]
+		if !ok {
+			return "", false
+		}
+		for range field.Names {
+			args = append(args, arg)
+		}
+	}
+	return "[" + strings.Join(args, ", ") + "]", true
 }
 
 // markdownSpans returns the inline code of README.md and docs/, outside
