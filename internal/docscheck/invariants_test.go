@@ -10,8 +10,8 @@ import (
 )
 
 // TestEveryInvariantInAPackageDocNamesItsProof reads the "# Invariants"
-// section of every package doc and checks that each of its items (a
-// bullet, or a paragraph where there are no bullets) cites by name the
+// or "# Guarantees" section of every package doc and checks that each of
+// its items (a bullet, or a paragraph outside a list) cites by name the
 // test, example or benchmark that proves it. That the names exist is
 // TestEveryTestTheDocsCiteExists's job; this one finds the promises
 // nobody has proved.
@@ -37,7 +37,7 @@ type docSection struct {
 }
 
 // invariantSections returns the text of each package doc's "# Invariants"
-// section, up to the next heading.
+// and "# Guarantees" sections, each up to the next heading.
 func invariantSections(t *testing.T) []docSection {
 	t.Helper()
 	var sections []docSection
@@ -56,14 +56,16 @@ func invariantSections(t *testing.T) []docSection {
 		if err != nil || file.Doc == nil {
 			return err
 		}
-		_, rest, ok := strings.Cut(file.Doc.Text(), "\n# Invariants\n")
-		if !ok {
-			return nil
+		for _, heading := range []string{"\n# Invariants\n", "\n# Guarantees\n"} {
+			_, rest, ok := strings.Cut(file.Doc.Text(), heading)
+			if !ok {
+				continue
+			}
+			if i := strings.Index(rest, "\n# "); i >= 0 {
+				rest = rest[:i]
+			}
+			sections = append(sections, docSection{file: rel(p), text: rest})
 		}
-		if i := strings.Index(rest, "\n# "); i >= 0 {
-			rest = rest[:i]
-		}
-		sections = append(sections, docSection{file: rel(p), text: rest})
 		return nil
 	})
 	if err != nil {
@@ -72,20 +74,19 @@ func invariantSections(t *testing.T) []docSection {
 	return sections
 }
 
-// invariantItems splits a section into its bullets, or, without bullets,
-// its paragraphs.
+// invariantItems splits a section into its items: each bullet of a list,
+// and each paragraph outside one.
 func invariantItems(text string) []string {
 	var items []string
-	if strings.Contains(text, "\n  - ") {
-		for _, part := range strings.Split(text, "\n  - ")[1:] {
-			item, _, _ := strings.Cut(part, "\n\n") // a paragraph after the list is not the bullet's
-			items = append(items, item)
-		}
-		return items
-	}
-	for _, p := range strings.Split(text, "\n\n") {
-		if strings.TrimSpace(p) != "" {
-			items = append(items, p)
+	for _, block := range strings.Split(text, "\n\n") {
+		switch {
+		case strings.TrimSpace(block) == "":
+		case strings.HasPrefix(block, "  - ") || strings.Contains(block, "\n  - "):
+			for _, bullet := range strings.Split("\n"+block, "\n  - ")[1:] {
+				items = append(items, bullet)
+			}
+		default:
+			items = append(items, block)
 		}
 	}
 	return items
