@@ -135,3 +135,21 @@ func TestExpiresInSaysHowLongAnUnmetExpectationStillHoldsTheKey(t *testing.T) {
 	assert.Zero(t, e.ExpiresIn("rs"), "past the TTL: assumed lost")
 	assert.True(t, e.Satisfied("rs"))
 }
+
+// The pattern decides with one call, ExpiresIn: at every instant it is
+// positive exactly while Satisfied is false, up to the TTL's last
+// nanosecond, so a key it says to wait for is always requeued.
+func TestExpiresInIsPositiveExactlyWhileTheKeyIsUnsatisfied(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	e := newExpectations[string](t, expectations.Options{TTL: time.Minute, Now: clock.Now})
+	e.ExpectCreations("web", 1)
+	for _, elapsed := range []time.Duration{0, time.Minute - time.Nanosecond, time.Minute, time.Minute + time.Nanosecond, time.Hour} {
+		clock.now = time.Unix(0, 0).Add(elapsed)
+		wait, satisfied := e.ExpiresIn("web"), e.Satisfied("web")
+		assert.Equal(t, !satisfied, wait > 0, "after %v: Satisfied %v, ExpiresIn %v", elapsed, satisfied, wait)
+		if wait > 0 {
+			clock.now = clock.now.Add(wait)
+			assert.True(t, e.Satisfied("web"), "after %v plus ExpiresIn's %v: still unsatisfied", elapsed, wait)
+		}
+	}
+}
