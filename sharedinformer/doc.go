@@ -84,25 +84,46 @@
 // # Guarantees
 //
 //   - The cache is updated before handlers are told: a handler reading the
-//     lister sees at least the change it is handling.
+//     lister sees at least the change it is handling
+//     (TestAHandlerReadingTheListerAlreadySeesTheChangeItIsToldAbout).
 //   - Each handler gets every change in order, on its own goroutine, from
 //     its own buffer: a slow handler delays nobody else. Its buffer grows
 //     as needed, shrinks after a burst, and warns past BufferPolicy.WarnDepth.
+//     Proved by TestEveryHandlerGetsAddUpdateAndDeleteInOrder,
+//     TestAStuckHandlerDelaysNoOtherHandler,
+//     TestAddNeverBlocksWhileTheHandlerIsStuck,
+//     TestAHandlersBufferGrowsForABurstAndShrinksBackAfterIt and
+//     TestAHandlerFallingBehindIsWarnedOfOncePastWarnDepth.
 //   - A panic in a handler is recovered and reported (Options.OnError).
+//     Proved by TestAPanickingHandlerIsReportedAndTheInformerGoesOn and
+//     TestAPanickingHandlerIsReportedAndKeepsReceiving.
 //   - A deletion the watch missed (found by a relist) reaches every handler
 //     as OnDelete(lastKnown, finalStateUnknown=true): your controller must
 //     be level-triggered, converging on the current state rather than
-//     replaying events (pitfall 1).
+//     replaying events (pitfall 1). Proved by
+//     TestADeleteMissedDuringAnOutageArrivesWithFinalStateUnknown,
+//     TestDeletesMissedDuringAnOutageReachEveryHandlerWithFinalStateUnknown
+//     and ExampleHandler_finalStateUnknown.
 //   - A handler added late first receives the current cache as
 //     OnAdd(obj, true); its Registration syncs once it has handled them.
+//     Proved by TestALateHandlerGetsTheCacheReplayedAsItsInitialList and
+//     TestListenerSyncsOnceUpstreamSyncedAndEveryInitialAddWasHandled.
 //   - Shutdown is bounded: once Run's context ends no handler call starts;
 //     Run returns when each handler's call in progress has, and what was
 //     still buffered is dropped. A removed handler's Registration.Stopped
-//     closes once its call in progress has returned.
+//     closes once its call in progress has returned. Proved by
+//     TestRunReturnsOnlyOnceTheCallInProgressHasAndStartsNoOther,
+//     TestRunReturnsPromptlyAfterCancelAndNoBufferedCallStarts and
+//     TestStoppedTellsWhenARemovedHandlersCallInProgressHasReturned.
 //   - Resync replays the cache as OnUpdate(obj, obj) to handlers whose
-//     period elapsed. It makes no API call (pitfall 6).
+//     period elapsed. It makes no API call (pitfall 6). Proved by
+//     TestResyncRemindsOnlyHandlersWhosePeriodElapsedAndMakesNoRequest,
+//     TestAHandlerIsNeverResyncedMoreOftenThanItsPeriod and
+//     TestResyncDeliversUpdatesAndMakesZeroAPIRequests.
 //   - Objects handed to handlers and returned by listers are the cache's
-//     own: never modify them (pitfall 2; Options.DetectMutations).
+//     own: never modify them (pitfall 2; Options.DetectMutations). Proved
+//     by TestHandlersAndTheListerGetTheCachesOwnObjects and
+//     TestAHandlerThatMutatesTheCacheIsCaughtByTheMutationDetector.
 //
 // # Memory (pitfall 7)
 //
