@@ -38,8 +38,8 @@ func TestEveryTestTheDocsCiteExists(t *testing.T) {
 			continue
 		}
 		cited++
-		// A name cut short must still say which test it is: a prefix as
-		// short as TestA… would match almost any.
+		// A name cut short must still say which test it is: a prefix of
+		// a word or two would match almost any.
 		short := ellipsis != "" && len(name) < 16
 		if defined[name] || (ellipsis != "" || before != "") && !short && anyHasPrefix(defined, name) {
 			continue
