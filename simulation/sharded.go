@@ -40,6 +40,7 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	gaps := newStartGaps(w.opts.Seed, r.name)
 	for _, ring := range Rings {
 		mem := metrics.NewMemory()
 		reg, err := metrics.NewRegistry(mem)
@@ -90,8 +91,17 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 			w.log.Error("member", "err", err)
 			return
 		}
-		wg.Go(func() { _ = sharder.Run(ctx) })
-		wg.Go(func() { _ = member.Run(ctx) })
+		sharderAfter, memberAfter := gaps.next(), gaps.next()
+		wg.Go(func() {
+			if informer.Sleep(ctx, r.clock(), sharderAfter) {
+				_ = sharder.Run(ctx)
+			}
+		})
+		wg.Go(func() {
+			if informer.Sleep(ctx, r.clock(), memberAfter) {
+				_ = member.Run(ctx)
+			}
+		})
 	}
 }
 
