@@ -51,7 +51,7 @@ func TestAHandlersBufferGrowsForABurstAndShrinksBackAfterIt(t *testing.T) {
 func TestAHandlerFallingBehindIsWarnedOfOncePastWarnDepth(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var buf testlog.Buffer
-		release := make(chan struct{})
+		release := make(chan struct{}, 100) // one token lets one call return
 		l := newListener("slow", Handler[*corev1.Pod](HandlerFuncs[*corev1.Pod]{AddFunc: func(*corev1.Pod, bool) { <-release }}),
 			HandlerOptions{}, BufferPolicy{WarnDepth: 3}.withDefaults(), nil, func(error) {}, slog.New(slog.NewTextHandler(&buf, nil)))
 		ctx, cancel := context.WithCancel(t.Context())
@@ -73,6 +73,19 @@ func TestAHandlerFallingBehindIsWarnedOfOncePastWarnDepth(t *testing.T) {
 
 		add("f")
 		assert.Equal(t, 1, strings.Count(buf.String(), "\n"), "once per burst: %s", buf.String())
+
+		// The burst drains; the next one past WarnDepth is warned of again.
+		for range 6 {
+			release <- struct{}{}
+		}
+		synctest.Wait()
+		require.Equal(t, 0, l.depth())
+		add("g")
+		synctest.Wait() // in its call on g
+		for _, name := range []string{"h", "i", "j", "k"} {
+			add(name)
+		}
+		assert.Equal(t, 2, strings.Count(buf.String(), "\n"), "a second burst is warned of: %s", buf.String())
 
 		cancel()
 		close(release)
