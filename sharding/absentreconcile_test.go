@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,4 +67,8 @@ func TestReconcilerAcknowledgesADrainedObjectInsteadOfReconcilingIt(t *testing.T
 	require.NoError(t, err)
 	require.Empty(t, called, "a draining object is not reconciled")
 	require.Equal(t, []string{"/api/v1/namespaces/ns/configmaps/draining"}, rec.paths(), "its drain is acknowledged")
+	// The acknowledgement removes both labels, guarded by the version the
+	// member's cache saw.
+	assert.JSONEq(t, `{"metadata":{"resourceVersion":"12","labels":{"`+shard.Label()+`":null,"`+shard.DrainLabel()+`":null}}}`,
+		string(rec.body(0)))
 }

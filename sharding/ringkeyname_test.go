@@ -29,14 +29,16 @@ import (
 type patchRecorder struct {
 	mu      sync.Mutex
 	patched []string
+	bodies  [][]byte
 }
 
 func (p *patchRecorder) client(t *testing.T) *rest.RESTClient {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.ReadAll(r.Body)
+		body, _ := io.ReadAll(r.Body)
 		if r.Method == http.MethodPatch {
 			p.mu.Lock()
 			p.patched = append(p.patched, r.URL.Path)
+			p.bodies = append(p.bodies, body)
 			p.mu.Unlock()
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -48,6 +50,13 @@ func (p *patchRecorder) client(t *testing.T) *rest.RESTClient {
 	cfg := &rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
 		GroupVersion: &corev1.SchemeGroupVersion, NegotiatedSerializer: serializer.NewCodecFactory(scheme).WithoutConversion()}, APIPath: "/api"}
 	return must(rest.RESTClientFor(cfg))
+}
+
+// body returns the i-th PATCH's body.
+func (p *patchRecorder) body(i int) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bodies[i]
 }
 
 func (p *patchRecorder) paths() []string {
