@@ -87,8 +87,9 @@ func TestNoChapterAddsAGuaranteeWithoutItsProof(t *testing.T) {
 func uncitedGuarantees(text string) []string {
 	text = fencePattern.ReplaceAllString(text, "")
 	var found []string
+	text = regexp.MustCompile(`(?m)^#.*$`).ReplaceAllString(text, "") // headings, not the prose under them
 	for _, para := range regexp.MustCompile(`\n\s*\n|\n\s*[-*] |\n\d+\. `).Split(text, -1) {
-		if strings.HasPrefix(strings.TrimSpace(para), "|") || strings.HasPrefix(strings.TrimSpace(para), "#") {
+		if strings.HasPrefix(strings.TrimSpace(para), "|") {
 			continue
 		}
 		if citationPattern.MatchString(para) || proofLink.MatchString(para) {

@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -74,17 +75,20 @@ func invariantSections(t *testing.T) []docSection {
 	return sections
 }
 
-// invariantItems splits a section into its items: each bullet of a list,
+// listItem starts an item of a list in a doc comment's text: a bullet
+// ("  - ") or a number ("  1. ").
+var listItem = regexp.MustCompile(`\n  (?:-|\d+\.) `)
+
+// invariantItems splits a section into its items: each item of a list,
 // and each paragraph outside one.
 func invariantItems(text string) []string {
 	var items []string
 	for _, block := range strings.Split(text, "\n\n") {
+		block = "\n" + block
 		switch {
 		case strings.TrimSpace(block) == "":
-		case strings.HasPrefix(block, "  - ") || strings.Contains(block, "\n  - "):
-			for _, bullet := range strings.Split("\n"+block, "\n  - ")[1:] {
-				items = append(items, bullet)
-			}
+		case listItem.MatchString(block):
+			items = append(items, listItem.Split(block, -1)[1:]...)
 		default:
 			items = append(items, block)
 		}
