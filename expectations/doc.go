@@ -34,7 +34,7 @@
 // # Where it sits
 //
 //	worker ──ExpectCreations(owner, n)──▶ Expectations ◀──CreationObserved(owner)── informer handler
-//	worker ──Satisfied(owner)?──▶ Expectations
+//	worker ──ExpiresIn(owner)?──▶ Expectations
 //
 // It keeps counts only, per key; it is safe for concurrent use.
 package expectations
