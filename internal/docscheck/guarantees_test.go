@@ -22,7 +22,7 @@ var proofLink = regexp.MustCompile(`\]\([^)]*(runs/|13-benchmarks/)[^)]*\)|\bKEP
 // ceiling only goes down: a chapter that cites more must lower its
 // number here, and one that adds an uncited guarantee fails.
 var uncitedCeiling = map[string]int{
-	"README.md":                            1,
+	"README.md":                            0,
 	"01-why-informers.md":                  7,
 	"02-list-watch-resourceversion.md":     4,
 	"03-reflector.md":                      11,
