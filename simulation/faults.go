@@ -53,11 +53,8 @@ func (w *world) apply(ctx context.Context, f Fault, after func(time.Duration, fu
 	case Kill:
 		w.kill(slot)
 		after(f.For, func() {
-			w.mu.Lock()
-			empty := w.replicas[slot] == nil
-			w.mu.Unlock()
-			if empty && ctx.Err() == nil {
-				w.start(ctx, slot)
+			if ctx.Err() == nil {
+				w.start(ctx, slot) // unless the heal restarted it first
 			}
 		})
 	case CutWatches:
@@ -125,12 +122,7 @@ func (w *world) healAll(ctx context.Context) {
 		l.heal()
 		l.rate.set(1)
 		w.resume(slot)
-		w.mu.Lock()
-		empty := w.replicas[slot] == nil
-		w.mu.Unlock()
-		if empty {
-			w.start(ctx, slot)
-		}
+		w.start(ctx, slot) // a killed slot, unless its restart timer came first
 	}
 	w.hist.add(Event{What: Healed, Detail: "every fault ends"})
 }

@@ -133,9 +133,16 @@ func coreClient(cfg *rest.Config) (*rest.RESTClient, error) {
 }
 
 // start runs a new replica in slot, with a new identity, until ctx ends
-// or it is killed.
+// or it is killed; it does nothing if the slot has a replica. The check
+// and the start are one step under w.mu: a restart timer and the heal
+// that fall at one instant would otherwise both see the slot empty and
+// start two replicas in it, the first never stopped.
 func (w *world) start(ctx context.Context, slot int) {
 	w.mu.Lock()
+	if w.replicas[slot] != nil {
+		w.mu.Unlock()
+		return
+	}
 	name := fmt.Sprintf("r%d-%d", slot, w.gens[slot])
 	w.gens[slot]++
 	l := w.links[slot]
