@@ -155,10 +155,11 @@
 // replay is the same run in its schedule and ids, not event for event
 // (TestReplay, -seed=N -replays=K, reports how often it is), and a
 // failure may need a few replays. The one race the simulator itself
-// made is gone: replicas start 1 to 50 ms apart, and each replica's
-// sharders and members 1 to 10 ms apart, in an order and with gaps drawn
-// from the seed (startOrder, startGaps), so who creates a Lease first is
-// the seed's choice (docs/18 measures what that did to replays).
+// made is gone: a replica comes up 1 to 50 ms after it is started, at
+// the run's start or restarted, and its sharders and members start 1 to
+// 10 ms apart, each time drawn from the seed and the replica's name
+// (bootTimes), so who creates a Lease first is the seed's choice (docs/18
+// measures what that did to replays).
 //
 // make test runs TestAReplicaSetWithNoFaultsKeepsEveryInvariant (both
 // scenarios, no faults: the baseline), 200 fault schedules of the

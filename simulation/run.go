@@ -3,9 +3,7 @@ package simulation
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"strings"
@@ -188,9 +186,8 @@ func Run(opts Options, sched Schedule) (Result, error) {
 		}
 	}
 	moves := w.watchLabels(ctx)
-	for _, slot := range startOrder(opts.Seed, opts.Replicas) {
-		w.start(ctx, slot.slot)
-		time.Sleep(slot.gap)
+	for slot := range opts.Replicas {
+		w.start(ctx, slot)
 	}
 	var timers sync.WaitGroup
 	after := func(d time.Duration, f func()) {
@@ -280,45 +277,4 @@ func dbg(format string, args ...any) {
 	if os.Getenv("SIMDEBUG") != "" {
 		fmt.Fprintf(os.Stderr, format+"\n", args...)
 	}
-}
-
-// A startSlot is a replica slot and how long after it the next starts.
-type startSlot struct {
-	slot int
-	gap  time.Duration
-}
-
-// startOrder is the order in which the replicas start, and the gaps (1
-// to 50 ms) between them, both drawn from the seed. Replicas started at
-// one instant would race for their Leases in the runtime's order, which
-// no seed fixes and no replay repeats; started apart, the first to ask is
-// the seed's choice.
-func startOrder(seed int64, replicas int) []startSlot {
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x57a27))
-	order := make([]startSlot, replicas)
-	for i, slot := range rng.Perm(replicas) {
-		order[i] = startSlot{slot: slot, gap: time.Millisecond + time.Duration(rng.IntN(49_000))*time.Microsecond}
-	}
-	return order
-}
-
-// startGaps draws, for one replica, when each of its parts starts: each
-// 1 to 10 ms after the one before. A replica's sharders and members
-// started at one instant would write their Leases in the runtime's
-// order, and every fence after would differ from replay to replay.
-type startGaps struct {
-	rng   *rand.Rand
-	after time.Duration
-}
-
-func newStartGaps(seed int64, replica string) *startGaps {
-	h := fnv.New64a()
-	h.Write([]byte(replica))
-	return &startGaps{rng: rand.New(rand.NewPCG(uint64(seed), h.Sum64()))}
-}
-
-// next returns how long after the replica's start its next part starts.
-func (g *startGaps) next() time.Duration {
-	g.after += time.Millisecond + time.Duration(g.rng.IntN(9_000))*time.Microsecond
-	return g.after
 }

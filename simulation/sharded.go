@@ -40,7 +40,6 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	gaps := newStartGaps(w.opts.Seed, r.name)
 	for _, ring := range Rings {
 		mem := metrics.NewMemory()
 		reg, err := metrics.NewRegistry(mem)
@@ -91,7 +90,7 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 			w.log.Error("member", "err", err)
 			return
 		}
-		sharderAfter, memberAfter := gaps.next(), gaps.next()
+		sharderAfter, memberAfter := r.boot.next(), r.boot.next()
 		wg.Go(func() {
 			if informer.Sleep(ctx, r.clock(), sharderAfter) {
 				_ = sharder.Run(ctx)

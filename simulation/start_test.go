@@ -1,46 +1,38 @@
 package simulation
 
 import (
-	"slices"
 	"testing"
 	"time"
 )
 
-// The replicas start in an order and with gaps the seed chooses: the same
-// seed, the same start; other seeds, other first replicas.
-func TestReplicasStartInAnOrderAndWithGapsTheSeedChooses(t *testing.T) {
-	firsts := map[int]bool{}
-	for seed := range int64(20) {
-		order := startOrder(seed, 5)
-		if !slices.Equal(order, startOrder(seed, 5)) {
-			t.Fatalf("seed %d: two start orders differ: %v, %v", seed, order, startOrder(seed, 5))
-		}
-		slots := map[int]bool{}
-		for _, s := range order {
-			slots[s.slot] = true
-			if s.gap < time.Millisecond || s.gap >= 50*time.Millisecond {
-				t.Errorf("seed %d: gap %v after slot %d, want 1 to 50 ms", seed, s.gap, s.slot)
-			}
-		}
-		if len(slots) != 5 {
-			t.Errorf("seed %d: order %v does not start every slot once", seed, order)
-		}
-		firsts[order[0].slot] = true
+// A replica's come-up and start times are the seed's and its name's: the
+// same on every run, within their bounds, and different for another
+// replica.
+func TestAReplicasBootTimesAreDrawnFromTheSeedAndItsName(t *testing.T) {
+	a, b := newBootTimes(7, "r0-0"), newBootTimes(7, "r0-0")
+	up := a.up()
+	if up != b.up() {
+		t.Fatal("one seed and one replica gave two come-up times")
 	}
-	if len(firsts) < 3 {
-		t.Errorf("20 seeds started only slots %v first: the order is not the seed's", firsts)
+	if up < time.Millisecond || up >= 50*time.Millisecond {
+		t.Errorf("comes up after %v, want 1 to 50 ms", up)
 	}
-
-	a, b := newStartGaps(7, "r0-0"), newStartGaps(7, "r0-0")
 	var last time.Duration
 	for range 4 {
 		next := a.next()
 		if next != b.next() {
-			t.Fatal("one seed and one replica gave two sets of start gaps")
+			t.Fatal("one seed and one replica gave two sets of start times")
 		}
 		if gap := next - last; gap < time.Millisecond || gap >= 10*time.Millisecond {
-			t.Errorf("a replica's part starts %v after the one before, want 1 to 10 ms", gap)
+			t.Errorf("a part starts %v after the one before, want 1 to 10 ms", gap)
 		}
 		last = next
+	}
+	ups := map[time.Duration]bool{}
+	for _, name := range []string{"r0-0", "r1-0", "r2-0", "r0-1", "r1-1"} {
+		ups[newBootTimes(7, name).up()] = true
+	}
+	if len(ups) < 5 {
+		t.Errorf("five replicas of one seed came up after only %d distinct times", len(ups))
 	}
 }

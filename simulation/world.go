@@ -71,6 +71,7 @@ type replica struct {
 	cfg    *rest.Config
 	cancel context.CancelFunc
 	done   chan struct{} // closed when everything of it has stopped
+	boot   *bootTimes    // when it comes up and starts its parts; its start goroutine's alone
 
 	mu    sync.Mutex
 	terms map[string]*openTerm // guarded by mu; by ring, the open term's
@@ -150,12 +151,16 @@ func (w *world) start(ctx context.Context, slot int) {
 	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(logWrites(w.log.With("replica", name), w.srv)))))
 	cfg := net.Config()
 	cfg.QPS, cfg.Burst = 50, 100
-	r := &replica{name: name, slot: slot, link: l, net: net, cfg: cfg, cancel: cancel, done: make(chan struct{}), terms: map[string]*openTerm{}, sharders: map[string]*metrics.Memory{}}
+	r := &replica{name: name, slot: slot, link: l, net: net, cfg: cfg, cancel: cancel, done: make(chan struct{}), terms: map[string]*openTerm{}, sharders: map[string]*metrics.Memory{},
+		boot: newBootTimes(w.opts.Seed, name)}
 	w.replicas[slot] = r
 	w.mu.Unlock()
-	w.hist.add(Event{What: Started, Replica: name})
 	go func() {
 		defer close(r.done)
+		if !informer.Sleep(ctx, r.clock(), r.boot.up()) {
+			return // killed before it came up
+		}
+		w.hist.add(Event{What: Started, Replica: name})
 		w.opts.Scenario.run(ctx, w, r)
 	}()
 }
