@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,16 +65,7 @@ func testFunctions(t *testing.T) map[string]bool {
 	t.Helper()
 	names := map[string]bool{}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != root && skipDir(d.Name()) {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
+	walkFiles(t, true, goTests, func(p string) error {
 		file, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
@@ -87,9 +77,6 @@ func testFunctions(t *testing.T) map[string]bool {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return names
 }
 
@@ -106,37 +93,28 @@ func citations(t *testing.T) []inlineSpan {
 		}
 	}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != root && skipDir(d.Name()) {
-			return filepath.SkipDir
-		}
-		switch {
-		case d.IsDir():
-			return nil
-		case strings.HasSuffix(p, ".md") && (p == filepath.Join(root, "README.md") || strings.HasPrefix(p, filepath.Join(root, "docs")+string(filepath.Separator))):
+	docs := func(p string) bool {
+		return strings.HasSuffix(p, ".md") && (p == filepath.Join(root, "README.md") || strings.HasPrefix(p, filepath.Join(root, "docs")+string(filepath.Separator)))
+	}
+	walkFiles(t, true, func(p string) bool { return docs(p) || strings.HasSuffix(p, ".go") }, func(p string) error {
+		if docs(p) {
 			data, err := os.ReadFile(p)
 			if err != nil {
 				return err
 			}
 			add(rel(p), 1, string(data))
-		case strings.HasSuffix(p, ".go"):
-			file, err := parser.ParseFile(fset, p, nil, parser.ParseComments|parser.SkipObjectResolution)
-			if err != nil {
-				return err
-			}
-			for _, g := range file.Comments {
-				for _, c := range g.List {
-					add(rel(p), fset.Position(c.Pos()).Line, c.Text)
-				}
+			return nil
+		}
+		file, err := parser.ParseFile(fset, p, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, g := range file.Comments {
+			for _, c := range g.List {
+				add(rel(p), fset.Position(c.Pos()).Line, c.Text)
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return found
 }

@@ -7,7 +7,6 @@ import (
 	"go/parser"
 	"go/printer"
 	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -428,21 +427,7 @@ func commentSpans(t *testing.T) []inlineSpan {
 	t.Helper()
 	var spans []inlineSpan
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != root {
-			if skipDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
-				return filepath.SkipDir // a nested module
-			}
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
+	walkFiles(t, false, goSources, func(p string) error {
 		file, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
 		if err != nil {
 			return err
@@ -454,9 +439,6 @@ func commentSpans(t *testing.T) []inlineSpan {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return spans
 }
 

@@ -3,8 +3,6 @@ package docscheck
 import (
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -43,16 +41,7 @@ func invariantSections(t *testing.T) []docSection {
 	t.Helper()
 	var sections []docSection
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != root && skipDir(d.Name()) {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
+	walkFiles(t, true, goSources, func(p string) error {
 		file, err := parser.ParseFile(fset, p, nil, parser.ParseComments|parser.PackageClauseOnly)
 		if err != nil || file.Doc == nil {
 			return err
@@ -69,9 +58,6 @@ func invariantSections(t *testing.T) []docSection {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return sections
 }
 

@@ -188,21 +188,7 @@ func docCodeBlocks(t *testing.T) []codeBlock {
 	t.Helper()
 	var blocks []codeBlock
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p != root {
-			if skipDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
-				return filepath.SkipDir // a nested module
-			}
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
+	walkFiles(t, false, goSources, func(p string) error {
 		file, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
 		if err != nil {
 			return err
@@ -212,9 +198,6 @@ func docCodeBlocks(t *testing.T) []codeBlock {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return blocks
 }
 
