@@ -8,7 +8,6 @@ import (
 	"go/printer"
 	"go/token"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -66,15 +65,7 @@ func TestEveryInlineGoExpressionInTheDocsTypeChecks(t *testing.T) {
 	api := moduleExports(t, imports)
 	spans := append(markdownSpans(t), commentSpans(t)...)
 
-	dir, err := os.MkdirTemp(filepath.Join(root, "internal", "docscheck"), "_inline")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, abs := scratchPackageDir(t, "_inline")
 
 	// A span that only names something goes to package "names", one
 	// that uses it to package "uses"; go build reports each package's
@@ -114,16 +105,10 @@ func TestEveryInlineGoExpressionInTheDocsTypeChecks(t *testing.T) {
 	}
 
 	rel := "./" + filepath.ToSlash(mustRel(t, root, dir))
-	cmd := exec.Command("go", "build", "-gcflags=-e", rel+"/names", rel+"/uses")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
-	out, err := cmd.CombinedOutput()
-	if _, exited := err.(*exec.ExitError); err != nil && !exited {
-		t.Fatalf("go build did not run: %v", err)
-	}
+	out := goBuild(t, rel+"/names", rel+"/uses")
 	var failures []string
 	inNames := false
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(line, "# ") {
 			inNames = strings.HasSuffix(line, "/names")
 			continue

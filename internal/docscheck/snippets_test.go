@@ -8,7 +8,6 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -97,15 +96,7 @@ func TestEveryGoSnippetInADocCommentCompiles(t *testing.T) {
 	blocks := docCodeBlocks(t)
 	imports := importNames(t)
 
-	dir, err := os.MkdirTemp(filepath.Join(root, "internal", "docscheck"), "_snippets")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, abs := scratchPackageDir(t, "_snippets")
 
 	byFile := map[string][]codeBlock{}
 	seenNotGo := map[string]bool{}
@@ -160,16 +151,9 @@ func TestEveryGoSnippetInADocCommentCompiles(t *testing.T) {
 		}
 	}
 
-	// -gcflags=-e reports every error, not the first ten.
-	cmd := exec.Command("go", append([]string{"build", "-gcflags=-e"}, pkgs...)...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
-	out, err := cmd.CombinedOutput()
-	if _, exited := err.(*exec.ExitError); err != nil && !exited {
-		t.Fatalf("go build did not run: %v", err)
-	}
+	out := goBuild(t, pkgs...)
 	var failures []string
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		switch {
 		case line == "", strings.HasPrefix(line, "# "), strings.Contains(line, "declared and not used"):
 			continue
