@@ -158,8 +158,9 @@
 // made is gone: a replica comes up 1 to 50 ms after it is started, at
 // the run's start or restarted, and its sharders and members start 1 to
 // 10 ms apart, each time drawn from the seed and the replica's name
-// (bootTimes), so who creates a Lease first is the seed's choice (docs/18
-// measures what that did to replays).
+// (bootTimes); a start that falls in a pause waits for the resume and
+// then its delay again. So who creates a Lease first is the seed's choice
+// (docs/18 measures what that did to replays).
 //
 // make test runs TestAReplicaSetWithNoFaultsKeepsEveryInvariant (both
 // scenarios, no faults: the baseline), 200 fault schedules of the

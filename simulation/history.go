@@ -34,7 +34,7 @@ const (
 	Gap        = "gap"     // the checker's watch may have missed changes (a 410)
 	FaultEvent = "fault"   // a fault began; Detail says which
 	Healed     = "healed"  // a window fault ended
-	Started    = "started" // Replica came up (a new identity), 1 to 50 ms after it was started
+	Started    = "started" // Replica came up (a new identity), 1 to 50 ms after it was started or, if paused then, after the resume
 	Retry      = "retry"   // a term's controller (its setup, or a Controller's Run) ended early and is tried again
 	Stuck      = "stuck"   // Replica did not stop within a minute of its kill
 	Stopped    = "stopped" // Replica was killed: everything of it has stopped

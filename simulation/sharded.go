@@ -92,12 +92,12 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 		}
 		sharderAfter, memberAfter := r.boot.next(), r.boot.next()
 		wg.Go(func() {
-			if informer.Sleep(ctx, r.clock(), sharderAfter) {
+			if startAfter(ctx, &r.link.gate, sharderAfter) {
 				_ = sharder.Run(ctx)
 			}
 		})
 		wg.Go(func() {
-			if informer.Sleep(ctx, r.clock(), memberAfter) {
+			if startAfter(ctx, &r.link.gate, memberAfter) {
 				_ = member.Run(ctx)
 			}
 		})

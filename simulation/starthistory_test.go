@@ -1,6 +1,7 @@
 package simulation_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +61,49 @@ func TestAFaultDueWhileTheReplicasComeUpIsAppliedAtItsTime(t *testing.T) {
 	}
 	if !applied {
 		t.Error("the fault was never applied")
+	}
+}
+
+// A replica paused while it comes up comes up only after the resume, and
+// then its own come-up time later: replicas freed by one resume, at the
+// run's start or restarted during the pause, still come up apart.
+func TestReplicasPausedWhileComingUpComeUpApartAfterTheResume(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sched  simulation.Schedule
+		resume time.Duration
+	}{
+		{"paused from the start", simulation.Schedule{
+			{At: 0, Kind: simulation.Pause, Replica: 0, For: time.Second},
+			{At: 0, Kind: simulation.Pause, Replica: 1, For: time.Second},
+		}, time.Second},
+		{"restarted while paused", simulation.Schedule{
+			{At: time.Second, Kind: simulation.Kill, Replica: 0, For: time.Second},
+			{At: time.Second, Kind: simulation.Kill, Replica: 1, For: 1100 * time.Millisecond},
+			{At: 1500 * time.Millisecond, Kind: simulation.Pause, Replica: 0, For: time.Second},
+			{At: 1500 * time.Millisecond, Kind: simulation.Pause, Replica: 1, For: time.Second},
+		}, 2500 * time.Millisecond},
+	} {
+		res := simulation.Check(t, simulation.Options{Seed: 1, Scenario: simulation.LeaderElected, Faults: 4 * time.Second}, tc.sched)
+		resume := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).Add(tc.resume) // testing/synctest's epoch, plus the resume
+		started := map[time.Time][]string{}
+		freed := 0
+		for _, e := range res.History.Events() {
+			if e.What != simulation.Started {
+				continue
+			}
+			started[e.At] = append(started[e.At], e.Replica)
+			if (strings.HasPrefix(e.Replica, "r0-") || strings.HasPrefix(e.Replica, "r1-")) && !e.At.Before(resume) && e.At.Before(resume.Add(50*time.Millisecond)) {
+				freed++
+			}
+		}
+		if freed != 2 {
+			t.Errorf("%s: %d of slots 0 and 1 came up within 50 ms after the resume, want both", tc.name, freed)
+		}
+		for at, rs := range started {
+			if len(rs) > 1 {
+				t.Errorf("%s: replicas %v came up at one instant, %s", tc.name, rs, at.Format("15:04:05.000"))
+			}
+		}
 	}
 }

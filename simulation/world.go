@@ -157,7 +157,7 @@ func (w *world) start(ctx context.Context, slot int) {
 	w.mu.Unlock()
 	go func() {
 		defer close(r.done)
-		if !informer.Sleep(ctx, r.clock(), r.boot.up()) {
+		if !startAfter(ctx, &r.link.gate, r.boot.up()) {
 			return // killed before it came up
 		}
 		w.hist.add(Event{What: Started, Replica: name})
