@@ -35,6 +35,7 @@ func (q *Queue[K]) addAfterLocked(key K, d time.Duration) {
 	}
 	now := q.clock.Now()
 	at := now.Add(d)
+	detail := "in " + d.String()
 	if e, ok := q.waitingByKey[key]; ok {
 		if !at.Before(e.at) {
 			if q.trace != nil {
@@ -44,19 +45,19 @@ func (q *Queue[K]) addAfterLocked(key K, d time.Duration) {
 		}
 		e.at = at
 		heap.Fix(&q.waiting, e.index)
-		if q.trace != nil {
-			q.emit(KindDelayed, key, "in "+d.String()+", moved earlier")
-		}
+		detail += ", moved earlier"
 	} else {
 		q.waitSeq++
 		e := &waitEntry[K]{key: key, at: at, seq: q.waitSeq}
 		heap.Push(&q.waiting, e)
 		q.waitingByKey[key] = e
-		if q.trace != nil {
-			q.emit(KindDelayed, key, "in "+d.String())
-		}
 	}
 	q.arm(now)
+	// Traced only now that the timer is armed: a test that steps a
+	// FakeClock on seeing "delayed" must find the timer there to fire.
+	if q.trace != nil {
+		q.emit(KindDelayed, key, detail)
+	}
 }
 
 // arm restores the timer invariant after the waiting heap changed: while

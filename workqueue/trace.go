@@ -36,7 +36,9 @@ const (
 	// Done, so no two workers ever hold it at once.
 	KindPostponed = "postponed"
 	// KindDelayed: AddAfter put the key in the waiting heap, or moved it
-	// earlier there. Detail: "in 5s", or "in 5s, moved earlier".
+	// earlier there. Detail: "in 5s", or "in 5s, moved earlier". It is
+	// traced after the queue's timer is armed, so a FakeClock stepped on
+	// seeing it fires the delay (TestDelayedIsTracedOnceTheTimerIsArmed).
 	KindDelayed = "delayed"
 	// KindRequeued: AddRateLimited counted a failure of the key and got
 	// its delay from the rate limiter. Detail: "retry 3 in 20ms". The

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/listwatch/informer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -135,4 +136,20 @@ func TestWithNoTraceHookNoKeyIsEverFormatted(t *testing.T) {
 	exercise(Options[countingKey]{Trace: rec.hook})
 	assert.NotZero(t, formattedKeys.Load(), "with a hook, keys are formatted for the events")
 	assert.Contains(t, rec.take(), "workqueue  failed  a  fails")
+}
+
+// A trace consumer that steps a FakeClock when it sees "delayed" (as
+// ExampleResult does) must find the timer already armed: otherwise the
+// Step fires nothing and the key waits a second delay it never asked for.
+func TestDelayedIsTracedOnceTheTimerIsArmed(t *testing.T) {
+	var clock *FakeClock
+	var timersAtDelayed []int
+	q, clock := newFake(Options[string]{Trace: func(e informer.TraceEvent) {
+		if e.Kind == KindDelayed {
+			timersAtDelayed = append(timersAtDelayed, clock.Timers())
+		}
+	}})
+	q.AddAfter("a", time.Hour)                    // a new waiting key
+	q.AddAfter("a", time.Minute)                  // moved earlier: re-armed
+	assert.Equal(t, []int{1, 1}, timersAtDelayed) // never traced before its timer exists
 }
