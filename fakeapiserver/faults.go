@@ -15,9 +15,11 @@ import (
 // Fault is what WithFaults does to one request before (or instead of)
 // serving it. The zero Fault serves it untouched.
 type Fault struct {
-	// Latency delays the request this long first (on the clock of the
-	// goroutine serving it: simulated time inside a synctest bubble). If
-	// the client gives up meanwhile, nothing is served.
+	// Latency delays the request this long before it is served (on the
+	// clock of the goroutine serving it: simulated time inside a synctest
+	// bubble); with Hang and Until, after the hang ends, so that requests
+	// let go together can still be served apart. If the client gives up
+	// meanwhile, nothing is served.
 	Latency time.Duration
 	// Hang never answers: the request waits until the client's context
 	// ends (its timeout, or a cancel), as a request to a stalled server.
@@ -55,6 +57,13 @@ func WithFaults(next http.Handler, inject Injector) http.Handler {
 		if (f.Latency > 0 || f.Hang) && !bufferBody(r) {
 			return
 		}
+		if f.Hang {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-f.Until:
+			}
+		}
 		if f.Latency > 0 {
 			t := time.NewTimer(f.Latency)
 			select {
@@ -66,11 +75,7 @@ func WithFaults(next http.Handler, inject Injector) http.Handler {
 		}
 		switch {
 		case f.Hang:
-			select {
-			case <-r.Context().Done():
-			case <-f.Until:
-				next.ServeHTTP(w, r)
-			}
+			next.ServeHTTP(w, r)
 		case f.Drop:
 			panic(http.ErrAbortHandler) // net/http closes the connection, unlogged
 		case f.Status != 0:

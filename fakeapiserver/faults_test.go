@@ -120,6 +120,33 @@ func TestAHangWithUntilServesTheRequestWhenUntilCloses(t *testing.T) {
 	})
 }
 
+// With Until and Latency, the latency comes after the hang ends: held
+// requests let go at one instant are then served apart, each after its
+// own delay (the simulator orders them so).
+func TestAHeldRequestWaitsItsLatencyAfterTheHangEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		recovered := make(chan struct{})
+		mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(fakeapiserver.New(),
+			func(*http.Request) fakeapiserver.Fault {
+				return fakeapiserver.Fault{Hang: true, Until: recovered, Latency: 2 * time.Second}
+			}))
+		defer mem.Close()
+		client, err := testenv.CoreV1Client(mem.Config())
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() {
+			done <- client.Get().Resource("namespaces").Name("default").MaxRetries(0).Do(t.Context()).Error()
+		}()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Empty(t, done, "answered while the server stalls")
+		close(recovered)
+		let := time.Now()
+		require.NoError(t, <-done)
+		assert.Equal(t, 2*time.Second, time.Since(let), "served its latency after the hang ended")
+	})
+}
+
 // A delayed write whose client gives up during the delay is not served,
 // as Latency's doc says: the same holds for a hang, by the same means
 // (the body is read first, so net/http notices the client leaving).
