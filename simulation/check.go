@@ -69,7 +69,7 @@ func (w *world) checkHistory(moves []move) []Violation {
 			for _, p := range [][2]interval{{a, b}, {b, a}} {
 				deposed, fresh := p[0], p[1]
 				if !d.Before(deposed.start) && d.Before(deposed.end) && w.unawareOfHolder(fresh.replica, d, fresh.start) &&
-					fresh.start.Before(d.Add(w.opts.Timing.Renew+maxLatency)) {
+					fresh.start.Before(d.Add(w.opts.Timing.Renew+maxLatency+maxWire)) {
 					return true
 				}
 			}

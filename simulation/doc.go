@@ -149,18 +149,26 @@
 // A seed fixes the schedule and every random draw of the library's: the
 // jitter of its retries and the member ids (Check seeds internal/random;
 // a member's k-th id is the same on every run, whichever replica starts
-// first). What it cannot fix is the runtime's order of goroutines that
-// wake at one instant of simulated time: which of two replicas' writes
-// lands first, and so every fence and resourceVersion after it. So a
-// replay is the same run in its schedule and ids, not event for event
-// (TestReplay, -seed=N -replays=K, reports how often it is), and a
-// failure may need a few replays. The one race the simulator itself
-// made is gone: a replica comes up 1 to 50 ms after it is started, at
-// the run's start or restarted, and its sharders and members start 1 to
-// 10 ms apart, each time drawn from the seed and the replica's name
-// (bootTimes); a start that falls in a pause waits for the resume and
-// then its delay again. So who creates a Lease first is the seed's choice
-// (docs/18 measures what that did to replays).
+// first). It cannot fix the runtime's order of goroutines that wake at
+// one instant of simulated time, so it keeps them from meeting at the
+// server. Every request but discovery spends 1 µs to 1 ms on the wire,
+// after any hang or pause that held it, and that delay and the request's
+// faults are drawn from the seed, the slot, the request itself (method,
+// path, query, body) and how many like it the slot sent before, never
+// from the order requests reached the link (requestRand;
+// TestRequestsSentTogetherAreServedInAnOrderTheSeedChooses,
+// TestARequestsFaultDoesNotDependOnTheOrderRequestsArrive). So which of
+// two replicas' writes lands first, and every fence and resourceVersion
+// after it, is the seed's choice. Starts are spread the same way: a
+// replica comes up 1 to 50 ms after it is started, at the run's start or
+// restarted, and its sharders and members start 1 to 10 ms apart, drawn
+// from the seed and the replica's name (bootTimes); a start that falls
+// in a pause waits for the resume and then its delay again. What is
+// left to the runtime is the order inside one process (a watch event
+// and a worker's Done at one instant), so a replay is the same run in
+// its schedule and ids, not always event for event (TestReplay,
+// -seed=N -replays=K, reports how often it is), and a failure may need
+// a few replays (docs/18 measures the rate).
 //
 // make test runs TestAReplicaSetWithNoFaultsKeepsEveryInvariant (both
 // scenarios, no faults: the baseline), 200 fault schedules of the

@@ -1,7 +1,10 @@
 package simulation
 
 import (
+	"bytes"
 	"context"
+	"hash/fnv"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -20,8 +23,10 @@ type link struct {
 	gate gate
 	rate rate // its clock's
 
+	seed, slot uint64
+
 	mu        sync.Mutex
-	rng       *rand.Rand // guarded by mu
+	sent      map[string]uint64 // how many requests of each kind; see requestRand
 	latency   time.Duration
 	hang      float64
 	errP      float64
@@ -41,7 +46,7 @@ type link struct {
 }
 
 func newLink(seed int64, slot int, conflict func(*http.Request)) *link {
-	return &link{rng: rand.New(rand.NewPCG(uint64(seed), uint64(slot))), cut: make(chan struct{}), conflict: conflict,
+	return &link{seed: uint64(seed), slot: uint64(slot), sent: map[string]uint64{}, cut: make(chan struct{}), conflict: conflict,
 		hangEnds: make(chan struct{}), partitionEnds: make(chan struct{})}
 }
 
@@ -60,6 +65,7 @@ func (l *link) inject(r *http.Request) fakeapiserver.Fault {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	rng := l.requestRand(r)
 	var f fakeapiserver.Fault
 	switch {
 	case discovery:
@@ -68,7 +74,7 @@ func (l *link) inject(r *http.Request) fakeapiserver.Fault {
 		// durably blocked, so a bubble's clock would stop while one
 		// waits (nothing could end a hang, a delay or a pause). See the
 		// package doc, "What it does not model".
-		if l.errP > 0 && l.rng.Float64() < l.errP && l.status != http.StatusConflict {
+		if l.errP > 0 && rng.Float64() < l.errP && l.status != http.StatusConflict {
 			f.Status = l.status
 		}
 		return f
@@ -76,9 +82,9 @@ func (l *link) inject(r *http.Request) fakeapiserver.Fault {
 		f.Hang, f.Until = true, l.partitionEnds
 	case l.forbidden && isConfigMaps(r.URL.Path):
 		f.Status = http.StatusForbidden
-	case l.hang > 0 && l.rng.Float64() < l.hang:
+	case l.hang > 0 && rng.Float64() < l.hang:
 		f.Hang, f.Until = true, l.hangEnds
-	case l.errP > 0 && l.rng.Float64() < l.errP:
+	case l.errP > 0 && rng.Float64() < l.errP:
 		switch {
 		case l.status != http.StatusConflict:
 			f.Status = l.status
@@ -96,9 +102,45 @@ func (l *link) inject(r *http.Request) fakeapiserver.Fault {
 		}
 	}
 	if l.latency > 0 {
-		f.Latency = time.Duration(l.rng.Int64N(int64(l.latency)))
+		f.Latency = time.Duration(rng.Int64N(int64(l.latency)))
 	}
+	f.Latency += wireDelay(rng)
 	return f
+}
+
+// maxWire bounds the delay every request (but discovery) meets on the
+// simulated wire, on top of any Latency fault.
+const maxWire = time.Millisecond
+
+// wireDelay is a request's time on the wire: 1 µs to maxWire, drawn from
+// its own random source. Requests sent at one simulated instant (a
+// sharder's workers labelling objects together, replicas acting on one
+// watch event, requests held by a pause or a hang and let go at once)
+// are then served one after another in an order the seed decides, not in
+// the order the runtime happened to run their goroutines, which a replay
+// cannot repeat.
+func wireDelay(rng *rand.Rand) time.Duration {
+	return time.Microsecond + time.Duration(rng.Int64N(int64(maxWire-time.Microsecond)))
+}
+
+// requestRand returns the random source for one request's faults and
+// delay. It is drawn from the seed, the slot, what the request is
+// (method, path, query and body) and how many such requests the slot
+// sent before: never from the order in which concurrent requests reached
+// the link, so that a replay draws the same for each request even when
+// its goroutines run in another order. l.mu held.
+func (l *link) requestRand(r *http.Request) *rand.Rand {
+	h := fnv.New64a()
+	_, _ = io.WriteString(h, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery+"\n")
+	if r.Method != http.MethodGet {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		_, _ = h.Write(body)
+	}
+	kind := string(h.Sum(nil))
+	n := l.sent[kind]
+	l.sent[kind] = n + 1
+	return rand.New(rand.NewPCG(l.seed^l.slot<<32, h.Sum64()+n))
 }
 
 // isConfigMaps reports whether path is the run's ConfigMaps' collection

@@ -1,0 +1,77 @@
+package simulation
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+)
+
+// Requests that reach a link at one simulated instant are served in an
+// order drawn from the seed and the requests themselves, whatever order
+// the runtime ran their goroutines in: a replay serves them alike.
+func TestRequestsSentTogetherAreServedInAnOrderTheSeedChooses(t *testing.T) {
+	served := func(reversed bool) []string {
+		var order []string
+		synctest.Test(t, func(t *testing.T) {
+			var mu sync.Mutex
+			h := newLink(7, 0, nil).serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				defer mu.Unlock()
+				order = append(order, r.URL.Path)
+			}))
+			var wg sync.WaitGroup
+			for i := range 8 {
+				if reversed {
+					i = 7 - i
+				}
+				path := fmt.Sprintf("/api/v1/namespaces/%s/configmaps/c%d", Namespace, i)
+				wg.Go(func() {
+					h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPatch, path, strings.NewReader("{}")))
+				})
+			}
+			wg.Wait()
+		})
+		return order
+	}
+	forward, backward := served(false), served(true)
+	if len(forward) != 8 || !slices.Equal(forward, backward) {
+		t.Errorf("sent in one order, served\n%v\nsent in the other, served\n%v", forward, backward)
+	}
+}
+
+// A request's fault is drawn from the seed and the request, not from its
+// place among the requests that reach the link: requests that race get
+// the same faults on every replay.
+func TestARequestsFaultDoesNotDependOnTheOrderRequestsArrive(t *testing.T) {
+	faults := func(reversed bool) map[string]int {
+		l := newLink(7, 0, nil)
+		l.set(func(l *link) { l.errP, l.status = 0.5, http.StatusServiceUnavailable })
+		out := map[string]int{}
+		for i := range 16 {
+			if reversed {
+				i = 15 - i
+			}
+			path := fmt.Sprintf("/api/v1/namespaces/%s/configmaps/c%d", Namespace, i)
+			out[path] = l.inject(httptest.NewRequest(http.MethodGet, path, nil)).Status
+		}
+		return out
+	}
+	forward, backward := faults(false), faults(true)
+	failed := 0
+	for path, status := range forward {
+		if backward[path] != status {
+			t.Errorf("%s: %d when the requests came in one order, %d in the other", path, status, backward[path])
+		}
+		if status != 0 {
+			failed++
+		}
+	}
+	if failed == 0 || failed == len(forward) {
+		t.Errorf("%d of %d requests met the 50%% error window: the draw is not random", failed, len(forward))
+	}
+}
