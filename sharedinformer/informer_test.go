@@ -2,6 +2,7 @@ package sharedinformer_test
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,10 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/memlistwatch"
 	"github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -192,6 +196,35 @@ func TestADeleteMissedDuringAnOutageArrivesWithFinalStateUnknown(t *testing.T) {
 	rec.eventually(t, "add doomed (initial)", "delete doomed (final state unknown)")
 }
 
+// Pitfall 1, the failure itself: what happens while the watch is down
+// and history is compacted is never streamed. An object created and
+// deleted in the outage is never heard of at all; one deleted in it is
+// heard of only as absent from the relist, a delete whose final state is
+// unknown.
+func TestAnObjectCreatedAndDeletedDuringAnOutageIsNeverSeen(t *testing.T) {
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	_, _ = lw.Create(configMap("doomed"))
+	rec := &recorder{}
+	_, err := inf.AddEventHandler(rec, sharedinformer.HandlerOptions{})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	rec.eventually(t, "add doomed (initial)")
+
+	lw.Disconnect()
+	_, err = lw.Create(configMap("ephemeral"))
+	require.NoError(t, err)
+	require.NoError(t, lw.Delete(informer.Key{Namespace: "default", Name: "ephemeral"}))
+	require.NoError(t, lw.Delete(informer.Key{Namespace: "default", Name: "doomed"}))
+	_, err = lw.Create(configMap("survivor")) // the relist that shows it also shows the rest
+	require.NoError(t, err)
+	lw.Compact()
+	lw.Reconnect()
+
+	require.Eventually(t, func() bool { return len(rec.snapshot()) == 3 }, 10*time.Second, 5*time.Millisecond, "calls: %q", rec.snapshot())
+	assert.ElementsMatch(t, []string{"add doomed (initial)", "delete doomed (final state unknown)", "add survivor"}, rec.snapshot(),
+		"ephemeral was never heard of, and doomed's delete only as an absence")
+}
+
 func TestAHandlerThatMutatesTheCacheIsCaughtByTheMutationDetector(t *testing.T) {
 	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{DetectMutations: true})
 	mutated := make(chan struct{})
@@ -207,6 +240,45 @@ func TestAHandlerThatMutatesTheCacheIsCaughtByTheMutationDetector(t *testing.T) 
 	<-mutated
 	err = inf.Indexer().CheckMutations()
 	assert.ErrorContains(t, err, "default/victim")
+}
+
+// Pitfall 2, the failure itself: a reader that changes a cached object in
+// place changes it for every reader, and the next event of that object
+// replaces it without a word.
+func TestAnObjectChangedInPlaceIsSeenByEveryReaderUntilTheNextEventSilentlyReplacesIt(t *testing.T) {
+	var reported []error
+	var mu sync.Mutex
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{OnError: func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reported = append(reported, err)
+	}})
+	_, _ = lw.Create(configMap("a"))
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	key := informer.Key{Namespace: "default", Name: "a"}
+
+	mine, err := inf.Lister().Namespace("default").Get("a")
+	require.NoError(t, err)
+	mine.Labels = map[string]string{"approved": "yes"} // the bug: no DeepCopy first
+	other, ok := inf.Indexer().Get(key)
+	require.True(t, ok)
+	assert.Equal(t, "yes", other.Labels["approved"], "every reader sees a state the server never had")
+
+	changed := configMap("a")
+	changed.Data = map[string]string{"v": "2"}
+	_, err = lw.Update(changed)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		now, _ := inf.Lister().Namespace("default").Get("a")
+		return now.Data["v"] == "2"
+	}, 10*time.Second, time.Millisecond)
+	now, err := inf.Lister().Namespace("default").Get("a")
+	require.NoError(t, err)
+	assert.Empty(t, now.Labels, "the watch event replaced the change made in place")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, reported, "and nothing said so")
 }
 
 func TestWaitForCacheSyncNamesWhatIsNotSyncedWhenTheContextEnds(t *testing.T) {
@@ -269,6 +341,62 @@ func TestReadyNamesEachInformerNotSyncedYetWithoutWaitingAndIsNilOnceSynced(t *t
 	runInformer(t, inf)
 	waitSynced(t, inf)
 	assert.NoError(t, sharedinformer.Ready(inf))
+}
+
+// failingLW is a ListerWatcher whose every LIST and WATCH fails while
+// down is set, as requests to a server that went away do.
+type failingLW struct {
+	*memlistwatch.ListerWatcher[*corev1.ConfigMap]
+	down atomic.Bool
+}
+
+func (f *failingLW) List(ctx context.Context, opts metav1.ListOptions) ([]*corev1.ConfigMap, metav1.ListMeta, error) {
+	if f.down.Load() {
+		return nil, metav1.ListMeta{}, apierrors.NewServiceUnavailable("the API server is down")
+	}
+	return f.ListerWatcher.List(ctx, opts)
+}
+
+func (f *failingLW) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	if f.down.Load() {
+		return nil, apierrors.NewServiceUnavailable("the API server is down")
+	}
+	return f.ListerWatcher.Watch(ctx, opts)
+}
+
+// Once synced, an informer stays ready: while its watch is broken and
+// every request fails, Ready is still nil and the lister still serves
+// the cache. A probe on Ready takes no replica out for a slow server.
+func TestOnceSyncedAnInformerStaysReadyAndServesItsCacheWhileEveryRequestFails(t *testing.T) {
+	lw := &failingLW{ListerWatcher: memlistwatch.New[*corev1.ConfigMap]()}
+	_, _ = lw.Create(configMap("a"))
+	failures := make(chan error, 100)
+	inf, err := sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{ListerWatcher: lw, OnError: func(err error) {
+		select {
+		case failures <- err:
+		default:
+		}
+	}})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	require.NoError(t, sharedinformer.Ready(inf))
+
+	lw.down.Store(true)
+	lw.DropWatches()
+	for range 2 { // the broken watch, then a failed attempt to watch or list again
+		select {
+		case err := <-failures:
+			t.Log(err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no failure reported 10s after the server went down")
+		}
+	}
+	assert.NoError(t, sharedinformer.Ready(inf), "still ready while every request fails")
+	assert.True(t, inf.HasSynced())
+	cached, err := inf.Lister().Namespace("default").Get("a")
+	require.NoError(t, err, "the cache is still served")
+	assert.Equal(t, "a", cached.Name)
 }
 
 func TestReadyOfANilSyncerIsAnErrorNotAPanic(t *testing.T) {

@@ -103,3 +103,24 @@ func TestTwoHandlersCannotShareANameWhileBothAreRegistered(t *testing.T) {
 	_, err = inf.AddEventHandler(&calls{}, sharedinformer.HandlerOptions{Name: "audit"})
 	assert.NoError(t, err, "a removed handler's name is free again")
 }
+
+// A filter must never hide a delete (a reconcile that never hears its
+// object go away strands what it made for it), so every predicate here
+// passes every delete, whatever the object, known or not.
+func TestEveryPredicatePassesEveryDelete(t *testing.T) {
+	for name, p := range map[string]sharedinformer.Predicate[*corev1.ConfigMap]{
+		"GenerationChanged":   sharedinformer.GenerationChanged[*corev1.ConfigMap](),
+		"LabelsChanged":       sharedinformer.LabelsChanged[*corev1.ConfigMap](),
+		"MatchingLabels":      sharedinformer.MatchingLabels[*corev1.ConfigMap](labels.SelectorFromSet(labels.Set{"app": "web"})),
+		"MatchingLabels(nil)": sharedinformer.MatchingLabels[*corev1.ConfigMap](nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got calls
+			h := sharedinformer.Filtered[*corev1.ConfigMap](&got, p)
+			h.OnDelete(withLabels("web", "app", "web"), false)
+			h.OnDelete(withLabels("db", "app", "db"), true)
+			h.OnDelete(withGeneration("plain", 7), false)
+			assert.Equal(t, calls{"delete web", "delete db", "delete plain"}, got)
+		})
+	}
+}

@@ -51,3 +51,34 @@ func TestAHandlerIsNeverResyncedMoreOftenThanItsPeriod(t *testing.T) {
 	}
 	assert.EqualValues(t, 4, slower.n.Load(), "4 resyncs in 8s for a 1.5s period: never more often than asked")
 }
+
+// The reflector's resync tick is fixed by Run, from the handlers
+// registered before it. A handler added later cannot make it tick
+// faster: asking for resync of an informer that runs without one is an
+// error, and a late handler asking for 1s on an informer ticking every
+// 2s is resynced once a tick, not once a second.
+func TestAHandlerAddedAfterRunIsResyncedAtMostOnceATickOfThoseRegisteredBefore(t *testing.T) {
+	without, _ := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+	runInformer(t, without)
+	waitSynced(t, without)
+	_, err := without.AddEventHandler((&resyncCounter{}).handler(), sharedinformer.HandlerOptions{Name: "late", ResyncPeriod: time.Second})
+	assert.ErrorContains(t, err, `handler "late" asks for resync, but the informer runs without one`)
+
+	clock := workqueue.NewFakeClock(time.Unix(1_000_000, 0))
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Clock: clock})
+	_, err = lw.Create(configMap("a"))
+	require.NoError(t, err)
+	early, late := &resyncCounter{}, &resyncCounter{}
+	_, err = inf.AddEventHandler(early.handler(), sharedinformer.HandlerOptions{ResyncPeriod: 2 * time.Second})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	_, err = inf.AddEventHandler(late.handler(), sharedinformer.HandlerOptions{ResyncPeriod: time.Second})
+	require.NoError(t, err)
+
+	for tick := int64(1); tick <= 3; tick++ {
+		stepResync(t, clock, 2*time.Second, func() bool { return early.n.Load() == tick && late.n.Load() == tick },
+			"after tick %d: want %d resyncs each, have %d and %d", tick, tick, early.n.Load(), late.n.Load())
+	}
+	assert.EqualValues(t, 3, late.n.Load(), "3 resyncs in 6s for a 1s period: once a tick")
+}
