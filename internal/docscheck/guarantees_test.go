@@ -28,7 +28,7 @@ var uncitedCeiling = map[string]int{
 	"03-reflector.md":                      11,
 	"04-deltafifo.md":                      7,
 	"05-indexer-and-lister.md":             6,
-	"06-shared-informer.md":                22,
+	"06-shared-informer.md":                1,
 	"07-workqueue.md":                      2,
 	"08-writing-a-controller.md":           16,
 	"09-reading-your-own-writes.md":        7,
