@@ -51,9 +51,11 @@ func newLink(seed int64, slot int, conflict func(*http.Request)) *link {
 }
 
 // serve returns srv wrapped in the link's faults: what the slot's
-// replicas reach over their in-memory network.
+// replicas reach over their in-memory network. A watch is tied to the
+// link's cut as it arrives, before its faults and its time on the wire,
+// so that a cut meanwhile ends it before it opens.
 func (l *link) serve(srv http.Handler) http.Handler {
-	return fakeapiserver.WithFaults(l.cutting(srv), l.inject)
+	return l.cutting(fakeapiserver.WithFaults(srv, l.inject))
 }
 
 // inject chooses a request's fault. A paused replica's request waits

@@ -75,3 +75,32 @@ func TestARequestsFaultDoesNotDependOnTheOrderRequestsArrive(t *testing.T) {
 		t.Errorf("%d of %d requests met the 50%% error window: the draw is not random", failed, len(forward))
 	}
 }
+
+// A watch still on the wire when its replica is cut off (a partition or a
+// pause begins) is cut with the watches already open: it must not open
+// after the cut and stream through the partition.
+func TestAWatchOnTheWireWhenTheLinkIsCutNeverOpens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newLink(7, 0, nil)
+		opened := make(chan struct{}, 1)
+		h := l.serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			default:
+				opened <- struct{}{} // served with a live stream
+			}
+		}))
+		path := fmt.Sprintf("/api/v1/namespaces/%s/configmaps?watch=true", Namespace)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
+		}()
+		synctest.Wait() // the request waits out its time on the wire
+		l.cutWatches()
+		<-done
+		if len(opened) != 0 {
+			t.Error("a watch sent before the cut opened after it")
+		}
+	})
+}
