@@ -2,6 +2,9 @@ package leaderelection_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,7 +33,21 @@ func TestTheWatchdogEndsATermAtItsDeadlineAndHealthyJudgesTheLastRenew(t *testin
 	clock := workqueue.NewFakeClock(time.Now())
 	acquired := clock.Now() // the clock stands still until Step
 	leading := make(chan context.Context, 1)
-	cfg, _ := config(t, cp.Config(), ns, "watchdog", "watched", leaderelection.Callbacks{
+	// Once leading, every write of the Lease is refused, so no renew can
+	// succeed: the Step below fires the renew's wait before the watchdog,
+	// and a renew that landed in between (the stepping goroutine held up
+	// for one round trip) would move the deadline past the Step.
+	var refuseWrites atomic.Bool
+	rc := cp.Config()
+	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if refuseWrites.Load() && req.Method != http.MethodGet {
+				return nil, errors.New("the test refuses every write of the Lease once leading")
+			}
+			return rt.RoundTrip(req)
+		})
+	}
+	cfg, _ := config(t, rc, ns, "watchdog", "watched", leaderelection.Callbacks{
 		OnStartedLeading: func(ctx context.Context) { leading <- ctx; <-ctx.Done() },
 		OnStoppedLeading: func() {},
 	})
@@ -42,6 +59,7 @@ func TestTheWatchdogEndsATermAtItsDeadlineAndHealthyJudgesTheLastRenew(t *testin
 	done := make(chan error, 1)
 	go func() { done <- el.Run(context.Background()) }()
 	ctx := <-leading
+	refuseWrites.Store(true)
 	term, ok := leaderelection.TermOf(ctx)
 	require.True(t, ok)
 	require.Equal(t, acquired.Add(renewDeadline), term.End())
@@ -50,7 +68,7 @@ func TestTheWatchdogEndsATermAtItsDeadlineAndHealthyJudgesTheLastRenew(t *testin
 	require.NoError(t, el.Healthy(acquired.Add(limit)))
 	require.Error(t, el.Healthy(acquired.Add(limit+time.Nanosecond)))
 
-	clock.Step(renewDeadline) // the first renew is due at RetryPeriod, but runs only after this Step returns
+	clock.Step(renewDeadline) // the first renew is due at RetryPeriod, and fails
 	<-ctx.Done()
 	require.ErrorIs(t, context.Cause(ctx), leaderelection.ErrLost)
 	require.Contains(t, context.Cause(ctx).Error(), "renew deadline")
