@@ -228,3 +228,35 @@ func TestTooLargeResourceVersionOnWatchRelistsConsistently(t *testing.T) {
 	assert.Contains(t, f.trace.of(reflector.KindRelist)[0].Detail, "too large")
 	assert.Equal(t, reflector.CauseTooLarge, f.trace.of(reflector.KindRelist)[0].Reason)
 }
+
+// A watch event older than the list the store is in sync with means the
+// server went back in time: the event is skipped, not applied, the
+// failure is reported as ErrResourceVersionWentBack, and the reflector
+// relists (cause went-back) instead of going on from a state it cannot
+// trust.
+func TestAnEventWhoseResourceVersionGoesBackIsSkippedReportedAndRelisted(t *testing.T) {
+	old := watch.NewFake()
+	f := startMem(t, 2, func(o *reflector.Options[*corev1.ConfigMap]) {
+		o.ShortWatch = time.Nanosecond
+	})
+	before := f.store.state()
+	f.spy.onWatch = func(call int, _ metav1.ListOptions) (watch.Interface, error) {
+		if call == 2 {
+			return old, nil
+		}
+		return nil, nil
+	}
+	f.lw.DropWatches() // the second WATCH is the one that goes back
+	stale := cm("default", "cm-00")
+	stale.ResourceVersion = "1"
+	stale.Data = map[string]string{"v": "from the past"}
+	old.Modify(stale)
+
+	eventually(t, func() bool { return len(f.trace.of(reflector.KindRelist)) == 1 }, 5*time.Second, "never relisted")
+	assert.Equal(t, reflector.CauseWentBack, f.trace.of(reflector.KindRelist)[0].Reason)
+	assert.Equal(t, 1, f.errs.count(is(reflector.ErrResourceVersionWentBack)), "%v", f.errs.all())
+	f.waitSynced(t)
+	assert.Equal(t, 2, f.store.count("replace"), "the first list, then the relist")
+	assert.Zero(t, f.store.count("update"), "the event from the past was never applied")
+	assert.Equal(t, before, f.store.state(), "the store is as the lists had it")
+}

@@ -1,9 +1,16 @@
 package reflector_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -13,10 +20,12 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/memlistwatch"
 	"github.com/listwatch/informer/reflector"
 )
 
@@ -110,4 +119,47 @@ func TestMissingCustomResourceIsReportedAndRetriedUntilItExists(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, []string{"default/w1"}, slices.Sorted(maps.Keys(store.state())), "the widget arrived on the next attempt")
 	})
+}
+
+// With no OnError, every failure is a WARN line through slog.Default(),
+// worded as a retry, with the reflector's name and the error: a 403 that
+// lasts is one line per attempt, each saying the reflector goes on.
+func TestWithoutOnErrorEachFailureIsLoggedAtWarnAsARetry(t *testing.T) {
+	var logged bytes.Buffer
+	var mu sync.Mutex
+	previous := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(lockedWriter{&mu, &logged}, nil)))
+	t.Cleanup(func() { slog.SetDefault(previous) })
+
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "", errors.New("RBAC says no"))
+	s := &spy[*corev1.ConfigMap]{inner: memlistwatch.New[*corev1.ConfigMap](), onList: func(int, metav1.ListOptions) error { return forbidden }}
+	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{Name: "configmaps", ListerWatcher: s, Store: newRecorder[*corev1.ConfigMap]()})))
+	stop := run(t, r)
+	eventually(t, func() bool { return len(s.listCalls()) >= 3 }, 5*time.Second, "the LIST was not retried")
+	stop()
+
+	mu.Lock()
+	lines := strings.Split(strings.TrimSpace(logged.String()), "\n")
+	mu.Unlock()
+	require.Len(t, lines, len(s.listCalls()), "one line per failed attempt:\n%s", strings.Join(lines, "\n"))
+	for _, line := range lines {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		assert.Equal(t, "WARN", rec["level"])
+		assert.Equal(t, "reflector failed; retrying", rec["msg"])
+		assert.Equal(t, "configmaps", rec["reflector"])
+		assert.Contains(t, rec["err"], "RBAC says no")
+	}
+}
+
+// lockedWriter serialises writes to w, which the test reads.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -119,3 +119,46 @@ func TestA404WhileDiscoveryListsTheResourceOrCannotTellIsRetried(t *testing.T) {
 		})
 	}
 }
+
+// A CRD that moved to a new version deletes no object: the reflector
+// reports a *VersionNotServedError once, keeps the store as it was, sends
+// it no delete and no Replace, and stops asking for the old version.
+func TestAVersionNoLongerServedIsReportedOnceAndTheStoreIsKeptWithNoDeletes(t *testing.T) {
+	var moved atomic.Bool
+	var asked atomic.Int32
+	served := func(context.Context) (reflector.Serving, error) {
+		asked.Add(1)
+		if moved.Load() {
+			return reflector.Serving{Version: "v1beta1", Elsewhere: []string{"v1"}}, nil
+		}
+		return reflector.Serving{Served: true, Version: "v1beta1"}, nil
+	}
+	f := startMem(t, 2, func(o *reflector.Options[*corev1.ConfigMap]) {
+		o.Served = served
+		o.ShortWatch = time.Nanosecond
+	})
+	answer404When(f, moved.Load)
+	before := f.store.state()
+
+	moved.Store(true)
+	f.lw.DropWatches()
+	eventually(t, func() bool { return len(f.trace.of(reflector.KindVersionNotServed)) == 1 }, 5*time.Second, "never reported the version gone")
+
+	errs := f.errs.all()
+	require.Len(t, errs, 1, "one report, not one per retry: %v", errs)
+	var notServed *reflector.VersionNotServedError
+	require.ErrorAs(t, errs[0], &notServed)
+	assert.Equal(t, "v1beta1", notServed.Version)
+	assert.Equal(t, []string{"v1"}, notServed.Served)
+	assert.True(t, apierrors.IsNotFound(errs[0]), "the 404 is kept: %v", errs[0])
+	assert.NotErrorIs(t, errs[0], reflector.ErrNotServed, "the resource is not gone, only its version")
+
+	lists, watches, n := len(f.spy.listCalls()), len(f.spy.watchCalls()), asked.Load()
+	eventually(t, func() bool { return asked.Load() >= n+3 }, 5*time.Second, "discovery was not asked again")
+	assert.Equal(t, before, f.store.state(), "the store keeps what it held")
+	assert.Zero(t, f.store.count("delete"), "moving a version deletes nothing")
+	assert.Equal(t, 1, f.store.count("replace"), "no empty Replace: only the first list")
+	assert.Empty(t, f.trace.of(reflector.KindNotServed))
+	assert.Len(t, f.spy.listCalls(), lists, "no LIST while the version is not served")
+	assert.Len(t, f.spy.watchCalls(), watches, "no WATCH while the version is not served")
+}

@@ -25,7 +25,7 @@ var uncitedCeiling = map[string]int{
 	"README.md":                            0,
 	"01-why-informers.md":                  7,
 	"02-list-watch-resourceversion.md":     4,
-	"03-reflector.md":                      11,
+	"03-reflector.md":                      0,
 	"04-deltafifo.md":                      7,
 	"05-indexer-and-lister.md":             6,
 	"06-shared-informer.md":                1,
