@@ -2,7 +2,9 @@ package sharedinformer_test
 
 import (
 	"errors"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/listwatch/informer/metrics"
 	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/workqueue"
 )
 
 var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -145,3 +148,94 @@ func TestTwoInformersWithOneNameAndResourceInOneRegistryAreAnError(t *testing.T)
 
 // rvNumber is a memlistwatch resourceVersion as the gauge holds it.
 func rvNumber(rv string) (float64, error) { return strconv.ParseFloat(rv, 64) }
+
+// A relist's cause label is the event's Reason, a token from a fixed set.
+// Its Detail, a sentence for people, is never read for it: a Detail that
+// names other causes counts nothing under them, and a relist whose event
+// has no Reason counts under no cause at all.
+func TestARelistsCauseLabelIsItsReasonNeverReadFromItsDetail(t *testing.T) {
+	mem := metrics.NewMemory()
+	reg, err := metrics.NewRegistry(mem)
+	require.NoError(t, err)
+	exported, err := sharedinformer.NewExportedMetrics(reg, "cms", configMaps)
+	require.NoError(t, err)
+	relist := func(reason, detail string) {
+		exported.Hook()(informer.TraceEvent{Stage: informer.StageReflector, Kind: reflector.KindRelist, Reason: reason, Detail: detail})
+	}
+	relist(reflector.CauseExpired, "the watch failed, then the list was too large and went back: 410 Gone")
+	relist("", "failed: expired, too-large")
+
+	counts := map[string]float64{}
+	for _, cause := range []string{reflector.CauseExpired, reflector.CauseTooLarge, reflector.CauseWentBack,
+		reflector.CauseFailed, reflector.CauseStoreRefused, reflector.CauseNoRV, reflector.CauseServedAgain} {
+		v, ok := mem.Value("listwatch_informer_relists_total", "cms", "", "v1", "configmaps", cause)
+		require.True(t, ok, "every cause has a series")
+		if v != 0 {
+			counts[cause] = v
+		}
+	}
+	assert.Equal(t, map[string]float64{reflector.CauseExpired: 1}, counts)
+}
+
+// labelValue is one name="value" pair of a series as metrics.Memory
+// prints it.
+var labelValue = regexp.MustCompile(`(\w+)="((?:[^"\\]|\\.)*)"`)
+
+// Labels are bounded: no series of an informer's metrics or a queue's is
+// labelled by an object's key, name, namespace or resourceVersion, each of
+// which would make a series per object. Objects in three namespaces go
+// through an informer with a handler, are updated and listed again after
+// a 410, and their keys through a workqueue; then every label value of
+// every series is none of those.
+func TestNoMetricIsLabelledByAnObjectsKeyNamespaceOrResourceVersion(t *testing.T) {
+	mem := metrics.NewMemory()
+	reg, err := metrics.NewRegistry(mem)
+	require.NoError(t, err)
+	exported, err := sharedinformer.NewExportedMetrics(reg, "cms", configMaps)
+	require.NoError(t, err)
+	qm, err := workqueue.NewExportedMetrics(reg, "cms-queue", nil)
+	require.NoError(t, err)
+	queue := workqueue.New(workqueue.Options[informer.Key]{Trace: qm.Hook()})
+	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Name: "cms", Trace: exported.Hook()})
+
+	perObject := map[string]bool{}
+	write := func(cm *corev1.ConfigMap, err error) {
+		t.Helper()
+		require.NoError(t, err)
+		key := informer.Key{Namespace: cm.Namespace, Name: cm.Name}
+		perObject[key.String()], perObject[cm.Namespace], perObject[cm.Name], perObject[cm.ResourceVersion] = true, true, true, true
+	}
+	for _, ns := range []string{"ns-alpha", "ns-beta", "ns-gamma"} {
+		for _, name := range []string{"obj-one", "obj-two"} {
+			cm := configMap(name)
+			cm.Namespace = ns
+			write(lw.Create(cm))
+		}
+	}
+	_, err = inf.AddEventHandler(sharedinformer.EnqueueKey[*corev1.ConfigMap](queue), sharedinformer.HandlerOptions{Name: "audit"})
+	require.NoError(t, err)
+	runInformer(t, inf)
+	waitSynced(t, inf)
+	changed := configMap("obj-one")
+	changed.Namespace, changed.Data = "ns-beta", map[string]string{"v": "2"}
+	write(lw.Update(changed))
+	lw.Disconnect()
+	lw.Compact()
+	lw.Reconnect()
+	eventuallyValue(t, mem, 1, "listwatch_informer_relists_total", "expired")
+	eventuallyValue(t, mem, 6, "listwatch_informer_cached_objects")
+	for queue.Len() > 0 {
+		key, err := queue.Get(t.Context())
+		require.NoError(t, err)
+		queue.Done(key)
+	}
+
+	series := strings.Split(mem.String(), "\n")
+	require.Greater(t, len(series), 10, "the informer's and the queue's series")
+	for _, line := range series {
+		id, _, _ := strings.Cut(line, " ")
+		for _, m := range labelValue.FindAllStringSubmatch(id, -1) {
+			assert.False(t, perObject[m[2]], "%s: label %s is an object's %q", id, m[1], m[2])
+		}
+	}
+}
