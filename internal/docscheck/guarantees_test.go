@@ -26,7 +26,7 @@ var uncitedCeiling = map[string]int{
 	"01-why-informers.md":                  7,
 	"02-list-watch-resourceversion.md":     0,
 	"03-reflector.md":                      0,
-	"04-deltafifo.md":                      7,
+	"04-deltafifo.md":                      0,
 	"05-indexer-and-lister.md":             6,
 	"06-shared-informer.md":                1,
 	"07-workqueue.md":                      2,
