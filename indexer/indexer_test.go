@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -273,6 +274,31 @@ func TestIndexFuncResultIsNotRetainedBeyondTheCall(t *testing.T) {
 	idx.mu.RLock()
 	assert.Equal(t, []string{"a", "b"}, idx.indices["shared"].byKey[key("ns", "a")])
 	idx.mu.RUnlock()
+}
+
+// client-go files every key twice: in its store, and again in a namespace
+// index. Here the store is laid out by namespace, so each key is filed
+// once, in its namespace's space, and the namespace index is that layout:
+// no index holds the keys a second time, with other indices or without.
+func TestEachKeyIsFiledOnceTheNamespaceIndexIsTheLayout(t *testing.T) {
+	for _, indexers := range []map[string]IndexFunc[*corev1.ConfigMap]{nil, standardIndexers()} {
+		idx := must(New(Options[*corev1.ConfigMap]{Indexers: indexers}))
+		for _, k := range []informer.Key{key("a", "1"), key("a", "2"), key("b", "1"), key("", "node-1")} {
+			require.NoError(t, idx.Add(cm(k.Namespace, k.Name, "app", "web")))
+		}
+		idx.mu.RLock()
+		filed := map[string]int{}
+		for ns, sp := range idx.spaces {
+			filed[ns] = len(sp.pos)
+		}
+		registered := slices.Collect(maps.Keys(idx.indices))
+		idx.mu.RUnlock()
+		assert.Equal(t, map[string]int{"a": 2, "b": 1, "": 1}, filed, "each key once, in its namespace's space")
+		assert.ElementsMatch(t, slices.Collect(maps.Keys(indexers)), registered, "no index beyond those asked for: none files the keys by namespace")
+		inA, err := idx.ByIndex(NamespaceIndex, "a")
+		require.NoError(t, err)
+		assert.Len(t, inA, 2, "the namespace index answers from the layout")
+	}
 }
 
 func TestTheNamespaceIndexIsBuiltInAndCannotBeRegistered(t *testing.T) {

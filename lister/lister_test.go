@@ -3,6 +3,7 @@ package lister
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -200,4 +201,16 @@ func TestTheMutationDetectorCatchesAReaderThatModifiesAListedObject(t *testing.T
 	var mutation *indexer.MutationError
 	require.ErrorAs(t, idx.CheckMutations(), &mutation)
 	assert.Equal(t, []informer.Key{{Namespace: "default", Name: "web-1"}}, mutation.Keys)
+}
+
+// A lister is a read-only view: neither it nor its namespace view has a
+// method that could change the cache.
+func TestAListerHasOnlyMethodsThatRead(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeFor[*Lister[*corev1.Pod]](), reflect.TypeFor[NamespaceLister[*corev1.Pod]]()} {
+		var methods []string
+		for m := range typ.Methods() {
+			methods = append(methods, m.Name)
+		}
+		assert.Subset(t, []string{"Get", "List", "Namespace"}, methods, "%v may only read", typ)
+	}
 }

@@ -27,7 +27,7 @@ var uncitedCeiling = map[string]int{
 	"02-list-watch-resourceversion.md":     0,
 	"03-reflector.md":                      0,
 	"04-deltafifo.md":                      0,
-	"05-indexer-and-lister.md":             6,
+	"05-indexer-and-lister.md":             0,
 	"06-shared-informer.md":                1,
 	"07-workqueue.md":                      2,
 	"08-writing-a-controller.md":           0,
