@@ -33,16 +33,16 @@ func (e *MissingBinaryError) Error() string {
 // depend on the working directory, so tests in any module find the
 // binaries that Build cached.
 func binary(name string) (string, error) {
+	t, err := toolNamed(name)
+	if err != nil {
+		return "", err
+	}
 	if dir := os.Getenv(BinDirEnv); dir != "" {
 		path := filepath.Join(dir, name)
 		if !isExecutable(path) {
 			return "", &MissingBinaryError{Name: name, Path: path}
 		}
 		return path, nil
-	}
-	t, err := toolNamed(name)
-	if err != nil {
-		return "", err
 	}
 	path, err := t.cachedPath()
 	if err != nil {
