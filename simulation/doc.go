@@ -155,7 +155,7 @@
 // after any hang or pause that held it, and that delay and the request's
 // faults are drawn from the seed, the slot, the request itself (method,
 // path, query, body) and how many like it the slot sent before, never
-// from the order requests reached the link (requestRand;
+// from the order different requests reached the link (requestRand;
 // TestRequestsSentTogetherAreServedInAnOrderTheSeedChooses,
 // TestARequestsFaultDoesNotDependOnTheOrderRequestsArrive). So which of
 // two replicas' writes lands first, and every fence and resourceVersion

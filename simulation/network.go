@@ -26,7 +26,7 @@ type link struct {
 	seed, slot uint64
 
 	mu        sync.Mutex
-	sent      map[string]uint64 // how many requests of each kind; see requestRand
+	sent      map[uint64]uint64 // how many requests of each kind; see requestRand
 	latency   time.Duration
 	hang      float64
 	errP      float64
@@ -46,7 +46,7 @@ type link struct {
 }
 
 func newLink(seed int64, slot int, conflict func(*http.Request)) *link {
-	return &link{seed: uint64(seed), slot: uint64(slot), sent: map[string]uint64{}, cut: make(chan struct{}), conflict: conflict,
+	return &link{seed: uint64(seed), slot: uint64(slot), sent: map[uint64]uint64{}, cut: make(chan struct{}), conflict: conflict,
 		hangEnds: make(chan struct{}), partitionEnds: make(chan struct{})}
 }
 
@@ -65,9 +65,13 @@ func (l *link) inject(r *http.Request) fakeapiserver.Fault {
 	if !discovery && !l.gate.wait(r.Context()) {
 		return fakeapiserver.Fault{Hang: true}
 	}
+	kind, err := requestKind(r) // before the lock: a body may come slowly
+	if err != nil {
+		return fakeapiserver.Fault{Hang: true} // the client went mid-body: nothing to serve
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	rng := l.requestRand(r)
+	rng := l.requestRand(kind)
 	var f fakeapiserver.Fault
 	switch {
 	case discovery:
@@ -125,24 +129,38 @@ func wireDelay(rng *rand.Rand) time.Duration {
 	return time.Microsecond + time.Duration(rng.Int64N(int64(maxWire-time.Microsecond)))
 }
 
-// requestRand returns the random source for one request's faults and
-// delay. It is drawn from the seed, the slot, what the request is
-// (method, path, query and body) and how many such requests the slot
-// sent before: never from the order in which concurrent requests reached
-// the link, so that a replay draws the same for each request even when
-// its goroutines run in another order. l.mu held.
-func (l *link) requestRand(r *http.Request) *rand.Rand {
+// requestKind hashes what a request is: its method, path, query and
+// body (which it reads, and puts back for the server). It fails if the
+// body cannot be read: the client went first.
+func requestKind(r *http.Request) (uint64, error) {
 	h := fnv.New64a()
 	_, _ = io.WriteString(h, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery+"\n")
-	if r.Method != http.MethodGet {
-		body, _ := io.ReadAll(r.Body)
+	if r.Body != nil && r.Body != http.NoBody {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return 0, err
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		_, _ = h.Write(body)
 	}
-	kind := string(h.Sum(nil))
+	return h.Sum64(), nil
+}
+
+// requestRand returns the random source for one request's faults and
+// delay. It is drawn from the seed, the slot, what the request is (its
+// kind, from requestKind) and how many requests of that kind the slot
+// sent before: never from the order in which different requests reached
+// the link, so that a replay draws the same for each request even when
+// its goroutines run in another order. (Identical requests sent at once
+// take their counts in arrival order; being identical, either may have
+// either draw.) The counts grow with the run's requests, nearly every
+// kind seen once: a run is minutes of simulated time, so they stay
+// small, and counting by the whole request keeps two different writes to
+// one object from trading draws. l.mu held.
+func (l *link) requestRand(kind uint64) *rand.Rand {
 	n := l.sent[kind]
 	l.sent[kind] = n + 1
-	return rand.New(rand.NewPCG(l.seed^l.slot<<32, h.Sum64()+n))
+	return rand.New(rand.NewPCG(l.seed^l.slot<<32, kind+n))
 }
 
 // isConfigMaps reports whether path is the run's ConfigMaps' collection

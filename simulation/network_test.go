@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // Requests that reach a link at one simulated instant are served in an
@@ -103,4 +105,41 @@ func TestAWatchOnTheWireWhenTheLinkIsCutNeverOpens(t *testing.T) {
 			t.Error("a watch sent before the cut opened after it")
 		}
 	})
+}
+
+// A write's body is read (to draw its faults from it) before the link's
+// lock is taken: a body that comes slowly holds up no other request of
+// the slot. Inside a bubble a goroutine waiting on a mutex is not
+// durably blocked, so a lock held across the read would stop simulated
+// time, and the body, waiting on that time, would never come.
+func TestASlowBodyHoldsUpNoOtherRequestOfTheSlot(t *testing.T) {
+	took := make(chan time.Duration, 1)
+	go synctest.Test(t, func(t *testing.T) {
+		h := newLink(7, 0, nil).serve(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { _, _ = io.ReadAll(r.Body) }))
+		body, write := io.Pipe()
+		go func() {
+			_, _ = write.Write([]byte(`{"metadata":`))
+			time.Sleep(time.Second) // the rest of the body comes a second later
+			_, _ = write.Write([]byte(`{}}`))
+			_ = write.Close()
+		}()
+		patched := make(chan struct{})
+		go func() {
+			defer close(patched)
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPatch, "/api/v1/namespaces/"+Namespace+"/configmaps/slow", body))
+		}()
+		synctest.Wait() // the PATCH is reading its body
+		start := time.Now()
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/"+Namespace+"/configmaps/other", nil))
+		took <- time.Since(start)
+		<-patched
+	})
+	select {
+	case d := <-took:
+		if d > maxWire {
+			t.Errorf("a GET took %s of simulated time, waiting on another request's body (want ≤ %s)", d, maxWire)
+		}
+	case <-time.After(30 * time.Second): // a guard: the bubble's time stands still, so it would never come
+		t.Fatal("the bubble stalled: a GET waited on the link's lock while a PATCH read a slow body under it")
+	}
 }
