@@ -26,8 +26,10 @@ type Options[K comparable] struct {
 	Clock Clock
 
 	// Trace receives an event for every change of a key's state (see the
-	// Kind constants), with the queue's lock held. Default nil: no tracing,
-	// and no cost: no event is built and no key is formatted.
+	// Kind constants), with the queue's lock held: it must not call the
+	// queue, nor step the FakeClock the queue runs on (hand the event to
+	// another goroutine for that). Default nil: no tracing, and no cost:
+	// no event is built and no key is formatted.
 	Trace informer.TraceHook
 }
 

@@ -37,8 +37,11 @@ const (
 	KindPostponed = "postponed"
 	// KindDelayed: AddAfter put the key in the waiting heap, or moved it
 	// earlier there. Detail: "in 5s", or "in 5s, moved earlier". It is
-	// traced after the queue's timer is armed, so a FakeClock stepped on
-	// seeing it fires the delay (TestDelayedIsTracedOnceTheTimerIsArmed).
+	// traced after the queue's timer is armed, so a FakeClock stepped once
+	// it is seen fires the delay (TestDelayedIsTracedOnceTheTimerIsArmed).
+	// Step from another goroutine, after the hook has returned, as
+	// ExampleResult does: the hook runs with the queue's lock held, and a
+	// Step inside it would wait on that lock for good.
 	KindDelayed = "delayed"
 	// KindRequeued: AddRateLimited counted a failure of the key and got
 	// its delay from the rate limiter. Detail: "retry 3 in 20ms". The
