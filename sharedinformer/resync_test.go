@@ -1,6 +1,7 @@
 package sharedinformer_test
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,15 +14,28 @@ import (
 	"github.com/listwatch/informer/workqueue"
 )
 
-// resyncCounter counts a handler's resyncs (OnUpdate with old == new).
-type resyncCounter struct{ n atomic.Int64 }
+// resyncCounter counts a handler's resyncs (OnUpdate with old == new)
+// of the object "a". With fences set, it sends there the name of every
+// other object added: one created after a tick reaches the handler after
+// that tick's resyncs, so the count is then exact.
+type resyncCounter struct {
+	n      atomic.Int64
+	fences chan string
+}
 
 func (c *resyncCounter) handler() sharedinformer.HandlerFuncs[*corev1.ConfigMap] {
-	return sharedinformer.HandlerFuncs[*corev1.ConfigMap]{UpdateFunc: func(old, obj *corev1.ConfigMap) {
-		if old == obj {
-			c.n.Add(1)
-		}
-	}}
+	return sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
+		AddFunc: func(obj *corev1.ConfigMap, _ bool) {
+			if c.fences != nil && obj.Name != "a" {
+				c.fences <- obj.Name
+			}
+		},
+		UpdateFunc: func(old, obj *corev1.ConfigMap) {
+			if old == obj && obj.Name == "a" {
+				c.n.Add(1)
+			}
+		},
+	}
 }
 
 // A handler with a 1.5s period on an informer whose resync check ticks
@@ -69,17 +83,28 @@ func TestAHandlerAddedAfterRunIsResyncedAtMostOnceATickOfThoseRegisteredBefore(t
 	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{Clock: clock})
 	_, err = lw.Create(configMap("a"))
 	require.NoError(t, err)
-	early, late := &resyncCounter{}, &resyncCounter{}
+	early := &resyncCounter{}
 	_, err = inf.AddEventHandler(early.handler(), sharedinformer.HandlerOptions{ResyncPeriod: 2 * time.Second})
 	require.NoError(t, err)
 	runInformer(t, inf)
 	waitSynced(t, inf)
+	require.Eventually(t, func() bool { return clock.Timers() > 0 }, 30*time.Second, time.Millisecond, "no resync tick armed")
+	clock.Step(time.Second) // halfway to the first tick, at 2s
+
+	// The late handler asks for 1s and gets the ticks' 2s: first due at
+	// 3s, so the tick at 2s passes it by.
+	late := &resyncCounter{fences: make(chan string, 1)}
 	_, err = inf.AddEventHandler(late.handler(), sharedinformer.HandlerOptions{ResyncPeriod: time.Second})
 	require.NoError(t, err)
-
-	for tick := int64(1); tick <= 3; tick++ {
-		stepResync(t, clock, 2*time.Second, func() bool { return early.n.Load() == tick && late.n.Load() == tick },
-			"after tick %d: want %d resyncs each, have %d and %d", tick, tick, early.n.Load(), late.n.Load())
+	step := time.Second // to the first tick, then a tick at a time
+	for tick, want := range []int64{0, 1, 2} {
+		stepResync(t, clock, step, func() bool { return early.n.Load() == int64(tick+1) },
+			"after tick %d: want %d resyncs of the early handler, have %d", tick+1, tick+1, early.n.Load())
+		step = 2 * time.Second
+		fence := fmt.Sprint("fence-", tick)
+		_, err = lw.Create(configMap(fence))
+		require.NoError(t, err)
+		require.Equal(t, fence, <-late.fences)
+		assert.Equal(t, want, late.n.Load(), "after the tick at %ds: the late handler, registered at 1s, is due every 2s from 3s", 2*(tick+1))
 	}
-	assert.EqualValues(t, 3, late.n.Load(), "3 resyncs in 6s for a 1s period: once a tick")
 }
