@@ -256,6 +256,10 @@ func watchEvents(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 	unset.cancel()
 	code, obj := tg.do(ctx, t, "GET", col+"?watch=true&resourceVersionMatch=NotOlderThan", "", nil)
 	rec.add("watch with a match but no sendInitialEvents: %s", outcome(code, obj))
+	code, obj = tg.do(ctx, t, "GET", col+"?watch=true&resourceVersion=abc", "", nil)
+	rec.add("watch from a resourceVersion that is not one: %s", outcome(code, obj))
+	code, obj = tg.do(ctx, t, "GET", col+"?resourceVersion=abc", "", nil)
+	rec.add("list at a resourceVersion that is not one: %s", outcome(code, obj))
 }
 
 func streamedList(ctx context.Context, t *testing.T, tg *target, rec *recorder) {

@@ -1,6 +1,8 @@
 package fakeapiserver
 
 import (
+	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -124,11 +126,11 @@ func (s *Server) openWatch(wt *watcher, opts metav1.ListOptions) error {
 	streaming := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 	var from int64
 	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
-		n, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
-		if err != nil || n < 0 {
-			return apierrors.NewBadRequest("invalid resource version: " + opts.ResourceVersion)
+		n, err := strconv.ParseUint(opts.ResourceVersion, 10, 64)
+		if err != nil {
+			return unparsableWatchVersion(opts.ResourceVersion, err)
 		}
-		from = n
+		from = int64(min(n, math.MaxInt64)) // beyond any version this server will reach
 	}
 	switch {
 	case streaming && from > s.rv:
@@ -208,4 +210,17 @@ func (s *Server) OpenWatches() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.watchers)
+}
+
+// unparsableWatchVersion is kube-apiserver's answer to a watch from a
+// resourceVersion that is not a number: its watch cache fails to parse
+// it with a plain error, which reaches the client as a 500 with no
+// reason (a list at such a version is a 400; conformance's WatchEvents
+// pins both).
+func unparsableWatchVersion(rv string, err error) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusInternalServerError,
+		Message: fmt.Sprintf("resourceVersion: Invalid value: %q: %v", rv, err),
+	}}
 }
