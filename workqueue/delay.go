@@ -35,7 +35,7 @@ func (q *Queue[K]) addAfterLocked(key K, d time.Duration) {
 	}
 	now := q.clock.Now()
 	at := now.Add(d)
-	detail := "in " + d.String()
+	movedEarlier := false
 	if e, ok := q.waitingByKey[key]; ok {
 		if !at.Before(e.at) {
 			if q.trace != nil {
@@ -45,7 +45,7 @@ func (q *Queue[K]) addAfterLocked(key K, d time.Duration) {
 		}
 		e.at = at
 		heap.Fix(&q.waiting, e.index)
-		detail += ", moved earlier"
+		movedEarlier = true
 	} else {
 		q.waitSeq++
 		e := &waitEntry[K]{key: key, at: at, seq: q.waitSeq}
@@ -56,6 +56,10 @@ func (q *Queue[K]) addAfterLocked(key K, d time.Duration) {
 	// Traced only now that the timer is armed: a test that steps a
 	// FakeClock on seeing "delayed" must find the timer there to fire.
 	if q.trace != nil {
+		detail := "in " + d.String()
+		if movedEarlier {
+			detail += ", moved earlier"
+		}
 		q.emit(KindDelayed, key, detail)
 	}
 }

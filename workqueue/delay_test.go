@@ -5,6 +5,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/listwatch/informer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -116,4 +117,18 @@ func TestDelaysFireOnTheRealClock(t *testing.T) {
 		assert.Equal(t, 2, q.Len())
 		q.ShutDown()
 	})
+}
+
+// Without a Trace, AddAfter builds no event detail: an AddAfter of a key
+// already waiting (a retry whose earlier due time wins, the commonest
+// repeat) allocates nothing. With a Trace the same call allocates (the
+// detail, the key's text), which shows the measurement can see it.
+func TestAnAddAfterOfAWaitingKeyAllocatesNothingWithoutATrace(t *testing.T) {
+	again := func(trace informer.TraceHook) float64 {
+		q, _ := newFake(Options[int]{Trace: trace})
+		q.AddAfter(12345, time.Minute)
+		return testing.AllocsPerRun(1000, func() { q.AddAfter(12345, time.Hour) })
+	}
+	assert.Zero(t, again(nil), "no trace")
+	assert.NotZero(t, again(func(informer.TraceEvent) {}), "a trace")
 }
