@@ -216,10 +216,15 @@ func TestNoMetricIsLabelledByAnObjectsKeyNamespaceOrResourceVersion(t *testing.T
 	require.NoError(t, err)
 	runInformer(t, inf)
 	waitSynced(t, inf)
+	// A change made while the watch is down, then compacted away: the
+	// informer's resourceVersion is older than the compaction, so its
+	// watch meets 410 and it relists. (Made before the Disconnect, the
+	// change could reach the informer first; a watch from the newest
+	// version is no 410, and no relist would come.)
+	lw.Disconnect()
 	changed := configMap("obj-one")
 	changed.Namespace, changed.Data = "ns-beta", map[string]string{"v": "2"}
 	write(lw.Update(changed))
-	lw.Disconnect()
 	lw.Compact()
 	lw.Reconnect()
 	eventuallyValue(t, mem, 1, "listwatch_informer_relists_total", "expired")
