@@ -16,10 +16,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/testenv"
 )
 
 // An informer built WithLabels asks the server for the labelled objects
@@ -28,12 +28,14 @@ import (
 func TestAnInformerWithALabelSelectorAsksTheServerForAndCachesOnlyTheLabelledObjects(t *testing.T) {
 	mem := fakeapiserver.ServeInMemory(fakeapiserver.New())
 	defer mem.Close()
-	admin, err := kubernetes.NewForConfig(mem.Config())
+	admin, err := testenv.CoreV1Client(mem.Config())
 	require.NoError(t, err)
+	create := func(name, app string) error {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": app}}}
+		return admin.Post().Namespace("default").Resource("secrets").Body(secret).Do(t.Context()).Error()
+	}
 	for _, name := range []string{"demo-1", "demo-2", "other"} {
-		labels := map[string]string{"app": strings.TrimSuffix(strings.TrimSuffix(name, "-1"), "-2")}
-		_, err := admin.CoreV1().Secrets("default").Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
-		require.NoError(t, err)
+		require.NoError(t, create(name, strings.TrimSuffix(strings.TrimSuffix(name, "-1"), "-2")))
 	}
 
 	var mu sync.Mutex
@@ -60,10 +62,8 @@ func TestAnInformerWithALabelSelectorAsksTheServerForAndCachesOnlyTheLabelledObj
 	f.Start(ctx)
 	require.NoError(t, f.WaitForCacheSync(ctx))
 
-	_, err = admin.CoreV1().Secrets("default").Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "other-2", Labels: map[string]string{"app": "other"}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = admin.CoreV1().Secrets("default").Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "demo-3", Labels: map[string]string{"app": "demo"}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	require.NoError(t, create("other-2", "other"))
+	require.NoError(t, create("demo-3", "demo"))
 	require.Eventually(t, func() bool { return len(secrets.Lister().List(nil)) == 3 }, 5*time.Second, 10*time.Millisecond, "demo-3 never arrived")
 
 	var cached []string
