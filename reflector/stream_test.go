@@ -2,6 +2,7 @@ package reflector_test
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -107,26 +108,31 @@ func TestWrongTypeWatchEventsAreReportedAndSkipped(t *testing.T) {
 	assert.Len(t, s.watchCalls(), 1, "bad events do not end the watch")
 }
 
+// In a synctest bubble, so that "a second" is a second of the reflector's
+// own backoff timers, not of a machine that may be too busy to retry.
 func TestAWatchThatClosesAtOnceIsAFailureWithBackoff(t *testing.T) {
-	f := startMem(t, 1, func(o *reflector.Options[*corev1.ConfigMap]) {
-		o.BackoffInitial = 10 * time.Millisecond
-		o.BackoffMax = 100 * time.Millisecond
-		s := o.ListerWatcher.(*spy[*corev1.ConfigMap])
-		s.onWatch = func(call int, _ metav1.ListOptions) (watch.Interface, error) {
-			if call == 1 {
-				return nil, nil // one real watch, so startMem sees it open
+	synctest.Test(t, func(t *testing.T) {
+		f := startMem(t, 1, func(o *reflector.Options[*corev1.ConfigMap]) {
+			o.BackoffInitial = 10 * time.Millisecond
+			o.BackoffMax = 100 * time.Millisecond
+			s := o.ListerWatcher.(*spy[*corev1.ConfigMap])
+			s.onWatch = func(call int, _ metav1.ListOptions) (watch.Interface, error) {
+				if call == 1 {
+					return nil, nil // one real watch, so startMem sees it open
+				}
+				return watch.NewEmptyWatch(), nil // what rest returns after a dropped connection
 			}
-			return watch.NewEmptyWatch(), nil // what rest returns after a dropped connection
-		}
+		})
+		f.lw.DropWatches()
+		start := len(f.spy.watchCalls())
+		time.Sleep(time.Second)
+		synctest.Wait()
+		watches := len(f.spy.watchCalls()) - start
+		// Waits of at least 10, 20, 40, 80, then 100ms: no more than ~13 in a
+		// second. Without the backoff it would be thousands.
+		assert.LessOrEqual(t, watches, 20, "watches in 1s")
+		assert.GreaterOrEqual(t, watches, 3, "it keeps trying")
+		assert.GreaterOrEqual(t, f.errs.count(is(reflector.ErrShortWatch)), watches-1)
+		assert.Equal(t, 1, f.lw.Stats().Lists, "an empty watch is not a reason to relist")
 	})
-	f.lw.DropWatches()
-	start := len(f.spy.watchCalls())
-	time.Sleep(time.Second)
-	watches := len(f.spy.watchCalls()) - start
-	// Waits of at least 10, 20, 40, 80, then 100ms: no more than ~13 in a
-	// second. Without the backoff it would be thousands.
-	assert.LessOrEqual(t, watches, 20, "watches in 1s")
-	assert.GreaterOrEqual(t, watches, 3, "it keeps trying")
-	assert.GreaterOrEqual(t, f.errs.count(is(reflector.ErrShortWatch)), watches-1)
-	assert.Equal(t, 1, f.lw.Stats().Lists, "an empty watch is not a reason to relist")
 }
