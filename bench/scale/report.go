@@ -63,7 +63,7 @@ func (res *Results) Markdown(charts []string) string {
 		}
 	}
 	if len(res.Requests) > 0 {
-		w("\n#### The request that carried each initial list\n\nAs each library's sync process sent it (every size; a request that differed between samples would have a line of its own), and the apiserver's Content-Type and encoding.\n\n| shape | built as | library | request | answer |\n|---|---|---|---|---|\n")
+		w("\n#### The request that carried each initial list\n\nAs each library's sync process sent it (every size; a request that differed between samples would have a line of its own: `TestARequestThatDifferedBetweenSamplesGetsALineOfItsOwn`), and the apiserver's Content-Type and encoding.\n\n| shape | built as | library | request | answer |\n|---|---|---|---|---|\n")
 		for _, r := range res.Requests {
 			w("| %s | %s | %s | `%s` | %s |\n", r.Shape, r.Variant, r.Library, r.Request, r.Answer)
 		}
@@ -87,7 +87,7 @@ func (res *Results) Markdown(charts []string) string {
 		}
 		w("\n#### Memory over %d relists in a row at %s (ours)\n\nLive heap after each relist over the live heap after the first sync: %s.\n", len(c.Growth), Count(c.N), strings.Join(parts, ", "))
 	}
-	w("\n#### Growth with N\n\nThe exponent b of time or total heap ∝ N^b, fitted on every run (log-log least squares, 95%% interval); above 1.1 is flagged.\n\n| series | ours | client-go |\n|---|---|---|\n")
+	w("\n#### Growth with N\n\nThe exponent b of time or total heap ∝ N^b, fitted on every run (log-log least squares, 95%% interval: `TestFitSlopeRecoversAPowerLaw`); above 1.1 is flagged (`TestASlopeAbove1Point1IsFlaggedInItsCell`).\n\n| series | ours | client-go |\n|---|---|---|\n")
 	for _, s := range res.slopeSeries() {
 		w("| %s | %s | %s |\n", s.title, slopeCell(s.ours), slopeCell(s.clientGo))
 	}
