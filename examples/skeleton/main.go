@@ -51,6 +51,9 @@ func run(ctx context.Context, args []string) error {
 	return control(ctx, cfg, *ns, nil)
 }
 
+// newFactory is si.NewFactory; a test replaces it to check the caches after each reconcile.
+var newFactory = si.NewFactory
+
 // control runs the controller in namespace ns until ctx ends; trace, if set,
 // sees its queue's events (the simulator's test watches reconciles so).
 func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.TraceHook) error {
@@ -58,7 +61,7 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return err
 	}
-	factory, err := si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme})
+	factory, err := newFactory(cfg, si.FactoryOptions{Scheme: scheme})
 	if err != nil {
 		return err
 	}
