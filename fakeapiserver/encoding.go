@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"strings"
@@ -117,9 +118,7 @@ func (f format) contentType() string {
 // for a custom resource (its objects, unstructured, pass the
 // transformation's "not a list" check and fail after it).
 func (s *Server) encodeObject(f format, res Resource, u *unstructured.Unstructured) ([]byte, error) {
-	u = u.DeepCopy()
-	u.SetAPIVersion(res.GroupVersion().String())
-	u.SetKind(res.Kind)
+	u = served(res, u)
 	switch f.as {
 	case partialList:
 		if res.Custom {
@@ -141,6 +140,19 @@ func (s *Server) encodeObject(f format, res Resource, u *unstructured.Unstructur
 		return encodeProtobuf(typed)
 	}
 	return json.Marshal(u.Object)
+}
+
+// served is u as res's version serves it: u's fields, with res's
+// apiVersion and kind. It copies only u's top-level map, the one it
+// changes, and shares everything below with u: the encoders only read
+// it, and the server never changes an object it stored or handed out
+// (commitLocked takes a copy). Cost: O(u's top-level fields), where a
+// deep copy is O(all of u).
+func served(res Resource, u *unstructured.Unstructured) *unstructured.Unstructured {
+	out := &unstructured.Unstructured{Object: maps.Clone(u.Object)}
+	out.SetAPIVersion(res.GroupVersion().String())
+	out.SetKind(res.Kind)
+	return out
 }
 
 // encodeList encodes a LIST answer: items (stored objects) and meta.
@@ -168,10 +180,7 @@ func (s *Server) encodeList(f format, res Resource, items []*unstructured.Unstru
 		}
 		objs := make([]runtime.Object, 0, len(items))
 		for _, u := range items {
-			u = u.DeepCopy()
-			u.SetAPIVersion(res.GroupVersion().String())
-			u.SetKind(res.Kind)
-			typed, err := s.typed(u)
+			typed, err := s.typed(served(res, u))
 			if err != nil {
 				return nil, err
 			}
@@ -191,10 +200,7 @@ func (s *Server) encodeList(f format, res Resource, items []*unstructured.Unstru
 	}
 	objs := make([]any, 0, len(items))
 	for _, u := range items {
-		u = u.DeepCopy()
-		u.SetAPIVersion(res.GroupVersion().String())
-		u.SetKind(res.Kind)
-		objs = append(objs, u.Object)
+		objs = append(objs, served(res, u).Object)
 	}
 	out["items"] = objs
 	return json.Marshal(out)
@@ -276,11 +282,19 @@ func encodeProtobuf(obj runtime.Object) ([]byte, error) {
 // metav1.WatchEvent (no envelope) after its length, 4 bytes big-endian.
 // object is already encoded in f.
 func encodeEvent(f format, typ string, object []byte) ([]byte, error) {
-	ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: object}}
 	if !f.protobuf {
-		b, err := json.Marshal(&ev)
-		return append(b, '\n'), err
+		// What json.Marshal makes of a WatchEvent, without its second
+		// pass over object: typ is an event type (no character to
+		// escape) and object came from json.Marshal, so it is already
+		// valid, compact and HTML-escaped.
+		b := make([]byte, 0, len(`{"type":"","object":}`)+len(typ)+len(object)+1)
+		b = append(b, `{"type":"`...)
+		b = append(b, typ...)
+		b = append(b, `","object":`...)
+		b = append(b, object...)
+		return append(b, "}\n"...), nil
 	}
+	ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: object}}
 	b, err := ev.Marshal()
 	if err != nil {
 		return nil, err

@@ -1,9 +1,14 @@
 package fakeapiserver
 
 import (
+	"encoding/json"
+	"reflect"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -39,5 +44,60 @@ func BenchmarkEncodeWatchEvent(b *testing.B) {
 		if _, err := encodeEvent(format{}, modified, obj); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A JSON watch frame is built by hand, without json.Marshal's second
+// pass over the object; it must be the bytes that pass makes, for every
+// event type and for objects with characters JSON escapes.
+func TestAJSONWatchFrameIsWhatJSONMarshalMakesOfTheWatchEvent(t *testing.T) {
+	s := New()
+	res := s.resources[schema.GroupResource{Resource: "configmaps"}]
+	u := storedConfigMap()
+	_ = unstructured.SetNestedField(u.Object, "quote \" backslash \\ tab \t é \u2028 <script>", "data", "odd")
+	obj, err := s.encodeObject(format{}, res, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, _ := encodeStatusObject(false, &metav1.Status{Message: "too <old> & gone", Code: 410})
+	for _, typ := range []string{added, modified, deleted, bookmark, errorEv} {
+		for _, object := range [][]byte{obj, status} {
+			want, err := json.Marshal(&metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: object}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := encodeEvent(format{}, typ, object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want)+"\n" {
+				t.Errorf("%s frame:\n got %s\nwant %s", typ, got, want)
+			}
+		}
+	}
+}
+
+// Encoding a stored object sets apiVersion and kind on a copy: the
+// stored object, which watches share, keeps its own.
+func TestEncodingAnObjectLeavesTheStoredObjectAsItWas(t *testing.T) {
+	s := New()
+	res := s.resources[schema.GroupResource{Resource: "configmaps"}]
+	u := storedConfigMap()
+	u.SetAPIVersion("stored/v0")
+	u.SetKind("Stored")
+	before := u.DeepCopy()
+	obj, err := s.encodeObject(format{}, res, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(u.Object, before.Object) {
+		t.Errorf("the stored object changed:\n got %v\nwant %v", u.Object, before.Object)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(obj, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["apiVersion"] != "v1" || got["kind"] != "ConfigMap" {
+		t.Errorf("encoded as %v %v, want v1 ConfigMap", got["apiVersion"], got["kind"])
 	}
 }
