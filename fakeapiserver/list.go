@@ -57,7 +57,7 @@ func (s *Server) list(res Resource, f filter, opts metav1.ListOptions) ([]*unstr
 			remaining++
 			continue
 		}
-		items = append(items, obj.DeepCopy())
+		items = append(items, obj) // stored objects are never modified in place
 	}
 	lm := metav1.ListMeta{ResourceVersion: strconv.FormatInt(at, 10), Continue: next}
 	if next != "" && f.labels.Empty() && f.fields.Empty() {

@@ -18,6 +18,10 @@ import (
 // resourceVersion is no longer the stored one.
 const optimisticLock = "the object has been modified; please apply your changes to the latest version and try again"
 
+// The writes and get return the object as stored, not a copy: the
+// handler only encodes it, and stored objects are never modified in
+// place (see Server.current), so reading one outside s.mu is safe.
+
 // create stores u (the server's from now on) as a new object of res.
 func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	s.mu.Lock()
@@ -61,7 +65,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	if res.Custom {
 		u.SetGeneration(1)
 	}
-	return s.commitLocked(gr, added, u).DeepCopy(), nil
+	return s.commitLocked(gr, added, u), nil
 }
 
 // update is PUT, as kube-apiserver's generic registry does it:
@@ -123,9 +127,9 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 		u.SetGeneration(old.GetGeneration() + 1)
 	}
 	if reflect.DeepEqual(withoutTypeMeta(u), withoutTypeMeta(old)) {
-		return old.DeepCopy(), false, nil
+		return old, false, nil
 	}
-	return s.commitLocked(gr, modified, u).DeepCopy(), false, nil
+	return s.commitLocked(gr, modified, u), false, nil
 }
 
 // schemaGroupKind is how kube-apiserver names a resource in an Invalid
@@ -163,7 +167,7 @@ func (s *Server) delete(res Resource, key objectKey, pre *metav1.Preconditions) 
 			return nil, apierrors.NewConflict(gr, key.name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pre.ResourceVersion, old.GetResourceVersion()))
 		}
 	}
-	return s.commitLocked(gr, deleted, old.DeepCopy()).DeepCopy(), nil
+	return s.commitLocked(gr, deleted, old.DeepCopy()), nil
 }
 
 // get is GET of one object.
@@ -174,5 +178,5 @@ func (s *Server) get(res Resource, key objectKey) (*unstructured.Unstructured, e
 	if obj == nil {
 		return nil, apierrors.NewNotFound(res.GroupResource(), key.name)
 	}
-	return obj.DeepCopy(), nil
+	return obj, nil
 }
