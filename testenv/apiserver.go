@@ -127,6 +127,9 @@ func (a *apiserver) args() []string {
 			"--audit-log-mode=blocking",
 		)
 	}
+	if gates := a.opts.featureGatesFlag(); gates != "" {
+		args = append(args, gates)
+	}
 	return append(args, a.opts.ExtraAPIServerFlags...)
 }
 

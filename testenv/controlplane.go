@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +37,12 @@ type Options struct {
 	// StartTimeout bounds the start (and each restart) of each process.
 	// Default: 60s.
 	StartTimeout time.Duration
+	// FeatureGates turns kube-apiserver's feature gates on (true) or off
+	// (false), as --feature-gates=Name=true,...: {"CBORServingAndStorage":
+	// true} serves CBOR (KEP-4222), alpha and off by default in 1.37.
+	// An alpha gate needs nothing more: this binary emulates its own
+	// version. Default: none, every gate at its default.
+	FeatureGates map[string]bool
 	// ExtraAPIServerFlags are appended to kube-apiserver's flags; a later
 	// flag overrides an earlier one. Default: none.
 	ExtraAPIServerFlags []string
@@ -48,6 +58,19 @@ func (o Options) authorizationMode() string {
 		return "RBAC"
 	}
 	return "AlwaysAllow"
+}
+
+// featureGatesFlag is --feature-gates for FeatureGates, the gates in
+// name order; "" if there are none.
+func (o Options) featureGatesFlag() string {
+	if len(o.FeatureGates) == 0 {
+		return ""
+	}
+	terms := make([]string, 0, len(o.FeatureGates))
+	for _, name := range slices.Sorted(maps.Keys(o.FeatureGates)) {
+		terms = append(terms, name+"="+strconv.FormatBool(o.FeatureGates[name]))
+	}
+	return "--feature-gates=" + strings.Join(terms, ",")
 }
 
 func (o Options) startTimeout() time.Duration {

@@ -63,7 +63,9 @@
 // control plane Main started, for Example functions, which have no
 // *testing.T; and SaveEtcdData with Options.EtcdDataFrom, to populate
 // 100k objects once and start later control planes on a copy (the scale
-// ladder, bench/scale, does).
+// ladder, bench/scale, does); and Options.FeatureGates, for an alpha
+// feature such as CBORServingAndStorage (custom resources served in
+// CBOR, TestCBORServingAndStorageGateMakesTheServerAnswerCBOR).
 //
 // # Faults
 //
