@@ -87,6 +87,21 @@
 // of the wrong kind or an ERROR event without a Status is reported with
 // ErrUnexpectedObject; a bad watch event is skipped, a bad list retried.
 //
+// # Encodings
+//
+// A [RESTListerWatcher] reads JSON by default; Source.Protobuf asks for
+// protobuf (built-in types and the metadata-only form), and Source.CBOR
+// for CBOR (unstructured objects, that is custom resources; KEP-4222).
+// Either asks with an Accept header that names JSON as the fallback, and a
+// LIST answer is decoded by what it is, told by its first bytes, so a
+// server that cannot speak the encoding asked for is read in JSON, never
+// refused. kube-apiserver serves CBOR only with its CBORServingAndStorage
+// feature gate on (alpha, off by default in 1.37): a LIST in
+// application/cbor, a WATCH in application/cbor-seq
+// (TestACBORCacheEqualsTheServerThroughEventsAndARelistWithTheGateOn,
+// TestACBORSourceReadsJSONWithoutFailingWithTheGateOff). Every LIST
+// answer is read in parts as it arrives, whatever its encoding.
+//
 // # Why ListerWatcher has this shape
 //
 // List returns one page as the items and the list's metav1.ListMeta (its

@@ -178,6 +178,12 @@ func unstructuredJSONItem(data []byte, head metav1.TypeMeta, index int) (*unstru
 	if err := utiljson.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)
 	}
+	return unstructuredItem(m, head, index)
+}
+
+// unstructuredItem is a list item's fields as an Unstructured: an item
+// that names neither its kind nor its apiVersion takes the list's.
+func unstructuredItem(m map[string]any, head metav1.TypeMeta, index int) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{Object: m}
 	if u.GetKind() == "" && u.GetAPIVersion() == "" {
 		if head.Kind == "" || head.APIVersion == "" {

@@ -32,6 +32,9 @@ type RESTListerWatcher[T informer.Object] struct {
 	listType metav1.TypeMeta
 	// jsonItem decodes one item of a JSON LIST answer.
 	jsonItem jsonItemDecoder[T]
+	// cborItem, when set, decodes one item of a CBOR LIST answer: CBOR was
+	// asked for (Source.CBOR, unstructured objects only).
+	cborItem cborItemDecoder[T]
 	// protobuf is set for a Go type read as protobuf.
 	protobuf bool
 	// listAccept and watchAccept, when set, replace the Accept header: the
@@ -58,10 +61,13 @@ func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOption
 // ListInParts implements PartLister: one GET of one page, whose answer
 // is decoded as it arrives and handed to part a batch of items at a time,
 // so that a large page never sits in memory whole: protobuf by
-// decodeProtobufList, JSON by decodeJSONList. (The API machinery's
-// decoder would need the whole body first, then build a list holding
-// every object, and, when the body is of another kind than asked, return
-// no error from rest's Result.Into and leave the list empty.)
+// decodeProtobufList, CBOR by decodeCBORList, JSON by decodeJSONList,
+// told apart by the body's first bytes: protobuf's "k8s\x00", CBOR's
+// tag 55799 (kube-apiserver writes it first), else JSON. (The API
+// machinery's decoder would need the whole body first, then build a list
+// holding every object, and, when the body is of another kind than
+// asked, return no error from rest's Result.Into and leave the list
+// empty.)
 func (lw *RESTListerWatcher[T]) ListInParts(ctx context.Context, opts metav1.ListOptions, part func([]T) error) (metav1.ListMeta, error) {
 	body, err := lw.request(opts, lw.listAccept).Stream(ctx)
 	if err != nil {
@@ -79,8 +85,14 @@ func (lw *RESTListerWatcher[T]) ListInParts(ctx context.Context, opts metav1.Lis
 		}
 		return decodeProtobufList(br, lw.listType, part)
 	}
+	if bytes.HasPrefix(start, selfDescribedCBOR) {
+		if lw.cborItem == nil {
+			return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answered CBOR, which was not asked for", ErrUnexpectedObject)
+		}
+		return decodeCBORList(br, lw.listType, lw.cborItem, part)
+	}
 	// JSON: asked for, or the answer of a server or proxy that cannot
-	// speak protobuf.
+	// speak protobuf or CBOR.
 	return decodeJSONList(br, lw.listType, lw.jsonItem, part)
 }
 

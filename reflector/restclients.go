@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/client-go/rest"
 
@@ -35,6 +37,9 @@ func NewTypedListerWatcher[T informer.Object](cfg *rest.Config, scheme *runtime.
 	if err != nil {
 		return nil, err
 	}
+	if src.CBOR {
+		return nil, errors.New("reflector: Source.CBOR is for unstructured objects (custom resources); a Go type has Source.Protobuf")
+	}
 	gv := src.Resource.GroupVersion()
 	kind, err := kindOf[T](scheme, gv)
 	if err != nil {
@@ -59,23 +64,35 @@ func NewTypedListerWatcher[T informer.Object](cfg *rest.Config, scheme *runtime.
 
 // NewUnstructuredListerWatcher returns a ListerWatcher for any resource,
 // built-in or custom, as *unstructured.Unstructured: no Go type needed,
-// only the GroupVersionResource. JSON only.
+// only the GroupVersionResource. JSON, or with src.CBOR, CBOR when the
+// server offers it and JSON when it does not.
 func NewUnstructuredListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[*unstructured.Unstructured], error) {
 	src, err := src.Canonical()
 	if err != nil {
 		return nil, err
 	}
 	if src.Protobuf {
-		return nil, errors.New("reflector: unstructured objects are read as JSON; Source.Protobuf is for built-in types")
+		return nil, errors.New("reflector: unstructured objects are read as JSON or CBOR; Source.Protobuf is for built-in types")
 	}
-	client, err := restclient.New(cfg, src.Resource.GroupVersion(), unstructuredJSON{}, false)
+	client, err := restclient.New(cfg, src.Resource.GroupVersion(), unstructuredCodecs{cbor: src.CBOR}, false)
 	if err != nil {
 		return nil, err
 	}
-	return &RESTListerWatcher[*unstructured.Unstructured]{
+	lw := &RESTListerWatcher[*unstructured.Unstructured]{
 		client: client, src: src, jsonItem: unstructuredJSONItem, mode: "unstructured",
-	}, nil
+	}
+	if src.CBOR {
+		lw.cborItem = unstructuredCBORItem
+		lw.listAccept, lw.watchAccept = cborAccept, cborAccept
+	}
+	return lw, nil
 }
+
+// cborAccept offers CBOR first and JSON as the fallback. kube-apiserver
+// answers a LIST in application/cbor, a WATCH in application/cbor-seq
+// (one data item per event), when its CBORServingAndStorage gate is on,
+// and both in JSON when it is off (TestWithoutTheCBORGateTheServerAnswersJSONToACBORFirstAccept).
+const cborAccept = runtime.ContentTypeCBOR + ";q=1," + runtime.ContentTypeJSON + ";q=0.9"
 
 // NewMetadataListerWatcher returns a ListerWatcher for any resource that
 // reads only each object's metadata (name, namespace, labels, annotations,
@@ -92,6 +109,9 @@ func NewMetadataListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatcher[
 	src, err := src.Canonical()
 	if err != nil {
 		return nil, err
+	}
+	if src.CBOR {
+		return nil, errors.New("reflector: Source.CBOR is for unstructured objects (custom resources); the metadata-only form has Source.Protobuf")
 	}
 	client, err := restclient.New(cfg, src.Resource.GroupVersion(), serializer.NewCodecFactory(metadataScheme).WithoutConversion(), src.Protobuf)
 	if err != nil {
@@ -160,15 +180,20 @@ var envelopeScheme = func() *runtime.Scheme {
 	return s
 }()
 
-// unstructuredJSON is the rest client's serializer for unstructured
+// unstructuredCodecs is the rest client's serializer for unstructured
 // objects: any JSON object decodes to *unstructured.Unstructured (a list to
 // *unstructured.UnstructuredList, a Status to a Status), and the watch
 // stream's envelopes decode with envelopeScheme. client-go's dynamic
-// client carries the same idea; this module may not import it.
-type unstructuredJSON struct{}
+// client carries the same idea; this module may not import it. With cbor
+// it reads CBOR too: objects with apimachinery's CBOR serializer, a watch
+// as a CBOR sequence (application/cbor-seq, as kube-apiserver names its
+// CBOR watch; client-go's rest maps that name to application/cbor only
+// under its own ClientsAllowCBOR gate, off by default, so it is listed
+// here under both names).
+type unstructuredCodecs struct{ cbor bool }
 
-func (unstructuredJSON) SupportedMediaTypes() []runtime.SerializerInfo {
-	return []runtime.SerializerInfo{{
+func (c unstructuredCodecs) SupportedMediaTypes() []runtime.SerializerInfo {
+	infos := []runtime.SerializerInfo{{
 		MediaType:        runtime.ContentTypeJSON,
 		MediaTypeType:    "application",
 		MediaTypeSubType: "json",
@@ -180,14 +205,44 @@ func (unstructuredJSON) SupportedMediaTypes() []runtime.SerializerInfo {
 			Framer:        json.Framer,
 		},
 	}}
+	if !c.cbor {
+		return infos
+	}
+	for _, mediaType := range []string{runtime.ContentTypeCBOR, runtime.ContentTypeCBORSequence} {
+		infos = append(infos, runtime.SerializerInfo{
+			MediaType:        mediaType,
+			MediaTypeType:    "application",
+			MediaTypeSubType: strings.TrimPrefix(mediaType, "application/"),
+			Serializer:       unstructuredCBOR{cbor.NewSerializer(envelopeScheme, envelopeScheme)},
+			StreamSerializer: &runtime.StreamSerializerInfo{
+				// Transcode(false): each event's object stays CBOR, for
+				// unstructuredCBOR to decode.
+				Serializer: cbor.NewSerializer(envelopeScheme, envelopeScheme, cbor.Transcode(false)),
+				Framer:     cbor.NewFramer(),
+			},
+		})
+	}
+	return infos
 }
 
 // EncoderForVersion and DecoderToVersion convert nothing: unstructured
 // objects are whatever version the server sent.
-func (unstructuredJSON) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
+func (unstructuredCodecs) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
 	return e
 }
 
-func (unstructuredJSON) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
+func (unstructuredCodecs) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
 	return d
+}
+
+// unstructuredCBOR is apimachinery's CBOR serializer, decoding into an
+// *unstructured.Unstructured when asked to decode into nothing, as
+// unstructured.UnstructuredJSONScheme does: a watch event's object.
+type unstructuredCBOR struct{ cbor.Serializer }
+
+func (u unstructuredCBOR) Decode(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	if into == nil {
+		into = &unstructured.Unstructured{}
+	}
+	return u.Serializer.Decode(data, gvk, into)
 }

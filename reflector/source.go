@@ -38,6 +38,13 @@ type Source struct {
 	// NewMetadataListerWatcher accept it, NewUnstructuredListerWatcher
 	// refuses it. Default: false, JSON.
 	Protobuf bool
+	// CBOR offers application/cbor first and JSON as the fallback
+	// (KEP-4222). kube-apiserver answers in CBOR only with its
+	// CBORServingAndStorage feature gate on (alpha, off by default in
+	// 1.37), and in JSON otherwise, so asking never fails. Only
+	// NewUnstructuredListerWatcher (custom resources) accepts it.
+	// Default: false, JSON.
+	CBOR bool
 }
 
 // Validate checks what can be checked without asking the server: a
@@ -131,7 +138,7 @@ func sortedTerms(terms []string) string {
 
 // String names the collection for people: "configmaps in namespace shop,
 // labels app=web", "deployments.apps", "nodes, fields
-// metadata.name=node-1", "pods, protobuf".
+// metadata.name=node-1", "pods, protobuf", "gizmos.example.com, CBOR".
 func (s Source) String() string {
 	var b strings.Builder
 	b.WriteString(s.Resource.GroupResource().String())
@@ -146,6 +153,9 @@ func (s Source) String() string {
 	}
 	if s.Protobuf {
 		b.WriteString(", protobuf")
+	}
+	if s.CBOR {
+		b.WriteString(", CBOR")
 	}
 	return b.String()
 }

@@ -1,0 +1,161 @@
+package reflector
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
+
+	"github.com/listwatch/informer"
+)
+
+// A CBOR LIST answer (KEP-4222: kube-apiserver with the
+// CBORServingAndStorage feature gate, alpha in 1.37) is read here as it
+// arrives, as decodeJSONList reads JSON: the items are cut apart by
+// cborScanner and decoded, a batch at a time, on every core by
+// itemDecoder. The answer is the JSON list's fields as one CBOR map,
+// after tag 55799:
+//
+//	55799({"apiVersion": "…", "items": [{…}, {…}], "kind": "GizmoList", "metadata": {…}})
+//
+// with its keys in any order (kube-apiserver writes a custom resource's
+// list as it writes the JSON: "items" before "kind"), so the same checks
+// apply: items that name their own kind are taken as they come, and the
+// list's kind is checked when it comes.
+
+// cborItemDecoder decodes one item of a CBOR list; head and index as for
+// jsonItemDecoder.
+type cborItemDecoder[T informer.Object] func(data []byte, head metav1.TypeMeta, index int) (T, error)
+
+// decodeCBORList reads a LIST answer in CBOR from r, as decodeJSONList
+// reads one in JSON: the same want, part and errors.
+func decodeCBORList[T informer.Object](r io.Reader, want metav1.TypeMeta, decodeItem cborItemDecoder[T], part func([]T) error) (metav1.ListMeta, error) {
+	s := &cborScanner{r: bufio.NewReaderSize(r, 64<<10)}
+	s.skipSelfDescribed()
+	var head metav1.TypeMeta
+	var lm map[string]any
+	var d *itemDecoder[T]
+	err := s.eachEntry(func(key string) error {
+		switch key {
+		case "kind":
+			return s.decodeValue(&head.Kind)
+		case "apiVersion":
+			return s.decodeValue(&head.APIVersion)
+		case "metadata":
+			// A map, not a ListMeta: direct decodes strictly, and a field
+			// added to ListMeta tomorrow must not fail today's list.
+			return s.decodeValue(&lm)
+		case "items":
+			if d != nil {
+				return errors.New(`two "items" entries`)
+			}
+			if err := checkListType(head, want); err != nil && head.Kind != "" && head.APIVersion != "" {
+				return err // known to be wrong before any item is handed over
+			}
+			seen := head
+			d = newItemDecoder(func(data []byte, index int) (T, error) { return decodeItem(data, seen, index) }, part)
+			return s.eachItem(d.addWith)
+		}
+		return s.skipValue()
+	})
+	if d != nil {
+		if failed := d.finish(); failed != nil {
+			return metav1.ListMeta{}, failed
+		}
+	}
+	if err == nil {
+		err = checkListType(head, want)
+	}
+	if err == nil && d == nil {
+		err = fmt.Errorf("%w: the LIST answer has no items", ErrUnexpectedObject)
+	}
+	if err == nil {
+		err = s.end()
+	}
+	if failed := readFailure(err); failed != nil {
+		return metav1.ListMeta{}, failed
+	}
+	if err != nil {
+		if !errors.Is(err, ErrUnexpectedObject) {
+			err = fmt.Errorf("%w: the LIST answer is not a CBOR list: %v", ErrUnexpectedObject, err)
+		}
+		return metav1.ListMeta{}, err
+	}
+	return listMetaFrom(lm)
+}
+
+// eachItem reads the items array (or null), handing each item, which
+// must be a map, to add.
+func (s *cborScanner) eachItem(add func(read func([]byte) ([]byte, error)) error) error {
+	next, err := s.r.Peek(1)
+	if err != nil {
+		return unexpectedEOF(err)
+	}
+	if next[0] == cborNull {
+		_, _ = s.r.Discard(1)
+		return nil
+	}
+	_, h, err := s.appendHead(nil)
+	if err != nil {
+		return err
+	}
+	if h.major != cborArray {
+		return fmt.Errorf("%w: the list's items are CBOR major type %d, not an array", ErrUnexpectedObject, h.major)
+	}
+	for i := uint64(0); h.indefinite || i < h.arg; i++ {
+		next, err := s.r.Peek(1)
+		if err != nil {
+			return unexpectedEOF(err)
+		}
+		if h.indefinite && next[0] == cborBreak {
+			_, _ = s.r.Discard(1)
+			return nil
+		}
+		if next[0]>>5 != cborMap {
+			return fmt.Errorf("%w: list item %d is not a CBOR map", ErrUnexpectedObject, i)
+		}
+		if err := add(func(buf []byte) ([]byte, error) { return s.appendItem(buf, 0) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listMetaFrom takes the fields the reflector uses from a list's metadata.
+func listMetaFrom(m map[string]any) (metav1.ListMeta, error) {
+	var lm metav1.ListMeta
+	var ok bool
+	if v, present := m["resourceVersion"]; present {
+		if lm.ResourceVersion, ok = v.(string); !ok {
+			return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answer's resourceVersion is %T, not a string", ErrUnexpectedObject, v)
+		}
+	}
+	if v, present := m["continue"]; present {
+		if lm.Continue, ok = v.(string); !ok {
+			return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answer's continue token is %T, not a string", ErrUnexpectedObject, v)
+		}
+	}
+	if v, present := m["remainingItemCount"]; present && v != nil {
+		n, ok := v.(int64)
+		if !ok {
+			return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answer's remainingItemCount is %T, not an integer", ErrUnexpectedObject, v)
+		}
+		lm.RemainingItemCount = &n
+	}
+	return lm, nil
+}
+
+// unstructuredCBORItem decodes an item into an Unstructured, as
+// apimachinery's CBOR serializer decodes an UnstructuredList's items, and
+// fills in a missing kind as unstructuredJSONItem does.
+func unstructuredCBORItem(data []byte, head metav1.TypeMeta, index int) (*unstructured.Unstructured, error) {
+	var m map[string]any
+	if err := direct.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)
+	}
+	return unstructuredItem(m, head, index)
+}
