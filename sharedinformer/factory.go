@@ -219,6 +219,7 @@ func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...Inf
 		return nil, err
 	}
 	c.source.Protobuf = !c.json && reflector.ProtobufCapable[T]()
+	c.source.CBOR = !c.json && goType == reflect.TypeFor[*unstructured.Unstructured]()
 	src, err := c.source.Canonical()
 	if err != nil {
 		return nil, fmt.Errorf("sharedinformer: informer of %v: %w", goType, err)

@@ -71,13 +71,15 @@ func ForResource(gvr schema.GroupVersionResource) InformerOption {
 	return func(c *informerConfig) { c.source.Resource = gvr }
 }
 
-// WithJSON reads a built-in type, or any resource's metadata-only form,
-// as JSON. Without it, InformerFor reads every type that can be read as
-// protobuf (reflector.ProtobufCapable: the built-in ones, and
-// *metav1.PartialObjectMetadata for any resource) as protobuf, which
-// decodes several times faster; custom resources and unstructured
-// objects are JSON either way. Use it to read the traffic with a proxy,
-// or against a server that does not encode protobuf.
+// WithJSON reads a built-in type, any resource's metadata-only form, or
+// a custom resource as JSON. Without it, InformerFor reads every type
+// that can be read as protobuf (reflector.ProtobufCapable: the built-in
+// ones, and *metav1.PartialObjectMetadata for any resource) as protobuf,
+// which decodes several times faster, and offers CBOR first for
+// *unstructured.Unstructured (reflector.Source.CBOR), which the server
+// answers in CBOR only with its CBORServingAndStorage gate on (alpha, off
+// by default in 1.37) and in JSON otherwise. Use it to read the traffic
+// with a proxy, or against a server that does not encode protobuf.
 func WithJSON() InformerOption {
 	return func(c *informerConfig) { c.json = true }
 }
