@@ -40,8 +40,9 @@ type Options struct {
 	// FeatureGates turns kube-apiserver's feature gates on (true) or off
 	// (false), as --feature-gates=Name=true,...: {"CBORServingAndStorage":
 	// true} serves CBOR (KEP-4222), alpha and off by default in 1.37.
-	// An alpha gate needs nothing more: this binary emulates its own
-	// version. Default: none, every gate at its default.
+	// An alpha gate needs no other flag
+	// (TestCBORServingAndStorageGateMakesTheServerAnswerCBOR). Default:
+	// none, every gate at its default.
 	FeatureGates map[string]bool
 	// ExtraAPIServerFlags are appended to kube-apiserver's flags; a later
 	// flag overrides an earlier one. Default: none.
