@@ -210,3 +210,34 @@ func (m *mediaTypes) all() []string {
 	defer m.mu.Unlock()
 	return slices.Clone(m.types)
 }
+
+// A streaming list (Tuning.StreamingList) of a custom resource arrives in
+// CBOR as its watch events do, ending in the bookmark that closes the
+// initial events, and the cache equals the server.
+func TestAStreamingListOfACustomResourceComesInCBORWithTheGateOn(t *testing.T) {
+	cp := testenv.Private(t, testenv.Options{FeatureGates: map[string]bool{"CBORServingAndStorage": true}})
+	require.NoError(t, cp.InstallCRD(t.Context(), cborWidgets))
+	ns := cp.Namespace(t)
+	ws := &widgets{t: t, cfg: cp.Config(), ns: ns}
+	ws.create("a", 1)
+	ws.create("b", 2)
+	cfg := rest.CopyConfig(cp.Config())
+	seen := &mediaTypes{}
+	cfg.Wrap(seen.wrap)
+	lw, err := reflector.NewUnstructuredListerWatcher(cfg, reflector.Source{
+		Resource:  schema.GroupVersionResource{Group: cborWidgets.Group, Version: cborWidgets.Version, Resource: cborWidgets.Plural},
+		Namespace: ns, CBOR: true,
+	})
+	require.NoError(t, err)
+	store := newRecorder[*unstructured.Unstructured]()
+	trace := &traceLog{}
+	run(t, must(reflector.New(reflector.Options[*unstructured.Unstructured]{
+		ListerWatcher: lw, Store: store, OnError: func(err error) { t.Error(err) }, Trace: trace.hook,
+		Tuning: reflector.Tuning{StreamingList: true},
+	})))
+	cacheEqualsServer(t, store, ws)
+	ws.create("c", 3)
+	cacheEqualsServer(t, store, ws)
+	assert.Empty(t, trace.of(reflector.KindList), "no LIST: the list came over the watch")
+	assert.Equal(t, []string{"application/cbor-seq"}, seen.all())
+}
