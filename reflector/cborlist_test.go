@@ -155,3 +155,28 @@ func TestACBORListOfTheWrongKindIsAnError(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUnexpectedObject)
 	assert.ErrorContains(t, err, fmt.Sprintf("kind %q", "GadgetList"))
 }
+
+func TestACBORListWithNullOrEmptyItemsIsEmpty(t *testing.T) {
+	for _, items := range []any{nil, []any{}} {
+		body, err := direct.Marshal(map[string]any{"kind": "WidgetList", "apiVersion": "example.com/v1", "metadata": map[string]any{"resourceVersion": "9"}, "items": items})
+		require.NoError(t, err)
+		var got []*unstructured.Unstructured
+		meta, err := decodeCBORList(bytes.NewReader(append(selfDescribedCBOR, body...)), widgetListType, unstructuredCBORItem, collect(&got))
+		require.NoError(t, err, "items %#v", items)
+		assert.Empty(t, got)
+		assert.Equal(t, "9", meta.ResourceVersion)
+	}
+}
+
+func FuzzDecodeCBORList(f *testing.F) {
+	f.Add(encodeCBORList(f, variedWidgetList(2)))
+	f.Add(encodeCBORList(f, widgetList(0)))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var got []*unstructured.Unstructured
+		_, err := decodeCBORList(bytes.NewReader(body), anyList, unstructuredCBORItem, collect(&got))
+		if err == nil {
+			return
+		}
+		assert.ErrorIs(t, err, ErrUnexpectedObject, "every failure says the answer was bad")
+	})
+}
