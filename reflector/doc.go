@@ -161,4 +161,5 @@
 //	Options.OnError            WatchErrorHandler
 //	Tuning.InitialList        relistResourceVersion's "0" for the first list
 //	ErrShortWatch              VeryShortWatchError
+//	Source.CBOR                rest's Accept with application/cbor, under client-go's ClientsAllowCBOR gate
 package reflector
