@@ -219,6 +219,9 @@ func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...Inf
 		return nil, err
 	}
 	c.source.Protobuf = !c.json && reflector.ProtobufCapable[T]()
+	// A custom resource offers CBOR first: a server without the
+	// CBORServingAndStorage gate answers JSON, so asking costs nothing
+	// (TestAFactoryReadsCustomResourcesInCBORWhenTheServerOffersIt).
 	c.source.CBOR = !c.json && goType == reflect.TypeFor[*unstructured.Unstructured]()
 	src, err := c.source.Canonical()
 	if err != nil {
