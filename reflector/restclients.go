@@ -4,15 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
-	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
@@ -179,70 +176,3 @@ var envelopeScheme = func() *runtime.Scheme {
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
 	return s
 }()
-
-// unstructuredCodecs is the rest client's serializer for unstructured
-// objects: any JSON object decodes to *unstructured.Unstructured (a list to
-// *unstructured.UnstructuredList, a Status to a Status), and the watch
-// stream's envelopes decode with envelopeScheme. client-go's dynamic
-// client carries the same idea; this module may not import it. With cbor
-// it reads CBOR too: objects with apimachinery's CBOR serializer, a watch
-// as a CBOR sequence (application/cbor-seq, as kube-apiserver names its
-// CBOR watch; client-go's rest maps that name to application/cbor only
-// under its own ClientsAllowCBOR gate, off by default, so it is listed
-// here under both names).
-type unstructuredCodecs struct{ cbor bool }
-
-func (c unstructuredCodecs) SupportedMediaTypes() []runtime.SerializerInfo {
-	infos := []runtime.SerializerInfo{{
-		MediaType:        runtime.ContentTypeJSON,
-		MediaTypeType:    "application",
-		MediaTypeSubType: "json",
-		EncodesAsText:    true,
-		Serializer:       unstructured.UnstructuredJSONScheme,
-		StreamSerializer: &runtime.StreamSerializerInfo{
-			EncodesAsText: true,
-			Serializer:    json.NewSerializerWithOptions(json.DefaultMetaFactory, envelopeScheme, envelopeScheme, json.SerializerOptions{}),
-			Framer:        json.Framer,
-		},
-	}}
-	if !c.cbor {
-		return infos
-	}
-	for _, mediaType := range []string{runtime.ContentTypeCBOR, runtime.ContentTypeCBORSequence} {
-		infos = append(infos, runtime.SerializerInfo{
-			MediaType:        mediaType,
-			MediaTypeType:    "application",
-			MediaTypeSubType: strings.TrimPrefix(mediaType, "application/"),
-			Serializer:       unstructuredCBOR{cbor.NewSerializer(envelopeScheme, envelopeScheme)},
-			StreamSerializer: &runtime.StreamSerializerInfo{
-				// Transcode(false): each event's object stays CBOR, for
-				// unstructuredCBOR to decode.
-				Serializer: cbor.NewSerializer(envelopeScheme, envelopeScheme, cbor.Transcode(false)),
-				Framer:     cbor.NewFramer(),
-			},
-		})
-	}
-	return infos
-}
-
-// EncoderForVersion and DecoderToVersion convert nothing: unstructured
-// objects are whatever version the server sent.
-func (unstructuredCodecs) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
-	return e
-}
-
-func (unstructuredCodecs) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
-	return d
-}
-
-// unstructuredCBOR is apimachinery's CBOR serializer, decoding into an
-// *unstructured.Unstructured when asked to decode into nothing, as
-// unstructured.UnstructuredJSONScheme does: a watch event's object.
-type unstructuredCBOR struct{ cbor.Serializer }
-
-func (u unstructuredCBOR) Decode(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
-	if into == nil {
-		into = &unstructured.Unstructured{}
-	}
-	return u.Serializer.Decode(data, gvk, into)
-}
