@@ -72,12 +72,16 @@ func TestListerWatchersOfOneScopeReadDifferentlyHaveDifferentNames(t *testing.T)
 	require.NoError(t, err)
 	metadata, err := reflector.NewMetadataListerWatcher(cfg, src)
 	require.NoError(t, err)
+	src.CBOR = true
+	cbor, err := reflector.NewUnstructuredListerWatcher(cfg, src)
+	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"configmaps in namespace shop",
 		"configmaps in namespace shop, protobuf",
 		"configmaps in namespace shop (unstructured)",
 		"configmaps in namespace shop (metadata only)",
-	}, []string{typed.String(), protobuf.String(), unstructured.String(), metadata.String()})
+		"configmaps in namespace shop, CBOR (unstructured)",
+	}, []string{typed.String(), protobuf.String(), unstructured.String(), metadata.String(), cbor.String()})
 }
 
 func TestBuiltInTypesAndMetadataOnlyAreProtobufCapableCustomAndUnstructuredAreNot(t *testing.T) {
