@@ -48,6 +48,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzQueueOperations -fuzztime=$(FUZZTIME) ./workqueue
 	$(GO) test -run='^$$' -fuzz=FuzzDecodeProtobufList -fuzztime=$(FUZZTIME) ./reflector
 	$(GO) test -run='^$$' -fuzz=FuzzDecodeJSONList -fuzztime=$(FUZZTIME) ./reflector
+	$(GO) test -run='^$$' -fuzz=FuzzDecodeCBORList -fuzztime=$(FUZZTIME) ./reflector
 	cd chaos && $(GO) test -run='^$$' -fuzz=FuzzListBody -fuzztime=$(FUZZTIME) .
 	cd chaos && $(GO) test -run='^$$' -fuzz=FuzzWatchStream -fuzztime=$(FUZZTIME) .
 
