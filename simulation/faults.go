@@ -62,6 +62,8 @@ func (w *world) apply(ctx context.Context, f Fault, after func(time.Duration, fu
 	case Compact:
 		w.srv.Compact(w.srv.ResourceVersion())
 		w.srv.CutWatches()
+	case RemoveCRD, InstallCRD, MoveCRD:
+		w.applyCRD(f)
 	case DeleteMemberLease:
 		w.deleteLease(ctx, w.memberLease(slot, f.Ring))
 	case DeleteSharderLease:

@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -22,7 +23,10 @@ const (
 // replica a candidate for one Lease; the leader reconciles every object.
 type leaderElected struct{}
 
-func (leaderElected) String() string  { return "leader-elected" }
+func (leaderElected) String() string { return "leader-elected" }
+func (leaderElected) schedule(seed int64, replicas int, length time.Duration) Schedule {
+	return NewSchedule(seed, replicas, length)
+}
 func (leaderElected) rings() []string { return []string{LeaderRing} }
 
 func (leaderElected) run(ctx context.Context, w *world, r *replica) {

@@ -14,11 +14,14 @@ import (
 	informer "github.com/listwatch/informer"
 )
 
-// Scenario is what the replicas run: Sharded or LeaderElected.
+// Scenario is what the replicas run: Sharded, LeaderElected or
+// CustomResources.
 type Scenario interface {
 	String() string
 	rings() []string
 	run(ctx context.Context, w *world, r *replica)
+	// schedule draws the scenario's faults: NewSchedule or NewCRDSchedule.
+	schedule(seed int64, replicas int, length time.Duration) Schedule
 }
 
 // The scenarios.
@@ -29,6 +32,10 @@ var (
 	// LeaderElected: every replica a candidate for LeaderLease; the
 	// leader reconciles every ConfigMap (package leaderelection).
 	LeaderElected Scenario = leaderElected{}
+	// CustomResources: every replica holds, releases and asks again for
+	// informers of a custom resource whose CRD is removed, installed
+	// again and moved between versions (package sharedinformer).
+	CustomResources Scenario = customResources{}
 )
 
 // Options describe one run. Zero values take the defaults.
@@ -180,8 +187,11 @@ func Run(opts Options, sched Schedule) (Result, error) {
 	res.History = w.hist
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if w.crd != nil {
+		w.installCRD(CRDVersions[0])
+	}
 	for i := range Parents {
-		if err := w.createParent(ctx, parentName(i), 0); err != nil {
+		if err := w.createParent(ctx, parentName(i), 0); w.crd == nil && err != nil {
 			return res, err
 		}
 	}
@@ -200,7 +210,11 @@ func Run(opts Options, sched Schedule) (Result, error) {
 		})
 	}
 	writers, stopWriters := context.WithCancel(ctx)
-	go w.write(writers)
+	if w.crd != nil {
+		go w.writeWidgets(writers)
+	} else {
+		go w.write(writers)
+	}
 	if opts.GarbageCollector {
 		timers.Go(func() { w.collectGarbage(ctx) }) // ends with ctx, before timers.Wait returns
 	}
@@ -213,12 +227,18 @@ func Run(opts Options, sched Schedule) (Result, error) {
 	dbg("healing at %v", time.Since(start))
 	w.healAll(ctx)
 	healed := time.Now()
+	if w.crd != nil {
+		close(w.crd.settled)
+	}
 
 	// Convergence: checked every second up to the bound.
 	var last []Violation
 	for time.Since(healed) <= opts.Settle {
 		time.Sleep(time.Second)
-		if last = w.converged(); len(last) == 0 {
+		if last = w.converged(); w.crd != nil {
+			last = w.crdConverged()
+		}
+		if len(last) == 0 {
 			res.Converged = time.Since(healed)
 			break
 		}
@@ -248,6 +268,9 @@ func Run(opts Options, sched Schedule) (Result, error) {
 		for {
 			synctest.Wait()
 			stale := w.cachesEqualServer()
+			if w.crd != nil {
+				stale = w.crdQuiescent()
+			}
 			if len(stale) == 0 || !time.Now().Before(deadline) {
 				res.Violations = append(res.Violations, stale...)
 				break
@@ -270,6 +293,13 @@ func Run(opts Options, sched Schedule) (Result, error) {
 		w.kill(r.slot)
 	}
 	res.Violations = append(res.Violations, w.checkHistory(moves())...)
+	if w.crd != nil {
+		close(w.crd.ended)
+		w.crdWatchers.Wait()
+		w.crd.mu.Lock()
+		res.Violations = append(res.Violations, w.crd.violations...)
+		w.crd.mu.Unlock()
+	}
 	return res, nil
 }
 

@@ -58,6 +58,16 @@ const (
 	// are timed on it. After the window it runs true again, off by what
 	// the window added.
 	Skew Kind = "skew"
+	// RemoveCRD deletes the custom resources scenario's
+	// CustomResourceDefinition: its objects are deleted, its watches end,
+	// its paths answer 404 (fakeapiserver.Server.RemoveCRD).
+	RemoveCRD Kind = "remove-crd"
+	// InstallCRD installs it again, served at Version, if it is not
+	// installed.
+	InstallCRD Kind = "install-crd"
+	// MoveCRD serves it at Version instead of its current version, if it
+	// is installed: its objects stay (fakeapiserver.Server.MoveCRD).
+	MoveCRD Kind = "move-crd"
 )
 
 // windowed reports whether k lasts For.
@@ -81,6 +91,7 @@ type Fault struct {
 	Max     time.Duration // Latency's bound
 	Ring    int           // which ring's Lease, for the Lease deletes
 	Rate    float64       // Skew's clock rate (1 is true time)
+	Version string        // InstallCRD's and MoveCRD's version
 }
 
 // String is the fault as a schedule prints it: its start, kind and target.
@@ -103,6 +114,8 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" r%d ring %d", f.Replica, f.Ring)
 	case DeleteSharderLease:
 		s += fmt.Sprintf(" ring %d", f.Ring)
+	case InstallCRD, MoveCRD:
+		s += " " + f.Version
 	}
 	return s
 }
@@ -139,9 +152,26 @@ func (s Schedule) End() time.Duration {
 // length/events, of every kind, on random replicas of replicas slots,
 // within length. The same arguments give the same schedule.
 func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
 	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, DeleteMemberLease, DeleteSharderLease, Forbidden, Skew}
 	weights := []int{2, 3, 3, 2, 2, 2, 1, 1, 2, 1, 2, 2}
+	return drawSchedule(rand.New(rand.NewPCG(uint64(seed), 0x5eed)), replicas, length, kinds, weights)
+}
+
+// NewCRDSchedule draws the custom resources scenario's schedule from
+// seed: NewSchedule's network faults and kills (no Lease deletes, no
+// Forbidden, which is for ConfigMaps, no Skew, which no part of it
+// times itself by), and the CRD removed, installed again and moved
+// between CRDVersions, about twice as often as any other fault. The
+// same arguments give the same schedule.
+func NewCRDSchedule(seed int64, replicas int, length time.Duration) Schedule {
+	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, RemoveCRD, InstallCRD, MoveCRD}
+	weights := []int{2, 2, 2, 1, 1, 1, 1, 1, 3, 3, 3}
+	return drawSchedule(rand.New(rand.NewPCG(uint64(seed), 0xc7d5)), replicas, length, kinds, weights)
+}
+
+// drawSchedule draws about one fault every length/6s (at least four) of
+// kinds, by weights, from rng.
+func drawSchedule(rng *rand.Rand, replicas int, length time.Duration, kinds []Kind, weights []int) Schedule {
 	total := 0
 	for _, w := range weights {
 		total += w
@@ -177,6 +207,8 @@ func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 			f.Rate = float64(int(f.Rate*100)) / 100
 		case Kill:
 			f.For = seconds(rng, 0, 5)
+		case InstallCRD, MoveCRD:
+			f.Version = CRDVersions[rng.IntN(len(CRDVersions))]
 		}
 		f.P = float64(int(f.P*100)) / 100
 		s = append(s, f)

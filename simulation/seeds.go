@@ -33,12 +33,12 @@ func quietErrorHandlers() (restore func()) {
 }
 
 // Check runs one seed in a synctest bubble of its own: the schedule
-// NewSchedule draws from opts.Seed, or sched if it is not nil.
+// the scenario draws from opts.Seed (NewSchedule, or NewCRDSchedule), or sched if it is not nil.
 func Check(t *testing.T, opts Options, sched Schedule) Result {
 	t.Helper()
 	opts = opts.withDefaults()
 	if sched == nil {
-		sched = NewSchedule(opts.Seed, opts.Replicas, opts.Faults)
+		sched = opts.Scenario.schedule(opts.Seed, opts.Replicas, opts.Faults)
 	}
 	defer quietErrorHandlers()()
 	// Every random draw of the library's comes from the seed: the member

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -28,7 +29,10 @@ var configMaps = corev1.SchemeGroupVersion.WithResource("configmaps")
 // of both rings and a sharder candidate of both.
 type sharded struct{}
 
-func (sharded) String() string  { return "sharded" }
+func (sharded) String() string { return "sharded" }
+func (sharded) schedule(seed int64, replicas int, length time.Duration) Schedule {
+	return NewSchedule(seed, replicas, length)
+}
 func (sharded) rings() []string { return Rings }
 
 func (sharded) run(ctx context.Context, w *world, r *replica) {

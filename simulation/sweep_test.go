@@ -26,7 +26,7 @@ var (
 	seed     = flag.Int64("seed", -1, "run this seed alone (replay)")
 	seeds    = flag.Int("seeds", 0, "how many seeds to run, from -first (make sim sets it)")
 	first    = flag.Int64("first", 1, "the first seed of a sweep")
-	scenario = flag.String("scenario", "sharded", "sharded or leader")
+	scenario = flag.String("scenario", "sharded", "sharded, leader or crds")
 	replicas = flag.Int("replicas", 3, "replica slots, 3 to 5")
 	faults   = flag.Duration("faults", 30*time.Second, "how long faults are drawn for")
 	shrink   = flag.Bool("shrink", true, "shrink a failing schedule")
@@ -41,8 +41,11 @@ var logs testlog.Buffer
 
 func options(s int64) simulation.Options {
 	sc := simulation.Sharded
-	if *scenario == "leader" {
+	switch *scenario {
+	case "leader":
 		sc = simulation.LeaderElected
+	case "crds":
+		sc = simulation.CustomResources
 	}
 	opts := simulation.Options{Seed: s, Scenario: sc, Replicas: *replicas, Faults: *faults}
 	if *history != "" {

@@ -54,6 +54,11 @@ type world struct {
 	// conflicts numbers the simulated conflicting writes.
 	conflicts atomic.Int64
 	links     []*link
+	// crd is the custom resources scenario's state; nil in the others.
+	crd *crdWorld
+	// crdWatchers are that scenario's checks waiting for a released
+	// handler to stop; they return once crd.ended closes.
+	crdWatchers sync.WaitGroup
 
 	mu       sync.Mutex
 	replicas []*replica        // guarded by mu; by slot, nil while a killed one waits for its restart
@@ -89,6 +94,9 @@ type openTerm struct {
 
 func newWorld(opts Options) (*world, error) {
 	w := &world{opts: opts, srv: fakeapiserver.New(), hist: &History{}, looks: map[string][]look{}}
+	if opts.Scenario == CustomResources {
+		w.crd = newCRDWorld()
+	}
 	w.log = opts.Logger
 	if w.log == nil {
 		w.log = slog.New(slog.NewTextHandler(io.Discard, nil))

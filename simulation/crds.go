@@ -1,0 +1,188 @@
+package simulation
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/informer/fakeapiserver"
+)
+
+// The custom resource of the CustomResources scenario: namespaced
+// Widgets, served at one of CRDVersions at a time.
+var (
+	CRDGroup    = "sim.listwatch.dev"
+	CRDVersions = []string{"v1", "v2"}
+	widgets     = schema.GroupResource{Group: CRDGroup, Resource: "widgets"}
+)
+
+// Widgets is how many Widgets the writers keep (at most).
+const Widgets = 10
+
+// crdWorld is the custom resources scenario's part of a world: which
+// version the server serves, the replicas' holds, and the violations
+// seen as they happened (a delete of a live object, a wait that did not
+// return).
+type crdWorld struct {
+	settled chan struct{} // closed when the faults end: holders stop releasing
+	ended   chan struct{} // closed when the run ends: the checks' goroutines return
+
+	mu      sync.Mutex
+	version string // guarded by mu; the served version, "" while the CRD is removed
+	// since is when version last changed; guarded by mu.
+	since      time.Time
+	violations []Violation          // guarded by mu
+	final      map[*hold]*factoryOf // guarded by mu; each holder's last hold, kept once settled
+}
+
+func newCRDWorld() *crdWorld {
+	return &crdWorld{settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}}
+}
+
+// served is the version the server serves now, "" for none.
+func (c *crdWorld) served() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
+func (c *crdWorld) violate(invariant, format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.violations = append(c.violations, Violation{Invariant: invariant, At: time.Now(), Text: fmt.Sprintf(format, args...)})
+}
+
+func (c *crdWorld) isSettled() bool {
+	select {
+	case <-c.settled:
+		return true
+	default:
+		return false
+	}
+}
+
+func crd(version string) fakeapiserver.CRD {
+	return fakeapiserver.CRD{Group: CRDGroup, Version: version, Kind: "Widget", Plural: widgets.Resource}
+}
+
+// installCRD serves the CRD at version, with no objects, unless it is
+// installed.
+func (w *world) installCRD(version string) {
+	w.crd.mu.Lock()
+	defer w.crd.mu.Unlock()
+	if w.crd.version != "" {
+		return
+	}
+	if err := w.srv.InstallCRD(crd(version)); err != nil {
+		w.log.Error("simulation: install the CRD", "err", err)
+		return
+	}
+	w.crd.version, w.crd.since = version, time.Now()
+}
+
+// applyCRD makes a CRD fault happen now.
+func (w *world) applyCRD(f Fault) {
+	switch f.Kind {
+	case InstallCRD:
+		w.installCRD(f.Version)
+	case RemoveCRD:
+		w.crd.mu.Lock()
+		defer w.crd.mu.Unlock()
+		if w.crd.version == "" {
+			return
+		}
+		if _, err := w.srv.RemoveCRD(widgets); err != nil {
+			w.log.Error("simulation: remove the CRD", "err", err)
+			return
+		}
+		w.crd.version, w.crd.since = "", time.Now()
+	case MoveCRD:
+		w.crd.mu.Lock()
+		defer w.crd.mu.Unlock()
+		if w.crd.version == "" || w.crd.version == f.Version {
+			return
+		}
+		if err := w.srv.MoveCRD(widgets, f.Version); err != nil {
+			w.log.Error("simulation: move the CRD", "err", err)
+			return
+		}
+		w.crd.version, w.crd.since = f.Version, time.Now()
+	}
+}
+
+// writeWidgets is the Widgets' writers until ctx ends: as the admin,
+// every 200 ms while the CRD is served, one change to a Widget in the
+// served version: mostly an update, sometimes a delete or a create of a
+// missing one. Each is served straight by the server, with no network:
+// under the CRD's lock, so it never meets a version just moved.
+func (w *world) writeWidgets(ctx context.Context) {
+	rng := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0x3717e6))
+	for tick := 1; ; tick++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		name := fmt.Sprintf("w-%02d", rng.IntN(Widgets))
+		p := rng.IntN(10)
+		w.crd.mu.Lock()
+		if v := w.crd.version; v != "" {
+			path := fmt.Sprintf("/apis/%s/%s/namespaces/%s/%s", CRDGroup, v, Namespace, widgets.Resource)
+			switch {
+			case p < 6:
+				w.serveAdmin(ctx, http.MethodPatch, path+"/"+name, fmt.Sprintf(`{"spec":{"tick":%d}}`, tick))
+			case p < 7:
+				w.serveAdmin(ctx, http.MethodDelete, path+"/"+name, "")
+			default:
+				w.serveAdmin(ctx, http.MethodPost, path, fmt.Sprintf(`{"apiVersion":"%s/%s","kind":"Widget","metadata":{"name":%q},"spec":{"tick":%d}}`,
+					CRDGroup, v, name, tick))
+			}
+		}
+		w.crd.mu.Unlock()
+	}
+}
+
+// serveAdmin has the server serve one request of the admin's.
+func (w *world) serveAdmin(ctx context.Context, method, path, body string) {
+	req := httptest.NewRequestWithContext(ctx, method, path, strings.NewReader(body))
+	switch method {
+	case http.MethodPatch:
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+	case http.MethodPost:
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	w.srv.ServeHTTP(rec, req)
+	w.log.Debug("simulation: a Widget write", "method", method, "path", path, "status", rec.Code)
+}
+
+// widgetsNow is the server's Widgets in Namespace now: name →
+// resourceVersion, and the set of their UIDs.
+func (w *world) widgetsNow() (map[string]string, map[string]bool) {
+	objs := w.srv.Objects(schema.GroupVersionResource{Group: widgets.Group, Resource: widgets.Resource})
+	rvs, uids := map[string]string{}, map[string]bool{}
+	for _, u := range objs {
+		if u.GetNamespace() == Namespace {
+			rvs[u.GetName()] = u.GetResourceVersion()
+			uids[string(u.GetUID())] = true
+		}
+	}
+	return rvs, uids
+}
+
+// cacheOf is an informer's cache: name → resourceVersion.
+func cacheOf(objs []*unstructured.Unstructured) map[string]string {
+	out := map[string]string{}
+	for _, u := range objs {
+		out[u.GetName()] = u.GetResourceVersion()
+	}
+	return out
+}

@@ -1,0 +1,411 @@
+package simulation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/metrics"
+	"github.com/listwatch/informer/reflector"
+	si "github.com/listwatch/informer/sharedinformer"
+)
+
+// The custom resources scenario's bounds. A sync wait, a Release and an
+// InformerFor wait for nothing on the network once the informer they
+// wait for is released, synced or stopped, so their bounds are short;
+// a Release from elsewhere waits for the informer's requests to end,
+// which a pause holds back (excused).
+const (
+	// syncTimeout bounds each sync wait (its ctx): an informer whose
+	// version is not served waits that long.
+	syncTimeout = 10 * time.Second
+	// returnBound: a sync wait returns within it of its informer's
+	// release or sync; a Release or an InformerFor on an informer's own
+	// goroutine returns within it.
+	returnBound = time.Second
+	// stopBound: a Release from another goroutine returns, an InformerFor
+	// after a release returns, and a released informer's handlers stop,
+	// within it (outside pauses).
+	stopBound = 10 * time.Second
+	// callTimeout is the ctx of every Release and InformerFor: a call
+	// that waits for itself waits that long, then fails.
+	callTimeout = 30 * time.Second
+)
+
+// Holders is how many holders each replica runs on its shared factory;
+// one more holds a paged informer on a factory of its own.
+const Holders = 3
+
+// How a hold ends, drawn for each hold.
+const (
+	releaseByHolder    = iota // the holder releases it after a while
+	releaseDuringSync         // the holder releases it while its sync wait runs
+	releaseFromHandler        // its handler releases it on its first event, and may ask again there
+	releaseFromOnError        // the factory's OnError releases it on its first failure
+	releaseAfterStop          // (paged holder) the ctx given to Start ends, then the holder releases it
+	modes
+)
+
+var modeNames = [modes]string{"by its holder", "during its sync wait", "from its handler", "from OnError", "after its Start ctx ended"}
+
+// customResources is the scenario of sharedinformer's holders and
+// Release: every replica runs Holders holders on one factory, and a
+// paged holder on a factory of its own; each holder asks for an
+// informer of the Widgets at a version of CRDVersions, waits for its
+// sync, holds it a while, releases it (in one of the modes) and asks
+// again, while the CRD is removed, installed and moved under it.
+type customResources struct{}
+
+func (customResources) String() string  { return "crds" }
+func (customResources) rings() []string { return nil }
+func (customResources) schedule(seed int64, replicas int, length time.Duration) Schedule {
+	return NewCRDSchedule(seed, replicas, length)
+}
+
+// factoryOf is one factory of a replica, with its metrics.
+type factoryOf struct {
+	f        *si.Factory
+	metrics  *metrics.Memory
+	registry *metrics.Registry
+	replica  *replica
+	// onError holds the holds to release on their informer's first
+	// failure, by informer name; guarded by mu.
+	mu      sync.Mutex
+	onError map[string][]*hold
+}
+
+// ownScope reports whether h asks for a scope of its own: a label
+// selector no Widget's labels fail, unique to it. Its holder is then its
+// informer's last, so its release stops the informer, ends its sync
+// wait, and an ask again from its handler meets the informer still
+// stopping. The holds released by their holder share one scope.
+func (h *hold) ownScope() bool { return h.mode != releaseByHolder && h.mode != releaseAfterStop }
+
+// A hold's states.
+const (
+	live int32 = iota
+	released
+	kept
+)
+
+// holdIDs numbers the holds that need a scope of their own.
+var holdIDs atomic.Int64
+
+// hold is one InformerFor of a holder, until it is released.
+type hold struct {
+	inf     *si.Informer[*unstructured.Unstructured]
+	reg     *si.Registration
+	version string
+	mode    int
+	reask   bool // releaseFromHandler: ask InformerFor again in the handler
+	// state is live, released (by whoever came first) or kept (its
+	// holder keeps it once the faults end: nothing releases it then).
+	state atomic.Int32
+	// stopStart ends the ctx its informer was started with, for
+	// releaseAfterStop; nil otherwise.
+	stopStart context.CancelFunc
+	// releasedAt is when its release began; nil before.
+	releasedAt atomic.Pointer[time.Time]
+}
+
+func (customResources) run(ctx context.Context, w *world, r *replica) {
+	var wg sync.WaitGroup
+	shared := newFactoryOf(w, r)
+	if shared == nil {
+		return
+	}
+	for i := range Holders + 1 {
+		rng := holderRand(w.opts.Seed, r.name, i)
+		after := r.boot.next()
+		wg.Go(func() {
+			if !startAfter(ctx, &r.link.gate, after) {
+				return
+			}
+			if i == Holders {
+				pagedHolder(ctx, w, r, rng)
+				return
+			}
+			holder(ctx, w, shared, rng, false)
+		})
+	}
+	wg.Wait()
+	shared.f.Wait() // every informer started with ctx has stopped
+}
+
+// holderRand is holder i of replica's own random source: its choices
+// are the seed's, whatever the other holders do.
+func holderRand(seed int64, replica string, i int) *rand.Rand {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/holder-%d", replica, i)
+	return rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
+}
+
+func newFactoryOf(w *world, r *replica) *factoryOf {
+	fo := &factoryOf{metrics: metrics.NewMemory(), replica: r, onError: map[string][]*hold{}}
+	var err error
+	if fo.registry, err = metrics.NewRegistry(fo.metrics); err != nil {
+		w.log.Error("simulation: metrics", "err", err)
+		return nil
+	}
+	opts := si.FactoryOptions{Metrics: fo.registry, Logger: w.log.With("replica", r.name), OnError: func(err error) { fo.failed(w, err) }}
+	if w.opts.Trace != nil {
+		opts.Trace = func(e informer.TraceEvent) {
+			e.Detail = r.name + ": " + e.Detail
+			w.opts.Trace(e)
+		}
+	}
+	if fo.f, err = si.NewFactory(r.cfg, opts); err != nil {
+		w.log.Error("simulation: factory", "err", err)
+		return nil
+	}
+	return fo
+}
+
+// failed is the factory's OnError: it releases the holds that asked to
+// be released on their informer's first failure, on the informer's own
+// goroutine, where Release must return at once.
+func (fo *factoryOf) failed(w *world, err error) {
+	var re *reflector.Error
+	if !errors.As(err, &re) {
+		return
+	}
+	fo.mu.Lock()
+	holds := fo.onError[re.Name]
+	delete(fo.onError, re.Name)
+	fo.mu.Unlock()
+	for _, h := range holds {
+		fo.release(w, h, "OnError", returnBound)
+	}
+}
+
+// release gives h back once (whoever comes first), and checks that it
+// returned within bound, and that h's handler stops within stopBound.
+func (fo *factoryOf) release(w *world, h *hold, where string, bound time.Duration) {
+	if !h.state.CompareAndSwap(live, released) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	start := time.Now()
+	h.releasedAt.Store(&start)
+	err := si.Release(ctx, fo.f, h.inf)
+	took := time.Since(start)
+	if (err != nil || took > bound) && !w.paused(interval{replica: fo.replica.name, start: start, end: time.Now()}) {
+		w.crd.violate("release returns", "replica %s: Release of %s from %s took %v (bound %v): %v", fo.replica.name, h.inf.Name(), where, took, bound, err)
+	}
+	if h.reg == nil {
+		return
+	}
+	// Others may hold the informer still: its handlers then go on, so
+	// this holder's is removed, after the release (a removed handler's
+	// Synced closes, which would end a sync wait before the release
+	// could). Stopped then closes either way.
+	_ = h.inf.RemoveEventHandler(h.reg) // fails if the release ended it already
+	w.crdWatchers.Go(func() {
+		select {
+		case <-h.reg.Stopped():
+		case <-w.crd.ended:
+		case <-time.After(stopBound + callTimeout): // a call of the handler's own may take callTimeout
+			if !w.paused(interval{replica: fo.replica.name, start: start, end: time.Now()}) {
+				w.crd.violate("released informer stops", "replica %s: the handler of %s released from %s at %s has not stopped", fo.replica.name, h.inf.Name(), where, clock(start))
+			}
+		}
+	})
+}
+
+// ask is one InformerFor of the Widgets at version, checked to return
+// within bound.
+func (fo *factoryOf) ask(ctx context.Context, w *world, version string, where string, bound time.Duration, opts ...si.InformerOption) (*si.Informer[*unstructured.Unstructured], error) {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	start := time.Now()
+	opts = append([]si.InformerOption{si.ForResource(schema.GroupVersionResource{Group: CRDGroup, Version: version, Resource: widgets.Resource}), si.InNamespace(Namespace)}, opts...)
+	inf, err := si.InformerFor[*unstructured.Unstructured](cctx, fo.f, opts...)
+	took := time.Since(start)
+	if took > bound && ctx.Err() == nil && !w.paused(interval{replica: fo.replica.name, start: start, end: time.Now()}) {
+		w.crd.violate("re-ask returns", "replica %s: InformerFor of widgets %s from %s took %v (bound %v): %v", fo.replica.name, version, where, took, bound, err)
+	}
+	return inf, err
+}
+
+// handler checks every delete against the server, and releases the hold
+// on its first event if the hold asked for that.
+func (fo *factoryOf) handler(w *world, h *hold) si.Handler[*unstructured.Unstructured] {
+	var once sync.Once
+	first := func() {
+		if h.mode != releaseFromHandler {
+			return
+		}
+		once.Do(func() {
+			fo.release(w, h, "its handler", returnBound)
+			if !h.reask {
+				return
+			}
+			inf, err := fo.ask(context.Background(), w, h.version, "the handler", returnBound)
+			if err == nil {
+				fo.release(w, &hold{inf: inf}, "its handler, asked again", returnBound)
+			}
+		})
+	}
+	return si.HandlerFuncs[*unstructured.Unstructured]{
+		AddFunc:    func(*unstructured.Unstructured, bool) { first() },
+		UpdateFunc: func(_, _ *unstructured.Unstructured) { first() },
+		DeleteFunc: func(u *unstructured.Unstructured, unknown bool) {
+			if _, uids := w.widgetsNow(); uids[string(u.GetUID())] {
+				w.crd.violate("no delete of a live object", "replica %s: %s got a delete of %s (uid %s, rv %s, final state unknown %v) that the server holds",
+					fo.replica.name, h.inf.Name(), u.GetName(), u.GetUID(), u.GetResourceVersion(), unknown)
+			}
+			first()
+		},
+	}
+}
+
+// holder asks, waits, holds and releases, again and again, until the
+// faults end; then it keeps one hold until ctx ends.
+func holder(ctx context.Context, w *world, fo *factoryOf, rng *rand.Rand, paged bool) {
+	for ctx.Err() == nil {
+		h := &hold{version: CRDVersions[0], mode: rng.IntN(releaseAfterStop)}
+		if rng.IntN(10) < 3 {
+			h.version = CRDVersions[1]
+		}
+		h.reask = rng.IntN(2) == 0
+		releaseAfter := time.Duration(rng.IntN(2000)) * time.Millisecond
+		holdFor := time.Duration(200+rng.IntN(4800)) * time.Millisecond
+		if paged && rng.IntN(3) == 0 {
+			h.mode = releaseAfterStop
+		}
+		if w.crd.isSettled() {
+			h.mode = releaseByHolder
+		}
+		if !cycle(ctx, w, fo, h, releaseAfter, holdFor, paged) {
+			informer.Sleep(ctx, informer.RealClock{}, 500*time.Millisecond)
+			continue
+		}
+		if w.crd.isSettled() && h.state.CompareAndSwap(live, kept) {
+			w.crd.mu.Lock()
+			w.crd.final[h] = fo
+			w.crd.mu.Unlock()
+			<-ctx.Done()
+			w.crd.mu.Lock()
+			delete(w.crd.final, h)
+			w.crd.mu.Unlock()
+			if h.stopStart != nil {
+				h.stopStart()
+			}
+			return
+		}
+		fo.release(w, h, "its holder", stopBound)
+		if h.stopStart != nil {
+			h.stopStart()
+		}
+	}
+}
+
+// cycle is one hold until its release is due; it reports false if
+// InformerFor or AddEventHandler failed (a discovery error in a fault).
+func cycle(ctx context.Context, w *world, fo *factoryOf, h *hold, releaseAfter, holdFor time.Duration, paged bool) bool {
+	var opts []si.InformerOption
+	if h.ownScope() {
+		opts = append(opts, si.WithLabels(fmt.Sprintf("sim-hold!=h%d", holdIDs.Add(1))))
+	}
+	if paged {
+		opts = append(opts, si.WithReflector(reflector.Tuning{PageSize: 2}))
+	}
+	inf, err := fo.ask(ctx, w, h.version, "its holder", stopBound, opts...)
+	if err != nil {
+		return false
+	}
+	h.inf = inf
+	if h.reg, err = inf.AddEventHandler(fo.handler(w, h)); err != nil {
+		fo.release(w, h, "its holder, after AddEventHandler failed", stopBound)
+		return false
+	}
+	if h.mode == releaseFromOnError {
+		fo.mu.Lock()
+		fo.onError[inf.Name()] = append(fo.onError[inf.Name()], h)
+		fo.mu.Unlock()
+	}
+	if h.mode == releaseAfterStop {
+		var startCtx context.Context
+		startCtx, h.stopStart = context.WithCancel(ctx)
+		fo.f.Start(startCtx)
+	} else {
+		fo.f.Start(ctx)
+	}
+	syncWait(ctx, w, fo, h, releaseAfter)
+	select {
+	case <-time.After(holdFor):
+	case <-w.crd.settled:
+	case <-ctx.Done():
+	}
+	if h.mode == releaseAfterStop && !w.crd.isSettled() {
+		h.stopStart()
+		select {
+		case <-h.reg.Stopped():
+		case <-ctx.Done():
+		}
+	}
+	return true
+}
+
+// syncWait waits for h's informer and handler to sync, releasing it
+// meanwhile if its mode says so, and checks that the wait returned
+// within returnBound of the release, or of the sync.
+func syncWait(ctx context.Context, w *world, fo *factoryOf, h *hold, releaseAfter time.Duration) {
+	var syncedAt atomic.Pointer[time.Time]
+	wctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	done := make(chan struct{})
+	var watchers sync.WaitGroup
+	defer watchers.Wait()
+	defer close(done)
+	watchers.Go(func() {
+		for _, s := range []si.Syncer{h.inf, h.reg} {
+			select {
+			case <-s.Synced():
+			case <-done:
+				return
+			}
+		}
+		now := time.Now()
+		syncedAt.Store(&now)
+	})
+	if h.mode == releaseDuringSync {
+		watchers.Go(func() {
+			select {
+			case <-time.After(releaseAfter):
+				fo.release(w, h, "its holder, during its sync wait", stopBound)
+			case <-done:
+			}
+		})
+	}
+	start := time.Now()
+	err := si.WaitForCacheSync(wctx, h.inf, h.reg)
+	end := time.Now()
+	for what, at := range map[string]*time.Time{"was released": h.releasedAt.Load(), "synced": syncedAt.Load()} {
+		if at != nil && end.Sub(*at) > returnBound && (what == "synced" || h.ownScope()) {
+			w.crd.violate("sync wait returns", "replica %s: the sync wait for %s begun %s returned %s, %v after it %s (%s): %v",
+				fo.replica.name, h.inf.Name(), clock(start), clock(end), end.Sub(*at), what, clock(*at), err)
+		}
+	}
+}
+
+// pagedHolder is a holder on a factory of its own, whose informer lists
+// in pages of two: a list the CRD's removal cuts between two pages.
+func pagedHolder(ctx context.Context, w *world, r *replica, rng *rand.Rand) {
+	fo := newFactoryOf(w, r)
+	if fo == nil {
+		return
+	}
+	holder(ctx, w, fo, rng, true)
+	fo.f.Wait()
+}
