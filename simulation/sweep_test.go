@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ var (
 	shrink   = flag.Bool("shrink", true, "shrink a failing schedule")
 	keepOn   = flag.Bool("keep-going", false, "run every seed, reporting each failure (no shrinking), instead of stopping at the first")
 	replays  = flag.Int("replays", 0, "run -seed (default 1) this many times (default 3) and report how many runs had the first run's history and outcome")
+	realMax  = flag.Duration("seed-timeout", 2*time.Minute, "real time one seed may take before the sweep panics with every goroutine's stack: a goroutine that spins keeps simulated time from advancing, so no invariant of the run can report it")
 	history  = flag.String("history", "", "write a failing seed's whole history, the library's debug logs and its trace events to this file (with -seed, also a run that passed); a %d in its name is the seed (one file per failing seed with -keep-going)")
 )
 
@@ -78,7 +80,12 @@ func TestSimulate(t *testing.T) {
 	for _, s := range list {
 		ran++
 		opts := options(s)
+		watchdog := time.AfterFunc(*realMax, func() {
+			debug.SetTraceback("all")
+			panic(fmt.Sprintf("seed %d of scenario %s still runs after %v of real time: a goroutine that never blocks keeps simulated time still (replay: -seed=%d)", s, *scenario, *realMax, s))
+		})
 		res := simulation.Check(t, opts, nil)
+		watchdog.Stop()
 		simulated += res.Simulated
 		if !res.Failed() {
 			if *seed >= 0 && *history != "" { // a replay that passed: to set beside one that failed
