@@ -167,7 +167,7 @@ func (w *world) serveAdmin(ctx context.Context, method, path, body string) {
 // widgetsNow is the server's Widgets in Namespace now: name →
 // resourceVersion, and the set of their UIDs.
 func (w *world) widgetsNow() (map[string]string, map[string]bool) {
-	objs := w.srv.Objects(schema.GroupVersionResource{Group: widgets.Group, Resource: widgets.Resource})
+	objs := w.srv.Objects(widgetsGVR())
 	rvs, uids := map[string]string{}, map[string]bool{}
 	for _, u := range objs {
 		if u.GetNamespace() == Namespace {
@@ -176,6 +176,12 @@ func (w *world) widgetsNow() (map[string]string, map[string]bool) {
 		}
 	}
 	return rvs, uids
+}
+
+// widgetsGVR names the Widgets to fakeapiserver.Server.Objects, which
+// reads them whatever version serves them.
+func widgetsGVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: widgets.Group, Resource: widgets.Resource}
 }
 
 // cacheOf is an informer's cache: name → resourceVersion.

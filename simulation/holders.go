@@ -106,7 +106,8 @@ type hold struct {
 	reg     *si.Registration
 	version string
 	mode    int
-	reask   bool // releaseFromHandler: ask InformerFor again in the handler
+	reask   bool                // releaseFromHandler: ask InformerFor again in the handler
+	opts    []si.InformerOption // the scope and shape it was asked with, beyond the resource
 	// state is live, released (by whoever came first) or kept (its
 	// holder keeps it once the faults end: nothing releases it then).
 	state atomic.Int32
@@ -198,10 +199,7 @@ func (fo *factoryOf) release(w *world, h *hold, where string, bound time.Duratio
 	start := time.Now()
 	h.releasedAt.Store(&start)
 	err := si.Release(ctx, fo.f, h.inf)
-	took := time.Since(start)
-	if (err != nil || took > bound) && !w.paused(interval{replica: fo.replica.name, start: start, end: time.Now()}) {
-		w.crd.violate("release returns", "replica %s: Release of %s from %s took %v (bound %v): %v", fo.replica.name, h.inf.Name(), where, took, bound, err)
-	}
+	w.checkCall("release returns", fo.replica.name, "Release of "+h.inf.Name()+" from "+where, start, time.Now(), bound, err, err != nil)
 	if h.reg == nil {
 		return
 	}
@@ -230,9 +228,8 @@ func (fo *factoryOf) ask(ctx context.Context, w *world, version string, where st
 	start := time.Now()
 	opts = append([]si.InformerOption{si.ForResource(schema.GroupVersionResource{Group: CRDGroup, Version: version, Resource: widgets.Resource}), si.InNamespace(Namespace)}, opts...)
 	inf, err := si.InformerFor[*unstructured.Unstructured](cctx, fo.f, opts...)
-	took := time.Since(start)
-	if took > bound && ctx.Err() == nil && !w.paused(interval{replica: fo.replica.name, start: start, end: time.Now()}) {
-		w.crd.violate("re-ask returns", "replica %s: InformerFor of widgets %s from %s took %v (bound %v): %v", fo.replica.name, version, where, took, bound, err)
+	if ctx.Err() == nil { // a kill ends the call: not the library's doing
+		w.checkCall("re-ask returns", fo.replica.name, "InformerFor of widgets "+version+" from "+where, start, time.Now(), bound, err, false)
 	}
 	return inf, err
 }
@@ -250,7 +247,7 @@ func (fo *factoryOf) handler(w *world, h *hold) si.Handler[*unstructured.Unstruc
 			if !h.reask {
 				return
 			}
-			inf, err := fo.ask(context.Background(), w, h.version, "the handler", returnBound)
+			inf, err := fo.ask(context.Background(), w, h.version, "the handler", returnBound, h.opts...)
 			if err == nil {
 				fo.release(w, &hold{inf: inf}, "its handler, asked again", returnBound)
 			}
@@ -320,6 +317,7 @@ func cycle(ctx context.Context, w *world, fo *factoryOf, h *hold, releaseAfter, 
 	if paged {
 		opts = append(opts, si.WithReflector(reflector.Tuning{PageSize: 2}))
 	}
+	h.opts = opts
 	inf, err := fo.ask(ctx, w, h.version, "its holder", stopBound, opts...)
 	if err != nil {
 		return false
@@ -391,12 +389,7 @@ func syncWait(ctx context.Context, w *world, fo *factoryOf, h *hold, releaseAfte
 	start := time.Now()
 	err := si.WaitForCacheSync(wctx, h.inf, h.reg)
 	end := time.Now()
-	for what, at := range map[string]*time.Time{"was released": h.releasedAt.Load(), "synced": syncedAt.Load()} {
-		if at != nil && end.Sub(*at) > returnBound && (what == "synced" || h.ownScope()) {
-			w.crd.violate("sync wait returns", "replica %s: the sync wait for %s begun %s returned %s, %v after it %s (%s): %v",
-				fo.replica.name, h.inf.Name(), clock(start), clock(end), end.Sub(*at), what, clock(*at), err)
-		}
-	}
+	w.checkSyncWait(fo.replica.name, h.inf.Name(), h.ownScope(), start, end, h.releasedAt.Load(), syncedAt.Load(), err)
 }
 
 // pagedHolder is a holder on a factory of its own, whose informer lists
@@ -408,4 +401,32 @@ func pagedHolder(ctx context.Context, w *world, r *replica, rng *rand.Rand) {
 	}
 	holder(ctx, w, fo, rng, true)
 	fo.f.Wait()
+}
+
+// checkCall is "release returns" and "re-ask returns": a call of
+// replica's that began at start and returned at end, with err, took at
+// most bound, and did not fail (if failed says it did), unless the
+// replica was paused meanwhile.
+func (w *world) checkCall(invariant, replica, what string, start, end time.Time, bound time.Duration, err error, failed bool) {
+	if (failed || end.Sub(start) > bound) && !w.paused(interval{replica: replica, start: start, end: end}) {
+		w.crd.violate(invariant, "replica %s: %s took %v (bound %v): %v", replica, what, end.Sub(start), bound, err)
+	}
+}
+
+// checkSyncWait is "sync wait returns": a sync wait for the informer
+// named name, begun at start, returned at end with err, within
+// returnBound of its informer and handler syncing (syncedAt), or of its
+// hold's release (releasedAt) if the hold was the informer's only one
+// (ownScope: others may hold it still, and their informer syncs or not).
+func (w *world) checkSyncWait(replica, name string, ownScope bool, start, end time.Time, releasedAt, syncedAt *time.Time, err error) {
+	for _, c := range []struct {
+		what string
+		at   *time.Time
+	}{{"was released", releasedAt}, {"synced", syncedAt}} {
+		if c.at == nil || end.Sub(*c.at) <= returnBound || c.what == "was released" && !ownScope {
+			continue
+		}
+		w.crd.violate("sync wait returns", "replica %s: the sync wait for %s begun %s returned %s, %v after it %s (%s): %v",
+			replica, name, clock(start), clock(end), end.Sub(*c.at), c.what, clock(*c.at), err)
+	}
 }
