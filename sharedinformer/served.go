@@ -69,7 +69,7 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 	s.mu.Lock()
 	defer s.mu.Unlock() // one request at a time: the answers are shared
 	answer := reflector.Serving{Version: gvr.Version}
-	served, fresh, err := s.inVersionLocked(ctx, gvr)
+	served, fresh, err := s.inVersionLocked(ctx, gvr, time.Time{})
 	if served || err != nil {
 		answer.Served = served
 		return answer, err
@@ -77,7 +77,12 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 	if fresh {
 		s.forget()
 	}
-	versions, err := s.versionsLocked(ctx, gvr.Group)
+	// Where else it is served is judged by answers no older than the "no"
+	// for this version: an older list of the group's versions may name
+	// only this one, from before the resource moved back to another, and
+	// a resource that moved would look gone, its objects deleted.
+	no := s.answers[gvr.GroupVersion()].at
+	versions, err := s.versionsLocked(ctx, gvr.Group, no)
 	if err != nil {
 		return answer, err
 	}
@@ -85,7 +90,7 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 		if v == gvr.Version {
 			continue
 		}
-		served, _, err := s.inVersionLocked(ctx, gvr.GroupResource().WithVersion(v))
+		served, _, err := s.inVersionLocked(ctx, gvr.GroupResource().WithVersion(v), no)
 		if err != nil {
 			return answer, err
 		}
@@ -97,13 +102,14 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 }
 
 // inVersionLocked reports whether discovery lists gvr, and whether it
-// asked the server for the answer. A 404 for the group and version is a
-// "no" (the last CRD of a group version takes it with it). The caller
-// holds mu.
-func (s *servedResources) inVersionLocked(ctx context.Context, gvr schema.GroupVersionResource) (served, fresh bool, err error) {
+// asked the server for the answer, which it does when the answer it has
+// is older than servedAnswerAge or than notBefore. A 404 for the group
+// and version is a "no" (the last CRD of a group version takes it with
+// it). The caller holds mu.
+func (s *servedResources) inVersionLocked(ctx context.Context, gvr schema.GroupVersionResource, notBefore time.Time) (served, fresh bool, err error) {
 	gv := gvr.GroupVersion()
 	a, ok := s.answers[gv]
-	fresh = !ok || time.Since(a.at) > servedAnswerAge
+	fresh = !ok || time.Since(a.at) > servedAnswerAge || a.at.Before(notBefore)
 	if fresh {
 		a = s.ask(ctx, gv)
 		s.answers[gv] = a
@@ -129,10 +135,11 @@ func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) serve
 }
 
 // versionsLocked returns the versions discovery lists for group,
-// preferred first; none when it lists no such group. The caller holds
-// mu.
-func (s *servedResources) versionsLocked(ctx context.Context, group string) ([]string, error) {
-	if s.groups.versions == nil || time.Since(s.groups.at) > servedAnswerAge {
+// preferred first; none when it lists no such group. It asks again when
+// its answer is older than servedAnswerAge or than notBefore. The caller
+// holds mu.
+func (s *servedResources) versionsLocked(ctx context.Context, group string, notBefore time.Time) ([]string, error) {
+	if s.groups.versions == nil || time.Since(s.groups.at) > servedAnswerAge || s.groups.at.Before(notBefore) {
 		s.groups = groupsAnswer{at: time.Now(), versions: map[string][]string{}}
 		var list *metav1.APIGroupList
 		list, s.groups.err = s.client.ServerGroupsWithContext(ctx)

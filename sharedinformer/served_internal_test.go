@@ -2,6 +2,7 @@ package sharedinformer
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -72,5 +74,70 @@ func TestOneDiscoveryAnswerServesEveryInformerOfItsGroupVersionForASecond(t *tes
 		time.Sleep(servedAnswerAge)
 		ask()
 		assert.Equal(t, 2, d.times(gv.String()), "an answer older than a second is asked again")
+	})
+}
+
+// movingDiscovery serves one resource of one group at one version at a
+// time, as a CRD does, and moves it when told.
+type movingDiscovery struct {
+	discovery.DiscoveryInterfaceWithContext // nil: only the methods below are called
+
+	group, resource string
+
+	mu      sync.Mutex
+	version string // guarded by mu
+}
+
+func (d *movingDiscovery) moveTo(version string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.version = version
+}
+
+func (d *movingDiscovery) ServerResourcesForGroupVersionWithContext(_ context.Context, gv string) (*metav1.APIResourceList, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if gv != d.group+"/"+d.version {
+		return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
+	}
+	return &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{{Name: d.resource}}}, nil
+}
+
+func (d *movingDiscovery) ServerGroupsWithContext(context.Context) (*metav1.APIGroupList, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v := metav1.GroupVersionForDiscovery{GroupVersion: d.group + "/" + d.version, Version: d.version}
+	return &metav1.APIGroupList{Groups: []metav1.APIGroup{{Name: d.group, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v}}}, nil
+}
+
+// A CRD that moves back to the version it left, within a second of a
+// look at the group's versions, has moved, not gone. Before the fix, the
+// informer of the version it left found its own version not served by a
+// fresh answer, and then judged the other versions by the older list of
+// the group's versions, which named only its own. Judged so, the resource
+// looked gone, and the informer's handlers got a delete, final state
+// unknown, for every object, all of them live (simulation, crds
+// scenario, seed 20).
+func TestAVersionLeftAsTheCRDMovesBackIsJudgedMovedByAnswersNoOlderThanItsOwn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &movingDiscovery{group: "zoo.listwatch.dev", resource: "squids", version: "v2"}
+		served := newServedResources(d, func() {})
+		v1 := served.For(schema.GroupVersionResource{Group: d.group, Version: "v1", Resource: d.resource})
+		v2 := served.For(schema.GroupVersionResource{Group: d.group, Version: "v2", Resource: d.resource})
+
+		answer, err := v2(t.Context()) // the informer of v2 looks: served
+		require.NoError(t, err)
+		require.True(t, answer.Served)
+		time.Sleep(servedAnswerAge * 7 / 10)
+		answer, err = v1(t.Context()) // the informer of v1 looks: moved to v2, by the group's versions, [v2]
+		require.NoError(t, err)
+		require.Equal(t, []string{"v2"}, answer.Elsewhere)
+
+		time.Sleep(servedAnswerAge * 4 / 10) // v2's answer is now older than a second, the group's is not
+		d.moveTo("v1")
+		answer, err = v2(t.Context())
+		require.NoError(t, err)
+		assert.True(t, answer.Served || slices.Equal(answer.Elsewhere, []string{"v1"}),
+			"v2 moved back to v1: served (by an answer still fresh: the 404 is retried) or moved, never gone; got %+v", answer)
 	})
 }
