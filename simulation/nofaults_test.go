@@ -8,7 +8,7 @@ import (
 )
 
 // With no faults at all, a replica set keeps every invariant the
-// simulator checks, in both scenarios: the harness's own baseline. A
+// simulator checks, in every scenario: the harness's own baseline. A
 // failure here is a bug in the library or the simulator on the plain
 // path, and make test runs it on every change; the seeded sweep of fault
 // schedules (TestSimulate) runs under make sim. Twenty seconds of
@@ -18,7 +18,7 @@ func TestAReplicaSetWithNoFaultsKeepsEveryInvariant(t *testing.T) {
 	for _, sc := range []struct {
 		name     string
 		scenario simulation.Scenario
-	}{{"sharded", simulation.Sharded}, {"leader", simulation.LeaderElected}} {
+	}{{"sharded", simulation.Sharded}, {"leader", simulation.LeaderElected}, {"crds", simulation.CustomResources}} {
 		t.Run(sc.name, func(t *testing.T) {
 			for seed := range int64(3) {
 				res := simulation.Check(t, simulation.Options{Seed: seed + 1, Scenario: sc.scenario, Faults: 20 * time.Second}, simulation.Schedule{})

@@ -1,0 +1,197 @@
+package simulation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/listwatch/informer/metrics"
+	si "github.com/listwatch/informer/sharedinformer"
+)
+
+// crdWorldForTest is a custom resources world with the CRD served at v1
+// and two Widgets, and a replica "r0-0" whose factory reaches the server
+// with no faults.
+func crdWorldForTest(t *testing.T) (*world, *factoryOf) {
+	t.Helper()
+	w, err := newWorld(Options{Scenario: CustomResources}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.admin.Close)
+	w.installCRD("v1")
+	for _, name := range []string{"w-00", "w-01"} {
+		w.writeWidget(t, http.MethodPost, "", fmt.Sprintf(`{"apiVersion":"%s/v1","kind":"Widget","metadata":{"name":%q}}`, CRDGroup, name))
+	}
+	r := &replica{name: "r0-0", cfg: w.admin.Config()}
+	fo := newFactoryOf(w, r)
+	if fo == nil {
+		t.Fatal("no factory")
+	}
+	return w, fo
+}
+
+func (w *world) writeWidget(t *testing.T, method, name, body string) {
+	t.Helper()
+	path := fmt.Sprintf("/apis/%s/%s/namespaces/%s/%s", CRDGroup, w.crd.served(), Namespace, widgets.Resource)
+	if name != "" {
+		path += "/" + name
+	}
+	w.serveAdmin(t.Context(), method, path, body)
+}
+
+// keep asks for the Widgets at version, starts the informer with ctx,
+// and keeps the hold as a holder keeps its last one.
+func keep(t *testing.T, w *world, fo *factoryOf, ctx context.Context, version string) *hold {
+	t.Helper()
+	inf, err := fo.ask(t.Context(), w, version, "the test", stopBound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hold{inf: inf, version: version}
+	h.state.Store(kept)
+	fo.f.Start(ctx)
+	w.crd.final[h] = fo
+	return h
+}
+
+func crdViolations(w *world) map[string]int {
+	got := map[string]int{}
+	for _, v := range w.crd.violations {
+		got[v.Invariant]++
+	}
+	return got
+}
+
+// A sync wait that returned more than returnBound after its informer
+// synced, or after its only hold was released, breaks "sync wait
+// returns"; within the bound, or a release of a shared hold (others may
+// hold the informer still), does not.
+func TestASyncWaitThatOutlivesItsReleaseOrSyncBreaksSyncWaitReturns(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) *time.Time { t := t0.Add(time.Duration(ms) * time.Millisecond); return &t }
+	for _, tc := range []struct {
+		name             string
+		ownScope         bool
+		released, synced *time.Time
+		returned         int
+		want             int
+	}{
+		{"returned at the release", true, at(1000), nil, 1000, 0},
+		{"returned at its deadline, 9 s after its release", true, at(1000), nil, 10000, 1},
+		{"returned 9 s after a shared hold's release", false, at(1000), nil, 10000, 0},
+		{"returned 5 s after it synced", false, nil, at(2000), 7000, 1},
+		{"returned at its deadline, never synced nor released", true, nil, nil, 10000, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &world{opts: Options{}.withDefaults(), crd: newCRDWorld()}
+			w.checkSyncWait("r0-0", "widgets", tc.ownScope, t0, *at(tc.returned), tc.released, tc.synced, errors.New("not synced"))
+			if got := crdViolations(w)["sync wait returns"]; got != tc.want {
+				t.Fatalf("sync wait returns: %d violations, want %d: %v", got, tc.want, w.crd.violations)
+			}
+		})
+	}
+}
+
+// A Release or an InformerFor that took longer than its bound, or a
+// Release that failed, breaks its invariant; not while its replica was
+// paused.
+func TestACallPastItsBoundBreaksReleaseReturnsUnlessItsReplicaWasPaused(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := &world{opts: Options{}.withDefaults(), crd: newCRDWorld()}
+	w.checkCall("release returns", "r0-0", "Release from its handler", t0, t0.Add(30*time.Second), returnBound, context.DeadlineExceeded, true)
+	w.checkCall("re-ask returns", "r0-0", "InformerFor from the handler", t0, t0.Add(30*time.Second), returnBound, nil, false)
+	w.checkCall("release returns", "r0-0", "Release from its holder", t0, t0.Add(time.Millisecond), stopBound, errors.New("not held"), true)
+	w.checkCall("release returns", "r0-0", "Release from its holder", t0, t0.Add(time.Millisecond), stopBound, nil, false)
+	if got := crdViolations(w); got["release returns"] != 2 || got["re-ask returns"] != 1 {
+		t.Fatalf("violations %v, want 2 of release returns and 1 of re-ask returns", got)
+	}
+	w = &world{opts: Options{}.withDefaults(), crd: newCRDWorld(), pauses: []span{{slot: 0, from: t0.Add(time.Second), to: t0.Add(20 * time.Second)}}}
+	w.checkCall("re-ask returns", "r0-0", "InformerFor from its holder", t0, t0.Add(30*time.Second), stopBound, nil, false)
+	if got := crdViolations(w); len(got) != 0 {
+		t.Fatalf("a call through a pause was reported: %v", got)
+	}
+}
+
+// A handler's delete for a Widget whose UID the server still holds
+// breaks "no delete of a live object"; one for a Widget deleted, or
+// deleted and created again under its name, does not.
+func TestADeleteOfAWidgetTheServerHoldsBreaksNoDeleteOfALiveObject(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		handler := fo.handler(w, &hold{inf: &si.Informer[*unstructured.Unstructured]{}})
+		live := w.srv.Objects(widgetsGVR())[0]
+		handler.OnDelete(live, false)
+		if got := crdViolations(w)["no delete of a live object"]; got != 1 {
+			t.Fatalf("a delete of a live Widget: %d violations, want 1", got)
+		}
+		w.writeWidget(t, http.MethodDelete, live.GetName(), "")
+		w.writeWidget(t, http.MethodPost, "", fmt.Sprintf(`{"apiVersion":"%s/v1","kind":"Widget","metadata":{"name":%q}}`, CRDGroup, live.GetName()))
+		handler.OnDelete(live, true)
+		if got := crdViolations(w)["no delete of a live object"]; got != 1 {
+			t.Fatalf("a delete of a Widget since deleted and created anew was reported: %v", w.crd.violations)
+		}
+		stranger := live.DeepCopy()
+		stranger.SetUID(types.UID("not-on-the-server"))
+		handler.OnDelete(stranger, false)
+		if got := crdViolations(w)["no delete of a live object"]; got != 1 {
+			t.Fatalf("a delete of a Widget the server does not hold was reported: %v", w.crd.violations)
+		}
+	})
+}
+
+// At quiescence, a held informer of the served version that missed a
+// write breaks "held informer equals server"; one of a version not
+// served that does not say so, or that caches Widgets of a removed CRD,
+// breaks "not served says so"; a factory whose Registry still holds the
+// name of an informer nobody holds breaks "released informer stops".
+func TestQuiescentChecksReportAStaleCacheASilentInformerAndANameNotGivenBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		ctx, stop := context.WithCancel(t.Context())
+		h := keep(t, w, fo, ctx, "v1")
+		if err := si.WaitForCacheSync(t.Context(), h.inf); err != nil {
+			t.Fatal(err)
+		}
+		if got := violations(w.crdQuiescent()); len(got) != 0 {
+			t.Fatalf("a synced informer equal to the server was reported: %v", got)
+		}
+
+		stop() // the informer stops: its cache is frozen, and its name given back
+		synctest.Wait()
+		w.writeWidget(t, http.MethodPost, "", fmt.Sprintf(`{"apiVersion":"%s/v1","kind":"Widget","metadata":{"name":"w-02"}}`, CRDGroup))
+		got := violations(w.crdQuiescent())
+		if got["held informer equals server"] != 1 || got["released informer stops"] != 1 {
+			t.Fatalf("a stale cache: violations %v, want one of held informer equals server and one of released informer stops (its name is free)", got)
+		}
+
+		if _, err := w.srv.RemoveCRD(widgets); err != nil {
+			t.Fatal(err)
+		}
+		w.crd.version = ""
+		got = violations(w.crdQuiescent())
+		if got["not served says so"] != 2 {
+			t.Fatalf("a removed CRD's stopped informer, silent and holding Widgets: violations %v, want two of not served says so", got)
+		}
+
+		delete(w.crd.final, h)
+		fo.registry.Register("informer", "widgets nobody holds", CRDGroup, "v1", widgets.Resource)
+		if _, err := fo.metrics.Gauge(metrics.Desc{Name: "listwatch_informer_cached_objects", Labels: []string{"name", "group", "version", "resource"}},
+			[]string{"widgets nobody holds", CRDGroup, "v1", widgets.Resource}); err != nil {
+			t.Fatal(err)
+		}
+		keep(t, w, fo, t.Context(), "v2")
+		synctest.Wait()
+		got = violations(w.crdQuiescent())
+		if got["released informer stops"] != 1 {
+			t.Fatalf("a name held by no hold: violations %v, want one of released informer stops", got)
+		}
+	})
+}
