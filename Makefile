@@ -113,7 +113,7 @@ sharded: tools
 	cd examples && $(GO) test -race -count=1 -timeout 60m -run TestEveryHandover ./sharded -v -args -objects=$(OBJECTS)
 
 # sim runs the simulator (package simulation) for SEEDS seeds from
-# SIM_FIRST (default 1), scenario SCENARIO (sharded or leader), each with
+# SIM_FIRST (default 1), scenario SCENARIO (sharded, leader or crds), each with
 # FAULTS of faults, without -race, in SIM_PROCS processes at once (one per
 # core, each over its own part of the seeds), and prints each process's
 # seeds per minute and simulated-to-real ratio, then the sweep's seeds per
