@@ -318,12 +318,13 @@
 //
 // The custom resources scenario, new, found a bug on main within its
 // first 200 seeds (seed 179, and seed 20 once the handler asked again in
-// its own scope; it failed on about one replay in two): a CRD moved
-// v1 to v2 and back within a second, and the informer of v2, judging
-// its version's "no" by a fresh discovery answer but the group's
-// versions by one less than a second old that named v2 alone, took the
-// resource for gone and deleted every live Widget from its cache, its
-// handlers told ("no delete of a live object"). Each answer is now no
+// its own scope; it failed on about one replay in two): a CRD moved to
+// another version (seed 179: v1 to v2 and back) less than a second after
+// the factory's last look at the group's versions, and the informer of
+// the version left, judging its own "no" by a fresh discovery answer but
+// the group's versions by the older one, which named its version alone,
+// took the resource for gone and deleted every live Widget from its
+// cache, its handlers told ("no delete of a live object"). Each answer is now no
 // older than the "no" it completes (package sharedinformer,
 // TestAVersionLeftAsTheCRDMovesBackIsJudgedMovedByAnswersNoOlderThanItsOwn);
 // on that fix crds seeds 1 to 400 passed, at 190 seeds a minute (137
