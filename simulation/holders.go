@@ -97,9 +97,6 @@ const (
 	kept
 )
 
-// holdIDs numbers the holds that need a scope of their own.
-var holdIDs atomic.Int64
-
 // hold is one InformerFor of a holder, until it is released.
 type hold struct {
 	inf     *si.Informer[*unstructured.Unstructured]
@@ -132,10 +129,10 @@ func (customResources) run(ctx context.Context, w *world, r *replica) {
 				return
 			}
 			if i == Holders {
-				pagedHolder(ctx, w, r, rng)
+				pagedHolder(ctx, w, r, rng, fmt.Sprintf("%s.%d", r.name, i))
 				return
 			}
-			holder(ctx, w, shared, rng, false)
+			holder(ctx, w, shared, rng, fmt.Sprintf("%s.%d", r.name, i), false)
 		})
 	}
 	wg.Wait()
@@ -268,8 +265,12 @@ func (fo *factoryOf) handler(w *world, h *hold) si.Handler[*unstructured.Unstruc
 
 // holder asks, waits, holds and releases, again and again, until the
 // faults end; then it keeps one hold until ctx ends.
-func holder(ctx context.Context, w *world, fo *factoryOf, rng *rand.Rand, paged bool) {
-	for ctx.Err() == nil {
+//
+// name, the replica's name and the holder's number, names its holds'
+// own scopes with the count of its cycles: the same on every run of a
+// seed, so their requests, and the faults drawn from them, are too.
+func holder(ctx context.Context, w *world, fo *factoryOf, rng *rand.Rand, name string, paged bool) {
+	for n := 0; ctx.Err() == nil; n++ {
 		h := &hold{version: CRDVersions[0], mode: rng.IntN(releaseAfterStop)}
 		if rng.IntN(10) < 3 {
 			h.version = CRDVersions[1]
@@ -283,7 +284,7 @@ func holder(ctx context.Context, w *world, fo *factoryOf, rng *rand.Rand, paged 
 		if w.crd.isSettled() {
 			h.mode = releaseByHolder
 		}
-		if !cycle(ctx, w, fo, h, releaseAfter, holdFor, paged) {
+		if !cycle(ctx, w, fo, h, fmt.Sprintf("%s.%d", name, n), releaseAfter, holdFor, paged) {
 			informer.Sleep(ctx, informer.RealClock{}, 500*time.Millisecond)
 			continue
 		}
@@ -309,10 +310,10 @@ func holder(ctx context.Context, w *world, fo *factoryOf, rng *rand.Rand, paged 
 
 // cycle is one hold until its release is due; it reports false if
 // InformerFor or AddEventHandler failed (a discovery error in a fault).
-func cycle(ctx context.Context, w *world, fo *factoryOf, h *hold, releaseAfter, holdFor time.Duration, paged bool) bool {
+func cycle(ctx context.Context, w *world, fo *factoryOf, h *hold, scope string, releaseAfter, holdFor time.Duration, paged bool) bool {
 	var opts []si.InformerOption
 	if h.ownScope() {
-		opts = append(opts, si.WithLabels(fmt.Sprintf("sim-hold!=h%d", holdIDs.Add(1))))
+		opts = append(opts, si.WithLabels("sim-hold!="+scope))
 	}
 	if paged {
 		opts = append(opts, si.WithReflector(reflector.Tuning{PageSize: 2}))
@@ -394,12 +395,12 @@ func syncWait(ctx context.Context, w *world, fo *factoryOf, h *hold, releaseAfte
 
 // pagedHolder is a holder on a factory of its own, whose informer lists
 // in pages of two: a list the CRD's removal cuts between two pages.
-func pagedHolder(ctx context.Context, w *world, r *replica, rng *rand.Rand) {
+func pagedHolder(ctx context.Context, w *world, r *replica, rng *rand.Rand, name string) {
 	fo := newFactoryOf(w, r)
 	if fo == nil {
 		return
 	}
-	holder(ctx, w, fo, rng, true)
+	holder(ctx, w, fo, rng, name, true)
 	fo.f.Wait()
 }
 
