@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -49,36 +50,39 @@ func waitClosed(t *testing.T, ch <-chan struct{}, d time.Duration, what string) 
 }
 
 func TestRunReturnsPromptlyAfterCancelAndNoBufferedCallStarts(t *testing.T) {
-	const objects = 10_000
-	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
-	for i := range objects {
-		_, err := lw.Create(configMap(fmt.Sprintf("cm-%05d", i)))
+	synctest.Test(t, func(t *testing.T) {
+		const objects = 10_000
+		inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{})
+		for i := range objects {
+			_, err := lw.Create(configMap(fmt.Sprintf("cm-%05d", i)))
+			require.NoError(t, err)
+		}
+		h := newBlockingHandler(100, 10*time.Millisecond)
+		reg, err := inf.AddEventHandler(h, sharedinformer.HandlerOptions{})
 		require.NoError(t, err)
-	}
-	h := newBlockingHandler(100, 10*time.Millisecond)
-	reg, err := inf.AddEventHandler(h, sharedinformer.HandlerOptions{})
-	require.NoError(t, err)
-	assert.NoError(t, reg.Err(), "a handler that may still be called has no end")
+		assert.NoError(t, reg.Err(), "a handler that may still be called has no end")
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = inf.Run(ctx); close(done) }()
-	waitClosed(t, inf.Synced(), 10*time.Second, "the informer synced (every object buffered for the handler)")
-	waitClosed(t, h.blocked, 10*time.Second, "the 100th call started")
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { _ = inf.Run(ctx); close(done) }()
+		waitClosed(t, inf.Synced(), 10*time.Second, "the informer synced (every object buffered for the handler)")
+		waitClosed(t, h.blocked, 10*time.Second, "the 100th call started")
 
-	cancel() // while call 100 is in progress, with about 9,900 buffered
-	start := time.Now()
-	close(h.release)
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("Run still running 5s after cancel; %d handler calls started in all", h.calls.Load())
-	}
-	took := time.Since(start)
-	t.Logf("Run returned %v after cancel", took)
-	assert.Less(t, took, 500*time.Millisecond, "one in-flight call (10ms) + 100ms is the bound")
-	assert.EqualValues(t, 100, h.calls.Load(), "no call starts after cancel: buffered notifications are dropped")
-	assert.ErrorIs(t, reg.Err(), context.Canceled, "the handler says why it stopped")
+		cancel() // while call 100 is in progress, with about 9,900 buffered
+		start := time.Now()
+		close(h.release)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Run still running 5s after cancel; %d handler calls started in all", h.calls.Load())
+		}
+		took := time.Since(start)
+		t.Logf("Run returned %v after cancel", took)
+		// Bubble time: a loaded machine that runs Run late adds none of it.
+		assert.LessOrEqual(t, took, 110*time.Millisecond, "one in-flight call (10ms) + 100ms is the bound")
+		assert.EqualValues(t, 100, h.calls.Load(), "no call starts after cancel: buffered notifications are dropped")
+		assert.ErrorIs(t, reg.Err(), context.Canceled, "the handler says why it stopped")
+	})
 }
 
 func TestAddEventHandlerAfterRunReturnedFails(t *testing.T) {
