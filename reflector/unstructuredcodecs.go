@@ -49,7 +49,7 @@ func (c unstructuredCodecs) SupportedMediaTypes() []runtime.SerializerInfo {
 				// Transcode(false): each event's object stays CBOR, for
 				// unstructuredDecoding to decode.
 				Serializer: cbor.NewSerializer(envelopeScheme, envelopeScheme, cbor.Transcode(false)),
-				Framer:     cbor.NewFramer(),
+				Framer:     cborSeqFramer{},
 			},
 		})
 	}
