@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
@@ -48,4 +49,17 @@ func TestACBORListOfABuiltInResourceIsReadAsUnstructured(t *testing.T) {
 	assert.Equal(t, "ConfigMap", items[0].GetKind())
 	assert.Equal(t, "v1", items[0].GetAPIVersion())
 	assert.Equal(t, "a", items[0].GetName())
+}
+
+// kube-apiserver 1.37's own CBOR list of a built-in resource (read off
+// the real server): "items" first, then "metadata", "apiVersion" and
+// "kind", the keys as byte strings, the items without kind.
+func TestACBORListOfABuiltInResourceWithItsKindLastIsReadAsUnstructured(t *testing.T) {
+	body := []byte("\xd9\xd9\xf7\xa4Eitems\x81\xa1Hmetadata\xa2DnameAcOresourceVersionB67Hmetadata\xa1OresourceVersionB67JapiVersionBv1DkindMConfigMapList")
+	var got []*unstructured.Unstructured
+	meta, err := decodeCBORList(bytes.NewReader(body), anyList, unstructuredCBORItem, collect(&got))
+	require.NoError(t, err)
+	assert.Equal(t, "67", meta.ResourceVersion)
+	require.Len(t, got, 1)
+	assert.Equal(t, []string{"v1", "ConfigMap", "c"}, []string{got[0].GetAPIVersion(), got[0].GetKind(), got[0].GetName()})
 }
