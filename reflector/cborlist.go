@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,7 @@ func decodeCBORList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 	var head metav1.TypeMeta
 	var lm map[string]any
 	var d *itemDecoder[T]
+	var later []byte // the items, when they came before the list's kind and apiVersion
 	err := s.eachEntry(func(key string) error {
 		switch key {
 		case "kind":
@@ -50,8 +52,17 @@ func decodeCBORList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 			// added to ListMeta tomorrow must not fail today's list.
 			return s.decodeValue(&lm)
 		case "items":
-			if d != nil {
+			if d != nil || later != nil {
 				return errors.New(`two "items" entries`)
+			}
+			if head.Kind == "" || head.APIVersion == "" {
+				// kube-apiserver writes a list's "items" first and its
+				// "apiVersion" and "kind" last; a built-in resource's
+				// items name neither, and take the list's, so they are
+				// decoded once the list's are known.
+				raw, err := s.appendItem(nil, 0)
+				later = raw
+				return err
 			}
 			if err := checkListType(head, want); err != nil && head.Kind != "" && head.APIVersion != "" {
 				return err // known to be wrong before any item is handed over
@@ -62,6 +73,13 @@ func decodeCBORList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 		}
 		return s.skipValue()
 	})
+	if err == nil && later != nil {
+		if err = checkListType(head, want); err == nil {
+			seen := head
+			d = newItemDecoder(func(data []byte, index int) (T, error) { return decodeItem(data, seen, index) }, part)
+			err = (&cborScanner{r: bufio.NewReader(bytes.NewReader(later))}).eachItem(d.addWith)
+		}
+	}
 	if d != nil {
 		if failed := d.finish(); failed != nil {
 			return metav1.ListMeta{}, failed

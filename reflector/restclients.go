@@ -79,18 +79,7 @@ func NewUnstructuredListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatc
 		client: client, src: src, jsonItem: unstructuredJSONItem, mode: "unstructured",
 	}
 	if src.CBOR {
-		// CBOR sorts a map's keys by their encoding, shortest first: a
-		// list's "kind" comes before its "items" and "apiVersion" after
-		// them. A built-in resource's items name neither (kube-apiserver
-		// serves built-ins in CBOR too), so they take the group version
-		// asked for, which is the one the server answers in.
-		gv := src.Resource.GroupVersion().String()
-		lw.cborItem = func(data []byte, head metav1.TypeMeta, index int) (*unstructured.Unstructured, error) {
-			if head.APIVersion == "" {
-				head.APIVersion = gv
-			}
-			return unstructuredCBORItem(data, head, index)
-		}
+		lw.cborItem = unstructuredCBORItem
 		lw.listAccept, lw.watchAccept = cborAccept, cborAccept
 	}
 	return lw, nil
