@@ -48,3 +48,17 @@ func TestTheSameObjectListedInJSONThenInCBORIsEqual(t *testing.T) {
 	}
 	assert.Equal(t, reads[0], reads[1], "read in JSON, then in CBOR")
 }
+
+// The same for a watch event in CBOR: it must carry what a JSON watch
+// event of that object carries.
+func TestAWholeNumberFloatInACBORWatchEventReadsAsJSONReadsIt(t *testing.T) {
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "w", "namespace": "shop", "resourceVersion": "10"},
+		"spec":     map[string]any{"replicas": float64(2), "list": []any{float64(3), 0.25}},
+	}}
+	events := watchOneInCBOR(t, obj)
+	require.Len(t, events, 1)
+	got := events[0].Object.(*unstructured.Unstructured)
+	assert.Equal(t, map[string]any{"replicas": int64(2), "list": []any{int64(3), 0.25}}, got.Object["spec"])
+}
