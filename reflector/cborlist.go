@@ -175,5 +175,6 @@ func unstructuredCBORItem(data []byte, head metav1.TypeMeta, index int) (*unstru
 	if err := direct.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)
 	}
+	jsonNumbers(m)
 	return unstructuredItem(m, head, index)
 }

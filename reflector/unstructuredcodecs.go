@@ -29,7 +29,7 @@ func (c unstructuredCodecs) SupportedMediaTypes() []runtime.SerializerInfo {
 		MediaTypeType:    "application",
 		MediaTypeSubType: "json",
 		EncodesAsText:    true,
-		Serializer:       unstructuredDecoding{unstructured.UnstructuredJSONScheme},
+		Serializer:       unstructuredDecoding{Serializer: unstructured.UnstructuredJSONScheme},
 		StreamSerializer: &runtime.StreamSerializerInfo{
 			EncodesAsText: true,
 			Serializer:    json.NewSerializerWithOptions(json.DefaultMetaFactory, envelopeScheme, envelopeScheme, json.SerializerOptions{}),
@@ -44,7 +44,7 @@ func (c unstructuredCodecs) SupportedMediaTypes() []runtime.SerializerInfo {
 			MediaType:        mediaType,
 			MediaTypeType:    "application",
 			MediaTypeSubType: strings.TrimPrefix(mediaType, "application/"),
-			Serializer:       unstructuredDecoding{cbor.NewSerializer(envelopeScheme, envelopeScheme)},
+			Serializer:       unstructuredDecoding{Serializer: cbor.NewSerializer(envelopeScheme, envelopeScheme), cbor: true},
 			StreamSerializer: &runtime.StreamSerializerInfo{
 				// Transcode(false): each event's object stays CBOR, for
 				// unstructuredDecoding to decode.
@@ -74,7 +74,13 @@ func (unstructuredCodecs) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVer
 // version" cause) only from a *metav1.Status; without this, an
 // unstructured ListerWatcher's errors kept only their HTTP code
 // (TestAnUnstructuredErrorAnswerIsReadAsItsStatusInJSONAndCBOR).
-type unstructuredDecoding struct{ runtime.Serializer }
+//
+// With cbor, whole-number floats become int64, as JSON reads them
+// (jsonNumbers).
+type unstructuredDecoding struct {
+	runtime.Serializer
+	cbor bool
+}
 
 func (u unstructuredDecoding) Decode(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	if into != nil {
@@ -83,6 +89,9 @@ func (u unstructuredDecoding) Decode(data []byte, gvk *schema.GroupVersionKind, 
 	obj, actual, err := u.Serializer.Decode(data, gvk, &unstructured.Unstructured{})
 	if err != nil {
 		return obj, actual, err
+	}
+	if o, ok := obj.(*unstructured.Unstructured); ok && u.cbor {
+		jsonNumbers(o.Object)
 	}
 	if o, ok := obj.(*unstructured.Unstructured); ok && o.GetKind() == "Status" && o.GetAPIVersion() == "v1" {
 		status := &metav1.Status{}
