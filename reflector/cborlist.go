@@ -40,7 +40,14 @@ func decodeCBORList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 	var head metav1.TypeMeta
 	var lm map[string]any
 	var d *itemDecoder[T]
-	var later []byte // the items, when they came before the list's kind and apiVersion
+	// later holds the items that name no kind and apiVersion of their
+	// own and came before the list's (kube-apiserver writes a list's
+	// "items" first and its "apiVersion" and "kind" last; a built-in
+	// resource's items name neither): they are decoded once the list's
+	// are known. Items that name theirs (a custom resource's) are
+	// decoded as they come.
+	var later [][]byte
+	var deferred bool
 	err := s.eachEntry(func(key string) error {
 		switch key {
 		case "kind":
@@ -52,32 +59,56 @@ func decodeCBORList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 			// added to ListMeta tomorrow must not fail today's list.
 			return s.decodeValue(&lm)
 		case "items":
-			if d != nil || later != nil {
+			if d != nil {
 				return errors.New(`two "items" entries`)
-			}
-			if head.Kind == "" || head.APIVersion == "" {
-				// kube-apiserver writes a list's "items" first and its
-				// "apiVersion" and "kind" last; a built-in resource's
-				// items name neither, and take the list's, so they are
-				// decoded once the list's are known.
-				raw, err := s.appendItem(nil, 0)
-				later = raw
-				return err
 			}
 			if err := checkListType(head, want); err != nil && head.Kind != "" && head.APIVersion != "" {
 				return err // known to be wrong before any item is handed over
 			}
 			seen := head
 			d = newItemDecoder(func(data []byte, index int) (T, error) { return decodeItem(data, seen, index) }, part)
-			return s.eachItem(d.addWith)
+			if seen.Kind != "" && seen.APIVersion != "" {
+				return s.eachItem(d.addWith)
+			}
+			// The first item decides: if it names its type, the items
+			// are decoded as they come; if not, they wait for the list's.
+			deferred = true
+			first := true
+			return s.eachItem(func(read func([]byte) ([]byte, error)) error {
+				if !first && len(later) == 0 {
+					return d.addWith(read)
+				}
+				raw, err := read(nil)
+				if err != nil {
+					return err
+				}
+				if first {
+					first = false
+					if namesItsType(raw) {
+						return d.addWith(func(buf []byte) ([]byte, error) { return append(buf, raw...), nil })
+					}
+				}
+				later = append(later, raw)
+				return nil
+			})
 		}
 		return s.skipValue()
 	})
-	if err == nil && later != nil {
-		if err = checkListType(head, want); err == nil {
-			seen := head
-			d = newItemDecoder(func(data []byte, index int) (T, error) { return decodeItem(data, seen, index) }, part)
-			err = (&cborScanner{r: bufio.NewReader(bytes.NewReader(later))}).eachItem(d.addWith)
+	if deferred && d != nil {
+		if failed := d.finish(); failed != nil {
+			return metav1.ListMeta{}, failed
+		}
+		d = nil
+		if err == nil {
+			err = checkListType(head, want)
+		}
+		seen := head
+		d = newItemDecoder(func(data []byte, index int) (T, error) { return decodeItem(data, seen, index) }, part)
+		for _, raw := range later {
+			if err != nil {
+				break
+			}
+			err = d.addWith(func(buf []byte) ([]byte, error) { return append(buf, raw...), nil })
 		}
 	}
 	if d != nil {
@@ -177,4 +208,18 @@ func unstructuredCBORItem(data []byte, head metav1.TypeMeta, index int) (*unstru
 	}
 	jsonNumbers(m)
 	return unstructuredItem(m, head, index)
+}
+
+// namesItsType reports whether a list item, a CBOR map, has both a
+// "kind" and an "apiVersion" of its own.
+func namesItsType(raw []byte) bool {
+	s := &cborScanner{r: bufio.NewReader(bytes.NewReader(raw))}
+	n := 0
+	err := s.eachEntry(func(key string) error {
+		if key == "kind" || key == "apiVersion" {
+			n++
+		}
+		return s.skipValue()
+	})
+	return err == nil && n == 2
 }
