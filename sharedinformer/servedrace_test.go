@@ -1,0 +1,102 @@
+package sharedinformer_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/reflector"
+	"github.com/listwatch/informer/sharedinformer"
+)
+
+var squids = schema.GroupResource{Group: "race.listwatch.dev", Resource: "squids"}
+
+// postSquid creates a squid in namespace ns straight on the server.
+func postSquid(t *testing.T, srv *fakeapiserver.Server, version, name string) {
+	t.Helper()
+	body := fmt.Sprintf(`{"apiVersion":"%s/%s","kind":"Squid","metadata":{"name":%q,"namespace":"default"}}`, squids.Group, version, name)
+	req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/apis/%s/%s/namespaces/default/%s", squids.Group, version, squids.Resource), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+}
+
+// A CRD that moves from v1 to v2 and back to v1 between two discovery
+// requests of one served check (the "no" for v1, then the list of the
+// group's versions) has moved, never gone: its objects live throughout.
+// The group's versions then name v1 alone, the version just found not
+// served; skipping it, the check finds the resource in no other version
+// and calls it gone, and the informer's handlers hear a delete for every
+// live object.
+func TestACRDMovedBackBetweenTheNoAndTheGroupsListDeletesNoLiveObject(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeapiserver.New()
+		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: squids.Group, Version: "v1", Kind: "Squid", Plural: squids.Resource}))
+		postSquid(t, srv, "v1", "a")
+		postSquid(t, srv, "v1", "b")
+
+		var mu sync.Mutex
+		moved, armed := false, false
+		gvPath := "/apis/" + squids.Group + "/v1"
+		mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case moved && r.URL.Path == gvPath: // the "no" for v1: the CRD is at v2
+				armed = true
+			case armed && r.URL.Path == "/apis": // between the two: the CRD moves back
+				armed, moved = false, false
+				require.NoError(t, srv.MoveCRD(squids, "v1"))
+			}
+			return fakeapiserver.Fault{}
+		}))
+		defer mem.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+
+		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+		require.NoError(t, err)
+		inf, err := sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f,
+			sharedinformer.ForResource(squids.WithVersion("v1")),
+			sharedinformer.WithReflector(reflector.Tuning{BackoffInitial: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}))
+		require.NoError(t, err)
+		calls := newCallLog()
+		_, err = inf.AddEventHandler(calls)
+		require.NoError(t, err)
+		f.Start(ctx)
+		synctest.Wait()
+		require.True(t, inf.HasSynced())
+
+		mu.Lock()
+		moved = true
+		require.NoError(t, srv.MoveCRD(squids, "v2")) // ends the watch: the next LIST of v1 is a 404
+		mu.Unlock()
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+
+		calls.mu.Lock()
+		seen := append([]string(nil), calls.calls...)
+		calls.mu.Unlock()
+		for _, c := range seen {
+			assert.NotContains(t, c, "delete", "the squids moved and moved back; none was deleted: %q", seen)
+		}
+		cancel()
+		f.Wait()
+	})
+}
