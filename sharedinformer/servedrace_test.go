@@ -100,3 +100,71 @@ func TestACRDMovedBackBetweenTheNoAndTheGroupsListDeletesNoLiveObject(t *testing
 		f.Wait()
 	})
 }
+
+// "No older than the no" read as "asked at the same time or later" lets
+// an answer asked before the no pass whenever the two share a time: in a
+// synctest bubble, where this package's users test their controllers
+// with fakeapiserver, every request of one instant does (a coarse clock
+// does as much). Two informers of one factory read the squids, at v1
+// (served, objects a and b) and at v2 (not served: it asks discovery at
+// each backoff). In one instant the v2 informer's check lists the
+// groups (squids at v1), the CRD moves to v2, and the check's ask for v1
+// gets a 404. The v1 informer's watch ends; its check takes the cached
+// "no" for v1 and the groups list of that same instant, which names v1
+// alone, as no older than its no: gone, and every live squid is deleted.
+func TestAGroupsListAskedBeforeTheNoInTheSameInstantDoesNotJudgeIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeapiserver.New()
+		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: squids.Group, Version: "v1", Kind: "Squid", Plural: squids.Resource}))
+		postSquid(t, srv, "v1", "a")
+		postSquid(t, srv, "v1", "b")
+
+		var mu sync.Mutex
+		armed := false
+		gvPath := "/apis/" + squids.Group + "/v1"
+		mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
+			mu.Lock()
+			defer mu.Unlock()
+			if armed && r.URL.Path == gvPath { // the v2 informer's check asks for v1, after the groups
+				armed = false
+				require.NoError(t, srv.MoveCRD(squids, "v2"))
+			}
+			return fakeapiserver.Fault{}
+		}))
+		defer mem.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+
+		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+		require.NoError(t, err)
+		tuning := sharedinformer.WithReflector(reflector.Tuning{BackoffInitial: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond})
+		inf, err := sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f, sharedinformer.ForResource(squids.WithVersion("v1")), tuning)
+		require.NoError(t, err)
+		_, err = sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f, sharedinformer.ForResource(squids.WithVersion("v2")), tuning)
+		require.NoError(t, err)
+		calls := newCallLog()
+		_, err = inf.AddEventHandler(calls)
+		require.NoError(t, err)
+		f.Start(ctx)
+		time.Sleep(3 * time.Second) // the v2 informer's answers are now more than a second old
+		synctest.Wait()
+		require.True(t, inf.HasSynced())
+
+		mu.Lock()
+		armed = true
+		mu.Unlock()
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+
+		calls.mu.Lock()
+		seen := append([]string(nil), calls.calls...)
+		calls.mu.Unlock()
+		require.Contains(t, seen, "add b (initial)")
+		for _, c := range seen {
+			assert.NotContains(t, c, "delete", "the squids moved to v2; none was deleted: %q", seen)
+		}
+		cancel()
+		f.Wait()
+	})
+}
