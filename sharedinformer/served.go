@@ -2,6 +2,7 @@ package sharedinformer
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +34,10 @@ type servedResources struct {
 	mu      sync.Mutex
 	answers map[schema.GroupVersion]servedAnswer // guarded by mu
 	groups  groupsAnswer                         // guarded by mu
+	// asked counts the requests made, in order: an answer's seq orders
+	// it among the others where times cannot (every request of one
+	// instant shares its time in a synctest bubble). Guarded by mu.
+	asked uint64
 }
 
 // servedAnswer is one discovery answer for a group and version: the
@@ -40,6 +45,7 @@ type servedResources struct {
 // in that group and version).
 type servedAnswer struct {
 	at        time.Time
+	seq       uint64 // the order it was asked in
 	resources map[string]bool
 	err       error
 }
@@ -48,6 +54,7 @@ type servedAnswer struct {
 // group's versions, preferred first.
 type groupsAnswer struct {
 	at       time.Time
+	seq      uint64 // the order it was asked in
 	versions map[string][]string
 	err      error
 }
@@ -69,7 +76,7 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 	s.mu.Lock()
 	defer s.mu.Unlock() // one request at a time: the answers are shared
 	answer := reflector.Serving{Version: gvr.Version}
-	served, fresh, err := s.inVersionLocked(ctx, gvr, time.Time{})
+	served, fresh, err := s.inVersionLocked(ctx, gvr, 0)
 	if served || err != nil {
 		answer.Served = served
 		return answer, err
@@ -81,10 +88,23 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 	// for this version: an older list of the group's versions may name
 	// only this one, from before the resource moved back to another, and
 	// a resource that moved would look gone, its objects deleted.
-	no := s.answers[gvr.GroupVersion()].at
+	// Answers are ordered by when they were asked, not by their time,
+	// which one instant's requests share.
+	no := s.answers[gvr.GroupVersion()].seq
 	versions, err := s.versionsLocked(ctx, gvr.Group, no)
 	if err != nil {
 		return answer, err
+	}
+	if slices.Contains(versions, gvr.Version) {
+		// The group is served in this version, by the list asked after
+		// the "no": another resource of the group, or this one, moved
+		// back in between. Ask again, after the list: judged by the list
+		// alone, a resource that moved back would look gone.
+		served, _, err := s.inVersionLocked(ctx, gvr, s.groups.seq+1)
+		if served || err != nil {
+			answer.Served = served
+			return answer, err
+		}
 	}
 	for _, v := range versions {
 		if v == gvr.Version {
@@ -106,10 +126,10 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 // is older than servedAnswerAge or than notBefore. A 404 for the group
 // and version is a "no" (the last CRD of a group version takes it with
 // it). The caller holds mu.
-func (s *servedResources) inVersionLocked(ctx context.Context, gvr schema.GroupVersionResource, notBefore time.Time) (served, fresh bool, err error) {
+func (s *servedResources) inVersionLocked(ctx context.Context, gvr schema.GroupVersionResource, notBefore uint64) (served, fresh bool, err error) {
 	gv := gvr.GroupVersion()
 	a, ok := s.answers[gv]
-	fresh = !ok || time.Since(a.at) > servedAnswerAge || a.at.Before(notBefore)
+	fresh = !ok || time.Since(a.at) > servedAnswerAge || a.seq < notBefore
 	if fresh {
 		a = s.ask(ctx, gv)
 		s.answers[gv] = a
@@ -122,7 +142,8 @@ func (s *servedResources) inVersionLocked(ctx context.Context, gvr schema.GroupV
 
 // ask asks the server which resources gv holds. The caller holds mu.
 func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) servedAnswer {
-	a := servedAnswer{at: time.Now(), resources: map[string]bool{}}
+	s.asked++
+	a := servedAnswer{at: time.Now(), seq: s.asked, resources: map[string]bool{}}
 	list, err := s.client.ServerResourcesForGroupVersionWithContext(ctx, gv.String())
 	if err != nil {
 		a.err = err
@@ -138,9 +159,10 @@ func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) serve
 // preferred first; none when it lists no such group. It asks again when
 // its answer is older than servedAnswerAge or than notBefore. The caller
 // holds mu.
-func (s *servedResources) versionsLocked(ctx context.Context, group string, notBefore time.Time) ([]string, error) {
-	if s.groups.versions == nil || time.Since(s.groups.at) > servedAnswerAge || s.groups.at.Before(notBefore) {
-		s.groups = groupsAnswer{at: time.Now(), versions: map[string][]string{}}
+func (s *servedResources) versionsLocked(ctx context.Context, group string, notBefore uint64) ([]string, error) {
+	if s.groups.versions == nil || time.Since(s.groups.at) > servedAnswerAge || s.groups.seq < notBefore {
+		s.asked++
+		s.groups = groupsAnswer{at: time.Now(), seq: s.asked, versions: map[string][]string{}}
 		var list *metav1.APIGroupList
 		list, s.groups.err = s.client.ServerGroupsWithContext(ctx)
 		if s.groups.err == nil {
