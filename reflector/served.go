@@ -21,12 +21,13 @@ import (
 // a server still starting can answer one. So the reflector asks
 // Options.Served, which asks the server's discovery, and only a "no" from
 // there stops it. Discovery also tells the two ways of "no" apart, and
-// they leave the store differently:
+// they leave the store differently. "Gone", the one that deletes, is
+// believed only when discovery says it twice, a backoff apart (servedNow):
 //
 //	LIST/WATCH ──404──▶ Served? ──yes──▶ report the 404, retry after the backoff
 //	                       │
 //	        ┌──────────────┴─────────────────┐
-//	 in no version: gone               in other versions only: moved
+//	 in no version, twice: gone        in other versions only: moved
 //	 report ErrNotServed; empty        report *VersionNotServedError; keep
 //	 the store (deletes, final         the store as it is (the objects
 //	 state unknown)                    are not known deleted: no deletes)
@@ -65,7 +66,7 @@ func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, 
 	if r.opts.Served == nil || !apierrors.IsNotFound(err) {
 		return state{}, false
 	}
-	answer, askErr := r.opts.Served(ctx)
+	answer, askErr := r.servedNow(ctx)
 	if answer.Served || askErr != nil {
 		return state{}, false // a 404 from something else, or discovery cannot tell: retry as usual
 	}
@@ -75,7 +76,7 @@ func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, 
 		if ctx.Err() != nil {
 			return state{}, true
 		}
-		now, askErr := r.opts.Served(ctx)
+		now, askErr := r.servedNow(ctx)
 		switch {
 		case askErr != nil: // discovery cannot tell: ask again after the backoff
 		case now.Served:
@@ -86,6 +87,25 @@ func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, 
 			r.notServed(err, answer)
 		}
 	}
+}
+
+// servedNow asks Options.Served whether the resource is served. "Gone"
+// is the one answer that deletes (notServed empties the store), and
+// discovery answers it from several requests: a CRD that moves between
+// them, v1 to v2 and back, can look gone for one check while its objects
+// live on. So a "gone" is asked again after the backoff, and believed
+// only if discovery says it again; the second answer is the one returned,
+// whatever it is. An error, ctx's included, is "cannot tell".
+func (r *Reflector[T]) servedNow(ctx context.Context) (Serving, error) {
+	answer, err := r.opts.Served(ctx)
+	if err != nil || answer.Served || len(answer.Elsewhere) > 0 {
+		return answer, err
+	}
+	r.pause(ctx, r.backoff.next(time.Now(), 0))
+	if err := ctx.Err(); err != nil {
+		return Serving{}, err
+	}
+	return r.opts.Served(ctx)
 }
 
 // notServed reports, once per answer, that the resource is not served in

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -161,4 +162,45 @@ func TestAVersionNoLongerServedIsReportedOnceAndTheStoreIsKeptWithNoDeletes(t *t
 	assert.Empty(t, f.trace.of(reflector.KindNotServed))
 	assert.Len(t, f.spy.listCalls(), lists, "no LIST while the version is not served")
 	assert.Len(t, f.spy.watchCalls(), watches, "no WATCH while the version is not served")
+}
+
+// Discovery answers "gone" from several requests, and a CRD that moves
+// between them (v1 to v2 and back) can look gone for one check while its
+// objects live on. "Gone" is the one answer that empties the store, so the
+// reflector believes it only when discovery says it again a backoff
+// later: a "gone" followed by "served" reports the 404 and deletes nothing.
+func TestAGoneThatDiscoveryDoesNotRepeatABackoffLaterDeletesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var flipped atomic.Bool // the CRD is away for a moment: one check sees it gone
+		var asked atomic.Int32
+		served := func(context.Context) (reflector.Serving, error) {
+			asked.Add(1)
+			if flipped.CompareAndSwap(true, false) {
+				return reflector.Serving{Version: "v1"}, nil // gone, once
+			}
+			return reflector.Serving{Served: true, Version: "v1"}, nil
+		}
+		f := startMem(t, 2, func(o *reflector.Options[*corev1.ConfigMap]) {
+			o.Served = served
+			o.ShortWatch = time.Nanosecond
+		})
+		var failures atomic.Int32
+		answer404When(f, func() bool { return failures.Add(1) <= 1 })
+		before := f.store.state()
+
+		flipped.Store(true)
+		f.lw.DropWatches()
+		f.waitSynced(t)
+		synctest.Wait()
+
+		assert.Equal(t, int32(2), asked.Load(), "the gone was asked again, and the second answer believed")
+		assert.Empty(t, f.trace.of(reflector.KindNotServed), "never reported gone")
+		assert.Zero(t, f.errs.count(is(reflector.ErrNotServed)))
+		assert.Equal(t, 1, f.errs.count(func(err error) bool { return apierrors.IsNotFound(err) }), "the 404 reported and retried")
+		assert.Equal(t, before, f.store.state(), "the store keeps its live objects")
+		assert.Zero(t, f.store.count("delete"))
+		for _, r := range f.store.replaces() {
+			assert.NotEmpty(t, r, "no empty Replace")
+		}
+	})
 }
