@@ -3,7 +3,6 @@ package sharedinformer
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,13 +30,20 @@ type servedResources struct {
 	// forget clears what the factory's RESTMapper cached of discovery.
 	forget func()
 
-	mu      sync.Mutex
-	answers map[schema.GroupVersion]servedAnswer // guarded by mu
-	groups  groupsAnswer                         // guarded by mu
+	// turn is held by the one check asking at a time (the answers are
+	// shared); a check waiting for it gives up when its context ends, so
+	// a request that hangs holds up no informer being stopped.
+	turn    chan struct{}
+	answers map[schema.GroupVersion]servedAnswer // guarded by turn
+	groups  groupsAnswer                         // guarded by turn
 	// asked counts the requests made, in order: an answer's seq orders
 	// it among the others where times cannot (every request of one
-	// instant shares its time in a synctest bubble). Guarded by mu.
+	// instant shares its time in a synctest bubble). Guarded by turn.
 	asked uint64
+	// goneAt holds, for each resource last judged gone, the count of
+	// requests made by then: the next check of it is judged by answers
+	// asked after that verdict only (see served). Guarded by turn.
+	goneAt map[schema.GroupVersionResource]uint64
 }
 
 // servedAnswer is one discovery answer for a group and version: the
@@ -60,7 +66,10 @@ type groupsAnswer struct {
 }
 
 func newServedResources(client discovery.DiscoveryInterfaceWithContext, forget func()) *servedResources {
-	return &servedResources{client: client, forget: forget, answers: map[schema.GroupVersion]servedAnswer{}}
+	return &servedResources{
+		client: client, forget: forget, turn: make(chan struct{}, 1),
+		answers: map[schema.GroupVersion]servedAnswer{}, goneAt: map[schema.GroupVersionResource]uint64{},
+	}
 }
 
 // For returns the Served function of an informer of gvr.
@@ -70,13 +79,35 @@ func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Cont
 
 // served reports whether discovery lists gvr and, if not, in which other
 // versions of its group it lists gvr's resource: a CRD that moved to
-// another version deleted none of its objects by moving. Any failure to ask other than a
-// 404 is an error, which the reflector takes as "it may be served".
-func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource) (reflector.Serving, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock() // one request at a time: the answers are shared
+// another version deleted none of its objects by moving. Any failure to
+// ask other than a 404 is an error, which the reflector takes as "it may
+// be served".
+//
+// "Gone" is the answer that deletes, and the reflector believes it only
+// when a second check, a backoff later, gives it again. That second
+// check must not reuse the first one's answers, or it would only repeat
+// them: after a "gone", gvr is judged by answers asked after it.
+func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource) (answer reflector.Serving, err error) {
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return reflector.Serving{}, ctx.Err()
+	}
+	defer func() { <-s.turn }()
+	answer, err = s.judgeLocked(ctx, gvr, s.goneAt[gvr])
+	if err == nil && !answer.Served && len(answer.Elsewhere) == 0 {
+		s.goneAt[gvr] = s.asked
+	} else {
+		delete(s.goneAt, gvr)
+	}
+	return answer, err
+}
+
+// judgeLocked is served's verdict, from answers asked after the
+// notBefore'th request. The caller holds turn.
+func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersionResource, notBefore uint64) (reflector.Serving, error) {
 	answer := reflector.Serving{Version: gvr.Version}
-	served, fresh, err := s.inVersionLocked(ctx, gvr, 0)
+	served, fresh, err := s.inVersionLocked(ctx, gvr, notBefore+1)
 	if served || err != nil {
 		answer.Served = served
 		return answer, err
@@ -125,14 +156,16 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 // asked the server for the answer, which it does when the answer it has
 // is older than servedAnswerAge or than notBefore. A 404 for the group
 // and version is a "no" (the last CRD of a group version takes it with
-// it). The caller holds mu.
+// it). The caller holds turn.
 func (s *servedResources) inVersionLocked(ctx context.Context, gvr schema.GroupVersionResource, notBefore uint64) (served, fresh bool, err error) {
 	gv := gvr.GroupVersion()
 	a, ok := s.answers[gv]
 	fresh = !ok || time.Since(a.at) > servedAnswerAge || a.seq < notBefore
 	if fresh {
 		a = s.ask(ctx, gv)
-		s.answers[gv] = a
+		if !cutShort(ctx, a.err) {
+			s.answers[gv] = a
+		}
 	}
 	if apierrors.IsNotFound(a.err) {
 		return false, fresh, nil
@@ -140,7 +173,7 @@ func (s *servedResources) inVersionLocked(ctx context.Context, gvr schema.GroupV
 	return a.resources[gvr.Resource], fresh, a.err
 }
 
-// ask asks the server which resources gv holds. The caller holds mu.
+// ask asks the server which resources gv holds. The caller holds turn.
 func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) servedAnswer {
 	s.asked++
 	a := servedAnswer{at: time.Now(), seq: s.asked, resources: map[string]bool{}}
@@ -158,24 +191,36 @@ func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) serve
 // versionsLocked returns the versions discovery lists for group,
 // preferred first; none when it lists no such group. It asks again when
 // its answer is older than servedAnswerAge or than notBefore. The caller
-// holds mu.
+// holds turn.
 func (s *servedResources) versionsLocked(ctx context.Context, group string, notBefore uint64) ([]string, error) {
-	if s.groups.versions == nil || time.Since(s.groups.at) > servedAnswerAge || s.groups.seq < notBefore {
-		s.asked++
-		s.groups = groupsAnswer{at: time.Now(), seq: s.asked, versions: map[string][]string{}}
-		var list *metav1.APIGroupList
-		list, s.groups.err = s.client.ServerGroupsWithContext(ctx)
-		if s.groups.err == nil {
-			for _, g := range list.Groups {
-				versions := []string{g.PreferredVersion.Version}
-				for _, v := range g.Versions {
-					if v.Version != g.PreferredVersion.Version {
-						versions = append(versions, v.Version)
-					}
+	if s.groups.versions != nil && time.Since(s.groups.at) <= servedAnswerAge && s.groups.seq >= notBefore {
+		return s.groups.versions[group], s.groups.err
+	}
+	s.asked++
+	a := groupsAnswer{at: time.Now(), seq: s.asked, versions: map[string][]string{}}
+	var list *metav1.APIGroupList
+	list, a.err = s.client.ServerGroupsWithContext(ctx)
+	if a.err == nil {
+		for _, g := range list.Groups {
+			versions := []string{g.PreferredVersion.Version}
+			for _, v := range g.Versions {
+				if v.Version != g.PreferredVersion.Version {
+					versions = append(versions, v.Version)
 				}
-				s.groups.versions[g.Name] = versions
 			}
+			a.versions[g.Name] = versions
 		}
 	}
-	return s.groups.versions[group], s.groups.err
+	if !cutShort(ctx, a.err) {
+		s.groups = a
+	}
+	return a.versions[group], a.err
+}
+
+// cutShort reports whether a request failed because its caller's context
+// ended. Such a failure says nothing about the server, so it is not kept
+// as an answer for the other informers: they would read one informer's
+// stop as "discovery cannot tell" for a second.
+func cutShort(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil
 }

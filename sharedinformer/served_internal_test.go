@@ -84,6 +84,11 @@ type movingDiscovery struct {
 
 	group, resource string
 
+	// before, if set, runs before each request is answered (path is the
+	// group version asked for, or "/apis" for the list of groups), with
+	// mu not held: a test moves the CRD from it.
+	before func(path string)
+
 	mu      sync.Mutex
 	version string // guarded by mu
 }
@@ -95,6 +100,9 @@ func (d *movingDiscovery) moveTo(version string) {
 }
 
 func (d *movingDiscovery) ServerResourcesForGroupVersionWithContext(_ context.Context, gv string) (*metav1.APIResourceList, error) {
+	if d.before != nil {
+		d.before(gv)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if gv != d.group+"/"+d.version {
@@ -104,6 +112,9 @@ func (d *movingDiscovery) ServerResourcesForGroupVersionWithContext(_ context.Co
 }
 
 func (d *movingDiscovery) ServerGroupsWithContext(context.Context) (*metav1.APIGroupList, error) {
+	if d.before != nil {
+		d.before("/apis")
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	v := metav1.GroupVersionForDiscovery{GroupVersion: d.group + "/" + d.version, Version: d.version}
@@ -140,4 +151,112 @@ func TestAVersionLeftAsTheCRDMovesBackIsJudgedMovedByAnswersNoOlderThanItsOwn(t 
 		assert.True(t, answer.Served || slices.Equal(answer.Elsewhere, []string{"v1"}),
 			"v2 moved back to v1: served (by an answer still fresh: the 404 is retried) or moved, never gone; got %+v", answer)
 	})
+}
+
+// A CRD that moves back from v2 to v1 while one check of v1 asks (the
+// "no" for v1, the list of groups naming v2, then the ask for v2) looks
+// gone to that check, and the reflector asks again a backoff later before
+// it believes it. The second check must ask discovery again, not repeat
+// the first one's answers from the shared cache, or it would only
+// confirm the mistake.
+func TestACheckAfterAGoneVerdictIsJudgedByAnswersAskedAfterIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &movingDiscovery{group: "zoo.listwatch.dev", resource: "squids", version: "v2"}
+		movedBack := false
+		d.before = func(path string) {
+			if path == d.group+"/v2" && !movedBack { // between the groups list and the ask for v2
+				movedBack = true
+				d.moveTo("v1")
+			}
+		}
+		served := newServedResources(d, func() {})
+		v1 := served.For(schema.GroupVersionResource{Group: d.group, Version: "v1", Resource: d.resource})
+
+		answer, err := v1(t.Context())
+		require.NoError(t, err)
+		require.True(t, movedBack, "the CRD moved back during the first check")
+		require.False(t, answer.Served)
+		require.Empty(t, answer.Elsewhere, "the first check cannot tell a move back from a deletion")
+
+		time.Sleep(10 * time.Millisecond) // the reflector's backoff: far less than servedAnswerAge
+		answer, err = v1(t.Context())
+		require.NoError(t, err)
+		assert.True(t, answer.Served, "asked again, discovery says the CRD is back at v1: %+v", answer)
+	})
+}
+
+// canceledDiscovery fails every request whose context has ended, as a
+// real client does, and asks discovery otherwise.
+type canceledDiscovery struct{ *countingDiscovery }
+
+func (d canceledDiscovery) ServerResourcesForGroupVersionWithContext(ctx context.Context, gv string) (*metav1.APIResourceList, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return d.countingDiscovery.ServerResourcesForGroupVersionWithContext(ctx, gv)
+}
+
+// An informer stopped while its check asks discovery gets its context's
+// error. That says nothing about the server, so the next informer to ask
+// within the second does not get it too: it asks, and is answered.
+func TestAnAnswerCutShortByItsCallersContextServesNoOtherInformer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := canceledDiscovery{&countingDiscovery{resources: map[string][]string{"zoo.listwatch.dev/v1": {"squids"}}, asked: map[string]int{}}}
+		served := newServedResources(d, func() {})
+		squids := served.For(schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"})
+
+		stopped, cancel := context.WithCancel(t.Context())
+		cancel()
+		_, err := squids(stopped)
+		require.ErrorIs(t, err, context.Canceled)
+
+		answer, err := squids(t.Context())
+		require.NoError(t, err, "another informer's stop is not discovery's answer")
+		assert.True(t, answer.Served)
+	})
+}
+
+// hangingDiscovery answers nothing until release is closed; asked is
+// closed when the first request arrives.
+type hangingDiscovery struct {
+	discovery.DiscoveryInterfaceWithContext // nil: only the method below is called
+	asked, release                          chan struct{}
+}
+
+func (d hangingDiscovery) ServerResourcesForGroupVersionWithContext(_ context.Context, gv string) (*metav1.APIResourceList, error) {
+	close(d.asked) // one request only: a second would panic here
+	<-d.release
+	return &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{{Name: "squids"}}}, nil
+}
+
+// One check asks at a time, since the answers are shared. A check
+// waiting its turn behind a request that hangs returns when its own
+// context ends, so an informer being stopped is not held up by another's
+// request.
+func TestACheckWaitingBehindAHangingRequestReturnsWhenItsContextEnds(t *testing.T) {
+	d := hangingDiscovery{asked: make(chan struct{}), release: make(chan struct{})}
+	served := newServedResources(d, func() {})
+	gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
+	first := make(chan error, 1)
+	go func() {
+		_, err := served.For(gvr)(context.Background()) // holds the turn until release
+		first <- err
+	}()
+	<-d.asked
+
+	ctx, cancel := context.WithCancel(t.Context())
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := served.For(gvr)(ctx)
+		waiting <- err
+	}()
+	cancel()
+	select {
+	case err := <-waiting:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(time.Minute): // only a check that never returns gets here
+		t.Fatal("a check whose context ended still waits behind a hanging request")
+	}
+	close(d.release)
+	require.NoError(t, <-first)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/informer/fakeapiserver"
@@ -164,6 +165,70 @@ func TestAGroupsListAskedBeforeTheNoInTheSameInstantDoesNotJudgeIt(t *testing.T)
 		for _, c := range seen {
 			assert.NotContains(t, c, "delete", "the squids moved to v2; none was deleted: %q", seen)
 		}
+		cancel()
+		f.Wait()
+	})
+}
+
+// A CRD moved from v1 to v2 and back while one check of v1 asks ("no"
+// for v1, the groups naming v2, then "no" for v2, asked just after the
+// move back) looks gone to that check. Believed at once, it would delete
+// every live squid. The reflector believes "gone" only when a second
+// check, a backoff later and asking discovery again, says it too; this one
+// finds v1 served, and the informer relists.
+func TestACRDMovedBackDuringTheCheckOfItsOtherVersionsDeletesNoLiveObject(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeapiserver.New()
+		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: squids.Group, Version: "v1", Kind: "Squid", Plural: squids.Resource}))
+		postSquid(t, srv, "v1", "a")
+		postSquid(t, srv, "v1", "b")
+
+		var mu sync.Mutex
+		moved := false
+		mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
+			mu.Lock()
+			defer mu.Unlock()
+			if moved && r.URL.Path == "/apis/"+squids.Group+"/v2" { // the check asks v2, after the groups named it
+				moved = false
+				require.NoError(t, srv.MoveCRD(squids, "v1"))
+			}
+			return fakeapiserver.Fault{}
+		}))
+		defer mem.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+
+		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+		require.NoError(t, err)
+		inf, err := sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f,
+			sharedinformer.ForResource(squids.WithVersion("v1")),
+			sharedinformer.WithReflector(reflector.Tuning{BackoffInitial: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}))
+		require.NoError(t, err)
+		calls := newCallLog()
+		_, err = inf.AddEventHandler(calls)
+		require.NoError(t, err)
+		f.Start(ctx)
+		synctest.Wait()
+		require.True(t, inf.HasSynced())
+
+		mu.Lock()
+		moved = true
+		require.NoError(t, srv.MoveCRD(squids, "v2")) // ends the watch: the next LIST of v1 is a 404
+		mu.Unlock()
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+
+		mu.Lock()
+		require.False(t, moved, "the CRD moved back during the check")
+		mu.Unlock()
+		calls.mu.Lock()
+		seen := append([]string(nil), calls.calls...)
+		calls.mu.Unlock()
+		for _, c := range seen {
+			assert.NotContains(t, c, "delete", "the squids moved and moved back; none was deleted: %q", seen)
+		}
+		assert.Len(t, inf.Lister().List(labels.Everything()), 2, "both squids are in the cache")
 		cancel()
 		f.Wait()
 	})
