@@ -66,8 +66,8 @@
 // CRD) is retried at that pace until it goes away, with one exception: a
 // 404 for a resource that the server's discovery no longer lists, when
 // Options.Served is set to ask it (a sharedinformer.Factory sets it) and
-// it says so twice, a backoff apart (one look can catch a CRD between
-// two versions). That is reported once as ErrNotServed, the store is
+// it says so twice, BackoffInitial apart (one look can catch a CRD
+// between two versions). That is reported once as ErrNotServed, the store is
 // emptied, and no request
 // is made until discovery lists the resource again; or, when discovery
 // lists the resource in another version only, as a *VersionNotServedError,

@@ -22,7 +22,8 @@ import (
 // Options.Served, which asks the server's discovery, and only a "no" from
 // there stops it. Discovery also tells the two ways of "no" apart, and
 // they leave the store differently. "Gone", the one that deletes, is
-// believed only when discovery says it twice, a backoff apart (servedNow):
+// believed only when discovery says it twice, BackoffInitial apart
+// (servedNow):
 //
 //	LIST/WATCH ──404──▶ Served? ──yes──▶ report the 404, retry after the backoff
 //	                       │
@@ -93,15 +94,17 @@ func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, 
 // is the one answer that deletes (notServed empties the store), and
 // discovery answers it from several requests: a CRD that moves between
 // them, v1 to v2 and back, can look gone for one check while its objects
-// live on. So a "gone" is asked again after the backoff, and believed
+// live on. So a "gone" is asked again after BackoffInitial, and believed
 // only if discovery says it again; the second answer is the one returned,
-// whatever it is. An error, ctx's included, is "cannot tell".
+// whatever it is. An error, ctx's included, is "cannot tell". The wait is
+// the first backoff's, and the backoff does not grow for it: a resource
+// that is really gone is found so no more than BackoffInitial later.
 func (r *Reflector[T]) servedNow(ctx context.Context) (Serving, error) {
 	answer, err := r.opts.Served(ctx)
 	if err != nil || answer.Served || len(answer.Elsewhere) > 0 {
 		return answer, err
 	}
-	r.pause(ctx, r.backoff.next(time.Now(), 0))
+	r.pause(ctx, r.backoff.initial)
 	if err := ctx.Err(); err != nil {
 		return Serving{}, err
 	}

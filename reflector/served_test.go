@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -202,5 +203,46 @@ func TestAGoneThatDiscoveryDoesNotRepeatABackoffLaterDeletesNothing(t *testing.T
 		for _, r := range f.store.replaces() {
 			assert.NotEmpty(t, r, "no empty Replace")
 		}
+	})
+}
+
+// The second look at a "gone" waits BackoffInitial, whatever the backoff
+// has grown to, and does not grow it: a resource that is really gone is
+// emptied from the store no more than BackoffInitial after discovery
+// first said so, even after a long run of failures.
+func TestTheSecondLookAtAGoneWaitsBackoffInitialWhateverTheBackoffHasGrownTo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var gone atomic.Bool
+		var mu sync.Mutex
+		var asked []time.Time // when discovery was asked, once gone
+		served := func(context.Context) (reflector.Serving, error) {
+			if !gone.Load() {
+				return reflector.Serving{Served: true}, nil
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, time.Now())
+			return reflector.Serving{}, nil
+		}
+		f := startMem(t, 1, func(o *reflector.Options[*corev1.ConfigMap]) {
+			o.Served = served
+			o.ShortWatch = time.Nanosecond
+			o.BackoffMax = time.Hour // so that the backoff, once grown, is far above BackoffInitial
+		})
+		var failures atomic.Int32
+		answer404When(f, func() bool { return failures.Add(1) <= 8 || gone.Load() })
+		f.lw.DropWatches()
+		for failures.Load() < 8 { // eight 404s while served: the backoff grows to 10 ms × 2⁸
+			time.Sleep(time.Second)
+		}
+		gone.Store(true)
+		for len(f.trace.of(reflector.KindNotServed)) == 0 {
+			time.Sleep(time.Second)
+		}
+
+		mu.Lock()
+		defer mu.Unlock()
+		require.GreaterOrEqual(t, len(asked), 2)
+		assert.Equal(t, 10*time.Millisecond, asked[1].Sub(asked[0]), "the second look waits BackoffInitial")
 	})
 }
