@@ -195,3 +195,27 @@ func TestQuiescentChecksReportAStaleCacheASilentInformerAndANameNotGivenBack(t *
 		}
 	})
 }
+
+// CoverageGaps names every case of the custom resources scenario that a
+// sum of runs' coverage never reached: all of them for no runs, none
+// once each was reached, and the one left at 0.
+func TestCoverageGapsNameEachCaseNoRunReached(t *testing.T) {
+	if got := CoverageGaps(CustomResources, nil); len(got) != len(crdCases) {
+		t.Fatalf("no runs: gaps %v, want all %d cases", got, len(crdCases))
+	}
+	w := &world{crd: newCRDWorld()}
+	for _, c := range crdCases {
+		w.crd.reach(c)
+	}
+	sum := w.crd.coverage()
+	if got := CoverageGaps(CustomResources, sum); len(got) != 0 {
+		t.Fatalf("every case reached: gaps %v, want none", got)
+	}
+	sum[caseReaskWaitsForStop] = 0
+	if got := CoverageGaps(CustomResources, sum); len(got) != 1 || got[0] != caseReaskWaitsForStop {
+		t.Fatalf("gaps %v, want [%s]", got, caseReaskWaitsForStop)
+	}
+	if got := CoverageGaps(LeaderElected, nil); got != nil {
+		t.Fatalf("the leader-elected scenario counts no cases: gaps %v", got)
+	}
+}

@@ -41,10 +41,11 @@ type crdWorld struct {
 	since      time.Time
 	violations []Violation          // guarded by mu
 	final      map[*hold]*factoryOf // guarded by mu; each holder's last hold, kept once settled
+	reached    map[string]int       // guarded by mu; how often each case of crdCases was reached
 }
 
 func newCRDWorld() *crdWorld {
-	return &crdWorld{settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}}
+	return &crdWorld{settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}, reached: map[string]int{}}
 }
 
 // served is the version the server serves now, "" for none.

@@ -134,6 +134,16 @@
 // TestQuiescentChecksReportAStaleCacheASilentInformerAndANameNotGivenBack;
 // that the library keeps them, by
 // TestTwentyFaultSchedulesOfTheCustomResourcesScenarioKeepEveryInvariant.
+// An invariant judges an order of events only in the runs that bring it
+// about, so each run also counts the scenario's cases
+// (Result.Coverage: a re-ask from a handler that meets its informer
+// still stopping, one from a holder that waits for a released informer
+// still stopping, a sync wait ended by its release, a release from
+// OnError, and at quiescence a held informer compared with Widgets on
+// the server, the CRD removed, a hold of the version not served), the
+// sweep prints in how many seeds each was reached, and CoverageGaps
+// names those a set of runs missed
+// (TestCoverageGapsNameEachCaseNoRunReached).
 // A goroutine that spins never lets simulated time advance, so no
 // invariant can see it: the sweep panics with every stack when one seed
 // runs past -seed-timeout of real time (2 minutes by default).

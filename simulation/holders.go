@@ -81,7 +81,14 @@ type factoryOf struct {
 	// failure, by informer name; guarded by mu.
 	mu      sync.Mutex
 	onError map[string][]*hold
+	// releasing counts the Releases in progress from a goroutine not an
+	// informer's, by informer: those that may wait for it to stop (for
+	// the coverage of caseReaskWaitsForStop); guarded by mu.
+	releasing map[widgetInformer]int
 }
+
+// widgetInformer is an informer of the Widgets, as the holders ask for it.
+type widgetInformer = *si.Informer[*unstructured.Unstructured]
 
 // ownScope reports whether h asks for a scope of its own: a label
 // selector no Widget's labels fail, unique to it. Its holder is then its
@@ -99,7 +106,7 @@ const (
 
 // hold is one InformerFor of a holder, until it is released.
 type hold struct {
-	inf     *si.Informer[*unstructured.Unstructured]
+	inf     widgetInformer
 	reg     *si.Registration
 	version string
 	mode    int
@@ -148,7 +155,7 @@ func holderRand(seed int64, replica string, i int) *rand.Rand {
 }
 
 func newFactoryOf(w *world, r *replica) *factoryOf {
-	fo := &factoryOf{metrics: metrics.NewMemory(), replica: r, onError: map[string][]*hold{}}
+	fo := &factoryOf{metrics: metrics.NewMemory(), replica: r, onError: map[string][]*hold{}, releasing: map[widgetInformer]int{}}
 	var err error
 	if fo.registry, err = metrics.NewRegistry(fo.metrics); err != nil {
 		w.log.Error("simulation: metrics", "err", err)
@@ -181,6 +188,9 @@ func (fo *factoryOf) failed(w *world, err error) {
 	delete(fo.onError, re.Name)
 	fo.mu.Unlock()
 	for _, h := range holds {
+		if h.state.Load() == live {
+			w.crd.reach(caseReleaseFromOnError)
+		}
 		fo.release(w, h, "OnError", returnBound)
 	}
 }
@@ -195,7 +205,14 @@ func (fo *factoryOf) release(w *world, h *hold, where string, bound time.Duratio
 	defer cancel()
 	start := time.Now()
 	h.releasedAt.Store(&start)
+	var ended func()
+	if bound == stopBound { // not on an informer's goroutine: it may wait for the stop
+		ended = fo.releaseBegan(h.inf)
+	}
 	err := si.Release(ctx, fo.f, h.inf)
+	if ended != nil {
+		ended()
+	}
 	w.checkCall("release returns", fo.replica.name, "Release of "+h.inf.Name()+" from "+where, start, time.Now(), bound, err, err != nil)
 	if h.reg == nil {
 		return
@@ -219,14 +236,21 @@ func (fo *factoryOf) release(w *world, h *hold, where string, bound time.Duratio
 
 // ask is one InformerFor of the Widgets at version, checked to return
 // within bound.
-func (fo *factoryOf) ask(ctx context.Context, w *world, version string, where string, bound time.Duration, opts ...si.InformerOption) (*si.Informer[*unstructured.Unstructured], error) {
+func (fo *factoryOf) ask(ctx context.Context, w *world, version string, where string, bound time.Duration, opts ...si.InformerOption) (widgetInformer, error) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	before := fo.releasingNow()
 	start := time.Now()
 	opts = append([]si.InformerOption{si.ForResource(schema.GroupVersionResource{Group: CRDGroup, Version: version, Resource: widgets.Resource}), si.InNamespace(Namespace)}, opts...)
 	inf, err := si.InformerFor[*unstructured.Unstructured](cctx, fo.f, opts...)
 	if ctx.Err() == nil { // a kill ends the call: not the library's doing
 		w.checkCall("re-ask returns", fo.replica.name, "InformerFor of widgets "+version+" from "+where, start, time.Now(), bound, err, false)
+	}
+	if _, ok := errors.AsType[*si.StillStoppingError](err); ok {
+		w.crd.reach(caseReaskInHandlerMeetsStopping)
+	}
+	if err == nil && askWaitedForStop(before, inf, start) {
+		w.crd.reach(caseReaskWaitsForStop)
 	}
 	return inf, err
 }
@@ -390,6 +414,9 @@ func syncWait(ctx context.Context, w *world, fo *factoryOf, h *hold, releaseAfte
 	start := time.Now()
 	err := si.WaitForCacheSync(wctx, h.inf, h.reg)
 	end := time.Now()
+	if h.ownScope() && h.releasedAt.Load() != nil && syncedAt.Load() == nil {
+		w.crd.reach(caseSyncWaitEndedByRelease)
+	}
 	w.checkSyncWait(fo.replica.name, h.inf.Name(), h.ownScope(), start, end, h.releasedAt.Load(), syncedAt.Load(), err)
 }
 
