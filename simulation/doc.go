@@ -27,12 +27,18 @@
 //     ForResource) at v1 or v2, waits for the sync, holds the informer
 //     a while, and releases it: by itself (these holds share one
 //     informer), during its sync wait, from its handler (and asks again
-//     there), from the factory's OnError, or once the ctx it gave Start
-//     has ended; each of the last four asks for a scope of its own, so
-//     that its release is its informer's last. The choices are drawn
-//     from the seed and the holder's name. Admin writers create,
-//     update and delete Widgets five times a second while the CRD is
-//     served. It is a scenario of its own, not faults added to the
+//     there), from the factory's OnError, by handing it over, or once
+//     the ctx it gave Start has ended; each of the last five asks for a
+//     scope of its own, so that its release is its informer's last. A
+//     hold handed over has a handler that works 100 to 500 ms on each
+//     event, so its informer stops only once the current call returns;
+//     a successor on another goroutine asks for the same scope 1 to
+//     100 ms after the release began, meets the informer still stopping
+//     and waits for it (as a reconcile loop asking again would), then
+//     holds the fresh one through its sync and releases it. The
+//     choices are drawn from the seed and the holder's name. Admin
+//     writers create, update and delete Widgets five times a second
+//     while the CRD is served. It is a scenario of its own, not faults added to the
 //     others, because what it exercises (holders, Release, a resource
 //     that stops being served) is no part of a leader's or a member's
 //     term there, and its invariants are about informers, not keys.
@@ -115,7 +121,7 @@
 // second, one from elsewhere within 10 s and without error. "Re-ask
 // returns": InformerFor returns within a second from a handler (a
 // *StillStoppingError while the released informer stops), within 10 s
-// elsewhere. "Released informer stops": a released hold's handler
+// elsewhere (a successor's, once the informer it waits for stops). "Released informer stops": a released hold's handler
 // stops within 40 s, and at quiescence each factory's metrics Registry
 // holds the names of the informers held and no other (a released
 // informer gives its name back only once all of it has stopped). "No

@@ -51,11 +51,12 @@ const (
 	releaseDuringSync         // the holder releases it while its sync wait runs
 	releaseFromHandler        // its handler releases it on its first event, and may ask again there
 	releaseFromOnError        // the factory's OnError releases it on its first failure
+	releaseHandedOver         // its holder releases it while a successor asks for its scope (handOver)
 	releaseAfterStop          // (paged holder) the ctx given to Start ends, then the holder releases it
 	modes
 )
 
-var modeNames = [modes]string{"by its holder", "during its sync wait", "from its handler", "from OnError", "after its Start ctx ended"}
+var modeNames = [modes]string{"by its holder", "during its sync wait", "from its handler", "from OnError", "handed over", "after its Start ctx ended"}
 
 // customResources is the scenario of sharedinformer's holders and
 // Release: every replica runs Holders holders on one factory, and a
@@ -111,6 +112,7 @@ type hold struct {
 	version string
 	mode    int
 	reask   bool                // releaseFromHandler: ask InformerFor again in the handler
+	work    time.Duration       // how long each call of its handler works (releaseHandedOver); 0 otherwise
 	opts    []si.InformerOption // the scope and shape it was asked with, beyond the resource
 	// state is live, released (by whoever came first) or kept (its
 	// holder keeps it once the faults end: nothing releases it then).
@@ -274,15 +276,21 @@ func (fo *factoryOf) handler(w *world, h *hold) si.Handler[*unstructured.Unstruc
 			}
 		})
 	}
+	work := func() {
+		if h.work > 0 {
+			time.Sleep(h.work) // a handler busy with each event: a release stops its informer only once the call returns
+		}
+	}
 	return si.HandlerFuncs[*unstructured.Unstructured]{
-		AddFunc:    func(*unstructured.Unstructured, bool) { first() },
-		UpdateFunc: func(_, _ *unstructured.Unstructured) { first() },
+		AddFunc:    func(*unstructured.Unstructured, bool) { first(); work() },
+		UpdateFunc: func(_, _ *unstructured.Unstructured) { first(); work() },
 		DeleteFunc: func(u *unstructured.Unstructured, unknown bool) {
 			if _, uids := w.widgetsNow(); uids[string(u.GetUID())] {
 				w.crd.violate("no delete of a live object", "replica %s: %s got a delete of %s (uid %s, rv %s, final state unknown %v) that the server holds",
 					fo.replica.name, h.inf.Name(), u.GetName(), u.GetUID(), u.GetResourceVersion(), unknown)
 			}
 			first()
+			work()
 		},
 	}
 }
@@ -308,6 +316,11 @@ func holder(ctx context.Context, w *world, fo *factoryOf, rng *rand.Rand, name s
 		if w.crd.isSettled() {
 			h.mode = releaseByHolder
 		}
+		var successorAfter time.Duration
+		if h.mode == releaseHandedOver {
+			h.work = time.Duration(100+rng.IntN(400)) * time.Millisecond
+			successorAfter = time.Duration(1+rng.IntN(100)) * time.Millisecond
+		}
 		if !cycle(ctx, w, fo, h, fmt.Sprintf("%s.%d", name, n), releaseAfter, holdFor, paged) {
 			informer.Sleep(ctx, informer.RealClock{}, 500*time.Millisecond)
 			continue
@@ -325,11 +338,47 @@ func holder(ctx context.Context, w *world, fo *factoryOf, rng *rand.Rand, name s
 			}
 			return
 		}
+		if h.mode == releaseHandedOver {
+			handOver(ctx, w, fo, h, successorAfter)
+			continue
+		}
 		fo.release(w, h, "its holder", stopBound)
 		if h.stopStart != nil {
 			h.stopStart()
 		}
 	}
+}
+
+// handOver releases h, the only hold of its scope, while a successor on
+// another goroutine asks for the same scope after a moment (after). The
+// informer stops only once its handler's current call returns (each
+// works h.work), so the successor's InformerFor meets it still stopping
+// and waits for the stop ("re-ask returns" within stopBound; counted as
+// caseReaskWaitsForStop), then gets a fresh informer, which it holds
+// through its sync wait and releases. It returns once both are done.
+func handOver(ctx context.Context, w *world, fo *factoryOf, h *hold, after time.Duration) {
+	var successor sync.WaitGroup
+	successor.Go(func() {
+		select {
+		case <-time.After(after):
+		case <-ctx.Done():
+			return
+		}
+		inf, err := fo.ask(ctx, w, h.version, "its successor, as its release stops", stopBound, h.opts...)
+		if err != nil {
+			return
+		}
+		next := &hold{inf: inf, version: h.version, mode: releaseHandedOver, opts: h.opts}
+		if next.reg, err = inf.AddEventHandler(fo.handler(w, next)); err != nil {
+			fo.release(w, next, "its successor, after AddEventHandler failed", stopBound)
+			return
+		}
+		fo.f.Start(ctx)
+		syncWait(ctx, w, fo, next, 0)
+		fo.release(w, next, "its successor", stopBound)
+	})
+	fo.release(w, h, "its holder, handing over", stopBound)
+	successor.Wait()
 }
 
 // cycle is one hold until its release is due; it reports false if
