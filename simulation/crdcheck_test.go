@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -217,5 +218,30 @@ func TestCoverageGapsNameEachCaseNoRunReached(t *testing.T) {
 	}
 	if got := CoverageGaps(LeaderElected, nil); got != nil {
 		t.Fatalf("the leader-elected scenario counts no cases: gaps %v", got)
+	}
+}
+
+// A crds schedule ends with the CRD served, with writes owed after its
+// last install, in most seeds, and removed in some: what the quiescent
+// checks compare is then there to compare.
+func TestCRDSchedulesEndServedWithWritesOwedSaveSome(t *testing.T) {
+	const seeds = 200
+	removed := 0
+	for seed := int64(1); seed <= seeds; seed++ {
+		s := NewCRDSchedule(seed, 3, 30*time.Second)
+		if !slices.IsSortedFunc(s, func(a, b Fault) int { return int(a.At - b.At) }) {
+			t.Fatalf("seed %d: schedule out of order:\n%s", seed, s)
+		}
+		last, served := crdEnd(s)
+		if !served {
+			removed++
+			continue
+		}
+		if last >= 0 && s[last].Kind == InstallCRD && s[last].For != crdWrites {
+			t.Fatalf("seed %d: the last install is owed %v of writes, want %v:\n%s", seed, s[last].For, crdWrites, s)
+		}
+	}
+	if removed == 0 || removed > seeds/8 {
+		t.Fatalf("%d of %d schedules end with the CRD removed, want some and at most an eighth", removed, seeds)
 	}
 }
