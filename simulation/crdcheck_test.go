@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -221,27 +220,24 @@ func TestCoverageGapsNameEachCaseNoRunReached(t *testing.T) {
 	}
 }
 
-// A crds schedule ends with the CRD served, with writes owed after its
-// last install, in most seeds, and removed in some: what the quiescent
-// checks compare is then there to compare.
-func TestCRDSchedulesEndServedWithWritesOwedSaveSome(t *testing.T) {
+// A crds schedule's last install is owed writes after it, and a run
+// that ends with the CRD removed restores it in most seeds, not all:
+// "held informer equals server" then compares Widgets in most runs, and
+// "not served says so" still judges a removed CRD in every run that
+// ends so.
+func TestCRDSchedulesOweWritesToTheLastInstallAndMostRemovedEndsAreRestored(t *testing.T) {
 	const seeds = 200
-	removed := 0
+	restored := 0
 	for seed := int64(1); seed <= seeds; seed++ {
 		s := NewCRDSchedule(seed, 3, 30*time.Second)
-		if !slices.IsSortedFunc(s, func(a, b Fault) int { return int(a.At - b.At) }) {
-			t.Fatalf("seed %d: schedule out of order:\n%s", seed, s)
-		}
-		last, served := crdEnd(s)
-		if !served {
-			removed++
-			continue
-		}
-		if last >= 0 && s[last].Kind == InstallCRD && s[last].For != crdWrites {
+		if last, _ := crdEnd(s); last >= 0 && s[last].Kind == InstallCRD && s[last].For != crdWrites {
 			t.Fatalf("seed %d: the last install is owed %v of writes, want %v:\n%s", seed, s[last].For, crdWrites, s)
 		}
+		if _, ok := crdRestore(seed); ok {
+			restored++
+		}
 	}
-	if removed == 0 || removed > seeds/8 {
-		t.Fatalf("%d of %d schedules end with the CRD removed, want some and at most an eighth", removed, seeds)
+	if restored < seeds*3/4 || restored == seeds {
+		t.Fatalf("%d of %d seeds restore a removed CRD, want most and not all", restored, seeds)
 	}
 }

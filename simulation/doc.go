@@ -77,12 +77,13 @@
 // CutWatches and Compact, and adds RemoveCRD (its Widgets deleted, its
 // watches ended, its paths 404), InstallCRD and MoveCRD (served at the
 // other version: its Widgets stay), about twice as often as the others.
-// What the quiescent checks compare is the faults' end, so a schedule
-// that would leave the CRD removed (about two in five) ends, in four
-// seeds of five, with it installed again 1 to 2 s after, and the CRD's
-// last install is followed by at least 3 s of writes (its For): about
-// nine seeds in ten end with Widgets served, and one in twelve with the
-// CRD removed.
+// The CRD's last install is followed by at least 3 s of writes (its
+// For), so there are Widgets to compare; a run whose faults leave the
+// CRD removed (about two in five) is judged so at quiescence, and then,
+// in four seeds of five, the CRD is installed again, written to for 3 s
+// and judged again, within Settle and two of the reflectors' longest
+// backoffs (restoreCRD): nine runs in ten compare Widgets, and two in
+// five judge a removed CRD.
 //
 // # Invariants
 //

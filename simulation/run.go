@@ -285,6 +285,9 @@ func Run(opts Options, sched Schedule) (Result, error) {
 			}
 			time.Sleep(time.Second)
 		}
+		if w.crd != nil && !res.Failed() {
+			res.Violations = append(res.Violations, w.restoreCRD(ctx)...)
+		}
 	}
 	res.Simulated = time.Since(start)
 	dbg("converged=%v at %v: %v", res.Converged, time.Since(start), last)
