@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # sim.sh runs the simulator's seeded sweep in PROCS processes at once (one
 # per core), each over its own range of the seeds, and prints each
-# process's report, then the whole sweep's seeds per minute. The seeds of
-# one run share global state (the library's random source, apimachinery's
-# error handlers), so a process runs its seeds one after another; two
-# processes use two cores. It fails if any process failed.
+# process's report, then the whole sweep's seeds per minute and, for a
+# scenario that counts cases (crds), in how many seeds each was reached.
+# The seeds of one run share global state (the library's random source,
+# apimachinery's error handlers), so a process runs its seeds one after
+# another; two processes use two cores. It fails if any process failed.
 #
 # A seed's live heap is small (a process stays under 100 MB) but it
 # allocates fast, so at Go's default GOGC=100 the collector takes about a
@@ -36,11 +37,16 @@ for pid in "${pids[@]}"; do
 done
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 ran=0
+coverage=""
 for log in "${logs[@]}"; do
 	cat "$log"
 	n=$(awk '/ seeds in .* seeds\/minute/ { for (i = 1; i < NF; i++) if ($(i+1) == "seeds") { print $i; exit } }' "$log")
 	ran=$(( ran + ${n:-0} ))
+	coverage+=$(grep -o 'coverage: .*' "$log")$'\n'
 	rm -f "$log"
 done
 echo "sweep: $ran seeds from $first in $(( ms / 1000 )) s over ${#pids[@]} processes: $(( ran * 60000 / (ms > 0 ? ms : 1) )) seeds/minute"
+# The processes' coverage lines ("coverage: K of N seeds: case"), added up.
+printf '%s' "$coverage" | awk -F': ' '/^coverage: / { split($2, a, " "); k[$3] += a[1]; n[$3] += a[3] }
+	END { for (c in k) printf "sweep coverage: %d of %d seeds (%.0f%%): %s\n", k[c], n[c], 100 * k[c] / n[c], c }' | sort -t: -k3
 exit "$failed"

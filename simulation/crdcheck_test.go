@@ -195,3 +195,49 @@ func TestQuiescentChecksReportAStaleCacheASilentInformerAndANameNotGivenBack(t *
 		}
 	})
 }
+
+// CoverageGaps names every case of the custom resources scenario that a
+// sum of runs' coverage never reached: all of them for no runs, none
+// once each was reached, and the one left at 0.
+func TestCoverageGapsNameEachCaseNoRunReached(t *testing.T) {
+	if got := CoverageGaps(CustomResources, nil); len(got) != len(crdCases) {
+		t.Fatalf("no runs: gaps %v, want all %d cases", got, len(crdCases))
+	}
+	w := &world{crd: newCRDWorld()}
+	for _, c := range crdCases {
+		w.crd.reach(c)
+	}
+	sum := w.crd.coverage()
+	if got := CoverageGaps(CustomResources, sum); len(got) != 0 {
+		t.Fatalf("every case reached: gaps %v, want none", got)
+	}
+	sum[caseReaskWaitsForStop] = 0
+	if got := CoverageGaps(CustomResources, sum); len(got) != 1 || got[0] != caseReaskWaitsForStop {
+		t.Fatalf("gaps %v, want [%s]", got, caseReaskWaitsForStop)
+	}
+	if got := CoverageGaps(LeaderElected, nil); got != nil {
+		t.Fatalf("the leader-elected scenario counts no cases: gaps %v", got)
+	}
+}
+
+// A crds schedule's last install is owed writes after it, and a run
+// that ends with the CRD removed restores it in most seeds, not all:
+// "held informer equals server" then compares Widgets in most runs, and
+// "not served says so" still judges a removed CRD in every run that
+// ends so.
+func TestCRDSchedulesOweWritesToTheLastInstallAndMostRemovedEndsAreRestored(t *testing.T) {
+	const seeds = 200
+	restored := 0
+	for seed := int64(1); seed <= seeds; seed++ {
+		s := NewCRDSchedule(seed, 3, 30*time.Second)
+		if last, _ := crdEnd(s); last >= 0 && s[last].Kind == InstallCRD && s[last].For != crdWrites {
+			t.Fatalf("seed %d: the last install is owed %v of writes, want %v:\n%s", seed, s[last].For, crdWrites, s)
+		}
+		if _, ok := crdRestore(seed); ok {
+			restored++
+		}
+	}
+	if restored < seeds*3/4 || restored == seeds {
+		t.Fatalf("%d of %d seeds restore a removed CRD, want most and not all", restored, seeds)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"testing/synctest"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,10 +42,11 @@ type crdWorld struct {
 	since      time.Time
 	violations []Violation          // guarded by mu
 	final      map[*hold]*factoryOf // guarded by mu; each holder's last hold, kept once settled
+	reached    map[string]int       // guarded by mu; how often each case of crdCases was reached
 }
 
 func newCRDWorld() *crdWorld {
-	return &crdWorld{settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}}
+	return &crdWorld{settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}, reached: map[string]int{}}
 }
 
 // served is the version the server serves now, "" for none.
@@ -191,4 +193,60 @@ func cacheOf(objs []*unstructured.Unstructured) map[string]string {
 		out[u.GetName()] = u.GetResourceVersion()
 	}
 	return out
+}
+
+// restoreBackoff is how long past Settle a restored CRD may take to be
+// synced by every held informer: one told "not served" asks discovery
+// again only after its backoff, up to two of a reflector's longest
+// (BackoffMax 30 s, doubled by jitter).
+const restoreBackoff = 2 * time.Minute
+
+// crdRestore is whether a run whose faults left the CRD removed installs
+// it again once that is judged (four seeds of five), and at which
+// version: drawn from the seed, apart from the schedule.
+func crdRestore(seed int64) (version string, ok bool) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0xc7d6))
+	return CRDVersions[rng.IntN(len(CRDVersions))], rng.IntN(5) > 0
+}
+
+// restoreCRD is a second end for a run whose faults left the CRD removed
+// and whose quiescent checks judged that: in the seeds crdRestore picks,
+// it installs the CRD again, has the writers write for crdWrites, and
+// checks convergence and the quiescent invariants again, so that "held
+// informer equals server" compares Widgets in those runs too.
+func (w *world) restoreCRD(ctx context.Context) []Violation {
+	version, ok := crdRestore(w.opts.Seed)
+	if !ok || w.crd.served() != "" {
+		return nil
+	}
+	w.installCRD(version)
+	writers, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.writeWidgets(writers)
+	}()
+	time.Sleep(crdWrites)
+	stop()
+	<-done
+	restored, bound := time.Now(), w.opts.Settle+restoreBackoff
+	for {
+		time.Sleep(time.Second)
+		last := w.crdConverged()
+		if len(last) == 0 {
+			break
+		}
+		if time.Since(restored) > bound {
+			return last
+		}
+	}
+	for {
+		synctest.Wait()
+		stale := w.crdQuiescent()
+		if len(stale) == 0 || time.Since(restored) > bound {
+			w.reachAtQuiescence()
+			return stale
+		}
+		time.Sleep(time.Second)
+	}
 }

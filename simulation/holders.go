@@ -51,11 +51,12 @@ const (
 	releaseDuringSync         // the holder releases it while its sync wait runs
 	releaseFromHandler        // its handler releases it on its first event, and may ask again there
 	releaseFromOnError        // the factory's OnError releases it on its first failure
+	releaseHandedOver         // its holder releases it while a successor asks for its scope (handOver)
 	releaseAfterStop          // (paged holder) the ctx given to Start ends, then the holder releases it
 	modes
 )
 
-var modeNames = [modes]string{"by its holder", "during its sync wait", "from its handler", "from OnError", "after its Start ctx ended"}
+var modeNames = [modes]string{"by its holder", "during its sync wait", "from its handler", "from OnError", "handed over", "after its Start ctx ended"}
 
 // customResources is the scenario of sharedinformer's holders and
 // Release: every replica runs Holders holders on one factory, and a
@@ -81,7 +82,14 @@ type factoryOf struct {
 	// failure, by informer name; guarded by mu.
 	mu      sync.Mutex
 	onError map[string][]*hold
+	// releasing counts the Releases in progress from a goroutine not an
+	// informer's, by informer: those that may wait for it to stop (for
+	// the coverage of caseReaskWaitsForStop); guarded by mu.
+	releasing map[widgetInformer]int
 }
+
+// widgetInformer is an informer of the Widgets, as the holders ask for it.
+type widgetInformer = *si.Informer[*unstructured.Unstructured]
 
 // ownScope reports whether h asks for a scope of its own: a label
 // selector no Widget's labels fail, unique to it. Its holder is then its
@@ -99,11 +107,12 @@ const (
 
 // hold is one InformerFor of a holder, until it is released.
 type hold struct {
-	inf     *si.Informer[*unstructured.Unstructured]
+	inf     widgetInformer
 	reg     *si.Registration
 	version string
 	mode    int
 	reask   bool                // releaseFromHandler: ask InformerFor again in the handler
+	work    time.Duration       // how long each call of its handler works (releaseHandedOver); 0 otherwise
 	opts    []si.InformerOption // the scope and shape it was asked with, beyond the resource
 	// state is live, released (by whoever came first) or kept (its
 	// holder keeps it once the faults end: nothing releases it then).
@@ -148,7 +157,7 @@ func holderRand(seed int64, replica string, i int) *rand.Rand {
 }
 
 func newFactoryOf(w *world, r *replica) *factoryOf {
-	fo := &factoryOf{metrics: metrics.NewMemory(), replica: r, onError: map[string][]*hold{}}
+	fo := &factoryOf{metrics: metrics.NewMemory(), replica: r, onError: map[string][]*hold{}, releasing: map[widgetInformer]int{}}
 	var err error
 	if fo.registry, err = metrics.NewRegistry(fo.metrics); err != nil {
 		w.log.Error("simulation: metrics", "err", err)
@@ -181,6 +190,9 @@ func (fo *factoryOf) failed(w *world, err error) {
 	delete(fo.onError, re.Name)
 	fo.mu.Unlock()
 	for _, h := range holds {
+		if h.state.Load() == live {
+			w.crd.reach(caseReleaseFromOnError)
+		}
 		fo.release(w, h, "OnError", returnBound)
 	}
 }
@@ -195,7 +207,14 @@ func (fo *factoryOf) release(w *world, h *hold, where string, bound time.Duratio
 	defer cancel()
 	start := time.Now()
 	h.releasedAt.Store(&start)
+	var ended func()
+	if bound == stopBound { // not on an informer's goroutine: it may wait for the stop
+		ended = fo.releaseBegan(h.inf)
+	}
 	err := si.Release(ctx, fo.f, h.inf)
+	if ended != nil {
+		ended()
+	}
 	w.checkCall("release returns", fo.replica.name, "Release of "+h.inf.Name()+" from "+where, start, time.Now(), bound, err, err != nil)
 	if h.reg == nil {
 		return
@@ -219,14 +238,21 @@ func (fo *factoryOf) release(w *world, h *hold, where string, bound time.Duratio
 
 // ask is one InformerFor of the Widgets at version, checked to return
 // within bound.
-func (fo *factoryOf) ask(ctx context.Context, w *world, version string, where string, bound time.Duration, opts ...si.InformerOption) (*si.Informer[*unstructured.Unstructured], error) {
+func (fo *factoryOf) ask(ctx context.Context, w *world, version string, where string, bound time.Duration, opts ...si.InformerOption) (widgetInformer, error) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	before := fo.releasingNow()
 	start := time.Now()
 	opts = append([]si.InformerOption{si.ForResource(schema.GroupVersionResource{Group: CRDGroup, Version: version, Resource: widgets.Resource}), si.InNamespace(Namespace)}, opts...)
 	inf, err := si.InformerFor[*unstructured.Unstructured](cctx, fo.f, opts...)
 	if ctx.Err() == nil { // a kill ends the call: not the library's doing
 		w.checkCall("re-ask returns", fo.replica.name, "InformerFor of widgets "+version+" from "+where, start, time.Now(), bound, err, false)
+	}
+	if _, ok := errors.AsType[*si.StillStoppingError](err); ok {
+		w.crd.reach(caseReaskInHandlerMeetsStopping)
+	}
+	if err == nil && askWaitedForStop(before, inf, start) {
+		w.crd.reach(caseReaskWaitsForStop)
 	}
 	return inf, err
 }
@@ -250,15 +276,21 @@ func (fo *factoryOf) handler(w *world, h *hold) si.Handler[*unstructured.Unstruc
 			}
 		})
 	}
+	work := func() {
+		if h.work > 0 {
+			time.Sleep(h.work) // a handler busy with each event: a release stops its informer only once the call returns
+		}
+	}
 	return si.HandlerFuncs[*unstructured.Unstructured]{
-		AddFunc:    func(*unstructured.Unstructured, bool) { first() },
-		UpdateFunc: func(_, _ *unstructured.Unstructured) { first() },
+		AddFunc:    func(*unstructured.Unstructured, bool) { first(); work() },
+		UpdateFunc: func(_, _ *unstructured.Unstructured) { first(); work() },
 		DeleteFunc: func(u *unstructured.Unstructured, unknown bool) {
 			if _, uids := w.widgetsNow(); uids[string(u.GetUID())] {
 				w.crd.violate("no delete of a live object", "replica %s: %s got a delete of %s (uid %s, rv %s, final state unknown %v) that the server holds",
 					fo.replica.name, h.inf.Name(), u.GetName(), u.GetUID(), u.GetResourceVersion(), unknown)
 			}
 			first()
+			work()
 		},
 	}
 }
@@ -284,6 +316,11 @@ func holder(ctx context.Context, w *world, fo *factoryOf, rng *rand.Rand, name s
 		if w.crd.isSettled() {
 			h.mode = releaseByHolder
 		}
+		var successorAfter time.Duration
+		if h.mode == releaseHandedOver {
+			h.work = time.Duration(100+rng.IntN(400)) * time.Millisecond
+			successorAfter = time.Duration(1+rng.IntN(100)) * time.Millisecond
+		}
 		if !cycle(ctx, w, fo, h, fmt.Sprintf("%s.%d", name, n), releaseAfter, holdFor, paged) {
 			informer.Sleep(ctx, informer.RealClock{}, 500*time.Millisecond)
 			continue
@@ -301,11 +338,47 @@ func holder(ctx context.Context, w *world, fo *factoryOf, rng *rand.Rand, name s
 			}
 			return
 		}
+		if h.mode == releaseHandedOver {
+			handOver(ctx, w, fo, h, successorAfter)
+			continue
+		}
 		fo.release(w, h, "its holder", stopBound)
 		if h.stopStart != nil {
 			h.stopStart()
 		}
 	}
+}
+
+// handOver releases h, the only hold of its scope, while a successor on
+// another goroutine asks for the same scope after a moment (after). The
+// informer stops only once its handler's current call returns (each
+// works h.work), so the successor's InformerFor meets it still stopping
+// and waits for the stop ("re-ask returns" within stopBound; counted as
+// caseReaskWaitsForStop), then gets a fresh informer, which it holds
+// through its sync wait and releases. It returns once both are done.
+func handOver(ctx context.Context, w *world, fo *factoryOf, h *hold, after time.Duration) {
+	var successor sync.WaitGroup
+	successor.Go(func() {
+		select {
+		case <-time.After(after):
+		case <-ctx.Done():
+			return
+		}
+		inf, err := fo.ask(ctx, w, h.version, "its successor, as its release stops", stopBound, h.opts...)
+		if err != nil {
+			return
+		}
+		next := &hold{inf: inf, version: h.version, mode: releaseHandedOver, opts: h.opts}
+		if next.reg, err = inf.AddEventHandler(fo.handler(w, next)); err != nil {
+			fo.release(w, next, "its successor, after AddEventHandler failed", stopBound)
+			return
+		}
+		fo.f.Start(ctx)
+		syncWait(ctx, w, fo, next, 0)
+		fo.release(w, next, "its successor", stopBound)
+	})
+	fo.release(w, h, "its holder, handing over", stopBound)
+	successor.Wait()
 }
 
 // cycle is one hold until its release is due; it reports false if
@@ -390,6 +463,9 @@ func syncWait(ctx context.Context, w *world, fo *factoryOf, h *hold, releaseAfte
 	start := time.Now()
 	err := si.WaitForCacheSync(wctx, h.inf, h.reg)
 	end := time.Now()
+	if h.ownScope() && h.releasedAt.Load() != nil && syncedAt.Load() == nil {
+		w.crd.reach(caseSyncWaitEndedByRelease)
+	}
 	w.checkSyncWait(fo.replica.name, h.inf.Name(), h.ownScope(), start, end, h.releasedAt.Load(), syncedAt.Load(), err)
 }
 

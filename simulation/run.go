@@ -128,6 +128,11 @@ type Result struct {
 	// Simulated is the simulated time the run covered; Converged how
 	// long after the last fault the state converged (-1: never).
 	Simulated, Converged time.Duration
+	// Coverage counts, by case, how often the run reached each order of
+	// events its scenario counts (the custom resources scenario's; nil
+	// in the others): an invariant judges such a case only in the runs
+	// that reach it. CoverageGaps lists the cases a sum of them missed.
+	Coverage map[string]int
 }
 
 // Violation is one broken invariant, with the moment it broke.
@@ -273,9 +278,15 @@ func Run(opts Options, sched Schedule) (Result, error) {
 			}
 			if len(stale) == 0 || !time.Now().Before(deadline) {
 				res.Violations = append(res.Violations, stale...)
+				if w.crd != nil {
+					w.reachAtQuiescence()
+				}
 				break
 			}
 			time.Sleep(time.Second)
+		}
+		if w.crd != nil && !res.Failed() {
+			res.Violations = append(res.Violations, w.restoreCRD(ctx)...)
 		}
 	}
 	res.Simulated = time.Since(start)
@@ -299,6 +310,7 @@ func Run(opts Options, sched Schedule) (Result, error) {
 		w.crd.mu.Lock()
 		res.Violations = append(res.Violations, w.crd.violations...)
 		w.crd.mu.Unlock()
+		res.Coverage = w.crd.coverage()
 	}
 	return res, nil
 }

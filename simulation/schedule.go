@@ -85,7 +85,7 @@ type Fault struct {
 	At      time.Duration
 	Kind    Kind
 	Replica int           // the slot it hits, for the faults of one replica
-	For     time.Duration // a window's length; a kill's wait before the restart
+	For     time.Duration // a window's length; a kill's wait before the restart; the writes an InstallCRD is owed (see NewCRDSchedule)
 	P       float64       // Hang's and Errors' probability per request
 	Status  int           // Errors' status code
 	Max     time.Duration // Latency's bound
@@ -116,6 +116,9 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" ring %d", f.Ring)
 	case InstallCRD, MoveCRD:
 		s += " " + f.Version
+		if f.For > 0 {
+			s += fmt.Sprintf(", then writes for %v", f.For)
+		}
 	}
 	return s
 }
@@ -161,12 +164,48 @@ func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 // seed: NewSchedule's network faults and kills (no Lease deletes, no
 // Forbidden, which is for ConfigMaps, no Skew, which no part of it
 // times itself by), and the CRD removed, installed again and moved
-// between CRDVersions, about twice as often as any other fault. The
-// same arguments give the same schedule.
+// between CRDVersions, about twice as often as any other fault.
+//
+// An install late in the faults would leave the writers no time to
+// make Widgets for "held informer equals server" to compare, so the
+// CRD's last install is owed crdWrites of writes after it (its For: the
+// faults end no sooner); a run that ends with the CRD removed is judged
+// so, then restored (see crdRestore). The same arguments give the same
+// schedule.
 func NewCRDSchedule(seed int64, replicas int, length time.Duration) Schedule {
 	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, RemoveCRD, InstallCRD, MoveCRD}
 	weights := []int{2, 2, 2, 1, 1, 1, 1, 1, 3, 3, 3}
-	return drawSchedule(rand.New(rand.NewPCG(uint64(seed), 0xc7d5)), replicas, length, kinds, weights)
+	s := drawSchedule(rand.New(rand.NewPCG(uint64(seed), 0xc7d5)), replicas, length, kinds, weights)
+	last, _ := crdEnd(s)
+	if last >= 0 && s[last].Kind == InstallCRD {
+		s[last].For = crdWrites
+	}
+	return s
+}
+
+// crdWrites is the writes the CRD's last install is owed: about 15
+// writes, a third of them creates.
+const crdWrites = 3 * time.Second
+
+// crdEnd replays s's CRD faults from the run's start (served at
+// CRDVersions[0]) as the world applies them: the index of the last that
+// changes the CRD (-1 for none), and whether it is served at the end.
+func crdEnd(s Schedule) (last int, served bool) {
+	last, version := -1, CRDVersions[0]
+	for i, f := range s {
+		switch {
+		case f.Kind == RemoveCRD && version != "":
+			version = ""
+		case f.Kind == InstallCRD && version == "":
+			version = f.Version
+		case f.Kind == MoveCRD && version != "" && version != f.Version:
+			version = f.Version
+		default:
+			continue
+		}
+		last = i
+	}
+	return last, version != ""
 }
 
 // drawSchedule draws about one fault every length/6s (at least four) of

@@ -12,8 +12,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +79,7 @@ func TestSimulate(t *testing.T) {
 	start := time.Now()
 	var simulated time.Duration
 	ran := 0
+	reached := map[string]int{} // seeds that reached each case the scenario counts
 	for _, s := range list {
 		ran++
 		opts := options(s)
@@ -87,6 +90,9 @@ func TestSimulate(t *testing.T) {
 		res := simulation.Check(t, opts, nil)
 		watchdog.Stop()
 		simulated += res.Simulated
+		for c, n := range res.Coverage {
+			reached[c] += min(n, 1)
+		}
 		if !res.Failed() {
 			if *seed >= 0 && *history != "" { // a replay that passed: to set beside one that failed
 				writeHistory(t, s, res)
@@ -110,6 +116,16 @@ func TestSimulate(t *testing.T) {
 	real := time.Since(start)
 	t.Logf("%d seeds in %v: %.0f seeds/minute, simulated/real %.0f×", ran, real.Round(time.Millisecond),
 		float64(ran)/real.Minutes(), float64(simulated)/float64(real))
+	logCoverage(t, ran, reached)
+}
+
+// logCoverage prints, for each case the scenario counts, in how many of
+// the seeds run it was reached (hack/sim.sh adds the processes' lines
+// up).
+func logCoverage(t *testing.T, ran int, reached map[string]int) {
+	for _, c := range slices.Sorted(maps.Keys(reached)) {
+		t.Logf("coverage: %d of %d seeds: %s", reached[c], ran, c)
+	}
 }
 
 // Replaying one seed gives the same schedule, member ids and jitter
