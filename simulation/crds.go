@@ -90,8 +90,9 @@ func (w *world) installCRD(version string) {
 	w.crd.version, w.crd.since = version, time.Now()
 }
 
-// applyCRD makes a CRD fault happen now.
-func (w *world) applyCRD(f Fault) {
+// applyCRD makes a CRD fault happen now. For a move that happened, it
+// returns the version the CRD moved from.
+func (w *world) applyCRD(f Fault) (movedFrom string) {
 	switch f.Kind {
 	case InstallCRD:
 		w.installCRD(f.Version)
@@ -99,25 +100,43 @@ func (w *world) applyCRD(f Fault) {
 		w.crd.mu.Lock()
 		defer w.crd.mu.Unlock()
 		if w.crd.version == "" {
-			return
+			return ""
 		}
 		if _, err := w.srv.RemoveCRD(widgets); err != nil {
 			w.log.Error("simulation: remove the CRD", "err", err)
-			return
+			return ""
 		}
 		w.crd.version, w.crd.since = "", time.Now()
 	case MoveCRD:
 		w.crd.mu.Lock()
 		defer w.crd.mu.Unlock()
 		if w.crd.version == "" || w.crd.version == f.Version {
-			return
+			return ""
 		}
 		if err := w.srv.MoveCRD(widgets, f.Version); err != nil {
 			w.log.Error("simulation: move the CRD", "err", err)
-			return
+			return ""
 		}
+		movedFrom = w.crd.version
 		w.crd.version, w.crd.since = f.Version, time.Now()
 	}
+	return movedFrom
+}
+
+// moveCRDBack ends a flip: the CRD moves back to from, if it is still
+// at to (a fault since may have removed or moved it).
+func (w *world) moveCRDBack(from, to string) {
+	w.crd.mu.Lock()
+	defer w.crd.mu.Unlock()
+	if w.crd.version != to {
+		return
+	}
+	w.hist.add(Event{What: FaultEvent, Detail: fmt.Sprintf("move-crd %s back to %s", to, from)})
+	if err := w.srv.MoveCRD(widgets, from); err != nil {
+		w.log.Error("simulation: move the CRD back", "err", err)
+		return
+	}
+	w.crd.version, w.crd.since = from, time.Now()
 }
 
 // writeWidgets is the Widgets' writers until ctx ends: as the admin,

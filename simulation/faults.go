@@ -62,8 +62,12 @@ func (w *world) apply(ctx context.Context, f Fault, after func(time.Duration, fu
 	case Compact:
 		w.srv.Compact(w.srv.ResourceVersion())
 		w.srv.CutWatches()
-	case RemoveCRD, InstallCRD, MoveCRD:
+	case RemoveCRD, InstallCRD:
 		w.applyCRD(f)
+	case MoveCRD:
+		if from := w.applyCRD(f); from != "" && f.For > 0 {
+			after(f.For, func() { w.moveCRDBack(from, f.Version) })
+		}
 	case DeleteMemberLease:
 		w.deleteLease(ctx, w.memberLease(slot, f.Ring))
 	case DeleteSharderLease:

@@ -85,7 +85,7 @@ type Fault struct {
 	At      time.Duration
 	Kind    Kind
 	Replica int           // the slot it hits, for the faults of one replica
-	For     time.Duration // a window's length; a kill's wait before the restart; the writes an InstallCRD is owed (see NewCRDSchedule)
+	For     time.Duration // a window's length; a kill's wait before the restart; the writes an InstallCRD is owed; a MoveCRD's flip back (see NewCRDSchedule)
 	P       float64       // Hang's and Errors' probability per request
 	Status  int           // Errors' status code
 	Max     time.Duration // Latency's bound
@@ -114,10 +114,15 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" r%d ring %d", f.Replica, f.Ring)
 	case DeleteSharderLease:
 		s += fmt.Sprintf(" ring %d", f.Ring)
-	case InstallCRD, MoveCRD:
+	case InstallCRD:
 		s += " " + f.Version
 		if f.For > 0 {
 			s += fmt.Sprintf(", then writes for %v", f.For)
+		}
+	case MoveCRD:
+		s += " " + f.Version
+		if f.For > 0 {
+			s += fmt.Sprintf(", back after %v", f.For)
 		}
 	}
 	return s
@@ -170,12 +175,25 @@ func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 // make Widgets for "held informer equals server" to compare, so the
 // CRD's last install is owed crdWrites of writes after it (its For: the
 // faults end no sooner); a run that ends with the CRD removed is judged
-// so, then restored (see crdRestore). The same arguments give the same
-// schedule.
+// so, then restored (see crdRestore).
+//
+// Half the moves are flips: the CRD moves back to the version it left
+// after a few milliseconds (the move's For, drawn apart from the rest of
+// the schedule), as when two controllers apply different versions of
+// it. A flip is shorter than one served check's few discovery requests,
+// so a check can see it half done, which one look cannot tell from a
+// deletion (reflector: "gone" is believed only when said twice). The
+// same arguments give the same schedule.
 func NewCRDSchedule(seed int64, replicas int, length time.Duration) Schedule {
 	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, RemoveCRD, InstallCRD, MoveCRD}
 	weights := []int{2, 2, 2, 1, 1, 1, 1, 1, 3, 3, 3}
 	s := drawSchedule(rand.New(rand.NewPCG(uint64(seed), 0xc7d5)), replicas, length, kinds, weights)
+	flips := rand.New(rand.NewPCG(uint64(seed), 0xf119))
+	for i := range s {
+		if s[i].Kind == MoveCRD && flips.IntN(2) == 0 {
+			s[i].For = time.Duration(100+flips.IntN(int(maxFlip/time.Microsecond)-100)) * time.Microsecond
+		}
+	}
 	last, _ := crdEnd(s)
 	if last >= 0 && s[last].Kind == InstallCRD {
 		s[last].For = crdWrites
@@ -187,13 +205,30 @@ func NewCRDSchedule(seed int64, replicas int, length time.Duration) Schedule {
 // writes, a third of them creates.
 const crdWrites = 3 * time.Second
 
+// maxFlip bounds how long a flipped CRD stays at the version it moved to.
+const maxFlip = 5 * time.Millisecond
+
 // crdEnd replays s's CRD faults from the run's start (served at
 // CRDVersions[0]) as the world applies them: the index of the last that
 // changes the CRD (-1 for none), and whether it is served at the end.
+// A flip's move back comes before any fault that starts after it.
 func crdEnd(s Schedule) (last int, served bool) {
 	last, version := -1, CRDVersions[0]
+	var back struct {
+		at       time.Duration
+		from, to string // moves to from, if still at to
+	}
 	for i, f := range s {
+		if back.to != "" && back.at <= f.At {
+			if version == back.to {
+				version = back.from
+			}
+			back.to = ""
+		}
 		switch {
+		case f.Kind == MoveCRD && f.For > 0 && version != "" && version != f.Version:
+			back.at, back.from, back.to = f.At+f.For, version, f.Version
+			version = f.Version
 		case f.Kind == RemoveCRD && version != "":
 			version = ""
 		case f.Kind == InstallCRD && version == "":
@@ -204,6 +239,9 @@ func crdEnd(s Schedule) (last int, served bool) {
 			continue
 		}
 		last = i
+	}
+	if back.to != "" && version == back.to {
+		version = back.from
 	}
 	return last, version != ""
 }
