@@ -39,7 +39,14 @@ type crdWorld struct {
 	mu      sync.Mutex
 	version string // guarded by mu; the served version, "" while the CRD is removed
 	// since is when version last changed; guarded by mu.
-	since      time.Time
+	since time.Time
+	// flip is the flip under way: the CRD moves back to from before the
+	// left'th discovery request from now, if it is still at to. Guarded
+	// by mu.
+	flip struct {
+		from, to string
+		left     int
+	}
 	violations []Violation          // guarded by mu
 	final      map[*hold]*factoryOf // guarded by mu; each holder's last hold, kept once settled
 	reached    map[string]int       // guarded by mu; how often each case of crdCases was reached
@@ -123,11 +130,65 @@ func (w *world) applyCRD(f Fault) (movedFrom string) {
 	return movedFrom
 }
 
-// moveCRDBack ends a flip: the CRD moves back to from, if it is still
-// at to (a fault since may have removed or moved it).
+// startFlip arms the flip of a move from from to to: the CRD moves back
+// just before the back'th discovery request any replica makes from now
+// (flipDiscovery), or after its For (moveCRDBack), whichever comes first.
+func (w *world) startFlip(from, to string, back int) {
+	w.crd.mu.Lock()
+	defer w.crd.mu.Unlock()
+	w.crd.flip.from, w.crd.flip.to, w.crd.flip.left = from, to, back
+}
+
+// flipDiscovery is next with a flip's trigger in front: a discovery
+// request of the CRD's group counts down the flip under way, and the one
+// that ends the count is served after the CRD moved back. Discovery
+// answers a served check from several requests, and a flip between them
+// is the case one look cannot tell from a deletion.
+func (w *world) flipDiscovery(next http.Handler) http.Handler {
+	if w.crd == nil {
+		return next // not the custom resources scenario
+	}
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if isCRDDiscovery(r) {
+			w.crd.mu.Lock()
+			f := &w.crd.flip
+			if f.left > 0 {
+				f.left--
+				if f.left == 0 {
+					w.moveCRDBackLocked(f.from, f.to)
+				}
+			}
+			w.crd.mu.Unlock()
+		}
+		next.ServeHTTP(rw, r)
+	})
+}
+
+// isCRDDiscovery reports whether r asks discovery for the list of groups
+// or for the resources of a version of the CRD's group.
+func isCRDDiscovery(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	if r.URL.Path == "/apis" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/apis/"+CRDGroup+"/")
+	return ok && rest != "" && !strings.Contains(rest, "/")
+}
+
+// moveCRDBack ends a flip after its For: the CRD moves back to from, if
+// it is still at to (a fault since may have removed or moved it, or the
+// flip's discovery request moved it back first).
 func (w *world) moveCRDBack(from, to string) {
 	w.crd.mu.Lock()
 	defer w.crd.mu.Unlock()
+	w.moveCRDBackLocked(from, to)
+}
+
+// moveCRDBackLocked is moveCRDBack with w.crd.mu held.
+func (w *world) moveCRDBackLocked(from, to string) {
+	w.crd.flip.left = 0
 	if w.crd.version != to {
 		return
 	}

@@ -77,7 +77,10 @@
 // CutWatches and Compact, and adds RemoveCRD (its Widgets deleted, its
 // watches ended, its paths 404), InstallCRD and MoveCRD (served at the
 // other version: its Widgets stay), about twice as often as the others.
-// The CRD's last install is followed by at least 3 s of writes (its
+// Half the moves are flips: the CRD moves back just before the first,
+// second or third discovery request of its group after the move (or
+// within 50 ms), so that a served check, which asks discovery in a few
+// requests, can see a move half done. The CRD's last install is followed by at least 3 s of writes (its
 // For), so there are Widgets to compare; a run whose faults leave the
 // CRD removed (about two in five) is judged so at quiescence, and then,
 // in four seeds of five, the CRD is installed again, written to for 3 s

@@ -66,6 +66,7 @@ func (w *world) apply(ctx context.Context, f Fault, after func(time.Duration, fu
 		w.applyCRD(f)
 	case MoveCRD:
 		if from := w.applyCRD(f); from != "" && f.For > 0 {
+			w.startFlip(from, f.Version, f.Back)
 			after(f.For, func() { w.moveCRDBack(from, f.Version) })
 		}
 	case DeleteMemberLease:

@@ -92,6 +92,7 @@ type Fault struct {
 	Ring    int           // which ring's Lease, for the Lease deletes
 	Rate    float64       // Skew's clock rate (1 is true time)
 	Version string        // InstallCRD's and MoveCRD's version
+	Back    int           // a flipping MoveCRD's discovery request before which it moves back (see NewCRDSchedule)
 }
 
 // String is the fault as a schedule prints it: its start, kind and target.
@@ -122,7 +123,7 @@ func (f Fault) String() string {
 	case MoveCRD:
 		s += " " + f.Version
 		if f.For > 0 {
-			s += fmt.Sprintf(", back after %v", f.For)
+			s += fmt.Sprintf(", back before discovery request %d or after %v", f.Back, f.For)
 		}
 	}
 	return s
@@ -178,10 +179,12 @@ func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 // so, then restored (see crdRestore).
 //
 // Half the moves are flips: the CRD moves back to the version it left
-// after a few milliseconds (the move's For, drawn apart from the rest of
-// the schedule), as when two controllers apply different versions of
-// it. A flip is shorter than one served check's few discovery requests,
-// so a check can see it half done, which one look cannot tell from a
+// within 50 ms, as when two controllers apply different
+// versions of it: just before the Back'th discovery request of the CRD's
+// group that any replica makes after the move (one to three), or after
+// the move's For, whichever comes first (both drawn apart from the rest
+// of the schedule). A served check asks discovery in a few requests, so
+// a flip can fall between them, which one look cannot tell from a
 // deletion (reflector: "gone" is believed only when said twice). The
 // same arguments give the same schedule.
 func NewCRDSchedule(seed int64, replicas int, length time.Duration) Schedule {
@@ -192,6 +195,7 @@ func NewCRDSchedule(seed int64, replicas int, length time.Duration) Schedule {
 	for i := range s {
 		if s[i].Kind == MoveCRD && flips.IntN(2) == 0 {
 			s[i].For = time.Duration(100+flips.IntN(int(maxFlip/time.Microsecond)-100)) * time.Microsecond
+			s[i].Back = 1 + flips.IntN(3)
 		}
 	}
 	last, _ := crdEnd(s)
@@ -206,7 +210,7 @@ func NewCRDSchedule(seed int64, replicas int, length time.Duration) Schedule {
 const crdWrites = 3 * time.Second
 
 // maxFlip bounds how long a flipped CRD stays at the version it moved to.
-const maxFlip = 5 * time.Millisecond
+const maxFlip = 50 * time.Millisecond
 
 // crdEnd replays s's CRD faults from the run's start (served at
 // CRDVersions[0]) as the world applies them: the index of the last that

@@ -156,7 +156,7 @@ func (w *world) start(ctx context.Context, slot int) {
 	w.gens[slot]++
 	l := w.links[slot]
 	ctx, cancel := context.WithCancel(ctx)
-	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(logWrites(w.log.With("replica", name), w.srv)))))
+	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(w.flipDiscovery(logWrites(w.log.With("replica", name), w.srv))))))
 	cfg := net.Config()
 	cfg.QPS, cfg.Burst = 50, 100
 	r := &replica{name: name, slot: slot, link: l, net: net, cfg: cfg, cancel: cancel, done: make(chan struct{}), terms: map[string]*openTerm{}, sharders: map[string]*metrics.Memory{},
