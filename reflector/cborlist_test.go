@@ -180,3 +180,23 @@ func FuzzDecodeCBORList(f *testing.F) {
 		assert.ErrorIs(t, err, ErrUnexpectedObject, "every failure says the answer was bad")
 	})
 }
+
+// A custom resource may nest as deep as the API server's decoders allow
+// (10,000 levels, JSON's and CBOR's alike); the server stores one nested
+// 1,500 deep and serves it. Its CBOR LIST must be read as its JSON LIST
+// and its CBOR watch event are, not fail whole: a list that fails is
+// retried forever, and the informer never syncs.
+func TestACBORListOfADeeplyNestedCustomResourceIsReadAsItsJSONListIs(t *testing.T) {
+	deep := map[string]any{"leaf": "x"}
+	for range 9000 {
+		deep = map[string]any{"n": deep}
+	}
+	list := widgetList(2)
+	list.Items[1].Object["spec"] = deep
+	var fromJSON, fromCBOR []*unstructured.Unstructured
+	_, err := decodeJSONList(bytes.NewReader(encodeJSONList(t, list)), widgetListType, unstructuredJSONItem, collect(&fromJSON))
+	require.NoError(t, err, "the JSON list")
+	_, err = decodeCBORList(bytes.NewReader(encodeCBORList(t, list)), widgetListType, unstructuredCBORItem, collect(&fromCBOR))
+	require.NoError(t, err, "the CBOR list")
+	assert.Equal(t, fromJSON, fromCBOR)
+}

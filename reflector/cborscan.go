@@ -47,9 +47,14 @@ const (
 	cborNull  = 0xf6
 )
 
-// maxCBORDepth is how deeply items may nest: far more than any object
-// the API server stores, and a bound on the recursion of appendItem.
-const maxCBORDepth = 1000
+// maxCBORDepth is how deeply items may nest: as deep as apimachinery's
+// CBOR decoder (MaxNestedLevels) and JSON's decoder allow, so that any
+// object the API server stores, and a JSON LIST or a CBOR watch reads, a
+// CBOR LIST reads too
+// (TestACBORListOfADeeplyNestedCustomResourceIsReadAsItsJSONListIs); and
+// a bound on the recursion of appendItem. The decoder that gets an
+// item's bytes enforces its own limit.
+const maxCBORDepth = 10000
 
 // cborHead is one item's head: its major type, and its argument (the
 // value, the length, or the count), unless indefinite.
