@@ -1,19 +1,27 @@
 package reflector
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
-// jsonNumbers changes, in place, every float64 in v that is a whole
-// number an int64 holds into that int64, as reading the same object in
-// JSON gives it: kube-apiserver writes float64(2) as 2 in JSON, which
-// reads back as int64(2), but as a float in CBOR. Without it, a relist
-// that changes encoding would see every such object changed
-// (TestTheSameObjectListedInJSONThenInCBORIsEqual).
+// jsonNumbers changes, in place, every float64 in v into what reading
+// the same object in JSON gives. kube-apiserver writes a float64 in JSON
+// in its shortest spelling (encoding/json), padded with zeros when it is
+// whole and below 1e21 in size: float64(2) as "2", 2^62 as
+// "4611686018427388000", -2^63 as "-9223372036854776000". The JSON
+// decoder (sigs.k8s.io/json) reads a number without a "." as an int64
+// when the int64 holds it, and as a float64 otherwise. So a whole float64
+// reads back from JSON as the int64 of its spelling, which may differ
+// from int64(x) past 2^53, or as itself when that spelling overflows; in
+// CBOR the server writes it as a float. Without this, a relist that
+// changes encoding would see every such object changed
+// (TestTheSameObjectListedInJSONThenInCBORIsEqual,
+// TestAWholeNumberFloatOfAnySizeReadsInCBORAsInJSON).
 func jsonNumbers(v any) any {
 	switch x := v.(type) {
 	case float64:
-		if x == math.Trunc(x) && x >= -(1<<63) && x < 1<<63 {
-			return int64(x)
-		}
+		return jsonNumber(x)
 	case map[string]any:
 		for k, e := range x {
 			x[k] = jsonNumbers(e)
@@ -24,4 +32,17 @@ func jsonNumbers(v any) any {
 		}
 	}
 	return v
+}
+
+// jsonNumber is x written by encoding/json and read by sigs.k8s.io/json
+// into an any.
+func jsonNumber(x float64) any {
+	if x != math.Trunc(x) || math.Abs(x) >= 1e21 { // a fraction, NaN, ±Inf, or spelt with an exponent
+		return x
+	}
+	// As encoding/json spells it below 1e21; a whole number has no ".".
+	if n, err := strconv.ParseInt(strconv.FormatFloat(x, 'f', -1, 64), 10, 64); err == nil {
+		return n
+	}
+	return x
 }

@@ -1,6 +1,8 @@
 package reflector
 
 import (
+	"bytes"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -61,4 +63,35 @@ func TestAWholeNumberFloatInACBORWatchEventReadsAsJSONReadsIt(t *testing.T) {
 	require.Len(t, events, 1)
 	got := events[0].Object.(*unstructured.Unstructured)
 	assert.Equal(t, map[string]any{"replicas": int64(2), "list": []any{int64(3), 0.25}}, got.Object["spec"])
+}
+
+// kube-apiserver holds a number written in JSON that is too big for
+// int64, or that has a fraction part or an exponent, as a float64, and
+// writes a float64 in JSON in its shortest spelling, padded with zeros
+// when whole ("4611686018427388000" for 2^62): that reads back as the
+// int64 of that spelling when it fits (a different number from 2^62),
+// and as a float64 when it does not (-2^63 is spelt
+// "-9223372036854776000"). The CBOR path must give what the JSON path
+// gives for every such float, or a relist that changes encoding sees the
+// object changed.
+func TestAWholeNumberFloatOfAnySizeReadsInCBORAsInJSON(t *testing.T) {
+	floats := []any{
+		float64(1 << 62), -float64(1 << 63), float64(1 << 63), float64(1<<53 + 2),
+		float64(123456789012345678), 1e20, -1e20, 1e21, 1e300, math.Copysign(0, -1),
+		float64(math.MaxUint64), -float64(math.MaxUint64), float64(2), 0.5,
+	}
+	list := widgetList(1)
+	list.Items[0].Object["spec"] = map[string]any{"values": floats}
+	var fromJSON, fromCBOR []*unstructured.Unstructured
+	_, err := decodeJSONList(bytes.NewReader(encodeJSONList(t, list)), widgetListType, unstructuredJSONItem, collect(&fromJSON))
+	require.NoError(t, err)
+	_, err = decodeCBORList(bytes.NewReader(encodeCBORList(t, list)), widgetListType, unstructuredCBORItem, collect(&fromCBOR))
+	require.NoError(t, err)
+	assert.Equal(t, fromJSON[0].Object["spec"], fromCBOR[0].Object["spec"], "a LIST")
+
+	obj := list.Items[0].DeepCopy()
+	obj.SetResourceVersion("10")
+	events := watchOneInCBOR(t, obj)
+	require.Len(t, events, 1)
+	assert.Equal(t, fromJSON[0].Object["spec"], events[0].Object.(*unstructured.Unstructured).Object["spec"], "a watch event")
 }
