@@ -102,7 +102,11 @@
 // application/cbor, a WATCH in application/cbor-seq
 // (TestACBORCacheEqualsTheServerThroughEventsAndARelistWithTheGateOn,
 // TestACBORSourceReadsJSONWithoutFailingWithTheGateOff). Every LIST
-// answer is read in parts as it arrives, whatever its encoding.
+// answer is read in parts as it arrives, whatever its encoding. A
+// ListerWatcher's name says what it asks ("widgets.example.com, offers
+// CBOR (unstructured)"); the KindList trace event says what came ("page
+// 1: 2 objects in JSON ...";
+// TestTheListTraceEventSaysWhichEncodingTheServerAnswered).
 //
 // # Why ListerWatcher has this shape
 //

@@ -42,7 +42,7 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 	opts := metav1.ListOptions{ResourceVersion: s.listRV, Limit: limit}
 	var rv string
 	for page := 1; ; page++ {
-		n, meta, err := r.listPage(ctx, opts, into)
+		n, meta, answered, err := r.listPage(ctx, opts, into)
 		if into.err != nil {
 			return refused(meta.ResourceVersion, into.err)
 		}
@@ -50,7 +50,7 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 			return r.listFailed(s, opts, err)
 		}
 		if r.trace != nil {
-			r.emit(KindList, "", meta.ResourceVersion, pageDetail(page, n, meta.Continue != "", s.listRV, opts.Limit))
+			r.emit(KindList, "", meta.ResourceVersion, pageDetail(page, n, answered, meta.Continue != "", s.listRV, opts.Limit))
 		}
 		if meta.Continue == "" {
 			rv = meta.ResourceVersion
@@ -75,19 +75,36 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 }
 
 // listPage LISTs one page into sink, in parts if the ListerWatcher can
-// read in parts, and says how many objects the page held.
-func (r *Reflector[T]) listPage(ctx context.Context, opts metav1.ListOptions, into *listSink[T]) (int, metav1.ListMeta, error) {
+// read in parts, and says how many objects the page held and, if the
+// ListerWatcher noted it (noteAnswered), the encoding it came in.
+func (r *Reflector[T]) listPage(ctx context.Context, opts metav1.ListOptions, into *listSink[T]) (int, metav1.ListMeta, string, error) {
 	before := into.listed
 	into.hold.newRequest()
+	answered := new(string)
+	ctx = context.WithValue(ctx, answeredKey{}, answered)
 	if pl, ok := r.lw.(PartLister[T]); ok {
 		meta, err := pl.ListInParts(ctx, opts, into.part)
-		return into.listed - before, meta, err
+		return into.listed - before, meta, *answered, err
 	}
 	items, meta, err := r.lw.List(ctx, opts)
 	if err != nil {
-		return 0, meta, err
+		return 0, meta, *answered, err
 	}
-	return len(items), meta, into.part(items)
+	return len(items), meta, *answered, into.part(items)
+}
+
+// answeredKey is the context key under which listPage passes a LIST the
+// string that noteAnswered fills in.
+type answeredKey struct{}
+
+// noteAnswered records, for the LIST whose context ctx is, the encoding
+// its answer came in ("CBOR", "JSON", "protobuf"), for its KindList trace
+// event. A RESTListerWatcher calls it once it has told the answer's
+// encoding by its first bytes; outside a reflector's LIST it does nothing.
+func noteAnswered(ctx context.Context, encoding string) {
+	if answered, ok := ctx.Value(answeredKey{}).(*string); ok {
+		*answered = encoding
+	}
 }
 
 // listFailed decides what follows a failed LIST request:
@@ -120,9 +137,14 @@ func (r *Reflector[T]) listFailed(s state, opts metav1.ListOptions, err error) (
 }
 
 // pageDetail describes one page for the trace:
-// `page 1: 500 objects, more follow (asked resourceVersion="", limit=500)`.
-func pageDetail(page, n int, more bool, askedRV string, limit int64) string {
+// `page 1: 500 objects, more follow (asked resourceVersion="", limit=500)`,
+// with the encoding it came in when known:
+// `page 1: 500 objects in CBOR, ...`.
+func pageDetail(page, n int, encoding string, more bool, askedRV string, limit int64) string {
 	d := fmt.Sprintf("page %d: %s", page, objects(n))
+	if encoding != "" {
+		d += " in " + encoding
+	}
 	if more {
 		d += ", more follow"
 	}

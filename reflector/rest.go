@@ -67,7 +67,8 @@ func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOption
 // machinery's decoder would need the whole body first, then build a list
 // holding every object, and, when the body is of another kind than
 // asked, return no error from rest's Result.Into and leave the list
-// empty.)
+// empty.) The encoding told goes to the reflector's KindList trace event
+// (noteAnswered).
 func (lw *RESTListerWatcher[T]) ListInParts(ctx context.Context, opts metav1.ListOptions, part func([]T) error) (metav1.ListMeta, error) {
 	body, err := lw.request(opts, lw.listAccept).Stream(ctx)
 	if err != nil {
@@ -80,12 +81,14 @@ func (lw *RESTListerWatcher[T]) ListInParts(ctx context.Context, opts metav1.Lis
 		return metav1.ListMeta{}, failed // cut before 4 bytes arrived
 	}
 	if bytes.Equal(start, protobufPrefix) {
+		noteAnswered(ctx, "protobuf")
 		if !lw.protobuf {
 			return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answered protobuf, and JSON was asked for", ErrUnexpectedObject)
 		}
 		return decodeProtobufList(br, lw.listType, part)
 	}
 	if bytes.HasPrefix(start, selfDescribedCBOR) {
+		noteAnswered(ctx, "CBOR")
 		if lw.cborItem == nil {
 			return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answered CBOR, which was not asked for", ErrUnexpectedObject)
 		}
@@ -93,6 +96,7 @@ func (lw *RESTListerWatcher[T]) ListInParts(ctx context.Context, opts metav1.Lis
 	}
 	// JSON: asked for, or the answer of a server or proxy that cannot
 	// speak protobuf or CBOR.
+	noteAnswered(ctx, "JSON")
 	return decodeJSONList(br, lw.listType, lw.jsonItem, part)
 }
 

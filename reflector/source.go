@@ -41,9 +41,10 @@ type Source struct {
 	// CBOR offers application/cbor first and JSON as the fallback
 	// (KEP-4222). kube-apiserver answers in CBOR only with its
 	// CBORServingAndStorage feature gate on (alpha, off by default in
-	// 1.37), and in JSON otherwise, so asking never fails. Only
-	// NewUnstructuredListerWatcher (custom resources) accepts it.
-	// Default: false, JSON.
+	// 1.37), and in JSON otherwise, so asking never fails; the name says
+	// "offers CBOR" either way, and each LIST's trace event says which
+	// encoding came. Only NewUnstructuredListerWatcher (custom resources)
+	// accepts it. Default: false, JSON.
 	CBOR bool
 }
 
@@ -138,7 +139,11 @@ func sortedTerms(terms []string) string {
 
 // String names the collection for people: "configmaps in namespace shop,
 // labels app=web", "deployments.apps", "nodes, fields
-// metadata.name=node-1", "pods, protobuf", "gizmos.example.com, CBOR".
+// metadata.name=node-1", "pods, protobuf", "gizmos.example.com, offers
+// CBOR". The encoding words say what is asked, not what the server
+// answered: a server without the CBORServingAndStorage gate answers a
+// CBOR offer in JSON, and the name, which labels metrics, stays one value
+// whichever came. Each LIST's trace event (KindList) says which did.
 func (s Source) String() string {
 	var b strings.Builder
 	b.WriteString(s.Resource.GroupResource().String())
@@ -155,7 +160,7 @@ func (s Source) String() string {
 		b.WriteString(", protobuf")
 	}
 	if s.CBOR {
-		b.WriteString(", CBOR")
+		b.WriteString(", offers CBOR")
 	}
 	return b.String()
 }

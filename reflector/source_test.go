@@ -80,7 +80,7 @@ func TestListerWatchersOfOneScopeReadDifferentlyHaveDifferentNames(t *testing.T)
 		"configmaps in namespace shop, protobuf",
 		"configmaps in namespace shop (unstructured)",
 		"configmaps in namespace shop (metadata only)",
-		"configmaps in namespace shop, CBOR (unstructured)",
+		"configmaps in namespace shop, offers CBOR (unstructured)",
 	}, []string{typed.String(), protobuf.String(), unstructured.String(), metadata.String(), cbor.String()})
 }
 

@@ -13,7 +13,12 @@ import (
 const (
 	// KindList: one LIST request was answered with a page. ResourceVersion
 	// is the list's; Detail says what was asked and what came, such as
-	// `page 1: 500 objects, more follow (asked resourceVersion="", limit=500)`.
+	// `page 1: 500 objects, more follow (asked resourceVersion="", limit=500)`;
+	// from a RESTListerWatcher, also the encoding the server answered in,
+	// which may differ from what its name says was asked: `page 1: 500
+	// objects in JSON, ...` for an informer that offers CBOR to a server
+	// without the CBORServingAndStorage gate
+	// (TestTheListTraceEventSaysWhichEncodingTheServerAnswered).
 	KindList = "list"
 	// KindReplace: a whole list was handed to the store: its Replace, or a
 	// PartStore's FinishReplace after the parts.

@@ -49,8 +49,9 @@ type FactoryOptions struct {
 	Logger  *slog.Logger
 	// Metrics, if set, exports every informer's metrics (see
 	// ExportedMetrics), labelled with the informer's name and resource.
-	// The name says scope, encoding and mode ("configmaps in namespace
-	// shop, protobuf", "... (metadata only)"), so each informer of a
+	// The name says scope, the encoding asked for and mode ("configmaps in
+	// namespace shop, protobuf", "... (metadata only)", "widgets.example.com,
+	// offers CBOR (unstructured)"), so each informer of a
 	// factory has its own; only two Go types read from one resource in
 	// one scope would share a name, and the second InformerFor is then an
 	// error (a *metrics.DuplicateError). Default: nil, no metrics.

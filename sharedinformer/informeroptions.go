@@ -78,7 +78,9 @@ func ForResource(gvr schema.GroupVersionResource) InformerOption {
 // which decodes several times faster, and offers CBOR first for
 // *unstructured.Unstructured (reflector.Source.CBOR), which the server
 // answers in CBOR only with its CBORServingAndStorage gate on (alpha, off
-// by default in 1.37) and in JSON otherwise. Use it to read the traffic
+// by default in 1.37) and in JSON otherwise; the informer's name says
+// "offers CBOR" either way, and each LIST's trace event the encoding that
+// came. Use it to read the traffic
 // with a proxy, or against a server that does not encode protobuf.
 func WithJSON() InformerOption {
 	return func(c *informerConfig) { c.json = true }
