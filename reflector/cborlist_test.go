@@ -183,7 +183,8 @@ func FuzzDecodeCBORList(f *testing.F) {
 
 // A custom resource may nest as deep as the API server's decoders allow
 // (10,000 levels, JSON's and CBOR's alike); the server stores one nested
-// 1,500 deep and serves it. Its CBOR LIST must be read as its JSON LIST
+// 9,000 deep and serves it
+// (TestWithTheCBORGateOnBigNumbersAndDeepObjectsReadInCBORAsInJSON). Its CBOR LIST must be read as its JSON LIST
 // and its CBOR watch event are, not fail whole: a list that fails is
 // retried forever, and the informer never syncs.
 func TestACBORListOfADeeplyNestedCustomResourceIsReadAsItsJSONListIs(t *testing.T) {
