@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
+	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/reflector"
 	"github.com/listwatch/informer/testenv"
 )
@@ -30,22 +31,28 @@ var cborWidgets = testenv.CRD{Group: "cbor.listwatch.dev", Version: "v1", Kind: 
 // and after a relist forced by a real 410 (the ERROR event comes in CBOR
 // too).
 func TestACBORCacheEqualsTheServerThroughEventsAndARelistWithTheGateOn(t *testing.T) {
-	types := widgetsThroughARelist(t, true)
+	types, lists := widgetsThroughARelist(t, true)
 	assert.Equal(t, []string{"application/cbor", "application/cbor-seq"}, types, "every answer came in CBOR")
+	for _, e := range lists {
+		assert.Contains(t, e.Detail, " in CBOR", "the LIST trace event says what came")
+	}
 }
 
 // With the gate off (1.37's default) the same reflector asks the same
 // way, is answered in JSON, and nothing fails.
 func TestACBORSourceReadsJSONWithoutFailingWithTheGateOff(t *testing.T) {
-	types := widgetsThroughARelist(t, false)
+	types, lists := widgetsThroughARelist(t, false)
 	assert.Equal(t, []string{"application/json"}, types, "every answer came in JSON")
+	for _, e := range lists {
+		assert.Contains(t, e.Detail, " in JSON", "the LIST trace event says what came, though CBOR was offered")
+	}
 }
 
 // widgetsThroughARelist runs the scenario on a control plane of its own
 // (the watch cache off, so that a compaction makes a re-watch answer
 // 410) with the CBOR gate on or off, and returns the media types the
-// server answered the reflector with.
-func widgetsThroughARelist(t *testing.T, gate bool) []string {
+// server answered the reflector with and its LIST trace events.
+func widgetsThroughARelist(t *testing.T, gate bool) ([]string, []informer.TraceEvent) {
 	cp := testenv.Private(t, testenv.Options{DisableWatchCache: true, FeatureGates: map[string]bool{"CBORServingAndStorage": gate}})
 	require.NoError(t, cp.InstallCRD(t.Context(), cborWidgets))
 	ns := cp.Namespace(t)
@@ -87,7 +94,9 @@ func widgetsThroughARelist(t *testing.T, gate bool) []string {
 	cacheEqualsServer(t, store, ws)
 	assert.GreaterOrEqual(t, errs.count(apierrors.IsResourceExpired), 1, "the watch got a real 410")
 	assert.Len(t, trace.of(reflector.KindRelist), 1, "one relist")
-	return seen.all()
+	lists := trace.of(reflector.KindList)
+	assert.Len(t, lists, 2, "the first list and the relist")
+	return seen.all(), lists
 }
 
 // cacheEqualsServer waits until the recorder holds exactly the server's
