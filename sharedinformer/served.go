@@ -16,7 +16,9 @@ import (
 // servedAnswerAge is how long one answer of discovery serves every
 // informer of the factory that asks about the same group and version (or
 // the same list of groups). It bounds the rate of discovery requests,
-// however many informers of a deleted group ask at once.
+// however many informers of a deleted group ask at once; only an
+// informer's look right after its own "gone" wants newer answers (see
+// served).
 const servedAnswerAge = time.Second
 
 // servedResources answers the reflector's Options.Served for every
@@ -40,10 +42,6 @@ type servedResources struct {
 	// it among the others where times cannot (every request of one
 	// instant shares its time in a synctest bubble). Guarded by turn.
 	asked uint64
-	// goneAt holds, for each resource last judged gone, the count of
-	// requests made by then: the next check of it is judged by answers
-	// asked after that verdict only (see served). Guarded by turn.
-	goneAt map[schema.GroupVersionResource]uint64
 }
 
 // servedAnswer is one discovery answer for a group and version: the
@@ -68,13 +66,17 @@ type groupsAnswer struct {
 func newServedResources(client discovery.DiscoveryInterfaceWithContext, forget func()) *servedResources {
 	return &servedResources{
 		client: client, forget: forget, turn: make(chan struct{}, 1),
-		answers: map[schema.GroupVersion]servedAnswer{}, goneAt: map[schema.GroupVersionResource]uint64{},
+		answers: map[schema.GroupVersion]servedAnswer{},
 	}
 }
 
-// For returns the Served function of an informer of gvr.
+// For returns the Served function of one informer of gvr. It remembers
+// that informer's last "gone" (see served).
 func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Context) (reflector.Serving, error) {
-	return func(ctx context.Context) (reflector.Serving, error) { return s.served(ctx, gvr) }
+	// goneAt is how many requests had been made when this informer was
+	// last told "gone"; 0 once told anything else. Guarded by s.turn.
+	var goneAt uint64
+	return func(ctx context.Context) (reflector.Serving, error) { return s.served(ctx, gvr, &goneAt) }
 }
 
 // served reports whether discovery lists gvr and, if not, in which other
@@ -84,21 +86,32 @@ func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Cont
 // be served".
 //
 // "Gone" is the answer that deletes, and the reflector believes it only
-// when a second check, a backoff later, gives it again. That second
-// check must not reuse the first one's answers, or it would only repeat
-// them: after a "gone", gvr is judged by answers asked after it.
-func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource) (answer reflector.Serving, err error) {
+// when its next look, BackoffInitial later, gives it again. That look
+// must not reuse the answers behind the first, or it would only repeat
+// them. So an informer's look after its own "gone" (*goneAt) is judged by
+// answers asked since: by it, or by any other informer meanwhile. Every
+// other look takes answers up to servedAnswerAge old, shared by all the
+// informers, which bounds the rate of discovery requests however many
+// informers of a deleted group ask. A look that fails, a look cut short
+// by its caller's context included, changes nothing: the "gone" before it
+// still wants answers newer than itself.
+func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource, goneAt *uint64) (answer reflector.Serving, err error) {
+	if err := ctx.Err(); err != nil {
+		return reflector.Serving{}, err // a stopped informer asks nothing
+	}
 	select {
 	case s.turn <- struct{}{}:
 	case <-ctx.Done():
 		return reflector.Serving{}, ctx.Err()
 	}
 	defer func() { <-s.turn }()
-	answer, err = s.judgeLocked(ctx, gvr, s.goneAt[gvr])
-	if err == nil && !answer.Served && len(answer.Elsewhere) == 0 {
-		s.goneAt[gvr] = s.asked
-	} else {
-		delete(s.goneAt, gvr)
+	answer, err = s.judgeLocked(ctx, gvr, *goneAt)
+	switch {
+	case err != nil: // cannot tell
+	case !answer.Served && len(answer.Elsewhere) == 0:
+		*goneAt = s.asked
+	default:
+		*goneAt = 0
 	}
 	return answer, err
 }

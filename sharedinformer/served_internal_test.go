@@ -260,3 +260,117 @@ func TestACheckWaitingBehindAHangingRequestReturnsWhenItsContextEnds(t *testing.
 	close(d.release)
 	require.NoError(t, <-first)
 }
+
+// goneDiscovery serves no version of its group, as after the CRD's
+// deletion, and counts the requests of each kind.
+type goneDiscovery struct {
+	discovery.DiscoveryInterfaceWithContext // nil: only the methods below are called
+
+	mu             sync.Mutex
+	versions, list int // guarded by mu
+}
+
+func (d *goneDiscovery) ServerResourcesForGroupVersionWithContext(_ context.Context, gv string) (*metav1.APIResourceList, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.versions++
+	return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
+}
+
+func (d *goneDiscovery) ServerGroupsWithContext(context.Context) (*metav1.APIGroupList, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.list++
+	return &metav1.APIGroupList{}, nil
+}
+
+// Informers of a deleted resource (one a namespace, say) share the
+// answers of discovery as informers of a served one do: thirty first
+// looks within a second make one request of each kind. Only each
+// informer's own look after its "gone" wants newer answers, and one
+// request serves every informer whose "gone" came before it.
+func TestInformersOfADeletedResourceShareDiscoverysAnswersBetweenTheirLooks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &goneDiscovery{}
+		served := newServedResources(d, func() {})
+		gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
+		informers := make([]func(context.Context) (reflector.Serving, error), 30)
+		for i := range informers {
+			informers[i] = served.For(gvr)
+			answer, err := informers[i](t.Context())
+			require.NoError(t, err)
+			require.False(t, answer.Served)
+			require.Empty(t, answer.Elsewhere)
+		}
+		assert.Equal(t, [2]int{1, 1}, [2]int{d.versions, d.list}, "thirty first looks: one request of each kind")
+
+		time.Sleep(10 * time.Millisecond) // BackoffInitial: every informer's second look
+		for _, isServed := range informers {
+			answer, err := isServed(t.Context())
+			require.NoError(t, err)
+			require.False(t, answer.Served)
+		}
+		assert.Equal(t, [2]int{2, 2}, [2]int{d.versions, d.list}, "thirty second looks: asked once more, by the first of them")
+	})
+}
+
+// ctxMovingDiscovery is movingDiscovery failing a request whose context
+// has ended, as a real client does; cancel, if set, is called just before
+// the next request is answered.
+type ctxMovingDiscovery struct {
+	*movingDiscovery
+	cancel context.CancelFunc
+}
+
+func (d *ctxMovingDiscovery) ServerResourcesForGroupVersionWithContext(ctx context.Context, gv string) (*metav1.APIResourceList, error) {
+	if d.cancel != nil {
+		d.cancel()
+		d.cancel = nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return d.movingDiscovery.ServerResourcesForGroupVersionWithContext(ctx, gv)
+}
+
+// A review proved it: informer A of squids gets a one-look "gone" (the
+// CRD moved back to v1 during its look), and before A's second look
+// another informer of squids is stopped while it asks (its own second
+// look). Its failure, its
+// context's, must not make A's second look take the first look's answers
+// again, or A believes "gone" and deletes every live squid.
+func TestAnotherInformersStopBetweenTheTwoLooksDoesNotMakeTheSecondReuseTheFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := &movingDiscovery{group: "zoo.listwatch.dev", resource: "squids", version: "v2"}
+		movedBack := false
+		m.before = func(path string) {
+			if path == m.group+"/v2" && !movedBack { // between the groups list and the ask for v2
+				movedBack = true
+				m.moveTo("v1")
+			}
+		}
+		d := &ctxMovingDiscovery{movingDiscovery: m}
+		served := newServedResources(d, func() {})
+		gvr := schema.GroupVersionResource{Group: m.group, Version: "v1", Resource: m.resource}
+		a, b := served.For(gvr), served.For(gvr)
+
+		answer, err := a(t.Context())
+		require.NoError(t, err)
+		require.True(t, movedBack)
+		require.Empty(t, answer.Elsewhere, "A's first look: gone, wrongly")
+
+		time.Sleep(5 * time.Millisecond)
+		answer, err = b(t.Context()) // B's first look: A's answers, shared
+		require.NoError(t, err)
+		require.Empty(t, answer.Elsewhere)
+		stopped, cancel := context.WithCancel(t.Context())
+		d.cancel = cancel // B's second look asks, and B is stopped while it does
+		_, err = b(stopped)
+		require.ErrorIs(t, err, context.Canceled)
+
+		time.Sleep(5 * time.Millisecond)
+		answer, err = a(t.Context())
+		require.NoError(t, err)
+		assert.True(t, answer.Served, "A's second look asks afresh and finds the CRD at v1: %+v", answer)
+	})
+}
