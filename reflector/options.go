@@ -45,8 +45,9 @@ type Options[T informer.Object] struct {
 	// older than the 404, and may share its answer with other reflectors
 	// for a moment (a sharedinformer.Factory's does, for a second), except
 	// right after it answered "gone": the reflector asks again
-	// BackoffInitial later and believes "gone" only if that answer, which
-	// must come from new requests, says it too. When
+	// BackoffInitial later, with a context for which SecondLook is true,
+	// and believes "gone" only if that answer, which must come from
+	// requests made after the first, says it too. When
 	// the answer is not Served, the reflector stops listing and watching
 	// and asks Served again after each backoff until it is, then lists
 	// from scratch. Meanwhile, if no version of the resource is served

@@ -98,7 +98,10 @@ func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, 
 // only if discovery says it again; the second answer is the one returned,
 // whatever it is. An error, ctx's included, is "cannot tell". The wait is
 // the first backoff's, and the backoff does not grow for it: a resource
-// that is really gone is found so no more than BackoffInitial later.
+// that is really gone is found so no more than BackoffInitial later. The
+// second look's context says it is one (SecondLook), so that Served
+// answers it from requests made after the first look, not from the
+// answers behind it, which would only repeat them.
 func (r *Reflector[T]) servedNow(ctx context.Context) (Serving, error) {
 	answer, err := r.opts.Served(ctx)
 	if err != nil || answer.Served || len(answer.Elsewhere) > 0 {
@@ -108,7 +111,27 @@ func (r *Reflector[T]) servedNow(ctx context.Context) (Serving, error) {
 	if err := ctx.Err(); err != nil {
 		return Serving{}, err
 	}
-	return r.opts.Served(ctx)
+	return r.opts.Served(WithSecondLook(ctx))
+}
+
+// secondLookKey marks the context of Served's second look at a "gone".
+type secondLookKey struct{}
+
+// WithSecondLook returns ctx marked as that of a second look (see
+// SecondLook): the reflector calls Options.Served with it; a test of a
+// Served function uses it to ask as the reflector does.
+func WithSecondLook(ctx context.Context) context.Context {
+	return context.WithValue(ctx, secondLookKey{}, true)
+}
+
+// SecondLook reports whether ctx is that of an Options.Served call that
+// looks again at a "gone" the previous call answered. Such a call must
+// be answered from discovery requests made after the previous call; a
+// cache the previous one used would only repeat its answer, and "gone"
+// empties the store.
+func SecondLook(ctx context.Context) bool {
+	second, _ := ctx.Value(secondLookKey{}).(bool)
+	return second
 }
 
 // notServed reports, once per answer, that the resource is not served in

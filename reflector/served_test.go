@@ -207,7 +207,8 @@ func TestAGoneThatDiscoveryDoesNotRepeatABackoffLaterDeletesNothing(t *testing.T
 }
 
 // The second look at a "gone" waits BackoffInitial, whatever the backoff
-// has grown to, and does not grow it: a resource that is really gone is
+// has grown to, does not grow it, and is marked on its context
+// (SecondLook): a resource that is really gone is
 // emptied from the store no more than BackoffInitial after discovery
 // first said so, even after a long run of failures.
 func TestTheSecondLookAtAGoneWaitsBackoffInitialWhateverTheBackoffHasGrownTo(t *testing.T) {
@@ -215,13 +216,15 @@ func TestTheSecondLookAtAGoneWaitsBackoffInitialWhateverTheBackoffHasGrownTo(t *
 		var gone atomic.Bool
 		var mu sync.Mutex
 		var asked []time.Time // when discovery was asked, once gone
-		served := func(context.Context) (reflector.Serving, error) {
+		var second []bool     // whether each of those asks was marked a second look
+		served := func(ctx context.Context) (reflector.Serving, error) {
 			if !gone.Load() {
 				return reflector.Serving{Served: true}, nil
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			asked = append(asked, time.Now())
+			second = append(second, reflector.SecondLook(ctx))
 			return reflector.Serving{}, nil
 		}
 		f := startMem(t, 1, func(o *reflector.Options[*corev1.ConfigMap]) {
@@ -244,5 +247,6 @@ func TestTheSecondLookAtAGoneWaitsBackoffInitialWhateverTheBackoffHasGrownTo(t *
 		defer mu.Unlock()
 		require.GreaterOrEqual(t, len(asked), 2)
 		assert.Equal(t, 10*time.Millisecond, asked[1].Sub(asked[0]), "the second look waits BackoffInitial")
+		assert.Equal(t, []bool{false, true}, second[:2], "the second look's context says so (SecondLook), for Served to ask afresh")
 	})
 }

@@ -16,8 +16,9 @@ import (
 // servedAnswerAge is how long one answer of discovery serves every
 // informer of the factory that asks about the same group and version (or
 // the same list of groups). It bounds the rate of discovery requests,
-// however many informers of a deleted group ask at once; only an
-// informer's look right after its own "gone" wants newer answers (see
+// however many informers ask: about one of each kind a second, or one per
+// reflector BackoffInitial while informers of a deleted resource take
+// their second looks, which want answers newer than their first (see
 // served).
 const servedAnswerAge = time.Second
 
@@ -52,6 +53,35 @@ type servedAnswer struct {
 	seq       uint64 // the order it was asked in
 	resources map[string]bool
 	err       error
+	// prevSeq and prevResources are the answer this one replaced, if it
+	// did not fail: with it, a "no" is known to hold since the earlier
+	// of the two (noSince).
+	prevSeq       uint64
+	prevResources map[string]bool
+}
+
+// lists reports whether the answer lists resource.
+func (a servedAnswer) lists(resource string) bool { return a.resources[resource] }
+
+// failed is the answer's error, but nil for a 404: nothing is served in
+// that group and version, a "no" for every resource (the last CRD of a
+// group version takes it with it).
+func (a servedAnswer) failed() error {
+	if apierrors.IsNotFound(a.err) {
+		return nil
+	}
+	return a.err
+}
+
+// noSince is the first request since which discovery has not listed
+// resource in this answer's group version, as far as the answer knows:
+// the answer it replaced, if that did not list it either, else itself.
+// A list of the group's versions asked since then reflects the move.
+func (a servedAnswer) noSince(resource string) uint64 {
+	if a.prevSeq > 0 && !a.prevResources[resource] {
+		return a.prevSeq
+	}
+	return a.seq
 }
 
 // groupsAnswer is one discovery answer for the list of groups: each
@@ -74,7 +104,7 @@ func newServedResources(client discovery.DiscoveryInterfaceWithContext, forget f
 // that informer's last "gone" (see served).
 func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Context) (reflector.Serving, error) {
 	// goneAt is how many requests had been made when this informer was
-	// last told "gone"; 0 once told anything else. Guarded by s.turn.
+	// last told "gone". Guarded by s.turn.
 	var goneAt uint64
 	return func(ctx context.Context) (reflector.Serving, error) { return s.served(ctx, gvr, &goneAt) }
 }
@@ -86,15 +116,13 @@ func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Cont
 // be served".
 //
 // "Gone" is the answer that deletes, and the reflector believes it only
-// when its next look, BackoffInitial later, gives it again. That look
-// must not reuse the answers behind the first, or it would only repeat
-// them. So an informer's look after its own "gone" (*goneAt) is judged by
-// answers asked since: by it, or by any other informer meanwhile. Every
-// other look takes answers up to servedAnswerAge old, shared by all the
-// informers, which bounds the rate of discovery requests however many
-// informers of a deleted group ask. A look that fails, a look cut short
-// by its caller's context included, changes nothing: the "gone" before it
-// still wants answers newer than itself.
+// when it looks again BackoffInitial later (reflector.SecondLook) and is
+// told so again. That second look must not reuse the answers behind the
+// first, or it would only repeat them: it is judged by answers asked
+// after this informer's last "gone" (*goneAt), by it or by any other
+// informer meanwhile. Every other look takes answers up to
+// servedAnswerAge old, shared by all the informers, which bounds the rate
+// of discovery requests however many informers ask.
 func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource, goneAt *uint64) (answer reflector.Serving, err error) {
 	if err := ctx.Err(); err != nil {
 		return reflector.Serving{}, err // a stopped informer asks nothing
@@ -105,24 +133,24 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 		return reflector.Serving{}, ctx.Err()
 	}
 	defer func() { <-s.turn }()
-	answer, err = s.judgeLocked(ctx, gvr, *goneAt)
-	switch {
-	case err != nil: // cannot tell
-	case !answer.Served && len(answer.Elsewhere) == 0:
+	var after uint64 // the answers must have been asked after this request
+	if reflector.SecondLook(ctx) {
+		after = *goneAt
+	}
+	answer, err = s.judgeLocked(ctx, gvr, after)
+	if err == nil && !answer.Served && len(answer.Elsewhere) == 0 {
 		*goneAt = s.asked
-	default:
-		*goneAt = 0
 	}
 	return answer, err
 }
 
-// judgeLocked is served's verdict, from answers asked after the
-// notBefore'th request. The caller holds turn.
-func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersionResource, notBefore uint64) (reflector.Serving, error) {
+// judgeLocked is served's verdict, from answers asked after the after'th
+// request. The caller holds turn.
+func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersionResource, after uint64) (reflector.Serving, error) {
 	answer := reflector.Serving{Version: gvr.Version}
-	served, fresh, err := s.inVersionLocked(ctx, gvr, notBefore+1)
-	if served || err != nil {
-		answer.Served = served
+	own, fresh, err := s.gvLocked(ctx, gvr.GroupVersion(), after+1)
+	if err != nil || own.lists(gvr.Resource) {
+		answer.Served = err == nil
 		return answer, err
 	}
 	if fresh {
@@ -134,8 +162,8 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 	// a resource that moved would look gone, its objects deleted.
 	// Answers are ordered by when they were asked, not by their time,
 	// which one instant's requests share.
-	no := s.answers[gvr.GroupVersion()].seq
-	versions, err := s.versionsLocked(ctx, gvr.Group, no)
+	since := max(own.noSince(gvr.Resource), after+1)
+	versions, listed, err := s.versionsLocked(ctx, gvr.Group, since)
 	if err != nil {
 		return answer, err
 	}
@@ -144,9 +172,9 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 		// the "no": another resource of the group, or this one, moved
 		// back in between. Ask again, after the list: judged by the list
 		// alone, a resource that moved back would look gone.
-		served, _, err := s.inVersionLocked(ctx, gvr, s.groups.seq+1)
-		if served || err != nil {
-			answer.Served = served
+		again, _, err := s.gvLocked(ctx, gvr.GroupVersion(), listed+1)
+		if err != nil || again.lists(gvr.Resource) {
+			answer.Served = err == nil
 			return answer, err
 		}
 	}
@@ -154,36 +182,37 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 		if v == gvr.Version {
 			continue
 		}
-		served, _, err := s.inVersionLocked(ctx, gvr.GroupResource().WithVersion(v), no)
+		other, _, err := s.gvLocked(ctx, schema.GroupVersion{Group: gvr.Group, Version: v}, since)
 		if err != nil {
 			return answer, err
 		}
-		if served {
+		if other.lists(gvr.Resource) {
 			answer.Elsewhere = append(answer.Elsewhere, v)
 		}
 	}
 	return answer, nil
 }
 
-// inVersionLocked reports whether discovery lists gvr, and whether it
-// asked the server for the answer, which it does when the answer it has
-// is older than servedAnswerAge or than notBefore. A 404 for the group
-// and version is a "no" (the last CRD of a group version takes it with
-// it). The caller holds turn.
-func (s *servedResources) inVersionLocked(ctx context.Context, gvr schema.GroupVersionResource, notBefore uint64) (served, fresh bool, err error) {
-	gv := gvr.GroupVersion()
+// gvLocked returns discovery's answer for gv, and whether it asked the
+// server for it, which it does when the answer it has is older than
+// servedAnswerAge or than notBefore. An answer whose request ended with
+// the caller's context is the context's error, and is not kept: it says
+// nothing about the server. The caller holds turn.
+func (s *servedResources) gvLocked(ctx context.Context, gv schema.GroupVersion, notBefore uint64) (a servedAnswer, fresh bool, err error) {
 	a, ok := s.answers[gv]
-	fresh = !ok || time.Since(a.at) > servedAnswerAge || a.seq < notBefore
-	if fresh {
-		a = s.ask(ctx, gv)
-		if !cutShort(ctx, a.err) {
-			s.answers[gv] = a
-		}
+	if ok && time.Since(a.at) <= servedAnswerAge && a.seq >= notBefore {
+		return a, false, a.failed()
 	}
-	if apierrors.IsNotFound(a.err) {
-		return false, fresh, nil
+	prev := a
+	a = s.ask(ctx, gv)
+	if err := ctx.Err(); err != nil {
+		return servedAnswer{}, true, err
 	}
-	return a.resources[gvr.Resource], fresh, a.err
+	if ok && prev.failed() == nil {
+		a.prevSeq, a.prevResources = prev.seq, prev.resources
+	}
+	s.answers[gv] = a
+	return a, true, a.failed()
 }
 
 // ask asks the server which resources gv holds. The caller holds turn.
@@ -202,12 +231,14 @@ func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) serve
 }
 
 // versionsLocked returns the versions discovery lists for group,
-// preferred first; none when it lists no such group. It asks again when
-// its answer is older than servedAnswerAge or than notBefore. The caller
-// holds turn.
-func (s *servedResources) versionsLocked(ctx context.Context, group string, notBefore uint64) ([]string, error) {
+// preferred first (none when it lists no such group), and the request
+// that asked. It asks again when its answer is older than
+// servedAnswerAge or than notBefore; an answer whose request ended with
+// the caller's context is the context's error, and is not kept. The
+// caller holds turn.
+func (s *servedResources) versionsLocked(ctx context.Context, group string, notBefore uint64) (versions []string, seq uint64, err error) {
 	if s.groups.versions != nil && time.Since(s.groups.at) <= servedAnswerAge && s.groups.seq >= notBefore {
-		return s.groups.versions[group], s.groups.err
+		return s.groups.versions[group], s.groups.seq, s.groups.err
 	}
 	s.asked++
 	a := groupsAnswer{at: time.Now(), seq: s.asked, versions: map[string][]string{}}
@@ -224,16 +255,9 @@ func (s *servedResources) versionsLocked(ctx context.Context, group string, notB
 			a.versions[g.Name] = versions
 		}
 	}
-	if !cutShort(ctx, a.err) {
-		s.groups = a
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err // says nothing about the server: not kept
 	}
-	return a.versions[group], a.err
-}
-
-// cutShort reports whether a request failed because its caller's context
-// ended. Such a failure says nothing about the server, so it is not kept
-// as an answer for the other informers: they would read one informer's
-// stop as "discovery cannot tell" for a second.
-func cutShort(ctx context.Context, err error) bool {
-	return err != nil && ctx.Err() != nil
+	s.groups = a
+	return a.versions[group], a.seq, a.err
 }

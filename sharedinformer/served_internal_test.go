@@ -179,7 +179,7 @@ func TestACheckAfterAGoneVerdictIsJudgedByAnswersAskedAfterIt(t *testing.T) {
 		require.Empty(t, answer.Elsewhere, "the first check cannot tell a move back from a deletion")
 
 		time.Sleep(10 * time.Millisecond) // the reflector's backoff: far less than servedAnswerAge
-		answer, err = v1(t.Context())
+		answer, err = v1(reflector.WithSecondLook(t.Context()))
 		require.NoError(t, err)
 		assert.True(t, answer.Served, "asked again, discovery says the CRD is back at v1: %+v", answer)
 	})
@@ -306,7 +306,7 @@ func TestInformersOfADeletedResourceShareDiscoverysAnswersBetweenTheirLooks(t *t
 
 		time.Sleep(10 * time.Millisecond) // BackoffInitial: every informer's second look
 		for _, isServed := range informers {
-			answer, err := isServed(t.Context())
+			answer, err := isServed(reflector.WithSecondLook(t.Context()))
 			require.NoError(t, err)
 			require.False(t, answer.Served)
 		}
@@ -365,12 +365,151 @@ func TestAnotherInformersStopBetweenTheTwoLooksDoesNotMakeTheSecondReuseTheFirst
 		require.Empty(t, answer.Elsewhere)
 		stopped, cancel := context.WithCancel(t.Context())
 		d.cancel = cancel // B's second look asks, and B is stopped while it does
-		_, err = b(stopped)
+		_, err = b(reflector.WithSecondLook(stopped))
 		require.ErrorIs(t, err, context.Canceled)
 
 		time.Sleep(5 * time.Millisecond)
-		answer, err = a(t.Context())
+		answer, err = a(reflector.WithSecondLook(t.Context()))
 		require.NoError(t, err)
 		assert.True(t, answer.Served, "A's second look asks afresh and finds the CRD at v1: %+v", answer)
+	})
+}
+
+// siblingDiscovery serves its group at v1 with octopodes only: the
+// squids' CRD was deleted, the octopodes' (the same group and version)
+// lives on, as a group of several CRDs does. It counts the requests of
+// each kind.
+type siblingDiscovery struct {
+	discovery.DiscoveryInterfaceWithContext // nil: only the methods below are called
+
+	mu             sync.Mutex
+	versions, list int // guarded by mu
+}
+
+func (d *siblingDiscovery) ServerResourcesForGroupVersionWithContext(_ context.Context, gv string) (*metav1.APIResourceList, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.versions++
+	if gv != "zoo.listwatch.dev/v1" {
+		return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
+	}
+	return &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{{Name: "octopodes"}}}, nil
+}
+
+func (d *siblingDiscovery) ServerGroupsWithContext(context.Context) (*metav1.APIGroupList, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.list++
+	v := metav1.GroupVersionForDiscovery{GroupVersion: "zoo.listwatch.dev/v1", Version: "v1"}
+	return &metav1.APIGroupList{Groups: []metav1.APIGroup{{Name: "zoo.listwatch.dev", Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v}}}, nil
+}
+
+// A review proved it: when the deleted resource's group version still
+// serves another resource, the list of groups names it, so the version
+// is asked again after the list; that newer "no" then made the next
+// informer's look want a newer list, and so on, two requests a look. A
+// "no" that the answer before it also said is known to hold since the
+// earlier one, and a list asked in between serves.
+func TestInformersOfADeletedResourceWhoseGroupVersionLivesOnShareAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &siblingDiscovery{}
+		served := newServedResources(d, func() {})
+		gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
+		for range 30 {
+			answer, err := served.For(gvr)(t.Context())
+			require.NoError(t, err)
+			require.False(t, answer.Served)
+			require.Empty(t, answer.Elsewhere)
+			time.Sleep(servedAnswerAge / 100)
+		}
+		assert.Equal(t, [2]int{2, 1}, [2]int{d.versions, d.list}, "thirty looks within a second: v1 asked twice (before and after the list), one list")
+	})
+}
+
+// cutShortDiscovery is movingDiscovery that ends its caller's context
+// just as the answer for cancelAt, read, comes back.
+type cutShortDiscovery struct {
+	*movingDiscovery
+	cancelAt string
+	cancel   context.CancelFunc
+}
+
+func (d *cutShortDiscovery) ServerResourcesForGroupVersionWithContext(ctx context.Context, gv string) (*metav1.APIResourceList, error) {
+	list, err := d.movingDiscovery.ServerResourcesForGroupVersionWithContext(ctx, gv)
+	if d.cancel != nil && gv == d.cancelAt {
+		d.cancel()
+		d.cancel = nil
+	}
+	return list, err
+}
+
+// A review proved it: a second look whose "no" came back as its
+// informer was stopped kept that answer out of the cache but went on, and
+// judged the rest by the first look's answers: "gone", from the very
+// answers it must not reuse, with no error. A look whose context ends
+// while it asks says nothing but the context's error.
+func TestASecondLookCutShortByItsContextSaysNothingButItsError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := &movingDiscovery{group: "zoo.listwatch.dev", resource: "squids", version: "v2"}
+		flipped := false
+		m.before = func(path string) {
+			if path == m.group+"/v2" && !flipped { // the first look: between the list of groups and the ask for v2
+				flipped = true
+				m.moveTo("v1")
+			}
+		}
+		d := &cutShortDiscovery{movingDiscovery: m}
+		served := newServedResources(d, func() {})
+		v1 := served.For(schema.GroupVersionResource{Group: m.group, Version: "v1", Resource: m.resource})
+
+		answer, err := v1(t.Context())
+		require.NoError(t, err)
+		require.True(t, flipped)
+		require.Empty(t, answer.Elsewhere, "the first look: gone, wrongly")
+
+		m.moveTo("v2") // the flip ends: the CRD is at v2
+		time.Sleep(10 * time.Millisecond)
+		ctx, cancel := context.WithCancel(t.Context())
+		d.cancel, d.cancelAt = cancel, m.group+"/v1"
+		answer, err = v1(reflector.WithSecondLook(ctx))
+		assert.ErrorIs(t, err, context.Canceled, "the answer: %+v", answer)
+	})
+}
+
+// Informers of a deleted resource wait for it as the reflector does: a
+// look, a second look BackoffInitial later, then the backoff. Their first
+// looks share answers up to a second old; a second look wants answers
+// asked after its own first look, and one request serves every second
+// look whose first look came before it. So however many informers wait,
+// out of step as the backoff's jitter leaves them, discovery gets about
+// one request of each kind per BackoffInitial, the bound servedAnswerAge
+// states.
+func TestInformersOfADeletedResourceWaitingForItAskAboutOncePerBackoffInitial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const backoffInitial, backoff, informers, run = 800 * time.Millisecond, 30 * time.Second, 100, time.Minute
+		d := &goneDiscovery{}
+		served := newServedResources(d, func() {})
+		gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		for i := range informers {
+			isServed := served.For(gvr)
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * backoff / informers) // out of step
+				for ctx.Err() == nil {
+					if answer, err := isServed(ctx); err == nil && !answer.Served && len(answer.Elsewhere) == 0 {
+						time.Sleep(backoffInitial)
+						_, _ = isServed(reflector.WithSecondLook(ctx))
+					}
+					time.Sleep(backoff)
+				}
+			})
+		}
+		time.Sleep(run)
+		cancel()
+		wg.Wait()
+		bound := int(run/backoffInitial) + 1
+		assert.LessOrEqual(t, d.versions, bound, "requests for the group version in %v", run)
+		assert.LessOrEqual(t, d.list, bound, "lists of groups in %v", run)
 	})
 }
