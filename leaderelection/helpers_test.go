@@ -130,6 +130,11 @@ func awaitTerm(t *testing.T, ts *terms, within time.Duration, what string) term 
 // that takes the Lease, which itself takes at most one AttemptTimeout.
 //
 //	attempt+wait+attempt → LeaseDuration → attempt+wait → attempt
+//
+// It holds only while every attempt ends within AttemptTimeout and every
+// wait on time, which a loaded machine does not promise: against a real
+// API server the tests use it only in guards against hanging; silentBound
+// is the bound asserted, on simulated time.
 var takeoverBound = leaseDuration + 2*maxAcquireWait + 4*attemptTimeout
 
 // releaseBound is the longest a standby may take to lead after a release

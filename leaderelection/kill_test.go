@@ -113,10 +113,21 @@ func startCandidate(t *testing.T, cp *testenv.ControlPlane, lease string, events
 	return p
 }
 
-// Three candidate processes; the leader is SIGKILLed (no release, no
-// goodbye), twice. Each time a standby leads within takeoverBound of the
-// kill, and the Lease counts one more transition.
-func TestAStandbyLeadsWithinTheBoundAfterTheLeaderIsKilled(t *testing.T) {
+// Three candidate processes against kube-apiserver; the leader is
+// SIGKILLed (no release, no goodbye), twice. Each time a standby leads,
+// and only once the killed leader's Lease could expire: after its last
+// renew the test read before the kill plus LeaseDuration. The Lease
+// counts one more transition.
+//
+// How soon the standby leads is logged, not asserted: the bound,
+// takeoverBound, holds only while every attempt ends within
+// AttemptTimeout and every wait ends on time, which a loaded machine (a
+// busy core, an API server slow to write) does not promise, and each
+// attempt that overruns adds another wait and attempt. The bound is
+// proved on simulated time by
+// TestAStandbyLeadsWithinTheBoundAfterTheLeaderGoesSilent. The check
+// here is one-sided: a slow machine only makes the standby later.
+func TestAStandbyLeadsOnceAKilledLeadersLeaseExpires(t *testing.T) {
 	cp := testenv.Shared(t)
 	ns := cp.Namespace(t)
 	events := make(chan event, 64)
@@ -162,6 +173,10 @@ func TestAStandbyLeadsWithinTheBoundAfterTheLeaderIsKilled(t *testing.T) {
 			seen[ev.from] = true
 		}
 
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		before := getLease(ctx, t, cp.Config(), ns, "killed") // at or before its last renew
+		cancel()
+		require.Equal(t, leader.id, *before.Spec.HolderIdentity)
 		killedAt := time.Now()
 		require.NoError(t, leader.cmd.Process.Kill()) // SIGKILL
 		leader.cmd.Wait()
@@ -170,12 +185,17 @@ func TestAStandbyLeadsWithinTheBoundAfterTheLeaderIsKilled(t *testing.T) {
 		leaderEv = await("a standby to lead", func(ev event) bool { return ev.kind == "leading" })
 		require.False(t, killed[leaderEv.from])
 		startedAt := time.Unix(0, must(strconv.ParseInt(leaderEv.rest, 10, 64)))
-		takeover := startedAt.Sub(killedAt)
-		t.Logf("kill %d: takeover %v after SIGKILL (bound %v = lease %v + 2×%v + 4×%v)", kill,
-			takeover.Round(time.Millisecond), takeoverBound, leaseDuration, maxAcquireWait, attemptTimeout)
-		require.Less(t, takeover, takeoverBound)
+		t.Logf("kill %d: takeover %v after SIGKILL, %v after the renew read before it (not before the lease, %v; "+
+			"takeoverBound %v = lease %v + 2×%v + 4×%v on an unloaded machine)", kill,
+			startedAt.Sub(killedAt).Round(time.Millisecond), startedAt.Sub(before.Spec.RenewTime.Time).Round(time.Millisecond),
+			leaseDuration, takeoverBound, leaseDuration, maxAcquireWait, attemptTimeout)
+		// The standby first saw the leader's last renew after it was
+		// stamped (no earlier than the one read here), and waits out
+		// LeaseDuration from then. Both stamps are this host's clock.
+		require.True(t, startedAt.After(before.Spec.RenewTime.Add(leaseDuration)),
+			"a standby led at %v, before the Lease renewed at %v could expire", startedAt, before.Spec.RenewTime)
 
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
 		lease := getLease(ctx, t, cp.Config(), ns, "killed")
 		cancel()
 		require.Equal(t, leaderEv.from.id, *lease.Spec.HolderIdentity)
