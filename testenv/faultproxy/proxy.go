@@ -80,8 +80,8 @@ func (p *Proxy) CutAll() int {
 // Refuse closes the listening socket for d, so new connections are refused
 // at once (ECONNREFUSED) rather than hanging, and then reopens it on the
 // same port. Open connections are not touched; call CutAll as well for a
-// full outage. Refusing while already refusing extends the refusal to d
-// from now.
+// full outage. Refusing while already refusing moves the refusal's end
+// to d from now, sooner or later than it was.
 func (p *Proxy) Refuse(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
