@@ -72,6 +72,8 @@ func TestProxyCutEndsAnOpenWatchPromptly(t *testing.T) {
 	t.Logf("the watch ended %v after the cut", time.Since(start))
 }
 
+// A request through a refusing proxy fails with the dial's refusal, not
+// by waiting for its context's deadline.
 func TestProxyRefusedConnectionsFailFast(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -88,8 +90,11 @@ func TestProxyRefusedConnectionsFailFast(t *testing.T) {
 	err := coreClient(t, cfg).Get().Namespace(ns).Resource("configmaps").Name("unreachable").Do(ctx).Error()
 	took := time.Since(start)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
-	assert.Less(t, took, 2*time.Second, "a refused connection fails at once instead of waiting for a time-out")
+	// "At once" is the kernel's answer, not a wall-clock bound a loaded
+	// machine could overrun: ECONNREFUSED answers a dial to a closed
+	// port, while a request left waiting would end in ctx's deadline.
+	assert.ErrorIs(t, err, syscall.ECONNREFUSED, "a refused connection fails at once instead of waiting for a time-out")
+	assert.NotErrorIs(t, err, context.DeadlineExceeded)
 	t.Logf("refused after %v: %v", took, err)
 }
 
