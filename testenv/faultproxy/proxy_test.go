@@ -81,10 +81,10 @@ func TestProxyForwardsBothWaysAndCountsConnectionsAndBytes(t *testing.T) {
 	assert.Eventually(t, func() bool {
 		s := p.Stats()
 		return s.BytesToUpstream == 15 && s.BytesFromUpstream == 15
-	}, 2*time.Second, time.Millisecond, "15 bytes each way: %+v", p.Stats())
+	}, time.Minute, time.Millisecond, "15 bytes each way: %+v", p.Stats()) // a guard, not a timing
 
 	conn.Close()
-	assert.Eventually(t, func() bool { return p.Stats().Open == 0 }, 2*time.Second, 10*time.Millisecond,
+	assert.Eventually(t, func() bool { return p.Stats().Open == 0 }, time.Minute, 10*time.Millisecond, // a guard, not a timing
 		"a connection the client closed is forgotten")
 }
 
