@@ -60,10 +60,6 @@ func TestTwoCandidatesCreatingTheLeaseAtOnceOneLeadsAndTheOtherFollows(t *testin
 
 		winner := awaitTerm(t, ts, takeoverBound+time.Minute, "one candidate leads")
 		loser := map[string]string{"first": "second", "second": "first"}[winner.id]
-		won, _ := answers.Load(winner.id)
-		lost, _ := answers.Load(loser)
-		require.Equal(t, http.StatusCreated, won, "the winner's create was taken")
-		require.Equal(t, http.StatusConflict, lost, "the loser's create was answered 409: the race happened")
 		want := loser + " sees " + winner.id
 		for got := ""; got != want; {
 			select {
@@ -72,6 +68,11 @@ func TestTwoCandidatesCreatingTheLeaseAtOnceOneLeadsAndTheOtherFollows(t *testin
 				t.Fatalf("the loser never observed the winner")
 			}
 		}
+		// The loser sees the winner only after its create was answered.
+		won, _ := answers.Load(winner.id)
+		lost, _ := answers.Load(loser)
+		require.Equal(t, http.StatusCreated, won, "the winner's create was taken")
+		require.Equal(t, http.StatusConflict, lost, "the loser's create was answered 409: the race happened")
 		select {
 		case tm := <-ts.started:
 			t.Fatalf("%s leads too", tm.id)
