@@ -16,10 +16,11 @@ import (
 // servedAnswerAge is how long one answer of discovery serves every
 // informer of the factory that asks about the same group and version (or
 // the same list of groups). It bounds the rate of discovery requests,
-// however many informers ask: about one of each kind a second, or one per
-// reflector BackoffInitial while informers of a deleted resource take
-// their second looks, which want answers newer than their first (see
-// served).
+// however many informers ask: about one list of groups and one or two
+// requests for a group version (before the list, and again after it when
+// the list names it) a second, or per reflector BackoffInitial while
+// informers of a deleted resource take their second looks, which want
+// answers newer than their first (see served).
 const servedAnswerAge = time.Second
 
 // servedResources answers the reflector's Options.Served for every
@@ -53,11 +54,6 @@ type servedAnswer struct {
 	seq       uint64 // the order it was asked in
 	resources map[string]bool
 	err       error
-	// prevSeq and prevResources are the answer this one replaced, if it
-	// did not fail: with it, a "no" is known to hold since the earlier
-	// of the two (noSince).
-	prevSeq       uint64
-	prevResources map[string]bool
 }
 
 // lists reports whether the answer lists resource.
@@ -73,17 +69,6 @@ func (a servedAnswer) failed() error {
 	return a.err
 }
 
-// noSince is the first request since which discovery has not listed
-// resource in this answer's group version, as far as the answer knows:
-// the answer it replaced, if that did not list it either, else itself.
-// A list of the group's versions asked since then reflects the move.
-func (a servedAnswer) noSince(resource string) uint64 {
-	if a.prevSeq > 0 && !a.prevResources[resource] {
-		return a.prevSeq
-	}
-	return a.seq
-}
-
 // groupsAnswer is one discovery answer for the list of groups: each
 // group's versions, preferred first.
 type groupsAnswer struct {
@@ -91,6 +76,17 @@ type groupsAnswer struct {
 	seq      uint64 // the order it was asked in
 	versions map[string][]string
 	err      error
+	// checked holds, for a group version this list names, the look that
+	// asked the version again after it (judgeLocked): a "no", the list,
+	// a "no" again. A later look whose own answer is that second "no"
+	// may judge by the same three answers, as that look did.
+	checked map[schema.GroupVersion]checkedVersion
+}
+
+// checkedVersion is a "no" asked before a list of groups (first) and the
+// one asked again after it (again).
+type checkedVersion struct {
+	first, again servedAnswer
 }
 
 func newServedResources(client discovery.DiscoveryInterfaceWithContext, forget func()) *servedResources {
@@ -161,8 +157,15 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 	// only this one, from before the resource moved back to another, and
 	// a resource that moved would look gone, its objects deleted.
 	// Answers are ordered by when they were asked, not by their time,
-	// which one instant's requests share.
-	since := max(own.noSince(gvr.Resource), after+1)
+	// which one instant's requests share. Two "no"s do not prove the
+	// resource unserved in between, so a list between them serves only
+	// the look that asked it, and later looks whose own answer is its
+	// second "no" (checkedLocked).
+	since := max(own.seq, after+1)
+	gv := gvr.GroupVersion()
+	if s.checkedLocked(gv, gvr.Resource, own, after) {
+		since = s.groups.seq
+	}
 	versions, listed, err := s.versionsLocked(ctx, gvr.Group, since)
 	if err != nil {
 		return answer, err
@@ -172,10 +175,13 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 		// the "no": another resource of the group, or this one, moved
 		// back in between. Ask again, after the list: judged by the list
 		// alone, a resource that moved back would look gone.
-		again, _, err := s.gvLocked(ctx, gvr.GroupVersion(), listed+1)
+		again, _, err := s.gvLocked(ctx, gv, listed+1)
 		if err != nil || again.lists(gvr.Resource) {
 			answer.Served = err == nil
 			return answer, err
+		}
+		if again.seq != own.seq && s.groups.seq == listed {
+			s.groups.checked[gv] = checkedVersion{first: own, again: again}
 		}
 	}
 	for _, v := range versions {
@@ -193,6 +199,17 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 	return answer, nil
 }
 
+// checkedLocked reports whether the stored list of groups, with the "no"
+// for gv asked before it and the one asked again after it, is a look's
+// whole evidence that serves this one too: own is that second "no", both
+// say no for resource, and for a second look (after > 0) all three were
+// asked after its first. The caller holds turn.
+func (s *servedResources) checkedLocked(gv schema.GroupVersion, resource string, own servedAnswer, after uint64) bool {
+	c, ok := s.groups.checked[gv]
+	return ok && c.again.seq == own.seq && !c.first.lists(resource) && c.first.seq > after &&
+		time.Since(s.groups.at) <= servedAnswerAge
+}
+
 // gvLocked returns discovery's answer for gv, and whether it asked the
 // server for it, which it does when the answer it has is older than
 // servedAnswerAge or than notBefore. An answer whose request ended with
@@ -203,13 +220,9 @@ func (s *servedResources) gvLocked(ctx context.Context, gv schema.GroupVersion, 
 	if ok && time.Since(a.at) <= servedAnswerAge && a.seq >= notBefore {
 		return a, false, a.failed()
 	}
-	prev := a
 	a = s.ask(ctx, gv)
 	if err := ctx.Err(); err != nil {
 		return servedAnswer{}, true, err
-	}
-	if ok && prev.failed() == nil {
-		a.prevSeq, a.prevResources = prev.seq, prev.resources
 	}
 	s.answers[gv] = a
 	return a, true, a.failed()
@@ -241,7 +254,7 @@ func (s *servedResources) versionsLocked(ctx context.Context, group string, notB
 		return s.groups.versions[group], s.groups.seq, s.groups.err
 	}
 	s.asked++
-	a := groupsAnswer{at: time.Now(), seq: s.asked, versions: map[string][]string{}}
+	a := groupsAnswer{at: time.Now(), seq: s.asked, versions: map[string][]string{}, checked: map[schema.GroupVersion]checkedVersion{}}
 	var list *metav1.APIGroupList
 	list, a.err = s.client.ServerGroupsWithContext(ctx)
 	if a.err == nil {

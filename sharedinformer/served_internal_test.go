@@ -482,34 +482,57 @@ func TestASecondLookCutShortByItsContextSaysNothingButItsError(t *testing.T) {
 // asked after its own first look, and one request serves every second
 // look whose first look came before it. So however many informers wait,
 // out of step as the backoff's jitter leaves them, discovery gets about
-// one request of each kind per BackoffInitial, the bound servedAnswerAge
-// states.
+// one list of groups per BackoffInitial, and one request for the group
+// version, or two when the version still serves another resource (asked
+// before the list and again after it): the bound servedAnswerAge states.
 func TestInformersOfADeletedResourceWaitingForItAskAboutOncePerBackoffInitial(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const backoffInitial, backoff, informers, run = 800 * time.Millisecond, 30 * time.Second, 100, time.Minute
-		d := &goneDiscovery{}
-		served := newServedResources(d, func() {})
-		gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
-		ctx, cancel := context.WithCancel(t.Context())
-		var wg sync.WaitGroup
-		for i := range informers {
-			isServed := served.For(gvr)
-			wg.Go(func() {
-				time.Sleep(time.Duration(i) * backoff / informers) // out of step
-				for ctx.Err() == nil {
-					if answer, err := isServed(ctx); err == nil && !answer.Served && len(answer.Elsewhere) == 0 {
-						time.Sleep(backoffInitial)
-						_, _ = isServed(reflector.WithSecondLook(ctx))
-					}
-					time.Sleep(backoff)
+	for name, tc := range map[string]struct {
+		discovery    interface{ counts() (versions, list int) }
+		versionsEach int
+	}{
+		"its group gone":             {&goneDiscovery{}, 1},
+		"its group version lives on": {&siblingDiscovery{}, 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const backoffInitial, backoff, informers, run = 800 * time.Millisecond, 30 * time.Second, 100, time.Minute
+				served := newServedResources(tc.discovery.(discovery.DiscoveryInterfaceWithContext), func() {})
+				gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
+				ctx, cancel := context.WithCancel(t.Context())
+				var wg sync.WaitGroup
+				for i := range informers {
+					isServed := served.For(gvr)
+					wg.Go(func() {
+						time.Sleep(time.Duration(i) * backoff / informers) // out of step
+						for ctx.Err() == nil {
+							if answer, err := isServed(ctx); err == nil && !answer.Served && len(answer.Elsewhere) == 0 {
+								time.Sleep(backoffInitial)
+								_, _ = isServed(reflector.WithSecondLook(ctx))
+							}
+							time.Sleep(backoff)
+						}
+					})
 				}
+				time.Sleep(run)
+				cancel()
+				wg.Wait()
+				bound := int(run/backoffInitial) + 1
+				versions, list := tc.discovery.counts()
+				assert.LessOrEqual(t, versions, tc.versionsEach*bound, "requests for the group version in %v", run)
+				assert.LessOrEqual(t, list, bound, "lists of groups in %v", run)
 			})
-		}
-		time.Sleep(run)
-		cancel()
-		wg.Wait()
-		bound := int(run/backoffInitial) + 1
-		assert.LessOrEqual(t, d.versions, bound, "requests for the group version in %v", run)
-		assert.LessOrEqual(t, d.list, bound, "lists of groups in %v", run)
-	})
+		})
+	}
+}
+
+func (d *goneDiscovery) counts() (versions, list int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.versions, d.list
+}
+
+func (d *siblingDiscovery) counts() (versions, list int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.versions, d.list
 }
