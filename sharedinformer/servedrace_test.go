@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/reflector"
@@ -70,9 +71,7 @@ func TestACRDMovedBackBetweenTheNoAndTheGroupsListDeletesNoLiveObject(t *testing
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 
-		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-		require.NoError(t, err)
+		f := quietFactory(t, mem.Config())
 		inf, err := sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f,
 			sharedinformer.ForResource(squids.WithVersion("v1")),
 			sharedinformer.WithReflector(reflector.Tuning{BackoffInitial: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}))
@@ -91,9 +90,7 @@ func TestACRDMovedBackBetweenTheNoAndTheGroupsListDeletesNoLiveObject(t *testing
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 
-		calls.mu.Lock()
-		seen := append([]string(nil), calls.calls...)
-		calls.mu.Unlock()
+		seen := calls.snapshot()
 		for _, c := range seen {
 			assert.NotContains(t, c, "delete", "the squids moved and moved back; none was deleted: %q", seen)
 		}
@@ -136,9 +133,7 @@ func TestAGroupsListAskedBeforeTheNoInTheSameInstantDoesNotJudgeIt(t *testing.T)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 
-		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-		require.NoError(t, err)
+		f := quietFactory(t, mem.Config())
 		tuning := sharedinformer.WithReflector(reflector.Tuning{BackoffInitial: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond})
 		inf, err := sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f, sharedinformer.ForResource(squids.WithVersion("v1")), tuning)
 		require.NoError(t, err)
@@ -158,9 +153,7 @@ func TestAGroupsListAskedBeforeTheNoInTheSameInstantDoesNotJudgeIt(t *testing.T)
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 
-		calls.mu.Lock()
-		seen := append([]string(nil), calls.calls...)
-		calls.mu.Unlock()
+		seen := calls.snapshot()
 		require.Contains(t, seen, "add b (initial)")
 		for _, c := range seen {
 			assert.NotContains(t, c, "delete", "the squids moved to v2; none was deleted: %q", seen)
@@ -198,9 +191,7 @@ func TestACRDMovedBackDuringTheCheckOfItsOtherVersionsDeletesNoLiveObject(t *tes
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 
-		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-		require.NoError(t, err)
+		f := quietFactory(t, mem.Config())
 		inf, err := sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f,
 			sharedinformer.ForResource(squids.WithVersion("v1")),
 			sharedinformer.WithReflector(reflector.Tuning{BackoffInitial: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}))
@@ -222,9 +213,7 @@ func TestACRDMovedBackDuringTheCheckOfItsOtherVersionsDeletesNoLiveObject(t *tes
 		mu.Lock()
 		require.False(t, moved, "the CRD moved back during the check")
 		mu.Unlock()
-		calls.mu.Lock()
-		seen := append([]string(nil), calls.calls...)
-		calls.mu.Unlock()
+		seen := calls.snapshot()
 		for _, c := range seen {
 			assert.NotContains(t, c, "delete", "the squids moved and moved back; none was deleted: %q", seen)
 		}
@@ -232,4 +221,13 @@ func TestACRDMovedBackDuringTheCheckOfItsOtherVersionsDeletesNoLiveObject(t *tes
 		cancel()
 		f.Wait()
 	})
+}
+
+// quietFactory is a factory over cfg that logs and reports nothing.
+func quietFactory(t *testing.T, cfg *rest.Config) *sharedinformer.Factory {
+	t.Helper()
+	f, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+	require.NoError(t, err)
+	return f
 }

@@ -246,6 +246,13 @@ type callLog struct {
 
 func newCallLog() *callLog { return &callLog{more: make(chan struct{})} }
 
+// snapshot is a copy of the calls so far.
+func (c *callLog) snapshot() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.calls...)
+}
+
 func (c *callLog) record(line string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
