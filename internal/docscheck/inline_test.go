@@ -56,12 +56,15 @@ type inlineSpan struct {
 // RunOptions{Workers: n})`) belongs to the one package of this module
 // that declares it; one built or called that none declares is an error.
 //
+// The nested modules' comments are read too, and a span there is checked
+// when it names a package of this module; one naming a nested module's
+// own package (bench's `scale.Start`) is not this module's to build.
+//
 // Not checked: a method chained on a call whose type depends on a free
 // name (`workqueue.New(opts).AddAfter(k, d)`), a span that wraps onto a
-// second line in markdown, and the nested modules' doc comments (their
-// packages are not this module's to build).
+// second line in markdown, and spans naming a nested module's packages.
 func TestEveryInlineGoExpressionInTheDocsTypeChecks(t *testing.T) {
-	imports := importNames(t)
+	imports := ownImports(importNames(t), nestedModules(t))
 	api := moduleExports(t, imports)
 	spans := append(markdownSpans(t), commentSpans(t)...)
 
@@ -407,12 +410,13 @@ func markdownSpans(t *testing.T) []inlineSpan {
 }
 
 // commentSpans returns the inline code of every non-test Go file's doc
-// comments (a comment's backquotes, as in `deltafifo.ReplacePart`).
+// comments (a comment's backquotes, as in `deltafifo.ReplacePart`), in
+// this module and the nested ones.
 func commentSpans(t *testing.T) []inlineSpan {
 	t.Helper()
 	var spans []inlineSpan
 	fset := token.NewFileSet()
-	walkFiles(t, false, goSources, func(p string) error {
+	walkFiles(t, true, goSources, func(p string) error {
 		file, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
 		if err != nil {
 			return err
@@ -437,4 +441,36 @@ func spansOf(file string, firstLine int, text string) []inlineSpan {
 		}
 	}
 	return spans
+}
+
+// nestedModules returns the import paths of the modules nested in this
+// one (bench, examples, …): each holds a go.mod of its own.
+func nestedModules(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	walkFiles(t, true, func(p string) bool { return filepath.Base(p) == "go.mod" }, func(p string) error {
+		dir := filepath.ToSlash(mustRel(t, root, filepath.Dir(p)))
+		if dir != "." {
+			paths = append(paths, modulePath+"/"+dir)
+		}
+		return nil
+	})
+	return paths
+}
+
+// ownImports keeps the package names that import a package of this
+// module, not of a module nested in it: an inline span naming `scale`
+// (bench/scale) is not this module's to build.
+func ownImports(imports map[string]string, nested []string) map[string]string {
+	own := map[string]string{}
+	for name, importPath := range imports {
+		inNested := false
+		for _, m := range nested {
+			inNested = inNested || importPath == m || strings.HasPrefix(importPath, m+"/")
+		}
+		if !inNested {
+			own[name] = importPath
+		}
+	}
+	return own
 }
