@@ -85,14 +85,14 @@ demo: tools
 # scale runs the scale ladder (bench/scale): initial sync, heap, relist,
 # store contention and apiserver cost, ours and client-go interleaved, at
 # 1k, 10k and 100k objects on the local control plane and up to 1M
-# in-process, and rewrites the generated part of docs/17-at-scale.md and
+# in-process, and rewrites the tables of docs/17-at-scale/results.md and
 # its charts. About 37 minutes on 2 cores (measured), plus seven minutes the
 # first time to populate an etcd per size (kept in
 # ~/.cache/listwatch-informer/scale).
 # QUICK=1: up to 10k objects, three pairs per row, for iterating.
 scale: tools
 	cd bench && $(GO) build -o ../bin/scale ./cmd/scale
-	cd bench && ../bin/scale $(if $(QUICK),-quick) -chapter ../docs/17-at-scale.md
+	cd bench && ../bin/scale $(if $(QUICK),-quick) -results ../docs/17-at-scale/results.md
 
 # chaos-replicas runs the replica checker (chaos/replicas) for SEEDS seeds
 # from CHAOS_SEED (default 1), each with DURATION of faults, and writes

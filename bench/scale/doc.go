@@ -4,8 +4,8 @@
 // judged with confidence intervals against the goals docs/17-at-scale.md
 // lists (Goals: initial sync, heap per object, store throughput and
 // relist, each against client-go's). `make scale`
-// runs it (bench/cmd/scale) and writes docs/17-at-scale.md's tables and
-// charts; `make test` runs it at 1k, one pair per row, so it cannot rot.
+// runs it (bench/cmd/scale) and writes the tables and charts of
+// docs/17-at-scale/results.md; `make test` runs it at 1k, one pair per row, so it cannot rot.
 //
 // # What it measures
 //

@@ -3,7 +3,7 @@ package scale
 import "fmt"
 
 // Goal is one target of the scale ladder (the Goals table of
-// docs/17-at-scale.md), judged on one row's ratio.
+// docs/17-at-scale/results.md), judged on one row's ratio.
 type Goal struct {
 	Text    string // what is asked, as the chapter states it
 	Ratio   Ratio

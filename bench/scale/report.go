@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Markdown renders the results as the generated part of the chapter: the
+// Markdown renders the results as the generated part of the results page: the
 // goals, then one table per workload, then the growth with N.
 func (res *Results) Markdown(charts []string) string {
 	var b strings.Builder

@@ -15,10 +15,11 @@ import (
 // root is the module's root directory, two levels up from this package.
 var root = filepath.Join("..", "..")
 
-// markdownFiles returns README.md and every .md file under docs/.
+// markdownFiles returns README.md, every chapter under docs/ and the scale
+// ladder's results page.
 func markdownFiles(t *testing.T) []string {
 	t.Helper()
-	files := []string{filepath.Join(root, "README.md")}
+	files := []string{filepath.Join(root, "README.md"), filepath.Join(root, filepath.FromSlash(ladderResults))}
 	matches, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)

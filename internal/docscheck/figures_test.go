@@ -20,6 +20,10 @@ import (
 // few words, with no other ratio between them.
 var quotedFigure = regexp.MustCompile(`(\d+\.\d+)×[^×\[\]]{0,60}?\[(\d+\.\d+), (\d+\.\d+)\]`)
 
+// ladderResults is the page whose generated part `make scale` writes:
+// a record itself.
+const ladderResults = "docs/17-at-scale/results.md"
+
 const (
 	scaleBegin = "<!-- scale:begin"
 	scaleEnd   = "<!-- scale:end -->"
@@ -37,7 +41,7 @@ func TestEveryQuotedFigureIsFromAMeasurementsRecord(t *testing.T) {
 		for _, m := range quotedFigure.FindAllStringSubmatch(text, -1) {
 			figure := m[1] + "× [" + m[2] + ", " + m[3] + "]"
 			if !recorded[figure] {
-				t.Errorf("%s quotes %q, which no record holds (the ladder's part of docs/17-at-scale.md, or docs/17-at-scale/runs/*.md): rerun and quote the record", rel(file), figure)
+				t.Errorf("%s quotes %q, which no record holds (docs/17-at-scale/results.md, or docs/17-at-scale/runs/*.md): rerun and quote the record", rel(file), figure)
 			}
 		}
 	}
@@ -46,14 +50,14 @@ func TestEveryQuotedFigureIsFromAMeasurementsRecord(t *testing.T) {
 // recordedFigures returns every "V× [L, H]" that a measurement wrote.
 func recordedFigures(t *testing.T) map[string]bool {
 	t.Helper()
-	chapter, err := os.ReadFile(filepath.Join(root, "docs", "17-at-scale.md"))
+	page, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(ladderResults)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, generated, ok := strings.Cut(string(chapter), scaleBegin)
+	_, generated, ok := strings.Cut(string(page), scaleBegin)
 	generated, _, ok2 := strings.Cut(generated, scaleEnd)
 	if !ok || !ok2 {
-		t.Fatalf("docs/17-at-scale.md lacks the markers %q and %q", scaleBegin, scaleEnd)
+		t.Fatalf("%s lacks the markers %q and %q", ladderResults, scaleBegin, scaleEnd)
 	}
 	sources := []string{generated}
 	runs, err := filepath.Glob(filepath.Join(root, "docs", "17-at-scale", "runs", "*.md"))

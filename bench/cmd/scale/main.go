@@ -1,6 +1,6 @@
 // Command scale runs the scale ladder (bench/scale) and writes its
-// results into docs/17-at-scale.md, between the chapter's markers, with
-// the charts beside it in docs/17-at-scale/. `make scale` runs it; `make
+// results into docs/17-at-scale/results.md, between the page's markers,
+// with the charts beside it. `make scale` runs it; `make
 // scale QUICK=1` runs the quick ladder (up to 10k, three pairs per row).
 //
 // With -child it instead runs one in-process sync and prints the sample
@@ -37,12 +37,12 @@ const (
 
 func main() {
 	quick := flag.Bool("quick", false, "the quick ladder: up to 10k objects, three pairs per row")
-	chapter := flag.String("chapter", "../docs/17-at-scale.md", "the chapter whose generated part to rewrite")
+	page := flag.String("results", "../docs/17-at-scale/results.md", "the results page whose generated part to rewrite; the charts go beside it")
 	child := flag.String("child", "", "run one in-process sync of this library (ours or client-go) and print it as JSON")
 	n := flag.Int("n", 0, "with -child: the number of objects")
 	syncJob := flag.String("sync", "", "run one initial sync against a control plane (a scale.SyncJob as JSON) and print it as JSON")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "scale: run the scale ladder, ours against client-go, and write its tables into docs/17-at-scale.md")
+		fmt.Fprintln(flag.CommandLine.Output(), "scale: run the scale ladder, ours against client-go, and write its tables into docs/17-at-scale/results.md")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -88,7 +88,7 @@ func main() {
 		log.Fatal(err)
 	}
 	log.Printf("the ladder took %s", time.Since(start).Round(time.Second))
-	if err := write(*chapter, res, *quick); err != nil {
+	if err := write(*page, res, *quick); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -123,21 +123,19 @@ func runSelf[S any](ctx context.Context, args ...string) (S, error) {
 	return s, nil
 }
 
-// write replaces the generated part of the chapter and its charts.
-func write(chapter string, res *scale.Results, quick bool) error {
-	text, err := os.ReadFile(chapter)
+// write replaces the generated part of the results page and the charts
+// beside it.
+func write(page string, res *scale.Results, quick bool) error {
+	text, err := os.ReadFile(page)
 	if err != nil {
 		return err
 	}
 	before, rest, ok1 := strings.Cut(string(text), beginMarker)
 	_, after, ok2 := strings.Cut(rest, endMarker)
 	if !ok1 || !ok2 {
-		return fmt.Errorf("%s lacks the markers %q and %q", chapter, beginMarker, endMarker)
+		return fmt.Errorf("%s lacks the markers %q and %q", page, beginMarker, endMarker)
 	}
-	dir := strings.TrimSuffix(chapter, ".md")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+	dir := filepath.Dir(page)
 	var links []string
 	charts := res.Charts()
 	for _, file := range slices.Sorted(maps.Keys(charts)) {
@@ -145,7 +143,7 @@ func write(chapter string, res *scale.Results, quick bool) error {
 		if err := os.WriteFile(filepath.Join(dir, file), []byte(svg), 0o644); err != nil {
 			return err
 		}
-		links = append(links, filepath.Base(dir)+"/"+file)
+		links = append(links, file)
 	}
 	mode := "full ladder"
 	if quick {
@@ -153,5 +151,5 @@ func write(chapter string, res *scale.Results, quick bool) error {
 	}
 	header := fmt.Sprintf("_%s, run %s on this repository's machine (%d cores)._\n\n", mode, time.Now().UTC().Format("2006-01-02"), runtime.NumCPU())
 	generated := beginMarker + "\n\n" + header + res.Markdown(links) + "\n" + endMarker
-	return os.WriteFile(chapter, []byte(before+generated+after), 0o644)
+	return os.WriteFile(page, []byte(before+generated+after), 0o644)
 }
