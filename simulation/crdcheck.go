@@ -48,9 +48,12 @@ func (w *world) crdConverged() []Violation {
 //     served (the CRD is removed), caches nothing;
 //   - "released informer stops": each factory's metrics hold the series
 //     of the informers held, and of no other (a released informer gives
-//     its names back once it has stopped).
+//     its names back once it has stopped);
+//   - "handler stream consistent": what each kept hold's handler was
+//     told, replayed, is its informer's cache (checked at every event
+//     too, by handlerStream).
 func (w *world) crdQuiescent() []Violation {
-	out := w.heldInformersEqualServer()
+	out := append(w.heldInformersEqualServer(), w.handlerStreamsEqualCaches()...)
 	now := time.Now()
 	served := w.crd.served()
 	w.crd.mu.Lock()
@@ -98,6 +101,30 @@ func (w *world) heldInformersEqualServer() []Violation {
 		if got := cacheOf(h.inf.Indexer().List()); !h.inf.HasSynced() || !maps.Equal(got, want) {
 			out = append(out, Violation{Invariant: "held informer equals server", At: time.Now(), Text: fmt.Sprintf("replica %s: %s (synced %v): cache %v, server %v",
 				fo.replica.name, h.inf.Name(), h.inf.HasSynced(), got, want)})
+		}
+	}
+	return out
+}
+
+// handlerStreamsEqualCaches is the quiescent half of "handler stream
+// consistent": each kept hold's handler, replayed, holds what its
+// informer caches, whether its version is served or not (an informer
+// that empties its cache of a removed CRD tells its handlers). A hold
+// whose handler works on each event (a handed-over one) may still be
+// working through its buffer at quiescence, so it is judged only at its
+// events.
+func (w *world) handlerStreamsEqualCaches() []Violation {
+	var out []Violation
+	w.crd.mu.Lock()
+	final := maps.Clone(w.crd.final)
+	w.crd.mu.Unlock()
+	for h, fo := range final {
+		if h.stream == nil || h.reg == nil || h.work > 0 {
+			continue
+		}
+		if told, cached := h.stream.byName(), cacheOf(h.inf.Indexer().List()); !maps.Equal(told, cached) {
+			out = append(out, Violation{Invariant: "handler stream consistent", At: time.Now(), Text: fmt.Sprintf("replica %s: the handler of %s was told of %v, its cache holds %v",
+				fo.replica.name, h.inf.Name(), told, cached)})
 		}
 	}
 	return out

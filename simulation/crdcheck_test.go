@@ -147,6 +147,85 @@ func TestADeleteOfAWidgetTheServerHoldsBreaksNoDeleteOfALiveObject(t *testing.T)
 	})
 }
 
+// A handler told of an add of a Widget it holds, of an update whose old
+// object is not the last it was given, of an update or a delete of a
+// Widget it does not hold breaks "handler stream consistent"; a life of
+// add, updates and delete in order does not.
+func TestAHandlerToldOfChangesOutOfOrderBreaksHandlerStreamConsistent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		handler := fo.handler(w, &hold{inf: &si.Informer[*unstructured.Unstructured]{}})
+		widget := func(name, rv string) *unstructured.Unstructured {
+			u := &unstructured.Unstructured{}
+			u.SetNamespace(Namespace)
+			u.SetName(name)
+			u.SetUID(types.UID("uid-" + name))
+			u.SetResourceVersion(rv)
+			return u
+		}
+		inconsistent := func() int { return crdViolations(w)["handler stream consistent"] }
+
+		v1, v2, v3 := widget("w-a", "1"), widget("w-a", "2"), widget("w-a", "3")
+		handler.OnAdd(v1, true)
+		handler.OnUpdate(v1, v2)
+		handler.OnUpdate(v2, v2) // a resync
+		handler.OnUpdate(v2, v3)
+		handler.OnDelete(v3, false)
+		if got := inconsistent(); got != 0 {
+			t.Fatalf("a life in order was reported: %v", w.crd.violations)
+		}
+
+		handler.OnAdd(v1, false)
+		handler.OnAdd(v2, false)
+		if got := inconsistent(); got != 1 {
+			t.Fatalf("an add of a Widget it holds: %d violations, want 1", got)
+		}
+		handler.OnUpdate(v1, v3)
+		if got := inconsistent(); got != 2 {
+			t.Fatalf("an update from an object older than the last it was given: %d violations, want 2", got)
+		}
+		handler.OnDelete(widget("w-b", "4"), false)
+		if got := inconsistent(); got != 3 {
+			t.Fatalf("a delete of a Widget it does not hold: %d violations, want 3", got)
+		}
+		handler.OnUpdate(widget("w-c", "5"), widget("w-c", "6"))
+		if got := inconsistent(); got != 4 {
+			t.Fatalf("an update of a Widget it does not hold: %d violations, want 4", got)
+		}
+	})
+}
+
+// At quiescence, a kept hold whose handler, replayed, holds other
+// Widgets than its informer caches breaks "handler stream consistent";
+// one told of every change does not.
+func TestAHandlerThatWasNotToldWhatItsCacheHoldsBreaksHandlerStreamConsistent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		h := keep(t, w, fo, t.Context(), "v1")
+		reg, err := h.inf.AddEventHandler(fo.handler(w, h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.reg = reg
+		if err := si.WaitForCacheSync(t.Context(), h.inf); err != nil {
+			t.Fatal(err)
+		}
+		w.writeWidget(t, http.MethodPost, "", fmt.Sprintf(`{"apiVersion":"%s/v1","kind":"Widget","metadata":{"name":"w-02"}}`, CRDGroup))
+		synctest.Wait()
+		if got := violations(w.handlerStreamsEqualCaches()); len(got) != 0 {
+			t.Fatalf("a handler told of every change was reported: %v", got)
+		}
+
+		ghost := &unstructured.Unstructured{}
+		ghost.SetNamespace(Namespace)
+		ghost.SetName("w-ghost")
+		h.stream.add(ghost) // as if the informer had dropped it without a delete
+		if got := violations(w.handlerStreamsEqualCaches()); got["handler stream consistent"] != 1 {
+			t.Fatalf("a handler holding a Widget its cache does not: violations %v, want one of handler stream consistent", got)
+		}
+	})
+}
+
 // At quiescence, a held informer of the served version that missed a
 // write breaks "held informer equals server"; one of a version not
 // served that does not say so, or that caches Widgets of a removed CRD,

@@ -137,7 +137,13 @@
 // informer gives its name back only once all of it has stopped). "No
 // delete of a live object": a handler never gets a delete for a Widget
 // whose UID the server holds at that moment (no exception is needed:
-// no holder uses a selector a Widget could leave). At quiescence:
+// no holder uses a selector a Widget could leave). "Handler stream
+// consistent": the events each hold's handler gets read, key by key, as
+// a life (an add of a Widget it does not hold, updates whose old object
+// is the last it was given, a delete of one it holds), and at
+// quiescence what a kept hold's handler holds by its events is its
+// informer's cache (a handed-over hold's handler, which works on each
+// event, is judged at its events only). At quiescence:
 // "held informer equals server" (a held informer of the served version
 // has synced and caches the server's Widgets at their
 // resourceVersions) and "not served says so" (one of a version not
@@ -146,7 +152,9 @@
 // checker reports each is proved by
 // TestASyncWaitThatOutlivesItsReleaseOrSyncBreaksSyncWaitReturns,
 // TestACallPastItsBoundBreaksReleaseReturnsUnlessItsReplicaWasPaused,
-// TestADeleteOfAWidgetTheServerHoldsBreaksNoDeleteOfALiveObject and
+// TestADeleteOfAWidgetTheServerHoldsBreaksNoDeleteOfALiveObject,
+// TestAHandlerToldOfChangesOutOfOrderBreaksHandlerStreamConsistent,
+// TestAHandlerThatWasNotToldWhatItsCacheHoldsBreaksHandlerStreamConsistent and
 // TestQuiescentChecksReportAStaleCacheASilentInformerAndANameNotGivenBack;
 // that the library keeps them, by
 // TestTwentyFaultSchedulesOfTheCustomResourcesScenarioKeepEveryInvariant.
@@ -166,11 +174,12 @@
 //
 // Not built yet: the sharder's own exclusivity per ring (a deposed
 // sharder's PATCHes are guarded, and its term has no recorded deadline);
-// handlers' stream consistency; read-your-writes holds; "nothing created
-// twice"; a typed informer of a custom resource (the scenario's are
-// unstructured). Until then, their packages' own tests stand for
-// some of them: TestEveryHandlerGetsAddUpdateAndDeleteInOrder (a
-// handler's stream),
+// handlers' stream consistency in the sharded and leader-elected
+// scenarios (the custom resources scenario checks it); read-your-writes
+// holds; "nothing created twice"; a typed informer of a custom resource
+// (the scenario's are unstructured). Until then, their packages' own
+// tests stand for some of them: TestEveryHandlerGetsAddUpdateAndDeleteInOrder
+// (a handler's stream),
 // TestAKeyReconciledAgainRightAfterItsFixReadsTheFixNotTheOldCache
 // (read-your-writes) and TestTheGuardMakesNoDuplicateGenerateNameChildrenUnderChurn
 // (nothing created twice).

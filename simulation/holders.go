@@ -122,6 +122,9 @@ type hold struct {
 	stopStart context.CancelFunc
 	// releasedAt is when its release began; nil before.
 	releasedAt atomic.Pointer[time.Time]
+	// stream is what its handler was told, replayed (nil before
+	// fo.handler made the handler).
+	stream *handlerStream
 }
 
 func (customResources) run(ctx context.Context, w *world, r *replica) {
@@ -257,9 +260,16 @@ func (fo *factoryOf) ask(ctx context.Context, w *world, version string, where st
 	return inf, err
 }
 
-// handler checks every delete against the server, and releases the hold
-// on its first event if the hold asked for that.
+// handler checks every delete against the server and every event
+// against the ones before it (h.stream), and releases the hold on its
+// first event if the hold asked for that.
 func (fo *factoryOf) handler(w *world, h *hold) si.Handler[*unstructured.Unstructured] {
+	h.stream = newHandlerStream()
+	consistent := func(wrong string) {
+		if wrong != "" {
+			w.crd.violate("handler stream consistent", "replica %s: the handler of %s got %s", fo.replica.name, h.inf.Name(), wrong)
+		}
+	}
 	var once sync.Once
 	first := func() {
 		if h.mode != releaseFromHandler {
@@ -282,9 +292,10 @@ func (fo *factoryOf) handler(w *world, h *hold) si.Handler[*unstructured.Unstruc
 		}
 	}
 	return si.HandlerFuncs[*unstructured.Unstructured]{
-		AddFunc:    func(*unstructured.Unstructured, bool) { first(); work() },
-		UpdateFunc: func(_, _ *unstructured.Unstructured) { first(); work() },
+		AddFunc:    func(u *unstructured.Unstructured, _ bool) { consistent(h.stream.add(u)); first(); work() },
+		UpdateFunc: func(old, u *unstructured.Unstructured) { consistent(h.stream.update(old, u)); first(); work() },
 		DeleteFunc: func(u *unstructured.Unstructured, unknown bool) {
+			consistent(h.stream.remove(u))
 			if _, uids := w.widgetsNow(); uids[string(u.GetUID())] {
 				w.crd.violate("no delete of a live object", "replica %s: %s got a delete of %s (uid %s, rv %s, final state unknown %v) that the server holds",
 					fo.replica.name, h.inf.Name(), u.GetName(), u.GetUID(), u.GetResourceVersion(), unknown)

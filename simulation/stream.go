@@ -1,0 +1,93 @@
+package simulation
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// handlerStream is what one handler was told, replayed: the Widgets it
+// holds by its events, each at the resourceVersion of the last event
+// that named it. sharedinformer promises each handler every change in
+// order ("Handlers" in its package doc), so the events of one key must
+// read as a life: an add of a key it does not hold, updates whose old
+// object is the last it was given, a delete of a key it holds; and once
+// the handler has caught up, what it holds is the cache.
+type handlerStream struct {
+	mu   sync.Mutex
+	held map[string]heldWidget // by namespace/name; guarded by mu
+}
+
+// heldWidget is one Widget as a handler last heard of it.
+type heldWidget struct {
+	uid, rv string
+}
+
+func newHandlerStream() *handlerStream {
+	return &handlerStream{held: map[string]heldWidget{}}
+}
+
+func streamKey(u *unstructured.Unstructured) string {
+	return u.GetNamespace() + "/" + u.GetName()
+}
+
+func heldOf(u *unstructured.Unstructured) heldWidget {
+	return heldWidget{uid: string(u.GetUID()), rv: u.GetResourceVersion()}
+}
+
+// add replays an add, and says what is wrong with it: "" when nothing.
+func (s *handlerStream) add(u *unstructured.Unstructured) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := streamKey(u)
+	before, ok := s.held[key]
+	s.held[key] = heldOf(u)
+	if ok {
+		return fmt.Sprintf("an add of %s (uid %s, rv %s) while it held it (uid %s, rv %s)", key, u.GetUID(), u.GetResourceVersion(), before.uid, before.rv)
+	}
+	return ""
+}
+
+// update replays an update: its old object must be the last the handler
+// was given for the key.
+func (s *handlerStream) update(old, obj *unstructured.Unstructured) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := streamKey(obj)
+	before, ok := s.held[key]
+	s.held[key] = heldOf(obj)
+	switch {
+	case !ok:
+		return fmt.Sprintf("an update of %s (to rv %s) it never got an add for, or got a delete of", key, obj.GetResourceVersion())
+	case before != heldOf(old):
+		return fmt.Sprintf("an update of %s from (uid %s, rv %s), but the last it was given is (uid %s, rv %s)", key, old.GetUID(), old.GetResourceVersion(), before.uid, before.rv)
+	}
+	return ""
+}
+
+// remove replays a delete of a key the handler must hold.
+func (s *handlerStream) remove(u *unstructured.Unstructured) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := streamKey(u)
+	if _, ok := s.held[key]; !ok {
+		return fmt.Sprintf("a delete of %s (uid %s, rv %s) it did not hold", key, u.GetUID(), u.GetResourceVersion())
+	}
+	delete(s.held, key)
+	return ""
+}
+
+// byName is what the handler holds as cacheOf reads a cache: each
+// Widget's resourceVersion by name.
+func (s *handlerStream) byName() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.held))
+	for key, h := range s.held {
+		_, name, _ := strings.Cut(key, "/")
+		out[name] = h.rv
+	}
+	return out
+}
