@@ -93,7 +93,9 @@
 //
 // A [RESTListerWatcher] reads JSON by default; Source.Protobuf asks for
 // protobuf (built-in types and the metadata-only form), and Source.CBOR
-// for CBOR (unstructured objects, that is custom resources; KEP-4222).
+// for CBOR (unstructured objects, of a custom resource or a built-in one;
+// a typed ListerWatcher refuses it, so a custom resource's own Go type
+// reads JSON; KEP-4222).
 // Either asks with an Accept header that names JSON as the fallback, and a
 // LIST answer is decoded by what it is, told by its first bytes, so a
 // server that cannot speak the encoding asked for is read in JSON, never
