@@ -258,8 +258,8 @@
 // -seed=N -replays=K, reports how often it is), and a failure may need
 // a few replays (docs/18 measures the rate).
 //
-// make test runs TestAReplicaSetWithNoFaultsKeepsEveryInvariant (both
-// scenarios, no faults: the baseline), 200 fault schedules of the
+// make test runs TestAReplicaSetWithNoFaultsKeepsEveryInvariant (all
+// three scenarios, no faults: the baseline), 200 fault schedules of the
 // leader-elected scenario with -race, 10 s of faults each, over two
 // processes (TestTwoHundredFaultSchedulesOfALeaderElectedReplicaSetKeepEveryInvariant:
 // 55 s on a quiet 2-core machine), the tests of Options.Controller, and
