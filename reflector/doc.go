@@ -155,8 +155,10 @@
 // With Options.Trace set, every step emits an [informer.TraceEvent] with
 // Stage [informer.StageReflector]: KindList, KindReplace, KindWatch,
 // KindWatchEvent, KindBookmark, KindWatchEnd, KindRelist (with its reason),
-// KindFallback, KindResourceVersion (every change), KindResync, KindError
-// and KindBackoff. With no hook no event is built.
+// KindFallback, KindResourceVersion (every change), KindResync, KindError,
+// KindBackoff, and, with Options.Served, KindNotServed,
+// KindVersionNotServed and KindServedAgain. With no hook no event is
+// built.
 //
 // # Glossary (this package → client-go tools/cache)
 //
