@@ -4,7 +4,7 @@
 # depend on an idle machine. The busy loop is a shell loop, so nothing
 # needs installing, and it is ended however this script ends.
 #
-#   hack/loaded.sh make test-only
+#   hack/loaded.sh hack/each-module.sh go test -race ./...   (what make test-loaded runs)
 set -euo pipefail
 rounds="${ROUNDS:-3}"
 ( while :; do :; done ) &
