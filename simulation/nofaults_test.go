@@ -12,8 +12,9 @@ import (
 // failure here is a bug in the library or the simulator on the plain
 // path, and make test runs it on every change; the seeded sweep of fault
 // schedules (TestSimulate) runs under make sim. Twenty seconds of
-// writers' churn (not the sweep's sixty) keep it short: with no fault,
-// the length adds only more of the same.
+// writers' churn (not the sweep's thirty, -faults' default, nor
+// Options.Faults' sixty) keep it short: with no fault, the length adds
+// only more of the same.
 func TestAReplicaSetWithNoFaultsKeepsEveryInvariant(t *testing.T) {
 	for _, sc := range []struct {
 		name     string
