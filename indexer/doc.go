@@ -70,9 +70,10 @@
 // index, built in to every Indexer: ByIndex(NamespaceIndex, ns) copies one
 // slice, and nothing else is kept per object for it. client-go files every
 // key a second time in a namespace index and looks each one up again on a
-// read. Measured at 100k objects (chapter 17), the store and its namespace
-// index take 71 bytes per object here and 112 in client-go, and listing a
-// namespace is one memmove.
+// read. Listing a namespace is one memmove. Measured at 100k objects
+// (chapter 17, lesson 3), the live heap per cached object, store and
+// layout together, is 0.98× client-go's for ConfigMaps and 0.99× for
+// Pods; the store's own share was not measured apart in any record.
 //
 // # Locking
 //
