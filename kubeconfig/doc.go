@@ -33,7 +33,8 @@
 // request that waits for them unless it waits over a second.
 // sharedinformer.NewFactory reads zero as 50 and 100 instead, shares one
 // limiter among all the clients it makes (Factory.RESTClient's included),
-// and logs a warning when requests wait more than 100 ms for it. Set cfg.QPS and cfg.Burst before NewFactory to
+// and logs a warning when requests were held back by it for a tenth of
+// 10 s or more, at most once every 10 s. Set cfg.QPS and cfg.Burst before NewFactory to
 // choose other limits; a client you build from cfg yourself gets
 // client-go's 5 and 10 unless you do.
 //
