@@ -100,7 +100,8 @@ func (w *world) converged() []Violation {
 
 // cachesEqualServer compares, at quiescence, every open term's cache
 // with the server: the objects its selector selects, at the same
-// resourceVersions.
+// resourceVersions; and what the term's handler was told, replayed,
+// with its cache ("handler stream consistent").
 func (w *world) cachesEqualServer() []Violation {
 	var out []Violation
 	rings := w.opts.Scenario.rings()
@@ -120,9 +121,14 @@ func (w *world) cachesEqualServer() []Violation {
 				}
 				want[u.GetName()] = u.GetResourceVersion()
 			}
-			if got := t.cache(); !maps.Equal(got, want) {
+			got := t.cache()
+			if !maps.Equal(got, want) {
 				out = append(out, Violation{Invariant: "cache equals server", At: time.Now(),
 					Text: fmt.Sprintf("replica %s ring %s member %s: cache %v, server %v", r.name, ring, t.member, got, want)})
+			}
+			if told := t.told; told != nil && !maps.Equal(told(), got) {
+				out = append(out, Violation{Invariant: "handler stream consistent", At: time.Now(),
+					Text: fmt.Sprintf("replica %s ring %s member %s: its handler was told of %v, its cache holds %v", r.name, ring, t.member, told(), got)})
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/metrics"
@@ -169,4 +170,43 @@ func TestAControllerThatNeverConvergesBreaksConverged(t *testing.T) {
 	if got := violations(res.Violations); got["converged"] != 1 || res.Converged >= 0 {
 		t.Fatalf("converged %v, violations %v: want the run reported as not converged", res.Converged, got)
 	}
+}
+
+// A term's handler that got an event out of order breaks "handler stream
+// consistent" at once; at quiescence, one that was told of other
+// objects than its term's cache holds breaks it too.
+func TestATermsHandlerToldOutOfOrderOrOfOtherObjectsBreaksHandlerStreamConsistent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, err := newWorld(Options{Scenario: LeaderElected}.withDefaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.admin.Close()
+		if err := w.createParent(t.Context(), parentName(0), 0); err != nil {
+			t.Fatal(err)
+		}
+		cached := w.srv.Objects(configMaps)[0]
+		cache := map[string]string{cached.GetName(): cached.GetResourceVersion()}
+		told := newHandlerStream()
+		handler := replay[*corev1.ConfigMap](told, func(wrong string) { w.breakStream("r0-0", LeaderRing, "r0-0", wrong) })
+		w.replicas[0] = &replica{name: "r0-0", terms: map[string]*openTerm{
+			LeaderRing: {member: "r0-0", cache: func() map[string]string { return cache }, told: told.byName},
+		}, sharders: map[string]*metrics.Memory{}}
+
+		cm := &corev1.ConfigMap{}
+		cm.Namespace, cm.Name, cm.UID, cm.ResourceVersion = cached.GetNamespace(), cached.GetName(), cached.GetUID(), cached.GetResourceVersion()
+		handler.OnAdd(cm, true)
+		if got := violations(w.cachesEqualServer()); len(got) != 0 {
+			t.Fatalf("a handler told of its cache was reported: %v", got)
+		}
+
+		handler.OnDelete(cm, false)
+		if got := violations(w.cachesEqualServer()); got["handler stream consistent"] != 1 {
+			t.Errorf("a handler told of a delete of an object its cache holds: violations %v, want one of handler stream consistent", got)
+		}
+		handler.OnDelete(cm, false)
+		if len(w.streamBroken) != 1 {
+			t.Errorf("a second delete of one object: %d broken events, want 1: %v", len(w.streamBroken), w.streamBroken)
+		}
+	})
 }

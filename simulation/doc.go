@@ -108,16 +108,22 @@
 // reflector still in its backoff), every open term's cache equals the
 // server, and every leading sharder's cache of all objects holds as many
 // as the server (its size, read from its informer's cached-objects
-// gauge: the sharder shows no cache) ("cache equals server"). That the
-// checker reports each when it breaks is proved by
+// gauge: the sharder shows no cache) ("cache equals server"). Each
+// term's informer has a second handler that replays what it is told:
+// key by key its events must read as a life (an add of an object it
+// does not hold, updates whose old object is the last it was given, a
+// delete of one it holds), and at quiescence what it holds by its
+// events must be the term's cache ("handler stream consistent"). That
+// the checker reports each when it breaks is proved by
 // TestAControllerThatIgnoresItsShardIsCaughtReconcilingAKeyInTwoMembersAtOnce
 // and TestTheFreshCandidateExcuseDoesNotCoverALateTerm (one reconcile
 // per key, one leader), TestTheFreshCandidateExcuseGoesByTheCandidatesLooks
 // (one leader),
 // TestATermThatBeganLaterWithoutAGreaterFenceBreaksFencesGrow,
 // TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain,
-// TestAControllerThatNeverConvergesBreaksConverged and
-// TestACacheThatDiffersFromTheServerBreaksCacheEqualsServer; that the
+// TestAControllerThatNeverConvergesBreaksConverged,
+// TestACacheThatDiffersFromTheServerBreaksCacheEqualsServer and
+// TestATermsHandlerToldOutOfOrderOrOfOtherObjectsBreaksHandlerStreamConsistent; that the
 // library keeps them, by TestAReplicaSetWithNoFaultsKeepsEveryInvariant
 // and TestTwoHundredFaultSchedulesOfALeaderElectedReplicaSetKeepEveryInvariant.
 //
@@ -174,12 +180,12 @@
 //
 // Not built yet: the sharder's own exclusivity per ring (a deposed
 // sharder's PATCHes are guarded, and its term has no recorded deadline);
-// handlers' stream consistency in the sharded and leader-elected
-// scenarios (the custom resources scenario checks it); read-your-writes
-// holds; "nothing created twice"; a typed informer of a custom resource
-// (the scenario's are unstructured). Until then, their packages' own
-// tests stand for some of them: TestEveryHandlerGetsAddUpdateAndDeleteInOrder
-// (a handler's stream),
+// the stream of a Controller's own handlers (Options.Controller: the
+// simulator sees only its reconciles); read-your-writes holds; "nothing
+// created twice"; a typed informer of a custom resource (the scenario's
+// are unstructured). Until then, their packages' own tests stand for
+// some of them: TestEveryHandlerGetsAddUpdateAndDeleteInOrder (a
+// handler's stream),
 // TestAKeyReconciledAgainRightAfterItsFixReadsTheFixNotTheOldCache
 // (read-your-writes) and TestTheGuardMakesNoDuplicateGenerateNameChildrenUnderChurn
 // (nothing created twice).

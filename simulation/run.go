@@ -304,6 +304,9 @@ func Run(opts Options, sched Schedule) (Result, error) {
 		w.kill(r.slot)
 	}
 	res.Violations = append(res.Violations, w.checkHistory(moves())...)
+	w.mu.Lock()
+	res.Violations = append(res.Violations, w.streamBroken...)
+	w.mu.Unlock()
 	if w.crd != nil {
 		close(w.crd.ended)
 		w.crdWatchers.Wait()

@@ -174,6 +174,12 @@ func runControllerOnce(ctx context.Context, w *world, r *replica, ring, member, 
 	if err != nil {
 		return false
 	}
+	told := newHandlerStream()
+	if _, err := cms.AddEventHandler(replay[*corev1.ConfigMap](told, func(wrong string) {
+		w.breakStream(r.name, ring, member, wrong)
+	})); err != nil {
+		return false
+	}
 	factory.Start(ctx)
 	defer factory.Wait()
 	if factory.WaitForCacheSync(ctx) != nil {
@@ -185,7 +191,7 @@ func runControllerOnce(ctx context.Context, w *world, r *replica, ring, member, 
 			out[cm.Name] = cm.ResourceVersion
 		}
 		return out
-	}})
+	}, told: told.byName})
 	ctl := &controller{w: w, r: r, ring: ring, member: member, cms: cms, client: client,
 		writeTimeout: (t.Lease - t.Renew) / 2, work: t.Work}
 	workqueue.Run(ctx, queue, wrap(cms, ctl), workqueue.RunOptions[informer.Key]{Workers: 2, OnError: func(key informer.Key, err error) {

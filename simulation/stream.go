@@ -5,40 +5,58 @@ import (
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/informer"
+	si "github.com/listwatch/informer/sharedinformer"
 )
 
-// handlerStream is what one handler was told, replayed: the Widgets it
-// holds by its events, each at the resourceVersion of the last event
-// that named it. sharedinformer promises each handler every change in
+// handlerStream is what one handler was told, replayed: the objects
+// (Widgets, ConfigMaps) it holds by its events, each at the
+// resourceVersion of the last event that named it. sharedinformer promises each handler every change in
 // order ("Handlers" in its package doc), so the events of one key must
 // read as a life: an add of a key it does not hold, updates whose old
 // object is the last it was given, a delete of a key it holds; and once
 // the handler has caught up, what it holds is the cache.
 type handlerStream struct {
 	mu   sync.Mutex
-	held map[string]heldWidget // by namespace/name; guarded by mu
+	held map[string]heldObject // by namespace/name; guarded by mu
 }
 
-// heldWidget is one Widget as a handler last heard of it.
-type heldWidget struct {
+// heldObject is one object as a handler last heard of it.
+type heldObject struct {
 	uid, rv string
 }
 
 func newHandlerStream() *handlerStream {
-	return &handlerStream{held: map[string]heldWidget{}}
+	return &handlerStream{held: map[string]heldObject{}}
 }
 
-func streamKey(u *unstructured.Unstructured) string {
+func streamKey(u metav1.Object) string {
 	return u.GetNamespace() + "/" + u.GetName()
 }
 
-func heldOf(u *unstructured.Unstructured) heldWidget {
-	return heldWidget{uid: string(u.GetUID()), rv: u.GetResourceVersion()}
+func heldOf(u metav1.Object) heldObject {
+	return heldObject{uid: string(u.GetUID()), rv: u.GetResourceVersion()}
+}
+
+// replay is a handler that replays every event into s, and calls broke
+// with what is wrong with an event that does not follow the ones before.
+func replay[T informer.Object](s *handlerStream, broke func(wrong string)) si.Handler[T] {
+	check := func(wrong string) {
+		if wrong != "" {
+			broke(wrong)
+		}
+	}
+	return si.HandlerFuncs[T]{
+		AddFunc:    func(obj T, _ bool) { check(s.add(obj)) },
+		UpdateFunc: func(old, obj T) { check(s.update(old, obj)) },
+		DeleteFunc: func(obj T, _ bool) { check(s.remove(obj)) },
+	}
 }
 
 // add replays an add, and says what is wrong with it: "" when nothing.
-func (s *handlerStream) add(u *unstructured.Unstructured) string {
+func (s *handlerStream) add(u metav1.Object) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := streamKey(u)
@@ -52,7 +70,7 @@ func (s *handlerStream) add(u *unstructured.Unstructured) string {
 
 // update replays an update: its old object must be the last the handler
 // was given for the key.
-func (s *handlerStream) update(old, obj *unstructured.Unstructured) string {
+func (s *handlerStream) update(old, obj metav1.Object) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := streamKey(obj)
@@ -68,7 +86,7 @@ func (s *handlerStream) update(old, obj *unstructured.Unstructured) string {
 }
 
 // remove replays a delete of a key the handler must hold.
-func (s *handlerStream) remove(u *unstructured.Unstructured) string {
+func (s *handlerStream) remove(u metav1.Object) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := streamKey(u)
@@ -80,7 +98,7 @@ func (s *handlerStream) remove(u *unstructured.Unstructured) string {
 }
 
 // byName is what the handler holds as cacheOf reads a cache: each
-// Widget's resourceVersion by name.
+// object's resourceVersion by name.
 func (s *handlerStream) byName() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

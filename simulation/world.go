@@ -65,6 +65,9 @@ type world struct {
 	gens     []int             // guarded by mu; each slot's restarts so far
 	pauses   []span            // guarded by mu
 	looks    map[string][]look // guarded by mu; by replica, its looks at the leader's Lease (see notingLooks)
+	// streamBroken are the events a term's handler got out of order
+	// ("handler stream consistent"); guarded by mu.
+	streamBroken []Violation
 }
 
 // replica is one life of one slot: a process, in the real world.
@@ -90,6 +93,7 @@ type replica struct {
 type openTerm struct {
 	member string
 	cache  func() map[string]string // the informer's objects: name → resourceVersion; nil for a Controller's term
+	told   func() map[string]string // what its handler was told, replayed, likewise; nil for a Controller's term
 }
 
 func newWorld(opts Options) (*world, error) {
@@ -287,3 +291,11 @@ func (w *world) conflict(r *http.Request) {
 // ConflictAnnotation is the annotation the simulated conflicting writer
 // changes (see Errors with status 409).
 const ConflictAnnotation = "sim.listwatch.dev/conflicting-write"
+
+// breakStream records an event a term's handler got out of order.
+func (w *world) breakStream(replica, ring, member, wrong string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.streamBroken = append(w.streamBroken, Violation{Invariant: "handler stream consistent", At: time.Now(),
+		Text: fmt.Sprintf("replica %s ring %s member %s: its handler got %s", replica, ring, member, wrong)})
+}
