@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 )
 
 // expirer wraps the watches a ListerWatcher opens so that the harness can
@@ -111,6 +112,14 @@ func (x *expirer) wrapWatch(open watchFunc) watchFunc {
 		}
 		return x.wrap(w), nil
 	}
+}
+
+// wrapListWatch makes lw, a client-go ListWatch, list through wrapList
+// and watch through wrapWatch: client-go's reflector calls the
+// functions that take a context.
+func (x *expirer) wrapListWatch(lw *cache.ListWatch) {
+	lw.ListWithContextFunc = cache.ListWithContextFunc(x.wrapList(listFunc(lw.ListWithContextFunc)))
+	lw.WatchFuncWithContext = cache.WatchFuncWithContext(x.wrapWatch(watchFunc(lw.WatchFuncWithContext)))
 }
 
 // expirable forwards inner's events until it is expired or stopped.

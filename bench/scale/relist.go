@@ -63,18 +63,51 @@ const (
 	OursStreamed     = "ours-streamed"
 )
 
-// RelistKinds are the libraries and kinds Relists takes.
+// RelistKinds are the libraries and kinds Relists takes for ConfigMaps.
 var RelistKinds = []string{Ours, OursJSON, OursUnstructured, OursMetadata, OursStreamed, ClientGo}
 
-// buildRelisting builds lib's ConfigMap informer of ns (lib is one of
-// RelistKinds), with the factory's tuning and expirable watches. seen is
-// called once for every object applied to the cache.
-func buildRelisting(ctx context.Context, cfg *rest.Config, lib, ns string, x *expirer, seen func()) (running, error) {
-	processed := func(e informer.TraceEvent) {
+// RelistKindsOf is the libraries and kinds Relists takes for shape:
+// RelistKinds for ConfigMaps, WidgetRelistKinds for Widgets, nil for a
+// shape it cannot relist.
+func RelistKindsOf(shape string) []string {
+	switch shape {
+	case ConfigMaps:
+		return RelistKinds
+	case Widgets:
+		return WidgetRelistKinds
+	}
+	return nil
+}
+
+// buildRelisting builds lib's informer of the objects of shape in ns
+// (lib is one of RelistKindsOf(shape)), with the factory's tuning and
+// expirable watches. seen is called once for every object applied to
+// the cache.
+func buildRelisting(ctx context.Context, cfg *rest.Config, shape, lib, ns string, x *expirer, seen func()) (running, error) {
+	switch shape {
+	case ConfigMaps:
+		return buildRelistingConfigMaps(ctx, cfg, lib, ns, x, seen)
+	case Widgets:
+		return buildRelistingWidgets(ctx, cfg, lib, ns, x, seen)
+	}
+	return running{}, fmt.Errorf("scale: no relists of %q (want %q or %q)", shape, ConfigMaps, Widgets)
+}
+
+// processedBy is the trace hook that calls seen once for every object
+// our informer applies to its cache: ours hands on to its handlers only
+// the relisted objects that changed, so a handler cannot count them.
+func processedBy(seen func()) informer.TraceHook {
+	return func(e informer.TraceEvent) {
 		if e.Stage == informer.StageFIFO && e.Kind == deltafifo.KindProcessed {
 			seen()
 		}
 	}
+}
+
+// buildRelistingConfigMaps is buildRelisting's ConfigMap informer (lib
+// is one of RelistKinds).
+func buildRelistingConfigMaps(ctx context.Context, cfg *rest.Config, lib, ns string, x *expirer, seen func()) (running, error) {
+	processed := processedBy(seen)
 	tuning := sharedinformer.WithFactoryDefaults(reflector.Tuning{})
 	src := reflector.Source{Resource: gvr(ConfigMaps), Namespace: ns}
 	switch lib {
@@ -111,8 +144,7 @@ func buildRelisting(ctx context.Context, cfg *rest.Config, lib, ns string, x *ex
 		return running{}, err
 	}
 	lw := cache.NewListWatchFromClient(client, ConfigMaps, ns, fields.Everything())
-	lw.ListWithContextFunc = cache.ListWithContextFunc(x.wrapList(listFunc(lw.ListWithContextFunc)))
-	lw.WatchFuncWithContext = cache.WatchFuncWithContext(x.wrapWatch(watchFunc(lw.WatchFuncWithContext)))
+	x.wrapListWatch(lw)
 	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	return clientGoRunning(ctx, inf, seen)
 }
@@ -124,18 +156,19 @@ type RelistSample struct {
 	Seconds, CPU, PeakOverSteady float64
 }
 
-// Relists syncs lib's informer (Ours or ClientGo) of the n ConfigMaps in
-// ns ("": every namespace), then relists it times times in a row, each
-// after an injected 410, returning each relist's sample and the live heap
-// after each relist over the live heap after the sync.
-func Relists(ctx context.Context, cfg *rest.Config, lib, ns string, n, times int) ([]RelistSample, []float64, error) {
-	return relistRuns(ctx, cfg, lib, ns, n, times)
+// Relists syncs lib's informer (one of RelistKindsOf(shape)) of the n
+// objects of shape (ConfigMaps or Widgets) in ns ("": every namespace),
+// then relists it times times in a row, each after an injected 410,
+// returning each relist's sample and the live heap after each relist
+// over the live heap after the sync.
+func Relists(ctx context.Context, cfg *rest.Config, shape, lib, ns string, n, times int) ([]RelistSample, []float64, error) {
+	return relistRuns(ctx, cfg, shape, lib, ns, n, times)
 }
 
-func relistRuns(ctx context.Context, cfg *rest.Config, lib, ns string, n, times int) ([]RelistSample, []float64, error) {
+func relistRuns(ctx context.Context, cfg *rest.Config, shape, lib, ns string, n, times int) ([]RelistSample, []float64, error) {
 	var seen atomic.Int64
 	x := &expirer{}
-	r, err := buildRelisting(ctx, cfg, lib, ns, x, func() { seen.Add(1) })
+	r, err := buildRelisting(ctx, cfg, shape, lib, ns, x, func() { seen.Add(1) })
 	if err != nil {
 		return nil, nil, err
 	}

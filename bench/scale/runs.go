@@ -22,7 +22,7 @@ func relistRows(ctx context.Context, cfg Config, res *Results, rc *rest.Config, 
 		}
 		got := map[string]RelistSample{}
 		for _, lib := range order {
-			s, _, err := relistRuns(ctx, rc, lib, metav1.NamespaceAll, total, 1)
+			s, _, err := relistRuns(ctx, rc, ConfigMaps, lib, metav1.NamespaceAll, total, 1)
 			if err != nil {
 				return err
 			}
@@ -35,7 +35,7 @@ func relistRows(ctx context.Context, cfg Config, res *Results, rc *rest.Config, 
 	res.Relists = append(res.Relists, peaks)
 	if cfg.BoundedRelists > 0 && n == cfg.Sizes[len(cfg.Sizes)-1] {
 		cfg.Logf("%d relists in a row at %s", cfg.BoundedRelists, Count(n))
-		_, growth, err := relistRuns(ctx, rc, Ours, metav1.NamespaceAll, total, cfg.BoundedRelists)
+		_, growth, err := relistRuns(ctx, rc, ConfigMaps, Ours, metav1.NamespaceAll, total, cfg.BoundedRelists)
 		if err != nil {
 			return err
 		}

@@ -64,6 +64,16 @@ func TestWidgetsAtSmallScale(t *testing.T) {
 		require.NoError(t, err)
 		assert.Greater(t, seconds, 0.0)
 	})
+	// Relists fails unless every Widget is applied again after each
+	// injected 410.
+	t.Run("EveryRelistKindRelistsEveryWidget", func(t *testing.T) {
+		for _, kind := range RelistKindsOf(Widgets) {
+			runs, _, err := Relists(ctx, unlimited(cp.Config()), Widgets, kind, "", smallWidgets, 1)
+			require.NoError(t, err, kind)
+			require.Len(t, runs, 1, kind)
+			assert.Greater(t, runs[0].Seconds, 0.0, kind)
+		}
+	})
 	t.Run("StartRunsTheSameInformersForSyncpair", func(t *testing.T) {
 		for _, lib := range []string{Ours, ClientGo} {
 			for _, v := range VariantsOf(Widgets) {
@@ -95,6 +105,21 @@ func TestASyncOfAVariantTheShapeDoesNotHaveIsAnError(t *testing.T) {
 		}
 		_, err = Start(context.Background(), nil, c.job.Shape, c.job.Library, c.job.Variant)
 		assert.Error(t, err, "%+v", c.job)
+	}
+}
+
+// A relist kind the shape lacks is an error that names the kinds it has,
+// before any request is sent.
+func TestARelistKindTheShapeLacksIsAnError(t *testing.T) {
+	for _, c := range []struct{ shape, kind, want string }{
+		{Widgets, OursJSON, `no relist kind "ours-json" of widgets (have [ours ours-unstructured`},
+		{ConfigMaps, ClientGoDynamic, `no relist kind "client-go-dynamic"`},
+		{Pods, Ours, `no relists of "pods"`},
+	} {
+		_, _, err := Relists(context.Background(), nil, c.shape, c.kind, "", 1, 1)
+		if assert.Error(t, err, "%s %s", c.shape, c.kind) {
+			assert.Contains(t, err.Error(), c.want)
+		}
 	}
 }
 

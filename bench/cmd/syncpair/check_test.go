@@ -18,7 +18,8 @@ func TestFlagsThatDoNotGoTogetherAreRefusedBeforeAnythingStarts(t *testing.T) {
 		{pairsRun{shape: "pods", names: []string{"ours"}}, `-shape "pods": want one of [configmaps widgets]`},
 		{pairsRun{shape: scale.Widgets, names: []string{"ours-stripped", "client-go"}}, `widgets have no variant "ours-stripped"`},
 		{pairsRun{shape: scale.ConfigMaps, names: []string{"ours", "client-go-dynamic"}}, `configmaps have no variant "client-go-dynamic"`},
-		{pairsRun{shape: scale.Widgets, relists: 3, names: []string{"ours"}}, "-relists measures configmaps only"},
+		{pairsRun{shape: scale.Widgets, relists: 3, names: []string{"ours", "floor"}}, `-relists of widgets measures [ours ours-unstructured ours-metadata client-go client-go-dynamic client-go-metadata], not "floor"`},
+		{pairsRun{shape: scale.ConfigMaps, relists: 3, names: []string{"ours", "client-go-dynamic"}}, `-relists of configmaps measures [ours ours-json ours-unstructured ours-metadata ours-streamed client-go], not "client-go-dynamic"`},
 		{pairsRun{shape: scale.Widgets, repeated: true, names: []string{"ours"}}, "-payload repeated is for configmaps"},
 	} {
 		err := c.run.check()
@@ -37,4 +38,15 @@ func TestEveryShapeHasTheDefaultPair(t *testing.T) {
 	}
 	assert.Len(t, widgetVariants, 2*len(scale.VariantsOf(scale.Widgets))+1)
 	assert.Contains(t, widgetVariants, "floor")
+}
+
+// -relists takes, for Widgets, every kind scale relists, and each is the
+// sync variant of the same name: one -variants list means the same
+// informers in both modes.
+func TestEveryWidgetRelistKindIsTheSyncVariantOfItsName(t *testing.T) {
+	kinds := scale.RelistKindsOf(scale.Widgets)
+	assert.NoError(t, pairsRun{shape: scale.Widgets, relists: 3, names: kinds}.check())
+	for _, kind := range kinds {
+		assert.Contains(t, widgetVariants, kind)
+	}
 }

@@ -119,18 +119,18 @@ type sample struct {
 	RelistPeak    float64 `json:"relist_peak,omitempty"`
 }
 
-// runRelists syncs variant's informer of every ConfigMap (variant is one
-// of scale.RelistKinds, which Relists checks), relists it times times,
-// and prints the sample.
-func runRelists(ctx context.Context, variant string, cfg *rest.Config, n, times int) error {
-	total, err := scale.CountObjects(ctx, cfg, scale.ConfigMaps)
+// runRelists syncs variant's informer of every object of shape (variant
+// is one of scale.RelistKindsOf(shape), which Relists checks), relists it
+// times times, and prints the sample.
+func runRelists(ctx context.Context, shape, variant string, cfg *rest.Config, n, times int) error {
+	total, err := scale.CountObjects(ctx, cfg, shape)
 	if err != nil {
 		return err
 	}
 	if total < n { // the apiserver keeps a ConfigMap or two of its own
-		return fmt.Errorf("syncpair: the cluster holds %d ConfigMaps, want at least %d", total, n)
+		return fmt.Errorf("syncpair: the cluster holds %d %s, want at least %d", total, shape, n)
 	}
-	runs, _, err := scale.Relists(ctx, cfg, variant, "", total, times)
+	runs, _, err := scale.Relists(ctx, cfg, shape, variant, "", total, times)
 	if err != nil {
 		return err
 	}
@@ -158,8 +158,8 @@ func runChild(ctx context.Context, shape, variant, kubeconfig string, n, relists
 		return fmt.Errorf("syncpair: no shape %q (have %v)", shape, shapeNames())
 	}
 	build, ok := variants[variant]
-	if relists > 0 && shape != scale.ConfigMaps {
-		return fmt.Errorf("syncpair: -relists measures %s only, not %s", scale.ConfigMaps, shape)
+	if kinds := scale.RelistKindsOf(shape); relists > 0 && !slices.Contains(kinds, variant) {
+		return fmt.Errorf("syncpair: -relists of %s measures %v, not %q", shape, kinds, variant)
 	}
 	if !ok && relists == 0 {
 		return fmt.Errorf("syncpair: %s have no variant %q (have %v)", shape, variant, variantNames(shape))
@@ -170,7 +170,7 @@ func runChild(ctx context.Context, shape, variant, kubeconfig string, n, relists
 	}
 	cfg.QPS, cfg.Burst = -1, 0
 	if relists > 0 {
-		return runRelists(ctx, variant, cfg, n, relists)
+		return runRelists(ctx, shape, variant, cfg, n, relists)
 	}
 	seen := scale.RequestLog{Resource: shape}
 	cfg.Wrap(seen.Wrap)

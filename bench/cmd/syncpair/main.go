@@ -24,9 +24,16 @@
 // asked for. With -record FILE it also writes all of it as a markdown
 // record, which chapter 17 and README quote. With -profile DIR each child writes a CPU profile.
 //
+// With -relists N each child instead syncs, relists N times after an
+// injected 410, and reports its relists' medians: of ConfigMaps, the
+// kinds scale.RelistKinds names; of Widgets, those scale.WidgetRelistKinds
+// names, each as its sync variant of the same name (no floor).
+//
 //	cd bench && go run ./cmd/syncpair -n 100000 -pairs 5 -profile /tmp/prof
 //	cd bench && go run ./cmd/syncpair -shape widgets -n 100000 -pairs 5 \
 //		-variants ours-metadata,client-go-metadata
+//	cd bench && go run ./cmd/syncpair -shape widgets -relists 3 -n 100000 -pairs 3 \
+//		-variants ours,ours-unstructured,ours-metadata,client-go-metadata,client-go-dynamic,client-go
 package main
 
 import (
@@ -51,7 +58,7 @@ func main() {
 	profile := flag.String("profile", "", "directory for one CPU profile per sample")
 	payload := flag.String("payload", "random", "the ConfigMaps' data: random (hardly compressible) or repeated (the scale ladder's one text, which gzip shrinks to almost nothing); widgets are always random")
 	record := flag.String("record", "", "also write the samples and the table, with the command and the date, to this markdown file (a record docs may quote)")
-	relists := flag.Int("relists", 0, "instead of timing the initial sync, relist each child's informer of ConfigMaps this many times after an injected 410 and time the relists (variants: "+strings.Join(scale.RelistKinds, ", ")+")")
+	relists := flag.Int("relists", 0, "instead of timing the initial sync, relist each child's informer this many times after an injected 410 and time the relists (variants of "+scale.ConfigMaps+": "+strings.Join(scale.RelistKindsOf(scale.ConfigMaps), ", ")+"; of "+scale.Widgets+": "+strings.Join(scale.RelistKindsOf(scale.Widgets), ", ")+")")
 	before := flag.String("before", "", "a syncpair binary built from an earlier commit: adds the variant ours-before, its ours")
 	flag.Usage = func() {
 		out := flag.CommandLine.Output()

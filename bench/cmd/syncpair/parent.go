@@ -47,14 +47,13 @@ func (r pairsRun) check() error {
 	switch {
 	case variants == nil:
 		return fmt.Errorf("syncpair: -shape %q: want one of %v", r.shape, shapeNames())
-	case r.relists > 0 && r.shape != scale.ConfigMaps:
-		return fmt.Errorf("syncpair: -relists measures %s only, not -shape %s", scale.ConfigMaps, r.shape)
 	case r.repeated && r.shape != scale.ConfigMaps:
 		return fmt.Errorf("syncpair: -payload repeated is for %s; %s always carry the scale ladder's random payload", scale.ConfigMaps, r.shape)
 	}
+	kinds := scale.RelistKindsOf(r.shape)
 	for _, name := range r.names {
-		if r.relists > 0 && name != "ours-before" && !slices.Contains(scale.RelistKinds, name) {
-			return fmt.Errorf("syncpair: -relists measures %v, not %q", scale.RelistKinds, name)
+		if r.relists > 0 && name != "ours-before" && !slices.Contains(kinds, name) {
+			return fmt.Errorf("syncpair: -relists of %s measures %v, not %q", r.shape, kinds, name)
 		}
 		if _, ok := variants[name]; r.relists == 0 && !ok && name != "ours-before" {
 			return fmt.Errorf("syncpair: %s have no variant %q (have %v)", r.shape, name, variantNames(r.shape))
