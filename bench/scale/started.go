@@ -5,6 +5,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/sharedinformer"
 )
 
 // Started is one of the ladder's informers, built and running: what
@@ -30,6 +33,24 @@ func Start(ctx context.Context, cfg *rest.Config, shape, lib string, v Variant) 
 	if err != nil {
 		return Started{}, err
 	}
+	return startRunning(r), nil
+}
+
+// StartOurs builds our informer of T in every namespace from a Factory at
+// the ladder's defaults, as Start builds Ours, with opts given to
+// InformerFor, and starts it: an informer the ladder has no row for, such
+// as syncpair's ours-unstructured-json (ForResource(WidgetsResource),
+// WithJSON()).
+func StartOurs[T informer.Object](ctx context.Context, cfg *rest.Config, opts ...sharedinformer.InformerOption) (Started, error) {
+	r, err := buildOursFactory[T](ctx, cfg, nil, opts...)
+	if err != nil {
+		return Started{}, err
+	}
+	return startRunning(r), nil
+}
+
+// startRunning starts r and returns it as a Started.
+func startRunning(r running) Started {
 	r.start()
 	return Started{
 		HasSynced: func() bool {
@@ -42,5 +63,5 @@ func Start(ctx context.Context, cfg *rest.Config, shape, lib string, v Variant) 
 		},
 		Len:  r.len,
 		Stop: r.stop,
-	}, nil
+	}
 }
