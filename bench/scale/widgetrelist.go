@@ -22,6 +22,15 @@ import (
 // first, as InformerFor does), OursMetadata and ClientGo, named as
 // syncpair names its Widget variants.
 const (
+	// OursUnstructuredCBOR is OursUnstructured, the same informer: it
+	// offers CBOR first, as InformerFor does for unstructured objects.
+	// The name is for a run whose server has its CBORServingAndStorage
+	// gate on, so the list comes in CBOR; the caller checks that it did
+	// (syncpair refuses the sample otherwise).
+	OursUnstructuredCBOR = "ours-unstructured-cbor"
+	// OursUnstructuredJSON asks for JSON alone, as InformerFor with
+	// WithJSON does.
+	OursUnstructuredJSON = "ours-unstructured-json"
 	// ClientGoDynamic and ClientGoMetadata are client-go's informers of
 	// unstructured objects and of metadata only, each over the
 	// ListWatch its informer factory (dynamicinformer, metadatainformer)
@@ -32,8 +41,8 @@ const (
 
 // WidgetRelistKinds are the libraries and kinds Relists takes for
 // Widgets: each of the ladder's Widget variants (VariantsOf(Widgets)) of
-// each library.
-var WidgetRelistKinds = []string{Ours, OursUnstructured, OursMetadata, ClientGo, ClientGoDynamic, ClientGoMetadata}
+// each library, and ours unstructured as CBOR and as JSON.
+var WidgetRelistKinds = []string{Ours, OursUnstructured, OursUnstructuredCBOR, OursUnstructuredJSON, OursMetadata, ClientGo, ClientGoDynamic, ClientGoMetadata}
 
 // buildRelistingWidgets is buildRelisting's Widget informer (lib is one
 // of WidgetRelistKinds): ours built from the parts InformerFor builds it
@@ -50,8 +59,8 @@ func buildRelistingWidgets(ctx context.Context, cfg *rest.Config, lib, ns string
 			return running{}, err
 		}
 		return buildOursFrom[*Widget](ctx, oursExpiringLW[*Widget]{lw: lw, x: x}, tuning, processed, nil)
-	case OursUnstructured:
-		src.CBOR = true // as InformerFor offers it, unless WithJSON
+	case OursUnstructured, OursUnstructuredCBOR, OursUnstructuredJSON:
+		src.CBOR = lib != OursUnstructuredJSON // as InformerFor offers it, unless WithJSON
 		lw, err := reflector.NewUnstructuredListerWatcher(cfg, src)
 		if err != nil {
 			return running{}, err

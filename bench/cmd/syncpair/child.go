@@ -121,7 +121,8 @@ type sample struct {
 
 // runRelists syncs variant's informer of every object of shape (variant
 // is one of scale.RelistKindsOf(shape), which Relists checks), relists it
-// times times, and prints the sample.
+// times times, and prints the sample, with the request that carried its
+// first list.
 func runRelists(ctx context.Context, shape, variant string, cfg *rest.Config, n, times int) error {
 	total, err := scale.CountObjects(ctx, cfg, shape)
 	if err != nil {
@@ -130,8 +131,14 @@ func runRelists(ctx context.Context, shape, variant string, cfg *rest.Config, n,
 	if total < n { // the apiserver keeps a ConfigMap or two of its own
 		return fmt.Errorf("syncpair: the cluster holds %d %s, want at least %d", total, shape, n)
 	}
+	seen := scale.RequestLog{Resource: shape}
+	cfg.Wrap(seen.Wrap)
 	runs, _, err := scale.Relists(ctx, cfg, shape, variant, "", total, times)
 	if err != nil {
+		return err
+	}
+	request, answer := seen.List()
+	if err := checkAnswer(variant, request, answer); err != nil {
 		return err
 	}
 	med := func(of func(scale.RelistSample) float64) float64 {
@@ -142,7 +149,7 @@ func runRelists(ctx context.Context, shape, variant string, cfg *rest.Config, n,
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
-	s := sample{Variant: variant, Objects: total,
+	s := sample{Variant: variant, Objects: total, Request: request, Answer: answer,
 		RelistSeconds: med(func(r scale.RelistSample) float64 { return r.Seconds }),
 		RelistCPU:     med(func(r scale.RelistSample) float64 { return r.CPU }),
 		RelistPeak:    med(func(r scale.RelistSample) float64 { return r.PeakOverSteady }),
@@ -202,6 +209,9 @@ func runChild(ctx context.Context, shape, variant, kubeconfig string, n, relists
 	}
 	s := sample{Variant: variant, Seconds: time.Since(start).Seconds(), CPU: selfCPU(), Objects: count()}
 	s.Request, s.Answer = seen.List()
+	if err := checkAnswer(variant, s.Request, s.Answer); err != nil {
+		return err
+	}
 	peakHeap := peak.Stop() - base
 	steady := scale.LiveHeap() - base // the informer still runs and holds its cache
 	s.HeapPerObject = steady / float64(s.Objects)

@@ -14,6 +14,14 @@
 // controller-runtime builds it), ours-unstructured and client-go-dynamic,
 // ours-metadata and client-go-metadata.
 //
+// With -cbor-gate the control plane runs, for the whole run, with
+// kube-apiserver's CBORServingAndStorage gate on, so that it answers
+// CBOR to whoever offers it (KEP-4222). Two variants then compare the
+// encodings on the same server: ours-unstructured-cbor, the factory's
+// default (CBOR offered first), and ours-unstructured-json, the same
+// informer with WithJSON. Each must be answered in its encoding, or its
+// sample is an error: ours-unstructured-cbor needs -cbor-gate.
+//
 // For each sample it records the time to synced, the CPU the child
 // process used, the apiserver's CPU meanwhile, the machine's load before
 // it and the user CPU other processes took meanwhile (a variant with a
@@ -32,6 +40,8 @@
 //	cd bench && go run ./cmd/syncpair -n 100000 -pairs 5 -profile /tmp/prof
 //	cd bench && go run ./cmd/syncpair -shape widgets -n 100000 -pairs 5 \
 //		-variants ours-metadata,client-go-metadata
+//	cd bench && go run ./cmd/syncpair -shape widgets -cbor-gate -n 100000 -pairs 5 \
+//		-variants ours-unstructured-cbor,ours-unstructured-json
 //	cd bench && go run ./cmd/syncpair -shape widgets -relists 3 -n 100000 -pairs 3 \
 //		-variants ours,ours-unstructured,ours-metadata,client-go-metadata,client-go-dynamic,client-go
 package main
@@ -59,6 +69,7 @@ func main() {
 	payload := flag.String("payload", "random", "the ConfigMaps' data: random (hardly compressible) or repeated (the scale ladder's one text, which gzip shrinks to almost nothing); widgets are always random")
 	record := flag.String("record", "", "also write the samples and the table, with the command and the date, to this markdown file (a record docs may quote)")
 	relists := flag.Int("relists", 0, "instead of timing the initial sync, relist each child's informer this many times after an injected 410 and time the relists (variants of "+scale.ConfigMaps+": "+strings.Join(scale.RelistKindsOf(scale.ConfigMaps), ", ")+"; of "+scale.Widgets+": "+strings.Join(scale.RelistKindsOf(scale.Widgets), ", ")+")")
+	cborGate := flag.Bool("cbor-gate", false, "start the control plane with --feature-gates=CBORServingAndStorage=true for the whole run, so that it answers CBOR to whoever offers it (-shape "+scale.Widgets+" only; ours-unstructured-cbor needs it)")
 	before := flag.String("before", "", "a syncpair binary built from an earlier commit: adds the variant ours-before, its ours")
 	flag.Usage = func() {
 		out := flag.CommandLine.Output()
@@ -82,7 +93,7 @@ func main() {
 	if *payload != "random" && *payload != "repeated" {
 		log.Fatalf("syncpair: -payload %q: want random or repeated", *payload)
 	}
-	r := pairsRun{shape: *shape, n: *n, pairs: *pairs, relists: *relists, names: names, profileDir: *profile, before: *before, repeated: *payload == "repeated", record: *record}
+	r := pairsRun{shape: *shape, n: *n, pairs: *pairs, relists: *relists, names: names, profileDir: *profile, before: *before, repeated: *payload == "repeated", record: *record, cborGate: *cborGate}
 	if err := runPairs(ctx, r); err != nil {
 		log.Fatal(err)
 	}

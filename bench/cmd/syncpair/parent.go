@@ -38,7 +38,15 @@ type pairsRun struct {
 	before     string   // an earlier syncpair binary, for ours-before; "": none
 	repeated   bool     // the ConfigMaps carry the ladder's one text
 	record     string   // the markdown record to write; "": none
+	// cborGate starts the control plane with its CBORServingAndStorage
+	// gate on, for the whole run: every variant reads from a server that
+	// answers CBOR to whoever offers it.
+	cborGate bool
 }
+
+// cborGates is the feature gate -cbor-gate turns on (KEP-4222: alpha,
+// off by default in 1.37).
+var cborGates = map[string]bool{"CBORServingAndStorage": true}
 
 // check returns an error for flags that do not go together, naming what
 // would.
@@ -49,6 +57,8 @@ func (r pairsRun) check() error {
 		return fmt.Errorf("syncpair: -shape %q: want one of %v", r.shape, shapeNames())
 	case r.repeated && r.shape != scale.ConfigMaps:
 		return fmt.Errorf("syncpair: -payload repeated is for %s; %s always carry the scale ladder's random payload", scale.ConfigMaps, r.shape)
+	case r.cborGate && r.shape != scale.Widgets:
+		return fmt.Errorf("syncpair: -cbor-gate is for -shape %s: no variant of %s offers CBOR, so the gate would change nothing they read", scale.Widgets, r.shape)
 	}
 	kinds := scale.RelistKindsOf(r.shape)
 	for _, name := range r.names {
@@ -57,6 +67,9 @@ func (r pairsRun) check() error {
 		}
 		if _, ok := variants[name]; r.relists == 0 && !ok && name != "ours-before" {
 			return fmt.Errorf("syncpair: %s have no variant %q (have %v)", r.shape, name, variantNames(r.shape))
+		}
+		if want, ok := answeredIn[name]; ok && want.name == cborEncoding.name && !r.cborGate {
+			return fmt.Errorf("syncpair: %s must be answered in CBOR, which kube-apiserver serves only with its CBORServingAndStorage gate on: add -cbor-gate", name)
 		}
 	}
 	return nil
@@ -70,6 +83,15 @@ func (r pairsRun) objects() string {
 	return fmt.Sprintf("%d ConfigMaps (%s payload)", r.n, payloadName(r.repeated))
 }
 
+// plane says how the control plane was started, as a record states it:
+// "" at its defaults.
+func (r pairsRun) plane() string {
+	if r.cborGate {
+		return ", served by kube-apiserver --feature-gates=CBORServingAndStorage=true"
+	}
+	return ""
+}
+
 // runPairs starts a control plane, creates r.n objects of r.shape, then
 // runs r.pairs samples of every variant, interleaved, and prints each
 // sample and the medians.
@@ -77,7 +99,11 @@ func runPairs(ctx context.Context, r pairsRun) error {
 	if err := r.check(); err != nil {
 		return err
 	}
-	cp, err := testenv.Start(ctx, testenv.Options{})
+	opts := testenv.Options{}
+	if r.cborGate {
+		opts.FeatureGates = cborGates
+	}
+	cp, err := testenv.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -91,7 +117,7 @@ func runPairs(ctx context.Context, r pairsRun) error {
 	if err != nil {
 		return err
 	}
-	log.Printf("created %s in %v", r.objects(), time.Since(start).Round(time.Second))
+	log.Printf("created %s%s in %v", r.objects(), r.plane(), time.Since(start).Round(time.Second))
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -99,6 +125,10 @@ func runPairs(ctx context.Context, r pairsRun) error {
 	measured := measuredProcesses{etcd: cp.PIDs()[0], apiserver: cp.PIDs()[1]}
 	samples := map[string][]sample{}
 	var lines []string
+	width := 18 // the variants' column: wide enough for the longest name
+	for _, name := range r.names {
+		width = max(width, len(name))
+	}
 	for pair := range r.pairs {
 		order := slices.Clone(r.names)
 		if pair%2 == 1 {
@@ -113,11 +143,14 @@ func runPairs(ctx context.Context, r pairsRun) error {
 			if err != nil {
 				return err
 			}
-			line := fmt.Sprintf("pair %d %-18s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, %.0f B/object, peak %.2f× steady, load %.2f, others %.2f cores; %s → %s",
-				pair+1, name, s.Seconds, s.CPU, s.ServerCPU, s.HeapPerObject, s.PeakOverSteady, s.Load, s.Others, s.Request, s.Answer)
+			line := fmt.Sprintf("pair %d %-*s %.2f s, %.2f CPU-s, apiserver %.2f CPU-s, %.0f B/object, peak %.2f× steady, load %.2f, others %.2f cores; %s → %s",
+				pair+1, width, name, s.Seconds, s.CPU, s.ServerCPU, s.HeapPerObject, s.PeakOverSteady, s.Load, s.Others, s.Request, s.Answer)
 			if r.relists > 0 {
-				line = fmt.Sprintf("pair %d %-18s relist %.2f s, %.2f CPU-s, peak %.2f× steady, load %.2f, others %.2f cores",
-					pair+1, name, s.RelistSeconds, s.RelistCPU, s.RelistPeak, s.Load, s.Others)
+				line = fmt.Sprintf("pair %d %-*s relist %.2f s, %.2f CPU-s, peak %.2f× steady, load %.2f, others %.2f cores",
+					pair+1, width, name, s.RelistSeconds, s.RelistCPU, s.RelistPeak, s.Load, s.Others)
+				if s.Request != "" { // an older build, for -before, does not log its list
+					line += fmt.Sprintf("; first list %s → %s", s.Request, s.Answer)
+				}
 			}
 			log.Print(line)
 			lines = append(lines, line)
@@ -131,8 +164,8 @@ func runPairs(ctx context.Context, r pairsRun) error {
 	if r.record == "" {
 		return nil
 	}
-	text := fmt.Sprintf("# syncpair %s\n\nRecorded by `syncpair` on %s, %d cores, %s; each line one child process.\n\n```text\n%s\n```\n%s",
-		recordedCommand(), time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), r.objects(), strings.Join(lines, "\n"), table.String())
+	text := fmt.Sprintf("# syncpair %s\n\nRecorded by `syncpair` on %s, %d cores, %s%s; each line one child process.\n\n```text\n%s\n```\n%s",
+		recordedCommand(), time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), r.objects(), r.plane(), strings.Join(lines, "\n"), table.String())
 	return os.WriteFile(r.record, []byte(text), 0o644)
 }
 
@@ -292,8 +325,11 @@ func report(w io.Writer, names []string, samples map[string][]sample, relists bo
 		fmt.Fprintf(w, "| %s | %s |\n", m.name, strings.Join(cells, " | "))
 	}
 	for _, name := range names {
-		if !relists {
-			fmt.Fprintf(w, "\n%s: %s → %s\n", name, samples[name][0].Request, samples[name][0].Answer)
+		switch s := samples[name][0]; {
+		case !relists:
+			fmt.Fprintf(w, "\n%s: %s → %s\n", name, s.Request, s.Answer)
+		case s.Request != "":
+			fmt.Fprintf(w, "\n%s, its first list: %s → %s\n", name, s.Request, s.Answer)
 		}
 	}
 }
