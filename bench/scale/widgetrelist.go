@@ -37,12 +37,18 @@ const (
 	// builds: JSON, and protobuf for the metadata.
 	ClientGoDynamic  = "client-go-dynamic"
 	ClientGoMetadata = "client-go-metadata"
+	// ClientGoDynamicCBOR is ClientGoDynamic, the same informer, named
+	// for a process whose client-go has its ClientsAllowCBOR gate on
+	// (KUBE_FEATURE_ClientsAllowCBOR=true), and a server that answers
+	// CBOR; the caller sets the one and checks the other (syncpair does).
+	ClientGoDynamicCBOR = "client-go-dynamic-cbor"
 )
 
 // WidgetRelistKinds are the libraries and kinds Relists takes for
 // Widgets: each of the ladder's Widget variants (VariantsOf(Widgets)) of
-// each library, and ours unstructured as CBOR and as JSON.
-var WidgetRelistKinds = []string{Ours, OursUnstructured, OursUnstructuredCBOR, OursUnstructuredJSON, OursMetadata, ClientGo, ClientGoDynamic, ClientGoMetadata}
+// each library, ours unstructured as CBOR and as JSON, and client-go's
+// dynamic informer as CBOR.
+var WidgetRelistKinds = []string{Ours, OursUnstructured, OursUnstructuredCBOR, OursUnstructuredJSON, OursMetadata, ClientGo, ClientGoDynamic, ClientGoDynamicCBOR, ClientGoMetadata}
 
 // buildRelistingWidgets is buildRelisting's Widget informer (lib is one
 // of WidgetRelistKinds): ours built from the parts InformerFor builds it
@@ -81,7 +87,7 @@ func buildRelistingWidgets(ctx context.Context, cfg *rest.Config, lib, ns string
 		lw := cache.NewListWatchFromClient(client, Widgets, ns, fields.Everything())
 		x.wrapListWatch(lw)
 		return clientGoRunning(ctx, cache.NewSharedIndexInformer(lw, &Widget{}, 0, indexers), seen)
-	case ClientGoDynamic:
+	case ClientGoDynamic, ClientGoDynamicCBOR:
 		client, err := dynamic.NewForConfig(cfg)
 		if err != nil {
 			return running{}, err

@@ -18,7 +18,7 @@ func TestFlagsThatDoNotGoTogetherAreRefusedBeforeAnythingStarts(t *testing.T) {
 		{pairsRun{shape: "pods", names: []string{"ours"}}, `-shape "pods": want one of [configmaps widgets]`},
 		{pairsRun{shape: scale.Widgets, names: []string{"ours-stripped", "client-go"}}, `widgets have no variant "ours-stripped"`},
 		{pairsRun{shape: scale.ConfigMaps, names: []string{"ours", "client-go-dynamic"}}, `configmaps have no variant "client-go-dynamic"`},
-		{pairsRun{shape: scale.Widgets, relists: 3, names: []string{"ours", "floor"}}, `-relists of widgets measures [ours ours-unstructured ours-unstructured-cbor ours-unstructured-json ours-metadata client-go client-go-dynamic client-go-metadata], not "floor"`},
+		{pairsRun{shape: scale.Widgets, relists: 3, names: []string{"ours", "floor"}}, `-relists of widgets measures [ours ours-unstructured ours-unstructured-cbor ours-unstructured-json ours-metadata client-go client-go-dynamic client-go-dynamic-cbor client-go-metadata], not "floor"`},
 		{pairsRun{shape: scale.ConfigMaps, relists: 3, names: []string{"ours", "client-go-dynamic"}}, `-relists of configmaps measures [ours ours-json ours-unstructured ours-metadata ours-streamed client-go], not "client-go-dynamic"`},
 		{pairsRun{shape: scale.Widgets, repeated: true, names: []string{"ours"}}, "-payload repeated is for configmaps"},
 		{pairsRun{shape: scale.ConfigMaps, cborGate: true, names: []string{"ours", "client-go"}}, "-cbor-gate is for -shape widgets: no variant of configmaps offers CBOR"},
@@ -34,22 +34,27 @@ func TestFlagsThatDoNotGoTogetherAreRefusedBeforeAnythingStarts(t *testing.T) {
 
 // The default pair, ours and client-go, exists for every shape, and
 // -shape widgets has a variant for each library and each of the ladder's
-// Widgets variants, and the raw floor.
+// Widgets variants, the raw floor, and the three named after CBOR or
+// JSON (answeredIn).
 func TestEveryShapeHasTheDefaultPair(t *testing.T) {
 	for _, shape := range shapeNames() {
 		assert.NoError(t, pairsRun{shape: shape, names: []string{"ours", "client-go"}}.check(), shape)
 	}
-	assert.Len(t, widgetVariants, 2*len(scale.VariantsOf(scale.Widgets))+3)
+	assert.Len(t, widgetVariants, 2*len(scale.VariantsOf(scale.Widgets))+4)
 	assert.Contains(t, widgetVariants, "floor")
 }
 
 // The encodings are compared on one server: with -cbor-gate, the CBOR
 // and the JSON variant, and the rest beside them, run and relist.
 func TestWithTheCBORGateTheCBORAndJSONVariantsRunSideBySide(t *testing.T) {
-	both := []string{"ours-unstructured-cbor", "ours-unstructured-json", "client-go-dynamic"}
+	both := []string{"ours-unstructured-cbor", "ours-unstructured-json", "client-go-dynamic-cbor", "client-go-dynamic"}
 	assert.NoError(t, pairsRun{shape: scale.Widgets, cborGate: true, names: both}.check())
 	assert.NoError(t, pairsRun{shape: scale.Widgets, cborGate: true, relists: 3, names: both}.check())
 	assert.NoError(t, pairsRun{shape: scale.Widgets, cborGate: true, names: []string{"ours", "client-go"}}.check())
+	err := pairsRun{shape: scale.Widgets, names: []string{"client-go-dynamic-cbor", "client-go-dynamic"}}.check()
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "client-go-dynamic-cbor must be answered in CBOR")
+	}
 	// JSON alone needs no gate: the server answers JSON either way.
 	assert.NoError(t, pairsRun{shape: scale.Widgets, names: []string{"ours-unstructured-json", "client-go-dynamic"}}.check())
 }
@@ -66,6 +71,9 @@ func TestEveryWidgetRelistKindIsTheSyncVariantOfItsName(t *testing.T) {
 	for name := range answeredIn {
 		assert.Contains(t, widgetVariants, name)
 		assert.Contains(t, kinds, name)
+	}
+	for name := range childEnv {
+		assert.Contains(t, widgetVariants, name)
 	}
 }
 

@@ -16,11 +16,14 @@
 //
 // With -cbor-gate the control plane runs, for the whole run, with
 // kube-apiserver's CBORServingAndStorage gate on, so that it answers
-// CBOR to whoever offers it (KEP-4222). Two variants then compare the
+// CBOR to whoever offers it (KEP-4222). Variants then compare the
 // encodings on the same server: ours-unstructured-cbor, the factory's
 // default (CBOR offered first), and ours-unstructured-json, the same
-// informer with WithJSON. Each must be answered in its encoding, or its
-// sample is an error: ours-unstructured-cbor needs -cbor-gate.
+// informer with WithJSON; client-go-dynamic-cbor, client-go's dynamic
+// informer in a child run with KUBE_FEATURE_ClientsAllowCBOR=true, beside
+// client-go-dynamic as it ships. Each named after an encoding must be
+// answered in it, or its sample is an error; the CBOR ones need
+// -cbor-gate.
 //
 // For each sample it records the time to synced, the CPU the child
 // process used, the apiserver's CPU meanwhile, the machine's load before
@@ -41,7 +44,7 @@
 //	cd bench && go run ./cmd/syncpair -shape widgets -n 100000 -pairs 5 \
 //		-variants ours-metadata,client-go-metadata
 //	cd bench && go run ./cmd/syncpair -shape widgets -cbor-gate -n 100000 -pairs 5 \
-//		-variants ours-unstructured-cbor,ours-unstructured-json
+//		-variants ours-unstructured-cbor,client-go-dynamic-cbor,client-go-dynamic,ours-unstructured-json
 //	cd bench && go run ./cmd/syncpair -shape widgets -relists 3 -n 100000 -pairs 3 \
 //		-variants ours,ours-unstructured,ours-metadata,client-go-metadata,client-go-dynamic,client-go
 package main
@@ -69,7 +72,7 @@ func main() {
 	payload := flag.String("payload", "random", "the ConfigMaps' data: random (hardly compressible) or repeated (the scale ladder's one text, which gzip shrinks to almost nothing); widgets are always random")
 	record := flag.String("record", "", "also write the samples and the table, with the command and the date, to this markdown file (a record docs may quote)")
 	relists := flag.Int("relists", 0, "instead of timing the initial sync, relist each child's informer this many times after an injected 410 and time the relists (variants of "+scale.ConfigMaps+": "+strings.Join(scale.RelistKindsOf(scale.ConfigMaps), ", ")+"; of "+scale.Widgets+": "+strings.Join(scale.RelistKindsOf(scale.Widgets), ", ")+")")
-	cborGate := flag.Bool("cbor-gate", false, "start the control plane with --feature-gates=CBORServingAndStorage=true for the whole run, so that it answers CBOR to whoever offers it (-shape "+scale.Widgets+" only; ours-unstructured-cbor needs it)")
+	cborGate := flag.Bool("cbor-gate", false, "start the control plane with --feature-gates=CBORServingAndStorage=true for the whole run, so that it answers CBOR to whoever offers it (-shape "+scale.Widgets+" only; ours-unstructured-cbor and client-go-dynamic-cbor need it)")
 	before := flag.String("before", "", "a syncpair binary built from an earlier commit: adds the variant ours-before, its ours")
 	flag.Usage = func() {
 		out := flag.CommandLine.Output()

@@ -250,6 +250,9 @@ func runSample(ctx context.Context, r pairsRun, label, binary, name, kubeconfig 
 	}
 	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, binary, args...)
+	if env := childEnv[name]; env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	before, err := measured.read()
 	if err != nil {

@@ -32,6 +32,11 @@ var widgetVariants = map[string]variant{
 	"ours-metadata":          widgets(scale.Ours, scale.PartialMetadata),
 	"client-go":              widgets(scale.ClientGo, scale.Typed),
 	"client-go-dynamic":      widgets(scale.ClientGo, scale.Unstructured),
+	// client-go-dynamic-cbor is client-go-dynamic in a child whose
+	// client-go has its ClientsAllowCBOR gate on (childEnv), so that its
+	// dynamic client offers CBOR first: client-go's side of
+	// ours-unstructured-cbor.
+	"client-go-dynamic-cbor": widgets(scale.ClientGo, scale.Unstructured),
 	"client-go-metadata":     widgets(scale.ClientGo, scale.PartialMetadata),
 	"floor":                  floor(scale.Widgets, `"kind":"Widget"`),
 }
@@ -56,6 +61,15 @@ var (
 var answeredIn = map[string]encoding{
 	"ours-unstructured-cbor": cborEncoding,
 	"ours-unstructured-json": jsonEncoding,
+	"client-go-dynamic-cbor": cborEncoding,
+}
+
+// childEnv is what a variant's child process adds to the parent's
+// environment. client-go reads its feature gates from KUBE_FEATURE_*
+// variables, once, as its users turn them on: ClientsAllowCBOR (alpha,
+// off by default in 1.37) makes its dynamic client offer CBOR first.
+var childEnv = map[string][]string{
+	"client-go-dynamic-cbor": {"KUBE_FEATURE_ClientsAllowCBOR=true"},
 }
 
 // checkAnswer returns an error unless variant's list, the request the
