@@ -3,6 +3,7 @@ package sharedinformer
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,8 +32,12 @@ const servedAnswerAge = time.Second
 // discovery, so that the RESTMapper forgets it too.
 type servedResources struct {
 	client discovery.DiscoveryInterfaceWithContext
-	// forget clears what the factory's RESTMapper cached of discovery.
-	forget func()
+	// forget clears what the factory's RESTMapper cached of discovery. It
+	// runs on a goroutine of its own, one at a time (forgetting): a reset
+	// waits for any discovery fetch the mapper has in flight, which no
+	// context of ours reaches.
+	forget     func()
+	forgetting atomic.Bool
 
 	// turn is held by the one check asking at a time (the answers are
 	// shared); a check waiting for it gives up when its context ends, so
@@ -150,7 +155,7 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 		return answer, err
 	}
 	if fresh {
-		s.forget()
+		s.forgetAsync()
 	}
 	// Where else it is served is judged by answers no older than the "no"
 	// for this version: an older list of the group's versions may name
@@ -197,6 +202,19 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 		}
 	}
 	return answer, nil
+}
+
+// forgetAsync runs forget on a goroutine of its own, unless one is
+// running already: what it clears is cleared for this "no" too once it
+// returns.
+func (s *servedResources) forgetAsync() {
+	if !s.forgetting.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.forgetting.Store(false)
+		s.forget()
+	}()
 }
 
 // checkedLocked reports whether the stored list of groups, with the "no"
