@@ -2,12 +2,10 @@ package sharedinformer
 
 import (
 	"context"
-	"slices"
 	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 
@@ -15,13 +13,15 @@ import (
 )
 
 // servedAnswerAge is how long one answer of discovery serves every
-// informer of the factory that asks about the same group and version (or
-// the same list of groups). It bounds the rate of discovery requests,
-// however many informers ask: about one list of groups and one or two
-// requests for a group version (before the list, and again after it when
-// the list names it) a second, or per reflector BackoffInitial while
-// informers of a deleted resource take their second looks, which want
-// answers newer than their first (see served).
+// informer of the factory that asks about the same group and version, or
+// one look at a whole group (groupLook) every informer of a resource of
+// that group. It bounds the rate of discovery requests, however many
+// informers ask: per group version, about one request a second; per
+// group whose resources some informer found not served, about one look a
+// second (a list of groups and a request per version of the group), or
+// one per reflector BackoffInitial while informers of a deleted resource
+// take their second looks, which want a look newer than their first (see
+// served).
 const servedAnswerAge = time.Second
 
 // servedResources answers the reflector's Options.Served for every
@@ -44,7 +44,7 @@ type servedResources struct {
 	// a request that hangs holds up no informer being stopped.
 	turn    chan struct{}
 	answers map[schema.GroupVersion]servedAnswer // guarded by turn
-	groups  groupsAnswer                         // guarded by turn
+	looks   map[string]groupLook                 // guarded by turn; by group
 	// asked counts the requests made, in order: an answer's seq orders
 	// it among the others where times cannot (every request of one
 	// instant shares its time in a synctest bubble). Guarded by turn.
@@ -74,38 +74,33 @@ func (a servedAnswer) failed() error {
 	return a.err
 }
 
-// groupsAnswer is one discovery answer for the list of groups: each
-// group's versions, preferred first.
-type groupsAnswer struct {
-	at       time.Time
-	seq      uint64 // the order it was asked in
-	versions map[string][]string
-	err      error
-	// checked holds, for a group version this list names, the look that
-	// asked the version again after it (judgeLocked): a "no", the list,
-	// a "no" again. A later look whose own answer is that second "no"
-	// may judge by the same three answers, as that look did.
-	checked map[schema.GroupVersion]checkedVersion
-}
-
-// checkedVersion is a "no" asked before a list of groups (first) and the
-// one asked again after it (again).
-type checkedVersion struct {
-	first, again servedAnswer
+// groupLook is one look at a whole group, asked in one go: the list of
+// groups, then each version it names for the group, one request after
+// the other. Only a look says where a resource is served once its own
+// version said "no". Discovery is not atomic, and answers asked apart
+// can each be true at their moment and still say "nowhere" together for
+// a resource that moved between them; a look asked in one go leaves the
+// least room for that, so its answers are never mixed with answers asked
+// apart, by other looks or at other times.
+type groupLook struct {
+	at        time.Time
+	seq       uint64   // the order its list of groups was asked in
+	versions  []string // the group's versions, preferred first; none when the list does not name it
+	resources map[string]servedAnswer
 }
 
 func newServedResources(client discovery.DiscoveryInterfaceWithContext, forget func()) *servedResources {
 	return &servedResources{
 		client: client, forget: forget, turn: make(chan struct{}, 1),
-		answers: map[schema.GroupVersion]servedAnswer{},
+		answers: map[schema.GroupVersion]servedAnswer{}, looks: map[string]groupLook{},
 	}
 }
 
 // For returns the Served function of one informer of gvr. It remembers
 // that informer's last "gone" (see served).
 func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Context) (reflector.Serving, error) {
-	// goneAt is how many requests had been made when this informer was
-	// last told "gone". Guarded by s.turn.
+	// goneAt is the request that began the look behind this informer's
+	// last "gone". Guarded by s.turn.
 	var goneAt uint64
 	return func(ctx context.Context) (reflector.Serving, error) { return s.served(ctx, gvr, &goneAt) }
 }
@@ -118,12 +113,12 @@ func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Cont
 //
 // "Gone" is the answer that deletes, and the reflector believes it only
 // when it looks again BackoffInitial later (reflector.SecondLook) and is
-// told so again. That second look must not reuse the answers behind the
-// first, or it would only repeat them: it is judged by answers asked
-// after this informer's last "gone" (*goneAt), by it or by any other
-// informer meanwhile. Every other look takes answers up to
-// servedAnswerAge old, shared by all the informers, which bounds the rate
-// of discovery requests however many informers ask.
+// told so again. That second look must not reuse the evidence behind the
+// first, or it would only repeat it: it is judged by a look at the group
+// asked after the one behind this informer's last "gone" (*goneAt), by
+// it or by any other informer meanwhile. Every other look takes answers
+// up to servedAnswerAge old, shared by all the informers, which bounds
+// the rate of discovery requests however many informers ask.
 func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource, goneAt *uint64) (answer reflector.Serving, err error) {
 	if err := ctx.Err(); err != nil {
 		return reflector.Serving{}, err // a stopped informer asks nothing
@@ -138,70 +133,71 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 	if reflector.SecondLook(ctx) {
 		after = *goneAt
 	}
-	answer, err = s.judgeLocked(ctx, gvr, after)
+	answer, evidence, err := s.judgeLocked(ctx, gvr, after)
 	if err == nil && !answer.Served && len(answer.Elsewhere) == 0 {
-		*goneAt = s.asked
+		*goneAt = evidence
 	}
 	return answer, err
 }
 
-// judgeLocked is served's verdict, from answers asked after the after'th
-// request. The caller holds turn.
-func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersionResource, after uint64) (reflector.Serving, error) {
+// judgeLocked is served's verdict. A "no" for gvr's version is judged by
+// a look at its whole group (groupLook) asked after the after'th
+// request, whose number it returns as the verdict's evidence. The caller
+// holds turn.
+func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersionResource, after uint64) (_ reflector.Serving, evidence uint64, _ error) {
 	answer := reflector.Serving{Version: gvr.Version}
-	own, fresh, err := s.gvLocked(ctx, gvr.GroupVersion(), after+1)
+	own, fresh, err := s.gvLocked(ctx, gvr.GroupVersion(), 0)
 	if err != nil || own.lists(gvr.Resource) {
 		answer.Served = err == nil
-		return answer, err
+		return answer, 0, err
 	}
 	if fresh {
 		s.forgetAsync()
 	}
-	// Where else it is served is judged by answers no older than the "no"
-	// for this version: an older list of the group's versions may name
-	// only this one, from before the resource moved back to another, and
-	// a resource that moved would look gone, its objects deleted.
-	// Answers are ordered by when they were asked, not by their time,
-	// which one instant's requests share. Two "no"s do not prove the
-	// resource unserved in between, so a list between them serves only
-	// the look that asked it, and later looks whose own answer is its
-	// second "no" (checkedLocked).
-	since := max(own.seq, after+1)
-	gv := gvr.GroupVersion()
-	if s.checkedLocked(gv, gvr.Resource, own, after) {
-		since = s.groups.seq
-	}
-	versions, listed, err := s.versionsLocked(ctx, gvr.Group, since)
+	// Where the resource is served now, if anywhere, is judged by the
+	// look alone, this version included: the "no" may be older than a
+	// move back, and answers asked apart are never mixed.
+	look, err := s.lookLocked(ctx, gvr.Group, after+1)
 	if err != nil {
-		return answer, err
+		return answer, 0, err
 	}
-	if slices.Contains(versions, gvr.Version) {
-		// The group is served in this version, by the list asked after
-		// the "no": another resource of the group, or this one, moved
-		// back in between. Ask again, after the list: judged by the list
-		// alone, a resource that moved back would look gone.
-		again, _, err := s.gvLocked(ctx, gv, listed+1)
-		if err != nil || again.lists(gvr.Resource) {
-			answer.Served = err == nil
-			return answer, err
-		}
-		if again.seq != own.seq && s.groups.seq == listed {
-			s.groups.checked[gv] = checkedVersion{first: own, again: again}
-		}
-	}
-	for _, v := range versions {
-		if v == gvr.Version {
+	for _, v := range look.versions {
+		if !look.resources[v].lists(gvr.Resource) {
 			continue
 		}
-		other, _, err := s.gvLocked(ctx, schema.GroupVersion{Group: gvr.Group, Version: v}, since)
-		if err != nil {
-			return answer, err
+		if v == gvr.Version {
+			answer.Served = true
+			return answer, look.seq, nil
 		}
-		if other.lists(gvr.Resource) {
-			answer.Elsewhere = append(answer.Elsewhere, v)
-		}
+		answer.Elsewhere = append(answer.Elsewhere, v)
 	}
-	return answer, nil
+	return answer, look.seq, nil
+}
+
+// lookLocked returns a look at group asked after the notBefore'th
+// request: the stored one if it is that recent and no older than
+// servedAnswerAge, else a new one. An error of any request (a 404 for a
+// version is a "no", no error) or the caller's context ending fails the
+// look, and a look that failed is not kept. The caller holds turn.
+func (s *servedResources) lookLocked(ctx context.Context, group string, notBefore uint64) (groupLook, error) {
+	if l, ok := s.looks[group]; ok && time.Since(l.at) <= servedAnswerAge && l.seq >= notBefore {
+		return l, nil
+	}
+	l := groupLook{resources: map[string]servedAnswer{}}
+	var err error
+	l.at, l.seq, l.versions, err = s.versionsLocked(ctx, group)
+	if err != nil {
+		return groupLook{}, err
+	}
+	for _, v := range l.versions {
+		a, _, err := s.gvLocked(ctx, schema.GroupVersion{Group: group, Version: v}, l.seq+1)
+		if err != nil {
+			return groupLook{}, err
+		}
+		l.resources[v] = a
+	}
+	s.looks[group] = l
+	return l, nil
 }
 
 // forgetAsync runs forget on a goroutine of its own, unless one is
@@ -215,17 +211,6 @@ func (s *servedResources) forgetAsync() {
 		defer s.forgetting.Store(false)
 		s.forget()
 	}()
-}
-
-// checkedLocked reports whether the stored list of groups, with the "no"
-// for gv asked before it and the one asked again after it, is a look's
-// whole evidence that serves this one too: own is that second "no", both
-// say no for resource, and for a second look (after > 0) all three were
-// asked after its first. The caller holds turn.
-func (s *servedResources) checkedLocked(gv schema.GroupVersion, resource string, own servedAnswer, after uint64) bool {
-	c, ok := s.groups.checked[gv]
-	return ok && c.again.seq == own.seq && !c.first.lists(resource) && c.first.seq > after &&
-		time.Since(s.groups.at) <= servedAnswerAge
 }
 
 // gvLocked returns discovery's answer for gv, and whether it asked the
@@ -261,34 +246,30 @@ func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) serve
 	return a
 }
 
-// versionsLocked returns the versions discovery lists for group,
-// preferred first (none when it lists no such group), and the request
-// that asked. It asks again when its answer is older than
-// servedAnswerAge or than notBefore; an answer whose request ended with
-// the caller's context is the context's error, and is not kept. The
-// caller holds turn.
-func (s *servedResources) versionsLocked(ctx context.Context, group string, notBefore uint64) (versions []string, seq uint64, err error) {
-	if s.groups.versions != nil && time.Since(s.groups.at) <= servedAnswerAge && s.groups.seq >= notBefore {
-		return s.groups.versions[group], s.groups.seq, s.groups.err
-	}
+// versionsLocked asks the list of groups and returns when it asked, the
+// request's number, and the versions it lists for group, preferred first
+// (none when it lists no such group). An answer whose request ended with
+// the caller's context is the context's error. The caller holds turn.
+func (s *servedResources) versionsLocked(ctx context.Context, group string) (at time.Time, seq uint64, versions []string, err error) {
 	s.asked++
-	a := groupsAnswer{at: time.Now(), seq: s.asked, versions: map[string][]string{}, checked: map[schema.GroupVersion]checkedVersion{}}
-	var list *metav1.APIGroupList
-	list, a.err = s.client.ServerGroupsWithContext(ctx)
-	if a.err == nil {
-		for _, g := range list.Groups {
-			versions := []string{g.PreferredVersion.Version}
-			for _, v := range g.Versions {
-				if v.Version != g.PreferredVersion.Version {
-					versions = append(versions, v.Version)
-				}
+	at, seq = time.Now(), s.asked
+	list, err := s.client.ServerGroupsWithContext(ctx)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return at, seq, nil, ctxErr // says nothing about the server
+	}
+	if err != nil {
+		return at, seq, nil, err
+	}
+	for _, g := range list.Groups {
+		if g.Name != group {
+			continue
+		}
+		versions = []string{g.PreferredVersion.Version}
+		for _, v := range g.Versions {
+			if v.Version != g.PreferredVersion.Version {
+				versions = append(versions, v.Version)
 			}
-			a.versions[g.Name] = versions
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, 0, err // says nothing about the server: not kept
-	}
-	s.groups = a
-	return a.versions[group], a.seq, a.err
+	return at, seq, versions, nil
 }
