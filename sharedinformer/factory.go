@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -78,6 +79,10 @@ type Factory struct {
 	discovery discovery.CachedDiscoveryInterfaceWithContext // nil with a caller's Mapper
 	forget    func()                                        // resets mapper, so it asks discovery again; no-op for a Mapper that cannot
 	served    *servedResources                              // every informer's Served: is its resource still served?
+	// mapperStale is set when a served check found a resource not served
+	// in its version: the mapper may still hold it, so the next lookup
+	// resets it first (freshMapper), on its caller's goroutine.
+	mapperStale atomic.Bool
 
 	mu sync.Mutex
 	// informers holds the informers handed out and not yet released by
@@ -159,7 +164,7 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 	if r, ok := f.mapper.(meta.ResettableRESTMapper); ok {
 		f.forget = r.Reset
 	}
-	f.served = newServedResources(discovery.ToDiscoveryInterfaceWithContext(dc), f.forget)
+	f.served = newServedResources(discovery.ToDiscoveryInterfaceWithContext(dc), func() { f.mapperStale.Store(true) })
 	return f, nil
 }
 

@@ -38,6 +38,7 @@ func (f *Factory) checkScope(ctx context.Context, goType reflect.Type, gvr schem
 	if namespace == "" {
 		return nil
 	}
+	f.freshMapper()
 	scope, err := f.scopeOf(ctx, gvr)
 	if err == nil && scope == meta.RESTScopeNameRoot {
 		f.forget()

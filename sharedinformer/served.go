@@ -2,7 +2,6 @@ package sharedinformer
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,16 +27,16 @@ const servedAnswerAge = time.Second
 // informer of a factory: does the server still serve this resource, in
 // this version or another? It asks discovery, never a cache older than
 // servedAnswerAge, so a 404 is judged by what the server says now. An
-// answer that a resource is not served also clears the factory's cached
-// discovery, so that the RESTMapper forgets it too.
+// answer that a resource is not served in its version also marks the
+// factory's RESTMapper stale, so that it forgets the resource too.
 type servedResources struct {
 	client discovery.DiscoveryInterfaceWithContext
-	// forget clears what the factory's RESTMapper cached of discovery. It
-	// runs on a goroutine of its own, one at a time (forgetting): a reset
-	// waits for any discovery fetch the mapper has in flight, which no
-	// context of ours reaches.
-	forget     func()
-	forgetting atomic.Bool
+	// markStale tells the factory that its RESTMapper may hold a
+	// resource no longer served: the factory resets it before its next
+	// lookup, on that caller's goroutine. Not here: a reset waits for any
+	// discovery fetch the mapper has in flight, which no context of a
+	// check reaches, and a check holds every other check's turn.
+	markStale func()
 
 	// turn is held by the one check asking at a time (the answers are
 	// shared); a check waiting for it gives up when its context ends, so
@@ -89,9 +88,9 @@ type groupLook struct {
 	resources map[string]servedAnswer
 }
 
-func newServedResources(client discovery.DiscoveryInterfaceWithContext, forget func()) *servedResources {
+func newServedResources(client discovery.DiscoveryInterfaceWithContext, markStale func()) *servedResources {
 	return &servedResources{
-		client: client, forget: forget, turn: make(chan struct{}, 1),
+		client: client, markStale: markStale, turn: make(chan struct{}, 1),
 		answers: map[schema.GroupVersion]servedAnswer{}, looks: map[string]groupLook{},
 	}
 }
@@ -146,14 +145,12 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 // holds turn.
 func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersionResource, after uint64) (_ reflector.Serving, evidence uint64, _ error) {
 	answer := reflector.Serving{Version: gvr.Version}
-	own, fresh, err := s.gvLocked(ctx, gvr.GroupVersion(), 0)
+	own, err := s.gvLocked(ctx, gvr.GroupVersion(), 0)
 	if err != nil || own.lists(gvr.Resource) {
 		answer.Served = err == nil
 		return answer, 0, err
 	}
-	if fresh {
-		s.forgetAsync()
-	}
+	s.markStale()
 	// Where the resource is served now, if anywhere, is judged by the
 	// look alone, this version included: the "no" may be older than a
 	// move back, and answers asked apart are never mixed.
@@ -190,7 +187,7 @@ func (s *servedResources) lookLocked(ctx context.Context, group string, notBefor
 		return groupLook{}, err
 	}
 	for _, v := range l.versions {
-		a, _, err := s.gvLocked(ctx, schema.GroupVersion{Group: group, Version: v}, l.seq+1)
+		a, err := s.gvLocked(ctx, schema.GroupVersion{Group: group, Version: v}, l.seq+1)
 		if err != nil {
 			return groupLook{}, err
 		}
@@ -200,35 +197,22 @@ func (s *servedResources) lookLocked(ctx context.Context, group string, notBefor
 	return l, nil
 }
 
-// forgetAsync runs forget on a goroutine of its own, unless one is
-// running already: what it clears is cleared for this "no" too once it
-// returns.
-func (s *servedResources) forgetAsync() {
-	if !s.forgetting.CompareAndSwap(false, true) {
-		return
-	}
-	go func() {
-		defer s.forgetting.Store(false)
-		s.forget()
-	}()
-}
-
-// gvLocked returns discovery's answer for gv, and whether it asked the
-// server for it, which it does when the answer it has is older than
-// servedAnswerAge or than notBefore. An answer whose request ended with
-// the caller's context is the context's error, and is not kept: it says
-// nothing about the server. The caller holds turn.
-func (s *servedResources) gvLocked(ctx context.Context, gv schema.GroupVersion, notBefore uint64) (a servedAnswer, fresh bool, err error) {
+// gvLocked returns discovery's answer for gv, asking the server when the
+// answer it has is older than servedAnswerAge or than notBefore. An
+// answer whose request ended with the caller's context is the context's
+// error, and is not kept: it says nothing about the server. The caller
+// holds turn.
+func (s *servedResources) gvLocked(ctx context.Context, gv schema.GroupVersion, notBefore uint64) (servedAnswer, error) {
 	a, ok := s.answers[gv]
 	if ok && time.Since(a.at) <= servedAnswerAge && a.seq >= notBefore {
-		return a, false, a.failed()
+		return a, a.failed()
 	}
 	a = s.ask(ctx, gv)
 	if err := ctx.Err(); err != nil {
-		return servedAnswer{}, true, err
+		return servedAnswer{}, err
 	}
 	s.answers[gv] = a
-	return a, true, a.failed()
+	return a, a.failed()
 }
 
 // ask asks the server which resources gv holds. The caller holds turn.
