@@ -14,13 +14,14 @@ import (
 // servedAnswerAge is how long one answer of discovery serves every
 // informer of the factory that asks about the same group and version, or
 // one look at a whole group (groupLook) every informer of a resource of
-// that group. It bounds the rate of discovery requests, however many
-// informers ask: per group version, about one request a second; per
-// group whose resources some informer found not served, about one look a
-// second (a list of groups and a request per version of the group), or
-// one per reflector BackoffInitial while informers of a deleted resource
-// take their second looks, which want a look newer than their first (see
-// served).
+// that group, whether it answered or failed. It bounds the rate of
+// discovery requests, however many informers ask: per group version,
+// about one request a second for the informers' own checks; per group
+// whose resources some informer found not served, about one look a
+// second (a list of groups and a request for each version of the group,
+// on top of those), or one per reflector BackoffInitial while informers
+// of a deleted resource take their second looks, which want a look newer
+// than their first (see served).
 const servedAnswerAge = time.Second
 
 // servedResources answers the reflector's Options.Served for every
@@ -86,6 +87,11 @@ type groupLook struct {
 	seq       uint64   // the order its list of groups was asked in
 	versions  []string // the group's versions, preferred first; none when the list does not name it
 	resources map[string]servedAnswer
+	// err is why the look failed (a request's error other than a 404):
+	// it says "cannot tell", never "gone". A failed look is shared as an
+	// answer is, or while discovery fails every informer's check would
+	// ask a look of its own.
+	err error
 }
 
 func newServedResources(client discovery.DiscoveryInterfaceWithContext, markStale func()) *servedResources {
@@ -174,27 +180,28 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 // lookLocked returns a look at group asked after the notBefore'th
 // request: the stored one if it is that recent and no older than
 // servedAnswerAge, else a new one. An error of any request (a 404 for a
-// version is a "no", no error) or the caller's context ending fails the
-// look, and a look that failed is not kept. The caller holds turn.
+// version is a "no", no error) fails the look, and the failed look is
+// kept as an answer would be; one cut short by the caller's context says
+// nothing about the server, and is not kept. The caller holds turn.
 func (s *servedResources) lookLocked(ctx context.Context, group string, notBefore uint64) (groupLook, error) {
 	if l, ok := s.looks[group]; ok && time.Since(l.at) <= servedAnswerAge && l.seq >= notBefore {
-		return l, nil
+		return l, l.err
 	}
 	l := groupLook{resources: map[string]servedAnswer{}}
-	var err error
-	l.at, l.seq, l.versions, err = s.versionsLocked(ctx, group)
-	if err != nil {
-		return groupLook{}, err
-	}
+	l.at, l.seq, l.versions, l.err = s.versionsLocked(ctx, group)
 	for _, v := range l.versions {
-		a, err := s.gvLocked(ctx, schema.GroupVersion{Group: group, Version: v}, l.seq+1)
-		if err != nil {
-			return groupLook{}, err
+		if l.err != nil {
+			break
 		}
+		var a servedAnswer
+		a, l.err = s.gvLocked(ctx, schema.GroupVersion{Group: group, Version: v}, l.seq+1)
 		l.resources[v] = a
 	}
+	if err := ctx.Err(); err != nil {
+		return groupLook{}, err
+	}
 	s.looks[group] = l
-	return l, nil
+	return l, l.err
 }
 
 // gvLocked returns discovery's answer for gv, asking the server when the
