@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,9 +10,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsjson "sigs.k8s.io/json"
 )
 
 // decodeObject reads a request's body as an object of res. A built-in
@@ -45,12 +49,17 @@ func (s *Server) decodeBody(body []byte, mediaType string, res Resource) (*unstr
 		return u, nil
 	}
 	gvk := res.GVK()
-	obj, got, err := s.codecs.UniversalDeserializer().Decode(body, &gvk, nil)
-	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	if *got != gvk {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %s, not a %s", got, gvk))
+	obj, ok := s.decodeTypedJSON(body, mediaType, gvk)
+	if !ok {
+		var got *schema.GroupVersionKind
+		var err error
+		obj, got, err = s.codecs.UniversalDeserializer().Decode(body, &gvk, nil)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if *got != gvk {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %s, not a %s", got, gvk))
+		}
 	}
 	if secret, ok := obj.(*corev1.Secret); ok {
 		defaultSecret(secret)
@@ -62,6 +71,32 @@ func (s *Server) decodeBody(body []byte, mediaType string, res Resource) (*unstr
 	u := &unstructured.Unstructured{Object: m}
 	u.SetGroupVersionKind(gvk)
 	return u, nil
+}
+
+// decodeTypedJSON is decodeBody's common case, a JSON object of res's
+// own kind (or one that names none), decoded straight into gvk's Go type
+// with the unmarshal the universal deserializer's JSON serializer uses
+// (case-sensitive, ints kept, unknown fields dropped). It skips that
+// serializer's first pass over the body, which only finds the kind.
+// Anything else (not JSON, not an object, another kind, a decode
+// error) reports false, and decodeBody takes the deserializer's path,
+// which answers it as before. Cost: one pass over the body.
+func (s *Server) decodeTypedJSON(body []byte, mediaType string, gvk schema.GroupVersionKind) (runtime.Object, bool) {
+	if mediaType == mediaProtobuf || !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("{")) {
+		return nil, false
+	}
+	obj, err := s.scheme.New(gvk)
+	if err != nil {
+		return nil, false
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, obj); err != nil {
+		return nil, false
+	}
+	tm, err := meta.TypeAccessor(obj)
+	if err != nil || (tm.GetKind() != "" && tm.GetKind() != gvk.Kind) || (tm.GetAPIVersion() != "" && tm.GetAPIVersion() != gvk.GroupVersion().String()) {
+		return nil, false
+	}
+	return obj, true
 }
 
 // decodeDeleteOptions reads a DELETE's body, if any, as DeleteOptions.
