@@ -117,7 +117,23 @@ func (f format) contentType() string {
 // ends a watch with no event, and answers a get with 406, or with 500
 // for a custom resource (its objects, unstructured, pass the
 // transformation's "not a list" check and fail after it).
+//
+// A stored object's encoding is made once per form and kept (see
+// encodings): the bytes returned may be shared, and are only read.
 func (s *Server) encodeObject(f format, res Resource, u *unstructured.Unstructured) ([]byte, error) {
+	k := encodingKey{f: format{protobuf: f.protobuf, as: f.as}, gvk: res.GVK()} // an error's form is no part of an object's
+	if b, ok := s.encoded.get(u, k); ok {
+		return b, nil
+	}
+	b, err := s.encodeServed(f, res, u)
+	if err == nil {
+		s.encoded.put(u, k, b)
+	}
+	return b, err
+}
+
+// encodeServed is encodeObject's work, with no cache.
+func (s *Server) encodeServed(f format, res Resource, u *unstructured.Unstructured) ([]byte, error) {
 	u = served(res, u)
 	switch f.as {
 	case partialList:
@@ -193,17 +209,45 @@ func (s *Server) encodeList(f format, res Resource, items []*unstructured.Unstru
 		list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.ListKind))
 		return encodeProtobuf(list)
 	}
-	out := map[string]any{
-		"apiVersion": res.GroupVersion().String(),
-		"kind":       res.ListKind,
-		"metadata":   listMetaJSON(lm),
+	return s.encodeJSONList(res, items, lm)
+}
+
+// encodeJSONList is a LIST answer in JSON: what json.Marshal makes of a
+// map of apiVersion, items, kind and metadata (keys in that order, as
+// it sorts them), written out by hand so that each item is its stored
+// object's encoding (encodeObject), made once and kept, not encoded
+// again for every list that shows it (a sharder's poll lists every
+// member's Lease each RetryPeriod).
+func (s *Server) encodeJSONList(res Resource, items []*unstructured.Unstructured, lm metav1.ListMeta) ([]byte, error) {
+	apiVersion, err := json.Marshal(res.GroupVersion().String())
+	if err != nil {
+		return nil, err
 	}
-	objs := make([]any, 0, len(items))
-	for _, u := range items {
-		objs = append(objs, served(res, u).Object)
+	kind, err := json.Marshal(res.ListKind)
+	if err != nil {
+		return nil, err
 	}
-	out["items"] = objs
-	return json.Marshal(out)
+	listMeta, err := json.Marshal(listMetaJSON(lm))
+	if err != nil {
+		return nil, err
+	}
+	b := append([]byte(`{"apiVersion":`), apiVersion...)
+	b = append(b, `,"items":[`...)
+	for i, u := range items {
+		item, err := s.encodeObject(format{}, res, u)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, item...)
+	}
+	b = append(b, `],"kind":`...)
+	b = append(b, kind...)
+	b = append(b, `,"metadata":`...)
+	b = append(b, listMeta...)
+	return append(b, '}'), nil
 }
 
 func listMetaJSON(meta metav1.ListMeta) map[string]any {

@@ -45,6 +45,10 @@ type Server struct {
 	// uids and names number the UIDs and generated names handed out, so
 	// a run is the same every time.
 	uids, names int
+
+	// encoded keeps the stored objects' encodings (its own lock; taken
+	// inside mu by commitLocked and Compact, alone by the encoders).
+	encoded encodings
 }
 
 // objectKey is an object's namespace ("" if cluster-scoped) and name.

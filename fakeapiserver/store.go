@@ -30,6 +30,7 @@ func (s *Server) commitLocked(gr schema.GroupResource, typ string, obj *unstruct
 	} else {
 		objs[key] = obj
 	}
+	s.encoded.add(obj)
 	c := change{gr: gr, typ: typ, obj: obj, prev: prev, rv: s.rv}
 	s.history = append(s.history, c)
 	for w := range s.watchers {
@@ -72,7 +73,28 @@ func (s *Server) Compact(rv int64) int64 {
 	i, _ := slices.BinarySearchFunc(s.history, rv, func(c change, rv int64) int { return cmp.Compare(c.rv, rv) })
 	s.history = slices.Clone(s.history[i:])
 	s.compactedRV = rv
+	s.encoded.retain(s.heldLocked())
 	return rv
+}
+
+// heldLocked returns every object the server holds: current, in the
+// base or in the history. s.mu must be held.
+func (s *Server) heldLocked() map[*unstructured.Unstructured]bool {
+	held := map[*unstructured.Unstructured]bool{}
+	for _, state := range []map[schema.GroupResource]map[objectKey]*unstructured.Unstructured{s.current, s.base} {
+		for _, objs := range state {
+			for _, u := range objs {
+				held[u] = true
+			}
+		}
+	}
+	for _, c := range s.history {
+		held[c.obj] = true
+		if c.prev != nil {
+			held[c.prev] = true
+		}
+	}
+	return held
 }
 
 // stateAtLocked returns resource gr's objects at resourceVersion rv,
