@@ -12,11 +12,24 @@
 # fifth of the CPU. GOGC=400 (unless set) trades some memory for it: the
 # same seeds, schedules and checks for about a quarter less CPU a seed.
 #
+# Each process runs one seed at a time and PROCS processes share the
+# cores, so GOMAXPROCS=1 (unless set): with more Ps than a process can
+# keep busy, the idle ones spin looking for work and goroutines are
+# handed between threads (findRunnable, futex, usleep in a profile),
+# CPU the other processes could use (about a third of a sharded seed's).
+# Beside heavy load from other work, one thread a process gets a smaller
+# share of the machine; set GOMAXPROCS to choose. One P runs one goroutine at a
+# time, so the runtime picks other interleavings among goroutines that
+# wake at one simulated instant; with the bugs of docs/18 put back, the
+# sweep found them no later (see that chapter). A failing seed's
+# replay command sets the same GOMAXPROCS.
+#
 #   hack/sim.sh bin/sim.test SEEDS FIRST PROCS [test flags...]
 set -uo pipefail
 bin=$(realpath "$1") seeds=$2 first=$3 procs=$4
 shift 4
 export GOGC=${GOGC:-400}
+export GOMAXPROCS=${GOMAXPROCS:-1}
 per=$(( (seeds + procs - 1) / procs ))
 start=$(date +%s%N)
 pids=() logs=()

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -99,8 +100,8 @@ func TestSimulate(t *testing.T) {
 			}
 			continue
 		}
-		t.Errorf("seed %d failed; replay: go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=%s -replicas=%d -faults=%v -seed=%d -v\n%s",
-			s, *scenario, *replicas, *faults, s, res.Report())
+		t.Errorf("seed %d failed; replay: GOMAXPROCS=%d go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=%s -replicas=%d -faults=%v -seed=%d -v\n%s",
+			s, runtime.GOMAXPROCS(0), *scenario, *replicas, *faults, s, res.Report())
 		if *history != "" {
 			writeHistory(t, s, res)
 		}
