@@ -143,7 +143,7 @@ func TestFactoryCallersAskingForTheSameScopeShareOneInformerAndOneWatch(t *testi
 	cp := testenv.Shared(t) // audited; count by user agent
 	ns := cp.Namespace(t)
 	cfg := cp.Config()
-	cfg.UserAgent = "factory-test"
+	cfg.UserAgent = "factory-test-" + ns // this run's own: the audit log outlives a run (-count=2)
 	f := newFactory(t, cfg)
 
 	a, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.InNamespace(ns), sharedinformer.WithLabels("a=1,b=2"))
@@ -229,10 +229,13 @@ func waitForCacheSyncAfter(t *testing.T, f *sharedinformer.Factory, errs *errLog
 
 // A custom resource whose CRD is not installed yet: the sync wait reports
 // the 404; once the CRD is installed the informer syncs, without a restart.
+// The CRD's group is this run's own (named after its namespace): a CRD
+// stays on the shared control plane, so a repeat (-count=2) under a fixed
+// group would find it installed and never see the 404.
 func TestAnInformerOfAResourceInstalledLaterReports404ThenSyncs(t *testing.T) {
 	cp := testenv.Shared(t)
 	ns := cp.Namespace(t)
-	gadgets := testenv.CRD{Group: "late.listwatch.dev", Version: "v1", Kind: "Gadget", Plural: "gadgets"}
+	gadgets := testenv.CRD{Group: ns + ".late.listwatch.dev", Version: "v1", Kind: "Gadget", Plural: "gadgets"}
 	errs := newErrLog()
 	f, err := sharedinformer.NewFactory(cp.Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme, OnError: errs.hook})
 	require.NoError(t, err)
@@ -301,7 +304,7 @@ func TestAFactoryInformerListsInOneUnpagedRequest(t *testing.T) {
 		create(ctx, t, client, ns, fmt.Sprintf("cm-%d", i))
 	}
 	cfg := cp.Config()
-	cfg.UserAgent = "unpaged-test"
+	cfg.UserAgent = "unpaged-test-" + ns // this run's own: the audit log outlives a run (-count=2)
 	f := newFactory(t, cfg)
 	inf, err := sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.InNamespace(ns))
 	require.NoError(t, err)
