@@ -48,7 +48,7 @@ func TestAFactoryReadsCustomResourcesInCBORWhenTheServerOffersIt(t *testing.T) {
 		startFactory(t, f)
 		require.NoError(t, f.WaitForCacheSync(t.Context()))
 		postGizmo(t, cp.Config(), ns, "b-"+strings.ToLower(mode)) // arrives by the watch
-		require.Eventually(t, func() bool { return len(inf.Lister().List(nil)) == 2+len(caches) }, 30*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool { return len(inf.Lister().List(nil)) == 2+len(caches) }, hangGuard, 10*time.Millisecond)
 		caches[mode] = inf.Lister().List(nil)
 		if mode == "default" {
 			assert.Equal(t, []string{"application/cbor", "application/cbor-seq"}, seen.types(), "LIST in CBOR, WATCH in a CBOR sequence")

@@ -50,7 +50,7 @@ func TestWaitForIsWokenByABookmark(t *testing.T) {
 	elsewhere := lw.AdvanceResourceVersion(3) // writes to other collections
 	waited := make(chan error, 1)
 	go func() { waited <- inf.WaitFor(context.Background(), elsewhere) }()
-	require.Eventually(t, func() bool { return lw.Bookmark() == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return lw.Bookmark() == 1 }, hangGuard, 5*time.Millisecond)
 	require.NoError(t, <-waited)
 	assert.Equal(t, elsewhere, inf.LastSyncResourceVersion())
 }

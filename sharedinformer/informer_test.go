@@ -84,7 +84,7 @@ func TestALateHandlerGetsTheCacheReplayedAsItsInitialList(t *testing.T) {
 	assert.ElementsMatch(t, []string{"add one (initial)", "add two (initial)"}, late.snapshot())
 
 	_, _ = lw.Create(configMap("three"))
-	require.Eventually(t, func() bool { return len(late.snapshot()) == 3 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(late.snapshot()) == 3 }, hangGuard, time.Millisecond)
 	assert.Equal(t, "add three", late.snapshot()[2], "after the replay, changes arrive as usual")
 }
 
@@ -122,7 +122,7 @@ func TestResyncRemindsOnlyHandlersWhosePeriodElapsedAndMakesNoRequest(t *testing
 	runInformer(t, inf)
 	waitSynced(t, inf)
 	// Synced means listed; the WATCH opens just after. Count from then.
-	require.Eventually(t, func() bool { return lw.Stats().OpenWatches == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return lw.Stats().OpenWatches == 1 }, hangGuard, time.Millisecond)
 	before := lw.Stats()
 
 	for period := 1; period <= 2; period++ {
@@ -220,7 +220,7 @@ func TestAnObjectCreatedAndDeletedDuringAnOutageIsNeverSeen(t *testing.T) {
 	lw.Compact()
 	lw.Reconnect()
 
-	require.Eventually(t, func() bool { return len(rec.snapshot()) == 3 }, 10*time.Second, 5*time.Millisecond, "calls: %q", rec.snapshot())
+	require.Eventually(t, func() bool { return len(rec.snapshot()) == 3 }, hangGuard, 5*time.Millisecond, "calls: %q", rec.snapshot())
 	assert.ElementsMatch(t, []string{"add doomed (initial)", "delete doomed (final state unknown)", "add survivor"}, rec.snapshot(),
 		"ephemeral was never heard of, and doomed's delete only as an absence")
 }
@@ -272,7 +272,7 @@ func TestAnObjectChangedInPlaceIsSeenByEveryReaderUntilTheNextEventSilentlyRepla
 	require.Eventually(t, func() bool {
 		now, _ := inf.Lister().Namespace("default").Get("a")
 		return now.Data["v"] == "2"
-	}, 10*time.Second, time.Millisecond)
+	}, hangGuard, time.Millisecond)
 	now, err := inf.Lister().Namespace("default").Get("a")
 	require.NoError(t, err)
 	assert.Empty(t, now.Labels, "the watch event replaced the change made in place")
@@ -388,8 +388,8 @@ func TestOnceSyncedAnInformerStaysReadyAndServesItsCacheWhileEveryRequestFails(t
 		select {
 		case err := <-failures:
 			t.Log(err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("no failure reported 10s after the server went down")
+		case <-time.After(hangGuard):
+			t.Fatalf("no failure reported %v after the server went down", hangGuard)
 		}
 	}
 	assert.NoError(t, sharedinformer.Ready(inf), "still ready while every request fails")

@@ -93,7 +93,7 @@ func medianAddLatency(ctx context.Context, t *testing.T, client *rest.RESTClient
 		fast.mu.Unlock()
 		create(ctx, t, client, ns, name)
 	}
-	require.Eventually(t, func() bool { fast.mu.Lock(); defer fast.mu.Unlock(); return len(fast.took) == n }, 30*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { fast.mu.Lock(); defer fast.mu.Unlock(); return len(fast.took) == n }, hangGuard, time.Millisecond)
 	fast.mu.Lock()
 	defer fast.mu.Unlock()
 	took := slices.Clone(fast.took)
@@ -262,7 +262,7 @@ func TestDeletesMissedDuringAnOutageReachEveryHandlerWithFinalStateUnknown(t *te
 
 	for _, h := range []*recorder{first, second} {
 		require.Eventually(t, func() bool { return slices.Contains(h.snapshot(), "delete doomed (final state unknown)") },
-			30*time.Second, 10*time.Millisecond, "calls: %q", h.snapshot())
+			hangGuard, 10*time.Millisecond, "calls: %q", h.snapshot())
 		assert.NotContains(t, h.snapshot(), "delete doomed", "the watch never delivered this delete")
 		assert.Contains(t, h.snapshot(), "add newcomer")
 	}

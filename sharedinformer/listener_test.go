@@ -23,6 +23,11 @@ func pod(name string) *corev1.Pod {
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// hangGuard bounds every wait for something that must happen: a guard
+// against a hang, not a timing (a short bound would assert the machine's
+// speed). The package's external tests have one of the same name.
+const hangGuard = time.Minute
+
 // startListener runs a listener for h until the test ends.
 func startListener(t *testing.T, h Handler[*corev1.Pod], policy BufferPolicy, trace informer.TraceHook, report func(error)) *listener[*corev1.Pod] {
 	t.Helper()
@@ -91,7 +96,7 @@ func TestRemovedListenerStopsCallingItsHandlerAndItsGoroutineEnds(t *testing.T) 
 	l.remove(ErrHandlerRemoved)
 	select {
 	case <-l.done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(hangGuard):
 		t.Fatal("the listener goroutine did not end after remove")
 	}
 	assert.ErrorIs(t, l.endedErr(), ErrHandlerRemoved, "the end says why")
@@ -114,7 +119,7 @@ func TestListenerSyncsOnceUpstreamSyncedAndEveryInitialAddWasHandled(t *testing.
 	close(release)
 	select {
 	case <-l.synced:
-	case <-time.After(5 * time.Second):
+	case <-time.After(hangGuard):
 		t.Fatal("not synced after the initial list was handled")
 	}
 }
@@ -139,5 +144,5 @@ func TestBufferWarningIsEmittedOncePerBurst(t *testing.T) {
 	assert.Equal(t, 1, warnings)
 	mu.Unlock()
 	close(release)
-	require.Eventually(t, func() bool { return l.depth() == 0 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return l.depth() == 0 }, hangGuard, time.Millisecond)
 }

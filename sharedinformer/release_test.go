@@ -44,7 +44,7 @@ func TestAnInformerStopsWithItsLastHolderAndTheNextAskMakesAFreshOne(t *testing.
 	f.Start(ctx)
 	require.NoError(t, f.WaitForCacheSync(t.Context()))
 	create(t.Context(), t, client, stays, "watched")
-	require.Eventually(t, func() bool { return staying.Indexer().Len() == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return staying.Indexer().Len() == 1 }, hangGuard, 5*time.Millisecond)
 	before := goleak.IgnoreCurrent()
 
 	first, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f, sharedinformer.InNamespace(ns))
@@ -121,7 +121,7 @@ func TestAnInformerStoppedWithStartsContextIsReleasedAtOnce(t *testing.T) {
 	stop()
 	f.Wait()
 
-	bounded, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	bounded, cancel := context.WithTimeout(t.Context(), hangGuard)
 	defer cancel()
 	require.NoError(t, sharedinformer.Release(bounded, f, inf))
 	fresh, err := sharedinformer.InformerFor[*corev1.ConfigMap](bounded, f, sharedinformer.InNamespace(ns))

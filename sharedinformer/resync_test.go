@@ -88,7 +88,7 @@ func TestAHandlerAddedAfterRunIsResyncedAtMostOnceATickOfThoseRegisteredBefore(t
 	require.NoError(t, err)
 	runInformer(t, inf)
 	waitSynced(t, inf)
-	require.Eventually(t, func() bool { return clock.Timers() > 0 }, 30*time.Second, time.Millisecond, "no resync tick armed")
+	require.Eventually(t, func() bool { return clock.Timers() > 0 }, hangGuard, time.Millisecond, "no resync tick armed")
 	clock.Step(time.Second) // halfway to the first tick, at 2s
 
 	// The late handler asks for 1s and gets the ticks' 2s: first due at

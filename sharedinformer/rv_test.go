@@ -44,7 +44,7 @@ func traced(kind string) (informer.TraceHook, <-chan string) {
 // waitRV waits for rv (or any, if rv is "") on ch and returns it.
 func waitRV(t *testing.T, ch <-chan string, rv string) string {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(hangGuard)
 	for {
 		select {
 		case got := <-ch:
@@ -80,7 +80,7 @@ func TestLastSyncResourceVersionIsNotAheadOfAChangeBeingApplied(t *testing.T) {
 
 	close(g.release)
 	require.Eventually(t, func() bool { return inf.LastSyncResourceVersion() == blocked.ResourceVersion },
-		10*time.Second, 5*time.Millisecond)
+		hangGuard, 5*time.Millisecond)
 }
 
 // A bookmark that arrives behind changes not yet applied is reported only
@@ -127,5 +127,5 @@ func TestABookmarkBehindQueuedChangesIsReportedOnlyOnceTheyAreApplied(t *testing
 			return true
 		}
 		return false
-	}, 10*time.Second, time.Millisecond)
+	}, hangGuard, time.Millisecond)
 }

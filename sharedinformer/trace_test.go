@@ -47,7 +47,7 @@ func TestOneTraceHookFollowsAChangeFromTheWatchToEachHandler(t *testing.T) {
 		}
 		return out
 	}
-	require.Eventually(t, func() bool { return len(delivered()) == 2 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(delivered()) == 2 }, hangGuard, time.Millisecond)
 	assert.ElementsMatch(t, []string{"add to audit, 0 waiting", "add to metrics, 0 waiting"}, delivered())
 
 	mu.Lock()

@@ -65,7 +65,7 @@ func assertRejectionReported(t *testing.T, errs *errorsSeen, trace *traceSeen, r
 			}
 		}
 		return false
-	}, 10*time.Second, 5*time.Millisecond, "the rejection reaches OnError")
+	}, hangGuard, 5*time.Millisecond, "the rejection reaches OnError")
 	assert.Equal(t, informer.Key{Namespace: "default", Name: "a"}, te.Key)
 	assert.Equal(t, rejected.ResourceVersion, te.ResourceVersion)
 	events := trace.of(sharedinformer.KindTransformRejected)
@@ -99,7 +99,7 @@ func TestATransformRejectionOnARelistIsNeverADelete(t *testing.T) {
 	// Handlers hear of changes in order: b's add comes from the watch after
 	// the relist, so a tombstone for a, queued by the relist, would come
 	// before it.
-	require.Eventually(t, func() bool { return slices.Contains(rec.snapshot(), "add b") }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return slices.Contains(rec.snapshot(), "add b") }, hangGuard, 5*time.Millisecond)
 
 	assert.NotContains(t, rec.snapshot(), "delete a (final state unknown)", "the server still has a: no delete")
 	_, err = inf.Lister().Namespace("default").Get("a")
