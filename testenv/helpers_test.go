@@ -14,6 +14,12 @@ import (
 	"github.com/listwatch/informer/testenv"
 )
 
+// hangGuard bounds every wait for something that must happen: a guard
+// against a hang, not a timing. The control plane is real processes on a
+// machine that may be loaded (two cores, -race, -p 4); a short bound
+// would assert its speed.
+const hangGuard = time.Minute
+
 // coreClient returns a core/v1 client for cfg, failing the test on error.
 func coreClient(t *testing.T, cfg *rest.Config) *rest.RESTClient {
 	t.Helper()

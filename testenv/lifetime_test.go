@@ -61,7 +61,7 @@ func TestControlPlaneDiesWithAKilledTestBinaryAndLeavesNoFiles(t *testing.T) {
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait()
 		require.Eventually(t, func() bool { return !processAlive(etcdPID) && !processAlive(apiPID) },
-			10*time.Second, 50*time.Millisecond, "etcd or kube-apiserver outlived the killed test binary")
+			hangGuard, 50*time.Millisecond, "etcd or kube-apiserver outlived the killed test binary")
 	})
 	_, err := os.Stat(dataDir)
 	assert.True(t, os.IsNotExist(err), "the killed helper's data directory %s is left behind (%v)", dataDir, err)

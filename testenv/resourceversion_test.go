@@ -24,7 +24,7 @@ import (
 // it. An object carries the revision of its last write, and a list carries
 // the revision it shows, at least as new as every write before it.
 func TestEveryWriteOfAnyObjectTakesANewerResourceVersion(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cp := testenv.Shared(t)
 	ns := cp.Namespace(t)
@@ -65,7 +65,7 @@ func TestEveryWriteOfAnyObjectTakesANewerResourceVersion(t *testing.T) {
 // held and streams each change after N, in order, each event carrying the
 // object at the revision of that change.
 func TestAWatchFromNStreamsEachLaterChangeWithTheObjectAtItsNewResourceVersion(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cp := testenv.Shared(t)
 	ns := cp.Namespace(t)
@@ -91,7 +91,7 @@ func TestAWatchFromNStreamsEachLaterChangeWithTheObjectAtItsNewResourceVersion(t
 	}
 	var got []seen
 	for range 3 {
-		ev := nextEvent(t, w, 30*time.Second)
+		ev := nextEvent(t, w, hangGuard)
 		obj, ok := ev.Object.(*corev1.ConfigMap)
 		require.True(t, ok, "%v event with a %T", ev.Type, ev.Object)
 		got = append(got, seen{ev.Type, obj.Name, mustParseRV(t, obj.ResourceVersion)})
@@ -109,7 +109,7 @@ func TestAWatchFromNStreamsEachLaterChangeWithTheObjectAtItsNewResourceVersion(t
 // it only as a bookmark (the watch cache sends one shortly before
 // timeoutSeconds ends the watch).
 func TestABookmarkCarriesNoChangeOnlyANewerResourceVersion(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cp := testenv.Shared(t)
 	ns := cp.Namespace(t)
@@ -125,7 +125,7 @@ func TestABookmarkCarriesNoChangeOnlyANewerResourceVersion(t *testing.T) {
 	defer w.Stop()
 	createConfigMap(ctx, t, client, ns, "unlabelled") // not app=x: no event, but the revision moves
 
-	ev := nextEvent(t, w, 30*time.Second)
+	ev := nextEvent(t, w, hangGuard)
 	require.Equal(t, watch.Bookmark, ev.Type, "the unlabelled write is not an event of this watch")
 	obj, ok := ev.Object.(*corev1.ConfigMap)
 	require.True(t, ok, "a bookmark's object is of the watched kind, here a %T", ev.Object)

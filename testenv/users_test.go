@@ -3,7 +3,6 @@ package testenv_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,7 +14,7 @@ import (
 // Under RBAC a user of Options.Users is authenticated (the server names
 // it in the 403) but may list nothing, while the admin may list anything.
 func TestAnOrdinaryUserIsForbiddenUnderRBACAndTheAdminIsNot(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	cp := testenv.Private(t, testenv.Options{RBAC: true, Users: []string{"alice"}})
 	ns := cp.Namespace(t)
