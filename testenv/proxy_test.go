@@ -2,7 +2,7 @@ package testenv_test
 
 import (
 	"context"
-	"sort"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -14,8 +14,9 @@ import (
 	"github.com/listwatch/informer/testenv"
 )
 
-// medianGet returns the median latency of n GETs of one ConfigMap.
-func medianGet(ctx context.Context, t *testing.T, client *rest.RESTClient, ns, name string, n int) time.Duration {
+// getLatencies returns the latencies of n GETs of one ConfigMap, fastest
+// first.
+func getLatencies(ctx context.Context, t *testing.T, client *rest.RESTClient, ns, name string, n int) []time.Duration {
 	t.Helper()
 	var took []time.Duration
 	for range n {
@@ -23,10 +24,15 @@ func medianGet(ctx context.Context, t *testing.T, client *rest.RESTClient, ns, n
 		require.NoError(t, client.Get().Namespace(ns).Resource("configmaps").Name(name).Do(ctx).Error())
 		took = append(took, time.Since(start))
 	}
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	return took[n/2]
+	slices.Sort(took)
+	return took
 }
 
+// The bound is one-sided, so that a loaded machine cannot fail it: a GET
+// can be slow for many reasons, but through a proxy that adds an RTT it
+// can never be faster than that RTT. The fastest of nine is checked, so
+// an RTT that were not added fails the test unless every one of nine
+// plain GETs took as long as the RTT (a plain GET takes a few ms).
 func TestProxyRTTShowsUpInRequestLatency(t *testing.T) {
 	const rtt = 50 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -38,14 +44,12 @@ func TestProxyRTTShowsUpInRequestLatency(t *testing.T) {
 	client := coreClient(t, cfg)
 	createConfigMap(ctx, t, client, ns, "target")
 
-	base := medianGet(ctx, t, client, ns, "target", 9)
+	base := getLatencies(ctx, t, client, ns, "target", 9)
 	proxy.SetRTT(rtt)
-	slowed := medianGet(ctx, t, client, ns, "target", 9)
+	slowed := getLatencies(ctx, t, client, ns, "target", 9)
 
-	ratio := float64(slowed) / float64(base)
-	t.Logf("median GET: %v direct through the proxy, %v with %v RTT added (%.1fx)", base, slowed, rtt, ratio)
-	assert.GreaterOrEqual(t, slowed, rtt, "a request is one round trip at least")
-	assert.Greater(t, ratio, 2.0)
+	t.Logf("GET through the proxy: fastest %v, median %v; with %v RTT added: fastest %v, median %v", base[0], base[4], rtt, slowed[0], slowed[4])
+	assert.GreaterOrEqual(t, slowed[0], rtt, "every request is one round trip at least")
 }
 
 // Left alone, the apiserver ends a watch after 30 to 60 minutes (its
