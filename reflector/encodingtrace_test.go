@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,7 +60,7 @@ func TestTheListTraceEventSaysWhichEncodingTheServerAnswered(t *testing.T) {
 			})
 			require.NoError(t, err)
 			run(t, r)
-			eventually(t, func() bool { return len(trace.of(reflector.KindList)) > 0 }, 10*time.Second, "no list")
+			eventually(t, func() bool { return len(trace.of(reflector.KindList)) > 0 }, "no list")
 			want := map[string]string{runtime.ContentTypeCBOR: "in CBOR", runtime.ContentTypeJSON: "in JSON"}[answer]
 			assert.Equal(t, `page 1: 1 object `+want+` (asked resourceVersion="", limit=500)`, trace.of(reflector.KindList)[0].Detail)
 		})

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,14 +29,14 @@ func TestTheRealAPIServersForbiddenIsReportedAndTheReflectorSyncsOnceGranted(t *
 	cfg.BearerToken = serviceAccountToken(t, admin, ns, "reader")
 
 	l := cmReflector(t, cfg, ns, nil)
-	eventually(t, func() bool { return len(l.errs.all()) > 0 }, 30*time.Second, "no refusal reported")
+	eventually(t, func() bool { return len(l.errs.all()) > 0 }, "no refusal reported")
 	err := l.errs.all()[0]
 	assert.True(t, apierrors.IsForbidden(err), "a real 403 reads as one: %v", err)
 	assert.Contains(t, err.Error(), "system:serviceaccount:"+ns+":reader", "with the server's message")
 	assert.Zero(t, l.store.count("replace"))
 
 	grant(t, admin, ns, "reader")
-	converged(t, l.store.state, cms, 30*time.Second)
+	converged(t, l.store.state, cms)
 }
 
 // serviceAccountToken creates a service account and returns a token for

@@ -35,7 +35,7 @@ func TestProxyCutResumesTheWatchFromItsResourceVersionWithoutRelist(t *testing.T
 	proxy, viaProxy := cp.Proxy(t)
 	ua := agent(t)
 	l := cmReflector(t, withAgent(viaProxy, ua), ns, nil)
-	converged(t, l.store.state, cms, 30*time.Second)
+	converged(t, l.store.state, cms)
 	watching(t, l.trace, 1)
 
 	for i := range 3 {
@@ -44,7 +44,7 @@ func TestProxyCutResumesTheWatchFromItsResourceVersionWithoutRelist(t *testing.T
 		// Written while the watch is down or being reopened: the re-watch
 		// from the last resourceVersion delivers it.
 		cms.create(fmt.Sprintf("after-cut-%d", i))
-		converged(t, l.store.state, cms, 30*time.Second)
+		converged(t, l.store.state, cms)
 		watches := l.trace.of(reflector.KindWatch)
 		require.Len(t, watches, i+2)
 		assert.Equal(t, before, watches[i+1].ResourceVersion, "the re-watch starts where the cut watch was")
@@ -85,7 +85,7 @@ func TestRealExpiredWatchRelistsAndVanishedObjectsArriveAsDeletesWithFinalStateU
 		}
 		return out
 	}
-	converged(t, cached, cms, 30*time.Second)
+	converged(t, cached, cms)
 	watching(t, trace, 1)
 
 	// The network fails until the writes and the compaction are done: the
@@ -100,7 +100,7 @@ func TestRealExpiredWatchRelistsAndVanishedObjectsArriveAsDeletesWithFinalStateU
 	proxy.Heal()
 	healed := time.Now()
 
-	converged(t, cached, cms, 60*time.Second)
+	converged(t, cached, cms)
 	t.Logf("converged %v after the network came back", time.Since(healed).Round(time.Millisecond))
 	assert.GreaterOrEqual(t, errs.count(apierrors.IsResourceExpired), 1, "the watch got a real 410")
 	require.Len(t, trace.of(reflector.KindRelist), 1)
@@ -170,7 +170,7 @@ func TestApiserverRestartConvergesWithoutLoopingOnTooOld(t *testing.T) {
 	cms.create("b")
 	ua := agent(t)
 	l := cmReflector(t, withAgent(cp.Config(), ua), ns, nil)
-	converged(t, l.store.state, cms, 30*time.Second)
+	converged(t, l.store.state, cms)
 	watching(t, l.trace, 1)
 
 	restarted := time.Now()
@@ -178,7 +178,7 @@ func TestApiserverRestartConvergesWithoutLoopingOnTooOld(t *testing.T) {
 	t.Logf("the apiserver restarted in %v", time.Since(restarted).Round(time.Millisecond))
 	cms.delete("a")
 	cms.create("c")
-	converged(t, l.store.state, cms, 60*time.Second)
+	converged(t, l.store.state, cms)
 	t.Logf("converged %v after the restart began", time.Since(restarted).Round(time.Millisecond))
 
 	// A write that arrives as a watch event: the reflector watches again,
@@ -192,12 +192,12 @@ func TestApiserverRestartConvergesWithoutLoopingOnTooOld(t *testing.T) {
 			}
 		}
 		return false
-	}, 30*time.Second, "d never arrived through a watch")
+	}, "d never arrived through a watch")
 	lists := countRequests(t, cp, ua, "list")
 	t.Logf("LIST requests: %d; errors reported: %v", lists, l.errs.all())
 	assert.LessOrEqual(t, lists, 3, "the first list and at most two relists")
 	assert.LessOrEqual(t, l.errs.count(apierrors.IsResourceExpired), 2, "no loop on too old")
-	converged(t, l.store.state, cms, 30*time.Second)
+	converged(t, l.store.state, cms)
 }
 
 // mustInt parses a resourceVersion. Clients must treat resourceVersions as
@@ -215,7 +215,7 @@ func TestStreamingListWorksAgainstTheRealServer(t *testing.T) {
 	cms.create("a")
 	cms.create("b")
 	l := cmReflector(t, cp.Config(), ns, func(o *reflector.Options[*corev1.ConfigMap]) { o.StreamingList = true })
-	converged(t, l.store.state, cms, 30*time.Second)
+	converged(t, l.store.state, cms)
 	assert.Empty(t, l.trace.of(reflector.KindList), "no LIST")
 	assert.Empty(t, l.trace.of(reflector.KindFallback), "the server did not refuse")
 	ends := l.trace.of(reflector.KindBookmark)
@@ -224,7 +224,7 @@ func TestStreamingListWorksAgainstTheRealServer(t *testing.T) {
 	assert.Equal(t, [][]string{{ns + "/a", ns + "/b"}}, sortedReplaces(l.store.replaces()))
 
 	cms.create("c")
-	converged(t, l.store.state, cms, 30*time.Second)
+	converged(t, l.store.state, cms)
 	assert.Len(t, l.trace.of(reflector.KindWatch), 1, "the stream that listed goes on as the watch")
 	assert.Empty(t, l.errs.all())
 }
@@ -276,7 +276,7 @@ func TestAStreamingListCutMidStreamStreamsAgain(t *testing.T) {
 		o.ListerWatcher = lw
 		o.StreamingList = true
 	})
-	converged(t, l.store.state, cms, 30*time.Second)
+	converged(t, l.store.state, cms)
 
 	assert.Empty(t, l.trace.of(reflector.KindFallback), "a cut is not a refusal: streaming stays on")
 	assert.Zero(t, countRequests(t, cp, ua, "list"), "no LIST")

@@ -67,14 +67,15 @@ func (c *configMaps) state() map[string]string {
 	return out
 }
 
-// converged waits until the mirror equals the server's state.
-func converged(t *testing.T, mirror func() map[string]string, c *configMaps, timeout time.Duration) {
+// converged waits until the mirror equals the server's state, for as
+// long as hangGuard.
+func converged(t *testing.T, mirror func() map[string]string, c *configMaps) {
 	t.Helper()
 	var want map[string]string
 	require.Eventually(t, func() bool {
 		want = c.state()
 		return fmt.Sprint(mirror()) == fmt.Sprint(want)
-	}, timeout, 50*time.Millisecond, "the mirror never converged: have %v, want %v", mirror(), want)
+	}, hangGuard, 50*time.Millisecond, "the mirror never converged: have %v, want %v", mirror(), want)
 }
 
 // agent returns a User-Agent unique to this test, so the audit log can
@@ -145,5 +146,5 @@ func newScheme(t *testing.T) *runtime.Scheme {
 // watching waits until r has listed and opened a watch.
 func watching(t *testing.T, trace *traceLog, n int) {
 	t.Helper()
-	eventually(t, func() bool { return len(trace.of(reflector.KindWatch)) >= n }, 30*time.Second, "no watch #%d", n)
+	eventually(t, func() bool { return len(trace.of(reflector.KindWatch)) >= n }, "no watch #%d", n)
 }

@@ -31,12 +31,12 @@ func TestConvergesThroughCreatesUpdatesAndDeletes(t *testing.T) {
 			a := cms.create("a")
 			cms.create("b")
 			mirror := startMirror(t, cp, ns, mode)
-			converged(t, mirror, cms, 30*time.Second)
+			converged(t, mirror, cms)
 
 			cms.update(a, "2")
 			cms.delete("b")
 			cms.create("c")
-			converged(t, mirror, cms, 30*time.Second)
+			converged(t, mirror, cms)
 		})
 	}
 }
@@ -79,7 +79,7 @@ func TestMetadataModeKeepsOnlyMetadata(t *testing.T) {
 	store := newRecorder[*metav1.PartialObjectMetadata]()
 	r := must(reflector.New(reflector.Options[*metav1.PartialObjectMetadata]{ListerWatcher: lw, Store: store}))
 	run(t, r)
-	converged(t, store.state, cms, 30*time.Second)
+	converged(t, store.state, cms)
 
 	store.mu.Lock()
 	obj := store.mirror[informer.Key{Namespace: ns, Name: "a"}]
@@ -102,7 +102,7 @@ func TestSelectorsFilterOnTheServer(t *testing.T) {
 	store := newRecorder[*corev1.ConfigMap]()
 	r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store}))
 	run(t, r)
-	eventually(t, func() bool { return len(store.state()) == 1 }, 30*time.Second, "no list")
+	eventually(t, func() bool { return len(store.state()) == 1 }, "no list")
 	assert.Contains(t, store.state(), ns+"/b")
 }
 
@@ -116,7 +116,7 @@ func TestPaginatesAListLargerThanAPage(t *testing.T) {
 	ua := agent(t)
 	started := time.Now()
 	l := cmReflector(t, withAgent(cp.Config(), ua), ns, func(o *reflector.Options[*corev1.ConfigMap]) { o.PageSize = 10 })
-	eventually(t, func() bool { return l.store.count("replace") == 1 }, 30*time.Second, "no list")
+	eventually(t, func() bool { return l.store.count("replace") == 1 }, "no list")
 	t.Logf("listed 25 objects in pages of 10 in %v", time.Since(started).Round(time.Millisecond))
 
 	assert.Equal(t, 3, countRequests(t, cp, ua, "list"), "25 objects in pages of 10: 3 LIST requests")
@@ -135,7 +135,7 @@ func TestResyncMakesNoAPICalls(t *testing.T) {
 	l := cmReflector(t, withAgent(cp.Config(), ua), ns, func(o *reflector.Options[*corev1.ConfigMap]) {
 		o.ResyncPeriod = 100 * time.Millisecond
 	})
-	eventually(t, func() bool { return l.store.count("resync") >= 10 }, 30*time.Second, "fewer than 10 resyncs")
+	eventually(t, func() bool { return l.store.count("resync") >= 10 }, "fewer than 10 resyncs")
 	l.stop()
 	assert.Equal(t, 1, countRequests(t, cp, ua, "list"))
 	assert.Equal(t, 1, countRequests(t, cp, ua, "watch"))
@@ -160,7 +160,7 @@ func TestNoGoroutineOutlivesRunAgainstTheRealServer(t *testing.T) {
 	})
 	watching(t, l.trace, 1)
 	cms.create("b")
-	converged(t, l.store.state, cms, 30*time.Second)
+	converged(t, l.store.state, cms)
 	l.stop() // before goleak looks, not at cleanup
 }
 
@@ -185,9 +185,9 @@ func TestProtobufModeReadsProtobuf(t *testing.T) {
 	}
 	store := newRecorder[*corev1.ConfigMap]()
 	run(t, must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: typedConfigMapLW(t, cfg, ns, true), Store: store})))
-	converged(t, store.state, cms, 30*time.Second)
+	converged(t, store.state, cms)
 	cms.create("b")
-	converged(t, store.state, cms, 30*time.Second)
+	converged(t, store.state, cms)
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,7 +73,7 @@ func TestAListCutShortIsBegunAgainAndNeverFinished(t *testing.T) {
 	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store,
 		Tuning: reflector.Tuning{PageSize: 2, ExpiredContinueLimit: 2}, OnError: (&errorLog{}).hook})))
 	run(t, r)
-	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, 5*time.Second, "never synced")
+	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, "never synced")
 	assert.Equal(t, []string{
 		"begin", "part 2", // the first page; then the continue token expired
 		"begin", "part 2", "part 2", "part 2", "finish " + lw.ResourceVersion(),
@@ -115,7 +114,7 @@ func TestAPartStoreGetsEachPartOfAPartListersPageAsItArrives(t *testing.T) {
 	r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: pagesInParts{lw, store}, Store: store,
 		Tuning: reflector.Tuning{PageSize: 2}}))
 	run(t, r)
-	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, 5*time.Second, "never synced")
+	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, "never synced")
 	assert.Equal(t, []string{
 		"begin",
 		"part 1", "part 1", "end of page",

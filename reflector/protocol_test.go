@@ -59,7 +59,7 @@ func (f *memFixture) waitSynced(t *testing.T) {
 	t.Helper()
 	eventually(t, func() bool {
 		return f.r.LastSyncResourceVersion() == f.lw.ResourceVersion() && f.lw.Stats().OpenWatches > 0
-	}, 5*time.Second, "the reflector never caught up with rv %s (it is at %q)", f.lw.ResourceVersion(), f.r.LastSyncResourceVersion())
+	}, "the reflector never caught up with rv %s (it is at %q)", f.lw.ResourceVersion(), f.r.LastSyncResourceVersion())
 }
 
 func key(name string) informer.Key { return informer.Key{Namespace: "default", Name: name} }
@@ -182,7 +182,7 @@ func TestContinueTokenExpiryRestartsTheListFromTheFirstPage(t *testing.T) {
 	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store,
 		Tuning: reflector.Tuning{PageSize: 2, ExpiredContinueLimit: 2}, OnError: errs.hook})))
 	run(t, r)
-	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, 5*time.Second, "never synced")
+	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, "never synced")
 
 	lists := s.listCalls()
 	require.GreaterOrEqual(t, len(lists), 5)
@@ -199,7 +199,7 @@ func TestExpiredContinueTokensAtTheLimitGiveOneUnpagedList(t *testing.T) {
 	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store,
 		Tuning: reflector.Tuning{PageSize: 2}, OnError: (&errorLog{}).hook})))
 	run(t, r)
-	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, 5*time.Second, "never synced")
+	eventually(t, func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() }, "never synced")
 
 	lists := s.listCalls()
 	require.Len(t, lists, 3, "page 1, page 2 (expired), then the whole list")
@@ -252,7 +252,7 @@ func TestAnEventWhoseResourceVersionGoesBackIsSkippedReportedAndRelisted(t *test
 	stale.Data = map[string]string{"v": "from the past"}
 	old.Modify(stale)
 
-	eventually(t, func() bool { return len(f.trace.of(reflector.KindRelist)) == 1 }, 5*time.Second, "never relisted")
+	eventually(t, func() bool { return len(f.trace.of(reflector.KindRelist)) == 1 }, "never relisted")
 	assert.Equal(t, reflector.CauseWentBack, f.trace.of(reflector.KindRelist)[0].Reason)
 	assert.Equal(t, 1, f.errs.count(is(reflector.ErrResourceVersionWentBack)), "%v", f.errs.all())
 	f.waitSynced(t)

@@ -135,7 +135,7 @@ func TestWithoutOnErrorEachFailureIsLoggedAtWarnAsARetry(t *testing.T) {
 	s := &spy[*corev1.ConfigMap]{inner: memlistwatch.New[*corev1.ConfigMap](), onList: func(int, metav1.ListOptions) error { return forbidden }}
 	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{Name: "configmaps", ListerWatcher: s, Store: newRecorder[*corev1.ConfigMap]()})))
 	stop := run(t, r)
-	eventually(t, func() bool { return len(s.listCalls()) >= 3 }, 5*time.Second, "the LIST was not retried")
+	eventually(t, func() bool { return len(s.listCalls()) >= 3 }, "the LIST was not retried")
 	stop()
 
 	mu.Lock()

@@ -65,7 +65,7 @@ func TestAResourceNoLongerServedIsReportedOnceEmptiedAndNoLongerRequested(t *tes
 	d.gone.Store(true) // the CRD is deleted: its objects with it, then the resource
 	require.NoError(t, f.lw.Delete(key("cm-00")))
 	f.lw.DropWatches()
-	eventually(t, func() bool { return len(f.trace.of(reflector.KindNotServed)) == 1 }, 5*time.Second, "never reported the resource gone")
+	eventually(t, func() bool { return len(f.trace.of(reflector.KindNotServed)) == 1 }, "never reported the resource gone")
 
 	assert.Empty(t, f.store.state(), "what the watch did not delete, the store's Replace did")
 	replaces := f.store.replaces()
@@ -77,7 +77,7 @@ func TestAResourceNoLongerServedIsReportedOnceEmptiedAndNoLongerRequested(t *tes
 	assert.True(t, apierrors.IsNotFound(errs[0]), "the 404 is kept: %v", errs[0])
 
 	lists, watches, asked := len(f.spy.listCalls()), len(f.spy.watchCalls()), d.asked.Load()
-	eventually(t, func() bool { return d.asked.Load() >= asked+3 }, 5*time.Second, "discovery was not asked again")
+	eventually(t, func() bool { return d.asked.Load() >= asked+3 }, "discovery was not asked again")
 	assert.Len(t, f.spy.listCalls(), lists, "no LIST while the resource is not served")
 	assert.Len(t, f.spy.watchCalls(), watches, "no WATCH while the resource is not served")
 
@@ -144,7 +144,7 @@ func TestAVersionNoLongerServedIsReportedOnceAndTheStoreIsKeptWithNoDeletes(t *t
 
 	moved.Store(true)
 	f.lw.DropWatches()
-	eventually(t, func() bool { return len(f.trace.of(reflector.KindVersionNotServed)) == 1 }, 5*time.Second, "never reported the version gone")
+	eventually(t, func() bool { return len(f.trace.of(reflector.KindVersionNotServed)) == 1 }, "never reported the version gone")
 
 	errs := f.errs.all()
 	require.Len(t, errs, 1, "one report, not one per retry: %v", errs)
@@ -156,7 +156,7 @@ func TestAVersionNoLongerServedIsReportedOnceAndTheStoreIsKeptWithNoDeletes(t *t
 	assert.NotErrorIs(t, errs[0], reflector.ErrNotServed, "the resource is not gone, only its version")
 
 	lists, watches, n := len(f.spy.listCalls()), len(f.spy.watchCalls()), asked.Load()
-	eventually(t, func() bool { return asked.Load() >= n+3 }, 5*time.Second, "discovery was not asked again")
+	eventually(t, func() bool { return asked.Load() >= n+3 }, "discovery was not asked again")
 	assert.Equal(t, before, f.store.state(), "the store keeps what it held")
 	assert.Zero(t, f.store.count("delete"), "moving a version deletes nothing")
 	assert.Equal(t, 1, f.store.count("replace"), "no empty Replace: only the first list")

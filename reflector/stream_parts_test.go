@@ -2,7 +2,6 @@ package reflector_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,7 +50,7 @@ func TestADeletionAmongStreamedInitialEventsMakesTheReflectorListInstead(t *test
 	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, Tuning: reflector.Tuning{StreamingList: true}, OnError: errs.hook})))
 	run(t, r)
 
-	eventually(t, func() bool { return r.LastSyncResourceVersion() == "2" }, 5*time.Second, "never listed")
+	eventually(t, func() bool { return r.LastSyncResourceVersion() == "2" }, "never listed")
 	assert.Equal(t, 1, lw.Stats().Lists, "a LIST after the stream")
 	assert.Equal(t, []string{"begin", "begin", "part 1", "finish 2"}, store.calls(),
 		"the stream's replacement is never finished; the list's is")

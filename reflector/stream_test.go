@@ -101,7 +101,7 @@ func TestWrongTypeWatchEventsAreReportedAndSkipped(t *testing.T) {
 	r := must(reflector.New(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, OnError: errs.hook}))
 	run(t, r)
 
-	eventually(t, func() bool { return r.LastSyncResourceVersion() == "4" }, 5*time.Second, "the good event was not applied")
+	eventually(t, func() bool { return r.LastSyncResourceVersion() == "4" }, "the good event was not applied")
 	assert.Equal(t, 2, errs.count(is(reflector.ErrUnexpectedObject)), "the Secret and the typed nil: %v", errs.all())
 	assert.Contains(t, store.state(), "default/good")
 	assert.Equal(t, 1, store.count("add"), "nothing else reached the store")
