@@ -198,7 +198,7 @@ func chaosRun(t *testing.T, opts testenv.Options, seed uint64, d time.Duration) 
 	ctx, stop := context.WithCancel(t.Context())
 	var running sync.WaitGroup
 	running.Go(func() { _ = inf.Run(ctx) })
-	syncCtx, cancelSync := context.WithTimeout(ctx, 30*time.Second)
+	syncCtx, cancelSync := context.WithTimeout(ctx, hangGuard)
 	require.NoError(t, sharedinformer.WaitForCacheSync(syncCtx, regs...), "the informer never synced")
 	cancelSync()
 	running.Go(func() { ctrl.run(ctx) })

@@ -90,10 +90,15 @@ func hostileInformer(t *testing.T, s *server, pageSize int64) (*sharedinformer.I
 	return inf, v, errs
 }
 
-// eventually polls cond every 20ms until it holds or timeout passes.
-func eventually(t *testing.T, cond func() bool, timeout time.Duration, msg string, args ...any) {
+// hangGuard bounds every wait for something that must happen: a guard
+// against a hang, not a timing. A short bound would assert the machine's
+// speed, which a loaded one (two cores, -race, -p 4) breaks.
+const hangGuard = time.Minute
+
+// eventually polls cond every 20ms until it holds or hangGuard passes.
+func eventually(t *testing.T, cond func() bool, msg string, args ...any) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(hangGuard)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf(msg, args...)

@@ -63,7 +63,7 @@ func TestHostileWatchesAreReportedRetriedAtABoundedRateAndRecoveredFrom(t *testi
 			time.Sleep(hostileWindow + 300*time.Millisecond)
 			// A 17 MiB event takes a while to send and refuse under -race
 			// (seconds an attempt, beside the other cases).
-			eventually(t, func() bool { return len(errs.all()) >= 3 }, time.Minute, "it does not keep retrying")
+			eventually(t, func() bool { return len(errs.all()) >= 3 }, "it does not keep retrying")
 
 			watches := s.Requests(true)
 			require.NotEmpty(t, watches)
@@ -92,8 +92,8 @@ func TestHostileWatchesAreReportedRetriedAtABoundedRateAndRecoveredFrom(t *testi
 			s.Answer(nil, s.HoldOpen(event("ADDED", cm("b", "11"))))
 			// Guards against hanging: an attempt already sending the 17 MiB
 			// event runs to its end first.
-			eventually(t, func() bool { return inf.LastSyncResourceVersion() == "11" }, 30*time.Second, "no recovery")
-			eventually(t, func() bool { live, _ := v.state(); return len(live) == 2 }, 5*time.Second, "the handler never saw b")
+			eventually(t, func() bool { return inf.LastSyncResourceVersion() == "11" }, "no recovery")
+			eventually(t, func() bool { live, _ := v.state(); return len(live) == 2 }, "the handler never saw b")
 			live, violations := v.state()
 			assert.Equal(t, map[string]string{"ns/a": "9", "ns/b": "11"}, live)
 			assert.Empty(t, violations)
@@ -114,8 +114,8 @@ func TestAResetInTheMiddleOfAListPageLeavesTheCacheWholeUntilAListCompletes(t *t
 	s := newServer(t, pagedList("10", 0, old...), nil)
 	s.Answer(nil, s.HoldOpen())
 	inf, v, errs := hostileInformer(t, s, 2)
-	eventually(t, func() bool { return inf.HasSynced() }, 10*time.Second, "never synced")
-	eventually(t, func() bool { live, _ := v.state(); return len(live) == 5 }, 5*time.Second, "the handler never got the list")
+	eventually(t, func() bool { return inf.HasSynced() }, "never synced")
+	eventually(t, func() bool { live, _ := v.state(); return len(live) == 5 }, "the handler never got the list")
 
 	// Now the watch is gone (410, a relist) and page 2 of every list is cut.
 	listsBefore := len(s.Requests(false))
@@ -125,7 +125,7 @@ func TestAResetInTheMiddleOfAListPageLeavesTheCacheWholeUntilAListCompletes(t *t
 	s.CloseClientConnections()
 	// Two requests (pages 1 and 2) per attempt: two cut lists at least,
 	// however slowly a loaded machine makes them.
-	eventually(t, func() bool { return len(s.Requests(false)) >= listsBefore+4 }, time.Minute, "it does not keep retrying")
+	eventually(t, func() bool { return len(s.Requests(false)) >= listsBefore+4 }, "it does not keep retrying")
 	lists := s.Requests(false)[listsBefore:]
 	// Let the window from the first relist pass, so the upper bound below
 	// is checked over all of it; a slow machine only makes fewer requests.
@@ -145,15 +145,15 @@ func TestAResetInTheMiddleOfAListPageLeavesTheCacheWholeUntilAListCompletes(t *t
 	}
 	assert.GreaterOrEqual(t, failedLists, n/2-1, "every cut list is reported")
 	partial := map[string]string{"ns/a": "11", "ns/b": "12", "ns/c": "13", "ns/d": "4", "ns/e": "5"}
-	eventually(t, func() bool { return fmt.Sprint(cacheRVs(inf)) == fmt.Sprint(partial) }, 5*time.Second,
+	eventually(t, func() bool { return fmt.Sprint(cacheRVs(inf)) == fmt.Sprint(partial) },
 		"the cache holds the newer versions that arrived whole and every key of the last complete list")
-	eventually(t, func() bool { live, _ := v.state(); return fmt.Sprint(live) == fmt.Sprint(partial) }, 5*time.Second,
+	eventually(t, func() bool { live, _ := v.state(); return fmt.Sprint(live) == fmt.Sprint(partial) },
 		"the handler was told of the newer versions and of no deletion")
 	assert.Zero(t, v.deletes.Load())
 
 	s.Answer(pagedList("20", 0, cm("a", "11"), cm("b", "12"), cm("c", "13"), cm("f", "14")), s.HoldOpen())
 	newState := map[string]string{"ns/a": "11", "ns/b": "12", "ns/c": "13", "ns/f": "14"}
-	eventually(t, func() bool { live, _ := v.state(); return fmt.Sprint(live) == fmt.Sprint(newState) }, 10*time.Second, "no recovery")
+	eventually(t, func() bool { live, _ := v.state(); return fmt.Sprint(live) == fmt.Sprint(newState) }, "no recovery")
 	assert.Equal(t, newState, cacheRVs(inf))
 	assert.Equal(t, int64(2), v.unknownDeletes.Load(), "d and e, gone while not watched, were deleted with final state unknown")
 	_, violations := v.state()
@@ -173,7 +173,7 @@ func TestWatchesThatEndAtOnceAfterProgressAreNotReopenedInATightLoop(t *testing.
 		raw(http.StatusOK, event("BOOKMARK", bookmark)+"\n")(w, nil)
 	})
 	inf, _, _ := hostileInformer(t, s, 0)
-	eventually(t, func() bool { return inf.HasSynced() }, 10*time.Second, "never synced")
+	eventually(t, func() bool { return inf.HasSynced() }, "never synced")
 	time.Sleep(hostileWindow + 300*time.Millisecond)
 
 	watches := s.Requests(true)
@@ -194,8 +194,8 @@ func TestAResourceVersionThatGoesBackwardsIsReported(t *testing.T) {
 	s := newServer(t, pagedList("10", 0, cm("a", "9")), nil)
 	s.Answer(nil, s.HoldOpen(event("MODIFIED", cm("a", "5"))))
 	inf, v, errs := hostileInformer(t, s, 0)
-	eventually(t, func() bool { return inf.HasSynced() }, 10*time.Second, "never synced")
-	eventually(t, func() bool { return len(errs.all()) > 0 }, 30*time.Second,
+	eventually(t, func() bool { return inf.HasSynced() }, "never synced")
+	eventually(t, func() bool { return len(errs.all()) > 0 },
 		"a resourceVersion going from 10 to 5 is never reported")
 
 	reported := errs.all()
@@ -205,7 +205,7 @@ func TestAResourceVersionThatGoesBackwardsIsReported(t *testing.T) {
 	// Recovery: the server moves forward again.
 	s.Answer(nil, s.HoldOpen(event("MODIFIED", cm("a", "12"))))
 	s.CloseClientConnections()
-	eventually(t, func() bool { return fmt.Sprint(cacheRVs(inf)) == "map[ns/a:12]" }, 10*time.Second, "no recovery: %v", cacheRVs(inf))
+	eventually(t, func() bool { return fmt.Sprint(cacheRVs(inf)) == "map[ns/a:12]" }, "no recovery: %v", cacheRVs(inf))
 }
 
 // An object larger than any real server would store (etcd's limit is
@@ -217,10 +217,10 @@ func TestAnOversizedObjectInAListIsCachedWhole(t *testing.T) {
 	s := newServer(t, pagedList("10", 0, big), nil)
 	s.Answer(nil, s.HoldOpen())
 	inf, v, errs := hostileInformer(t, s, 0)
-	eventually(t, func() bool { return inf.HasSynced() }, 20*time.Second, "never synced")
+	eventually(t, func() bool { return inf.HasSynced() }, "never synced")
 	got, err := inf.Lister().Namespace("ns").Get("big")
 	require.NoError(t, err)
 	assert.Len(t, got.Data["blob"], 3<<20)
 	assert.Empty(t, errs.all())
-	eventually(t, func() bool { live, _ := v.state(); return len(live) == 1 }, 5*time.Second, "the handler never got it")
+	eventually(t, func() bool { live, _ := v.state(); return len(live) == 1 }, "the handler never got it")
 }
