@@ -80,7 +80,7 @@ func TestManyProducersAndWorkersProcessEveryKeyAfterItsLastAddAndNeverTwiceAtOnc
 	}
 	producing.Wait()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a guard against a hang
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard against a hang
 	defer cancel()
 	require.NoError(t, q.ShutDownWithDrain(ctx))
 	<-ran // Run returns by itself once the queue is drained

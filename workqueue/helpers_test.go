@@ -33,7 +33,7 @@ func newFake[K comparable](opts Options[K]) (*Queue[K], *FakeClock) {
 // test's goroutine (it may call t.Fatalf); other goroutines use getWithin.
 func mustGet[K comparable](t testing.TB, q *Queue[K]) K {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a guard, not a timing
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard, not a timing
 	defer cancel()
 	key, err := q.Get(ctx)
 	if err != nil {
@@ -92,7 +92,7 @@ func (r *recorder) watch() <-chan informer.TraceEvent {
 // waitForEvent reads events until one of kind for key arrives.
 func waitForEvent(t testing.TB, events <-chan informer.TraceEvent, kind, key string) informer.TraceEvent {
 	t.Helper()
-	timeout := time.After(10 * time.Second) // a guard against a hang, not a timing
+	timeout := time.After(time.Minute) // a guard against a hang, not a timing
 	for {
 		select {
 		case e := <-events:

@@ -39,7 +39,7 @@ func TestGetReportsShutDownOnlyAfterPostponedKeysAreHandedOut(t *testing.T) {
 	// Nothing is queued, but "a" will be at its Done: Get must wait for
 	// it rather than report shutdown and leave it behind.
 	got := make(chan string)
-	go func() { key, _ := getWithin(q, 10*time.Second); got <- key }()
+	go func() { key, _ := getWithin(q, time.Minute); got <- key }()
 	_, err := getWithin(q, time.Millisecond)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	q.Done("a")
@@ -71,7 +71,7 @@ func TestShutDownWithDrainWaitsForQueuedInFlightAndPostponedWork(t *testing.T) {
 	q.Add("held") // postponed
 	q.Add("queued")
 
-	guard, cancel := context.WithTimeout(context.Background(), 10*time.Second) // against a hang
+	guard, cancel := context.WithTimeout(context.Background(), time.Minute) // against a hang
 	defer cancel()
 	drained := make(chan error)
 	go func() { drained <- q.ShutDownWithDrain(guard) }()
