@@ -66,10 +66,13 @@ type popped struct {
 	Initial bool
 }
 
-// popOne pops one key, failing the test if none is queued within a second.
+// popOne pops one key, failing the test if none is queued within a
+// minute: a guard against a hang, not a timing (Pop checks its context
+// before it looks at the queue, so a second's bound failed a test whose
+// goroutine a loaded machine left unscheduled for that long).
 func popOne(t *testing.T, f *fifo, c cache) popped {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var got popped
 	err := f.Pop(ctx, func(k informer.Key, d deltafifo.Deltas[*corev1.ConfigMap], initial bool) error {
