@@ -273,5 +273,5 @@ func (s *server) secretData(name string) map[string]string {
 
 func (s *server) eventually(what string, cond func() bool) {
 	s.t.Helper()
-	require.Eventually(s.t, cond, 30*time.Second, 50*time.Millisecond, what)
+	require.Eventually(s.t, cond, time.Minute, 50*time.Millisecond, what) // a guard against a hang, not a timing
 }
