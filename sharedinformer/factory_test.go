@@ -68,6 +68,17 @@ func TestAnInformerIsMadeFromTheTypeAloneWhateverItsPlural(t *testing.T) {
 	}
 }
 
+// deleteCRDAtCleanup deletes crd when the test ends: a CRD outlives the
+// test on the shared control plane, and a later test (or this one's next
+// run, -count=2) would find its kind in discovery.
+func deleteCRDAtCleanup(t *testing.T, cp *testenv.ControlPlane, crd testenv.CRD) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+		defer cancel()
+		assert.NoError(t, cp.DeleteCRD(ctx, crd))
+	})
+}
+
 // nameOf turns InformerFor's answer into its name, for a table.
 func nameOf[T interface{ Name() string }](inf T, err error) func() (string, error) {
 	return func() (string, error) {
@@ -90,7 +101,10 @@ func TestATypeTheServerDoesNotServeIsAnErrorThatSuggestsTheNearestKind(t *testin
 // The factory's discovery is cached; a miss refreshes it, so a CRD
 // installed after the factory first looked is found. On the shared
 // control plane, the Octopus type is registered under a group of this
-// run's own (named after its namespace), which nothing has installed yet.
+// run's own (named after its namespace), which nothing has installed yet,
+// and deleted when the test ends: a second Octopus left behind would be
+// another "did you mean" for the next run (-count=2) of
+// TestATypeTheServerDoesNotServeIsAnErrorThatSuggestsTheNearestKind.
 func TestACustomResourceInstalledAfterTheFirstLookupIsFound(t *testing.T) {
 	cp := testenv.Shared(t)
 	gv := schema.GroupVersion{Group: cp.Namespace(t) + ".late.listwatch.dev", Version: "v1"}
@@ -102,7 +116,9 @@ func TestACustomResourceInstalledAfterTheFirstLookupIsFound(t *testing.T) {
 	_, err = sharedinformer.InformerFor[*Octopus](t.Context(), f)
 	require.ErrorContains(t, err, "is its CRD installed?")
 
-	require.NoError(t, cp.InstallCRD(t.Context(), testenv.CRD{Group: gv.Group, Version: gv.Version, Kind: "Octopus", Plural: "octopodes"}))
+	late := testenv.CRD{Group: gv.Group, Version: gv.Version, Kind: "Octopus", Plural: "octopodes"}
+	require.NoError(t, cp.InstallCRD(t.Context(), late))
+	deleteCRDAtCleanup(t, cp, late)
 	inf, err := sharedinformer.InformerFor[*Octopus](t.Context(), f)
 	require.NoError(t, err)
 	assert.Equal(t, "octopodes."+gv.Group, inf.Name())
@@ -249,6 +265,7 @@ func TestAnInformerOfAResourceInstalledLaterReports404ThenSyncs(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err), "the 404 is in the error: %v", err)
 
 	require.NoError(t, cp.InstallCRD(t.Context(), gadgets))
+	deleteCRDAtCleanup(t, cp, gadgets)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, f.WaitForCacheSync(ctx))
