@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -280,10 +281,13 @@ func (c *callLog) OnDelete(obj *unstructured.Unstructured, unknown bool) {
 }
 
 // waitFor waits until line has been recorded, and returns every call
-// recorded by then. It waits on the handler's calls, as long as the
-// test's context lasts.
+// recorded by then. It waits on the handler's calls, for as long as
+// hangGuard: t.Context() ends only after the test function returns, so
+// waiting on it alone would hang a test whose line never comes until the
+// binary's -timeout, taking every later test with it.
 func (c *callLog) waitFor(t *testing.T, line string) []string {
 	t.Helper()
+	guard := time.After(hangGuard)
 	for {
 		c.mu.Lock()
 		calls, more := slices.Clone(c.calls), c.more
@@ -293,8 +297,8 @@ func (c *callLog) waitFor(t *testing.T, line string) []string {
 		}
 		select {
 		case <-more:
-		case <-t.Context().Done():
-			require.FailNow(t, "the test ended first", "waiting for %q; calls so far: %q", line, calls)
+		case <-guard:
+			require.FailNow(t, "no such call within the hang guard", "waiting %v for %q; calls so far: %q", hangGuard, line, calls)
 		}
 	}
 }
@@ -319,9 +323,10 @@ func (l *eventLog) hook(e informer.TraceEvent) {
 }
 
 // waitFor waits until done says the events so far are what the test
-// waits for, and returns them.
+// waits for, and returns them; it fails the test after hangGuard.
 func (l *eventLog) waitFor(t *testing.T, what string, done func([]informer.TraceEvent) bool) []informer.TraceEvent {
 	t.Helper()
+	guard := time.After(hangGuard)
 	for {
 		l.mu.Lock()
 		events, more := slices.Clone(l.events), l.more
@@ -331,8 +336,8 @@ func (l *eventLog) waitFor(t *testing.T, what string, done func([]informer.Trace
 		}
 		select {
 		case <-more:
-		case <-t.Context().Done():
-			require.FailNow(t, "the test ended first", "waiting for %s", what)
+		case <-guard:
+			require.FailNow(t, "not within the hang guard", "waiting %v for %s", hangGuard, what)
 		}
 	}
 }
@@ -354,9 +359,11 @@ func (l *errLog) hook(err error) {
 	l.more = make(chan struct{})
 }
 
-// waitFor waits for the first error that match accepts, and returns it.
+// waitFor waits for the first error that match accepts, and returns it;
+// it fails the test after hangGuard.
 func (l *errLog) waitFor(t *testing.T, what string, match func(error) bool) error {
 	t.Helper()
+	guard := time.After(hangGuard)
 	for {
 		l.mu.Lock()
 		errs, more := slices.Clone(l.errs), l.more
@@ -368,8 +375,8 @@ func (l *errLog) waitFor(t *testing.T, what string, match func(error) bool) erro
 		}
 		select {
 		case <-more:
-		case <-t.Context().Done():
-			require.FailNow(t, "the test ended first", "waiting for %s; errors so far: %v", what, errs)
+		case <-guard:
+			require.FailNow(t, "no such error within the hang guard", "waiting %v for %s; errors so far: %v", hangGuard, what, errs)
 		}
 	}
 }
