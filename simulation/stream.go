@@ -13,11 +13,12 @@ import (
 
 // handlerStream is what one handler was told, replayed: the objects
 // (Widgets, ConfigMaps) it holds by its events, each at the
-// resourceVersion of the last event that named it. sharedinformer promises each handler every change in
-// order ("Handlers" in its package doc), so the events of one key must
-// read as a life: an add of a key it does not hold, updates whose old
-// object is the last it was given, a delete of a key it holds; and once
-// the handler has caught up, what it holds is the cache.
+// resourceVersion of the last event that named it. sharedinformer
+// promises each handler every change in order ("Handlers" in its package
+// doc), so the events of one key must read as a life: an add of a key it
+// does not hold, updates whose old object is the last it was given, a
+// delete of a key it holds; and once the handler has caught up, what it
+// holds is the cache.
 type handlerStream struct {
 	mu   sync.Mutex
 	held map[string]heldObject // by namespace/name; guarded by mu
