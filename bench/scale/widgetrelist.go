@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -93,12 +94,7 @@ func buildRelistingWidgets(ctx context.Context, cfg *rest.Config, lib, ns string
 			return running{}, err
 		}
 		widgets := client.Resource(WidgetsResource).Namespace(ns)
-		lw := &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-				return widgets.List(ctx, opts)
-			},
-			WatchFuncWithContext: widgets.Watch,
-		}
+		lw := resourceListWatch(widgets.List, widgets.Watch)
 		x.wrapListWatch(lw)
 		inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), &unstructured.Unstructured{}, 0, indexers)
 		return clientGoRunning(ctx, inf, seen)
@@ -108,15 +104,20 @@ func buildRelistingWidgets(ctx context.Context, cfg *rest.Config, lib, ns string
 			return running{}, err
 		}
 		widgets := client.Resource(WidgetsResource).Namespace(ns)
-		lw := &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-				return widgets.List(ctx, opts)
-			},
-			WatchFuncWithContext: widgets.Watch,
-		}
+		lw := resourceListWatch(widgets.List, widgets.Watch)
 		x.wrapListWatch(lw)
 		inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client), &metav1.PartialObjectMetadata{}, 0, indexers)
 		return clientGoRunning(ctx, inf, seen)
 	}
 	return running{}, fmt.Errorf("scale: no relist kind %q of %s (have %v)", lib, Widgets, WidgetRelistKinds)
+}
+
+// resourceListWatch is the ListWatch client-go's dynamic and metadata
+// informer factories build over one resource's client: its List and its
+// Watch, as they are.
+func resourceListWatch[L runtime.Object](list func(context.Context, metav1.ListOptions) (L, error), watch func(context.Context, metav1.ListOptions) (watch.Interface, error)) *cache.ListWatch {
+	return &cache.ListWatch{
+		ListWithContextFunc:  func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) { return list(ctx, opts) },
+		WatchFuncWithContext: watch,
+	}
 }
