@@ -77,7 +77,7 @@ type Factory struct {
 	opts      FactoryOptions
 	mapper    meta.RESTMapperWithContext
 	discovery discovery.CachedDiscoveryInterfaceWithContext // nil with a caller's Mapper
-	forget    func()                                        // resets mapper, so it asks discovery again; no-op for a Mapper that cannot
+	forget    func(context.Context)                         // resets mapper, so it asks discovery again; no-op for a Mapper that cannot
 	served    *servedResources                              // every informer's Served: is its resource still served?
 	// mapperStale is set when a served check found a resource not served
 	// in its version: the mapper may still hold it, so the next lookup
@@ -160,9 +160,12 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 		f.discovery = memory.NewMemCacheClientWithContext(discovery.ToDiscoveryInterfaceWithContext(dc))
 		f.mapper = restmapper.NewDeferredDiscoveryRESTMapperWithContext(f.discovery)
 	}
-	f.forget = func() {} // a caller's Mapper that cannot be reset keeps what it knows
-	if r, ok := f.mapper.(meta.ResettableRESTMapper); ok {
-		f.forget = r.Reset
+	f.forget = func(context.Context) {} // a caller's Mapper that cannot be reset keeps what it knows
+	switch r := f.mapper.(type) {
+	case meta.ResettableRESTMapperWithContext: // ours, and meta.ToResettableRESTMapperWithContext's
+		f.forget = r.ResetWithContext
+	case meta.ResettableRESTMapper:
+		f.forget = func(context.Context) { r.Reset() }
 	}
 	f.served = newServedResources(discovery.ToDiscoveryInterfaceWithContext(dc), func() { f.mapperStale.Store(true) })
 	return f, nil

@@ -69,7 +69,7 @@ func (f *Factory) kindOf(goType reflect.Type, gv schema.GroupVersion) (schema.Gr
 // server does not know yet passes: a CRD may be installed later, and the
 // informer reports the 404s meanwhile (NotSyncedError says so).
 func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) error {
-	f.freshMapper()
+	f.freshMapper(ctx)
 	served, err := f.mapper.ResourceForWithContext(ctx, gvr)
 	if meta.IsNoMatchError(err) {
 		return nil
@@ -92,9 +92,9 @@ func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk sc
 
 // freshMapper resets the RESTMapper if a served check has found a
 // resource not served since the last reset: the mapper may still map it.
-func (f *Factory) freshMapper() {
+func (f *Factory) freshMapper(ctx context.Context) {
 	if f.mapperStale.Swap(false) {
-		f.forget()
+		f.forget(ctx)
 	}
 }
 
@@ -102,7 +102,7 @@ func (f *Factory) freshMapper() {
 // what it cached of discovery and asks once more, so that a CRD installed
 // after the first lookup is found.
 func (f *Factory) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
-	f.freshMapper()
+	f.freshMapper(ctx)
 	m, err := f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
 		if r, ok := f.mapper.(meta.ResettableRESTMapperWithContext); ok {

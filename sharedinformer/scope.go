@@ -38,10 +38,10 @@ func (f *Factory) checkScope(ctx context.Context, goType reflect.Type, gvr schem
 	if namespace == "" {
 		return nil
 	}
-	f.freshMapper()
+	f.freshMapper(ctx)
 	scope, err := f.scopeOf(ctx, gvr)
 	if err == nil && scope == meta.RESTScopeNameRoot {
-		f.forget()
+		f.forget(ctx)
 		scope, err = f.scopeOf(ctx, gvr)
 	}
 	if err != nil {
