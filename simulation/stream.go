@@ -86,13 +86,19 @@ func (s *handlerStream) update(old, obj metav1.Object) string {
 	return ""
 }
 
-// remove replays a delete of a key the handler must hold.
+// remove replays a delete of a key the handler must hold, in the life
+// (UID) it holds; a watch's delete carries a newer resourceVersion than
+// the one held, so that is not compared.
 func (s *handlerStream) remove(u metav1.Object) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := streamKey(u)
-	if _, ok := s.held[key]; !ok {
+	before, ok := s.held[key]
+	switch {
+	case !ok:
 		return fmt.Sprintf("a delete of %s (uid %s, rv %s) it did not hold", key, u.GetUID(), u.GetResourceVersion())
+	case before.uid != string(u.GetUID()):
+		return fmt.Sprintf("a delete of %s (uid %s, rv %s), but it holds another life of it (uid %s, rv %s)", key, u.GetUID(), u.GetResourceVersion(), before.uid, before.rv)
 	}
 	delete(s.held, key)
 	return ""
