@@ -30,7 +30,8 @@ type interval struct {
 //   - "moves only by drain": a live member's object never moves
 //     straight to another member (the checker's watch), before the old
 //     member's term ended; a child only when its parent still named the
-//     old member (it ran ahead of its parent).
+//     old member (it ran ahead of its parent);
+//   - "read your writes": see readYourWrites.
 func (w *world) checkHistory(moves []move) []Violation {
 	events := w.hist.Events()
 	end := time.Now()
@@ -93,6 +94,7 @@ func (w *world) checkHistory(moves []move) []Violation {
 	out = append(out, w.overlaps(leaderTerms, "one leader", freshAfterDelete)...)
 	out = append(out, fencesGrow(terms)...)
 	out = append(out, w.movesOffLiveMembers(moves, terms)...)
+	out = append(out, readYourWrites(events)...)
 	return out
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/readyourwrites"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -33,12 +34,17 @@ func ChildName(parent, ring string) string { return parent + "-" + ring }
 // one: read the parent from the cache, work a moment, then bring the
 // parent's and its child's ReconciledBy annotation to
 // "<member>/<tick>", creating the child if the cache lacks it. Every
-// write is guarded by the resourceVersion the cache held.
+// write is guarded by the resourceVersion the cache held, and goes
+// through a read-your-writes guard (written, the Cache that records
+// it), whose setup is numbered setup: the history records what each
+// reconcile read and wrote, for "read your writes".
 type controller struct {
 	w              *world
 	r              *replica
 	ring, member   string
+	setup          uint64
 	cms            *si.Informer[*corev1.ConfigMap]
+	written        *readyourwrites.Cache[*corev1.ConfigMap]
 	client         *rest.RESTClient
 	writeTimeout   time.Duration
 	work           time.Duration
@@ -49,9 +55,10 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	if !c.r.link.gate.wait(ctx) {
 		return workqueue.Result{}, nil
 	}
-	c.w.hist.add(Event{What: Begin, Replica: c.r.name, Ring: c.ring, Member: c.member, Key: key.String()})
-	defer c.w.hist.add(Event{What: End, Replica: c.r.name, Ring: c.ring, Member: c.member, Key: key.String()})
+	c.note(Begin, key, "", nil)
+	defer c.note(End, key, "", nil)
 	parent, err := c.cms.Lister().Namespace(key.Namespace).Get(key.Name)
+	c.note(Read, key, key.Name, parent)
 	if err != nil {
 		return workqueue.Result{}, nil
 	}
@@ -66,16 +73,18 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	want := c.member + "/" + parent.Data["tick"]
 	var errs []error
 	if parent.Annotations[ReconciledBy(c.ring)] != want {
-		errs = append(errs, c.annotate(wctx, parent, want))
+		errs = append(errs, c.annotate(wctx, key, parent, want))
 	}
-	child, err := c.cms.Lister().Namespace(key.Namespace).Get(ChildName(key.Name, c.ring))
+	childName := ChildName(key.Name, c.ring)
+	child, err := c.cms.Lister().Namespace(key.Namespace).Get(childName)
+	c.note(Read, key, childName, child)
 	switch {
 	case apierrors.IsNotFound(err):
-		errs = append(errs, c.create(wctx, parent, want))
+		errs = append(errs, c.create(wctx, key, parent, want))
 	case err != nil:
 		errs = append(errs, err)
 	case child.Annotations[ReconciledBy(c.ring)] != want:
-		errs = append(errs, c.annotate(wctx, child, want))
+		errs = append(errs, c.annotate(wctx, key, child, want))
 	}
 	if errors.Join(errs...) != nil {
 		return workqueue.Result{RequeueAfter: time.Second}, nil
@@ -83,19 +92,37 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	return workqueue.Result{}, nil
 }
 
-// annotate sets obj's annotation, guarded by the resourceVersion read.
-// A conflict is no error: the change's event brings the key back.
-func (c *controller) annotate(ctx context.Context, obj *corev1.ConfigMap, want string) error {
+// note records an event of a reconcile of key in the history. For a
+// Read, obj is what the cache held of the object named (nil: none), and
+// the event takes the resourceVersion the informer had applied; for a
+// Wrote, obj is the API server's answer.
+func (c *controller) note(what string, key informer.Key, name string, obj *corev1.ConfigMap) {
+	e := Event{What: what, Replica: c.r.name, Ring: c.ring, Member: c.member, Key: key.String(), Setup: c.setup, Object: name}
+	if obj != nil {
+		e.Version = obj.ResourceVersion
+	}
+	if what == Read {
+		e.Applied = c.cms.LastSyncResourceVersion()
+	}
+	c.w.hist.add(e)
+}
+
+// annotate sets obj's annotation, guarded by the resourceVersion read,
+// and records the write under owner. A conflict is no error: the
+// change's event brings the key back.
+func (c *controller) annotate(ctx context.Context, owner informer.Key, obj *corev1.ConfigMap, want string) error {
 	patch := fmt.Appendf(nil, `{"metadata":{"resourceVersion":%q,"annotations":{%q:%q}}}`, obj.ResourceVersion, ReconciledBy(c.ring), want)
-	err := c.client.Patch(types.MergePatchType).Namespace(obj.Namespace).Resource("configmaps").Name(obj.Name).Body(patch).Do(ctx).Error()
+	req := c.client.Patch(types.MergePatchType).Namespace(obj.Namespace).Resource("configmaps").Name(obj.Name).Body(patch)
+	err := c.write(ctx, owner, req)
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		return nil
 	}
 	return err
 }
 
-// create makes parent's child for this ring, owned by parent.
-func (c *controller) create(ctx context.Context, parent *corev1.ConfigMap, want string) error {
+// create makes parent's child for this ring, owned by parent, and
+// records the write under owner.
+func (c *controller) create(ctx context.Context, owner informer.Key, parent *corev1.ConfigMap, want string) error {
 	yes := true
 	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 		Name: ChildName(parent.Name, c.ring), Namespace: parent.Namespace,
@@ -104,9 +131,21 @@ func (c *controller) create(ctx context.Context, parent *corev1.ConfigMap, want 
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: parent.Name, UID: parent.UID,
 			Controller: &yes}},
 	}}
-	err := c.client.Post().Namespace(parent.Namespace).Resource("configmaps").Body(child).Do(ctx).Error()
+	err := c.write(ctx, owner, c.client.Post().Namespace(parent.Namespace).Resource("configmaps").Body(child))
 	if apierrors.IsAlreadyExists(err) {
 		return nil
+	}
+	return err
+}
+
+// write sends req through the read-your-writes guard's Cache, which
+// holds owner's next reconcile until the informer shows the answer, and
+// notes the answer in the history.
+func (c *controller) write(ctx context.Context, owner informer.Key, req *rest.Request) error {
+	out := &corev1.ConfigMap{}
+	err := c.written.Write(ctx, owner, req, out)
+	if err == nil {
+		c.note(Wrote, owner, out.Name, out)
 	}
 	return err
 }

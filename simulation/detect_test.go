@@ -210,3 +210,43 @@ func TestATermsHandlerToldOutOfOrderOrOfOtherObjectsBreaksHandlerStreamConsisten
 		}
 	})
 }
+
+// A reconcile that reads its parent older than an earlier reconcile of
+// the same key wrote it, or finds no child its informer had not yet
+// applied the create of, breaks "read your writes"; the same reads after
+// the guard let the key run stale, in another setup, of a parent gone,
+// or of a child gone after the create, do not.
+func TestAReconcileThatReadsOlderThanItsKeysOwnWriteBreaksReadYourWrites(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ev := func(ms int, what string, setup uint64, object, version, applied string) Event {
+		return Event{At: at(ms), What: what, Replica: "r0-0", Ring: "web", Member: "m-a", Key: "sim/p-01",
+			Setup: setup, Object: object, Version: version, Applied: applied}
+	}
+	// The first reconcile wrote the parent at 20 and created its child at 21.
+	wrote := []Event{
+		ev(0, Begin, 1, "", "", ""), ev(1, Read, 1, "p-01", "10", "10"),
+		ev(100, Wrote, 1, "p-01", "20", ""), ev(100, Read, 1, "p-01-web", "", "19"),
+		ev(101, Wrote, 1, "p-01-web", "21", ""), ev(101, End, 1, "", "", ""),
+	}
+	for _, tc := range []struct {
+		name string
+		next []Event // the next reconcile, and what came before it
+		want int
+	}{
+		{"the parent read at its own write", []Event{ev(200, Begin, 1, "", "", ""), ev(200, Read, 1, "p-01", "20", "21"), ev(300, Read, 1, "p-01-web", "21", "21")}, 0},
+		{"the parent read older than its own write", []Event{ev(200, Begin, 1, "", "", ""), ev(200, Read, 1, "p-01", "10", "19")}, 1},
+		{"the child missing, its create not applied", []Event{ev(200, Begin, 1, "", "", ""), ev(200, Read, 1, "p-01", "20", "20"), ev(300, Read, 1, "p-01-web", "", "20")}, 1},
+		{"the child missing after its create was applied", []Event{ev(200, Begin, 1, "", "", ""), ev(200, Read, 1, "p-01", "20", "25"), ev(300, Read, 1, "p-01-web", "", "25")}, 0},
+		{"the parent missing", []Event{ev(200, Begin, 1, "", "", ""), ev(200, Read, 1, "p-01", "", "19")}, 0},
+		{"the guard let the key run stale", []Event{ev(150, Stale, 1, "", "", ""), ev(200, Begin, 1, "", "", ""), ev(200, Read, 1, "p-01", "10", "19")}, 0},
+		{"another setup's reconcile", []Event{ev(200, Begin, 2, "", "", ""), ev(200, Read, 2, "p-01", "10", "19")}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &world{opts: Options{}.withDefaults(), hist: &History{events: append(append([]Event(nil), wrote...), tc.next...)}}
+			if got := violations(w.checkHistory(nil)); got["read your writes"] != tc.want || len(got) > min(tc.want, 1) {
+				t.Fatalf("violations %v, want %d of read your writes and nothing else", got, tc.want)
+			}
+		})
+	}
+}

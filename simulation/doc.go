@@ -47,7 +47,8 @@
 // and a reconcile that reads a parent from the cache, works 100 ms, then
 // writes an annotation on the parent and on its child for the ring
 // (creating the child, owned by the parent), every write a merge PATCH
-// guarded by the resourceVersion read. Writers, as an admin with no
+// guarded by the resourceVersion read, and recorded in a read-your-writes
+// guard whose hold the workers wait on (readyourwrites). Writers, as an admin with no
 // faults, update, delete and create parents twice a second. Lease timing
 // is short (4 s, 3 s, 500 ms), so every fault ends terms.
 //
@@ -113,7 +114,18 @@
 // key by key its events must read as a life (an add of an object it
 // does not hold, updates whose old object is the last it was given, a
 // delete of one it holds), and at quiescence what it holds by its
-// events must be the term's cache ("handler stream consistent"). That
+// events must be the term's cache ("handler stream consistent"). Each
+// setup of a term's controller reconciles through a read-your-writes
+// guard (readyourwrites, at its default MaxHold), and the history holds
+// what each reconcile read and each write the API server answered: a
+// reconcile of a key never reads its parent older than an earlier
+// reconcile of the key wrote it, nor misses a child that one created
+// while its informer had not applied the create, unless the guard let
+// the key run past MaxHold, which it counts ("read your writes"). The
+// child's name is fixed, so a second create can only answer
+// AlreadyExists; a read that misses the reconcile's own child is what,
+// with generateName, would create a second: this is the simulator's
+// "nothing created twice". That
 // the checker reports each when it breaks is proved by
 // TestAControllerThatIgnoresItsShardIsCaughtReconcilingAKeyInTwoMembersAtOnce
 // and TestTheFreshCandidateExcuseDoesNotCoverALateTerm (one reconcile
@@ -123,7 +135,8 @@
 // TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain,
 // TestAControllerThatNeverConvergesBreaksConverged,
 // TestACacheThatDiffersFromTheServerBreaksCacheEqualsServer and
-// TestATermsHandlerToldOutOfOrderOrOfOtherObjectsBreaksHandlerStreamConsistent; that the
+// TestATermsHandlerToldOutOfOrderOrOfOtherObjectsBreaksHandlerStreamConsistent and
+// TestAReconcileThatReadsOlderThanItsKeysOwnWriteBreaksReadYourWrites; that the
 // library keeps them, by TestAReplicaSetWithNoFaultsKeepsEveryInvariant
 // and TestTwoHundredFaultSchedulesOfALeaderElectedReplicaSetKeepEveryInvariant.
 //
@@ -180,15 +193,16 @@
 //
 // Not built yet: the sharder's own exclusivity per ring (a deposed
 // sharder's PATCHes are guarded, and its term has no recorded deadline);
-// the stream of a Controller's own handlers (Options.Controller: the
-// simulator sees only its reconciles); read-your-writes holds; "nothing
-// created twice"; a typed informer of a custom resource (the scenario's
-// are unstructured). Until then, their packages' own tests stand for
-// some of them: TestEveryHandlerGetsAddUpdateAndDeleteInOrder (a
-// handler's stream),
-// TestAKeyReconciledAgainRightAfterItsFixReadsTheFixNotTheOldCache
-// (read-your-writes) and TestTheGuardMakesNoDuplicateGenerateNameChildrenUnderChurn
-// (nothing created twice).
+// the stream of a Controller's own handlers and its reads and writes
+// (Options.Controller: the simulator sees only its reconciles); that the
+// guard holds a key for MaxHold before it lets it run stale (the
+// history excuses every stale run); "nothing created twice" across
+// terms, which the guard does not promise (its records live in one
+// process); a typed informer of a custom resource (the scenario's are
+// unstructured). Until then, their packages' own tests stand for some
+// of them: TestEveryHandlerGetsAddUpdateAndDeleteInOrder (a handler's
+// stream) and TestAKeyIsHeldForMaxHoldAtMostThenRunsCountedAsStale (the
+// hold).
 //
 // # Your own controller
 //

@@ -20,6 +20,15 @@ type Event struct {
 	Detail                string    // a relabel's "from→to", a fault's description
 	Fence                 uint64    // a term's fence
 	Deadline              time.Time // a term's end by its renew deadline, at term-end
+	// Setup numbers one setup of a term's controller (its informer, its
+	// read-your-writes guard, its workers), on the events of its
+	// reconciles: a guard's records live as long as its setup.
+	Setup uint64
+	// Object and Version name the object a reconcile read or wrote and
+	// its resourceVersion ("" when the read found none); Applied is the
+	// resourceVersion the reading informer had applied just after the
+	// read (its LastSyncResourceVersion).
+	Object, Version, Applied string
 }
 
 // The events.
@@ -38,12 +47,17 @@ const (
 	Retry      = "retry"   // a term's controller (its setup, or a Controller's Run) ended early and is tried again
 	Stuck      = "stuck"   // Replica did not stop within a minute of its kill
 	Stopped    = "stopped" // Replica was killed: everything of it has stopped
+
+	Read  = "read"  // a reconcile of Key read Object from its cache at Version ("" if absent); its informer had Applied
+	Wrote = "wrote" // ... wrote Object, and the API server answered Version
+	Stale = "stale" // the guard let Key run although its writes were not all in the cache, after MaxHold
 )
 
 // String is the event as the history prints it: its time, kind and fields.
 func (e Event) String() string {
 	s := fmt.Sprintf("%s %-11s", e.At.Format("15:04:05.000"), e.What)
-	for _, f := range []struct{ k, v string }{{"replica", e.Replica}, {"ring", e.Ring}, {"member", e.Member}, {"key", e.Key}, {"", e.Detail}} {
+	for _, f := range []struct{ k, v string }{{"replica", e.Replica}, {"ring", e.Ring}, {"member", e.Member}, {"key", e.Key},
+		{"object", e.Object}, {"rv", e.Version}, {"applied", e.Applied}, {"", e.Detail}} {
 		if f.v != "" {
 			if f.k != "" {
 				s += " " + f.k + "=" + f.v
@@ -51,6 +65,12 @@ func (e Event) String() string {
 				s += " " + f.v
 			}
 		}
+	}
+	if e.What == Read && e.Version == "" {
+		s += " absent"
+	}
+	if e.Setup != 0 {
+		s += fmt.Sprintf(" setup=%d", e.Setup)
 	}
 	if e.What == TermStart {
 		s += fmt.Sprintf(" fence=%d", e.Fence)

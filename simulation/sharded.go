@@ -13,6 +13,7 @@ import (
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/metrics"
+	"github.com/listwatch/informer/readyourwrites"
 	"github.com/listwatch/informer/sharding"
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
@@ -192,9 +193,19 @@ func runControllerOnce(ctx context.Context, w *world, r *replica, ring, member, 
 		}
 		return out
 	}, told: told.byName})
-	ctl := &controller{w: w, r: r, ring: ring, member: member, cms: cms, client: client,
+	ctl := &controller{w: w, r: r, ring: ring, member: member, setup: w.setups.Add(1), cms: cms, client: client,
 		writeTimeout: (t.Lease - t.Renew) / 2, work: t.Work}
-	workqueue.Run(ctx, queue, wrap(cms, ctl), workqueue.RunOptions[informer.Key]{Workers: 2, OnError: func(key informer.Key, err error) {
+	guard, err := readyourwrites.New(readyourwrites.Options{Name: ring, Clock: r.clock(), Trace: func(e informer.TraceEvent) {
+		if e.Kind == readyourwrites.KindStale {
+			w.hist.add(Event{What: Stale, Replica: r.name, Ring: ring, Member: member, Key: e.Key, Setup: ctl.setup})
+		}
+	}})
+	if err != nil {
+		return false
+	}
+	defer guard.Close()
+	ctl.written = readyourwrites.Track(guard, cms)
+	workqueue.Run(ctx, queue, wrap(cms, ctl), workqueue.RunOptions[informer.Key]{Workers: 2, Gate: guard, OnError: func(key informer.Key, err error) {
 		w.log.Debug("simulation: reconcile failed", "replica", r.name, "ring", ring, "member", member, "key", key, "err", err)
 	}})
 	return true

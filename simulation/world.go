@@ -53,7 +53,9 @@ type world struct {
 	log   *slog.Logger
 	// conflicts numbers the simulated conflicting writes.
 	conflicts atomic.Int64
-	links     []*link
+	// setups numbers the setups of terms' controllers (Event.Setup).
+	setups atomic.Uint64
+	links  []*link
 	// crd is the custom resources scenario's state; nil in the others.
 	crd *crdWorld
 	// crdWatchers are that scenario's checks waiting for a released

@@ -1,0 +1,92 @@
+package simulation
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+
+	informer "github.com/listwatch/informer"
+)
+
+// readYourWrites checks "read your writes" (package readyourwrites'
+// promise): within one setup of a term's controller (one guard), a
+// reconcile of a key never reads its cache older than a write that an
+// earlier reconcile of the key made and saw answered, unless the guard
+// let the key run past MaxHold (a Stale event, which the guard counts).
+// With a fixed child name a read that misses the reconcile's own child
+// ends in an AlreadyExists; with generateName it would be a second child:
+// this is the simulator's "nothing created twice".
+//
+// What a read proves:
+//   - an object read at a resourceVersion older than the write's: the
+//     cache had not applied the write;
+//   - the child read as absent while its informer had applied less than
+//     the write: likewise (an object that left the cache later, deleted
+//     or moved to another member, left at a greater resourceVersion, and
+//     the informer applies that before it reads as absent, since the
+//     child is read after the reconcile's work, long after its hold).
+//
+// A parent read as absent proves nothing: it is read right after the
+// hold, and a cache may show a delete that came just after the write
+// before its informer reports having applied either.
+func readYourWrites(events []Event) []Violation {
+	type scope struct {
+		setup uint64
+		key   string
+	}
+	written := map[scope]map[string]string{} // by object, the newest version answered
+	due := map[scope]map[string]string{}     // what the running reconcile must see
+	var out []Violation
+	for _, e := range events {
+		if e.Setup == 0 {
+			continue
+		}
+		s := scope{e.Setup, e.Key}
+		switch e.What {
+		case Stale:
+			delete(written, s)
+		case Begin:
+			due[s] = maps.Clone(written[s])
+		case Wrote:
+			if written[s] == nil {
+				written[s] = map[string]string{}
+			}
+			if old, ok := written[s][e.Object]; !ok || rvBefore(old, e.Version) {
+				written[s][e.Object] = e.Version
+			}
+		case Read:
+			rv, ok := due[s][e.Object]
+			if !ok {
+				continue
+			}
+			key, err := informer.ParseKey(e.Key)
+			parent := err == nil && key.Name == e.Object
+			switch {
+			case e.Version != "" && rvBefore(e.Version, rv):
+				out = append(out, Violation{Invariant: "read your writes", At: e.At, Text: fmt.Sprintf(
+					"%s's reconcile of %s in %s (setup %d) read %s at resourceVersion %s; an earlier reconcile wrote it at %s",
+					e.Member, e.Key, e.Ring, e.Setup, e.Object, e.Version, rv)})
+			case e.Version == "" && !parent && rvBefore(e.Applied, rv):
+				out = append(out, Violation{Invariant: "read your writes", At: e.At, Text: fmt.Sprintf(
+					"%s's reconcile of %s in %s (setup %d) found no %s (its informer had applied %s); an earlier reconcile wrote it at %s",
+					e.Member, e.Key, e.Ring, e.Setup, e.Object, e.Applied, rv)})
+			}
+		}
+	}
+	return out
+}
+
+// rvBefore reports whether resourceVersion a is older than b. The fake
+// server's are integers, ordered across a resource (KEP-5504); "" (an
+// informer that has applied nothing) is older than any.
+func rvBefore(a, b string) bool {
+	y, err := strconv.ParseUint(b, 10, 64)
+	if err != nil {
+		return false
+	}
+	if a == "" {
+		return true
+	}
+	x, err := strconv.ParseUint(a, 10, 64)
+	return err == nil && x < y
+}
