@@ -112,8 +112,9 @@
 // gauge: the sharder shows no cache) ("cache equals server"). Each
 // term's informer has a second handler that replays what it is told:
 // key by key its events must read as a life (an add of an object it
-// does not hold, updates whose old object is the last it was given, a
-// delete of one it holds), and at quiescence what it holds by its
+// does not hold, updates whose old object is the last it was given and
+// whose resourceVersion never goes back within a life, a delete of one
+// it holds), and at quiescence what it holds by its
 // events must be the term's cache ("handler stream consistent"). Each
 // setup of a term's controller reconciles through a read-your-writes
 // guard (readyourwrites, at its default MaxHold), and the history holds
@@ -135,7 +136,8 @@
 // TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain,
 // TestAControllerThatNeverConvergesBreaksConverged,
 // TestACacheThatDiffersFromTheServerBreaksCacheEqualsServer and
-// TestATermsHandlerToldOutOfOrderOrOfOtherObjectsBreaksHandlerStreamConsistent and
+// TestATermsHandlerToldOutOfOrderOrOfOtherObjectsBreaksHandlerStreamConsistent,
+// TestAnUpdateToAnOlderResourceVersionBreaksTheStream and
 // TestAReconcileThatReadsOlderThanItsKeysOwnWriteBreaksReadYourWrites; that the
 // library keeps them, by TestAReplicaSetWithNoFaultsKeepsEveryInvariant
 // and TestTwoHundredFaultSchedulesOfALeaderElectedReplicaSetKeepEveryInvariant.
@@ -159,7 +161,8 @@
 // no holder uses a selector a Widget could leave). "Handler stream
 // consistent": the events each hold's handler gets read, key by key, as
 // a life (an add of a Widget it does not hold, updates whose old object
-// is the last it was given, a delete of one it holds), and at
+// is the last it was given and whose resourceVersion never goes back
+// within a life, a delete of one it holds), and at
 // quiescence what a kept hold's handler holds by its events is its
 // informer's cache (a handed-over hold's handler, which works on each
 // event, is judged at its events only). At quiescence:

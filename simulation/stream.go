@@ -70,7 +70,9 @@ func (s *handlerStream) add(u metav1.Object) string {
 }
 
 // update replays an update: its old object must be the last the handler
-// was given for the key.
+// was given for the key, and within one life (UID) its resourceVersion
+// never goes back (a resync repeats it; a new life, a re-created object
+// told as an update, starts its own).
 func (s *handlerStream) update(old, obj metav1.Object) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -82,6 +84,8 @@ func (s *handlerStream) update(old, obj metav1.Object) string {
 		return fmt.Sprintf("an update of %s (to rv %s) it never got an add for, or got a delete of", key, obj.GetResourceVersion())
 	case before != heldOf(old):
 		return fmt.Sprintf("an update of %s from (uid %s, rv %s), but the last it was given is (uid %s, rv %s)", key, old.GetUID(), old.GetResourceVersion(), before.uid, before.rv)
+	case before.uid == string(obj.GetUID()) && obj.GetResourceVersion() != "" && rvBefore(obj.GetResourceVersion(), before.rv):
+		return fmt.Sprintf("an update of %s (uid %s) back from rv %s to rv %s", key, before.uid, before.rv, obj.GetResourceVersion())
 	}
 	return ""
 }
