@@ -2,6 +2,7 @@ package sharedinformer
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,8 +15,10 @@ import (
 // servedAnswerAge is how long one answer of discovery serves every
 // informer of the factory that asks about the same group and version, or
 // one look at a whole group (groupLook) every informer of a resource of
-// that group, whether it answered or failed. It bounds the rate of
-// discovery requests, however many informers ask: per group version,
+// that group, whether it answered or failed (and a check that waited
+// for its turn takes any asked while it waited, however old: see
+// wanted). It bounds the rate of discovery requests, however many
+// informers ask: per group version,
 // about one request a second for the informers' own checks; per group
 // whose resources some informer found not served, about one look a
 // second (a list of groups and a request for each version of the group,
@@ -47,8 +50,9 @@ type servedResources struct {
 	looks   map[string]groupLook                 // guarded by turn; by group
 	// asked counts the requests made, in order: an answer's seq orders
 	// it among the others where times cannot (every request of one
-	// instant shares its time in a synctest bubble). Guarded by turn.
-	asked uint64
+	// instant shares its time in a synctest bubble). Written under turn;
+	// read before taking it, by a check that notes where it began to wait.
+	asked atomic.Uint64
 }
 
 // servedAnswer is one discovery answer for a group and version: the
@@ -110,6 +114,24 @@ func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Cont
 	return func(ctx context.Context) (reflector.Serving, error) { return s.served(ctx, gvr, &goneAt) }
 }
 
+// wanted says which stored answers and looks a check may take instead of
+// asking: those asked after the after'th request, and either no older
+// than servedAnswerAge or asked after the waited'th, the last request
+// made before the check began to wait for its turn. An answer asked
+// while a check waited is as fresh as one it would ask itself, however
+// long the wait: when discovery is slow, a look takes longer than
+// servedAnswerAge, and the checks queued behind it must share it, not
+// each ask its own, one after the other.
+type wanted struct {
+	after, waited uint64
+}
+
+// takes reports whether a check may take what was asked at at, as
+// request seq.
+func (w wanted) takes(at time.Time, seq uint64) bool {
+	return seq > w.after && (seq > w.waited || time.Since(at) <= servedAnswerAge)
+}
+
 // served reports whether discovery lists gvr and, if not, in which other
 // versions of its group it lists gvr's resource: a CRD that moved to
 // another version deleted none of its objects by moving. Any failure to
@@ -122,23 +144,24 @@ func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Cont
 // first, or it would only repeat it: it is judged by a look at the group
 // asked after the one behind this informer's last "gone" (*goneAt), by
 // it or by any other informer meanwhile. Every other look takes answers
-// up to servedAnswerAge old, shared by all the informers, which bounds
-// the rate of discovery requests however many informers ask.
+// up to servedAnswerAge old, or asked while it waited for its turn
+// (wanted), shared by all the informers, which bounds the rate of
+// discovery requests however many informers ask.
 func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource, goneAt *uint64) (answer reflector.Serving, err error) {
 	if err := ctx.Err(); err != nil {
 		return reflector.Serving{}, err // a stopped informer asks nothing
 	}
+	want := wanted{waited: s.asked.Load()}
 	select {
 	case s.turn <- struct{}{}:
 	case <-ctx.Done():
 		return reflector.Serving{}, ctx.Err()
 	}
 	defer func() { <-s.turn }()
-	var after uint64 // the answers must have been asked after this request
 	if reflector.SecondLook(ctx) {
-		after = *goneAt
+		want.after = *goneAt
 	}
-	answer, evidence, err := s.judgeLocked(ctx, gvr, after)
+	answer, evidence, err := s.judgeLocked(ctx, gvr, want)
 	if err == nil && !answer.Served && len(answer.Elsewhere) == 0 {
 		*goneAt = evidence
 	}
@@ -146,12 +169,11 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 }
 
 // judgeLocked is served's verdict. A "no" for gvr's version is judged by
-// a look at its whole group (groupLook) asked after the after'th
-// request, whose number it returns as the verdict's evidence. The caller
-// holds turn.
-func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersionResource, after uint64) (_ reflector.Serving, evidence uint64, _ error) {
+// a look at its whole group (groupLook) that want takes, whose number it
+// returns as the verdict's evidence. The caller holds turn.
+func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersionResource, want wanted) (_ reflector.Serving, evidence uint64, _ error) {
 	answer := reflector.Serving{Version: gvr.Version}
-	own, err := s.gvLocked(ctx, gvr.GroupVersion(), 0)
+	own, err := s.gvLocked(ctx, gvr.GroupVersion(), wanted{waited: want.waited})
 	if err != nil || own.lists(gvr.Resource) {
 		answer.Served = err == nil
 		return answer, 0, err
@@ -160,7 +182,7 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 	// Where the resource is served now, if anywhere, is judged by the
 	// look alone, this version included: the "no" may be older than a
 	// move back, and answers asked apart are never mixed.
-	look, err := s.lookLocked(ctx, gvr.Group, after+1)
+	look, err := s.lookLocked(ctx, gvr.Group, want)
 	if err != nil {
 		return answer, 0, err
 	}
@@ -177,14 +199,13 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 	return answer, look.seq, nil
 }
 
-// lookLocked returns a look at group asked after the notBefore'th
-// request: the stored one if it is that recent and no older than
-// servedAnswerAge, else a new one. An error of any request (a 404 for a
+// lookLocked returns a look at group: the stored one if want takes it,
+// else a new one. An error of any request (a 404 for a
 // version is a "no", no error) fails the look, and the failed look is
 // kept as an answer would be; one cut short by the caller's context says
 // nothing about the server, and is not kept. The caller holds turn.
-func (s *servedResources) lookLocked(ctx context.Context, group string, notBefore uint64) (groupLook, error) {
-	if l, ok := s.looks[group]; ok && time.Since(l.at) <= servedAnswerAge && l.seq >= notBefore {
+func (s *servedResources) lookLocked(ctx context.Context, group string, want wanted) (groupLook, error) {
+	if l, ok := s.looks[group]; ok && want.takes(l.at, l.seq) {
 		return l, l.err
 	}
 	l := groupLook{resources: map[string]servedAnswer{}}
@@ -194,7 +215,7 @@ func (s *servedResources) lookLocked(ctx context.Context, group string, notBefor
 			break
 		}
 		var a servedAnswer
-		a, l.err = s.gvLocked(ctx, schema.GroupVersion{Group: group, Version: v}, l.seq+1)
+		a, l.err = s.gvLocked(ctx, schema.GroupVersion{Group: group, Version: v}, wanted{after: l.seq, waited: l.seq})
 		l.resources[v] = a
 	}
 	if err := ctx.Err(); err != nil {
@@ -204,14 +225,13 @@ func (s *servedResources) lookLocked(ctx context.Context, group string, notBefor
 	return l, l.err
 }
 
-// gvLocked returns discovery's answer for gv, asking the server when the
-// answer it has is older than servedAnswerAge or than notBefore. An
-// answer whose request ended with the caller's context is the context's
-// error, and is not kept: it says nothing about the server. The caller
-// holds turn.
-func (s *servedResources) gvLocked(ctx context.Context, gv schema.GroupVersion, notBefore uint64) (servedAnswer, error) {
+// gvLocked returns discovery's answer for gv, asking the server when
+// want does not take the answer it has. An answer whose request ended
+// with the caller's context is the context's error, and is not kept: it
+// says nothing about the server. The caller holds turn.
+func (s *servedResources) gvLocked(ctx context.Context, gv schema.GroupVersion, want wanted) (servedAnswer, error) {
 	a, ok := s.answers[gv]
-	if ok && time.Since(a.at) <= servedAnswerAge && a.seq >= notBefore {
+	if ok && want.takes(a.at, a.seq) {
 		return a, a.failed()
 	}
 	a = s.ask(ctx, gv)
@@ -224,8 +244,7 @@ func (s *servedResources) gvLocked(ctx context.Context, gv schema.GroupVersion, 
 
 // ask asks the server which resources gv holds. The caller holds turn.
 func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) servedAnswer {
-	s.asked++
-	a := servedAnswer{at: time.Now(), seq: s.asked, resources: map[string]bool{}}
+	a := servedAnswer{at: time.Now(), seq: s.asked.Add(1), resources: map[string]bool{}}
 	list, err := s.client.ServerResourcesForGroupVersionWithContext(ctx, gv.String())
 	if err != nil {
 		a.err = err
@@ -242,8 +261,7 @@ func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) serve
 // (none when it lists no such group). An answer whose request ended with
 // the caller's context is the context's error. The caller holds turn.
 func (s *servedResources) versionsLocked(ctx context.Context, group string) (at time.Time, seq uint64, versions []string, err error) {
-	s.asked++
-	at, seq = time.Now(), s.asked
+	at, seq = time.Now(), s.asked.Add(1)
 	list, err := s.client.ServerGroupsWithContext(ctx)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return at, seq, nil, ctxErr // says nothing about the server
