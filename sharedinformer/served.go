@@ -27,6 +27,14 @@ import (
 // than their first (see served).
 const servedAnswerAge = time.Second
 
+// servedForgetAge is how long an answer or a look is kept at all: past
+// servedAnswerAge only a check that has waited for its turn since before
+// it was asked takes it, and one that waited longer asks again. Answers
+// are forgotten at most servedAnswerAge after they pass it, so memory
+// follows the groups asked about in the last minute, not every group a
+// long-lived factory ever asked about (CRDs that come and go).
+const servedForgetAge = time.Minute
+
 // servedResources answers the reflector's Options.Served for every
 // informer of a factory: does the server still serve this resource, in
 // this version or another? It asks discovery, never a cache older than
@@ -48,6 +56,9 @@ type servedResources struct {
 	turn    chan struct{}
 	answers map[schema.GroupVersion]servedAnswer // guarded by turn
 	looks   map[string]groupLook                 // guarded by turn; by group
+	// pruned is when answers and looks older than servedForgetAge were
+	// last forgotten. Guarded by turn.
+	pruned time.Time
 	// asked counts the requests made, in order: an answer's seq orders
 	// it among the others where times cannot (every request of one
 	// instant shares its time in a synctest bubble). Written under turn;
@@ -158,6 +169,7 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 		return reflector.Serving{}, ctx.Err()
 	}
 	defer func() { <-s.turn }()
+	s.forgetOldLocked()
 	if reflector.SecondLook(ctx) {
 		want.after = *goneAt
 	}
@@ -166,6 +178,41 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 		*goneAt = evidence
 	}
 	return answer, err
+}
+
+// forgetOldLocked drops the answers and looks older than
+// servedForgetAge, at most once a servedAnswerAge: each pass reads what
+// was asked in the last minute or so. It copies what it keeps into new
+// maps, since a Go map never gives back the room of deleted entries. The
+// caller holds turn.
+func (s *servedResources) forgetOldLocked() {
+	if time.Since(s.pruned) < servedAnswerAge {
+		return
+	}
+	s.pruned = time.Now()
+	s.answers = keepRecent(s.answers, func(a servedAnswer) time.Time { return a.at })
+	s.looks = keepRecent(s.looks, func(l groupLook) time.Time { return l.at })
+}
+
+// keepRecent returns m, or a copy of it without the entries asked more
+// than servedForgetAge ago if there are any.
+func keepRecent[K comparable, V any](m map[K]V, askedAt func(V) time.Time) map[K]V {
+	old := 0
+	for _, v := range m {
+		if time.Since(askedAt(v)) > servedForgetAge {
+			old++
+		}
+	}
+	if old == 0 {
+		return m
+	}
+	kept := make(map[K]V, len(m)-old)
+	for k, v := range m {
+		if time.Since(askedAt(v)) <= servedForgetAge {
+			kept[k] = v
+		}
+	}
+	return kept
 }
 
 // judgeLocked is served's verdict. A "no" for gvr's version is judged by
