@@ -98,17 +98,20 @@ func (f *Factory) freshMapper(ctx context.Context) {
 	}
 }
 
-// mapping asks the RESTMapper for gvk's resource. On a miss it forgets
-// what it cached of discovery and asks once more, so that a CRD installed
-// after the first lookup is found.
+// mapping asks the RESTMapper for gvk's resource. The mapper keeps what
+// it read of discovery until it is reset, so on a miss it forgets and
+// asks once more (a CRD installed since the first lookup is found), and
+// on a hit it asks discovery whether the resource is listed now, and
+// forgets and asks once more if not (a CRD deleted since is not found:
+// no served check resets the mapper for a resource no informer watches).
+// A mapper that cannot forget, or maps the kind all the same, has the
+// last word.
 func (f *Factory) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
 	f.freshMapper(ctx)
 	m, err := f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		if r, ok := f.mapper.(meta.ResettableRESTMapperWithContext); ok {
-			r.ResetWithContext(ctx)
-			m, err = f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
-		}
+	if meta.IsNoMatchError(err) || err == nil && !f.listedNow(ctx, m.Resource) {
+		f.forget(ctx)
+		m, err = f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 	}
 	if meta.IsNoMatchError(err) {
 		msg := fmt.Sprintf("sharedinformer: the API server serves no resource of kind %s in %s (is its CRD installed?)", gvk.Kind, gvk.GroupVersion())
@@ -121,6 +124,14 @@ func (f *Factory) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*me
 		return nil, fmt.Errorf("sharedinformer: finding the resource of kind %s: %w", gvk, err)
 	}
 	return m, nil
+}
+
+// listedNow reports whether discovery lists gvr now; a discovery that
+// cannot tell (any failure but a 404) counts as listed, so the mapper's
+// answer stands.
+func (f *Factory) listedNow(ctx context.Context, gvr schema.GroupVersionResource) bool {
+	listed, _, err := f.served.describe(ctx, gvr)
+	return err != nil || listed
 }
 
 // nearestKind is the served kind closest in spelling to kind, as

@@ -26,49 +26,23 @@ func (e *ScopeError) Error() string {
 		e.Type, e.Resource.GroupResource(), e.Namespace)
 }
 
-// checkScope refuses a namespace for a cluster-scoped resource. The scope
-// is the RESTMapper's (the server's discovery), asked only when a
-// namespace is given. A resource discovery does not know (a CRD not
-// installed yet) passes: its informer asks discovery again when its
-// requests get 404 (see Options.Served). The mapper remembers what it
-// read, and a CRD deleted and created again may have changed its scope,
-// so a "cluster-scoped" answer is asked again of a reset mapper before it
-// refuses: a ScopeError is always the server's answer now.
+// checkScope refuses a namespace for a cluster-scoped resource. The
+// scope is discovery's answer now (describe: no older than a second,
+// shared with the served checks), asked only when a namespace is given,
+// never the RESTMapper's memory: a CRD deleted and created again may have
+// changed its scope either way. A resource discovery does not list (a
+// CRD not installed yet) passes: its informer asks discovery again when
+// its requests get 404 (see Options.Served).
 func (f *Factory) checkScope(ctx context.Context, goType reflect.Type, gvr schema.GroupVersionResource, namespace string) error {
 	if namespace == "" {
 		return nil
 	}
-	f.freshMapper(ctx)
-	scope, err := f.scopeOf(ctx, gvr)
-	if err == nil && scope == meta.RESTScopeNameRoot {
-		f.forget(ctx)
-		scope, err = f.scopeOf(ctx, gvr)
-	}
+	listed, namespaced, err := f.served.describe(ctx, gvr)
 	if err != nil {
 		return fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
 	}
-	if scope == meta.RESTScopeNameRoot {
-		return &ScopeError{Type: goType, Resource: gvr, Namespace: namespace, Scope: scope}
+	if listed && !namespaced {
+		return &ScopeError{Type: goType, Resource: gvr, Namespace: namespace, Scope: meta.RESTScopeNameRoot}
 	}
 	return nil
-}
-
-// scopeOf is gvr's scope by the mapper, "" for a resource it does not
-// know.
-func (f *Factory) scopeOf(ctx context.Context, gvr schema.GroupVersionResource) (meta.RESTScopeName, error) {
-	kind, err := f.mapper.KindForWithContext(ctx, gvr)
-	if meta.IsNoMatchError(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	mapping, err := f.mapper.RESTMappingWithContext(ctx, kind.GroupKind(), kind.Version)
-	if meta.IsNoMatchError(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return mapping.Scope.Name(), nil
 }

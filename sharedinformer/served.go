@@ -67,17 +67,20 @@ type servedResources struct {
 }
 
 // servedAnswer is one discovery answer for a group and version: the
-// resources it lists, or the error asking gave (a 404: nothing is served
-// in that group and version).
+// resources it lists, each with whether it is namespaced, or the error
+// asking gave (a 404: nothing is served in that group and version).
 type servedAnswer struct {
 	at        time.Time
-	seq       uint64 // the order it was asked in
-	resources map[string]bool
+	seq       uint64          // the order it was asked in
+	resources map[string]bool // by name, whether it is namespaced
 	err       error
 }
 
 // lists reports whether the answer lists resource.
-func (a servedAnswer) lists(resource string) bool { return a.resources[resource] }
+func (a servedAnswer) lists(resource string) bool {
+	_, ok := a.resources[resource]
+	return ok
+}
 
 // failed is the answer's error, but nil for a 404: nothing is served in
 // that group and version, a "no" for every resource (the last CRD of a
@@ -159,17 +162,11 @@ func (w wanted) takes(at time.Time, seq uint64) bool {
 // (wanted), shared by all the informers, which bounds the rate of
 // discovery requests however many informers ask.
 func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource, goneAt *uint64) (answer reflector.Serving, err error) {
-	if err := ctx.Err(); err != nil {
+	want, err := s.takeTurn(ctx)
+	if err != nil {
 		return reflector.Serving{}, err // a stopped informer asks nothing
 	}
-	want := wanted{waited: s.asked.Load()}
-	select {
-	case s.turn <- struct{}{}:
-	case <-ctx.Done():
-		return reflector.Serving{}, ctx.Err()
-	}
-	defer func() { <-s.turn }()
-	s.forgetOldLocked()
+	defer s.giveTurn()
 	if reflector.SecondLook(ctx) {
 		want.after = *goneAt
 	}
@@ -178,6 +175,86 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 		*goneAt = evidence
 	}
 	return answer, err
+}
+
+// takeTurn waits for the turn, or for ctx to end, and returns which
+// stored answers the caller may take (wanted: those no older than
+// servedAnswerAge, or asked while it waited). The caller gives the turn
+// back with giveTurn.
+func (s *servedResources) takeTurn(ctx context.Context) (wanted, error) {
+	if err := ctx.Err(); err != nil {
+		return wanted{}, err
+	}
+	want := wanted{waited: s.asked.Load()}
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return wanted{}, ctx.Err()
+	}
+	s.forgetOldLocked()
+	return want, nil
+}
+
+func (s *servedResources) giveTurn() { <-s.turn }
+
+// describe reports whether discovery lists gvr in its group version now
+// and, if it does, whether gvr is namespaced: an answer no older than
+// servedAnswerAge, shared with the served checks. A 404 lists nothing;
+// any other failure to ask is an error. InformerFor judges by it what
+// the RESTMapper remembers, which may be a CRD deleted since, or created
+// again with another scope.
+//
+// It never waits for the turn: a check holding it may be waiting on a
+// request that hangs, and an InformerFor must not wait on an informer's
+// check, nor the checks on an InformerFor's request (bounded only by its
+// caller's context). It takes a stored answer if the turn is free, else
+// asks on its own, and keeps its answer for others if the turn is free
+// then.
+func (s *servedResources) describe(ctx context.Context, gvr schema.GroupVersionResource) (listed, namespaced bool, err error) {
+	gv := gvr.GroupVersion()
+	a, ok := s.tryStored(gv)
+	if !ok {
+		a = s.ask(ctx, gv)
+		if err := ctx.Err(); err != nil {
+			return false, false, err // says nothing about the server
+		}
+		s.tryKeep(gv, a)
+	}
+	if err := a.failed(); err != nil {
+		return false, false, err
+	}
+	namespaced, listed = a.resources[gvr.Resource]
+	return listed, namespaced, nil
+}
+
+// tryStored returns the stored answer for gv if the turn is free and the
+// answer no older than servedAnswerAge.
+func (s *servedResources) tryStored(gv schema.GroupVersion) (servedAnswer, bool) {
+	select {
+	case s.turn <- struct{}{}:
+	default:
+		return servedAnswer{}, false
+	}
+	defer s.giveTurn()
+	a, ok := s.answers[gv]
+	return a, ok && time.Since(a.at) <= servedAnswerAge
+}
+
+// tryKeep stores a, asked outside the turn, for gv if the turn is free
+// and no answer asked later is stored. The checks judge answers by the
+// order they were asked in (seq), so one stored late is taken only where
+// it is as fresh as they want: never by a look, which takes only
+// answers it asked after its list of groups.
+func (s *servedResources) tryKeep(gv schema.GroupVersion, a servedAnswer) {
+	select {
+	case s.turn <- struct{}{}:
+	default:
+		return
+	}
+	defer s.giveTurn()
+	if old, ok := s.answers[gv]; !ok || old.seq < a.seq {
+		s.answers[gv] = a
+	}
 }
 
 // forgetOldLocked drops the answers and looks older than
@@ -289,7 +366,8 @@ func (s *servedResources) gvLocked(ctx context.Context, gv schema.GroupVersion, 
 	return a, a.failed()
 }
 
-// ask asks the server which resources gv holds. The caller holds turn.
+// ask asks the server which resources gv holds; the caller need not
+// hold the turn (describe does not).
 func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) servedAnswer {
 	a := servedAnswer{at: time.Now(), seq: s.asked.Add(1), resources: map[string]bool{}}
 	list, err := s.client.ServerResourcesForGroupVersionWithContext(ctx, gv.String())
@@ -297,7 +375,7 @@ func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) serve
 		a.err = err
 	} else {
 		for _, r := range list.APIResources {
-			a.resources[r.Name] = true
+			a.resources[r.Name] = r.Namespaced
 		}
 	}
 	return a

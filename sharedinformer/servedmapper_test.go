@@ -3,6 +3,8 @@ package sharedinformer_test
 import (
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"strings"
@@ -12,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/reflector"
@@ -43,10 +44,8 @@ func resetGoroutines() (int, string) {
 // caller's goroutine: once Wait returns, nothing of the factory's checks
 // runs.
 func TestAFactorysWaitLeavesNoGoroutineOfItsServedChecksBehind(t *testing.T) {
-	clams := schema.GroupResource{Group: "hang.listwatch.dev", Resource: "clams"}
 	srv := fakeapiserver.New()
 	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: squids.Group, Version: "v1", Kind: "Squid", Plural: squids.Resource}))
-	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: clams.Group, Version: "v1", Kind: "Clam", Plural: clams.Resource}))
 	postSquid(t, srv, "v1", "a")
 
 	var mu sync.Mutex
@@ -55,7 +54,7 @@ func TestAFactorysWaitLeavesNoGoroutineOfItsServedChecksBehind(t *testing.T) {
 	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
 		mu.Lock()
 		defer mu.Unlock()
-		if hangNextAPI && r.URL.Path == "/api" { // the mapper's fetch, for the clams' InformerFor
+		if hangNextAPI && r.URL.Path == "/api" { // the mapper's fetch, for the Octopus' InformerFor
 			hangNextAPI, hung = false, true
 			return fakeapiserver.Fault{Hang: true, Until: release}
 		}
@@ -66,7 +65,9 @@ func TestAFactorysWaitLeavesNoGoroutineOfItsServedChecksBehind(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	f := quietFactory(t, mem.Config())
+	f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+	require.NoError(t, err)
 	inf, err := sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f,
 		sharedinformer.ForResource(squids.WithVersion("v1")),
 		sharedinformer.WithReflector(reflector.Tuning{BackoffInitial: time.Second, BackoffMax: 2 * time.Second}))
@@ -74,14 +75,15 @@ func TestAFactorysWaitLeavesNoGoroutineOfItsServedChecksBehind(t *testing.T) {
 	f.Start(ctx)
 	require.Eventually(t, inf.HasSynced, time.Minute, 10*time.Millisecond)
 
-	// Elsewhere, an InformerFor of clams in a namespace: the mapper's
-	// fetch hangs (the caller's context is live).
+	// Elsewhere, an InformerFor of Octopus, whose CRD is new to the
+	// mapper: its fetch, on the miss, hangs (the caller's context is
+	// live).
+	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes"}))
 	mu.Lock()
 	hangNextAPI = true
 	mu.Unlock()
 	go func() {
-		_, _ = sharedinformer.InformerFor[*unstructured.Unstructured](t.Context(), f,
-			sharedinformer.ForResource(clams.WithVersion("v1")), sharedinformer.InNamespace("default"))
+		_, _ = sharedinformer.InformerFor[*Octopus](t.Context(), f)
 	}()
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return hung }, time.Minute, 5*time.Millisecond)
 

@@ -1,0 +1,49 @@
+package sharedinformer_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/sharedinformer"
+)
+
+// InformerFor's doc: "the server serves a resource of T's kind" is checked
+// before anything runs, and docs/06's table gives the error for "a kind
+// the server does not serve (a CRD not installed), when the resource
+// comes from the Go type". A CRD deleted since the factory's RESTMapper
+// read discovery is not served either; with no informer of it running, no
+// served check ever marks the mapper stale, and the mapper's memory must
+// not make InformerFor hand out an informer that gets 404 for ever (a
+// review proved it did).
+func TestAKindWhoseCRDWasDeletedIsAnErrorFromInformerFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeapiserver.New()
+		mem := fakeapiserver.ServeInMemory(srv)
+		defer mem.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes"}))
+
+		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+		require.NoError(t, err)
+		inf, err := sharedinformer.InformerFor[*Octopus](ctx, f)
+		require.NoError(t, err, "served now")
+		require.NoError(t, sharedinformer.Release(ctx, f, inf)) // never started; no informer of octopodes is left
+
+		_, err = srv.RemoveCRD(schema.GroupResource{Group: zooGV.Group, Resource: "octopodes"})
+		require.NoError(t, err)
+		time.Sleep(time.Minute) // long past any cache a reader would call fresh
+
+		_, err = sharedinformer.InformerFor[*Octopus](ctx, f)
+		require.ErrorContains(t, err, "is its CRD installed?", "the CRD was deleted a minute ago, but InformerFor judged by what the mapper saw before")
+	})
+}
