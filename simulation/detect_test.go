@@ -213,9 +213,11 @@ func TestATermsHandlerToldOutOfOrderOrOfOtherObjectsBreaksHandlerStreamConsisten
 
 // A reconcile that reads its parent older than an earlier reconcile of
 // the same key wrote it, or finds no child its informer had not yet
-// applied the create of, breaks "read your writes"; the same reads after
-// the guard let the key run stale, in another setup, of a parent gone,
-// or of a child gone after the create, do not.
+// applied the create of, breaks "read your writes", and so does a guard
+// that lets a key run stale sooner than MaxHold after its last write;
+// the same reads after the guard let the key run stale past MaxHold, in
+// another setup, of a parent gone, or of a child gone after the create,
+// do not.
 func TestAReconcileThatReadsOlderThanItsKeysOwnWriteBreaksReadYourWrites(t *testing.T) {
 	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -239,7 +241,8 @@ func TestAReconcileThatReadsOlderThanItsKeysOwnWriteBreaksReadYourWrites(t *test
 		{"the child missing, its create not applied", []Event{ev(200, Begin, 1, "", "", ""), ev(200, Read, 1, "p-01", "20", "20"), ev(300, Read, 1, "p-01-web", "", "20")}, 1},
 		{"the child missing after its create was applied", []Event{ev(200, Begin, 1, "", "", ""), ev(200, Read, 1, "p-01", "20", "25"), ev(300, Read, 1, "p-01-web", "", "25")}, 0},
 		{"the parent missing", []Event{ev(200, Begin, 1, "", "", ""), ev(200, Read, 1, "p-01", "", "19")}, 0},
-		{"the guard let the key run stale", []Event{ev(150, Stale, 1, "", "", ""), ev(200, Begin, 1, "", "", ""), ev(200, Read, 1, "p-01", "10", "19")}, 0},
+		{"the guard let the key run stale after MaxHold", []Event{ev(5200, Stale, 1, "", "", ""), ev(5200, Begin, 1, "", "", ""), ev(5200, Read, 1, "p-01", "10", "19")}, 0},
+		{"the guard let the key run stale before MaxHold", []Event{ev(1200, Stale, 1, "", "", ""), ev(1200, Begin, 1, "", "", ""), ev(1200, Read, 1, "p-01", "10", "19")}, 1},
 		{"another setup's reconcile", []Event{ev(200, Begin, 2, "", "", ""), ev(200, Read, 2, "p-01", "10", "19")}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

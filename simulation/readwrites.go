@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"time"
 
 	informer "github.com/listwatch/informer"
 )
@@ -12,7 +13,11 @@ import (
 // promise): within one setup of a term's controller (one guard), a
 // reconcile of a key never reads its cache older than a write that an
 // earlier reconcile of the key made and saw answered, unless the guard
-// let the key run past MaxHold (a Stale event, which the guard counts).
+// let the key run past MaxHold (a Stale event, which the guard counts);
+// and a key runs stale only once it has been held for MaxHold, by its
+// replica's clock. A hold begins after the reconcile that wrote, so a
+// stale run comes at least MaxHold after the key's last write (a skewed
+// clock runs at most maxRateSkew fast; a pause is excused, w.paused).
 // With a fixed child name a read that misses the reconcile's own child
 // ends in an AlreadyExists; with generateName it would be a second child:
 // this is the simulator's "nothing created twice".
@@ -29,13 +34,16 @@ import (
 // A parent read as absent proves nothing: it is read right after the
 // hold, and a cache may show a delete that came just after the write
 // before its informer reports having applied either.
-func readYourWrites(events []Event) []Violation {
+func (w *world) readYourWrites(events []Event) []Violation {
 	type scope struct {
 		setup uint64
 		key   string
 	}
 	written := map[scope]map[string]string{} // by object, the newest version answered
 	due := map[scope]map[string]string{}     // what the running reconcile must see
+	lastWrote := map[scope]time.Time{}       // a stale run waits MaxHold after it
+	maxHold := float64(guardMaxHold)
+	shortest := time.Duration(maxHold / (1 + maxRateSkew)) // a clock running fast times MaxHold this soon
 	var out []Violation
 	for _, e := range events {
 		if e.Setup == 0 {
@@ -45,9 +53,16 @@ func readYourWrites(events []Event) []Violation {
 		switch e.What {
 		case Stale:
 			delete(written, s)
+			wrote, ok := lastWrote[s]
+			if ok && e.At.Sub(wrote) < shortest && !w.paused(interval{replica: e.Replica, start: wrote, end: e.At}) {
+				out = append(out, Violation{Invariant: "read your writes", At: e.At, Text: fmt.Sprintf(
+					"%s's guard let %s in %s (setup %d) run stale %v after its last write, before MaxHold (%v)",
+					e.Member, e.Key, e.Ring, e.Setup, e.At.Sub(wrote), guardMaxHold)})
+			}
 		case Begin:
 			due[s] = maps.Clone(written[s])
 		case Wrote:
+			lastWrote[s] = e.At
 			if written[s] == nil {
 				written[s] = map[string]string{}
 			}
@@ -75,6 +90,10 @@ func readYourWrites(events []Event) []Violation {
 	}
 	return out
 }
+
+// guardMaxHold is the MaxHold of the guards of the terms' controllers:
+// readyourwrites' default.
+const guardMaxHold = 5 * time.Second
 
 // rvBefore reports whether resourceVersion a is older than b. The fake
 // server's are integers, ordered across a resource (KEP-5504); "" (an
