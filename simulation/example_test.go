@@ -18,8 +18,8 @@ func ExampleNewSchedule() {
 	}
 	fmt.Println("the same again:", simulation.NewSchedule(7, 3, 30*time.Second).String() == sched.String())
 	// Output:
-	// 2.3s kill r2 restart after 4.4s
 	// 3.5s errors r0 for 3s p=0.32 status=503
-	// 15.5s kill r0 restart after 4.6s
+	// 6.3s skew r2 for 17.7s rate 0.96
+	// 10.6s lag r2 for 6.9s
 	// the same again: true
 }

@@ -33,6 +33,9 @@ func (w *world) apply(ctx context.Context, f Fault, after func(time.Duration, fu
 	case Skew:
 		l.rate.set(f.Rate)
 		after(f.For, func() { l.rate.set(1) })
+	case Lag:
+		l.set(func(l *link) { l.lag = true })
+		after(f.For, func() { l.set((*link).endLag) })
 	case Forbidden:
 		l.set(func(l *link) { l.forbidden = true })
 		after(f.For, func() { l.set(func(l *link) { l.forbidden = false }) })

@@ -33,6 +33,7 @@ type link struct {
 	status    int
 	partition bool
 	forbidden bool // new requests for ConfigMaps answer 403
+	lag       bool // watch streams are held (see lagging)
 	// cut ends the slot's open watches: closed and replaced at each
 	// partition and pause, so a cut-off replica hears no more events.
 	cut chan struct{}
@@ -43,11 +44,14 @@ type link struct {
 	// window or a partition ends: the requests it held are then served,
 	// late, as a recovered server or a healed network serves them.
 	hangEnds, partitionEnds chan struct{}
+	// lagEnds is closed (and replaced) when a lag window ends: the watch
+	// writes it held go out.
+	lagEnds chan struct{}
 }
 
 func newLink(seed int64, slot int, conflict func(*http.Request)) *link {
 	return &link{seed: uint64(seed), slot: uint64(slot), sent: map[uint64]uint64{}, cut: make(chan struct{}), conflict: conflict,
-		hangEnds: make(chan struct{}), partitionEnds: make(chan struct{})}
+		hangEnds: make(chan struct{}), partitionEnds: make(chan struct{}), lagEnds: make(chan struct{})}
 }
 
 // serve returns srv wrapped in the link's faults: what the slot's
@@ -190,7 +194,7 @@ func (l *link) cutting(next http.Handler) http.Handler {
 			case <-ctx.Done():
 			}
 		}()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(lagging{ResponseWriter: w, l: l, ctx: ctx}, r.WithContext(ctx))
 	})
 }
 
@@ -216,6 +220,13 @@ func (l *link) endHang() {
 	l.hangEnds = make(chan struct{})
 }
 
+// endLag ends the lag window; l.mu held.
+func (l *link) endLag() {
+	l.lag = false
+	close(l.lagEnds)
+	l.lagEnds = make(chan struct{})
+}
+
 // endPartition ends the partition; l.mu held.
 func (l *link) endPartition() {
 	l.partition = false
@@ -228,6 +239,7 @@ func (l *link) endPartition() {
 func (l *link) heal() {
 	l.set(func(l *link) {
 		l.latency, l.errP, l.status, l.forbidden = 0, 0, 0, false
+		l.endLag()
 		l.endHang()
 		l.endPartition()
 	})

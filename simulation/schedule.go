@@ -53,6 +53,13 @@ const (
 	// untouched, and a watch already open goes on (kube-apiserver
 	// authorizes a request once, when it starts).
 	Forbidden Kind = "forbidden"
+	// Lag holds the replica's watch streams for the window: each stays
+	// open, its events queue on the server and arrive together at the
+	// window's end, as from an API server whose watch cache fell behind,
+	// while the replica's other requests are served. Its caches then lag
+	// its own writes, which a read-your-writes guard holds keys for, up
+	// to its MaxHold.
+	Lag Kind = "lag"
 	// Skew makes the replica's clock run at Rate (within maxRateSkew of
 	// true time) for the window: its leases, renew deadlines and retries
 	// are timed on it. After the window it runs true again, off by what
@@ -73,7 +80,7 @@ const (
 // windowed reports whether k lasts For.
 func (k Kind) windowed() bool {
 	switch k {
-	case Latency, Hang, Errors, Partition, Pause, Forbidden, Skew:
+	case Latency, Hang, Errors, Partition, Pause, Forbidden, Skew, Lag:
 		return true
 	}
 	return false
@@ -105,7 +112,7 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" r%d for %v p=%.2f", f.Replica, f.For, f.P)
 	case Errors:
 		s += fmt.Sprintf(" r%d for %v p=%.2f status=%d", f.Replica, f.For, f.P, f.Status)
-	case Partition, Pause, Forbidden:
+	case Partition, Pause, Forbidden, Lag:
 		s += fmt.Sprintf(" r%d for %v", f.Replica, f.For)
 	case Skew:
 		s += fmt.Sprintf(" r%d for %v rate %.2f", f.Replica, f.For, f.Rate)
@@ -161,15 +168,15 @@ func (s Schedule) End() time.Duration {
 // length/events, of every kind, on random replicas of replicas slots,
 // within length. The same arguments give the same schedule.
 func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
-	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, DeleteMemberLease, DeleteSharderLease, Forbidden, Skew}
-	weights := []int{2, 3, 3, 2, 2, 2, 1, 1, 2, 1, 2, 2}
+	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, DeleteMemberLease, DeleteSharderLease, Forbidden, Skew, Lag}
+	weights := []int{2, 3, 3, 2, 2, 2, 1, 1, 2, 1, 2, 2, 2}
 	return drawSchedule(rand.New(rand.NewPCG(uint64(seed), 0x5eed)), replicas, length, kinds, weights)
 }
 
 // NewCRDSchedule draws the custom resources scenario's schedule from
 // seed: NewSchedule's network faults and kills (no Lease deletes, no
 // Forbidden, which is for ConfigMaps, no Skew, which no part of it
-// times itself by), and the CRD removed, installed again and moved
+// times itself by, no Lag, which is for a controller's guard), and the CRD removed, installed again and moved
 // between CRDVersions, about twice as often as any other fault.
 //
 // An install late in the faults would leave the writers no time to
@@ -282,6 +289,8 @@ func drawSchedule(rng *rand.Rand, replicas int, length time.Duration, kinds []Ki
 			f.For = seconds(rng, 1, 10)
 		case Forbidden:
 			f.For = seconds(rng, 2, 15)
+		case Lag:
+			f.For = seconds(rng, 2, 12) // past the guards' MaxHold (5 s) about two times in five
 		case Skew:
 			f.For = seconds(rng, 5, 30)
 			f.Rate = 1 + maxRateSkew*(2*rng.Float64()-1)
