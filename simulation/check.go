@@ -94,7 +94,7 @@ func (w *world) checkHistory(moves []move) []Violation {
 	out = append(out, w.overlaps(leaderTerms, "one leader", freshAfterDelete)...)
 	out = append(out, fencesGrow(terms)...)
 	out = append(out, w.movesOffLiveMembers(moves, terms)...)
-	out = append(out, w.readYourWrites(events)...)
+	out = append(out, w.readYourWrites(events).violations...)
 	return out
 }
 

@@ -34,7 +34,7 @@ import (
 // A parent read as absent proves nothing: it is read right after the
 // hold, and a cache may show a delete that came just after the write
 // before its informer reports having applied either.
-func (w *world) readYourWrites(events []Event) []Violation {
+func (w *world) readYourWrites(events []Event) guardChecks {
 	type scope struct {
 		setup uint64
 		key   string
@@ -44,7 +44,7 @@ func (w *world) readYourWrites(events []Event) []Violation {
 	lastWrote := map[scope]time.Time{}       // a stale run waits MaxHold after it
 	maxHold := float64(guardMaxHold)
 	shortest := time.Duration(maxHold / (1 + maxRateSkew)) // a clock running fast times MaxHold this soon
-	var out []Violation
+	var out guardChecks
 	for _, e := range events {
 		if e.Setup == 0 {
 			continue
@@ -53,9 +53,10 @@ func (w *world) readYourWrites(events []Event) []Violation {
 		switch e.What {
 		case Stale:
 			delete(written, s)
+			out.stale++
 			wrote, ok := lastWrote[s]
 			if ok && e.At.Sub(wrote) < shortest && !w.paused(interval{replica: e.Replica, start: wrote, end: e.At}) {
-				out = append(out, Violation{Invariant: "read your writes", At: e.At, Text: fmt.Sprintf(
+				out.violations = append(out.violations, Violation{Invariant: "read your writes", At: e.At, Text: fmt.Sprintf(
 					"%s's guard let %s in %s (setup %d) run stale %v after its last write, before MaxHold (%v)",
 					e.Member, e.Key, e.Ring, e.Setup, e.At.Sub(wrote), guardMaxHold)})
 			}
@@ -76,13 +77,14 @@ func (w *world) readYourWrites(events []Event) []Violation {
 			}
 			key, err := informer.ParseKey(e.Key)
 			parent := err == nil && key.Name == e.Object
+			out.judged++
 			switch {
 			case e.Version != "" && rvBefore(e.Version, rv):
-				out = append(out, Violation{Invariant: "read your writes", At: e.At, Text: fmt.Sprintf(
+				out.violations = append(out.violations, Violation{Invariant: "read your writes", At: e.At, Text: fmt.Sprintf(
 					"%s's reconcile of %s in %s (setup %d) read %s at resourceVersion %s; an earlier reconcile wrote it at %s",
 					e.Member, e.Key, e.Ring, e.Setup, e.Object, e.Version, rv)})
 			case e.Version == "" && !parent && rvBefore(e.Applied, rv):
-				out = append(out, Violation{Invariant: "read your writes", At: e.At, Text: fmt.Sprintf(
+				out.violations = append(out.violations, Violation{Invariant: "read your writes", At: e.At, Text: fmt.Sprintf(
 					"%s's reconcile of %s in %s (setup %d) found no %s (its informer had applied %s); an earlier reconcile wrote it at %s",
 					e.Member, e.Key, e.Ring, e.Setup, e.Object, e.Applied, rv)})
 			}
@@ -90,6 +92,26 @@ func (w *world) readYourWrites(events []Event) []Violation {
 	}
 	return out
 }
+
+// guardChecks is what readYourWrites found: the violations, and how
+// many reads it judged against their key's own writes and stale runs
+// against MaxHold (a sweep's coverage: a clause no run reaches checks
+// nothing).
+type guardChecks struct {
+	violations    []Violation
+	judged, stale int
+}
+
+// coverage is the checks' counts as Result.Coverage cases.
+func (g guardChecks) coverage() map[string]int {
+	return map[string]int{caseReadOwnWrite: g.judged, caseStaleRun: g.stale}
+}
+
+// The cases of "read your writes" a sweep counts.
+const (
+	caseReadOwnWrite = "a read judged against its key's own write (read your writes)"
+	caseStaleRun     = "a stale run judged against MaxHold (read your writes)"
+)
 
 // guardMaxHold is the MaxHold of the guards of the terms' controllers:
 // readyourwrites' default.

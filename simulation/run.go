@@ -129,9 +129,10 @@ type Result struct {
 	// long after the last fault the state converged (-1: never).
 	Simulated, Converged time.Duration
 	// Coverage counts, by case, how often the run reached each order of
-	// events its scenario counts (the custom resources scenario's; nil
-	// in the others): an invariant judges such a case only in the runs
-	// that reach it. CoverageGaps lists the cases a sum of them missed.
+	// events its scenario counts (the custom resources scenario's; in the
+	// others, the reads and stale runs "read your writes" judged): an
+	// invariant judges such a case only in the runs that reach it.
+	// CoverageGaps lists the custom resources cases a sum of them missed.
 	Coverage map[string]int
 }
 
@@ -314,6 +315,8 @@ func Run(opts Options, sched Schedule) (Result, error) {
 		res.Violations = append(res.Violations, w.crd.violations...)
 		w.crd.mu.Unlock()
 		res.Coverage = w.crd.coverage()
+	} else {
+		res.Coverage = w.readYourWrites(w.hist.Events()).coverage()
 	}
 	return res, nil
 }
