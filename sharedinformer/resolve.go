@@ -130,7 +130,7 @@ func (f *Factory) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*me
 // cannot tell (any failure but a 404) counts as listed, so the mapper's
 // answer stands.
 func (f *Factory) listedNow(ctx context.Context, gvr schema.GroupVersionResource) bool {
-	listed, _, err := f.served.describe(ctx, gvr)
+	listed, _, err := f.served.describe(ctx, gvr, false)
 	return err != nil || listed
 }
 

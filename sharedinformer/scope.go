@@ -26,23 +26,76 @@ func (e *ScopeError) Error() string {
 		e.Type, e.Resource.GroupResource(), e.Namespace)
 }
 
-// checkScope refuses a namespace for a cluster-scoped resource. The
-// scope is discovery's answer now (describe: no older than a second,
-// shared with the served checks), asked only when a namespace is given,
-// never the RESTMapper's memory: a CRD deleted and created again may have
-// changed its scope either way. A resource discovery does not list (a
-// CRD not installed yet) passes: its informer asks discovery again when
-// its requests get 404 (see Options.Served).
+// checkScope refuses a namespace for a cluster-scoped resource, asked
+// only when a namespace is given. A resource neither discovery nor the
+// RESTMapper knows (a CRD not installed yet) passes: its informer asks
+// discovery again when its requests get 404 (see Options.Served).
 func (f *Factory) checkScope(ctx context.Context, goType reflect.Type, gvr schema.GroupVersionResource, namespace string) error {
 	if namespace == "" {
 		return nil
 	}
-	listed, namespaced, err := f.served.describe(ctx, gvr)
+	scope, err := f.scopeNow(ctx, gvr)
 	if err != nil {
 		return fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
 	}
-	if listed && !namespaced {
-		return &ScopeError{Type: goType, Resource: gvr, Namespace: namespace, Scope: meta.RESTScopeNameRoot}
+	if scope == meta.RESTScopeNameRoot {
+		return &ScopeError{Type: goType, Resource: gvr, Namespace: namespace, Scope: scope}
 	}
 	return nil
+}
+
+// scopeNow is gvr's scope by discovery, never by what the RESTMapper read
+// before: a CRD deleted and created again may have changed its scope
+// either way. "Namespaced" may come from the answer the served checks
+// share (a second old at most); "cluster-scoped", which refuses, from
+// an answer asked now. Where discovery cannot tell (a failed request) or
+// does not list gvr (a CRD not installed yet, or a caller's Mapper that
+// knows more than discovery), the mapper's scope stands (mapperScope);
+// "" for a resource neither knows.
+func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource) (meta.RESTScopeName, error) {
+	listed, namespaced, err := f.served.describe(ctx, gvr, false)
+	if err == nil && listed && !namespaced {
+		listed, namespaced, err = f.served.describe(ctx, gvr, true)
+	}
+	switch {
+	case err == nil && listed && namespaced:
+		return meta.RESTScopeNameNamespace, nil
+	case err == nil && listed:
+		return meta.RESTScopeNameRoot, nil
+	}
+	return f.mapperScope(ctx, gvr)
+}
+
+// mapperScope is gvr's scope by the RESTMapper, "" for a resource it
+// does not know. The mapper remembers what it read, so a
+// "cluster-scoped" answer is asked again of a reset mapper: a ScopeError
+// is the server's answer now.
+func (f *Factory) mapperScope(ctx context.Context, gvr schema.GroupVersionResource) (meta.RESTScopeName, error) {
+	f.freshMapper(ctx)
+	scope, err := f.scopeOf(ctx, gvr)
+	if err == nil && scope == meta.RESTScopeNameRoot {
+		f.forget(ctx)
+		scope, err = f.scopeOf(ctx, gvr)
+	}
+	return scope, err
+}
+
+// scopeOf is gvr's scope by the mapper, "" for a resource it does not
+// know.
+func (f *Factory) scopeOf(ctx context.Context, gvr schema.GroupVersionResource) (meta.RESTScopeName, error) {
+	kind, err := f.mapper.KindForWithContext(ctx, gvr)
+	if meta.IsNoMatchError(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	mapping, err := f.mapper.RESTMappingWithContext(ctx, kind.GroupKind(), kind.Version)
+	if meta.IsNoMatchError(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return mapping.Scope.Name(), nil
 }

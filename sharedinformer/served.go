@@ -199,7 +199,8 @@ func (s *servedResources) giveTurn() { <-s.turn }
 
 // describe reports whether discovery lists gvr in its group version now
 // and, if it does, whether gvr is namespaced: an answer no older than
-// servedAnswerAge, shared with the served checks. A 404 lists nothing;
+// servedAnswerAge, shared with the served checks, or, if fresh, one
+// asked now (and kept for others). A 404 lists nothing;
 // any other failure to ask is an error. InformerFor judges by it what
 // the RESTMapper remembers, which may be a CRD deleted since, or created
 // again with another scope.
@@ -210,9 +211,13 @@ func (s *servedResources) giveTurn() { <-s.turn }
 // caller's context). It takes a stored answer if the turn is free, else
 // asks on its own, and keeps its answer for others if the turn is free
 // then.
-func (s *servedResources) describe(ctx context.Context, gvr schema.GroupVersionResource) (listed, namespaced bool, err error) {
+func (s *servedResources) describe(ctx context.Context, gvr schema.GroupVersionResource, fresh bool) (listed, namespaced bool, err error) {
 	gv := gvr.GroupVersion()
-	a, ok := s.tryStored(gv)
+	var a servedAnswer
+	ok := false
+	if !fresh {
+		a, ok = s.tryStored(gv)
+	}
 	if !ok {
 		a = s.ask(ctx, gv)
 		if err := ctx.Err(); err != nil {
