@@ -246,7 +246,8 @@ func (s *servedResources) tryStored(gv schema.GroupVersion) (servedAnswer, bool)
 }
 
 // tryKeep stores a, asked outside the turn, for gv if the turn is free
-// and no answer asked later is stored. The checks judge answers by the
+// and no answer asked later is stored, and forgets old answers as the
+// served checks do (describe's would grow the maps too). The checks judge answers by the
 // order they were asked in (seq), so one stored late is taken only where
 // it is as fresh as they want: never by a look, which takes only
 // answers it asked after its list of groups.
@@ -257,6 +258,7 @@ func (s *servedResources) tryKeep(gv schema.GroupVersion, a servedAnswer) {
 		return
 	}
 	defer s.giveTurn()
+	s.forgetOldLocked()
 	if old, ok := s.answers[gv]; !ok || old.seq < a.seq {
 		s.answers[gv] = a
 	}
