@@ -11,11 +11,9 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 )
 
@@ -190,24 +188,7 @@ func (s *Server) encodeList(f format, res Resource, items []*unstructured.Unstru
 		}
 		return encodePartial(f, list)
 	case f.protobuf:
-		list, err := s.scheme.New(res.GroupVersion().WithKind(res.ListKind))
-		if err != nil {
-			return nil, err
-		}
-		objs := make([]runtime.Object, 0, len(items))
-		for _, u := range items {
-			typed, err := s.typed(served(res, u))
-			if err != nil {
-				return nil, err
-			}
-			typed.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // items carry no TypeMeta
-			objs = append(objs, typed)
-		}
-		if err := setList(list, objs, lm); err != nil {
-			return nil, err
-		}
-		list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.ListKind))
-		return encodeProtobuf(list)
+		return s.encodeProtobufList(res, items, lm)
 	}
 	return s.encodeJSONList(res, items, lm)
 }
@@ -259,21 +240,6 @@ func listMetaJSON(meta metav1.ListMeta) map[string]any {
 		m["remainingItemCount"] = *meta.RemainingItemCount
 	}
 	return m
-}
-
-// setList puts objs and meta into a typed list.
-func setList(list runtime.Object, objs []runtime.Object, lm metav1.ListMeta) error {
-	if err := meta.SetList(list, objs); err != nil {
-		return err
-	}
-	acc, err := meta.ListAccessor(list)
-	if err != nil {
-		return err
-	}
-	acc.SetResourceVersion(lm.ResourceVersion)
-	acc.SetContinue(lm.Continue)
-	acc.SetRemainingItemCount(lm.RemainingItemCount)
-	return nil
 }
 
 // typed converts a stored object to its Go type, for protobuf.

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -124,4 +126,79 @@ func TestCompactDropsTheEncodingsOfObjectsTheServerNoLongerHolds(t *testing.T) {
 			t.Errorf("the encoding of %s, still held, was dropped", obj.GetAnnotations())
 		}
 	}
+}
+
+// A protobuf LIST is written by hand from its items' kept encodings; it
+// must be the bytes the API machinery's protobuf serializer makes of the
+// typed list (the items converted to their Go type, with no TypeMeta),
+// for an empty list, a page with a continue token, ConfigMaps and Leases.
+func TestAProtobufListIsTheTypedListsEncoding(t *testing.T) {
+	s := New()
+	configMaps := s.resources[schema.GroupResource{Resource: "configmaps"}]
+	leases := s.resources[schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}]
+	odd := storedConfigMap()
+	odd.SetName("odd")
+	_ = unstructured.SetNestedField(odd.Object, "quote \" é \u2028", "data", "odd")
+	lease := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+		"metadata": map[string]any{"namespace": "default", "name": "member-a", "labels": map[string]any{"ring": "web"}},
+		"spec":     map[string]any{"holderIdentity": "a", "leaseDurationSeconds": int64(4), "renewTime": "2026-01-02T03:04:05.678901Z"}}}
+	storedLease, err := s.create(leases, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remaining := int64(3)
+	for _, c := range []struct {
+		res   Resource
+		items []*unstructured.Unstructured
+		lm    metav1.ListMeta
+	}{
+		{configMaps, nil, metav1.ListMeta{ResourceVersion: "5"}},
+		{configMaps, []*unstructured.Unstructured{storeConfigMap(t, s, storedConfigMap()), storeConfigMap(t, s, odd)},
+			metav1.ListMeta{ResourceVersion: "9", Continue: "next", RemainingItemCount: &remaining}},
+		{leases, []*unstructured.Unstructured{storedLease}, metav1.ListMeta{ResourceVersion: "11"}},
+	} {
+		want := typedProtobufList(t, s, c.res, c.items, c.lm)
+		got, err := s.encodeList(format{protobuf: true}, c.res, c.items, c.lm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s list\n%q\nwant\n%q", c.res.Kind, got, want)
+		}
+	}
+}
+
+// typedProtobufList is a protobuf LIST as the API machinery makes it:
+// the typed list, its items converted from the stored objects.
+func typedProtobufList(t *testing.T, s *Server, res Resource, items []*unstructured.Unstructured, lm metav1.ListMeta) []byte {
+	t.Helper()
+	list, err := s.scheme.New(res.GroupVersion().WithKind(res.ListKind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := make([]runtime.Object, 0, len(items))
+	for _, u := range items {
+		typed, err := s.typed(served(res, u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		typed.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // items carry no TypeMeta
+		objs = append(objs, typed)
+	}
+	if err := meta.SetList(list, objs); err != nil {
+		t.Fatal(err)
+	}
+	acc, err := meta.ListAccessor(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc.SetResourceVersion(lm.ResourceVersion)
+	acc.SetContinue(lm.Continue)
+	acc.SetRemainingItemCount(lm.RemainingItemCount)
+	list.GetObjectKind().SetGroupVersionKind(res.GroupVersion().WithKind(res.ListKind))
+	b, err := encodeProtobuf(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
