@@ -50,6 +50,7 @@ func TestConformance(t *testing.T) {
 	cp := testenv.Shared(t)
 	t.Run("ConfigMapWrites", func(t *testing.T) { conform(t, cp, configMapWrites) })
 	t.Run("LeaseWrites", func(t *testing.T) { conform(t, cp, leaseWrites) })
+	t.Run("LeaseWritesInProtobuf", func(t *testing.T) { conform(t, cp, leaseWritesInProtobuf) })
 	t.Run("PagingAndSelectors", func(t *testing.T) { conform(t, cp, pagingAndSelectors) })
 	t.Run("WatchEvents", func(t *testing.T) { conform(t, cp, watchEvents) })
 	t.Run("StreamedList", func(t *testing.T) { conform(t, cp, streamedList) })

@@ -19,7 +19,12 @@ import (
 // for avoiding). Pass it as Config.Client. A renew queued behind a
 // controller's thousand requests in a shared limiter can miss the renew
 // deadline; with its own client, only the leader election's requests
-// (one every RetryPeriod) count against its QPS.
+// (one every RetryPeriod) count against its QPS. It speaks protobuf, JSON
+// accepted back, as client-go's clientsets do when asked for protobuf
+// (kube-controller-manager's leader election among them): a Lease is a
+// built-in type, and its protobuf costs a fraction of its JSON to encode
+// and decode, at a renew every RetryPeriod and a sharder's poll of every
+// member's Lease as often.
 func NewClient(cfg *rest.Config) (*rest.RESTClient, error) {
 	scheme := runtime.NewScheme()
 	if err := coordinationv1.AddToScheme(scheme); err != nil {
@@ -30,7 +35,7 @@ func NewClient(cfg *rest.Config) (*rest.RESTClient, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.RateLimiter = nil
-	return restclient.New(cfg, coordinationv1.SchemeGroupVersion, serializer.NewCodecFactory(scheme).WithoutConversion(), false)
+	return restclient.New(cfg, coordinationv1.SchemeGroupVersion, serializer.NewCodecFactory(scheme).WithoutConversion(), true)
 }
 
 // LeaseError is a failed request for the Lease: Op is "get", "create" or
