@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/leaderelection"
@@ -20,7 +21,8 @@ import (
 // writes protobuf bodies and asks for protobuf answers, JSON after: a
 // create, a create that loses the race, a get, a guarded takeover, one
 // at a stale resourceVersion, a list by label (a sharder's poll), a get
-// of a missing Lease, and a takeover of a deleted one. Each answer is
+// of a missing Lease, deletes whose DeleteOptions (protobuf too) name
+// another uid and its own, and a takeover of the deleted Lease. Each answer is
 // described by its status, content type, reason and what the client
 // decoded.
 func leaseWritesInProtobuf(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
@@ -53,7 +55,11 @@ func leaseWritesInProtobuf(ctx context.Context, t *testing.T, tg *target, rec *r
 	do("list by label", leases().Param("labelSelector", "ring=web"), &coordinationv1.LeaseList{})
 	do("list by another label", leases().Param("labelSelector", "ring=db"), &coordinationv1.LeaseList{})
 	do("get missing", leases().Name("missing"), &coordinationv1.Lease{})
-	do("delete", client.Delete().Namespace(tg.namespace).Resource("leases").Name("a"), &metav1.Status{})
+	stale := types.UID("00000000-0000-0000-0000-000000000001")
+	do("delete with another uid as precondition", client.Delete().Namespace(tg.namespace).Resource("leases").Name("a").
+		Body(&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &stale}}), &metav1.Status{})
+	do("delete with its uid as precondition", client.Delete().Namespace(tg.namespace).Resource("leases").Name("a").
+		Body(&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &a.UID}}), &metav1.Status{})
 	do("guarded takeover of the deleted Lease", client.Put().Namespace(tg.namespace).Resource("leases").Name("a").Body(taken), &coordinationv1.Lease{})
 }
 

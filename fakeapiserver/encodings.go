@@ -12,8 +12,8 @@ import (
 // changed in place (see Server.current), so an encoding, once made, is
 // right for every later answer that sends the object in that form: a
 // write's event goes to every watch that selects it (a sharded run's
-// member informers in protobuf, its sharders in the metadata-only form,
-// its checker in JSON), and a Lease's renewal is read back by every
+// member informers and its checker in protobuf, its sharders in the
+// metadata-only form), and a Lease's renewal is read back by every
 // candidate and poll that lists it before the next one.
 //
 // Only stored objects are kept (commitLocked adds each): one made for a

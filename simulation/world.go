@@ -23,6 +23,7 @@ import (
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/internal/restclient"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/metrics"
 )
@@ -133,18 +134,16 @@ func (w *world) connectAdmin() error {
 	return w.core.Post().Resource("namespaces").Body(ns).Do(context.Background()).Error()
 }
 
-// coreClient is a client for core/v1 over cfg.
+// coreClient is a client for core/v1 over cfg, in protobuf (JSON
+// accepted back), as the replicas' informers read: the checker's watch
+// decodes every ConfigMap event of the run, several times faster so than
+// in JSON. (A merge patch's body stays JSON: it says its own type.)
 func coreClient(cfg *rest.Config) (*rest.RESTClient, error) {
 	scheme := k8sruntime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	metav1.AddToGroupVersion(scheme, corev1.SchemeGroupVersion)
-	cfg = rest.CopyConfig(cfg)
-	cfg.APIPath = "/api"
-	cfg.GroupVersion = &corev1.SchemeGroupVersion
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	return rest.RESTClientFor(cfg)
+	return restclient.New(cfg, corev1.SchemeGroupVersion, serializer.NewCodecFactory(scheme).WithoutConversion(), true)
 }
 
 // start runs a new replica in slot, with a new identity, until ctx ends
