@@ -2,9 +2,11 @@ package sharding
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 // keys returns n object keys shaped like real ones.
@@ -95,4 +97,32 @@ func TestNewRingRejectsEmptyAndDuplicateMembersAndNegativeVirtualNodes(t *testin
 	empty, err := NewRing(nil, 0)
 	require.NoError(t, err)
 	require.Equal(t, "", empty.Owner("any/key"), "an empty ring owns nothing")
+}
+
+// A ring rebuilt from another (as a sharder's, when members come and
+// go) is the ring NewRing builds of its members, point for point,
+// whatever members the two share, and whatever virtual nodes the other
+// was built with.
+func TestARingRebuiltFromAnotherIsTheRingBuiltAfresh(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		names := rapid.SliceOfDistinct(rapid.StringMatching(`m-[a-e]{1,2}`), rapid.ID[string])
+		before, after := names.Draw(t, "before"), names.Draw(t, "after")
+		vBefore := rapid.IntRange(1, 50).Draw(t, "virtual nodes before")
+		v := rapid.SampledFrom([]int{vBefore, rapid.IntRange(1, 50).Draw(t, "virtual nodes")}).Draw(t, "virtual nodes after")
+		prev, err := NewRing(before, vBefore)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rebuild(prev, after, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := NewRing(after, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.points, want.points) || !slices.Equal(got.members, want.members) || got.virtualNodes != want.virtualNodes {
+			t.Fatalf("rebuilt from %v: %d points of %v, afresh %d of %v", before, len(got.points), got.members, len(want.points), want.members)
+		}
+	})
 }

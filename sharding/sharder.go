@@ -257,7 +257,7 @@ func (r *liveRing) update(members []string, virtualNodes int) (bool, error) {
 	if r.ring != nil && slices.Equal(r.members, members) {
 		return false, nil
 	}
-	built, err := NewRing(members, virtualNodes)
+	built, err := rebuild(r.ring, members, virtualNodes)
 	if err != nil {
 		return false, err
 	}
