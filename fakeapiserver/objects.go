@@ -3,7 +3,6 @@ package fakeapiserver
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -123,10 +122,10 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetCreationTimestamp(old.GetCreationTimestamp())
 	u.SetGeneration(old.GetGeneration())
 	u.SetManagedFields(nil)
-	if res.Custom && !reflect.DeepEqual(u.Object["spec"], old.Object["spec"]) {
+	if res.Custom && !equalValues(u.Object["spec"], old.Object["spec"]) {
 		u.SetGeneration(old.GetGeneration() + 1)
 	}
-	if reflect.DeepEqual(withoutTypeMeta(u), withoutTypeMeta(old)) {
+	if equalValues(withoutTypeMeta(u), withoutTypeMeta(old)) {
 		return old, false, nil
 	}
 	return s.commitLocked(gr, modified, u), false, nil
