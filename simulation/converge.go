@@ -56,7 +56,7 @@ func (w *world) converged() []Violation {
 			owners[ring] = func(*unstructured.Unstructured) string { return members[0] }
 			continue
 		}
-		hashRing, err := sharding.NewRing(members, 0)
+		hashRing, err := w.ringOf(ring, members)
 		if err != nil {
 			return bad("ring %s: %v", ring, err)
 		}
@@ -175,4 +175,21 @@ func cachedObjects(m *metrics.Memory) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ringOf returns the ring of members for ring name: the one converged
+// built last, if its members are these, else a new one, kept.
+func (w *world) ringOf(name string, members []string) (*sharding.Ring, error) {
+	if r := w.rings[name]; r != nil && slices.Equal(r.Members(), slices.Sorted(slices.Values(members))) {
+		return r, nil
+	}
+	r, err := sharding.NewRing(members, 0)
+	if err != nil {
+		return nil, err
+	}
+	if w.rings == nil {
+		w.rings = map[string]*sharding.Ring{}
+	}
+	w.rings[name] = r
+	return r, nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/listwatch/informer/internal/restclient"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/metrics"
+	"github.com/listwatch/informer/sharding"
 )
 
 // Namespace holds every object and Lease of a run.
@@ -62,6 +63,11 @@ type world struct {
 	// crdWatchers are that scenario's checks waiting for a released
 	// handler to stop; they return once crd.ended closes.
 	crdWatchers sync.WaitGroup
+	// rings is converged's last ring of each ring name, built again
+	// only when the open terms' members change (a ring of 1000 points a
+	// member costs a millisecond, and converged looks every second of
+	// the settle). Only Run's goroutine, which calls converged, uses it.
+	rings map[string]*sharding.Ring
 
 	mu       sync.Mutex
 	replicas []*replica        // guarded by mu; by slot, nil while a killed one waits for its restart
