@@ -1,7 +1,6 @@
 package sharedinformer_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -19,41 +18,105 @@ import (
 	"github.com/listwatch/informer/sharedinformer"
 )
 
-// A CRD deleted and created again with another scope: cluster-scoped
-// first, namespaced now (scope is immutable, so that is how it changes).
-// The factory's RESTMapper learnt the old scope when it first read
-// discovery; a namespace must be refused only for a resource the server
-// serves cluster-scoped now, not by what the mapper saw then. (Found by
-// an adversarial review, on the fake API server.)
+// A CRD's scope is immutable, so it changes only by deleting the CRD and
+// creating it again. The factory's RESTMapper remembers the scope it read
+// first; InformerFor must judge a namespace by what the server serves
+// now. These tests run on simulated time, in a synctest bubble, against
+// the fake API server.
+
+// scopeSwap is the Widgets CRD on a fake API server, and a factory on it.
+type scopeSwap struct {
+	t   *testing.T
+	srv *fakeapiserver.Server
+	f   *sharedinformer.Factory
+	crd fakeapiserver.CRD
+	gvr schema.GroupVersionResource
+}
+
+func newScopeSwap(t *testing.T, clusterScoped bool) *scopeSwap {
+	s := &scopeSwap{t: t, srv: fakeapiserver.New(),
+		crd: fakeapiserver.CRD{Group: "widgets.listwatch.dev", Version: "v1", Kind: "Widget", Plural: "widgets", ClusterScoped: clusterScoped}}
+	s.gvr = schema.GroupVersionResource{Group: s.crd.Group, Version: s.crd.Version, Resource: s.crd.Plural}
+	mem := fakeapiserver.ServeInMemory(s.srv)
+	t.Cleanup(mem.Close)
+	require.NoError(t, s.srv.InstallCRD(s.crd))
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	var err error
+	s.f, err = sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: scheme,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+	require.NoError(t, err)
+	return s
+}
+
+// recreate deletes the CRD and creates it again with the other scope.
+func (s *scopeSwap) recreate() {
+	_, err := s.srv.RemoveCRD(s.gvr.GroupResource())
+	require.NoError(s.t, err)
+	s.crd.ClusterScoped = !s.crd.ClusterScoped
+	require.NoError(s.t, s.srv.InstallCRD(s.crd))
+}
+
+// ask is an InformerFor of the Widgets in namespace ns ("": the whole
+// cluster).
+func (s *scopeSwap) ask(ns string) error {
+	opts := []sharedinformer.InformerOption{sharedinformer.ForResource(s.gvr)}
+	if ns != "" {
+		opts = append(opts, sharedinformer.InNamespace(ns))
+	}
+	_, err := sharedinformer.InformerFor[*unstructured.Unstructured](s.t.Context(), s.f, opts...)
+	return err
+}
+
+// isScopeError reports whether err is InformerFor's *ScopeError.
+func isScopeError(err error) bool {
+	var scopeErr *sharedinformer.ScopeError
+	return errors.As(err, &scopeErr)
+}
+
+// Cluster-scoped first, namespaced now: a namespace must not be refused
+// by what the mapper saw then. (Found by an adversarial review.)
 func TestAScopeErrorIsTheServersAnswerNowNotTheMappersMemory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeapiserver.New()
-		mem := fakeapiserver.ServeInMemory(srv)
-		defer mem.Close()
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		widgets := fakeapiserver.CRD{Group: "widgets.listwatch.dev", Version: "v1", Kind: "Widget", Plural: "widgets", ClusterScoped: true}
-		require.NoError(t, srv.InstallCRD(widgets))
+		s := newScopeSwap(t, true)
+		err := s.ask("default") // rightly refused; the mapper reads discovery
+		require.True(t, isScopeError(err), "cluster-scoped now: %v", err)
 
-		scheme := runtime.NewScheme()
-		require.NoError(t, corev1.AddToScheme(scheme))
-		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: scheme,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-		require.NoError(t, err)
-		gvr := schema.GroupVersionResource{Group: widgets.Group, Version: widgets.Version, Resource: widgets.Plural}
-		// Asking for it in a namespace now is rightly refused; this also
-		// has the mapper read discovery.
-		_, err = sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f, sharedinformer.ForResource(gvr), sharedinformer.InNamespace("default"))
-		var scopeErr *sharedinformer.ScopeError
-		require.True(t, errors.As(err, &scopeErr), "cluster-scoped now: %v", err)
-
-		_, err = srv.RemoveCRD(gvr.GroupResource())
-		require.NoError(t, err)
-		widgets.ClusterScoped = false
-		require.NoError(t, srv.InstallCRD(widgets))
+		s.recreate()
 		time.Sleep(time.Minute) // long past any cache a reader would call fresh
+		require.NoError(t, s.ask("default"), "the server serves widgets namespaced now, but InformerFor judged by what the mapper saw a minute ago")
+	})
+}
 
-		_, err = sharedinformer.InformerFor[*unstructured.Unstructured](ctx, f, sharedinformer.ForResource(gvr), sharedinformer.InNamespace("default"))
-		require.NoError(t, err, "the server serves widgets namespaced now, but InformerFor judged by what the mapper saw a minute ago")
+// The reverse (a review proved it): namespaced first, cluster-scoped now.
+// The mapper learnt "namespaced"; a namespace must be refused with a
+// *ScopeError, as InformerFor's doc promises (an informer that LISTs
+// /namespaces/b/widgets of a cluster-scoped resource 404s for ever).
+func TestANamespaceIsRefusedForACRDRecreatedClusterScoped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScopeSwap(t, false)
+		require.NoError(t, s.ask("a"), "namespaced now")
+
+		s.recreate()
+		time.Sleep(time.Minute)
+		err := s.ask("b")
+		require.True(t, isScopeError(err), "the server serves widgets cluster-scoped now, but InformerFor judged by what the mapper saw a minute ago: err = %v", err)
+	})
+}
+
+// A "cluster-scoped" that refuses is asked again first: a review proved
+// that an answer shared for a second, asked just before the CRD was
+// created again namespaced, refused a namespace the server serves it in
+// (a ScopeError reads as the caller's mistake).
+func TestAScopeErrorIsNeverAnAnswerFromBeforeTheCRDWasCreatedAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScopeSwap(t, true)
+		require.NoError(t, s.ask(""), "cluster-scoped, asked for cluster-wide")
+		require.True(t, isScopeError(s.ask("default")), "cluster-scoped now: rightly refused")
+
+		time.Sleep(200 * time.Millisecond)
+		s.recreate()
+		time.Sleep(300 * time.Millisecond)
+		require.NoError(t, s.ask("default"), "the server serves widgets namespaced now; InformerFor refused by an answer from before the CRD was created again")
 	})
 }
