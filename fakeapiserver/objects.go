@@ -77,6 +77,8 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 //   - a resourceVersion must be the stored one (409 Conflict); none means
 //     "whatever is stored" for built-in resources and is refused (422) for
 //     custom ones;
+//   - a custom resource's generation rises with any change outside
+//     metadata (its CRD has no status subresource);
 //   - an update that changes nothing writes nothing: no new
 //     resourceVersion and no event, as etcd's store skips it.
 //
@@ -122,7 +124,7 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetCreationTimestamp(old.GetCreationTimestamp())
 	u.SetGeneration(old.GetGeneration())
 	u.SetManagedFields(nil)
-	if res.Custom && !equalValues(u.Object["spec"], old.Object["spec"]) {
+	if res.Custom && !equalValues(withoutMetadata(u), withoutMetadata(old)) {
 		u.SetGeneration(old.GetGeneration() + 1)
 	}
 	if equalValues(withoutTypeMeta(u), withoutTypeMeta(old)) {
@@ -135,6 +137,21 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 // error about its resourceVersion: the group and the resource's name.
 func schemaGroupKind(res Resource) schema.GroupKind {
 	return schema.GroupKind{Group: res.Group, Kind: res.Resource}
+}
+
+// withoutMetadata is u's fields but metadata: what kube-apiserver
+// compares to decide whether an update of a custom resource raises its
+// generation when its CRD has no status subresource, as none of this
+// server's has (a change of status or of any other field counts, not
+// only of spec).
+func withoutMetadata(u *unstructured.Unstructured) map[string]any {
+	m := make(map[string]any, len(u.Object))
+	for k, v := range u.Object {
+		if k != "metadata" {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 func withoutTypeMeta(u *unstructured.Unstructured) map[string]any {
