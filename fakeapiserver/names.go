@@ -2,6 +2,8 @@ package fakeapiserver
 
 import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -31,6 +33,21 @@ func validateName(res Resource, name string) error {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, msg))
 	}
 	return apierrors.NewInvalid(res.GVK().GroupKind(), name, errs)
+}
+
+// validateLabels is kube-apiserver's check of an object's labels on a
+// create or an update: each key a qualified name (an optional DNS
+// subdomain prefix and a name of at most 63 characters), each value at
+// most 63 characters of alphanumerics, '-', '_' and '.', beginning and
+// ending with an alphanumeric. A bad one is refused with 422 Invalid, so
+// a client that writes labels from data (a candidate's Lease labels)
+// meets here the refusal a real server gives.
+func validateLabels(res Resource, u *unstructured.Unstructured) error {
+	errs := metav1validation.ValidateLabels(u.GetLabels(), field.NewPath("metadata", "labels"))
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 }
 
 // maxGenerateNamePrefix is how much of a generateName kube-apiserver

@@ -29,7 +29,8 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 }
 
 // createLocked is POST: a name (or one generated from generateName)
-// that is valid for res (validateName, 422), a namespace that exists, a
+// that is valid for res (validateName, 422), valid labels
+// (validateLabels, 422), a namespace that exists, a
 // key not taken (409 AlreadyExists); then the system fields (uid,
 // creationTimestamp, generation for a custom resource) and the next
 // resourceVersion. s.mu must be held.
@@ -44,6 +45,9 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 		u.SetName(generatedName(u.GetGenerateName(), fmt.Sprintf("%05x", s.names)))
 	}
 	if err := validateName(res, u.GetName()); err != nil {
+		return nil, err
+	}
+	if err := validateLabels(res, u); err != nil {
 		return nil, err
 	}
 	if res.Namespaced {
@@ -77,6 +81,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 //   - a resourceVersion must be the stored one (409 Conflict); none means
 //     "whatever is stored" for built-in resources and is refused (422) for
 //     custom ones;
+//   - labels must be valid (validateLabels: 422 Invalid);
 //   - a custom resource's generation rises with any change outside
 //     metadata (its CRD has no status subresource);
 //   - an update that changes nothing writes nothing: no new
@@ -118,6 +123,9 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 			field.Invalid(field.NewPath("metadata", "resourceVersion"), int64(0), "must be specified for an update")})
 	case rv != "" && rv != old.GetResourceVersion():
 		return nil, false, apierrors.NewConflict(gr, u.GetName(), errors.New(optimisticLock))
+	}
+	if err := validateLabels(res, u); err != nil {
+		return nil, false, err
 	}
 	u.SetResourceVersion(old.GetResourceVersion())
 	u.SetUID(old.GetUID())
