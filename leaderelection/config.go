@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
@@ -30,7 +32,8 @@ type Config struct {
 	Namespace, Name string
 	// Labels are written on the Lease when this candidate creates it,
 	// so that a reader can find a family of Leases by a label selector
-	// (package sharding finds a ring's member Leases so). Optional.
+	// (package sharding finds a ring's member Leases so). Each must be a
+	// label the API server accepts, or New fails. Optional.
 	Labels map[string]string
 	// Identity is what this candidate writes as the Lease's holder. It
 	// must differ between candidates: two candidates with one identity
@@ -171,6 +174,11 @@ func (c Config) validate() error {
 		return bad("Callbacks.OnStartedLeading", "is nil")
 	case c.Callbacks.OnStoppedLeading == nil:
 		return bad("Callbacks.OnStoppedLeading", "is nil")
+	}
+	if errs := metav1validation.ValidateLabels(c.Labels, field.NewPath("Labels")); len(errs) > 0 {
+		// The API server would refuse the Lease (422) on every attempt:
+		// a candidate that could never lead.
+		return bad("Labels", "cannot be written on a Lease: %v", errs.ToAggregate())
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ func TestNewRejectsAConfigWithAnErrorNamingTheField(t *testing.T) {
 		"Callbacks.OnStartedLeading":  func(c *leaderelection.Config) { c.Callbacks.OnStartedLeading = nil },
 		"Callbacks.OnStoppedLeading":  func(c *leaderelection.Config) { c.Callbacks.OnStoppedLeading = nil },
 		"LeaseDuration  (by default)": func(c *leaderelection.Config) { c.LeaseDuration = 0; c.RenewDeadline = 20 * time.Second },
+		"Labels":                      func(c *leaderelection.Config) { c.Labels = map[string]string{"ring": "not a value"} },
 	} {
 		cfg := valid()
 		breakIt(&cfg)
