@@ -47,9 +47,12 @@
 //     (sendInitialEvents) with its initial-events-end bookmark;
 //     timeoutSeconds; selector transitions as ADDED/DELETED.
 //   - writes: POST (409 AlreadyExists; the namespace must exist;
-//     generateName; a name valid for its resource, or 422), PUT (409 Conflict on a stale resourceVersion or a
-//     wrong uid; create-on-update for Leases; an unchanged object is not
-//     written), PATCH as a JSON merge patch (404 for a missing object;
+//     generateName; a name valid for its resource, or 422; valid label
+//     keys and values, or 422, on every create and update), PUT (409
+//     Conflict on a stale resourceVersion or a wrong uid; create-on-update
+//     for Leases; an unchanged object is not written; a custom
+//     resource's generation rises with any change outside metadata, its
+//     CRD having no status subresource), PATCH as a JSON merge patch (404 for a missing object;
 //     a resourceVersion in the patch is a precondition, 409; null
 //     removes a field; an unchanged result is not written; a patched uid
 //     is 422), DELETE (404; uid and resourceVersion preconditions, 409).
