@@ -195,6 +195,17 @@ func (s *servedResources) takeTurn(ctx context.Context) (wanted, error) {
 	return want, nil
 }
 
+// tryTurn takes the turn if it is free, without waiting; the caller
+// gives it back with giveTurn.
+func (s *servedResources) tryTurn() bool {
+	select {
+	case s.turn <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 func (s *servedResources) giveTurn() { <-s.turn }
 
 // describe reports whether discovery lists gvr in its group version now
@@ -235,9 +246,7 @@ func (s *servedResources) describe(ctx context.Context, gvr schema.GroupVersionR
 // tryStored returns the stored answer for gv if the turn is free and the
 // answer no older than servedAnswerAge.
 func (s *servedResources) tryStored(gv schema.GroupVersion) (servedAnswer, bool) {
-	select {
-	case s.turn <- struct{}{}:
-	default:
+	if !s.tryTurn() {
 		return servedAnswer{}, false
 	}
 	defer s.giveTurn()
@@ -247,14 +256,12 @@ func (s *servedResources) tryStored(gv schema.GroupVersion) (servedAnswer, bool)
 
 // tryKeep stores a, asked outside the turn, for gv if the turn is free
 // and no answer asked later is stored, and forgets old answers as the
-// served checks do (describe's would grow the maps too). The checks judge answers by the
-// order they were asked in (seq), so one stored late is taken only where
-// it is as fresh as they want: never by a look, which takes only
-// answers it asked after its list of groups.
+// served checks do (describe's would grow the maps too). The checks
+// judge answers by the order they were asked in (seq), so one stored
+// late is taken only where it is as fresh as they want: never by a look,
+// which takes only answers it asked after its list of groups.
 func (s *servedResources) tryKeep(gv schema.GroupVersion, a servedAnswer) {
-	select {
-	case s.turn <- struct{}{}:
-	default:
+	if !s.tryTurn() {
 		return
 	}
 	defer s.giveTurn()
