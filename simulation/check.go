@@ -14,6 +14,9 @@ type interval struct {
 	replica, ring, member, key string
 	start, end                 time.Time
 	fence                      uint64
+	// read is the resourceVersion of the object a reconcile read from
+	// its cache ("" if none was recorded, or it found none).
+	read string
 }
 
 // checkHistory checks the invariants a history proves or refutes:
@@ -85,11 +88,28 @@ func (w *world) checkHistory(moves []move) []Violation {
 		}
 		return interval{}, false
 	}
+	// Sharding promises one reconcile of one object at a time, not of one
+	// name: a member whose cache has not yet seen an object's delete
+	// (its watch lags) may still reconcile it while the object created
+	// again under its name is reconciled by its new owner. A reconcile
+	// that read its object at a version older than a delete of that key
+	// the checker saw before it began reconciled such a ghost.
+	ghost := func(iv interval) bool {
+		for _, e := range events {
+			if e.At.After(iv.start) {
+				break
+			}
+			if e.What == Deleted && e.Key == iv.key && iv.read != "" && rvBefore(iv.read, e.Version) {
+				return true
+			}
+		}
+		return false
+	}
 	var out []Violation
 	out = append(out, w.overlaps(reconciles, "one reconcile per key", func(a, b interval) bool {
 		ta, okA := termOf(a)
 		tb, okB := termOf(b)
-		return a.ring == LeaderRing && okA && okB && freshAfterDelete(ta, tb)
+		return a.ring == LeaderRing && okA && okB && freshAfterDelete(ta, tb) || ghost(a) || ghost(b)
 	})...)
 	out = append(out, w.overlaps(leaderTerms, "one leader", freshAfterDelete)...)
 	out = append(out, fencesGrow(terms)...)
@@ -104,10 +124,18 @@ func (w *world) checkHistory(moves []move) []Violation {
 func (w *world) intervals(events []Event, endOf func(string) time.Time) (reconciles, terms []interval) {
 	type k struct{ what, ring, member, key string }
 	open := map[k]Event{}
+	read := map[k]string{} // a reconcile's first read of its own object
 	for _, e := range events {
 		switch e.What {
+		case Read:
+			if o := (k{Begin, e.Ring, e.Member, e.Key}); strings.HasSuffix(e.Key, "/"+e.Object) {
+				if _, done := read[o]; !done {
+					read[o] = e.Version
+				}
+			}
 		case Begin, TermStart:
 			open[k{e.What, e.Ring, e.Member, e.Key}] = e
+			delete(read, k{e.What, e.Ring, e.Member, e.Key})
 		case End, TermEnd:
 			what := Begin
 			if e.What == TermEnd {
@@ -118,7 +146,8 @@ func (w *world) intervals(events []Event, endOf func(string) time.Time) (reconci
 				continue
 			}
 			delete(open, k{what, e.Ring, e.Member, e.Key})
-			iv := interval{replica: e.Replica, ring: e.Ring, member: e.Member, key: e.Key, start: b.At, end: e.At, fence: b.Fence}
+			iv := interval{replica: e.Replica, ring: e.Ring, member: e.Member, key: e.Key, start: b.At, end: e.At, fence: b.Fence,
+				read: read[k{what, e.Ring, e.Member, e.Key}]}
 			if e.What == TermEnd {
 				if !e.Deadline.IsZero() && e.Deadline.Before(iv.end) {
 					iv.end = e.Deadline

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -249,6 +250,47 @@ func TestAReconcileThatReadsOlderThanItsKeysOwnWriteBreaksReadYourWrites(t *test
 			w := &world{opts: Options{}.withDefaults(), hist: &History{events: append(append([]Event(nil), wrote...), tc.next...)}}
 			if got := violations(w.checkHistory(nil)); got["read your writes"] != tc.want || len(got) > min(tc.want, 1) {
 				t.Fatalf("violations %v, want %d of read your writes and nothing else", got, tc.want)
+			}
+		})
+	}
+}
+
+// Two members reconciling one key at once break "one reconcile per key",
+// unless one of them read a life of the object that was already deleted
+// (its cache had not seen the delete) while the other reconciled the
+// object created again under its name: sharding promises one object,
+// not one name.
+func TestAMemberReconcilingADeletedObjectsGhostDoesNotBreakOneReconcilePerKey(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	reconcile := func(ms int, replica, member, read string) []Event {
+		return []Event{
+			{At: at(ms), What: Begin, Replica: replica, Ring: "web", Member: member, Key: "sim/p-00", Setup: 1},
+			{At: at(ms), What: Read, Replica: replica, Ring: "web", Member: member, Key: "sim/p-00", Setup: 1, Object: "p-00", Version: read},
+			{At: at(ms + 100), What: End, Replica: replica, Ring: "web", Member: member, Key: "sim/p-00", Setup: 1},
+		}
+	}
+	terms := []Event{
+		{At: at(0), What: TermStart, Replica: "r0-0", Ring: "web", Member: "m-a", Fence: 1},
+		{At: at(0), What: TermStart, Replica: "r1-0", Ring: "web", Member: "m-b", Fence: 2},
+	}
+	for _, tc := range []struct {
+		name    string
+		deleted []Event
+		want    int
+	}{
+		{"the same object, both reconciling it", nil, 1},
+		{"one reconciling a ghost of the deleted object", []Event{{At: at(500), What: Deleted, Key: "sim/p-00", Version: "20"}}, 0},
+		{"a delete after both began", []Event{{At: at(1050), What: Deleted, Key: "sim/p-00", Version: "20"}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			events := append(append([]Event(nil), terms...), tc.deleted...)
+			events = append(events, reconcile(1000, "r0-0", "m-a", "10")...) // its cache still holds the old life
+			events = append(events, reconcile(1001, "r1-0", "m-b", "30")...) // the object created again
+			slices.SortStableFunc(events, func(a, b Event) int { return a.At.Compare(b.At) })
+			w := &world{opts: Options{}.withDefaults(), hist: &History{events: events}}
+			if got := violations(w.checkHistory(nil)); got["one reconcile per key"] != tc.want || len(got) > min(tc.want, 1) {
+				t.Fatalf("violations %v, want %d of one reconcile per key and nothing else", got, tc.want)
 			}
 		})
 	}

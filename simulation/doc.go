@@ -96,7 +96,11 @@
 //
 // Checked on every run, from a history recorded in the bubble (one
 // clock): no two members reconcile one key of one ring at once, outside
-// pauses ("one reconcile per key"); no two leader terms overlap, outside
+// pauses, unless one of them reconciles a deleted object its cache still
+// holds while the object created again under that name is reconciled by
+// its new owner (sharding promises one object, not one name; a Lag
+// brought it about, TestAMemberReconcilingADeletedObjectsGhostDoesNotBreakOneReconcilePerKey)
+// ("one reconcile per key"); no two leader terms overlap, outside
 // pauses and the documented cases of a candidate that could not know the
 // deposed leader led, by its looks at the Lease: it never saw the Lease
 // before the delete, or its looks had found it absent, without a break,

@@ -51,6 +51,9 @@ const (
 	Read  = "read"  // a reconcile of Key read Object from its cache at Version ("" if absent); its informer had Applied
 	Wrote = "wrote" // ... wrote Object, and the API server answered Version
 	Stale = "stale" // the guard let Key run although its writes were not all in the cache, after MaxHold
+	// Deleted: the checker's watch saw Key deleted, at resourceVersion
+	// Version: a cache that shows it at an older version shows a ghost.
+	Deleted = "deleted"
 )
 
 // String is the event as the history prints it: its time, kind and fields.

@@ -88,6 +88,7 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 					cm := ev.Object.(*corev1.ConfigMap)
 					rv = cm.ResourceVersion
 					delete(last, cm.Name)
+					w.hist.add(Event{What: Deleted, Key: Namespace + "/" + cm.Name, Version: cm.ResourceVersion})
 				case watch.Bookmark:
 					if cm, ok := ev.Object.(*corev1.ConfigMap); ok {
 						rv = cm.ResourceVersion
