@@ -87,10 +87,14 @@ func TestAnInformerOfADeletedResourceStopsWhileAnotherInformerForsDiscoveryHangs
 
 	// The squids' CRD is deleted: the watch ends, the relist gets a 404,
 	// and the first look asks zoo's version (a fresh "no": the mapper is
-	// reset) and the list of groups.
+	// marked stale) and the list of groups. Counted from here: the
+	// InformerFor above had the mapper ask both already, and a wait that
+	// counted those went on before the check said "no" (a loaded run
+	// failed so).
+	gvBefore, apisBefore := count(gvPath), count("/apis")
 	_, err = srv.RemoveCRD(squids)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return count(gvPath) >= 1 && count("/apis") >= 1 }, time.Minute, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return count(gvPath) > gvBefore && count("/apis") > apisBefore }, time.Minute, 5*time.Millisecond)
 	before := count(gvPath)
 
 	// Meanwhile, elsewhere in the process, an InformerFor of clams in a
