@@ -40,39 +40,49 @@ func TestAnInformerOfADeletedResourceStopsWhileAnotherInformerForsDiscoveryHangs
 	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: clams.Group, Version: "v1", Kind: "Clam", Plural: clams.Resource}))
 	postSquid(t, srv, "v1", "a")
 
+	// The requests are told apart by path. The squids' served checks ask
+	// only gvPath and the list of groups (/api, /apis). The clams'
+	// InformerFor asks clamsPath first (its scope, by discovery): that
+	// answer fails, so the scope is judged by the RESTMapper, whose
+	// discovery fetch is the only asker of /api/v1, and that request
+	// hangs. The mapper holds its lock for the whole fetch.
 	gvPath := "/apis/" + squids.Group + "/v1"
+	clamsPath := "/apis/" + clams.Group + "/v1"
 	var mu sync.Mutex
 	var seen []string // discovery requests, in order; guarded by mu
-	hangNextAPI := false
+	failClams, hangCore := false, false
+	gvAtHang := -1 // gvPath requests seen when /api/v1 began to hang; guarded by mu
 	release := make(chan struct{})
 	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
 		mu.Lock()
 		defer mu.Unlock()
 		switch r.URL.Path {
-		case "/api", "/apis", gvPath:
+		case "/api", "/apis", gvPath, clamsPath, "/api/v1":
 			seen = append(seen, r.URL.Path)
 		}
-		if hangNextAPI && r.URL.Path == "/api" { // the mapper's fetch, for the clams' InformerFor
-			hangNextAPI = false
+		switch {
+		case r.URL.Path == clamsPath && failClams:
+			failClams, hangCore = false, true
+			return fakeapiserver.Fault{Status: http.StatusInternalServerError}
+		case r.URL.Path == "/api/v1" && hangCore:
+			hangCore = false
+			gvAtHang = countLocked(seen, gvPath)
 			return fakeapiserver.Fault{Hang: true, Until: release}
 		}
 		return fakeapiserver.Fault{}
 	}))
 	defer mem.Close()
-	defer close(release)
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	defer releaseOnce()
 	requests := func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Clone(seen)
 	}
 	count := func(path string) int {
-		n := 0
-		for _, p := range requests() {
-			if p == path {
-				n++
-			}
-		}
-		return n
+		mu.Lock()
+		defer mu.Unlock()
+		return countLocked(seen, path)
 	}
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -86,21 +96,19 @@ func TestAnInformerOfADeletedResourceStopsWhileAnotherInformerForsDiscoveryHangs
 	require.Eventually(t, inf.HasSynced, time.Minute, 10*time.Millisecond)
 
 	// The squids' CRD is deleted: the watch ends, the relist gets a 404,
-	// and the first look asks zoo's version (a fresh "no": the mapper is
-	// marked stale) and the list of groups. Counted from here: the
-	// InformerFor above had the mapper ask both already, and a wait that
-	// counted those went on before the check said "no" (a loaded run
-	// failed so).
+	// and the served check asks gvPath (a "no": the mapper is marked
+	// stale) and then the list of groups. Counted from here, since the
+	// squids' informer may have asked before.
 	gvBefore, apisBefore := count(gvPath), count("/apis")
 	_, err = srv.RemoveCRD(squids)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return count(gvPath) > gvBefore && count("/apis") > apisBefore }, time.Minute, 5*time.Millisecond)
-	before := count(gvPath)
 
 	// Meanwhile, elsewhere in the process, an InformerFor of clams in a
-	// namespace: the reset mapper fetches discovery, and that fetch hangs.
+	// namespace: the stale mapper is reset and fetches discovery, and that
+	// fetch hangs.
 	mu.Lock()
-	hangNextAPI = true
+	failClams = true
 	mu.Unlock()
 	asked := make(chan error, 1)
 	go func() {
@@ -108,11 +116,15 @@ func TestAnInformerOfADeletedResourceStopsWhileAnotherInformerForsDiscoveryHangs
 			sharedinformer.ForResource(clams.WithVersion("v1")), sharedinformer.InNamespace("default"))
 		asked <- err
 	}()
-	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return !hangNextAPI }, time.Minute, 5*time.Millisecond)
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return gvAtHang >= 0 }, time.Minute, 5*time.Millisecond)
 
-	// The second look, BackoffInitial later, asks the version afresh: a
-	// "no", so it resets the mapper, and waits for the hanging fetch.
-	require.Eventually(t, func() bool { return count(gvPath) > before }, time.Minute, 5*time.Millisecond)
+	// The squids' informer keeps relisting, and a later check asks
+	// gvPath afresh while the fetch hangs: its "no" must not wait for the
+	// mapper (a reset would wait for the fetch's lock).
+	mu.Lock()
+	hungAt := gvAtHang
+	mu.Unlock()
+	require.Eventually(t, func() bool { return count(gvPath) > hungAt }, time.Minute, 5*time.Millisecond)
 	time.Sleep(200 * time.Millisecond)
 
 	// The factory is shut down: the squids' informer must stop.
@@ -127,4 +139,24 @@ func TestAnInformerOfADeletedResourceStopsWhileAnotherInformerForsDiscoveryHangs
 	case <-time.After(30 * time.Second): // a guard: it stops in milliseconds, or waits for the hang, which lasts the test
 		t.Fatalf("Start's ctx ended 30 s ago, and the informer of the deleted squids has not stopped: its served check waits in the mapper's Reset, behind another InformerFor's discovery fetch that hangs, where no context reaches it, until that fetch ends (discovery requests %v)", requests())
 	}
+
+	// The hang ends; the clams' InformerFor returns (what it returns
+	// does not matter here: the factory has stopped).
+	releaseOnce()
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the clams' InformerFor did not return within 30 s of its discovery fetch being let go")
+	}
+}
+
+// countLocked counts path among seen; the caller holds seen's lock.
+func countLocked(seen []string, path string) int {
+	n := 0
+	for _, p := range seen {
+		if p == path {
+			n++
+		}
+	}
+	return n
 }
