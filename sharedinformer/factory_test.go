@@ -179,10 +179,17 @@ func TestFactoryCallersAskingForTheSameScopeShareOneInformerAndOneWatch(t *testi
 	runCtx, stop := context.WithCancel(ctx)
 	f.Start(runCtx)
 	require.NoError(t, f.WaitForCacheSync(ctx))
-	watches, err := cp.CountRequests(ctx, testenv.RequestFilter{Verb: "watch", Resource: "configmaps", UserAgent: cfg.UserAgent})
-	require.NoError(t, err)
+	// Synced means each LIST is in; each reflector opens its WATCH just
+	// after. Wait for three, stop, and count again: no fourth came.
+	watchFilter := testenv.RequestFilter{Verb: "watch", Resource: "configmaps", UserAgent: cfg.UserAgent}
+	require.Eventually(t, func() bool {
+		n, err := cp.CountRequests(ctx, watchFilter)
+		return err == nil && n >= 3
+	}, time.Minute, 10*time.Millisecond, "three informers, three WATCHes")
 	stop()
 	f.Wait()
+	watches, err := cp.CountRequests(ctx, watchFilter)
+	require.NoError(t, err)
 	assert.Equal(t, 3, watches, "one WATCH for the shared namespace informer, one for its JSON twin, one for the cluster-wide one")
 }
 
