@@ -65,8 +65,8 @@ func TestRunReturnsPromptlyAfterCancelAndNoBufferedCallStarts(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { _ = inf.Run(ctx); close(done) }()
-		waitClosed(t, inf.Synced(), 10*time.Second, "the informer synced (every object buffered for the handler)")
-		waitClosed(t, h.blocked, 10*time.Second, "the 100th call started")
+		waitClosed(t, inf.Synced(), time.Minute, "the informer synced (every object buffered for the handler)")
+		waitClosed(t, h.blocked, time.Minute, "the 100th call started")
 
 		cancel() // while call 100 is in progress, with about 9,900 buffered
 		start := time.Now()
@@ -90,7 +90,7 @@ func TestAddEventHandlerAfterRunReturnedFails(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = inf.Run(ctx); close(done) }()
-	waitClosed(t, inf.Synced(), 10*time.Second, "synced")
+	waitClosed(t, inf.Synced(), time.Minute, "synced")
 	cancel()
 	<-done
 
@@ -109,11 +109,11 @@ func TestRemovingAHandlerBeforeItsInitialListWasDeliveredClosesItsSynced(t *test
 	reg, err := inf.AddEventHandler(h, sharedinformer.HandlerOptions{})
 	require.NoError(t, err)
 	runInformer(t, inf)
-	waitClosed(t, h.blocked, 10*time.Second, "the first initial add started")
+	waitClosed(t, h.blocked, time.Minute, "the first initial add started")
 
 	require.NoError(t, inf.RemoveEventHandler(reg))
 	close(h.release)
-	waitClosed(t, reg.Synced(), 5*time.Second, "a removed handler's Synced closes: nothing more of its list will come")
+	waitClosed(t, reg.Synced(), time.Minute, "a removed handler's Synced closes: nothing more of its list will come")
 	assert.EqualValues(t, 1, h.calls.Load())
 }
 
@@ -125,7 +125,7 @@ func TestStoppedTellsWhenARemovedHandlersCallInProgressHasReturned(t *testing.T)
 	reg, err := inf.AddEventHandler(h, sharedinformer.HandlerOptions{})
 	require.NoError(t, err)
 	runInformer(t, inf)
-	waitClosed(t, h.blocked, 10*time.Second, "the call started")
+	waitClosed(t, h.blocked, time.Minute, "the call started")
 
 	require.NoError(t, inf.RemoveEventHandler(reg))
 	select {
@@ -134,7 +134,7 @@ func TestStoppedTellsWhenARemovedHandlersCallInProgressHasReturned(t *testing.T)
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(h.release)
-	waitClosed(t, reg.Stopped(), 5*time.Second, "Stopped closes once the call in progress returned")
+	waitClosed(t, reg.Stopped(), time.Minute, "Stopped closes once the call in progress returned")
 }
 
 func TestStoppedIsClosedAtOnceForAHandlerRemovedBeforeRun(t *testing.T) {

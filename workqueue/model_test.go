@@ -117,7 +117,7 @@ func (h *harness) get() error {
 		// that passed first would be reported instead.
 		wait, want := time.Millisecond, error(context.DeadlineExceeded)
 		if m.shut && len(m.dirty) == 0 {
-			wait, want = 10*time.Second, ErrShutDown
+			wait, want = time.Minute, ErrShutDown
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()

@@ -49,7 +49,7 @@ func TestDoneOfAKeyThatNoWorkerHoldsDoesNothing(t *testing.T) {
 func TestGetBlocksUntilAKeyIsAdded(t *testing.T) {
 	q, _ := newFake(Options[string]{})
 	got := make(chan string)
-	go func() { key, _ := getWithin(q, 10*time.Second); got <- key }()
+	go func() { key, _ := getWithin(q, time.Minute); got <- key }()
 	q.Add("a")
 	assert.Equal(t, "a", <-got)
 }
@@ -84,7 +84,7 @@ func TestEveryBlockedGetGetsAKeyWhenKeysArrive(t *testing.T) {
 	q, _ := newFake(Options[int]{})
 	got := make(chan int, waiters)
 	for range waiters {
-		go func() { key, _ := getWithin(q, 10*time.Second); got <- key }()
+		go func() { key, _ := getWithin(q, time.Minute); got <- key }()
 	}
 	for k := range waiters {
 		q.Add(k)

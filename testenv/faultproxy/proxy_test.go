@@ -192,7 +192,7 @@ func TestBlackholeHoldsEveryByteUntilHealThenDeliversThem(t *testing.T) {
 	p.Heal()
 	assert.False(t, p.Stats().Blackholed)
 	for _, conn := range []net.Conn{open, opened} {
-		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 		line, err := bufio.NewReader(conn).ReadString('\n')
 		require.NoError(t, err)
 		assert.Equal(t, "ping\n", line, "what was sent during the blackhole arrives after Heal")
