@@ -51,10 +51,14 @@ func (f *Factory) checkScope(ctx context.Context, goType reflect.Type, gvr schem
 // an answer asked now. Where discovery cannot tell (a failed request) or
 // does not list gvr (a CRD not installed yet, or a caller's Mapper that
 // knows more than discovery), the mapper's scope stands (mapperScope);
-// "" for a resource neither knows.
+// "" for a resource neither knows. When discovery said "cluster-scoped"
+// and asking again failed, the mapper is reset first: what it read
+// before is older than that answer, and may be the scope the CRD had
+// before it was created again.
 func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource) (meta.RESTScopeName, error) {
 	listed, namespaced, err := f.served.describe(ctx, gvr, false)
-	if err == nil && listed && !namespaced {
+	saidRoot := err == nil && listed && !namespaced
+	if saidRoot {
 		listed, namespaced, err = f.served.describe(ctx, gvr, true)
 	}
 	switch {
@@ -62,6 +66,9 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 		return meta.RESTScopeNameNamespace, nil
 	case err == nil && listed:
 		return meta.RESTScopeNameRoot, nil
+	}
+	if saidRoot {
+		f.forget(ctx)
 	}
 	return f.mapperScope(ctx, gvr)
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -31,13 +33,28 @@ type scopeSwap struct {
 	f   *sharedinformer.Factory
 	crd fakeapiserver.CRD
 	gvr schema.GroupVersionResource
+
+	mu sync.Mutex
+	// blipIn counts down the requests for the Widgets' group version
+	// until one answers 503 (0: none will). Guarded by mu.
+	blipIn int
 }
 
 func newScopeSwap(t *testing.T, clusterScoped bool) *scopeSwap {
 	s := &scopeSwap{t: t, srv: fakeapiserver.New(),
 		crd: fakeapiserver.CRD{Group: "widgets.listwatch.dev", Version: "v1", Kind: "Widget", Plural: "widgets", ClusterScoped: clusterScoped}}
 	s.gvr = schema.GroupVersionResource{Group: s.crd.Group, Version: s.crd.Version, Resource: s.crd.Plural}
-	mem := fakeapiserver.ServeInMemory(s.srv)
+	gvPath := "/apis/" + s.crd.Group + "/" + s.crd.Version
+	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(s.srv, func(r *http.Request) fakeapiserver.Fault {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if r.URL.Path == gvPath && s.blipIn > 0 {
+			if s.blipIn--; s.blipIn == 0 {
+				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+			}
+		}
+		return fakeapiserver.Fault{}
+	}))
 	t.Cleanup(mem.Close)
 	require.NoError(t, s.srv.InstallCRD(s.crd))
 	scheme := runtime.NewScheme()
@@ -55,6 +72,14 @@ func (s *scopeSwap) recreate() {
 	require.NoError(s.t, err)
 	s.crd.ClusterScoped = !s.crd.ClusterScoped
 	require.NoError(s.t, s.srv.InstallCRD(s.crd))
+}
+
+// blipAsk makes the nth request for the Widgets' group version from now
+// answer 503, once.
+func (s *scopeSwap) blipAsk(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blipIn = n
 }
 
 // ask is an InformerFor of the Widgets in namespace ns ("": the whole
@@ -118,5 +143,25 @@ func TestAScopeErrorIsNeverAnAnswerFromBeforeTheCRDWasCreatedAgain(t *testing.T)
 		s.recreate()
 		time.Sleep(300 * time.Millisecond)
 		require.NoError(t, s.ask("default"), "the server serves widgets namespaced now; InformerFor refused by an answer from before the CRD was created again")
+	})
+}
+
+// A review proved it: discovery answers "cluster-scoped", and the request
+// asking again before refusing fails (one 503). The mapper's memory, from
+// before the CRD was created again, said "namespaced": taken as it was,
+// it accepted the namespace, and the informer LISTed
+// /namespaces/b/widgets of a cluster-scoped resource, a 404 for ever.
+// The mapper is reset first, and its fresh answer refuses.
+func TestANamespaceIsRefusedWhenDiscoverySaidClusterScopedAndAskingAgainFailed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScopeSwap(t, false)
+		_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), s.f) // the mapper reads discovery: widgets namespaced
+		require.NoError(t, err)
+
+		s.recreate()
+		time.Sleep(time.Minute)
+		s.blipAsk(2) // the first answers "cluster-scoped"; asking again fails
+		err = s.ask("b")
+		require.True(t, isScopeError(err), "discovery answered widgets cluster-scoped a moment ago, yet InformerFor took the mapper's minute-old memory: err = %v", err)
 	})
 }
