@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/informer/fakeapiserver"
@@ -45,5 +46,34 @@ func TestAKindWhoseCRDWasDeletedIsAnErrorFromInformerFor(t *testing.T) {
 
 		_, err = sharedinformer.InformerFor[*Octopus](ctx, f)
 		require.ErrorContains(t, err, "is its CRD installed?", "the CRD was deleted a minute ago, but InformerFor judged by what the mapper saw before")
+	})
+}
+
+// A review proved it: InformerFor with ForResource checks that the
+// resource holds T's kind, and judged it by what the RESTMapper read
+// before. A CRD deleted and created again with another kind under the
+// same plural was refused by the kind the server no longer serves. A
+// refusal is asked again of a reset mapper.
+func TestAForResourceKindIsJudgedByTheServerNowNotTheMappersMemory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := fakeapiserver.New()
+		mem := fakeapiserver.ServeInMemory(srv)
+		defer mem.Close()
+		octopodes := zooGV.WithResource("octopodes")
+		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopuss", Plural: "octopodes"}))
+
+		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+		require.NoError(t, err)
+		_, err = sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery: octopodes hold Octopuss
+		require.NoError(t, err)
+
+		_, err = srv.RemoveCRD(octopodes.GroupResource())
+		require.NoError(t, err)
+		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes"}))
+		time.Sleep(time.Minute)
+
+		_, err = sharedinformer.InformerFor[*Octopus](t.Context(), f, sharedinformer.ForResource(octopodes))
+		require.NoError(t, err, "the server has served octopodes as kind Octopus for a minute; InformerFor judged by what the mapper read before")
 	})
 }

@@ -67,27 +67,45 @@ func (f *Factory) kindOf(goType reflect.Type, gv schema.GroupVersion) (schema.Gr
 
 // checkResource checks an explicit resource against T's kind. What the
 // server does not know yet passes: a CRD may be installed later, and the
-// informer reports the 404s meanwhile (NotSyncedError says so).
+// informer reports the 404s meanwhile (NotSyncedError says so). A
+// refusal is the server's answer now: the mapper remembers what it read,
+// so it is reset and asked again before refusing (a CRD deleted and
+// created again may hold another kind under the same plural).
 func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) error {
 	f.freshMapper(ctx)
-	served, err := f.mapper.ResourceForWithContext(ctx, gvr)
-	if meta.IsNoMatchError(err) {
-		return nil
+	refusal, err := f.resourceRefusal(ctx, goType, gvk, gvr)
+	if err == nil && refusal != nil {
+		f.forget(ctx)
+		refusal, err = f.resourceRefusal(ctx, goType, gvk, gvr)
 	}
 	if err != nil {
-		return fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
+		return err
+	}
+	return refusal
+}
+
+// resourceRefusal is why the mapper says gvr cannot hold T's kind: a
+// misspelt resource, or one of another kind; nil when it can, or when
+// the mapper does not know gvr. err is a failure to ask.
+func (f *Factory) resourceRefusal(ctx context.Context, goType reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) (refusal, err error) {
+	served, err := f.mapper.ResourceForWithContext(ctx, gvr)
+	if meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
 	}
 	if served.Resource != gvr.Resource {
-		return fmt.Errorf("sharedinformer: %q is not the name of a resource (did you mean %q?): the API server's names are plural and lowercase", gvr.Resource, served.Resource)
+		return fmt.Errorf("sharedinformer: %q is not the name of a resource (did you mean %q?): the API server's names are plural and lowercase", gvr.Resource, served.Resource), nil
 	}
 	kind, err := f.mapper.KindForWithContext(ctx, served)
 	if err != nil {
-		return fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
+		return nil, fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
 	}
 	if kind.GroupKind() != gvk.GroupKind() {
-		return fmt.Errorf("sharedinformer: %v is kind %s, but resource %s holds %s", goType, gvk.GroupKind(), gvr.GroupResource(), kind.GroupKind())
+		return fmt.Errorf("sharedinformer: %v is kind %s, but resource %s holds %s", goType, gvk.GroupKind(), gvr.GroupResource(), kind.GroupKind()), nil
 	}
-	return nil
+	return nil, nil
 }
 
 // freshMapper resets the RESTMapper if a served check has found a
