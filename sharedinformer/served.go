@@ -30,9 +30,11 @@ const servedAnswerAge = time.Second
 // servedForgetAge is how long an answer or a look is kept at all: past
 // servedAnswerAge only a check that has waited for its turn since before
 // it was asked takes it, and one that waited longer asks again. Answers
-// are forgotten at most servedAnswerAge after they pass it, so memory
-// follows the groups asked about in the last minute, not every group a
-// long-lived factory ever asked about (CRDs that come and go).
+// past it are forgotten by the next check or InformerFor that comes
+// servedAnswerAge or more after the last such pass (no timer runs for
+// it), so memory follows the groups asked about in the minute before
+// the factory last asked discovery, not every group a long-lived factory
+// ever asked about (CRDs that come and go).
 const servedForgetAge = time.Minute
 
 // servedResources answers the reflector's Options.Served for every
