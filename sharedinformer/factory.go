@@ -184,9 +184,11 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 // T is in the scheme, the server serves a resource of T's kind (or
 // the ForResource resource holds T's kind and is spelled as the server
 // spells it), and a namespace is given only for a namespaced resource
-// (a *ScopeError otherwise, for every T). ctx bounds the discovery requests this may make. A type the
-// scheme knows in several versions is read in the scheme's first; name
-// the version with ForResource to choose another.
+// (a *ScopeError otherwise, for every T). ctx bounds the discovery
+// requests this may make; if it ends before the checks are done, that is
+// the error, since a check that could not ask would pass unchecked. A
+// type the scheme knows in several versions is read in the scheme's
+// first; name the version with ForResource to choose another.
 //
 // Each call is one hold on the informer, which runs until its last
 // holder gives it back with Release (or until the ctx given to Start
@@ -226,6 +228,11 @@ func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...Inf
 	}
 	if err := f.checkScope(ctx, goType, c.source.Resource, c.source.Namespace); err != nil {
 		return nil, err
+	}
+	// A check whose discovery request ctx cut short passed only because
+	// it could not ask: hand out nothing unchecked.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sharedinformer: informer of %v: %w", goType, err)
 	}
 	c.source.Protobuf = !c.json && reflector.ProtobufCapable[T]()
 	// A custom resource offers CBOR first: a server without the
