@@ -261,29 +261,6 @@ func TestACheckWaitingBehindAHangingRequestReturnsWhenItsContextEnds(t *testing.
 	require.NoError(t, <-first)
 }
 
-// goneDiscovery serves no version of its group, as after the CRD's
-// deletion, and counts the requests of each kind.
-type goneDiscovery struct {
-	discovery.DiscoveryInterfaceWithContext // nil: only the methods below are called
-
-	mu             sync.Mutex
-	versions, list int // guarded by mu
-}
-
-func (d *goneDiscovery) ServerResourcesForGroupVersionWithContext(_ context.Context, gv string) (*metav1.APIResourceList, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.versions++
-	return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
-}
-
-func (d *goneDiscovery) ServerGroupsWithContext(context.Context) (*metav1.APIGroupList, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.list++
-	return &metav1.APIGroupList{}, nil
-}
-
 // Informers of a deleted resource (one a namespace, say) share the
 // answers of discovery as informers of a served one do: thirty first
 // looks within a second make one request of each kind. Only each

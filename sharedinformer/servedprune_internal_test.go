@@ -1,34 +1,16 @@
 package sharedinformer
 
 import (
-	"context"
 	"fmt"
 	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 
 	"github.com/listwatch/informer/reflector"
 )
-
-// nothingServedDiscovery serves nothing: every CRD the informers asked about is
-// deleted.
-type nothingServedDiscovery struct {
-	discovery.DiscoveryInterfaceWithContext // nil: only the methods below are called
-}
-
-func (nothingServedDiscovery) ServerResourcesForGroupVersionWithContext(_ context.Context, gv string) (*metav1.APIResourceList, error) {
-	return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
-}
-
-func (nothingServedDiscovery) ServerGroupsWithContext(context.Context) (*metav1.APIGroupList, error) {
-	return &metav1.APIGroupList{}, nil
-}
 
 // An answer or a look older than servedAnswerAge serves only a check
 // that has waited for its turn since before it was asked (wanted), so a
@@ -42,7 +24,7 @@ func (nothingServedDiscovery) ServerGroupsWithContext(context.Context) (*metav1.
 func TestServedChecksForgetAnswersOlderThanServedForgetAge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const groups = 10000
-		served := newServedResources(nothingServedDiscovery{}, func() {})
+		served := newServedResources(&goneDiscovery{}, func() {})
 		ctx := t.Context()
 		var before, after runtime.MemStats
 		runtime.GC()

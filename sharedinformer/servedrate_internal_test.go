@@ -9,43 +9,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 
 	"github.com/listwatch/informer/reflector"
 )
-
-// throttledDiscovery: the informers' CRD (group crd.listwatch.dev) was
-// deleted, so its group version is a 404; and the server is overloaded,
-// so the list of groups gets a 429 (API Priority and Fairness) until
-// failUntil. It counts the lists of groups asked.
-type throttledDiscovery struct {
-	discovery.DiscoveryInterfaceWithContext // nil: only the methods below are called
-
-	failUntil time.Time
-
-	mu             sync.Mutex
-	list, versions int // guarded by mu
-}
-
-func (d *throttledDiscovery) ServerResourcesForGroupVersionWithContext(_ context.Context, gv string) (*metav1.APIResourceList, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.versions++
-	return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
-}
-
-func (d *throttledDiscovery) ServerGroupsWithContext(context.Context) (*metav1.APIGroupList, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.list++
-	if time.Now().Before(d.failUntil) {
-		return nil, apierrors.NewTooManyRequests("the server is overloaded", 1)
-	}
-	return &metav1.APIGroupList{}, nil
-}
 
 // servedAnswerAge's comment and docs/06 state the bound per group: about
 // one look at a group (a list of groups, then its versions) a second, or
@@ -62,7 +29,7 @@ func (d *throttledDiscovery) ServerGroupsWithContext(context.Context) (*metav1.A
 func TestAGroupsLooksStayBoundedWhileTheListOfGroupsFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const backoffInitial, backoffMax, informers, run = 800 * time.Millisecond, 30 * time.Second, 100, time.Minute
-		d := &throttledDiscovery{failUntil: time.Now().Add(run)}
+		d := &goneDiscovery{throttledUntil: time.Now().Add(run)}
 		served := newServedResources(d, func() {})
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup

@@ -1,46 +1,15 @@
 package sharedinformer
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 
 	"github.com/listwatch/informer/reflector"
 )
-
-// slowGoneDiscovery serves nothing (the CRD was deleted) and answers each
-// request after latency: discovery of a loaded server.
-type slowGoneDiscovery struct {
-	discovery.DiscoveryInterfaceWithContext // nil: only the methods below are called
-
-	latency time.Duration
-
-	mu             sync.Mutex
-	list, versions int // guarded by mu
-}
-
-func (d *slowGoneDiscovery) ServerResourcesForGroupVersionWithContext(_ context.Context, gv string) (*metav1.APIResourceList, error) {
-	time.Sleep(d.latency)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.versions++
-	return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
-}
-
-func (d *slowGoneDiscovery) ServerGroupsWithContext(context.Context) (*metav1.APIGroupList, error) {
-	time.Sleep(d.latency)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.list++
-	return &metav1.APIGroupList{}, nil
-}
 
 // docs/06: "informers of a deleted resource share looks ... about one
 // look at the group per BackoffInitial however many of its informers
@@ -57,7 +26,7 @@ func TestInformersOfADeletedResourceShareALookThatTookLongerThanServedAnswerAge(
 		t.Run(latency.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const backoffInitial, informers = 800 * time.Millisecond, 100
-				d := &slowGoneDiscovery{latency: latency}
+				d := &goneDiscovery{latency: latency}
 				served := newServedResources(d, func() {})
 				gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
 				start := time.Now()
