@@ -68,7 +68,9 @@ func (s *Server) Compact(rv int64) int64 {
 		return s.compactedRV
 	}
 	for gr := range s.resources {
-		s.base[gr] = s.stateAtLocked(gr, rv)
+		// A copy: at the latest rv, stateAtLocked is current's own map,
+		// which the next write changes in place.
+		s.base[gr] = maps.Clone(s.stateAtLocked(gr, rv))
 	}
 	i, _ := slices.BinarySearchFunc(s.history, rv, func(c change, rv int64) int { return cmp.Compare(c.rv, rv) })
 	s.history = slices.Clone(s.history[i:])
@@ -99,7 +101,9 @@ func (s *Server) heldLocked() map[*unstructured.Unstructured]bool {
 
 // stateAtLocked returns resource gr's objects at resourceVersion rv,
 // which must be compactedRV or later: base with the writes up to rv
-// applied. Cost: O(objects + history). s.mu must be held.
+// applied. Cost: O(objects + history). At the latest rv it is current's
+// own map, which writes change: read it under s.mu, keep a copy. s.mu
+// must be held.
 func (s *Server) stateAtLocked(gr schema.GroupResource, rv int64) map[objectKey]*unstructured.Unstructured {
 	if rv >= s.rv {
 		return s.current[gr]
