@@ -15,7 +15,6 @@ import (
 	"maps"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -37,6 +36,7 @@ var (
 	keepOn   = flag.Bool("keep-going", false, "run every seed, reporting each failure (no shrinking), instead of stopping at the first")
 	replays  = flag.Int("replays", 0, "run -seed (default 1) this many times (default 3) and report how many runs had the first run's history and outcome")
 	realMax  = flag.Duration("seed-timeout", 2*time.Minute, "real time one seed may take before the sweep panics with every goroutine's stack: a goroutine that spins keeps simulated time from advancing, so no invariant of the run can report it")
+	heapMax  = flag.Uint64("seed-heap", 2048, "MiB of heap the process may reach before the sweep panics with every goroutine's stack, naming the seed: a run that allocates without end")
 	history  = flag.String("history", "", "write a failing seed's whole history, the library's debug logs and its trace events to this file (with -seed, also a run that passed); a %d in its name is the seed (one file per failing seed with -keep-going)")
 )
 
@@ -84,12 +84,9 @@ func TestSimulate(t *testing.T) {
 	for _, s := range list {
 		ran++
 		opts := options(s)
-		watchdog := time.AfterFunc(*realMax, func() {
-			debug.SetTraceback("all")
-			panic(fmt.Sprintf("seed %d of scenario %s still runs after %v of real time: a goroutine that never blocks keeps simulated time still (replay: -seed=%d)", s, *scenario, *realMax, s))
-		})
+		stopWatch := watchSeed(s, *scenario, *realMax, *heapMax<<20)
 		res := simulation.Check(t, opts, nil)
-		watchdog.Stop()
+		stopWatch()
 		simulated += res.Simulated
 		for c, n := range res.Coverage {
 			reached[c] += min(n, 1)
