@@ -26,7 +26,6 @@ type itemDecoder[T informer.Object] struct {
 	next    int // the list index of the next item read
 	work    chan *itemBatch[T]
 	workers sync.WaitGroup
-	buffers sync.Pool // of *[]byte, batchBytes each
 	deliver func([]T) error
 	// failed is the first item that did not decode, or deliver's first
 	// error; from then on nothing more is read or delivered.
@@ -45,9 +44,27 @@ type itemBatch[T informer.Object] struct {
 	done  chan struct{}
 }
 
+// batchBuffers holds the batches' buffers between lists, shared by every
+// decoder: each LIST answer is read into them, however small. A pool of
+// each decoder's own outlived its list by two garbage collections (every
+// sync.Pool is referenced from the runtime until then), so a process
+// that made many small LISTs (pages, relists) between collections kept a
+// buffer of batchBytes for each, live, and grew its next collection's
+// target by as much: a simulator's sweep grew to 12 GB.
+var batchBuffers = sync.Pool{New: func() any { b := make([]byte, 0, batchBytes); return &b }}
+
+// putBatchBuffer gives a batch's buffer back to batchBuffers, emptied;
+// one grown far past batchBytes by a large item is left to the collector.
+func putBatchBuffer(b *[]byte) {
+	if cap(*b) > 2*batchBytes {
+		return
+	}
+	*b = (*b)[:0]
+	batchBuffers.Put(b)
+}
+
 func newItemDecoder[T informer.Object](decodeItem func(data []byte, index int) (T, error), deliver func([]T) error) *itemDecoder[T] {
 	d := &itemDecoder[T]{decodeItem: decodeItem, work: make(chan *itemBatch[T]), deliver: deliver}
-	d.buffers.New = func() any { b := make([]byte, 0, batchBytes); return &b }
 	for range runtime.GOMAXPROCS(0) {
 		d.workers.Go(func() {
 			for b := range d.work {
@@ -82,7 +99,7 @@ func (d *itemDecoder[T]) addWith(read func(buf []byte) ([]byte, error)) error {
 		return d.failed
 	}
 	if d.current == nil {
-		d.current = &itemBatch[T]{data: d.buffers.Get().(*[]byte), first: d.next, done: make(chan struct{})}
+		d.current = &itemBatch[T]{data: batchBuffers.Get().(*[]byte), first: d.next, done: make(chan struct{})}
 	}
 	b := d.current
 	var err error
@@ -105,8 +122,7 @@ func (d *itemDecoder[T]) flush() {
 		return
 	}
 	if len(d.current.ends) == 0 {
-		*d.current.data = (*d.current.data)[:0]
-		d.buffers.Put(d.current.data)
+		putBatchBuffer(d.current.data)
 		d.current = nil
 		return
 	}
@@ -160,8 +176,7 @@ func (d *itemDecoder[T]) decode(b *itemBatch[T]) {
 		b.items = append(b.items, obj)
 		start = end
 	}
-	*b.data = (*b.data)[:0]
-	d.buffers.Put(b.data)
+	putBatchBuffer(b.data)
 	b.data = nil
 }
 
