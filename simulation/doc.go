@@ -78,7 +78,7 @@
 // Compact (every re-watch answers 410), and the Lease deletes (a
 // member's, the elected sharder's, the leader's). NewCRDSchedule, the
 // custom resources scenario's, keeps Latency, Hang, Errors, Partition,
-// Pause, Kill, CutWatches and Compact, and adds RemoveCRD (its Widgets deleted, its
+// Pause, Kill, CutWatches, Compact and Lag, and adds RemoveCRD (its Widgets deleted, its
 // watches ended, its paths 404), InstallCRD and MoveCRD (served at the
 // other version: its Widgets stay), about twice as often as the others.
 // Half the moves are flips: the CRD moves back just before the first,

@@ -174,10 +174,12 @@ func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 }
 
 // NewCRDSchedule draws the custom resources scenario's schedule from
-// seed: NewSchedule's network faults and kills (no Lease deletes, no
-// Forbidden, which is for ConfigMaps, no Skew, which no part of it
-// times itself by, no Lag, which is for a controller's guard), and the CRD removed, installed again and moved
-// between CRDVersions, about twice as often as any other fault.
+// seed: NewSchedule's network faults, lags and kills (no Lease deletes,
+// no Forbidden, which is for ConfigMaps, no Skew, which no part of it
+// times itself by), and the CRD removed, installed again and moved
+// between CRDVersions, about twice as often as any other fault. A Lag
+// holds a replica's watches while the CRD comes and goes: its informers
+// hear of a move or a removal late, through their served checks first.
 //
 // An install late in the faults would leave the writers no time to
 // make Widgets for "held informer equals server" to compare, so the
@@ -195,8 +197,8 @@ func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 // deletion (reflector: "gone" is believed only when said twice). The
 // same arguments give the same schedule.
 func NewCRDSchedule(seed int64, replicas int, length time.Duration) Schedule {
-	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, RemoveCRD, InstallCRD, MoveCRD}
-	weights := []int{2, 2, 2, 1, 1, 1, 1, 1, 3, 3, 3}
+	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, RemoveCRD, InstallCRD, MoveCRD, Lag}
+	weights := []int{2, 2, 2, 1, 1, 1, 1, 1, 3, 3, 3, 1}
 	s := drawSchedule(rand.New(rand.NewPCG(uint64(seed), 0xc7d5)), replicas, length, kinds, weights)
 	flips := rand.New(rand.NewPCG(uint64(seed), 0xf119))
 	for i := range s {
