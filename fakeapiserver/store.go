@@ -67,7 +67,10 @@ func (s *Server) Compact(rv int64) int64 {
 	if rv <= s.compactedRV {
 		return s.compactedRV
 	}
-	for gr := range s.resources {
+	// Every resource with a past, served now or not: a removed CRD's
+	// deletes leave the history here, and its base must take them, or
+	// installed again it would show its old objects at older versions.
+	for gr := range s.resourcesWithStateLocked() {
 		// A copy: at the latest rv, stateAtLocked is current's own map,
 		// which the next write changes in place.
 		s.base[gr] = maps.Clone(s.stateAtLocked(gr, rv))
@@ -77,6 +80,22 @@ func (s *Server) Compact(rv int64) int64 {
 	s.compactedRV = rv
 	s.encoded.retain(s.heldLocked())
 	return rv
+}
+
+// resourcesWithStateLocked returns every resource served now or holding
+// objects, now or at the last compaction. s.mu must be held.
+func (s *Server) resourcesWithStateLocked() map[schema.GroupResource]bool {
+	grs := map[schema.GroupResource]bool{}
+	for gr := range s.resources {
+		grs[gr] = true
+	}
+	for gr := range s.current {
+		grs[gr] = true
+	}
+	for gr := range s.base {
+		grs[gr] = true
+	}
+	return grs
 }
 
 // heldLocked returns every object the server holds: current, in the
