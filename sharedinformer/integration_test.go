@@ -145,7 +145,7 @@ func TestResyncDeliversUpdatesAndMakesZeroAPIRequests(t *testing.T) {
 	// after, on its own goroutine. Count from when the audit log has it.
 	require.Eventually(t, func() bool {
 		n, err := cp.CountRequests(ctx, testenv.RequestFilter{UserAgent: cfg.UserAgent, Verb: "watch"})
-		return err == nil && n == 1
+		return err == nil && n >= 1
 	}, time.Minute, 10*time.Millisecond, "the informer's WATCH never reached the audit log")
 	before, err := cp.CountRequests(ctx, mine)
 	require.NoError(t, err)
