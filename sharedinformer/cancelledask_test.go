@@ -2,8 +2,6 @@ package sharedinformer_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharedinformer"
 )
 
@@ -24,14 +21,8 @@ import (
 // have asked is InformerFor's error.
 func TestAnInformerForWhoseContextEndedHandsOutNothingUnchecked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeapiserver.New()
-		mem := fakeapiserver.ServeInMemory(srv)
-		defer mem.Close()
-		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes"}))
-		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-		require.NoError(t, err)
-		_, err = sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery: octopodes served
+		srv, f := octopodesServer(t, "Octopus")
+		_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery: octopodes served
 		require.NoError(t, err)
 
 		_, err = srv.RemoveCRD(schema.GroupResource{Group: zooGV.Group, Resource: "octopodes"})

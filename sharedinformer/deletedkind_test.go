@@ -26,16 +26,9 @@ import (
 // review proved it did).
 func TestAKindWhoseCRDWasDeletedIsAnErrorFromInformerFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeapiserver.New()
-		mem := fakeapiserver.ServeInMemory(srv)
-		defer mem.Close()
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes"}))
-
-		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-		require.NoError(t, err)
+		srv, f := octopodesServer(t, "Octopus")
 		inf, err := sharedinformer.InformerFor[*Octopus](ctx, f)
 		require.NoError(t, err, "served now")
 		require.NoError(t, sharedinformer.Release(ctx, f, inf)) // never started; no informer of octopodes is left
@@ -56,16 +49,9 @@ func TestAKindWhoseCRDWasDeletedIsAnErrorFromInformerFor(t *testing.T) {
 // refusal is asked again of a reset mapper.
 func TestAForResourceKindIsJudgedByTheServerNowNotTheMappersMemory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := fakeapiserver.New()
-		mem := fakeapiserver.ServeInMemory(srv)
-		defer mem.Close()
 		octopodes := zooGV.WithResource("octopodes")
-		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopuss", Plural: "octopodes"}))
-
-		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-		require.NoError(t, err)
-		_, err = sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery: octopodes hold Octopuss
+		srv, f := octopodesServer(t, "Octopuss")
+		_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery: octopodes hold Octopuss
 		require.NoError(t, err)
 
 		_, err = srv.RemoveCRD(octopodes.GroupResource())
@@ -76,4 +62,19 @@ func TestAForResourceKindIsJudgedByTheServerNowNotTheMappersMemory(t *testing.T)
 		_, err = sharedinformer.InformerFor[*Octopus](t.Context(), f, sharedinformer.ForResource(octopodes))
 		require.NoError(t, err, "the server has served octopodes as kind Octopus for a minute; InformerFor judged by what the mapper read before")
 	})
+}
+
+// octopodesServer is a fake API server serving the custom resource
+// octopodes of zooGV, holding kind, and a factory on it whose scheme
+// knows Octopus. The server closes with the test.
+func octopodesServer(t *testing.T, kind string) (*fakeapiserver.Server, *sharedinformer.Factory) {
+	t.Helper()
+	srv := fakeapiserver.New()
+	mem := fakeapiserver.ServeInMemory(srv)
+	t.Cleanup(mem.Close)
+	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: kind, Plural: "octopodes"}))
+	f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+	require.NoError(t, err)
+	return srv, f
 }
