@@ -67,7 +67,8 @@ var (
 	ErrNoResourceVersion = errors.New("the list has no resourceVersion")
 	// ErrNotServed: a LIST or WATCH failed with 404 Not Found and the
 	// server's discovery lists the resource in no version (its CRD was
-	// deleted, say); see Options.Served. Reported once; the reflector
+	// deleted, say), or lists it cluster-scoped while the reflector reads
+	// one namespace (Serving.ClusterScoped); see Options.Served. Reported once; the reflector
 	// then waits, without requests, until discovery lists it again. The
 	// 404 is wrapped too, so apierrors.IsNotFound sees it. A resource
 	// served in another version is not gone: that is a

@@ -57,6 +57,12 @@ type Serving struct {
 	// moved to a new one), which deletes no object; discovery cannot tell
 	// what else happened while the watch was down.
 	Elsewhere []string
+	// ClusterScoped, when Served is false and Elsewhere empty, says why
+	// a resource discovery lists is not served: it is cluster-scoped, and
+	// the reflector reads one namespace. A CRD's scope changes only by
+	// deleting the CRD, its objects with it, and creating it again, so
+	// the namespace's objects are gone as if the resource were.
+	ClusterScoped bool
 }
 
 // untilServedAgain runs after a step failed with err. It reports whether
@@ -83,8 +89,8 @@ func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, 
 		case now.Served:
 			r.emit(KindServedAgain, "", "", "discovery lists the resource again")
 			return r.relist(relistWhy{CauseServedAgain, "the resource is served again: list it from scratch"}), true
-		case !slices.Equal(now.Elsewhere, answer.Elsewhere):
-			answer = now // gone ↔ moved, or moved elsewhere: say so, and act on it
+		case !slices.Equal(now.Elsewhere, answer.Elsewhere) || now.ClusterScoped != answer.ClusterScoped:
+			answer = now // gone ↔ moved, moved elsewhere, or gone ↔ cluster-scoped: say so, and act on it
 			r.notServed(err, answer)
 		}
 	}
@@ -140,7 +146,10 @@ func SecondLook(ctx context.Context) bool {
 //   - In no version, the resource is gone: what the store held was
 //     deleted with it (the API server deletes every object of a CRD
 //     before the CRD itself), and whatever deletes the watch did not
-//     deliver, emptying the store now does.
+//     deliver, emptying the store now does. So too when discovery lists
+//     it cluster-scoped and the reflector reads one namespace: the CRD
+//     was created again with another scope, after its objects were
+//     deleted.
 //   - In other versions, the version moved, which deletes nothing: the
 //     store keeps the objects as they were, so that no consumer reads a
 //     deletion that did not happen. They are no longer watched, so what
@@ -161,8 +170,13 @@ func (r *Reflector[T]) notServed(cause error, answer Serving) {
 		r.report(&Error{Op: op, Name: r.opts.Name, Err: &VersionNotServedError{Version: answer.Version, Served: answer.Elsewhere, Err: cause}})
 		return
 	}
-	r.emit(KindNotServed, "", r.LastSyncResourceVersion(), "discovery no longer lists the resource")
-	r.report(&Error{Op: op, Name: r.opts.Name, Err: fmt.Errorf("%w (discovery no longer lists it; waiting until it does): %w", ErrNotServed, cause)})
+	said, why := "discovery no longer lists the resource", "discovery no longer lists it; waiting until it does"
+	if answer.ClusterScoped {
+		said = "discovery lists the resource cluster-scoped, and the reflector reads one namespace"
+		why = "discovery lists it cluster-scoped, not in a namespace; waiting until it is namespaced"
+	}
+	r.emit(KindNotServed, "", r.LastSyncResourceVersion(), said)
+	r.report(&Error{Op: op, Name: r.opts.Name, Err: fmt.Errorf("%w (%s): %w", ErrNotServed, why, cause)})
 	r.empty()
 }
 

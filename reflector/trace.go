@@ -53,7 +53,8 @@ const (
 	// Options.OnError receives.
 	KindError = "error"
 	// KindNotServed: a 404, and discovery lists the resource in no
-	// version: the reflector empties its store and stops listing and
+	// version, or cluster-scoped while the reflector reads one namespace
+	// (Detail says which): the reflector empties its store and stops listing and
 	// watching until it is served (see Options.Served). ResourceVersion
 	// is the last one the reflector had.
 	KindNotServed = "not-served"

@@ -41,9 +41,10 @@
 // given).
 // What only time can fix is waited for: a 403 from RBAC is retried, and
 // a resource the server's discovery does not list (a CRD not installed
-// yet, or deleted since) is reported once as reflector.ErrNotServed and
-// watched for through discovery, without LIST or WATCH, until it is
-// served. A version no longer served while the resource is served in
+// yet, or deleted since), or lists only cluster-scoped while the
+// informer reads one namespace (the CRD created again with the other
+// scope), is reported once as reflector.ErrNotServed and watched for
+// through discovery, without LIST or WATCH, until it is served. A version no longer served while the resource is served in
 // another (a CRD that moved to v1) is reported as a
 // *reflector.VersionNotServedError naming the versions served; moving a
 // version deletes nothing, so the cache keeps what it held, unwatched

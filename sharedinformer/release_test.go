@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/listwatch/informer/metrics"
@@ -99,10 +100,11 @@ func TestAnInformerReleasedBeforeStartEndsItsHandlersAndNeverRuns(t *testing.T) 
 	assert.ErrorContains(t, f.WaitForCacheSync(t.Context()), "no started informer", "Start has nothing left to run")
 }
 
-func names(cms []*corev1.ConfigMap) []string {
-	out := make([]string, len(cms))
-	for i, cm := range cms {
-		out[i] = cm.Name
+// names is the names of objs, in their order.
+func names[T metav1.Object](objs []T) []string {
+	out := make([]string, len(objs))
+	for i, obj := range objs {
+		out[i] = obj.GetName()
 	}
 	return out
 }

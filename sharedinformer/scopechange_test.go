@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -38,6 +39,13 @@ type scopeSwap struct {
 	// blipIn counts down the requests for the Widgets' group version
 	// until one answers 503 (0: none will). Guarded by mu.
 	blipIn int
+	// errs are the errors the factory's OnError got. Guarded by mu.
+	errs []error
+	// reads counts the LISTs and WATCHes of the Widgets. Guarded by mu.
+	reads int
+	// watchesHeld, while not nil, holds every WATCH until it is closed.
+	// Guarded by mu.
+	watchesHeld chan struct{}
 }
 
 func newScopeSwap(t *testing.T, clusterScoped bool) *scopeSwap {
@@ -48,6 +56,12 @@ func newScopeSwap(t *testing.T, clusterScoped bool) *scopeSwap {
 	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(s.srv, func(r *http.Request) fakeapiserver.Fault {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if strings.HasPrefix(r.URL.Path, gvPath+"/") && strings.HasSuffix(r.URL.Path, "/"+s.crd.Plural) {
+			s.reads++
+			if s.watchesHeld != nil && r.URL.Query().Get("watch") == "true" {
+				return fakeapiserver.Fault{Hang: true, Until: s.watchesHeld}
+			}
+		}
 		if r.URL.Path == gvPath && s.blipIn > 0 {
 			if s.blipIn--; s.blipIn == 0 {
 				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
@@ -61,7 +75,7 @@ func newScopeSwap(t *testing.T, clusterScoped bool) *scopeSwap {
 	require.NoError(t, corev1.AddToScheme(scheme))
 	var err error
 	s.f, err = sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: scheme,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: s.noteError})
 	require.NoError(t, err)
 	return s
 }
@@ -72,6 +86,13 @@ func (s *scopeSwap) recreate() {
 	require.NoError(s.t, err)
 	s.crd.ClusterScoped = !s.crd.ClusterScoped
 	require.NoError(s.t, s.srv.InstallCRD(s.crd))
+}
+
+// noteError is the factory's OnError.
+func (s *scopeSwap) noteError(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errs = append(s.errs, err)
 }
 
 // blipAsk makes the nth request for the Widgets' group version from now

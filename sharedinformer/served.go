@@ -84,6 +84,14 @@ func (a servedAnswer) lists(resource string) bool {
 	return ok
 }
 
+// serves reports whether the answer lists resource in a scope an
+// informer can read: any resource across the whole cluster, only a
+// namespaced one in one namespace (inNamespace).
+func (a servedAnswer) serves(resource string, inNamespace bool) bool {
+	namespaced, ok := a.resources[resource]
+	return ok && (namespaced || !inNamespace)
+}
+
 // failed is the answer's error, but nil for a 404: nothing is served in
 // that group and version, a "no" for every resource (the last CRD of a
 // group version takes it with it).
@@ -121,13 +129,15 @@ func newServedResources(client discovery.DiscoveryInterfaceWithContext, markStal
 	}
 }
 
-// For returns the Served function of one informer of gvr. It remembers
-// that informer's last "gone" (see served).
-func (s *servedResources) For(gvr schema.GroupVersionResource) func(context.Context) (reflector.Serving, error) {
+// For returns the Served function of one informer of gvr, in namespace
+// ("" for the whole cluster). It remembers that informer's last "gone"
+// (see served).
+func (s *servedResources) For(gvr schema.GroupVersionResource, namespace string) func(context.Context) (reflector.Serving, error) {
 	// goneAt is the request that began the look behind this informer's
 	// last "gone". Guarded by s.turn.
 	var goneAt uint64
-	return func(ctx context.Context) (reflector.Serving, error) { return s.served(ctx, gvr, &goneAt) }
+	inNamespace := namespace != ""
+	return func(ctx context.Context) (reflector.Serving, error) { return s.served(ctx, gvr, inNamespace, &goneAt) }
 }
 
 // wanted says which stored answers and looks a check may take instead of
@@ -148,11 +158,12 @@ func (w wanted) takes(at time.Time, seq uint64) bool {
 	return seq > w.after && (seq > w.waited || time.Since(at) <= servedAnswerAge)
 }
 
-// served reports whether discovery lists gvr and, if not, in which other
-// versions of its group it lists gvr's resource: a CRD that moved to
-// another version deleted none of its objects by moving. Any failure to
-// ask other than a 404 is an error, which the reflector takes as "it may
-// be served".
+// served reports whether discovery lists gvr, in a scope the informer
+// reads (inNamespace: one namespace, which a cluster-scoped resource has
+// none of), and, if not, in which other versions of its group it lists
+// gvr's resource: a CRD that moved to another version deleted none of
+// its objects by moving. Any failure to ask other than a 404 is an
+// error, which the reflector takes as "it may be served".
 //
 // "Gone" is the answer that deletes, and the reflector believes it only
 // when it looks again BackoffInitial later (reflector.SecondLook) and is
@@ -163,7 +174,7 @@ func (w wanted) takes(at time.Time, seq uint64) bool {
 // up to servedAnswerAge old, or asked while it waited for its turn
 // (wanted), shared by all the informers, which bounds the rate of
 // discovery requests however many informers ask.
-func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource, goneAt *uint64) (answer reflector.Serving, err error) {
+func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource, inNamespace bool, goneAt *uint64) (answer reflector.Serving, err error) {
 	want, err := s.takeTurn(ctx)
 	if err != nil {
 		return reflector.Serving{}, err // a stopped informer asks nothing
@@ -172,7 +183,7 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 	if reflector.SecondLook(ctx) {
 		want.after = *goneAt
 	}
-	answer, evidence, err := s.judgeLocked(ctx, gvr, want)
+	answer, evidence, err := s.judgeLocked(ctx, gvr, inNamespace, want)
 	if err == nil && !answer.Served && len(answer.Elsewhere) == 0 {
 		*goneAt = evidence
 	}
@@ -236,11 +247,14 @@ func keepRecent[K comparable, V any](m map[K]V, askedAt func(V) time.Time) map[K
 
 // judgeLocked is served's verdict. A "no" for gvr's version is judged by
 // a look at its whole group (groupLook) that want takes, whose number it
-// returns as the verdict's evidence. The caller holds turn.
-func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersionResource, want wanted) (_ reflector.Serving, evidence uint64, _ error) {
+// returns as the verdict's evidence. A resource listed cluster-scoped
+// is not served to an informer of one namespace (inNamespace): its CRD
+// was deleted, with the namespace's objects, and created again
+// cluster-scoped. The caller holds turn.
+func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersionResource, inNamespace bool, want wanted) (_ reflector.Serving, evidence uint64, _ error) {
 	answer := reflector.Serving{Version: gvr.Version}
 	own, err := s.gvLocked(ctx, gvr.GroupVersion(), wanted{waited: want.waited})
-	if err != nil || own.lists(gvr.Resource) {
+	if err != nil || own.serves(gvr.Resource, inNamespace) {
 		answer.Served = err == nil
 		return answer, 0, err
 	}
@@ -254,6 +268,10 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 	}
 	for _, v := range look.versions {
 		if !look.resources[v].lists(gvr.Resource) {
+			continue
+		}
+		if !look.resources[v].serves(gvr.Resource, inNamespace) {
+			answer.ClusterScoped = true // every version of a CRD has its one scope
 			continue
 		}
 		if v == gvr.Version {

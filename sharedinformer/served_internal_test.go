@@ -55,7 +55,7 @@ func TestOneDiscoveryAnswerServesEveryInformerOfItsGroupVersionForASecond(t *tes
 		served := newServedResources(d, func() {})
 		gv := schema.GroupVersion{Group: "zoo.listwatch.dev", Version: "v1"}
 		informers := []func(context.Context) (reflector.Serving, error){
-			served.For(gv.WithResource("octopodes")), served.For(gv.WithResource("squids")), served.For(gv.WithResource("octopodes")),
+			served.For(gv.WithResource("octopodes"), ""), served.For(gv.WithResource("squids"), ""), served.For(gv.WithResource("octopodes"), ""),
 		}
 		ask := func() {
 			for _, isServed := range informers {
@@ -133,8 +133,8 @@ func TestAVersionLeftAsTheCRDMovesBackIsJudgedMovedByAnswersNoOlderThanItsOwn(t 
 	synctest.Test(t, func(t *testing.T) {
 		d := &movingDiscovery{group: "zoo.listwatch.dev", resource: "squids", version: "v2"}
 		served := newServedResources(d, func() {})
-		v1 := served.For(schema.GroupVersionResource{Group: d.group, Version: "v1", Resource: d.resource})
-		v2 := served.For(schema.GroupVersionResource{Group: d.group, Version: "v2", Resource: d.resource})
+		v1 := served.For(schema.GroupVersionResource{Group: d.group, Version: "v1", Resource: d.resource}, "")
+		v2 := served.For(schema.GroupVersionResource{Group: d.group, Version: "v2", Resource: d.resource}, "")
 
 		answer, err := v2(t.Context()) // the informer of v2 looks: served
 		require.NoError(t, err)
@@ -170,7 +170,7 @@ func TestACheckAfterAGoneVerdictIsJudgedByAnswersAskedAfterIt(t *testing.T) {
 			}
 		}
 		served := newServedResources(d, func() {})
-		v1 := served.For(schema.GroupVersionResource{Group: d.group, Version: "v1", Resource: d.resource})
+		v1 := served.For(schema.GroupVersionResource{Group: d.group, Version: "v1", Resource: d.resource}, "")
 
 		answer, err := v1(t.Context())
 		require.NoError(t, err)
@@ -203,7 +203,7 @@ func TestAnAnswerCutShortByItsCallersContextServesNoOtherInformer(t *testing.T) 
 	synctest.Test(t, func(t *testing.T) {
 		d := canceledDiscovery{&countingDiscovery{resources: map[string][]string{"zoo.listwatch.dev/v1": {"squids"}}, asked: map[string]int{}}}
 		served := newServedResources(d, func() {})
-		squids := served.For(schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"})
+		squids := served.For(schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}, "")
 
 		stopped, cancel := context.WithCancel(t.Context())
 		cancel()
@@ -239,7 +239,7 @@ func TestACheckWaitingBehindAHangingRequestReturnsWhenItsContextEnds(t *testing.
 	gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
 	first := make(chan error, 1)
 	go func() {
-		_, err := served.For(gvr)(context.Background()) // holds the turn until release
+		_, err := served.For(gvr, "")(context.Background()) // holds the turn until release
 		first <- err
 	}()
 	<-d.asked
@@ -247,7 +247,7 @@ func TestACheckWaitingBehindAHangingRequestReturnsWhenItsContextEnds(t *testing.
 	ctx, cancel := context.WithCancel(t.Context())
 	waiting := make(chan error, 1)
 	go func() {
-		_, err := served.For(gvr)(ctx)
+		_, err := served.For(gvr, "")(ctx)
 		waiting <- err
 	}()
 	cancel()
@@ -273,7 +273,7 @@ func TestInformersOfADeletedResourceShareDiscoverysAnswersBetweenTheirLooks(t *t
 		gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
 		informers := make([]func(context.Context) (reflector.Serving, error), 30)
 		for i := range informers {
-			informers[i] = served.For(gvr)
+			informers[i] = served.For(gvr, "")
 			answer, err := informers[i](t.Context())
 			require.NoError(t, err)
 			require.False(t, answer.Served)
@@ -332,7 +332,7 @@ func TestAnotherInformersStopBetweenTheTwoLooksDoesNotMakeTheSecondReuseTheFirst
 		d := &ctxMovingDiscovery{movingDiscovery: m}
 		served := newServedResources(d, func() {})
 		gvr := schema.GroupVersionResource{Group: m.group, Version: "v1", Resource: m.resource}
-		a, b := served.For(gvr), served.For(gvr)
+		a, b := served.For(gvr, ""), served.For(gvr, "")
 
 		answer, err := a(t.Context())
 		require.NoError(t, err)
@@ -396,7 +396,7 @@ func TestInformersOfADeletedResourceWhoseGroupVersionLivesOnShareAnswers(t *test
 		served := newServedResources(d, func() {})
 		gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
 		for range 30 {
-			answer, err := served.For(gvr)(t.Context())
+			answer, err := served.For(gvr, "")(t.Context())
 			require.NoError(t, err)
 			require.False(t, answer.Served)
 			require.Empty(t, answer.Elsewhere)
@@ -440,7 +440,7 @@ func TestASecondLookCutShortByItsContextSaysNothingButItsError(t *testing.T) {
 		}
 		d := &cutShortDiscovery{movingDiscovery: m}
 		served := newServedResources(d, func() {})
-		v1 := served.For(schema.GroupVersionResource{Group: m.group, Version: "v1", Resource: m.resource})
+		v1 := served.For(schema.GroupVersionResource{Group: m.group, Version: "v1", Resource: m.resource}, "")
 
 		answer, err := v1(t.Context())
 		require.NoError(t, err)
@@ -481,7 +481,7 @@ func TestInformersOfADeletedResourceWaitingForItAskAboutOncePerBackoffInitial(t 
 				ctx, cancel := context.WithCancel(t.Context())
 				var wg sync.WaitGroup
 				for i := range informers {
-					isServed := served.For(gvr)
+					isServed := served.For(gvr, "")
 					wg.Go(func() {
 						time.Sleep(time.Duration(i) * backoff / informers) // out of step
 						for ctx.Err() == nil {

@@ -92,9 +92,9 @@ func TestAMovedResourceIsNotJudgedGoneByAListOfGroupsAskedBetweenTwoNos(t *testi
 			zoo + "/v2": {"squids"},
 		}}
 		served := newServedResources(d, func() {})
-		octopodes := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "octopodes"})
-		squidsV1 := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"})
-		fish := served.For(schema.GroupVersionResource{Group: "fish.listwatch.dev", Version: "v1", Resource: "salmon"})
+		octopodes := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "octopodes"}, "")
+		squidsV1 := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"}, "")
+		fish := served.For(schema.GroupVersionResource{Group: "fish.listwatch.dev", Version: "v1", Resource: "salmon"}, "")
 		look := func(isServed func(context.Context) (reflector.Serving, error), ctx context.Context) reflector.Serving {
 			t.Helper()
 			answer, err := isServed(ctx)

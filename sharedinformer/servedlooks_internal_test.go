@@ -45,9 +45,9 @@ func TestAMovedResourceIsNotJudgedGoneByAListOfGroupsAskedBetweenAnotherInformer
 			zoo + "/v2": {"squids"},
 		}}
 		served := newServedResources(d, func() {})
-		octopodes := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "octopodes"})
-		squidsV1 := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"})
-		fish := served.For(schema.GroupVersionResource{Group: "fish.listwatch.dev", Version: "v1", Resource: "salmon"})
+		octopodes := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "octopodes"}, "")
+		squidsV1 := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"}, "")
+		fish := served.For(schema.GroupVersionResource{Group: "fish.listwatch.dev", Version: "v1", Resource: "salmon"}, "")
 		look := func(isServed func(context.Context) (reflector.Serving, error), ctx context.Context) reflector.Serving {
 			t.Helper()
 			answer, err := isServed(ctx)
@@ -133,7 +133,7 @@ func TestInformersOfManyDeletedResourcesAskForTheListOfGroupsAboutOncePerBackoff
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		for i := range groups * perGroup {
-			isServed := served.For(schema.GroupVersionResource{Group: fmt.Sprintf("crd%d.listwatch.dev", i%groups), Version: "v1", Resource: fmt.Sprintf("widgets%d", i/groups)})
+			isServed := served.For(schema.GroupVersionResource{Group: fmt.Sprintf("crd%d.listwatch.dev", i%groups), Version: "v1", Resource: fmt.Sprintf("widgets%d", i/groups)}, "")
 			wg.Go(func() {
 				time.Sleep(time.Duration(i) * backoffInitial / (groups * perGroup)) // out of step
 				for ctx.Err() == nil {
@@ -177,10 +177,10 @@ func TestAMovedResourceIsNotJudgedGoneByListsOfGroupsAskedBetweenOtherInformersN
 			zoo + "/v2": {"squids"},
 		}}
 		served := newServedResources(d, func() {})
-		octopodes := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "octopodes"})
-		squidsV1 := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"})
-		squidsV1Metadata := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"})
-		fish := served.For(schema.GroupVersionResource{Group: "fish.listwatch.dev", Version: "v1", Resource: "salmon"})
+		octopodes := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "octopodes"}, "")
+		squidsV1 := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"}, "")
+		squidsV1Metadata := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"}, "")
+		fish := served.For(schema.GroupVersionResource{Group: "fish.listwatch.dev", Version: "v1", Resource: "salmon"}, "")
 		look := func(isServed func(context.Context) (reflector.Serving, error), ctx context.Context) reflector.Serving {
 			t.Helper()
 			answer, err := isServed(ctx)
@@ -243,9 +243,9 @@ func TestAMovedResourceIsNotJudgedGoneByAnotherVersionsNoAskedBeforeTheListOfGro
 			zoo + "/v2": {"clams", "squids"},
 		}}
 		served := newServedResources(d, func() {})
-		octopodes := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "octopodes"})
-		clams := served.For(schema.GroupVersionResource{Group: zoo, Version: "v2", Resource: "clams"})
-		squidsV1 := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"})
+		octopodes := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "octopodes"}, "")
+		clams := served.For(schema.GroupVersionResource{Group: zoo, Version: "v2", Resource: "clams"}, "")
+		squidsV1 := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"}, "")
 		look := func(isServed func(context.Context) (reflector.Serving, error), ctx context.Context) reflector.Serving {
 			t.Helper()
 			answer, err := isServed(ctx)

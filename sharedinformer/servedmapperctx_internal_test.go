@@ -39,7 +39,7 @@ func TestAMapperResettableOnlyWithAContextIsResetAfterANo(t *testing.T) {
 	f, err := NewFactory(rest.CopyConfig(mem.Config()), FactoryOptions{Mapper: mapper})
 	require.NoError(t, err)
 
-	answer, err := f.served.For(schema.GroupVersionResource{Group: "gone.listwatch.dev", Version: "v1", Resource: "squids"})(t.Context())
+	answer, err := f.served.For(schema.GroupVersionResource{Group: "gone.listwatch.dev", Version: "v1", Resource: "squids"}, "")(t.Context())
 	require.NoError(t, err)
 	require.False(t, answer.Served)
 

@@ -30,7 +30,7 @@ func TestServedChecksForgetAnswersOlderThanServedForgetAge(t *testing.T) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		for i := range groups {
-			isServed := served.For(schema.GroupVersionResource{Group: fmt.Sprintf("g%d.churn.listwatch.dev", i), Version: "v1", Resource: "widgets"})
+			isServed := served.For(schema.GroupVersionResource{Group: fmt.Sprintf("g%d.churn.listwatch.dev", i), Version: "v1", Resource: "widgets"}, "")
 			if _, err := isServed(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -39,7 +39,7 @@ func TestServedChecksForgetAnswersOlderThanServedForgetAge(t *testing.T) {
 			}
 		}
 		time.Sleep(servedForgetAge + servedAnswerAge) // every informer released; nothing asked about those groups since
-		if _, err := served.For(schema.GroupVersionResource{Group: "last.listwatch.dev", Version: "v1", Resource: "widgets"})(ctx); err != nil {
+		if _, err := served.For(schema.GroupVersionResource{Group: "last.listwatch.dev", Version: "v1", Resource: "widgets"}, "")(ctx); err != nil {
 			t.Fatal(err)
 		}
 		runtime.GC()

@@ -34,7 +34,7 @@ func TestAGroupsLooksStayBoundedWhileTheListOfGroupsFails(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		for i := range informers {
-			isServed := served.For(schema.GroupVersionResource{Group: "crd.listwatch.dev", Version: "v1", Resource: fmt.Sprintf("widgets%d", i%10)})
+			isServed := served.For(schema.GroupVersionResource{Group: "crd.listwatch.dev", Version: "v1", Resource: fmt.Sprintf("widgets%d", i%10)}, "")
 			wg.Go(func() {
 				time.Sleep(time.Duration(i) * backoffInitial / informers) // out of step
 				backoff := backoffInitial
@@ -81,7 +81,7 @@ func TestAGroupVersionThatLivesOnIsAskedAboutOnceASecondAndOncePerLookAtItsGroup
 				ctx, cancel := context.WithCancel(t.Context())
 				var wg sync.WaitGroup
 				for i := range informers {
-					isServed := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"})
+					isServed := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"}, "")
 					wg.Go(func() {
 						time.Sleep(time.Duration(i) * backoffInitial / informers) // out of step
 						for ctx.Err() == nil {

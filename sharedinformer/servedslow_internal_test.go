@@ -32,7 +32,7 @@ func TestInformersOfADeletedResourceShareALookThatTookLongerThanServedAnswerAge(
 				start := time.Now()
 				var wg sync.WaitGroup
 				for range informers {
-					isServed := served.For(gvr)
+					isServed := served.For(gvr, "")
 					wg.Go(func() {
 						if answer, err := isServed(t.Context()); err != nil || answer.Served || len(answer.Elsewhere) > 0 {
 							t.Errorf("first check: %+v, %v", answer, err)
