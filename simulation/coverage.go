@@ -36,12 +36,21 @@ const (
 	// At quiescence, an informer was held in the version not served
 	// while the other was ("not served says so": its gauge).
 	caseHeldInOtherVersion = "not served says so, held in the version not served"
+	// At quiescence, the CRD was cluster-scoped, and an informer of the
+	// Widgets of Namespace was held ("not served says so": its gauge, and
+	// it caches nothing).
+	caseHeldWhileClusterScoped = "not served says so, held while the CRD is cluster-scoped"
+	// Once the faults ended, InformerFor refused a namespace of the
+	// cluster-scoped CRD with a *ScopeError ("refused only when not
+	// served").
+	caseRefusedClusterScoped = "a namespace refused while the CRD is cluster-scoped"
 )
 
 // crdCases lists the cases in the order the sweep prints them.
 var crdCases = []string{
 	caseReaskInHandlerMeetsStopping, caseReaskWaitsForStop, caseSyncWaitEndedByRelease,
 	caseReleaseFromOnError, caseHeldComparedNonEmpty, caseRemovedAtEnd, caseHeldInOtherVersion,
+	caseHeldWhileClusterScoped, caseRefusedClusterScoped,
 }
 
 // reach counts one more reach of case c.
@@ -66,12 +75,15 @@ func (c *crdWorld) coverage() map[string]int {
 // version is served at the end, and what the holds kept were compared
 // with.
 func (w *world) reachAtQuiescence() {
-	served := w.crd.served()
+	served, cluster := w.crd.served(), w.crd.clusterScoped()
 	want, _ := w.widgetsNow()
 	w.crd.mu.Lock()
 	final := slices.Collect(maps.Keys(w.crd.final))
 	w.crd.mu.Unlock()
-	if served == "" && len(final) > 0 {
+	switch {
+	case cluster && len(final) > 0:
+		w.crd.reach(caseHeldWhileClusterScoped)
+	case served == "" && len(final) > 0:
 		w.crd.reach(caseRemovedAtEnd)
 	}
 	for _, h := range final {

@@ -13,13 +13,17 @@ import (
 
 // crdConverged is the custom resources scenario's convergence, once the
 // faults have ended: every running replica's holders keep their last
-// hold, and every held informer whose version is served has synced,
-// with the server's Widgets in its cache.
+// hold (or, while the CRD is cluster-scoped, its refusal), and every
+// held informer whose version is served has synced, with the server's
+// Widgets in its cache.
 func (w *world) crdConverged() []Violation {
 	now := time.Now()
 	kept := map[string]int{}
 	w.crd.mu.Lock()
 	final := maps.Clone(w.crd.final)
+	for name, n := range w.crd.refused {
+		kept[name] += n
+	}
 	w.crd.mu.Unlock()
 	for h, fo := range final {
 		kept[fo.replica.name]++
@@ -73,7 +77,7 @@ func (w *world) crdQuiescent() []Violation {
 				fo.replica.name, h.inf.Name(), h.version, served, g, ok, si.Ready(h.inf))})
 		}
 		if n := h.inf.Indexer().Len(); served == "" && n > 0 {
-			out = append(out, Violation{Invariant: "not served says so", At: now, Text: fmt.Sprintf("replica %s: %s caches %d Widgets of a removed CRD: %v",
+			out = append(out, Violation{Invariant: "not served says so", At: now, Text: fmt.Sprintf("replica %s: %s caches %d Widgets while none of Namespace is served (the CRD removed or cluster-scoped): %v",
 				fo.replica.name, h.inf.Name(), n, cacheOf(h.inf.Indexer().List()))})
 		}
 	}

@@ -299,22 +299,28 @@ func TestCoverageGapsNameEachCaseNoRunReached(t *testing.T) {
 	}
 }
 
-// A crds schedule's last install is owed writes after it, and a run
-// that ends with the CRD removed restores it in most seeds, not all:
-// "held informer equals server" then compares Widgets in most runs, and
-// "not served says so" still judges a removed CRD in every run that
-// ends so.
+// A crds schedule's last install or rescope is owed writes after it,
+// some removes are rescopes and some are not, and a run that ends with
+// the CRD removed restores it in most seeds, not all: "held informer
+// equals server" then compares Widgets in most runs, and "not served
+// says so" still judges a removed CRD in every run that ends so.
 func TestCRDSchedulesOweWritesToTheLastInstallAndMostRemovedEndsAreRestored(t *testing.T) {
 	const seeds = 200
-	restored := 0
+	restored, kinds := 0, map[Kind]int{}
 	for seed := int64(1); seed <= seeds; seed++ {
 		s := NewCRDSchedule(seed, 3, 30*time.Second)
-		if last, _ := crdEnd(s); last >= 0 && s[last].Kind == InstallCRD && s[last].For != crdWrites {
-			t.Fatalf("seed %d: the last install is owed %v of writes, want %v:\n%s", seed, s[last].For, crdWrites, s)
+		if last, _ := crdEnd(s); last >= 0 && (s[last].Kind == InstallCRD || s[last].Kind == RescopeCRD) && s[last].For != crdWrites {
+			t.Fatalf("seed %d: the last %s is owed %v of writes, want %v:\n%s", seed, s[last].Kind, s[last].For, crdWrites, s)
+		}
+		for _, f := range s {
+			kinds[f.Kind]++
 		}
 		if _, ok := crdRestore(seed); ok {
 			restored++
 		}
+	}
+	if kinds[RescopeCRD] < kinds[RemoveCRD]/2 || kinds[RemoveCRD] < kinds[RescopeCRD]/2 {
+		t.Fatalf("%d removes and %d rescopes in %d schedules, want about as many of each", kinds[RemoveCRD], kinds[RescopeCRD], seeds)
 	}
 	if restored < seeds*3/4 || restored == seeds {
 		t.Fatalf("%d of %d seeds restore a removed CRD, want most and not all", restored, seeds)

@@ -38,6 +38,7 @@ type crdWorld struct {
 
 	mu      sync.Mutex
 	version string // guarded by mu; the served version, "" while the CRD is removed
+	cluster bool   // guarded by mu; the CRD is cluster-scoped (RescopeCRD), not namespaced
 	// since is when version last changed; guarded by mu.
 	since time.Time
 	// flip is the flip under way: the CRD moves back to from before the
@@ -49,18 +50,37 @@ type crdWorld struct {
 	}
 	violations []Violation          // guarded by mu
 	final      map[*hold]*factoryOf // guarded by mu; each holder's last hold, kept once settled
+	refused    map[string]int       // guarded by mu; by replica, the holders that keep a refusal (keepRefusal)
 	reached    map[string]int       // guarded by mu; how often each case of crdCases was reached
 }
 
 func newCRDWorld() *crdWorld {
-	return &crdWorld{settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}, reached: map[string]int{}}
+	return &crdWorld{settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}, refused: map[string]int{}, reached: map[string]int{}}
 }
 
-// served is the version the server serves now, "" for none.
+// served is the version the server serves the Widgets of Namespace
+// in now: "" for none, while the CRD is removed or cluster-scoped.
 func (c *crdWorld) served() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.cluster {
+		return ""
+	}
 	return c.version
+}
+
+// refusedBy is how many of replica's holders keep a refusal.
+func (c *crdWorld) refusedBy(replica string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refused[replica]
+}
+
+// clusterScoped reports whether the CRD is installed cluster-scoped.
+func (c *crdWorld) clusterScoped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version != "" && c.cluster
 }
 
 func (c *crdWorld) violate(invariant, format string, args ...any) {
@@ -78,23 +98,43 @@ func (c *crdWorld) isSettled() bool {
 	}
 }
 
-func crd(version string) fakeapiserver.CRD {
-	return fakeapiserver.CRD{Group: CRDGroup, Version: version, Kind: "Widget", Plural: widgets.Resource}
+func crd(version string, cluster bool) fakeapiserver.CRD {
+	return fakeapiserver.CRD{Group: CRDGroup, Version: version, Kind: "Widget", Plural: widgets.Resource, ClusterScoped: cluster}
 }
 
-// installCRD serves the CRD at version, with no objects, unless it is
-// installed.
+// installCRD serves the CRD, namespaced, at version, with no objects,
+// unless it is installed.
 func (w *world) installCRD(version string) {
 	w.crd.mu.Lock()
 	defer w.crd.mu.Unlock()
 	if w.crd.version != "" {
 		return
 	}
-	if err := w.srv.InstallCRD(crd(version)); err != nil {
+	w.installCRDLocked(version, false)
+}
+
+// installCRDLocked installs the CRD at version, namespaced or
+// cluster-scoped. The caller holds w.crd.mu; the CRD is not installed.
+func (w *world) installCRDLocked(version string, cluster bool) {
+	if err := w.srv.InstallCRD(crd(version, cluster)); err != nil {
 		w.log.Error("simulation: install the CRD", "err", err)
 		return
 	}
-	w.crd.version, w.crd.since = version, time.Now()
+	w.crd.version, w.crd.cluster, w.crd.since = version, cluster, time.Now()
+}
+
+// removeCRDLocked deletes the CRD, its Widgets with it, if it is
+// installed, and reports whether it was. The caller holds w.crd.mu.
+func (w *world) removeCRDLocked() bool {
+	if w.crd.version == "" {
+		return false
+	}
+	if _, err := w.srv.RemoveCRD(widgets); err != nil {
+		w.log.Error("simulation: remove the CRD", "err", err)
+		return false
+	}
+	w.crd.version, w.crd.cluster, w.crd.since = "", false, time.Now()
+	return true
 }
 
 // applyCRD makes a CRD fault happen now. For a move that happened, it
@@ -106,14 +146,14 @@ func (w *world) applyCRD(f Fault) (movedFrom string) {
 	case RemoveCRD:
 		w.crd.mu.Lock()
 		defer w.crd.mu.Unlock()
-		if w.crd.version == "" {
-			return ""
+		w.removeCRDLocked()
+	case RescopeCRD:
+		w.crd.mu.Lock()
+		defer w.crd.mu.Unlock()
+		version, cluster := w.crd.version, w.crd.cluster
+		if w.removeCRDLocked() {
+			w.installCRDLocked(version, !cluster)
 		}
-		if _, err := w.srv.RemoveCRD(widgets); err != nil {
-			w.log.Error("simulation: remove the CRD", "err", err)
-			return ""
-		}
-		w.crd.version, w.crd.since = "", time.Now()
 	case MoveCRD:
 		w.crd.mu.Lock()
 		defer w.crd.mu.Unlock()
@@ -201,7 +241,7 @@ func (w *world) moveCRDBackLocked(from, to string) {
 }
 
 // writeWidgets is the Widgets' writers until ctx ends: as the admin,
-// every 200 ms while the CRD is served, one change to a Widget in the
+// every 200 ms while the CRD is served namespaced, one change to a Widget in the
 // served version: mostly an update, sometimes a delete or a create of a
 // missing one. Each is served straight by the server, with no network:
 // under the CRD's lock, so it never meets a version just moved.
@@ -216,7 +256,7 @@ func (w *world) writeWidgets(ctx context.Context) {
 		name := fmt.Sprintf("w-%02d", rng.IntN(Widgets))
 		p := rng.IntN(10)
 		w.crd.mu.Lock()
-		if v := w.crd.version; v != "" {
+		if v := w.crd.version; v != "" && !w.crd.cluster {
 			path := fmt.Sprintf("/apis/%s/%s/namespaces/%s/%s", CRDGroup, v, Namespace, widgets.Resource)
 			switch {
 			case p < 6:
@@ -281,17 +321,19 @@ func cacheOf(objs []*unstructured.Unstructured) map[string]string {
 // (BackoffMax 30 s, doubled by jitter).
 const restoreBackoff = 2 * time.Minute
 
-// crdRestore is whether a run whose faults left the CRD removed installs
-// it again once that is judged (four seeds of five), and at which
-// version: drawn from the seed, apart from the schedule.
+// crdRestore is whether a run whose faults left the CRD removed or
+// cluster-scoped installs it again, namespaced, once that is judged
+// (four seeds of five), and at which version: drawn from the seed, apart
+// from the schedule.
 func crdRestore(seed int64) (version string, ok bool) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0xc7d6))
 	return CRDVersions[rng.IntN(len(CRDVersions))], rng.IntN(5) > 0
 }
 
 // restoreCRD is a second end for a run whose faults left the CRD removed
-// and whose quiescent checks judged that: in the seeds crdRestore picks,
-// it installs the CRD again, has the writers write for crdWrites, and
+// or cluster-scoped and whose quiescent checks judged that: in the seeds
+// crdRestore picks, it installs the CRD again, namespaced (deleting the
+// cluster-scoped one first), has the writers write for crdWrites, and
 // checks convergence and the quiescent invariants again, so that "held
 // informer equals server" compares Widgets in those runs too.
 func (w *world) restoreCRD(ctx context.Context) []Violation {
@@ -299,7 +341,10 @@ func (w *world) restoreCRD(ctx context.Context) []Violation {
 	if !ok || w.crd.served() != "" {
 		return nil
 	}
-	w.installCRD(version)
+	w.crd.mu.Lock()
+	w.removeCRDLocked() // if cluster-scoped
+	w.installCRDLocked(version, false)
+	w.crd.mu.Unlock()
 	writers, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -81,16 +81,21 @@
 // Pause, Kill, CutWatches, Compact and Lag, and adds RemoveCRD (its Widgets deleted, its
 // watches ended, its paths 404), InstallCRD and MoveCRD (served at the
 // other version: its Widgets stay), about twice as often as the others.
+// Half the removes are rescopes (RescopeCRD): the CRD is deleted and at
+// once created again with the other scope, namespaced ↔
+// cluster-scoped, the only way a CRD's scope changes; while it is
+// cluster-scoped no namespace of Widgets is served.
 // Half the moves are flips: the CRD moves back just before the first,
 // second or third discovery request of its group after the move (or
 // within 50 ms), so that a served check, which asks discovery in a few
 // requests, can see a move half done. The CRD's last install is followed by at least 3 s of writes (its
 // For), so there are Widgets to compare; a run whose faults leave the
-// CRD removed (about two in five) is judged so at quiescence, and then,
+// CRD removed or cluster-scoped is judged so at quiescence, and then,
 // in four seeds of five, the CRD is installed again, written to for 3 s
 // and judged again, within Settle and two of the reflectors' longest
-// backoffs (restoreCRD): nine runs in ten compare Widgets, and two in
-// five judge a removed CRD.
+// backoffs (restoreCRD): of seeds 1–2,000, four in five compared
+// Widgets, a quarter judged a removed CRD and a fifth a cluster-scoped
+// one.
 //
 // # Invariants
 //
@@ -184,7 +189,11 @@
 // has synced and caches the server's Widgets at their
 // resourceVersions) and "not served says so" (one of a version not
 // served has its resource_not_served gauge at 1, and caches nothing if
-// the CRD is removed). A pause excuses the calls' bounds. That the
+// the CRD is removed or cluster-scoped: the holders' informers read one
+// namespace). Once the faults end, "refused only when not served": an
+// InformerFor refused with a *ScopeError is one of a cluster-scoped CRD
+// (the holder then keeps the refusal, as it would a hold). A pause
+// excuses the calls' bounds. That the
 // checker reports each is proved by
 // TestASyncWaitThatOutlivesItsReleaseOrSyncBreaksSyncWaitReturns,
 // TestACallPastItsBoundBreaksReleaseReturnsUnlessItsReplicaWasPaused,
@@ -200,7 +209,9 @@
 // still stopping, one from a holder that waits for a released informer
 // still stopping, a sync wait ended by its release, a release from
 // OnError, and at quiescence a held informer compared with Widgets on
-// the server, the CRD removed, a hold of the version not served), the
+// the server, the CRD removed, a hold of the version not served, a hold
+// while the CRD is cluster-scoped; and a namespace refused once the
+// faults ended, the CRD cluster-scoped), the
 // sweep prints in how many seeds each was reached, and CoverageGaps
 // names those a set of runs missed
 // (TestCoverageGapsNameEachCaseNoRunReached).

@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -166,7 +167,10 @@ func holder(ctx context.Context, w *world, fo *factoryOf, rng *rand.Rand, name s
 			h.work = time.Duration(100+rng.IntN(400)) * time.Millisecond
 			successorAfter = time.Duration(1+rng.IntN(100)) * time.Millisecond
 		}
-		if !cycle(ctx, w, fo, h, fmt.Sprintf("%s.%d", name, n), releaseAfter, holdFor, paged) {
+		if err := cycle(ctx, w, fo, h, fmt.Sprintf("%s.%d", name, n), releaseAfter, holdFor, paged); err != nil {
+			if w.crd.isSettled() && keepRefusal(ctx, w, fo, err) {
+				return
+			}
 			informer.Sleep(ctx, informer.RealClock{}, 500*time.Millisecond)
 			continue
 		}
@@ -226,9 +230,35 @@ func handOver(ctx context.Context, w *world, fo *factoryOf, h *hold, after time.
 	successor.Wait()
 }
 
-// cycle is one hold until its release is due; it reports false if
-// InformerFor or AddEventHandler failed (a discovery error in a fault).
-func cycle(ctx context.Context, w *world, fo *factoryOf, h *hold, scope string, releaseAfter, holdFor time.Duration, paged bool) bool {
+// keepRefusal is a holder's end, once the faults have ended, when
+// InformerFor refused its namespace with a *ScopeError: the CRD is
+// cluster-scoped, and the holder keeps the refusal, as it would keep a
+// hold, until ctx ends. It reports false for any other failure, which
+// the holder asks again after, and for a refusal of a CRD served
+// namespaced, which it reports as a violation.
+func keepRefusal(ctx context.Context, w *world, fo *factoryOf, err error) bool {
+	if _, ok := errors.AsType[*si.ScopeError](err); !ok {
+		return false
+	}
+	if !w.crd.clusterScoped() {
+		w.crd.violate("refused only when not served", "replica %s: InformerFor refused the Widgets of %s, which the server serves namespaced: %v", fo.replica.name, Namespace, err)
+		return false
+	}
+	w.crd.reach(caseRefusedClusterScoped)
+	w.crd.mu.Lock()
+	w.crd.refused[fo.replica.name]++
+	w.crd.mu.Unlock()
+	<-ctx.Done()
+	w.crd.mu.Lock()
+	w.crd.refused[fo.replica.name]--
+	w.crd.mu.Unlock()
+	return true
+}
+
+// cycle is one hold until its release is due; it returns the error of
+// InformerFor or AddEventHandler if either failed (a discovery error in
+// a fault, a namespace refused while the CRD is cluster-scoped).
+func cycle(ctx context.Context, w *world, fo *factoryOf, h *hold, scope string, releaseAfter, holdFor time.Duration, paged bool) error {
 	var opts []si.InformerOption
 	if h.ownScope() {
 		opts = append(opts, si.WithLabels("sim-hold!="+scope))
@@ -239,12 +269,12 @@ func cycle(ctx context.Context, w *world, fo *factoryOf, h *hold, scope string, 
 	h.opts = opts
 	inf, err := fo.ask(ctx, w, h.version, "its holder", stopBound, opts...)
 	if err != nil {
-		return false
+		return err
 	}
 	h.inf = inf
 	if h.reg, err = inf.AddEventHandler(fo.handler(w, h)); err != nil {
 		fo.release(w, h, "its holder, after AddEventHandler failed", stopBound)
-		return false
+		return err
 	}
 	if h.mode == releaseFromOnError {
 		fo.mu.Lock()
@@ -271,7 +301,7 @@ func cycle(ctx context.Context, w *world, fo *factoryOf, h *hold, scope string, 
 		case <-ctx.Done():
 		}
 	}
-	return true
+	return nil
 }
 
 // syncWait waits for h's informer and handler to sync, releasing it

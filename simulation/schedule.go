@@ -75,6 +75,13 @@ const (
 	// MoveCRD serves it at Version instead of its current version, if it
 	// is installed: its objects stay (fakeapiserver.Server.MoveCRD).
 	MoveCRD Kind = "move-crd"
+	// RescopeCRD deletes it, its objects with it, and installs it again
+	// at its version with the other scope, namespaced ↔ cluster-scoped,
+	// if it is installed: a CRD's scope is immutable, so it changes no
+	// other way. While it is cluster-scoped, no namespace of Widgets is
+	// served: InformerFor refuses one, and a held informer of one must
+	// say it is not served and cache nothing.
+	RescopeCRD Kind = "rescope-crd"
 )
 
 // windowed reports whether k lasts For.
@@ -122,7 +129,7 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" r%d ring %d", f.Replica, f.Ring)
 	case DeleteSharderLease:
 		s += fmt.Sprintf(" ring %d", f.Ring)
-	case InstallCRD:
+	case InstallCRD, RescopeCRD:
 		s += " " + f.Version
 		if f.For > 0 {
 			s += fmt.Sprintf(", then writes for %v", f.For)
@@ -184,8 +191,14 @@ func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 // An install late in the faults would leave the writers no time to
 // make Widgets for "held informer equals server" to compare, so the
 // CRD's last install is owed crdWrites of writes after it (its For: the
-// faults end no sooner); a run that ends with the CRD removed is judged
-// so, then restored (see crdRestore).
+// faults end no sooner), as is its last rescope; a run that ends with
+// the CRD removed or cluster-scoped is judged so, then restored (see
+// crdRestore).
+//
+// Half the removes delete the CRD only to create it again at once with
+// the other scope (RescopeCRD, drawn apart from the rest of the
+// schedule): a run may end with it cluster-scoped, which is judged so,
+// then restored namespaced.
 //
 // Half the moves are flips: the CRD moves back to the version it left
 // within 50 ms, as when two controllers apply different
@@ -201,20 +214,24 @@ func NewCRDSchedule(seed int64, replicas int, length time.Duration) Schedule {
 	weights := []int{2, 2, 2, 1, 1, 1, 1, 1, 3, 3, 3, 1}
 	s := drawSchedule(rand.New(rand.NewPCG(uint64(seed), 0xc7d5)), replicas, length, kinds, weights)
 	flips := rand.New(rand.NewPCG(uint64(seed), 0xf119))
+	rescopes := rand.New(rand.NewPCG(uint64(seed), 0x5c09e))
 	for i := range s {
 		if s[i].Kind == MoveCRD && flips.IntN(2) == 0 {
 			s[i].For = time.Duration(100+flips.IntN(int(maxFlip/time.Microsecond)-100)) * time.Microsecond
 			s[i].Back = 1 + flips.IntN(3)
 		}
+		if s[i].Kind == RemoveCRD && rescopes.IntN(2) == 0 {
+			s[i].Kind = RescopeCRD
+		}
 	}
 	last, _ := crdEnd(s)
-	if last >= 0 && s[last].Kind == InstallCRD {
+	if last >= 0 && (s[last].Kind == InstallCRD || s[last].Kind == RescopeCRD) {
 		s[last].For = crdWrites
 	}
 	return s
 }
 
-// crdWrites is the writes the CRD's last install is owed: about 15
+// crdWrites is the writes the CRD's last install (or rescope) is owed: about 15
 // writes, a third of them creates.
 const crdWrites = 3 * time.Second
 
@@ -248,6 +265,7 @@ func crdEnd(s Schedule) (last int, served bool) {
 			version = f.Version
 		case f.Kind == MoveCRD && version != "" && version != f.Version:
 			version = f.Version
+		case f.Kind == RescopeCRD && version != "":
 		default:
 			continue
 		}
