@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -92,7 +93,16 @@ func realTarget(t *testing.T, cp *testenv.ControlPlane) *target {
 		return testenv.CRD{Group: c.Group, Version: c.Version, Kind: c.Kind, Plural: c.Plural, ClusterScoped: c.ClusterScoped}
 	}
 	tg.installCRD = func(ctx context.Context, c fakeapiserver.CRD) { require.NoError(t, cp.InstallCRD(ctx, crd(c))) }
-	tg.deleteCRD = func(ctx context.Context, c fakeapiserver.CRD) { require.NoError(t, cp.DeleteCRD(ctx, crd(c))) }
+	tg.deleteCRD = func(ctx context.Context, c fakeapiserver.CRD) {
+		require.NoError(t, cp.DeleteCRD(ctx, crd(c)))
+		// Discovery drops the group a moment after the CRD is gone (its
+		// controllers work from the delete's event, apart from the
+		// storage torn down): wait until both endpoints say so.
+		waitFor(ctx, t, func() bool {
+			code, _ := tg.do(ctx, t, "GET", fmt.Sprintf("/apis/%s/%s", c.Group, c.Version), "", nil)
+			return code == 404 && apisVersions(ctx, t, tg, c.Group) == nil
+		})
+	}
 	tg.moveCRD = func(ctx context.Context, c fakeapiserver.CRD, to string) { moveRealCRD(ctx, t, tg, c, to) }
 	return tg
 }
@@ -135,12 +145,33 @@ func moveRealCRD(ctx context.Context, t *testing.T, tg *target, c fakeapiserver.
 		"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
 	code, body := tg.do(ctx, t, "PUT", path, "", crd)
 	require.Equal(t, 200, code, "%v", body)
-	// The apiserver serves the new version a moment later.
+	// The apiserver serves the new version a moment later, and its list
+	// of groups (built from APIService objects that controllers write
+	// after the CRD changed) names it alone later still.
 	waitFor(ctx, t, func() bool {
 		code, _ := tg.do(ctx, t, "GET", fmt.Sprintf("/apis/%s/%s/%s", c.Group, to, c.Plural), "", nil)
 		old, _ := tg.do(ctx, t, "GET", fmt.Sprintf("/apis/%s/%s", c.Group, c.Version), "", nil)
-		return code == 200 && old == 404
+		return code == 200 && old == 404 && slices.Equal(apisVersions(ctx, t, tg, c.Group), []string{to})
 	})
+}
+
+// apisVersions is the versions /apis lists for group, nil if it does
+// not list the group.
+func apisVersions(ctx context.Context, t *testing.T, tg *target, group string) []string {
+	_, obj := tg.do(ctx, t, "GET", "/apis", "", nil)
+	list, _ := obj["groups"].([]any)
+	for _, g := range list {
+		g := g.(map[string]any)
+		if g["name"] != group {
+			continue
+		}
+		vs := []string{}
+		for _, v := range g["versions"].([]any) {
+			vs = append(vs, fmt.Sprint(v.(map[string]any)["version"]))
+		}
+		return vs
+	}
+	return nil
 }
 
 // waitFor polls cond until it holds, for what a real server does a
