@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 )
 
@@ -42,8 +43,10 @@ var widgetsCRD = map[string]any{
 }
 
 // installCRD creates the CRD unless it exists, and returns once the API
-// server serves widgets (a CRD is served a moment after it is created).
-func installCRD(ctx context.Context, client *rest.RESTClient) error {
+// server serves widgets and its discovery lists them: a CRD is served a
+// moment after it is created, and listed by discovery, where the factory
+// finds the resource of a kind, a moment after that.
+func installCRD(ctx context.Context, client *rest.RESTClient, disc discovery.DiscoveryInterfaceWithContext) error {
 	body, err := json.Marshal(widgetsCRD)
 	if err != nil {
 		return err
@@ -54,7 +57,7 @@ func installCRD(ctx context.Context, client *rest.RESTClient) error {
 		return fmt.Errorf("creating the CRD of widgets: %w", err)
 	}
 	for {
-		if client.Get().AbsPath("/apis", GroupVersion.Group, GroupVersion.Version, "widgets").Do(ctx).Error() == nil {
+		if client.Get().AbsPath("/apis", GroupVersion.Group, GroupVersion.Version, "widgets").Do(ctx).Error() == nil && discoveryLists(ctx, disc) {
 			return nil
 		}
 		select {
@@ -63,4 +66,20 @@ func installCRD(ctx context.Context, client *rest.RESTClient) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// discoveryLists reports whether discovery lists widgets in GroupVersion.
+func discoveryLists(ctx context.Context, disc discovery.DiscoveryInterfaceWithContext) bool {
+	_, lists, _ := disc.ServerGroupsAndResourcesWithContext(ctx) // a partial answer still lists what it can
+	for _, list := range lists {
+		if list.GroupVersion != GroupVersion.String() {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if r.Name == "widgets" {
+				return true
+			}
+		}
+	}
+	return false
 }

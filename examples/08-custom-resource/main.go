@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
@@ -52,7 +53,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := cli.EnsureNamespace(ctx, core, conn.Namespace); err != nil {
 		return err
 	}
-	if err := installCRD(ctx, core); err != nil {
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := installCRD(ctx, core, discovery.ToDiscoveryInterfaceWithContext(disc)); err != nil {
 		return err
 	}
 
