@@ -272,8 +272,9 @@ func outage(ctx context.Context, c config, rec *recorder, client *rest.RESTClien
 		return err
 	}
 	m = rec.mark()
-	rec.say("          >> proxy: refusing new connections for %v, and cutting the open one", c.outage)
-	proxy.Refuse(c.outage)
+	rec.say("          >> proxy: refusing new connections for %v (longer if the writes below take longer), and cutting the open one", c.outage)
+	down := time.Now()
+	proxy.Refuse(time.Hour) // shortened below, once the writes are done
 	proxy.CutAll()
 	if err := client.Delete().Namespace(ns).Resource("configmaps").Name("doomed").Do(ctx).Error(); err != nil {
 		return err
@@ -292,6 +293,11 @@ func outage(ctx context.Context, c config, rec *recorder, client *rest.RESTClien
 		}
 		rec.say("          >> etcd: compacted to revision %d; history before it is gone", rev)
 	}
+	// The outage ends c.outage after it began, but not before the writes
+	// (and the compaction) are done: a re-watch that got through before
+	// them would see them as events, and the 410 this step shows would
+	// not come.
+	proxy.Refuse(max(c.outage-time.Since(down), 0))
 	if _, err := rec.waitFor(ctx, m, c.outage+30*time.Second, func(e informer.TraceEvent) bool {
 		return e.Stage == informer.StageListener && e.Kind == sharedinformer.KindDelivered &&
 			rec.short(e.Key) == "doomed" && strings.HasPrefix(e.Detail, "delete") && strings.Contains(e.Detail, "to narrate")

@@ -150,19 +150,22 @@ func TestMetricsEndpointShowsWhatTheTestCausedAgainstARealAPIServer(t *testing.T
 	// The outage: new connections refused, the open watch cut. Meanwhile a
 	// delete and two writes, then a compaction: the informer's
 	// resourceVersion is now too old, so its re-watch is answered 410.
-	proxy.Refuse(time.Second)
+	// The outage lasts until the compaction is done, however long the
+	// writes take on a loaded machine: a re-watch that got through before
+	// it would see the changes as events, and no 410 would come.
+	proxy.Refuse(time.Minute)
 	proxy.CutAll()
 	require.NoError(t, client.Delete().Namespace(ns).Resource("configmaps").Name("cm-0").Do(ctx).Error())
 	require.NoError(t, createConfigMap(ctx, client, ns, "during-1"))
 	require.NoError(t, createConfigMap(ctx, client, ns, "during-2"))
 	_, err = cp.Compact(ctx)
 	require.NoError(t, err)
+	proxy.Refuse(0) // the outage ends
 
 	expired := map[string]string{"name": inf["name"], "cause": "expired"}
 	// The relist is done when its LIST was answered and the cache took its
 	// resourceVersion. The relist counter and the cached count can each
-	// get there first (the 410 is counted as the LIST starts; a watch that
-	// reopened before the compaction may deliver the changes), so the
+	// get there first (the 410 is counted as the LIST starts), so the
 	// wait is for all four.
 	waitFor(t, url, "a relist after a 410: a second LIST, its changes in the cache, its resourceVersion moved", func(m map[string]*dto.MetricFamily) bool {
 		relists, _ := value(m, "listwatch_informer_relists_total", expired)
