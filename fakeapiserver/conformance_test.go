@@ -153,6 +153,15 @@ func moveRealCRD(ctx context.Context, t *testing.T, tg *target, c fakeapiserver.
 		old, _ := tg.do(ctx, t, "GET", fmt.Sprintf("/apis/%s/%s", c.Group, c.Version), "", nil)
 		return code == 200 && old == 404 && slices.Equal(apisVersions(ctx, t, tg, c.Group), []string{to})
 	})
+	// The new version's watch cache fills after its first request, and a
+	// WATCH meanwhile is answered 429: the script's watch must not be it.
+	waitFor(ctx, t, func() bool {
+		code, s := tg.watch(ctx, t, fmt.Sprintf("/apis/%s/%s/%s?watch=true&timeoutSeconds=1", c.Group, to, c.Plural))
+		if s != nil {
+			s.cancel()
+		}
+		return code == 200
+	})
 }
 
 // apisVersions is the versions /apis lists for group, nil if it does

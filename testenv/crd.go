@@ -78,7 +78,7 @@ func InstallCRD(ctx context.Context, cfg *rest.Config, crd CRD) error {
 // WaitForCRD returns once the CustomResourceDefinition is Established,
 // discovery lists its resource (what a factory's RESTMapper reads: the
 // API server serves the resource a moment before discovery lists it),
-// and a LIST of it answers; or ctx ends. A CRD whose names were not
+// and a LIST and a WATCH of it answer; or ctx ends. A CRD whose names were not
 // accepted fails at once, as does one that does not exist. A control
 // plane started on a saved etcd that holds a CRD serves it a moment
 // after it starts: call this before any informer of it.
@@ -109,6 +109,14 @@ func WaitForCRD(ctx context.Context, cfg *rest.Config, crd CRD) error {
 		if err := client.Get().AbsPath("/apis", crd.Group, crd.Version, crd.Plural).Do(ctx).Error(); err != nil {
 			return "a LIST of " + crd.Plural + " failed: " + err.Error(), nil
 		}
+		// The resource's watch cache starts with its first request and
+		// answers a WATCH 429 until it has filled: an informer's first
+		// WATCH must not be the one that meets it.
+		watch, err := client.Get().AbsPath("/apis", crd.Group, crd.Version, crd.Plural).Param("watch", "true").Param("timeoutSeconds", "1").Stream(ctx)
+		if err != nil {
+			return "a WATCH of " + crd.Plural + " failed: " + err.Error(), nil
+		}
+		watch.Close()
 		return "", nil
 	}
 	for {
