@@ -31,7 +31,7 @@ func main() { cli.Main(run) }
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := cli.NewFlagSet("01-raw-watch", "list and watch ConfigMaps with nothing but LIST and WATCH, and see what an informer must handle", out)
 	conn := cli.Register(fs, "listwatch-tour")
-	duration := fs.Duration("duration", 30*time.Second, "how long to keep watching before the 410 demonstration")
+	duration := fs.Duration("duration", 30*time.Second, "how long to keep watching before the 410 demonstration (at least until the writer's changes are made)")
 	watchTimeout := fs.Duration("watch-timeout", 5*time.Second, "timeoutSeconds asked of each WATCH: the server ends the watch then")
 	changes := fs.Int("changes", 4, "how many changes this example makes to a ConfigMap while you watch")
 	if err := fs.Parse(args); err != nil {
@@ -65,19 +65,27 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// (Run `kubectl -n <ns> edit configmap` meanwhile to add your own.)
 	writerCtx, stopWriter := context.WithCancel(ctx)
 	defer stopWriter()
-	go writeChanges(writerCtx, client, ns, *changes, *watchTimeout/2)
+	written := make(chan struct{}) // closed once the writer's changes are made
+	go func() {
+		defer close(written)
+		writeChanges(writerCtx, client, ns, *changes, *watchTimeout/2)
+	}()
 
-	// Step 2: WATCH from that resourceVersion, and again each time it ends.
+	// Step 2: WATCH from that resourceVersion, and again each time it
+	// ends, for the duration, and until one watch began after the writer
+	// was done (on a slow server its changes take longer than planned):
+	// from where the last watch left off, that one sees every change.
 	deadline := time.Now().Add(*duration)
-	watches := 0
-	for time.Now().Before(deadline) && ctx.Err() == nil {
+	watches, sawAll := 0, false
+	for (time.Now().Before(deadline) || !sawAll) && ctx.Err() == nil {
+		writerDone := isClosed(written)
 		watches++
 		fmt.Fprintf(out, "WATCH  #%d from resourceVersion %s (the server will end it after %v)\n", watches, rv, *watchTimeout)
 		next, err := watchOnce(ctx, client, ns, rv, *watchTimeout, out)
 		if err != nil {
 			return err
 		}
-		rv = next
+		rv, sawAll = next, writerDone
 		fmt.Fprintf(out, "END    watch #%d ended. You reconnect from resourceVersion %s, the last one you saw.\n", watches, rv)
 		if watches == 1 {
 			fmt.Fprintln(out, "       From the LIST's resourceVersion you would get old events again; from \"\" (now)")
@@ -199,5 +207,15 @@ func writeChanges(ctx context.Context, client *rest.RESTClient, ns string, n int
 		if err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintln(os.Stderr, "writer:", err)
 		}
+	}
+}
+
+// isClosed reports whether ch is closed, without waiting.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
