@@ -30,6 +30,10 @@ const (
 	// with at least one Widget on the server ("held informer equals
 	// server").
 	caseHeldComparedNonEmpty = "held informer compared with Widgets on the server"
+	// At quiescence, a typed keeper's informer (the widget Go type) was
+	// compared with at least one Widget on the server ("held informer
+	// equals server").
+	caseTypedComparedNonEmpty = "typed informer compared with Widgets on the server"
 	// At quiescence, the CRD was removed, and the held informers were
 	// checked to cache nothing ("not served says so").
 	caseRemovedAtEnd = "not served says so, the CRD removed at the end"
@@ -49,7 +53,7 @@ const (
 // crdCases lists the cases in the order the sweep prints them.
 var crdCases = []string{
 	caseReaskInHandlerMeetsStopping, caseReaskWaitsForStop, caseSyncWaitEndedByRelease,
-	caseReleaseFromOnError, caseHeldComparedNonEmpty, caseRemovedAtEnd, caseHeldInOtherVersion,
+	caseReleaseFromOnError, caseHeldComparedNonEmpty, caseTypedComparedNonEmpty, caseRemovedAtEnd, caseHeldInOtherVersion,
 	caseHeldWhileClusterScoped, caseRefusedClusterScoped,
 }
 
@@ -72,26 +76,26 @@ func (c *crdWorld) coverage() map[string]int {
 }
 
 // reachAtQuiescence counts the cases the quiescent checks judge: which
-// version is served at the end, and what the holds kept were compared
-// with.
+// version is served at the end, and what the informers kept were
+// compared with.
 func (w *world) reachAtQuiescence() {
 	served, cluster := w.crd.served(), w.crd.clusterScoped()
 	want, _ := w.widgetsNow()
-	w.crd.mu.Lock()
-	final := slices.Collect(maps.Keys(w.crd.final))
-	w.crd.mu.Unlock()
+	views := w.keptViews()
 	switch {
-	case cluster && len(final) > 0:
+	case cluster && len(views) > 0:
 		w.crd.reach(caseHeldWhileClusterScoped)
-	case served == "" && len(final) > 0:
+	case served == "" && len(views) > 0:
 		w.crd.reach(caseRemovedAtEnd)
 	}
-	for _, h := range final {
+	for _, v := range views {
 		switch {
 		case served == "":
-		case h.version == served && len(want) > 0:
+		case v.version == served && len(want) > 0 && v.typed:
+			w.crd.reach(caseTypedComparedNonEmpty)
+		case v.version == served && len(want) > 0:
 			w.crd.reach(caseHeldComparedNonEmpty)
-		case h.version != served:
+		case v.version != served:
 			w.crd.reach(caseHeldInOtherVersion)
 		}
 	}

@@ -7,78 +7,80 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	si "github.com/listwatch/informer/sharedinformer"
 )
 
+// keepers is how many informers each running replica keeps once the
+// faults have ended: its holders' last holds (the paged holder's too)
+// and its typed keeper's, each a hold or, while the CRD is
+// cluster-scoped, a refusal.
+const keepers = Holders + 2
+
 // crdConverged is the custom resources scenario's convergence, once the
-// faults have ended: every running replica's holders keep their last
-// hold (or, while the CRD is cluster-scoped, its refusal), and every
-// held informer whose version is served has synced, with the server's
-// Widgets in its cache.
+// faults have ended: every running replica keeps its keepers' holds (or
+// refusals), and every kept informer whose version is served has
+// synced, with the server's Widgets in its cache.
 func (w *world) crdConverged() []Violation {
 	now := time.Now()
 	kept := map[string]int{}
 	w.crd.mu.Lock()
-	final := maps.Clone(w.crd.final)
 	for name, n := range w.crd.refused {
 		kept[name] += n
 	}
 	w.crd.mu.Unlock()
-	for h, fo := range final {
-		kept[fo.replica.name]++
-		if v := w.crd.served(); v == h.version && !h.inf.HasSynced() {
-			return []Violation{{Invariant: "converged", At: now, Text: fmt.Sprintf("replica %s: %s (served) has not synced", fo.replica.name, h.inf.Name())}}
+	views := w.keptViews()
+	served := w.crd.served()
+	for _, v := range views {
+		kept[v.fo.replica.name]++
+		if v.version == served && !v.synced {
+			return []Violation{{Invariant: "converged", At: now, Text: fmt.Sprintf("replica %s: %s (served) has not synced", v.fo.replica.name, v.name)}}
 		}
 	}
 	for _, r := range w.running() {
-		if kept[r.name] != Holders+1 {
-			return []Violation{{Invariant: "converged", At: now, Text: fmt.Sprintf("replica %s keeps %d holds of %d", r.name, kept[r.name], Holders+1)}}
+		if kept[r.name] != keepers {
+			return []Violation{{Invariant: "converged", At: now, Text: fmt.Sprintf("replica %s keeps %d holds of %d", r.name, kept[r.name], keepers)}}
 		}
 	}
-	if v := w.heldInformersEqualServer(); len(v) > 0 {
+	if v := w.heldInformersEqualServer(views); len(v) > 0 {
 		return []Violation{{Invariant: "converged", At: now, Text: v[0].Text}}
 	}
 	return nil
 }
 
-// crdQuiescent checks, at quiescence, every hold the holders keep:
+// crdQuiescent checks, at quiescence, every informer kept (keptViews):
 //
 //   - "held informer equals server": an informer whose version is
 //     served has synced, and caches the server's Widgets at their
 //     resourceVersions;
 //   - "not served says so": one whose version is not served shows it
-//     (its resource_not_served gauge is 1), and, if no version is
-//     served (the CRD is removed), caches nothing;
+//     (its resource_not_served gauge is 1), and, if none of Namespace is
+//     served (the CRD is removed or cluster-scoped), caches nothing;
 //   - "released informer stops": each factory's metrics hold the series
 //     of the informers held, and of no other (a released informer gives
 //     its names back once it has stopped);
-//   - "handler stream consistent": what each kept hold's handler was
+//   - "handler stream consistent": what each kept informer's handler was
 //     told, replayed, is its informer's cache (checked at every event
 //     too, by handlerStream).
 func (w *world) crdQuiescent() []Violation {
-	out := append(w.heldInformersEqualServer(), w.handlerStreamsEqualCaches()...)
+	views := w.keptViews()
+	out := append(w.heldInformersEqualServer(views), w.handlerStreamsEqualCaches(views)...)
 	now := time.Now()
 	served := w.crd.served()
-	w.crd.mu.Lock()
-	final := maps.Clone(w.crd.final)
-	w.crd.mu.Unlock()
 	held := map[*factoryOf]map[string]bool{}
-	for h, fo := range final {
-		if held[fo] == nil {
-			held[fo] = map[string]bool{}
+	for _, v := range views {
+		if held[v.fo] == nil {
+			held[v.fo] = map[string]bool{}
 		}
-		held[fo][h.inf.Name()+" "+h.version] = true
-		if h.version == served {
+		held[v.fo][v.name+" "+v.version] = true
+		if v.version == served {
 			continue
 		}
-		if g, ok := gaugeOf(fo.metrics, "listwatch_informer_resource_not_served", h.inf.Name(), h.version); !ok || g != 1 {
+		if g, ok := gaugeOf(v.fo.metrics, "listwatch_informer_resource_not_served", v.name, v.version); !ok || g != 1 {
 			out = append(out, Violation{Invariant: "not served says so", At: now, Text: fmt.Sprintf("replica %s: %s %s, served %q, has its not-served gauge at %v (found %v); its sync: %v",
-				fo.replica.name, h.inf.Name(), h.version, served, g, ok, si.Ready(h.inf))})
+				v.fo.replica.name, v.name, v.version, served, g, ok, v.ready())})
 		}
-		if n := h.inf.Indexer().Len(); served == "" && n > 0 {
+		if n := len(v.cache); served == "" && n > 0 {
 			out = append(out, Violation{Invariant: "not served says so", At: now, Text: fmt.Sprintf("replica %s: %s caches %d Widgets while none of Namespace is served (the CRD removed or cluster-scoped): %v",
-				fo.replica.name, h.inf.Name(), n, cacheOf(h.inf.Indexer().List()))})
+				v.fo.replica.name, v.name, n, v.cache)})
 		}
 	}
 	for fo, names := range held {
@@ -90,45 +92,37 @@ func (w *world) crdQuiescent() []Violation {
 	return out
 }
 
-// heldInformersEqualServer is "held informer equals server".
-func (w *world) heldInformersEqualServer() []Violation {
+// heldInformersEqualServer is "held informer equals server", over views.
+func (w *world) heldInformersEqualServer(views []keptView) []Violation {
 	var out []Violation
 	served := w.crd.served()
 	want, _ := w.widgetsNow()
-	w.crd.mu.Lock()
-	final := maps.Clone(w.crd.final)
-	w.crd.mu.Unlock()
-	for h, fo := range final {
-		if h.version != served {
+	for _, v := range views {
+		if v.version != served {
 			continue
 		}
-		if got := cacheOf(h.inf.Indexer().List()); !h.inf.HasSynced() || !maps.Equal(got, want) {
+		if !v.synced || !maps.Equal(v.cache, want) {
 			out = append(out, Violation{Invariant: "held informer equals server", At: time.Now(), Text: fmt.Sprintf("replica %s: %s (synced %v): cache %v, server %v",
-				fo.replica.name, h.inf.Name(), h.inf.HasSynced(), got, want)})
+				v.fo.replica.name, v.name, v.synced, v.cache, want)})
 		}
 	}
 	return out
 }
 
 // handlerStreamsEqualCaches is the quiescent half of "handler stream
-// consistent": each kept hold's handler, replayed, holds what its
+// consistent": each kept informer's handler, replayed, holds what its
 // informer caches, whether its version is served or not (an informer
-// that empties its cache of a removed CRD tells its handlers). A hold
-// whose handler works on each event (a handed-over one) may still be
-// working through its buffer at quiescence, so it is judged only at its
-// events.
-func (w *world) handlerStreamsEqualCaches() []Violation {
+// that empties its cache of a removed CRD tells its handlers). A view
+// with no stream (a handed-over hold's) is judged at its events only.
+func (w *world) handlerStreamsEqualCaches(views []keptView) []Violation {
 	var out []Violation
-	w.crd.mu.Lock()
-	final := maps.Clone(w.crd.final)
-	w.crd.mu.Unlock()
-	for h, fo := range final {
-		if h.stream == nil || h.reg == nil || h.work > 0 {
+	for _, v := range views {
+		if v.stream == nil {
 			continue
 		}
-		if told, cached := h.stream.byName(), cacheOf(h.inf.Indexer().List()); !maps.Equal(told, cached) {
+		if told := v.stream.byName(); !maps.Equal(told, v.cache) {
 			out = append(out, Violation{Invariant: "handler stream consistent", At: time.Now(), Text: fmt.Sprintf("replica %s: the handler of %s was told of %v, its cache holds %v",
-				fo.replica.name, h.inf.Name(), told, cached)})
+				v.fo.replica.name, v.name, told, v.cache)})
 		}
 	}
 	return out

@@ -31,7 +31,7 @@ func crdWorldForTest(t *testing.T) (*world, *factoryOf) {
 		w.writeWidget(t, http.MethodPost, "", fmt.Sprintf(`{"apiVersion":"%s/v1","kind":"Widget","metadata":{"name":%q}}`, CRDGroup, name))
 	}
 	r := &replica{name: "r0-0", cfg: w.admin.Config()}
-	fo := newFactoryOf(w, r)
+	fo := newFactoryOf(w, r, nil)
 	if fo == nil {
 		t.Fatal("no factory")
 	}
@@ -212,7 +212,7 @@ func TestAHandlerThatWasNotToldWhatItsCacheHoldsBreaksHandlerStreamConsistent(t 
 		}
 		w.writeWidget(t, http.MethodPost, "", fmt.Sprintf(`{"apiVersion":"%s/v1","kind":"Widget","metadata":{"name":"w-02"}}`, CRDGroup))
 		synctest.Wait()
-		if got := violations(w.handlerStreamsEqualCaches()); len(got) != 0 {
+		if got := violations(w.handlerStreamsEqualCaches(w.keptViews())); len(got) != 0 {
 			t.Fatalf("a handler told of every change was reported: %v", got)
 		}
 
@@ -220,7 +220,7 @@ func TestAHandlerThatWasNotToldWhatItsCacheHoldsBreaksHandlerStreamConsistent(t 
 		ghost.SetNamespace(Namespace)
 		ghost.SetName("w-ghost")
 		h.stream.add(ghost) // as if the informer had dropped it without a delete
-		if got := violations(w.handlerStreamsEqualCaches()); got["handler stream consistent"] != 1 {
+		if got := violations(w.handlerStreamsEqualCaches(w.keptViews())); got["handler stream consistent"] != 1 {
 			t.Fatalf("a handler holding a Widget its cache does not: violations %v, want one of handler stream consistent", got)
 		}
 	})

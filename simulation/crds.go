@@ -11,7 +11,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/informer/fakeapiserver"
@@ -48,14 +47,15 @@ type crdWorld struct {
 		from, to string
 		left     int
 	}
-	violations []Violation          // guarded by mu
-	final      map[*hold]*factoryOf // guarded by mu; each holder's last hold, kept once settled
-	refused    map[string]int       // guarded by mu; by replica, the holders that keep a refusal (keepRefusal)
-	reached    map[string]int       // guarded by mu; how often each case of crdCases was reached
+	violations []Violation             // guarded by mu
+	final      map[*hold]*factoryOf    // guarded by mu; each holder's last hold, kept once settled
+	refused    map[string]int          // guarded by mu; by replica, the holders that keep a refusal (keepRefusal)
+	typed      map[*typedKeep]struct{} // guarded by mu; the typed keepers' informers, while they hold them
+	reached    map[string]int          // guarded by mu; how often each case of crdCases was reached
 }
 
 func newCRDWorld() *crdWorld {
-	return &crdWorld{settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}, refused: map[string]int{}, reached: map[string]int{}}
+	return &crdWorld{settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}, refused: map[string]int{}, typed: map[*typedKeep]struct{}{}, reached: map[string]int{}}
 }
 
 // served is the version the server serves the Widgets of Namespace
@@ -304,15 +304,6 @@ func (w *world) widgetsNow() (map[string]string, map[string]bool) {
 // reads them whatever version serves them.
 func widgetsGVR() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: widgets.Group, Resource: widgets.Resource}
-}
-
-// cacheOf is an informer's cache: name → resourceVersion.
-func cacheOf(objs []*unstructured.Unstructured) map[string]string {
-	out := map[string]string{}
-	for _, u := range objs {
-		out[u.GetName()] = u.GetResourceVersion()
-	}
-	return out
 }
 
 // restoreBackoff is how long past Settle a restored CRD may take to be

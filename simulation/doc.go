@@ -36,7 +36,11 @@
 //     100 ms after the release began, meets the informer still stopping
 //     and waits for it (as a reconcile loop asking again would), then
 //     holds the fresh one through its sync and releases it. The
-//     choices are drawn from the seed and the holder's name. Admin
+//     choices are drawn from the seed and the holder's name. A typed
+//     keeper on a third factory asks once for an informer of a Go
+//     type of the Widgets (v1, decoded into a struct the factory's
+//     Scheme knows, as a controller author's generated types are) and
+//     keeps it; the quiescent checks judge it as a kept hold. Admin
 //     writers create, update and delete Widgets five times a second
 //     while the CRD is served. It is a scenario of its own, not faults added to the
 //     others, because what it exercises (holders, Release, a resource
@@ -209,7 +213,8 @@
 // still stopping, one from a holder that waits for a released informer
 // still stopping, a sync wait ended by its release, a release from
 // OnError, and at quiescence a held informer compared with Widgets on
-// the server, the CRD removed, a hold of the version not served, a hold
+// the server, the typed keeper's compared likewise, the CRD removed, a
+// hold of the version not served, a hold
 // while the CRD is cluster-scoped; and a namespace refused once the
 // faults ended, the CRD cluster-scoped), the
 // sweep prints in how many seeds each was reached, and CoverageGaps
@@ -224,8 +229,7 @@
 // the stream of a Controller's own handlers and its reads and writes
 // (Options.Controller: the simulator sees only its reconciles); "nothing created twice" across
 // terms, which the guard does not promise (its records live in one
-// process); a typed informer of a custom resource (the scenario's are
-// unstructured). Until then, their packages' own tests stand for some
+// process). Until then, their packages' own tests stand for some
 // of them: TestEveryHandlerGetsAddUpdateAndDeleteInOrder (a handler's
 // stream) and TestAKeyIsHeldForMaxHoldAtMostThenRunsCountedAsStale (the
 // hold).

@@ -6,7 +6,9 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	informer "github.com/listwatch/informer"
@@ -31,14 +33,16 @@ type factoryOf struct {
 	releasing map[widgetInformer]int
 }
 
-func newFactoryOf(w *world, r *replica) *factoryOf {
+// newFactoryOf makes a factory for replica r, with scheme if not nil
+// (for an informer of a Go type the default scheme does not know).
+func newFactoryOf(w *world, r *replica, scheme *runtime.Scheme) *factoryOf {
 	fo := &factoryOf{metrics: metrics.NewMemory(), replica: r, onError: map[string][]*hold{}, releasing: map[widgetInformer]int{}}
 	var err error
 	if fo.registry, err = metrics.NewRegistry(fo.metrics); err != nil {
 		w.log.Error("simulation: metrics", "err", err)
 		return nil
 	}
-	opts := si.FactoryOptions{Metrics: fo.registry, Logger: w.log.With("replica", r.name), OnError: func(err error) { fo.failed(w, err) }}
+	opts := si.FactoryOptions{Metrics: fo.registry, Scheme: scheme, Logger: w.log.With("replica", r.name), OnError: func(err error) { fo.failed(w, err) }}
 	if w.opts.Trace != nil {
 		opts.Trace = func(e informer.TraceEvent) {
 			e.Detail = r.name + ": " + e.Detail
@@ -168,12 +172,19 @@ func (fo *factoryOf) handler(w *world, h *hold) si.Handler[*unstructured.Unstruc
 		UpdateFunc: func(old, u *unstructured.Unstructured) { consistent(h.stream.update(old, u)); first(); work() },
 		DeleteFunc: func(u *unstructured.Unstructured, unknown bool) {
 			consistent(h.stream.remove(u))
-			if _, uids := w.widgetsNow(); uids[string(u.GetUID())] {
-				w.crd.violate("no delete of a live object", "replica %s: %s got a delete of %s (uid %s, rv %s, final state unknown %v) that the server holds",
-					fo.replica.name, h.inf.Name(), u.GetName(), u.GetUID(), u.GetResourceVersion(), unknown)
-			}
+			w.checkDelete(fo, h.inf.Name(), u, unknown)
 			first()
 			work()
 		},
+	}
+}
+
+// checkDelete is "no delete of a live object": the informer named name,
+// of fo, told its handler of a delete of obj, which the server must not
+// hold (by UID) at that moment.
+func (w *world) checkDelete(fo *factoryOf, name string, obj metav1.Object, unknown bool) {
+	if _, uids := w.widgetsNow(); uids[string(obj.GetUID())] {
+		w.crd.violate("no delete of a live object", "replica %s: %s got a delete of %s (uid %s, rv %s, final state unknown %v) that the server holds",
+			fo.replica.name, name, obj.GetName(), obj.GetUID(), obj.GetResourceVersion(), unknown)
 	}
 }

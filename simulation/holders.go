@@ -111,7 +111,7 @@ type hold struct {
 
 func (customResources) run(ctx context.Context, w *world, r *replica) {
 	var wg sync.WaitGroup
-	shared := newFactoryOf(w, r)
+	shared := newFactoryOf(w, r, nil)
 	if shared == nil {
 		return
 	}
@@ -129,6 +129,12 @@ func (customResources) run(ctx context.Context, w *world, r *replica) {
 			holder(ctx, w, shared, rng, fmt.Sprintf("%s.%d", r.name, i), false)
 		})
 	}
+	after := r.boot.next()
+	wg.Go(func() {
+		if startAfter(ctx, &r.link.gate, after) {
+			typedKeeper(ctx, w, r)
+		}
+	})
 	wg.Wait()
 	shared.f.Wait() // every informer started with ctx has stopped
 }
@@ -347,7 +353,7 @@ func syncWait(ctx context.Context, w *world, fo *factoryOf, h *hold, releaseAfte
 // pagedHolder is a holder on a factory of its own, whose informer lists
 // in pages of two: a list the CRD's removal cuts between two pages.
 func pagedHolder(ctx context.Context, w *world, r *replica, rng *rand.Rand, name string) {
-	fo := newFactoryOf(w, r)
+	fo := newFactoryOf(w, r, nil)
 	if fo == nil {
 		return
 	}

@@ -3,6 +3,8 @@ package simulation
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -57,6 +59,39 @@ func TestACRDRecreatedClusterScopedIsNotServedToAHeldInformerOfANamespace(t *tes
 		}
 		if got := violations(w.crd.violations); got["refused only when not served"] != 1 {
 			t.Fatalf("violations %v, want one of refused only when not served", got)
+		}
+	})
+}
+
+// A typed keeper's informer (the widget Go type) is judged as a
+// holder's hold is: synced and equal to the server, it passes; stopped,
+// with a Widget written since, its cache is stale ("held informer equals
+// server").
+func TestATypedKeepersStaleCacheBreaksHeldInformerEqualsServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, _ := crdWorldForTest(t)
+		fo := newFactoryOf(w, &replica{name: "r0-0", cfg: w.admin.Config()}, widgetScheme())
+		ctx, stop := context.WithCancel(t.Context())
+		defer fo.f.Wait()
+		defer stop()
+		k, err := keepTyped(ctx, w, fo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.crd.typed[k] = struct{}{}
+		if err := si.WaitForCacheSync(t.Context(), k.inf); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // its handler has caught up
+		if got := w.crdQuiescent(); len(got) != 0 {
+			t.Fatalf("a synced typed informer equal to the server was reported: %v", got)
+		}
+
+		stop() // the informer stops: its cache is frozen
+		synctest.Wait()
+		w.writeWidget(t, http.MethodPost, "", fmt.Sprintf(`{"apiVersion":"%s/v1","kind":"Widget","metadata":{"name":"w-02"},"spec":{"tick":7}}`, CRDGroup))
+		if got := violations(w.crdQuiescent()); got["held informer equals server"] != 1 {
+			t.Fatalf("a stale typed cache: violations %v, want one of held informer equals server", got)
 		}
 	})
 }
