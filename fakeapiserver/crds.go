@@ -1,6 +1,7 @@
 package fakeapiserver
 
 import (
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -72,4 +73,23 @@ func (s *Server) endWatchesOfLocked(gr schema.GroupResource) {
 			delete(s.watchers, wt)
 		}
 	}
+}
+
+// errNoLongerServed is an operation's error when its resource stopped
+// being served (its CRD removed, or moved to another version) after the
+// request was routed to it: the request is answered as one for a path
+// that serves nothing, a 404, as kube-apiserver answers once the CRD is
+// gone. Without this check a WATCH routed just before a removal was
+// registered after it, and never ended by it.
+var errNoLongerServed = errors.New("fakeapiserver: the resource is no longer served")
+
+// stillServedLocked checks that res, as the request was routed to it,
+// is still what the server serves. The caller holds s.mu, and does the
+// operation under the same hold.
+func (s *Server) stillServedLocked(res Resource) error {
+	now, ok := s.resources[res.GroupResource()]
+	if !ok || now.Version != res.Version || now.Namespaced != res.Namespaced {
+		return errNoLongerServed
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"mime"
@@ -338,6 +339,10 @@ func apiStatus(err error) metav1.Status {
 
 // writeError answers with err's Status.
 func writeError(w http.ResponseWriter, f format, err error) {
+	if errors.Is(err, errNoLongerServed) {
+		notFound(w) // as for any path that serves nothing
+		return
+	}
 	code, body := encodeStatus(f.statusProtobuf, err)
 	w.Header().Set("Content-Type", f.statusContentType())
 	w.WriteHeader(code)

@@ -32,6 +32,9 @@ import (
 func (s *Server) list(res Resource, f filter, opts metav1.ListOptions) ([]*unstructured.Unstructured, metav1.ListMeta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServedLocked(res); err != nil {
+		return nil, metav1.ListMeta{}, err
+	}
 	at, after, err := s.listPositionLocked(opts)
 	if err != nil {
 		return nil, metav1.ListMeta{}, err

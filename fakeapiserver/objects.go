@@ -25,6 +25,9 @@ const optimisticLock = "the object has been modified; please apply your changes 
 func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServedLocked(res); err != nil {
+		return nil, err
+	}
 	return s.createLocked(res, u)
 }
 
@@ -91,6 +94,9 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 func (s *Server) update(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServedLocked(res); err != nil {
+		return nil, false, err
+	}
 	return s.updateLocked(res, u)
 }
 
@@ -178,6 +184,9 @@ func withoutTypeMeta(u *unstructured.Unstructured) map[string]any {
 func (s *Server) delete(res Resource, key objectKey, pre *metav1.Preconditions) (*unstructured.Unstructured, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServedLocked(res); err != nil {
+		return nil, err
+	}
 	gr := res.GroupResource()
 	old := s.current[gr][key]
 	if old == nil {
@@ -198,6 +207,9 @@ func (s *Server) delete(res Resource, key objectKey, pre *metav1.Preconditions) 
 func (s *Server) get(res Resource, key objectKey) (*unstructured.Unstructured, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServedLocked(res); err != nil {
+		return nil, err
+	}
 	obj := s.current[res.GroupResource()][key]
 	if obj == nil {
 		return nil, apierrors.NewNotFound(res.GroupResource(), key.name)

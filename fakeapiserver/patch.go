@@ -58,6 +58,9 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req request,
 func (s *Server) patch(req request, patch map[string]any) (*unstructured.Unstructured, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServedLocked(req.res); err != nil {
+		return nil, err
+	}
 	key := objectKey{req.namespace, req.name}
 	old := s.current[req.res.GroupResource()][key]
 	if old == nil {

@@ -39,7 +39,7 @@ const BookmarkInterval = time.Minute
 // resource stops being served (RemoveCRD, MoveCRD).
 func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, res Resource, f format, filt filter, opts metav1.ListOptions) {
 	wt := newWatcher(res.GroupResource(), filt, opts.AllowWatchBookmarks)
-	if err := s.openWatch(wt, opts); err != nil {
+	if err := s.openWatch(wt, res, opts); err != nil {
 		writeError(w, f, err)
 		return
 	}
@@ -119,10 +119,13 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, res Resource
 
 // openWatch validates opts, queues the watch's first events and
 // registers it for the writes that follow, all under one lock so no
-// write falls between.
-func (s *Server) openWatch(wt *watcher, opts metav1.ListOptions) error {
+// write falls between, nor the removal of res.
+func (s *Server) openWatch(wt *watcher, res Resource, opts metav1.ListOptions) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.stillServedLocked(res); err != nil {
+		return err
+	}
 	streaming := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 	var from int64
 	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
