@@ -89,8 +89,11 @@ func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, 
 		case now.Served:
 			r.emit(KindServedAgain, "", "", "discovery lists the resource again")
 			return r.relist(relistWhy{CauseServedAgain, "the resource is served again: list it from scratch"}), true
-		case !slices.Equal(now.Elsewhere, answer.Elsewhere) || now.ClusterScoped != answer.ClusterScoped:
-			answer = now // gone ↔ moved, moved elsewhere, or gone ↔ cluster-scoped: say so, and act on it
+		case !slices.Equal(now.Elsewhere, answer.Elsewhere):
+			// Gone ↔ moved, or moved elsewhere: say so, and act on it.
+			// Gone ↔ cluster-scoped is no news: nothing of the namespace
+			// exists either way, and the store is empty already.
+			answer = now
 			r.notServed(err, answer)
 		}
 	}
