@@ -130,7 +130,9 @@ func (f Fault) String() string {
 	case DeleteSharderLease:
 		s += fmt.Sprintf(" ring %d", f.Ring)
 	case InstallCRD, RescopeCRD:
-		s += " " + f.Version
+		if f.Version != "" { // a rescope keeps the CRD's version
+			s += " " + f.Version
+		}
 		if f.For > 0 {
 			s += fmt.Sprintf(", then writes for %v", f.For)
 		}
