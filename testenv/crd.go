@@ -106,13 +106,17 @@ func WaitForCRD(ctx context.Context, cfg *rest.Config, crd CRD) error {
 			}
 			return why, nil
 		}
-		if err := client.Get().AbsPath("/apis", crd.Group, crd.Version, crd.Plural).Do(ctx).Error(); err != nil {
+		var list metav1.PartialObjectMetadataList // only its resourceVersion is read
+		if err := client.Get().AbsPath("/apis", crd.Group, crd.Version, crd.Plural).Param("limit", "1").Do(ctx).Into(&list); err != nil {
 			return "a LIST of " + crd.Plural + " failed: " + err.Error(), nil
 		}
 		// The resource's watch cache starts with its first request and
 		// answers a WATCH 429 until it has filled: an informer's first
-		// WATCH must not be the one that meets it.
-		watch, err := client.Get().AbsPath("/apis", crd.Group, crd.Version, crd.Plural).Param("watch", "true").Param("timeoutSeconds", "1").Stream(ctx)
+		// WATCH must not be the one that meets it. From the LIST's
+		// resourceVersion, it is the cache's to answer, and sends no
+		// object that exists.
+		watch, err := client.Get().AbsPath("/apis", crd.Group, crd.Version, crd.Plural).Param("watch", "true").
+			Param("resourceVersion", list.ResourceVersion).Param("timeoutSeconds", "1").Stream(ctx)
 		if err != nil {
 			return "a WATCH of " + crd.Plural + " failed: " + err.Error(), nil
 		}
