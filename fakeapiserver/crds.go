@@ -87,9 +87,8 @@ var errNoLongerServed = errors.New("fakeapiserver: the resource is no longer ser
 // is still what the server serves. The caller holds s.mu, and does the
 // operation under the same hold.
 func (s *Server) stillServedLocked(res Resource) error {
-	now, ok := s.resources[res.GroupResource()]
-	if !ok || now.Version != res.Version || now.Namespaced != res.Namespaced {
-		return errNoLongerServed
+	if now, ok := s.resources[res.GroupResource()]; !ok || now != res {
+		return errNoLongerServed // removed, moved, or installed again with another kind or scope
 	}
 	return nil
 }

@@ -57,3 +57,37 @@ func TestARequestRoutedJustBeforeItsCRDWasRemovedGets404(t *testing.T) {
 		<-done
 	})
 }
+
+// The same when the CRD is installed again at once with another kind
+// under the same plural: the request was routed to a kind no longer
+// served. (A review proved that the check compared version and scope
+// only, and such a watch streamed the new CRD's objects as the old kind.)
+func TestARequestRoutedJustBeforeItsCRDWasReplacedByAnotherKindGets404(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := New()
+		old := CRD{Group: "race.listwatch.dev", Version: "v1", Kind: "Widget", Plural: "widgets"}
+		require.NoError(t, s.InstallCRD(old))
+		routed, ok := s.resolve(schema.GroupVersion{Group: old.Group, Version: old.Version}, []string{"namespaces", "default", "widgets"})
+		require.True(t, ok)
+		_, err := s.RemoveCRD(schema.GroupResource{Group: old.Group, Resource: old.Plural})
+		require.NoError(t, err)
+		replaced := old
+		replaced.Kind = "Gadget"
+		require.NoError(t, s.InstallCRD(replaced))
+
+		watch := httptest.NewRecorder()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.serveList(watch, httptest.NewRequest(http.MethodGet, "/apis/race.listwatch.dev/v1/namespaces/default/widgets?watch=true&timeoutSeconds=600", nil), routed, format{})
+		}()
+		synctest.Wait()
+		select {
+		case <-done:
+			assert.Equal(t, http.StatusNotFound, watch.Code, "a watch routed to a kind no longer served")
+		default:
+			t.Error("a watch routed to Widget stays open on the CRD of Gadget")
+		}
+		<-done
+	})
+}
