@@ -55,7 +55,11 @@ func typedKeeper(ctx context.Context, w *world, r *replica) {
 func keepTyped(ctx context.Context, w *world, fo *factoryOf) (*typedKeep, error) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	start := time.Now()
 	inf, err := si.InformerFor[*widget](cctx, fo.f, si.ForResource(widgetsGVR().GroupResource().WithVersion(CRDVersions[0])), si.InNamespace(Namespace))
+	if ctx.Err() == nil { // a kill ends the call: not the library's doing
+		w.checkCall("re-ask returns", fo.replica.name, "InformerFor of typed widgets from the typed keeper", start, time.Now(), stopBound, err, false)
+	}
 	if err != nil {
 		return nil, err
 	}
