@@ -37,7 +37,10 @@ type FactoryOptions struct {
 	Scheme *runtime.Scheme
 	// Mapper maps a kind to its resource. Default: one backed by the API
 	// server's discovery, cached in memory and refreshed on a miss (so a
-	// CRD installed later is found).
+	// CRD installed later is found). The factory's InformerFor calls use
+	// it one at a time, each waiting its turn within its own context; a
+	// caller's Mapper shared with code outside the factory may still make
+	// them wait on its own locks.
 	Mapper meta.RESTMapperWithContext
 	// SyncTimeout bounds Factory.WaitForCacheSync when its ctx has no
 	// earlier deadline. Default: 2 minutes (controller-runtime's too).
@@ -78,6 +81,7 @@ type Factory struct {
 	mapper    meta.RESTMapperWithContext
 	discovery discovery.CachedDiscoveryInterfaceWithContext // nil with a caller's Mapper
 	forget    func(context.Context)                         // resets mapper, so it asks discovery again; no-op for a Mapper that cannot
+	lookups   lookupTurn                                    // held by whichever InformerFor uses mapper (and discovery) now
 	served    *servedResources                              // every informer's Served: is its resource still served?
 	// mapperStale is set when a served check found a resource not served
 	// in its version: the mapper may still hold it, so the next lookup
@@ -151,7 +155,7 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 		}
 		return slog.Default()
 	}, waits)
-	f := &Factory{cfg: cfg, opts: opts, mapper: opts.Mapper, informers: map[factoryKey]*held{}, stopping: map[factoryKey]*held{}}
+	f := &Factory{cfg: cfg, opts: opts, mapper: opts.Mapper, informers: map[factoryKey]*held{}, stopping: map[factoryKey]*held{}, lookups: newLookupTurn()}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sharedinformer: NewFactory: %w", err)
@@ -185,10 +189,11 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 // the ForResource resource holds T's kind and is spelled as the server
 // spells it), and a namespace is given only for a namespaced resource
 // (a *ScopeError otherwise, for every T). ctx bounds the discovery
-// requests this may make; if it ends before the checks are done, that is
-// the error, since a check that could not ask would pass unchecked. A
-// type the scheme knows in several versions is read in the scheme's
-// first; name the version with ForResource to choose another.
+// requests this may make, and its wait for another InformerFor's (one at
+// a time uses the RESTMapper); if it ends before the checks are done,
+// that is the error, since a check that could not ask would pass
+// unchecked. A type the scheme knows in several versions is read in the
+// scheme's first; name the version with ForResource to choose another.
 //
 // Each call is one hold on the informer, which runs until its last
 // holder gives it back with Release (or until the ctx given to Start

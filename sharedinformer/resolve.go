@@ -72,6 +72,10 @@ func (f *Factory) kindOf(goType reflect.Type, gv schema.GroupVersion) (schema.Gr
 // so it is reset and asked again before refusing (a CRD deleted and
 // created again may hold another kind under the same plural).
 func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) error {
+	if err := f.lookups.take(ctx); err != nil {
+		return err
+	}
+	defer f.lookups.give()
 	f.freshMapper(ctx)
 	refusal, err := f.resourceRefusal(ctx, goType, gvk, gvr)
 	if err == nil && refusal != nil {
@@ -110,6 +114,7 @@ func (f *Factory) resourceRefusal(ctx context.Context, goType reflect.Type, gvk 
 
 // freshMapper resets the RESTMapper if a served check has found a
 // resource not served since the last reset: the mapper may still map it.
+// The caller holds the lookup turn, as for every use of the mapper.
 func (f *Factory) freshMapper(ctx context.Context) {
 	if f.mapperStale.Swap(false) {
 		f.forget(ctx)
@@ -125,6 +130,10 @@ func (f *Factory) freshMapper(ctx context.Context) {
 // A mapper that cannot forget, or maps the kind all the same, has the
 // last word.
 func (f *Factory) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	if err := f.lookups.take(ctx); err != nil {
+		return nil, err
+	}
+	defer f.lookups.give()
 	f.freshMapper(ctx)
 	m, err := f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) || err == nil && !f.listedNow(ctx, m.Resource) {

@@ -67,6 +67,10 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 	case err == nil && listed:
 		return meta.RESTScopeNameRoot, nil
 	}
+	if err := f.lookups.take(ctx); err != nil {
+		return "", err
+	}
+	defer f.lookups.give()
 	if saidRoot {
 		f.forget(ctx)
 	}
@@ -74,9 +78,9 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 }
 
 // mapperScope is gvr's scope by the RESTMapper, "" for a resource it
-// does not know. The mapper remembers what it read, so a
-// "cluster-scoped" answer is asked again of a reset mapper: a ScopeError
-// is the server's answer now.
+// does not know; the caller holds the lookup turn. The mapper remembers
+// what it read, so a "cluster-scoped" answer is asked again of a reset
+// mapper: a ScopeError is the server's answer now.
 func (f *Factory) mapperScope(ctx context.Context, gvr schema.GroupVersionResource) (meta.RESTScopeName, error) {
 	f.freshMapper(ctx)
 	scope, err := f.scopeOf(ctx, gvr)
