@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/metrics"
@@ -115,7 +116,7 @@ func TestACacheThatDiffersFromTheServerBreaksCacheEqualsServer(t *testing.T) {
 		}
 		cache := map[string]string{}
 		r := &replica{name: "r0-0", terms: map[string]*openTerm{
-			LeaderRing: {member: "r0-0", cache: func() map[string]string { return cache }},
+			LeaderRing: {member: "r0-0", selector: labels.Everything(), cache: func() map[string]string { return cache }},
 		}, sharders: map[string]*metrics.Memory{}}
 		w.replicas[0] = r
 
@@ -191,7 +192,7 @@ func TestATermsHandlerToldOutOfOrderOrOfOtherObjectsBreaksHandlerStreamConsisten
 		told := newHandlerStream()
 		handler := replay[*corev1.ConfigMap](told, func(wrong string) { w.breakStream("r0-0", LeaderRing, "r0-0", wrong) })
 		w.replicas[0] = &replica{name: "r0-0", terms: map[string]*openTerm{
-			LeaderRing: {member: "r0-0", cache: func() map[string]string { return cache }, told: told.byName},
+			LeaderRing: {member: "r0-0", selector: labels.Everything(), cache: func() map[string]string { return cache }, told: told.byName},
 		}, sharders: map[string]*metrics.Memory{}}
 
 		cm := &corev1.ConfigMap{}

@@ -226,8 +226,9 @@
 //
 // Not built yet: the sharder's own exclusivity per ring (a deposed
 // sharder's PATCHes are guarded, and its term has no recorded deadline);
-// the stream of a Controller's own handlers and its reads and writes
-// (Options.Controller: the simulator sees only its reconciles); "nothing created twice" across
+// a Controller's reads and writes (Options.Controller: the simulator
+// sees its reconciles, and with Observe its informer, not what each
+// reconcile read or wrote); "nothing created twice" across
 // terms, which the guard does not promise (its records live in one
 // process). Until then, their packages' own tests stand for some
 // of them: TestEveryHandlerGetsAddUpdateAndDeleteInOrder (a handler's
@@ -261,7 +262,12 @@
 //			Converged: secretsMatchConfigMaps,
 //		}}, nil)
 //
-// The simulator compares no cache of yours with the server.
+// Observe(term, inf) hands the simulator your informer of the term's
+// ConfigMaps: its handlers' events are then judged ("handler stream
+// consistent") and, at quiescence, its cache is compared with the
+// server ("cache equals server"), as the built-in controller's are
+// (TestAnObservedInformerStoppedAfterItsSyncBreaksCacheEqualsServer).
+// Without it the simulator compares no cache of yours.
 //
 // # Running and replaying
 //

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -150,6 +151,11 @@ func runControllerOnce(ctx context.Context, w *world, r *replica, ring, member, 
 			w.opts.Trace(e)
 		}
 	}
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		w.log.Error("selector", "err", err)
+		return false
+	}
 	factory, err := si.NewFactory(r.cfg, opts)
 	if err != nil {
 		w.log.Error("factory", "err", err)
@@ -186,13 +192,8 @@ func runControllerOnce(ctx context.Context, w *world, r *replica, ring, member, 
 	if factory.WaitForCacheSync(ctx) != nil {
 		return ctx.Err() != nil
 	}
-	r.setTerm(ring, &openTerm{member: member, cache: func() map[string]string {
-		out := map[string]string{}
-		for _, cm := range cms.Lister().List(nil) {
-			out[cm.Name] = cm.ResourceVersion
-		}
-		return out
-	}, told: told.byName})
+	r.setTerm(ring, &openTerm{member: member, selector: sel,
+		cache: func() map[string]string { return cacheOf(cms.Lister().List(nil)) }, told: told.byName})
 	ctl := &controller{w: w, r: r, ring: ring, member: member, setup: w.setups.Add(1), cms: cms, client: client,
 		writeTimeout: (t.Lease - t.Renew) / 2, work: t.Work}
 	guard, err := readyourwrites.New(readyourwrites.Options{Name: ring, MaxHold: guardMaxHold, Clock: r.clock(), Trace: func(e informer.TraceEvent) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
@@ -20,9 +21,9 @@ import (
 // that grow, one reconcile per key, moves only by drain) and, once the
 // faults have stopped, Converged: the controller's own end state.
 //
-// What the simulator cannot see of your code it does not check: it
-// compares no cache of yours with the server, and it sees your
-// reconciles only through Term.Trace.
+// What the simulator cannot see of your code it does not check: it sees
+// your reconciles only through Term.Trace, and compares a cache of yours
+// with the server only if you hand it the informer (Observe).
 type Controller struct {
 	// Run runs the controller for one term, until ctx ends, and returns
 	// only once everything it started has stopped (the bubble must end
@@ -62,6 +63,8 @@ type Term struct {
 	// simulator sees each reconcile begin and end, for the invariant
 	// "one reconcile per key". Events reach Options.Trace as well.
 	Trace informer.TraceHook
+
+	observer *observer // for Observe
 }
 
 // errNoRun is Run's error for a Controller without one.
@@ -70,15 +73,20 @@ var errNoRun = errors.New("simulation: Options.Controller has no Run")
 // runUserController runs the user's Controller for one term of r in
 // ring, until ctx ends.
 func runUserController(ctx context.Context, w *world, r *replica, ring, member string, shard *sharding.Shard) {
-	r.setTerm(ring, &openTerm{member: member}) // no cache the checker can compare
 	selector := w.opts.Label
 	if shard != nil {
 		selector = shard.Selector()
+	}
+	sel, err := labels.Parse(selector)
+	if err != nil { // Run validated Options.Label; a shard's selector is one label
+		w.log.Error("selector", "err", err)
+		return
 	}
 	term := Term{
 		Replica: r.name, Ring: ring, Member: member,
 		Config: rest.CopyConfig(r.cfg), Namespace: Namespace, Selector: selector, Shard: shard,
 		Clock: r.clock(), Logger: w.log.With("replica", r.name, "ring", ring),
+		observer: &observer{w: w, r: r, ring: ring, member: member, selector: sel},
 		Trace: func(e informer.TraceEvent) {
 			if e.Stage == informer.StageWorkqueue {
 				switch e.Kind {
@@ -95,6 +103,7 @@ func runUserController(ctx context.Context, w *world, r *replica, ring, member s
 		},
 	}
 	for {
+		r.setTerm(ring, &openTerm{member: member, selector: sel}) // no cache to compare until Run observes one
 		w.opts.Controller.Run(ctx, term)
 		if ctx.Err() != nil {
 			return

@@ -27,7 +27,7 @@ import (
 func TestAControllerThatIgnoresItsShardIsCaughtReconcilingAKeyInTwoMembersAtOnce(t *testing.T) {
 	res := simulation.Check(t, simulation.Options{Seed: 1, Faults: 10 * time.Second, Controller: &simulation.Controller{
 		Run: func(ctx context.Context, term simulation.Term) {
-			runEveryKey(ctx, term, simulation.AppLabel) // the bug: not term.Selector, no sharding.Reconciler
+			runEveryKey(ctx, term, simulation.AppLabel, everyKey{}) // the bug: not term.Selector, no sharding.Reconciler
 		},
 	}}, simulation.Schedule{})
 	if !brokeInvariant(res, "one reconcile per key") {
@@ -40,10 +40,38 @@ func TestAControllerThatIgnoresItsShardIsCaughtReconcilingAKeyInTwoMembersAtOnce
 // test above fails for the bug, not for the harness.
 func TestAControllerThatKeepsToItsShardKeepsEveryInvariant(t *testing.T) {
 	res := simulation.Check(t, simulation.Options{Seed: 1, Faults: 10 * time.Second, Controller: &simulation.Controller{
-		Run: func(ctx context.Context, term simulation.Term) { runEveryKey(ctx, term, term.Selector) },
+		Run: func(ctx context.Context, term simulation.Term) {
+			runEveryKey(ctx, term, term.Selector, everyKey{observe: true})
+		},
 	}}, simulation.Schedule{})
 	if res.Failed() {
 		t.Fatal(res.Report())
+	}
+}
+
+// An informer handed to Observe is judged as the built-in controller's
+// is. This controller starts its informer with a context that ends once
+// it has synced: its cache stops following the server while the writers
+// go on, and once the faults stop it differs from the server, which the
+// simulator reports. (The controller's reconciles would read that stale
+// cache for the rest of its term.)
+func TestAnObservedInformerStoppedAfterItsSyncBreaksCacheEqualsServer(t *testing.T) {
+	res := simulation.Check(t, simulation.Options{Seed: 1, Faults: 10 * time.Second, Controller: &simulation.Controller{
+		Run: func(ctx context.Context, term simulation.Term) {
+			runEveryKey(ctx, term, term.Selector, everyKey{observe: true, stopAfterSync: true})
+		},
+	}}, simulation.Schedule{})
+	if !brokeInvariant(res, "cache equals server") {
+		t.Fatalf("the stale cache went unseen:\n%s", res.Report())
+	}
+}
+
+// Observe refuses a Term the simulator did not give: there is no term
+// to judge the informer in.
+func TestObserveRefusesATermTheSimulatorDidNotGive(t *testing.T) {
+	err := simulation.Observe(simulation.Term{Ring: simulation.LeaderRing}, nil)
+	if err == nil || !strings.Contains(err.Error(), "the Term was not given by the simulator") {
+		t.Fatalf("Observe(a Term of one's own) = %v, want an error naming the Term", err)
 	}
 }
 
@@ -60,7 +88,7 @@ func TestAControllerWhoseRunReturnsEarlyIsRunAgainAndTheHistorySaysSo(t *testing
 			if calls.Add(1) == 1 {
 				return // its setup failed, say
 			}
-			runEveryKey(ctx, term, term.Selector)
+			runEveryKey(ctx, term, term.Selector, everyKey{observe: true})
 		}}}, simulation.Schedule{})
 	if res.Failed() {
 		t.Fatal(res.Report())
@@ -74,10 +102,19 @@ func TestAControllerWhoseRunReturnsEarlyIsRunAgainAndTheHistorySaysSo(t *testing
 	}
 }
 
+// everyKey is how runEveryKey's controller differs from the plain one.
+type everyKey struct {
+	observe bool // hand its informer to simulation.Observe
+	// stopAfterSync is a bug: the informers are started with a context
+	// that ends once they have synced (a setup's, say), so the cache the
+	// reconciles read stops following the server.
+	stopAfterSync bool
+}
+
 // runEveryKey is a controller that reconciles every ConfigMap selector
 // selects, each for 200 ms, until ctx ends; with a shard, through
 // sharding.Reconciler, as a sharded controller must.
-func runEveryKey(ctx context.Context, term simulation.Term, selector string) {
+func runEveryKey(ctx context.Context, term simulation.Term, selector string, how everyKey) {
 	scheme := k8sruntime.NewScheme()
 	_ = corev1.AddToScheme(scheme)
 	factory, err := si.NewFactory(term.Config, si.FactoryOptions{Scheme: scheme, Logger: term.Logger})
@@ -93,10 +130,20 @@ func runEveryKey(ctx context.Context, term simulation.Term, selector string) {
 	if _, err := cms.AddEventHandler(si.EnqueueKey[*corev1.ConfigMap](queue)); err != nil {
 		return
 	}
-	factory.Start(ctx)
+	if how.observe {
+		if err := simulation.Observe(term, cms); err != nil {
+			return
+		}
+	}
+	started, stop := context.WithCancel(ctx)
+	defer stop()
+	factory.Start(started)
 	defer factory.Wait()
 	if factory.WaitForCacheSync(ctx) != nil {
 		return
+	}
+	if how.stopAfterSync {
+		stop()
 	}
 	reconcile := func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 		informer.Sleep(ctx, term.Clock, 200*time.Millisecond)

@@ -17,6 +17,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
@@ -100,9 +101,10 @@ type replica struct {
 
 // openTerm is what the checker may ask of a replica's open term.
 type openTerm struct {
-	member string
-	cache  func() map[string]string // the informer's objects: name → resourceVersion; nil for a Controller's term
-	told   func() map[string]string // what its handler was told, replayed, likewise; nil for a Controller's term
+	member   string
+	selector labels.Selector          // the term's objects, of Namespace
+	cache    func() map[string]string // the informer's objects: name → resourceVersion; nil for a Controller's term that observed none
+	told     func() map[string]string // what its handler was told, replayed, likewise; nil likewise
 }
 
 func newWorld(opts Options) (*world, error) {
