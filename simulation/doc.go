@@ -140,7 +140,11 @@
 // while its informer had not applied the create, unless the guard let
 // the key run past MaxHold, which it counts, and no sooner than MaxHold
 // after the key's last write, by the replica's clock ("read your
-// writes"). A key is asked again only when an event or an error's
+// writes"). In the sharded scenario, whose two rings' names share a
+// prefix, no write a sharder sends reaches a shard Lease labelled with
+// the other ring (its Lease client's user agent names its ring; "a
+// sharder keeps to its ring",
+// TestASharderWritingAnotherRingsLeaseBreaksASharderKeepsToItsRing). A key is asked again only when an event or an error's
 // requeue brings it back, and a lagging watch brings none, so few runs
 // reach a stale run: each run counts the reads judged against their
 // key's own write and the stale runs (Result.Coverage); on sharded

@@ -307,6 +307,7 @@ func Run(opts Options, sched Schedule) (Result, error) {
 	res.Violations = append(res.Violations, w.checkHistory(moves())...)
 	w.mu.Lock()
 	res.Violations = append(res.Violations, w.streamBroken...)
+	res.Violations = append(res.Violations, w.ringBroken...)
 	w.mu.Unlock()
 	if w.crd != nil {
 		close(w.crd.ended)

@@ -47,6 +47,11 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, ring := range Rings {
+		sharderLeases, err := leaderelection.NewClient(sharderConfig(r.cfg, ring)) // tells its writes apart (keepingToRings)
+		if err != nil {
+			w.log.Error("sharder lease client", "err", err)
+			return
+		}
 		mem := metrics.NewMemory()
 		reg, err := metrics.NewRegistry(mem)
 		if err != nil {
@@ -54,7 +59,7 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 			return
 		}
 		sharder, err := sharding.NewSharder(sharding.SharderConfig{
-			Config: r.cfg, LeaseClient: leases, LeaseNamespace: Namespace, Ring: ring, Identity: r.name,
+			Config: r.cfg, LeaseClient: sharderLeases, LeaseNamespace: Namespace, Ring: ring, Identity: r.name,
 			Resources: []schema.GroupVersionResource{configMaps}, Namespace: Namespace,
 			LeaseDuration: t.Lease, RenewDeadline: t.Renew, RetryPeriod: t.Retry, Logger: w.log.With("replica", r.name),
 			Clock: r.clock(), Metrics: reg,

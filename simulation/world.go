@@ -78,6 +78,9 @@ type world struct {
 	// streamBroken are the events a term's handler got out of order
 	// ("handler stream consistent"); guarded by mu.
 	streamBroken []Violation
+	// ringBroken are the writes a sharder sent to another ring's Leases
+	// ("a sharder keeps to its ring"); guarded by mu.
+	ringBroken []Violation
 }
 
 // replica is one life of one slot: a process, in the real world.
@@ -169,7 +172,7 @@ func (w *world) start(ctx context.Context, slot int) {
 	w.gens[slot]++
 	l := w.links[slot]
 	ctx, cancel := context.WithCancel(ctx)
-	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(w.flipDiscovery(logWrites(w.log.With("replica", name), w.srv))))))
+	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(w.flipDiscovery(logWrites(w.log.With("replica", name), w.keepingToRings(name, w.srv)))))))
 	cfg := net.Config()
 	cfg.QPS, cfg.Burst = 50, 100
 	r := &replica{name: name, slot: slot, link: l, net: net, cfg: cfg, cancel: cancel, done: make(chan struct{}), terms: map[string]*openTerm{}, sharders: map[string]*metrics.Memory{},

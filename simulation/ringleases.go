@@ -1,0 +1,71 @@
+package simulation
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
+	"github.com/listwatch/informer/sharding"
+)
+
+// sharderAgentPrefix begins the user agent of a sharder's Lease client,
+// followed by its ring: how the server side tells a sharder's requests
+// from its replica's member's, which share the replica's network.
+const sharderAgentPrefix = "simulation-sharder/"
+
+var leaseResource = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
+
+// sharderConfig is cfg for ring's sharder's Lease client.
+func sharderConfig(cfg *rest.Config, ring string) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = sharderAgentPrefix + ring
+	return cfg
+}
+
+// keepingToRings checks "a sharder keeps to its ring" (package
+// sharding: a ring's Leases are found by the label that names the ring
+// exactly, so a sharder never touches another ring's): a write of a
+// sharder's that reaches a shard Lease labelled with another ring (the
+// scenario's rings share a prefix on purpose) is a violation. Its own
+// election Lease carries no ring label and is not judged.
+func (w *world) keepingToRings(replica string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if ring, ok := strings.CutPrefix(r.UserAgent(), sharderAgentPrefix); ok && r.Method != http.MethodGet {
+			if name, ok := leaseNamed(r.URL.Path); ok {
+				if other := w.leaseRing(name); other != "" && other != ring {
+					w.breakRing(replica, ring, r.Method, name, other)
+				}
+			}
+		}
+		next.ServeHTTP(rw, r)
+	})
+}
+
+// leaseNamed is the name of the Lease of the run's namespace that path
+// names, if it names one.
+func leaseNamed(path string) (string, bool) {
+	return strings.CutPrefix(path, "/apis/coordination.k8s.io/v1/namespaces/"+Namespace+"/leases/")
+}
+
+// leaseRing is the ring label of the Lease called name on the server, ""
+// if there is none (no such Lease, or not a shard Lease).
+func (w *world) leaseRing(name string) string {
+	for _, u := range w.srv.Objects(leaseResource) {
+		if u.GetNamespace() == Namespace && u.GetName() == name {
+			return u.GetLabels()[sharding.LeaseRingLabel]
+		}
+	}
+	return ""
+}
+
+// breakRing records a sharder's write to another ring's Lease.
+func (w *world) breakRing(replica, ring, method, lease, other string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ringBroken = append(w.ringBroken, Violation{Invariant: "a sharder keeps to its ring", At: time.Now(),
+		Text: fmt.Sprintf("replica %s: the sharder of ring %s sent %s for Lease %s, of ring %s", replica, ring, method, lease, other)})
+}
