@@ -192,7 +192,10 @@
 // within a life, a delete of one it holds), and at
 // quiescence what a kept hold's handler holds by its events is its
 // informer's cache (a handed-over hold's handler, which works on each
-// event, is judged at its events only). At quiescence:
+// event, is judged at its events only). At quiescence, and within two
+// minutes past the bound (the holders' informers keep the reflector's
+// default backoff, up to a minute; a 404 whose served check saw the CRD
+// half moved, or could not ask, is retried only that late):
 // "held informer equals server" (a held informer of the served version
 // has synced and caches the server's Widgets at their
 // resourceVersions) and "not served says so" (one of a version not

@@ -266,8 +266,16 @@ func Run(opts Options, sched Schedule) (Result, error) {
 		// fault (synctest.Wait counts a timer as blocked), so the caches
 		// are compared each second until they equal the server, for the
 		// rest of the bound but at least two LeaseDurations (RetryTuning
-		// caps the backoff at one, jitter doubles it).
+		// caps the backoff at one, jitter doubles it). The custom
+		// resources scenario's holders keep the reflector's default
+		// backoff (BackoffMax 30 s, doubled by jitter), so their informers
+		// are given restoreBackoff past the bound: one whose last 404 met
+		// a served check that saw the CRD half moved retries that late,
+		// and only then says "not served".
 		deadline := healed.Add(opts.Settle)
+		if w.crd != nil {
+			deadline = deadline.Add(restoreBackoff)
+		}
 		if soonest := time.Now().Add(2 * opts.Timing.Lease); deadline.Before(soonest) {
 			deadline = soonest
 		}
