@@ -120,7 +120,8 @@ func (g *Guard) record(owner informer.Key, w write) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if w.seen() {
-		return // the cache got there first
+		w.dropped() // the cache got there first: nothing waits for it
+		return
 	}
 	g.pending[owner] = append(g.pending[owner], w)
 	g.records++
