@@ -170,6 +170,15 @@ func (g *Guard) keepUnseenLocked(key informer.Key, ws []write) <-chan struct{} {
 	return wake
 }
 
+// waited is how long a hold that began at since waited, judged at now:
+// never more than MaxHold. A hold tells its queue to ask again by then at
+// the latest; a key asked later was not waiting meanwhile (its queue had
+// shut down, say, and another asks now), so what it waited is capped
+// (TestAHoldItsQueueAbandonedIsReportedAsNoLongerThanMaxHold).
+func (g *Guard) waited(now, since time.Time) time.Duration {
+	return min(now.Sub(since), g.opts.MaxHold)
+}
+
 // Hold implements workqueue.Gate: it holds key while a write recorded
 // under it is not in its cache, for up to MaxHold from when it first
 // held it. Past MaxHold it lets the key run, drops its records and
@@ -191,8 +200,9 @@ func (g *Guard) Hold(key informer.Key) (bool, <-chan struct{}, time.Duration) {
 	if wake == nil { // all seen (a sweep may have dropped them already)
 		if held {
 			delete(g.heldSince, key)
-			g.metrics.released(now.Sub(since))
-			g.emit(KindReleased, key, now.Sub(since).String())
+			waited := g.waited(now, since)
+			g.metrics.released(waited)
+			g.emit(KindReleased, key, waited.String())
 		}
 		return false, nil, 0
 	}
@@ -212,7 +222,7 @@ func (g *Guard) Hold(key informer.Key) (bool, <-chan struct{}, time.Duration) {
 	}
 	delete(g.pending, key)
 	g.metrics.setPending(g.records)
-	g.metrics.ranStale(now.Sub(since))
+	g.metrics.ranStale(g.waited(now, since))
 	g.emit(KindStale, key, fmt.Sprintf("its writes were not in the cache after %v", g.opts.MaxHold))
 	return false, nil, 0
 }

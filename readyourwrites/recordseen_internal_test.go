@@ -4,13 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/listwatch/informer/memlistwatch"
-	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/memlistwatch"
+	si "github.com/listwatch/informer/sharedinformer"
 )
 
 // With OpaqueResourceVersions, a DELETE that only marked its object
