@@ -42,14 +42,16 @@ type arrival struct {
 // its informer.
 var handlerSeq atomic.Int64
 
-// newArrivals registers an arrivals on inf, named after the guard.
-func newArrivals[T informer.Object](guard string, inf *si.Informer[T]) (*arrivals[T], error) {
+// newArrivals registers an arrivals on inf, named after the guard, and
+// returns its registration, for the guard's Close to remove.
+func newArrivals[T informer.Object](guard string, inf *si.Informer[T]) (*arrivals[T], *si.Registration, error) {
 	a := &arrivals[T]{waiting: map[informer.Key][]*arrival{}, progress: make(chan struct{})}
 	name := fmt.Sprintf("readyourwrites %s %d", guard, handlerSeq.Add(1))
-	if _, err := inf.AddEventHandler(a, si.HandlerOptions{Name: name}); err != nil {
-		return nil, err
+	reg, err := inf.AddEventHandler(a, si.HandlerOptions{Name: name})
+	if err != nil {
+		return nil, nil, err
 	}
-	return a, nil
+	return a, reg, nil
 }
 
 // expect starts waiting for key at rv; cached is what the cache holds

@@ -26,6 +26,9 @@ type Cache[T informer.Object] struct {
 	// arrivals, set when g's Options.OpaqueResourceVersions is, is the
 	// handler that sees written versions arrive; nil otherwise.
 	arrivals *arrivals[T]
+	// registration is arrivals' handler on the informer, which the
+	// guard's Close removes; nil without arrivals.
+	registration *si.Registration
 	// trackErr is why arrivals could not be registered (the informer has
 	// stopped); Wrote returns it.
 	trackErr error
@@ -33,11 +36,26 @@ type Cache[T informer.Object] struct {
 
 // Track returns the Cache through which writes of inf's objects are
 // recorded in g. With Options.OpaqueResourceVersions it registers a
-// handler on inf, which sees each written version arrive.
+// handler on inf, which sees each written version arrive, until g is
+// closed.
 func Track[T informer.Object](g *Guard, inf *si.Informer[T]) *Cache[T] {
 	c := &Cache[T]{guard: g, informer: inf}
-	if g.opts.OpaqueResourceVersions {
-		c.arrivals, c.trackErr = newArrivals(g.opts.Name, inf)
+	if !g.opts.OpaqueResourceVersions {
+		return c
+	}
+	errClosed := errors.New("readyourwrites: Track: the guard is closed")
+	if g.isClosed() {
+		c.trackErr = errClosed
+		return c
+	}
+	c.arrivals, c.registration, c.trackErr = newArrivals(g.opts.Name, inf)
+	if c.trackErr == nil {
+		reg := c.registration
+		remove := func() { _ = inf.RemoveEventHandler(reg) } // an error: removed already
+		if !g.tracking(remove) {                             // closed meanwhile
+			remove()
+			c.arrivals, c.registration, c.trackErr = nil, nil, errClosed
+		}
 	}
 	return c
 }

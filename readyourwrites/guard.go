@@ -68,6 +68,11 @@ type Guard struct {
 	// records counts the writes in pending; swept is what it was after
 	// the last sweep (see record).
 	records, swept int
+	// untrack removes what Track registered on informers (the arrivals
+	// handlers of OpaqueResourceVersions); Close calls them. closed is
+	// set by Close.
+	untrack []func()
+	closed  bool
 }
 
 // write is one recorded write, as its cache can check it.
@@ -109,8 +114,42 @@ func New(opts Options) (*Guard, error) {
 }
 
 // Close gives the guard's metric names back to its Registry, so that a
-// guard of the same Name can be made again (a new leader's term).
-func (g *Guard) Close() { g.metrics.unregister() }
+// guard of the same Name can be made again (a new leader's term), and
+// removes the handlers Track registered on informers, which usually
+// outlive the guard
+// (TestClosingAGuardRemovesTheHandlersItsTrackRegistered): with
+// OpaqueResourceVersions, a Cache of a closed guard no longer sees writes
+// arrive, and one tracked after Close fails every Wrote. Use a new guard,
+// and Track again, for the next term.
+func (g *Guard) Close() {
+	g.mu.Lock()
+	untrack := g.untrack
+	g.untrack, g.closed = nil, true
+	g.mu.Unlock()
+	for _, remove := range untrack {
+		remove()
+	}
+	g.metrics.unregister()
+}
+
+// isClosed reports whether Close was called.
+func (g *Guard) isClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
+}
+
+// tracking registers remove, to be called by Close; false if the guard
+// is closed already (the caller removes what it registered itself).
+func (g *Guard) tracking(remove func()) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.untrack = append(g.untrack, remove)
+	return true
+}
 
 // record adds w to owner's pending writes. Every time the number of
 // records has doubled since the last sweep, it drops every write that
