@@ -2,6 +2,7 @@ package expectations
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"time"
 )
@@ -142,7 +143,11 @@ func (e *Expectations[K]) ExpiresIn(key K) time.Duration {
 	if elapsed > e.ttl {
 		return 0
 	}
-	return e.ttl - elapsed + time.Nanosecond // Satisfied needs more than the TTL to have passed
+	left := e.ttl - elapsed
+	if left < 0 || left == math.MaxInt64 { // beyond the longest Duration (the longest TTL, a clock gone back): saturate
+		return math.MaxInt64
+	}
+	return left + time.Nanosecond // Satisfied needs more than the TTL to have passed
 }
 
 // Forget drops key's expectation, for when the owner itself was deleted.
