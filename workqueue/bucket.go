@@ -2,6 +2,7 @@ package workqueue
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"time"
 )
@@ -52,7 +53,8 @@ func newBucket[K comparable](qps float64, burst int) *BucketRateLimiter[K] {
 
 // When refills the bucket for the time passed since the last call, takes
 // one token, and returns how long until that token exists: 0 if it was
-// there, else (tokens owed) / qps. Every key is treated the same.
+// there, else (tokens owed) / qps, or the longest Duration if that is
+// longer still. Every key is treated the same.
 func (r *BucketRateLimiter[K]) When(_ K, now time.Time) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -67,7 +69,11 @@ func (r *BucketRateLimiter[K]) When(_ K, now time.Time) time.Duration {
 	if r.tokens >= 0 {
 		return 0
 	}
-	return time.Duration(float64(time.Second) * -r.tokens / r.qps)
+	owed := float64(time.Second) * -r.tokens / r.qps
+	if owed >= math.MaxInt64 { // beyond the longest Duration, where a conversion would wrap below zero
+		return math.MaxInt64
+	}
+	return time.Duration(owed)
 }
 
 // NumRequeues returns 0: the bucket counts no keys.
