@@ -192,7 +192,9 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 // requests this may make, and its wait for another InformerFor's (one at
 // a time uses the RESTMapper); if it ends before the checks are done,
 // that is the error, since a check that could not ask would pass
-// unchecked. A type the scheme knows in several versions is read in the
+// unchecked; so is a discovery request that failed where nothing else
+// knows the answer (the RESTMapper may have read that same failure). A
+// type the scheme knows in several versions is read in the
 // scheme's first; name the version with ForResource to choose another.
 //
 // Each call is one hold on the informer, which runs until its last

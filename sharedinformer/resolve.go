@@ -65,51 +65,80 @@ func (f *Factory) kindOf(goType reflect.Type, gv schema.GroupVersion) (schema.Gr
 	return schema.GroupVersionKind{}, fmt.Errorf("sharedinformer: the scheme knows %v as %v, not in %s", goType, kinds, gv)
 }
 
-// checkResource checks an explicit resource against T's kind. What the
-// server does not know yet passes: a CRD may be installed later, and the
-// informer reports the 404s meanwhile (NotSyncedError says so). A
-// refusal is the server's answer now: the mapper remembers what it read,
-// so it is reset and asked again before refusing (a CRD deleted and
-// created again may hold another kind under the same plural).
+// checkResource checks an explicit resource against T's kind, by
+// discovery as it answers now: the kind its group version lists for gvr
+// is the verdict, whatever the RESTMapper remembers (a CRD deleted and
+// created again may hold another kind under the same plural; a mapper
+// built from a partial discovery may not know the group at all:
+// TestAForResourceKindCheckIsNotSkippedAfterAPastPartialDiscovery,
+// TestAForResourceKindCheckSeesACRDRecreatedWithAnotherKind). A refusal
+// is asked again, fresh, first. What discovery does not list (a misspelt
+// name, or a CRD not installed yet) is asked of the mapper, reset first:
+// a misspelling it can name is refused, and the rest passes, since a CRD
+// may be installed later (the informer reports the 404s meanwhile, and
+// NotSyncedError says so). Where discovery could not be asked the
+// mapper's answer stands, but its "I do not know it" is an error: it may
+// have been built from the discovery that just failed
+// (TestAForResourceKindCheckDoesNotPassWhileItsGroupsDiscoveryFails).
 func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) error {
+	r, listed, askErr := f.served.describe(ctx, gvr, false)
+	if askErr == nil && listed && r.kind != gvk.Kind {
+		r, listed, askErr = f.served.describe(ctx, gvr, true)
+	}
+	if askErr == nil && listed {
+		if r.kind != gvk.Kind {
+			return fmt.Errorf("sharedinformer: %v is kind %s, but resource %s holds %s", goType, gvk.GroupKind(), gvr.GroupResource(), schema.GroupKind{Group: gvr.Group, Kind: r.kind})
+		}
+		return nil
+	}
 	if err := f.lookups.take(ctx); err != nil {
 		return err
 	}
 	defer f.lookups.give()
-	f.freshMapper(ctx)
-	refusal, err := f.resourceRefusal(ctx, goType, gvk, gvr)
-	if err == nil && refusal != nil {
-		f.forget(ctx)
-		refusal, err = f.resourceRefusal(ctx, goType, gvk, gvr)
+	if askErr == nil {
+		f.forget(ctx) // discovery does not list gvr now: what the mapper read is older
+	} else {
+		f.freshMapper(ctx)
 	}
-	if err != nil {
+	refusal, known, err := f.resourceRefusal(ctx, goType, gvk, gvr)
+	if err == nil && refusal != nil && askErr != nil {
+		f.forget(ctx) // a refusal is the server's answer now
+		refusal, known, err = f.resourceRefusal(ctx, goType, gvk, gvr)
+	}
+	switch {
+	case err != nil:
 		return err
+	case refusal != nil:
+		return refusal
+	case !known && askErr != nil:
+		return fmt.Errorf("sharedinformer: resource %s: discovery could not be asked, so the kind it holds was not checked: %w", gvr.GroupResource(), askErr)
 	}
-	return refusal
+	return nil
 }
 
 // resourceRefusal is why the mapper says gvr cannot hold T's kind: a
 // misspelt resource, or one of another kind; nil when it can, or when
-// the mapper does not know gvr. err is a failure to ask.
-func (f *Factory) resourceRefusal(ctx context.Context, goType reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) (refusal, err error) {
+// the mapper does not know gvr (known is false then). err is a failure
+// to ask. The caller holds the lookup turn.
+func (f *Factory) resourceRefusal(ctx context.Context, goType reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) (refusal error, known bool, err error) {
 	served, err := f.mapper.ResourceForWithContext(ctx, gvr)
 	if meta.IsNoMatchError(err) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
+		return nil, false, fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
 	}
 	if served.Resource != gvr.Resource {
-		return fmt.Errorf("sharedinformer: %q is not the name of a resource (did you mean %q?): the API server's names are plural and lowercase", gvr.Resource, served.Resource), nil
+		return fmt.Errorf("sharedinformer: %q is not the name of a resource (did you mean %q?): the API server's names are plural and lowercase", gvr.Resource, served.Resource), true, nil
 	}
 	kind, err := f.mapper.KindForWithContext(ctx, served)
 	if err != nil {
-		return nil, fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
+		return nil, false, fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
 	}
 	if kind.GroupKind() != gvk.GroupKind() {
-		return fmt.Errorf("sharedinformer: %v is kind %s, but resource %s holds %s", goType, gvk.GroupKind(), gvr.GroupResource(), kind.GroupKind()), nil
+		return fmt.Errorf("sharedinformer: %v is kind %s, but resource %s holds %s", goType, gvk.GroupKind(), gvr.GroupResource(), kind.GroupKind()), true, nil
 	}
-	return nil, nil
+	return nil, true, nil
 }
 
 // freshMapper resets the RESTMapper if a served check has found a
@@ -124,8 +153,9 @@ func (f *Factory) freshMapper(ctx context.Context) {
 // mapping asks the RESTMapper for gvk's resource. The mapper keeps what
 // it read of discovery until it is reset, so on a miss it forgets and
 // asks once more (a CRD installed since the first lookup is found), and
-// on a hit it asks discovery whether the resource is listed now, and
-// forgets and asks once more if not (a CRD deleted since is not found:
+// on a hit it asks discovery whether the resource is listed now, with
+// gvk's kind, and forgets and asks once more if not (a CRD deleted, or
+// created again with another kind, since is not found:
 // no served check resets the mapper for a resource no informer watches).
 // A mapper that cannot forget, or maps the kind all the same, has the
 // last word.
@@ -136,11 +166,17 @@ func (f *Factory) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*me
 	defer f.lookups.give()
 	f.freshMapper(ctx)
 	m, err := f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) || err == nil && !f.listedNow(ctx, m.Resource) {
+	if meta.IsNoMatchError(err) || err == nil && !f.listedAs(ctx, m.Resource, gvk.Kind) {
 		f.forget(ctx)
 		m, err = f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 	}
 	if meta.IsNoMatchError(err) {
+		// The mapper may have been built from a discovery of gvk's group
+		// that failed: say so, not "not installed"
+		// (TestAKindLookupDuringAFailedGroupDiscoveryNamesTheFailure).
+		if _, _, askErr := f.served.describe(ctx, gvk.GroupVersion().WithResource(""), false); askErr != nil {
+			return nil, fmt.Errorf("sharedinformer: finding the resource of kind %s: discovery of %s could not be asked: %w", gvk.Kind, gvk.GroupVersion(), askErr)
+		}
 		msg := fmt.Sprintf("sharedinformer: the API server serves no resource of kind %s in %s (is its CRD installed?)", gvk.Kind, gvk.GroupVersion())
 		if near := f.nearestKind(ctx, gvk.Kind); near != "" {
 			msg += fmt.Sprintf("; did you mean %s?", near)
@@ -153,12 +189,14 @@ func (f *Factory) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*me
 	return m, nil
 }
 
-// listedNow reports whether discovery lists gvr now; a discovery that
-// cannot tell (any failure but a 404) counts as listed, so the mapper's
+// listedAs reports whether discovery lists gvr now, holding kind (a CRD
+// created again may hold another kind under the same plural:
+// TestAKindLookupSeesACRDRecreatedWithAnotherKind); a discovery that
+// cannot tell (any failure but a 404) counts as yes, so the mapper's
 // answer stands.
-func (f *Factory) listedNow(ctx context.Context, gvr schema.GroupVersionResource) bool {
-	listed, _, err := f.served.describe(ctx, gvr, false)
-	return err != nil || listed
+func (f *Factory) listedAs(ctx context.Context, gvr schema.GroupVersionResource, kind string) bool {
+	r, listed, err := f.served.describe(ctx, gvr, false)
+	return err != nil || listed && r.kind == kind
 }
 
 // nearestKind is the served kind closest in spelling to kind, as

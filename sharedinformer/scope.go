@@ -51,20 +51,23 @@ func (f *Factory) checkScope(ctx context.Context, goType reflect.Type, gvr schem
 // an answer asked now. Where discovery cannot tell (a failed request) or
 // does not list gvr (a CRD not installed yet, or a caller's Mapper that
 // knows more than discovery), the mapper's scope stands (mapperScope);
-// "" for a resource neither knows. When discovery said "cluster-scoped"
+// "" for a resource neither knows, but an error where discovery could not
+// tell and the mapper does not know: the mapper may have been built from
+// that same failed discovery
+// (TestANamespaceForAClusterScopedResourceIsRefusedWhileItsGroupsDiscoveryFails). When discovery said "cluster-scoped"
 // and asking again failed, the mapper is reset first: what it read
 // before is older than that answer, and may be the scope the CRD had
 // before it was created again.
 func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource) (meta.RESTScopeName, error) {
-	listed, namespaced, err := f.served.describe(ctx, gvr, false)
-	saidRoot := err == nil && listed && !namespaced
+	r, listed, askErr := f.served.describe(ctx, gvr, false)
+	saidRoot := askErr == nil && listed && !r.namespaced
 	if saidRoot {
-		listed, namespaced, err = f.served.describe(ctx, gvr, true)
+		r, listed, askErr = f.served.describe(ctx, gvr, true)
 	}
 	switch {
-	case err == nil && listed && namespaced:
+	case askErr == nil && listed && r.namespaced:
 		return meta.RESTScopeNameNamespace, nil
-	case err == nil && listed:
+	case askErr == nil && listed:
 		return meta.RESTScopeNameRoot, nil
 	}
 	if err := f.lookups.take(ctx); err != nil {
@@ -74,7 +77,13 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 	if saidRoot {
 		f.forget(ctx)
 	}
-	return f.mapperScope(ctx, gvr)
+	scope, err := f.mapperScope(ctx, gvr)
+	if err == nil && scope == "" && askErr != nil {
+		// The mapper read the same discovery that just failed: its "I do
+		// not know it" is no answer either.
+		return "", fmt.Errorf("discovery could not be asked, so its scope was not checked: %w", askErr)
+	}
+	return scope, err
 }
 
 // mapperScope is gvr's scope by the RESTMapper, "" for a resource it

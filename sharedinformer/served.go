@@ -73,9 +73,15 @@ type servedResources struct {
 // asking gave (a 404: nothing is served in that group and version).
 type servedAnswer struct {
 	at        time.Time
-	seq       uint64          // the order it was asked in
-	resources map[string]bool // by name, whether it is namespaced
+	seq       uint64                    // the order it was asked in
+	resources map[string]listedResource // by name
 	err       error
+}
+
+// listedResource is what discovery says of one resource it lists.
+type listedResource struct {
+	kind       string
+	namespaced bool
 }
 
 // lists reports whether the answer lists resource.
@@ -88,8 +94,8 @@ func (a servedAnswer) lists(resource string) bool {
 // informer can read: any resource across the whole cluster, only a
 // namespaced one in one namespace (inNamespace).
 func (a servedAnswer) serves(resource string, inNamespace bool) bool {
-	namespaced, ok := a.resources[resource]
-	return ok && (namespaced || !inNamespace)
+	r, ok := a.resources[resource]
+	return ok && (r.namespaced || !inNamespace)
 }
 
 // failed is the answer's error, but nil for a 404: nothing is served in
@@ -329,13 +335,13 @@ func (s *servedResources) gvLocked(ctx context.Context, gv schema.GroupVersion, 
 // ask asks the server which resources gv holds; the caller need not
 // hold the turn (describe does not).
 func (s *servedResources) ask(ctx context.Context, gv schema.GroupVersion) servedAnswer {
-	a := servedAnswer{at: time.Now(), seq: s.asked.Add(1), resources: map[string]bool{}}
+	a := servedAnswer{at: time.Now(), seq: s.asked.Add(1), resources: map[string]listedResource{}}
 	list, err := s.client.ServerResourcesForGroupVersionWithContext(ctx, gv.String())
 	if err != nil {
 		a.err = err
 	} else {
 		for _, r := range list.APIResources {
-			a.resources[r.Name] = r.Namespaced
+			a.resources[r.Name] = listedResource{kind: r.Kind, namespaced: r.Namespaced}
 		}
 	}
 	return a

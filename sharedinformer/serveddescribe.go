@@ -8,7 +8,7 @@ import (
 )
 
 // describe reports whether discovery lists gvr in its group version now
-// and, if it does, whether gvr is namespaced: an answer no older than
+// and, if it does, its kind and whether it is namespaced: an answer no older than
 // servedAnswerAge, shared with the served checks, or, if fresh, one
 // asked now (and kept for others). A 404 lists nothing;
 // any other failure to ask is an error. InformerFor judges by it what
@@ -21,7 +21,7 @@ import (
 // caller's context). It takes a stored answer if the turn is free, else
 // asks on its own, and keeps its answer for others if the turn is free
 // then.
-func (s *servedResources) describe(ctx context.Context, gvr schema.GroupVersionResource, fresh bool) (listed, namespaced bool, err error) {
+func (s *servedResources) describe(ctx context.Context, gvr schema.GroupVersionResource, fresh bool) (r listedResource, listed bool, err error) {
 	gv := gvr.GroupVersion()
 	var a servedAnswer
 	ok := false
@@ -31,15 +31,15 @@ func (s *servedResources) describe(ctx context.Context, gvr schema.GroupVersionR
 	if !ok {
 		a = s.ask(ctx, gv)
 		if err := ctx.Err(); err != nil {
-			return false, false, err // says nothing about the server
+			return listedResource{}, false, err // says nothing about the server
 		}
 		s.tryKeep(gv, a)
 	}
 	if err := a.failed(); err != nil {
-		return false, false, err
+		return listedResource{}, false, err
 	}
-	namespaced, listed = a.resources[gvr.Resource]
-	return listed, namespaced, nil
+	r, listed = a.resources[gvr.Resource]
+	return r, listed, nil
 }
 
 // tryStored returns the stored answer for gv if the turn is free and the

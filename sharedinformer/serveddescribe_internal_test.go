@@ -23,19 +23,19 @@ func describeWhileTheTurnIsHeld(t *testing.T) {
 	squids := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
 
 	s.turn <- struct{}{} // a check holds the turn, waiting on a request
-	listed, _, err := s.describe(t.Context(), squids, false)
+	_, listed, err := s.describe(t.Context(), squids, false)
 	require.NoError(t, err)
 	require.True(t, listed, "discovery lists squids")
 	require.Equal(t, 1, d.times("zoo.listwatch.dev/v1"))
 	<-s.turn // the check is done; the answer above was not kept (the turn was busy)
 
 	for range 3 {
-		listed, _, err = s.describe(t.Context(), squids, false)
+		_, listed, err = s.describe(t.Context(), squids, false)
 		require.NoError(t, err)
 		require.True(t, listed)
 	}
 	require.Equal(t, 2, d.times("zoo.listwatch.dev/v1"), "one more request, kept and shared by the next two")
-	listed, _, err = s.describe(t.Context(), schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "clams"}, false)
+	_, listed, err = s.describe(t.Context(), schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "clams"}, false)
 	require.NoError(t, err)
 	require.False(t, listed, "a resource the answer does not list")
 }
