@@ -40,7 +40,9 @@ type Options[T informer.Object] struct {
 	// Default: nil, no tracing, and no cost.
 	Trace informer.TraceHook
 	// Served, if set, is asked after a LIST or WATCH failed with 404 Not
-	// Found whether the server still serves the resource, as its
+	// Found, or brought an object that is not a T (the resource may hold
+	// another kind now: Serving.OtherKind), whether the server still
+	// serves the resource, as its
 	// discovery says (see Serving). It should ask the server, not a cache
 	// older than the 404, and may share its answer with other reflectors
 	// for a moment (a sharedinformer.Factory's does, for a second), except
@@ -56,7 +58,8 @@ type Options[T informer.Object] struct {
 	// moved, which deletes nothing), it reports a *VersionNotServedError
 	// once and keeps the store as it is, unwatched, so that nothing reads
 	// as deleted (nor is a deletion since seen). An error from
-	// Served counts as served: the 404 is retried as any failure is.
+	// Served counts as served: the 404 is retried as any failure is (the
+	// object that is not a T skipped, as without Served).
 	// Default: nil, every 404 is retried.
 	Served func(ctx context.Context) (Serving, error)
 	// OnError receives every failure as an *Error before the reflector

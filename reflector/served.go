@@ -26,6 +26,7 @@ import (
 // (servedNow):
 //
 //	LIST/WATCH ──404──▶ Served? ──yes──▶ report the 404, retry after the backoff
+//	(or a LIST of another kind)
 //	                       │
 //	        ┌──────────────┴─────────────────┐
 //	 in no version, twice: gone        in other versions only: moved
@@ -63,14 +64,22 @@ type Serving struct {
 	// deleting the CRD, its objects with it, and creating it again, so
 	// the namespace's objects are gone as if the resource were.
 	ClusterScoped bool
+	// OtherKind, when Served is false and Elsewhere empty, says why a
+	// resource discovery lists is not served: it holds this kind, not
+	// the reflector's. A CRD's kind changes only by deleting the CRD,
+	// its objects with it, and creating it again under the same plural;
+	// the reflector's LISTs then fail to decode, never with a 404.
+	OtherKind string
 }
 
-// untilServedAgain runs after a step failed with err. It reports whether
+// untilServedAgain runs after a step failed with err: a 404, or a list
+// of objects that are not T's (ErrUnexpectedObject: the resource may
+// hold another kind now, see Serving.OtherKind). It reports whether
 // the resource has stopped being served; if it has, it returns only once
 // it is served again (with the relist to make) or ctx ended (with the
 // zero state, which Run does not use).
 func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, bool) {
-	if r.opts.Served == nil || !apierrors.IsNotFound(err) {
+	if r.opts.Served == nil || !apierrors.IsNotFound(err) && !errors.Is(err, ErrUnexpectedObject) {
 		return state{}, false
 	}
 	answer, askErr := r.servedNow(ctx)
@@ -174,7 +183,11 @@ func (r *Reflector[T]) notServed(cause error, answer Serving) {
 		return
 	}
 	said, why := "discovery no longer lists the resource", "discovery no longer lists it; waiting until it does"
-	if answer.ClusterScoped {
+	switch {
+	case answer.OtherKind != "":
+		said = fmt.Sprintf("discovery lists the resource holding kind %s, not the reflector's: its CRD was created again", answer.OtherKind)
+		why = fmt.Sprintf("discovery lists it holding kind %s; waiting until it holds the reflector's", answer.OtherKind)
+	case answer.ClusterScoped:
 		said = "discovery lists the resource cluster-scoped, and the reflector reads one namespace"
 		why = "discovery lists it cluster-scoped, not in a namespace; waiting until it is namespaced"
 	}

@@ -71,7 +71,14 @@ func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
 			if err := r.wentBack(ev); err != nil {
 				return r.relist(relistWhy{CauseWentBack, fmt.Sprintf("resourceVersion went back to %s", eventRV(ev))}), err
 			}
-			r.apply(ev)
+			if notT := r.apply(ev); notT != nil {
+				// An object of another kind: its CRD may have been
+				// deleted and created again holding it, the objects of
+				// this one with it. Discovery tells (Serving.OtherKind).
+				if again, gone := r.untilServedAgain(ctx, notT); gone {
+					return again, nil
+				}
+			}
 			r.expired = false // a watch that delivers works
 		}
 	}
@@ -117,8 +124,10 @@ func (r *Reflector[T]) watchFailed(rv string, err error) (state, error) {
 
 // apply gives one ADDED, MODIFIED, DELETED or BOOKMARK event to the store
 // and advances LastSyncResourceVersion to its resourceVersion. A bad event
-// is reported and skipped; the watch goes on.
-func (r *Reflector[T]) apply(ev watch.Event) {
+// is reported and skipped; the watch goes on. It returns the error of an
+// event whose object is not a T, for the caller to ask whether the
+// resource holds another kind now.
+func (r *Reflector[T]) apply(ev watch.Event) (notT error) {
 	if ev.Type == watch.Bookmark {
 		m, err := meta.Accessor(ev.Object)
 		if err != nil {
@@ -135,8 +144,12 @@ func (r *Reflector[T]) apply(ev watch.Event) {
 	obj, ok := ev.Object.(T)
 	if !ok || informer.IsNil(obj) {
 		var want T
-		r.report(r.eventError(ev, "", fmt.Errorf("%w: %s event with %T, want %T", ErrUnexpectedObject, ev.Type, ev.Object, want)))
-		return
+		err := r.eventError(ev, "", fmt.Errorf("%w: %s event with %T, want %T", ErrUnexpectedObject, ev.Type, ev.Object, want))
+		r.report(err)
+		if !ok && ev.Object != nil {
+			return err
+		}
+		return nil
 	}
 	key, objRV := keyText(obj), obj.GetResourceVersion()
 	var write func(T) error
@@ -160,6 +173,7 @@ func (r *Reflector[T]) apply(ev watch.Event) {
 		r.report(r.eventError(ev, objRV, fmt.Errorf("the store refused %s %s: %w", ev.Type, key, err)))
 	}
 	r.setRV(objRV)
+	return nil
 }
 
 func (r *Reflector[T]) eventError(ev watch.Event, rv string, err error) *Error {

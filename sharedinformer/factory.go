@@ -308,7 +308,7 @@ func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers m
 		Trace:           informer.Tee(f.opts.Trace, exported.Hook()),
 		OnError:         f.opts.OnError,
 		Logger:          f.opts.Logger,
-		Served:          f.served.For(src.Resource, src.Namespace),
+		Served:          f.served.ForKind(src.Resource, src.Namespace, f.servedKind(reflect.TypeFor[T](), src.Resource.GroupVersion())),
 	})
 	if err != nil {
 		exported.unregister() // the informer does not exist: a corrected request may take its name

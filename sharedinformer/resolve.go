@@ -41,6 +41,20 @@ func (f *Factory) resolveResource(ctx context.Context, goType reflect.Type, expl
 	return mapping.Resource, nil
 }
 
+// servedKind is the kind an informer of goType decodes in gv, for its
+// served check; "" for one that takes any kind (unstructured, metadata
+// only) or a type the scheme does not know in gv.
+func (f *Factory) servedKind(goType reflect.Type, gv schema.GroupVersion) string {
+	if goType == reflect.TypeFor[*unstructured.Unstructured]() || goType == reflect.TypeFor[*metav1.PartialObjectMetadata]() {
+		return ""
+	}
+	gvk, err := f.kindOf(goType, gv)
+	if err != nil {
+		return ""
+	}
+	return gvk.Kind
+}
+
 // kindOf is T's group, version and kind in the factory's scheme; in gv
 // when the caller named a resource, otherwise the scheme's first.
 func (f *Factory) kindOf(goType reflect.Type, gv schema.GroupVersion) (schema.GroupVersionKind, error) {

@@ -84,18 +84,12 @@ type listedResource struct {
 	namespaced bool
 }
 
-// lists reports whether the answer lists resource.
-func (a servedAnswer) lists(resource string) bool {
-	_, ok := a.resources[resource]
-	return ok
-}
-
-// serves reports whether the answer lists resource in a scope an
-// informer can read: any resource across the whole cluster, only a
-// namespaced one in one namespace (inNamespace).
-func (a servedAnswer) serves(resource string, inNamespace bool) bool {
+// serves reports whether the answer lists resource as reader can read
+// it: any resource across the whole cluster, only a namespaced one in
+// one namespace, and of reader's kind if it has one.
+func (a servedAnswer) serves(resource string, reader servedReader) bool {
 	r, ok := a.resources[resource]
-	return ok && (r.namespaced || !inNamespace)
+	return ok && (r.namespaced || !reader.inNamespace) && (reader.kind == "" || r.kind == reader.kind)
 }
 
 // failed is the answer's error, but nil for a 404: nothing is served in
@@ -136,14 +130,31 @@ func newServedResources(client discovery.DiscoveryInterfaceWithContext, markStal
 }
 
 // For returns the Served function of one informer of gvr, in namespace
-// ("" for the whole cluster). It remembers that informer's last "gone"
+// ("" for the whole cluster), whatever kind it holds (an unstructured or
+// metadata-only informer). It remembers that informer's last "gone"
 // (see served).
 func (s *servedResources) For(gvr schema.GroupVersionResource, namespace string) func(context.Context) (reflector.Serving, error) {
+	return s.ForKind(gvr, namespace, "")
+}
+
+// ForKind is For for an informer of one kind (a typed informer's): gvr
+// listed holding another kind is not served to it. Its CRD was deleted,
+// its objects with it, and created again under the same plural; the
+// informer's LISTs fail to decode the new kind, never with a 404.
+func (s *servedResources) ForKind(gvr schema.GroupVersionResource, namespace, kind string) func(context.Context) (reflector.Serving, error) {
 	// goneAt is the request that began the look behind this informer's
 	// last "gone". Guarded by s.turn.
 	var goneAt uint64
-	inNamespace := namespace != ""
-	return func(ctx context.Context) (reflector.Serving, error) { return s.served(ctx, gvr, inNamespace, &goneAt) }
+	reader := servedReader{inNamespace: namespace != "", kind: kind}
+	return func(ctx context.Context) (reflector.Serving, error) { return s.served(ctx, gvr, reader, &goneAt) }
+}
+
+// servedReader is what a served check needs to know of its informer,
+// besides the resource: whether it reads one namespace (a cluster-scoped
+// resource has none), and the kind it decodes ("" for any).
+type servedReader struct {
+	inNamespace bool
+	kind        string
 }
 
 // wanted says which stored answers and looks a check may take instead of
@@ -180,7 +191,7 @@ func (w wanted) takes(at time.Time, seq uint64) bool {
 // up to servedAnswerAge old, or asked while it waited for its turn
 // (wanted), shared by all the informers, which bounds the rate of
 // discovery requests however many informers ask.
-func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource, inNamespace bool, goneAt *uint64) (answer reflector.Serving, err error) {
+func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionResource, reader servedReader, goneAt *uint64) (answer reflector.Serving, err error) {
 	want, err := s.takeTurn(ctx)
 	if err != nil {
 		return reflector.Serving{}, err // a stopped informer asks nothing
@@ -189,7 +200,7 @@ func (s *servedResources) served(ctx context.Context, gvr schema.GroupVersionRes
 	if reflector.SecondLook(ctx) {
 		want.after = *goneAt
 	}
-	answer, evidence, err := s.judgeLocked(ctx, gvr, inNamespace, want)
+	answer, evidence, err := s.judgeLocked(ctx, gvr, reader, want)
 	if err == nil && !answer.Served && len(answer.Elsewhere) == 0 {
 		*goneAt = evidence
 	}
@@ -254,13 +265,14 @@ func keepRecent[K comparable, V any](m map[K]V, askedAt func(V) time.Time) map[K
 // judgeLocked is served's verdict. A "no" for gvr's version is judged by
 // a look at its whole group (groupLook) that want takes, whose number it
 // returns as the verdict's evidence. A resource listed cluster-scoped
-// is not served to an informer of one namespace (inNamespace): its CRD
-// was deleted, with the namespace's objects, and created again
-// cluster-scoped. The caller holds turn.
-func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersionResource, inNamespace bool, want wanted) (_ reflector.Serving, evidence uint64, _ error) {
+// is not served to an informer of one namespace: its CRD was deleted,
+// with the namespace's objects, and created again cluster-scoped. One
+// listed holding another kind is not served to an informer of its old
+// kind, likewise. The caller holds turn.
+func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersionResource, reader servedReader, want wanted) (_ reflector.Serving, evidence uint64, _ error) {
 	answer := reflector.Serving{Version: gvr.Version}
 	own, err := s.gvLocked(ctx, gvr.GroupVersion(), wanted{waited: want.waited})
-	if err != nil || own.serves(gvr.Resource, inNamespace) {
+	if err != nil || own.serves(gvr.Resource, reader) {
 		answer.Served = err == nil
 		return answer, 0, err
 	}
@@ -273,10 +285,15 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 		return answer, 0, err
 	}
 	for _, v := range look.versions {
-		if !look.resources[v].lists(gvr.Resource) {
+		listed, ok := look.resources[v].resources[gvr.Resource]
+		if !ok {
 			continue
 		}
-		if !look.resources[v].serves(gvr.Resource, inNamespace) {
+		if reader.kind != "" && listed.kind != reader.kind {
+			answer.OtherKind = listed.kind // every version of a CRD holds its one kind
+			continue
+		}
+		if !look.resources[v].serves(gvr.Resource, reader) {
 			answer.ClusterScoped = true // every version of a CRD has its one scope
 			continue
 		}
