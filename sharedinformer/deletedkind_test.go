@@ -54,10 +54,7 @@ func TestAForResourceKindIsJudgedByTheServerNowNotTheMappersMemory(t *testing.T)
 		_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery: octopodes hold Octopuss
 		require.NoError(t, err)
 
-		_, err = srv.RemoveCRD(octopodes.GroupResource())
-		require.NoError(t, err)
-		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes"}))
-		time.Sleep(time.Minute)
+		recreateOctopodes(t, srv, "Octopus")
 
 		_, err = sharedinformer.InformerFor[*Octopus](t.Context(), f, sharedinformer.ForResource(octopodes))
 		require.NoError(t, err, "the server has served octopodes as kind Octopus for a minute; InformerFor judged by what the mapper read before")

@@ -53,7 +53,7 @@ func TestAnInformerWhoseCRDWasRecreatedWithAnotherKindDoesNotKeepTheDeletedObjec
 		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes"}))
 		postZoo(t, srv, "Octopus", "a")
 		var last atomic.Value
-		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: huntScheme,
+		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: zooScheme,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(e error) { last.Store(e.Error()) }})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())

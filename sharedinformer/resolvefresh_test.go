@@ -45,7 +45,7 @@ func zooFaultServerErrs(t *testing.T, kind string, failing *atomic.Bool, onError
 	}))
 	t.Cleanup(mem.Close)
 	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: kind, Plural: "octopodes"}))
-	f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: huntScheme,
+	f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: zooScheme,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: onError})
 	require.NoError(t, err)
 	return srv, f
@@ -125,29 +125,22 @@ func TestAForResourceKindCheckSeesACRDRecreatedWithAnotherKind(t *testing.T) {
 		_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery: octopodes hold Octopus
 		require.NoError(t, err)
 
-		_, err = srv.RemoveCRD(octopodes.GroupResource())
-		require.NoError(t, err)
-		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopuss", Plural: "octopodes"}))
-		time.Sleep(time.Minute)
+		recreateOctopodes(t, srv, "Octopuss")
 
 		inf, err := sharedinformer.InformerFor[*Octopus](t.Context(), f, sharedinformer.ForResource(octopodes))
 		require.ErrorContains(t, err, "holds Octopuss.zoo.listwatch.dev", "octopodes has held Octopuss for a minute; got the informer %v", informerName(inf))
 	})
 }
 
-// The same by the type alone: the mapper maps Octopus to octopodes, and
-// listedNow only checks octopodes is listed, not what it holds.
+// The same by the type alone: the mapper maps Octopus to octopodes,
+// which discovery still lists, holding another kind.
 func TestAKindLookupSeesACRDRecreatedWithAnotherKind(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		octopodes := zooGV.WithResource("octopodes")
 		srv, f := octopodesServer(t, "Octopus")
 		_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f)
 		require.NoError(t, err)
 
-		_, err = srv.RemoveCRD(octopodes.GroupResource())
-		require.NoError(t, err)
-		require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopuss", Plural: "octopodes"}))
-		time.Sleep(time.Minute)
+		recreateOctopodes(t, srv, "Octopuss")
 
 		inf, err := sharedinformer.InformerFor[*Octopus](t.Context(), f)
 		require.ErrorContains(t, err, "serves no resource of kind Octopus", "no resource of kind Octopus has been served for a minute; got the informer %v", informerName(inf))
@@ -174,8 +167,8 @@ func (l *ClamList) DeepCopyObject() runtime.Object {
 	return &c
 }
 
-// huntScheme knows core/v1, Octopus and Clam.
-var huntScheme = func() *runtime.Scheme {
+// zooScheme knows core/v1, Octopus and Clam.
+var zooScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	_ = corev1.AddToScheme(s)
 	s.AddKnownTypes(zooGV, &Octopus{}, &OctopusList{}, &Clam{}, &ClamList{})
@@ -219,7 +212,7 @@ func TestAContextEndingMidLookupDoesNotSkipALaterForResourceKindCheck(t *testing
 			return resp, err
 		})
 	})
-	f, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: huntScheme,
+	f, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: zooScheme,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
 	require.NoError(t, err)
 
@@ -257,4 +250,15 @@ func TestANamespaceForAClusterScopedResourceIsRefusedWhileItsGroupsDiscoveryFail
 	inf, err := sharedinformer.InformerFor[*unstructured.Unstructured](t.Context(), f,
 		sharedinformer.ForResource(zooGV.WithResource("clams")), sharedinformer.InNamespace("default"))
 	require.ErrorContains(t, err, "discovery could not be asked, so its scope was not checked", "clams is cluster-scoped, and InformerFor could not ask; got the informer %v", informerName(inf))
+}
+
+// recreateOctopodes deletes the octopodes' CRD and creates it again
+// holding kind, then lets a minute pass: any answer kept from before is
+// old by then.
+func recreateOctopodes(t *testing.T, srv *fakeapiserver.Server, kind string) {
+	t.Helper()
+	_, err := srv.RemoveCRD(zooGV.WithResource("octopodes").GroupResource())
+	require.NoError(t, err)
+	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: kind, Plural: "octopodes"}))
+	time.Sleep(time.Minute)
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/listwatch/informer/sharedinformer"
 )
 
-// listedNow's doc: "a discovery that cannot tell (any failure but a 404)
-// counts as listed, so the mapper's answer stands". checkScope asks the
+// listedAs's doc: "a discovery that cannot tell (any failure but a 404)
+// counts as yes, so the mapper's answer stands". checkScope asks the
 // same describe and makes any failure InformerFor's error, and describe
 // keeps a failed answer for a second: one 503 from discovery, after the
 // RESTMapper has long known ConfigMaps as namespaced, fails an
