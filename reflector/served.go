@@ -73,8 +73,8 @@ type Serving struct {
 }
 
 // untilServedAgain runs after a step failed with err: a 404, or a list
-// of objects that are not T's (ErrUnexpectedObject: the resource may
-// hold another kind now, see Serving.OtherKind). It reports whether
+// or watch event of objects that are not T's (ErrUnexpectedObject: the
+// resource may hold another kind now, see Serving.OtherKind). It reports whether
 // the resource has stopped being served; if it has, it returns only once
 // it is served again (with the relist to make) or ctx ended (with the
 // zero state, which Run does not use).

@@ -72,12 +72,16 @@ func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
 				return r.relist(relistWhy{CauseWentBack, fmt.Sprintf("resourceVersion went back to %s", eventRV(ev))}), err
 			}
 			if notT := r.apply(ev); notT != nil {
+				if r.opts.Served == nil {
+					r.report(notT) // skipped; the watch goes on
+					continue
+				}
 				// An object of another kind: its CRD may have been
 				// deleted and created again holding it, the objects of
-				// this one with it. Discovery tells (Serving.OtherKind).
-				if again, gone := r.untilServedAgain(ctx, notT); gone {
-					return again, nil
-				}
+				// this one with it. Run asks Served (Serving.OtherKind);
+				// if it says served (a stray object, or an answer from
+				// before the change), a relist finds out.
+				return r.relist(relistWhy{CauseOtherKind, fmt.Sprintf("a watch event brought %T, not the reflector's type", ev.Object)}), notT
 			}
 			r.expired = false // a watch that delivers works
 		}
@@ -124,9 +128,9 @@ func (r *Reflector[T]) watchFailed(rv string, err error) (state, error) {
 
 // apply gives one ADDED, MODIFIED, DELETED or BOOKMARK event to the store
 // and advances LastSyncResourceVersion to its resourceVersion. A bad event
-// is reported and skipped; the watch goes on. It returns the error of an
-// event whose object is not a T, for the caller to ask whether the
-// resource holds another kind now.
+// is reported and skipped; the watch goes on. An event whose object is of
+// another type is skipped too, but not reported: its error is returned,
+// for the caller to decide (the resource may hold another kind now).
 func (r *Reflector[T]) apply(ev watch.Event) (notT error) {
 	if ev.Type == watch.Bookmark {
 		m, err := meta.Accessor(ev.Object)
@@ -145,10 +149,10 @@ func (r *Reflector[T]) apply(ev watch.Event) (notT error) {
 	if !ok || informer.IsNil(obj) {
 		var want T
 		err := r.eventError(ev, "", fmt.Errorf("%w: %s event with %T, want %T", ErrUnexpectedObject, ev.Type, ev.Object, want))
-		r.report(err)
 		if !ok && ev.Object != nil {
 			return err
 		}
+		r.report(err)
 		return nil
 	}
 	key, objRV := keyText(obj), obj.GetResourceVersion()

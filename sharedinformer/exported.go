@@ -51,7 +51,7 @@ var (
 // relistCauses are the values of the relists counter's cause label; all
 // are made when the metrics are, so a rate over them starts from zero.
 var relistCauses = []string{reflector.CauseExpired, reflector.CauseTooLarge, reflector.CauseWentBack,
-	reflector.CauseFailed, reflector.CauseStoreRefused, reflector.CauseNoRV, reflector.CauseServedAgain}
+	reflector.CauseFailed, reflector.CauseStoreRefused, reflector.CauseNoRV, reflector.CauseServedAgain, reflector.CauseOtherKind}
 
 // ExportedMetrics turns one informer's trace events into metrics on a
 // metrics.Provider: client-go's informer_queued_items,
