@@ -96,7 +96,8 @@ func (f *Factory) kindOf(goType reflect.Type, gv schema.GroupVersion) (schema.Gr
 // (TestAForResourceKindCheckDoesNotPassWhileItsGroupsDiscoveryFails).
 func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) error {
 	r, listed, askErr := f.served.describe(ctx, gvr, false)
-	if askErr == nil && listed && r.kind != gvk.Kind {
+	saidOther := askErr == nil && listed && r.kind != gvk.Kind
+	if saidOther {
 		r, listed, askErr = f.served.describe(ctx, gvr, true)
 	}
 	if askErr == nil && listed {
@@ -109,13 +110,19 @@ func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk sc
 		return err
 	}
 	defer f.lookups.give()
-	if askErr == nil {
-		f.forget(ctx) // discovery does not list gvr now: what the mapper read is older
-	} else {
-		f.freshMapper(ctx)
+	switch {
+	case askErr == nil || saidOther:
+		// Discovery does not list gvr now, or listed it holding another
+		// kind before asking again failed: what the mapper read is older
+		// (TestAForResourceKindDiscoveryJustRefusedIsNotPassedByTheMappersMemoryWhenAskingAgainFails).
+		f.forget(ctx)
+	default:
+		// Discovery of gvr's group fails: the mapper as it is. A reset
+		// would rebuild it from that failing discovery, and lose what it
+		// knew (TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails).
 	}
 	refusal, known, err := f.resourceRefusal(ctx, goType, gvk, gvr)
-	if err == nil && refusal != nil && askErr != nil {
+	if err == nil && refusal != nil && askErr != nil && !saidOther {
 		f.forget(ctx) // a refusal is the server's answer now
 		refusal, known, err = f.resourceRefusal(ctx, goType, gvk, gvr)
 	}

@@ -74,8 +74,15 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 		return "", err
 	}
 	defer f.lookups.give()
-	if saidRoot {
+	switch {
+	case saidRoot:
 		f.forget(ctx)
+	case askErr == nil:
+		f.freshMapper(ctx) // not listed: a served check's "no" may concern gvr
+	default:
+		// Discovery of gvr's group fails: the mapper as it is, stale mark
+		// or not; a reset would rebuild it from that failing discovery
+		// (TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails).
 	}
 	scope, err := f.mapperScope(ctx, gvr)
 	if err == nil && scope == "" && askErr != nil {
@@ -91,7 +98,6 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 // what it read, so a "cluster-scoped" answer is asked again of a reset
 // mapper: a ScopeError is the server's answer now.
 func (f *Factory) mapperScope(ctx context.Context, gvr schema.GroupVersionResource) (meta.RESTScopeName, error) {
-	f.freshMapper(ctx)
 	scope, err := f.scopeOf(ctx, gvr)
 	if err == nil && scope == meta.RESTScopeNameRoot {
 		f.forget(ctx)

@@ -1,0 +1,57 @@
+package sharedinformer
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/informer/fakeapiserver"
+)
+
+// docs/06: "Where discovery cannot tell (a 503) the mapper's scope and
+// kind stand (TestOneDiscoveryFailureDoesNotFailAnInformerForInANamespaceTheMapperKnows)".
+// The mapper knows octopodes are namespaced; while zoo's discovery
+// answers 503, an unrelated served check's "no" (any informer of a
+// resource deleted elsewhere) marks the mapper stale, and the next
+// InformerFor resets it (freshMapper) before asking it: the rebuilt
+// mapper would miss zoo (client-go builds it from the partial discovery
+// without an error) and refuse the namespaced request. While the group's
+// discovery fails the mapper is asked as it is. (Found by a review.)
+func TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails(t *testing.T) {
+	zoo := schema.GroupVersion{Group: "zoo.listwatch.dev", Version: "v1"}
+	srv := fakeapiserver.New()
+	var failing atomic.Bool
+	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
+		if failing.Load() && r.URL.Path == "/apis/"+zoo.String() {
+			return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+		}
+		return fakeapiserver.Fault{}
+	}))
+	defer mem.Close()
+	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zoo.Group, Version: zoo.Version, Kind: "Octopus", Plural: "octopodes"}))
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	f, err := NewFactory(mem.Config(), FactoryOptions{Scheme: scheme,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+	require.NoError(t, err)
+	_, err = InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery in full: octopodes are namespaced
+	require.NoError(t, err)
+
+	failing.Store(true)
+	// Any informer's served check answering "no" marks the mapper stale.
+	answer, err := f.served.For(schema.GroupVersionResource{Group: "gone.listwatch.dev", Version: "v1", Resource: "squids"}, "")(t.Context())
+	require.NoError(t, err)
+	require.False(t, answer.Served)
+
+	_, err = InformerFor[*unstructured.Unstructured](t.Context(), f,
+		ForResource(zoo.WithResource("octopodes")), InNamespace("shop"))
+	require.NoError(t, err, "octopodes are namespaced, the mapper knew it; an unrelated 'not served' and zoo's 503 refused it")
+}
