@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -83,10 +82,9 @@ type Factory struct {
 	forget    func(context.Context)                         // resets mapper, so it asks discovery again; no-op for a Mapper that cannot
 	lookups   lookupTurn                                    // held by whichever InformerFor uses mapper (and discovery) now
 	served    *servedResources                              // every informer's Served: is its resource still served?
-	// mapperStale is set when a served check found a resource not served
-	// in its version: the mapper may still hold it, so the next lookup
-	// resets it first (freshMapper), on its caller's goroutine.
-	mapperStale atomic.Bool
+	// stale marks the groups in which a served check found a resource
+	// not served in its version: the mapper may still hold it.
+	stale staleGroups
 
 	mu sync.Mutex
 	// informers holds the informers handed out and not yet released by
@@ -171,7 +169,7 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 	case meta.ResettableRESTMapper:
 		f.forget = func(context.Context) { r.Reset() }
 	}
-	f.served = newServedResources(discovery.ToDiscoveryInterfaceWithContext(dc), func() { f.mapperStale.Store(true) })
+	f.served = newServedResources(discovery.ToDiscoveryInterfaceWithContext(dc), f.stale.mark)
 	return f, nil
 }
 

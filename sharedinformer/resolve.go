@@ -116,6 +116,8 @@ func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk sc
 		// kind before asking again failed: what the mapper read is older
 		// (TestAForResourceKindDiscoveryJustRefusedIsNotPassedByTheMappersMemoryWhenAskingAgainFails).
 		f.forget(ctx)
+	case f.stale.marked(gvr.Group):
+		f.freshMapper(ctx) // discovery fails, and a served check found the mapper stale about this group
 	default:
 		// Discovery of gvr's group fails: the mapper as it is. A reset
 		// would rebuild it from that failing discovery, and lose what it
@@ -166,7 +168,7 @@ func (f *Factory) resourceRefusal(ctx context.Context, goType reflect.Type, gvk 
 // resource not served since the last reset: the mapper may still map it.
 // The caller holds the lookup turn, as for every use of the mapper.
 func (f *Factory) freshMapper(ctx context.Context) {
-	if f.mapperStale.Swap(false) {
+	if f.stale.takeAll() {
 		f.forget(ctx)
 	}
 }

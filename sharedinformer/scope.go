@@ -79,6 +79,8 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 		f.forget(ctx)
 	case askErr == nil:
 		f.freshMapper(ctx) // not listed: a served check's "no" may concern gvr
+	case f.stale.marked(gvr.Group):
+		f.freshMapper(ctx) // discovery fails, and a served check found the mapper stale about this group
 	default:
 		// Discovery of gvr's group fails: the mapper as it is, stale mark
 		// or not; a reset would rebuild it from that failing discovery

@@ -50,7 +50,7 @@ type servedResources struct {
 	// lookup, on that caller's goroutine. Not here: a reset waits for any
 	// discovery fetch the mapper has in flight, which no context of a
 	// check reaches, and a check holds every other check's turn.
-	markStale func()
+	markStale func(group string)
 
 	// turn is held by the one check asking at a time (the answers are
 	// shared); a check waiting for it gives up when its context ends, so
@@ -122,7 +122,7 @@ type groupLook struct {
 	err error
 }
 
-func newServedResources(client discovery.DiscoveryInterfaceWithContext, markStale func()) *servedResources {
+func newServedResources(client discovery.DiscoveryInterfaceWithContext, markStale func(group string)) *servedResources {
 	return &servedResources{
 		client: client, markStale: markStale, turn: make(chan struct{}, 1),
 		answers: map[schema.GroupVersion]servedAnswer{}, looks: map[string]groupLook{},
@@ -276,7 +276,7 @@ func (s *servedResources) judgeLocked(ctx context.Context, gvr schema.GroupVersi
 		answer.Served = err == nil
 		return answer, 0, err
 	}
-	s.markStale()
+	s.markStale(gvr.Group)
 	// Where the resource is served now, if anywhere, is judged by the
 	// look alone, this version included: the "no" may be older than a
 	// move back, and answers asked apart are never mixed.

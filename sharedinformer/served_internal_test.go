@@ -52,7 +52,7 @@ func (d *countingDiscovery) times(gv string) int {
 func TestOneDiscoveryAnswerServesEveryInformerOfItsGroupVersionForASecond(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &countingDiscovery{resources: map[string][]string{"zoo.listwatch.dev/v1": {"octopodes", "squids"}}, asked: map[string]int{}}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		gv := schema.GroupVersion{Group: "zoo.listwatch.dev", Version: "v1"}
 		informers := []func(context.Context) (reflector.Serving, error){
 			served.For(gv.WithResource("octopodes"), ""), served.For(gv.WithResource("squids"), ""), served.For(gv.WithResource("octopodes"), ""),
@@ -132,7 +132,7 @@ func (d *movingDiscovery) ServerGroupsWithContext(context.Context) (*metav1.APIG
 func TestAVersionLeftAsTheCRDMovesBackIsJudgedMovedByAnswersNoOlderThanItsOwn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &movingDiscovery{group: "zoo.listwatch.dev", resource: "squids", version: "v2"}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		v1 := served.For(schema.GroupVersionResource{Group: d.group, Version: "v1", Resource: d.resource}, "")
 		v2 := served.For(schema.GroupVersionResource{Group: d.group, Version: "v2", Resource: d.resource}, "")
 
@@ -169,7 +169,7 @@ func TestACheckAfterAGoneVerdictIsJudgedByAnswersAskedAfterIt(t *testing.T) {
 				d.moveTo("v1")
 			}
 		}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		v1 := served.For(schema.GroupVersionResource{Group: d.group, Version: "v1", Resource: d.resource}, "")
 
 		answer, err := v1(t.Context())
@@ -202,7 +202,7 @@ func (d canceledDiscovery) ServerResourcesForGroupVersionWithContext(ctx context
 func TestAnAnswerCutShortByItsCallersContextServesNoOtherInformer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := canceledDiscovery{&countingDiscovery{resources: map[string][]string{"zoo.listwatch.dev/v1": {"squids"}}, asked: map[string]int{}}}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		squids := served.For(schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}, "")
 
 		stopped, cancel := context.WithCancel(t.Context())
@@ -235,7 +235,7 @@ func (d hangingDiscovery) ServerResourcesForGroupVersionWithContext(_ context.Co
 // request.
 func TestACheckWaitingBehindAHangingRequestReturnsWhenItsContextEnds(t *testing.T) {
 	d := hangingDiscovery{asked: make(chan struct{}), release: make(chan struct{})}
-	served := newServedResources(d, func() {})
+	served := newServedResources(d, func(string) {})
 	gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
 	first := make(chan error, 1)
 	go func() {
@@ -269,7 +269,7 @@ func TestACheckWaitingBehindAHangingRequestReturnsWhenItsContextEnds(t *testing.
 func TestInformersOfADeletedResourceShareDiscoverysAnswersBetweenTheirLooks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &goneDiscovery{}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
 		informers := make([]func(context.Context) (reflector.Serving, error), 30)
 		for i := range informers {
@@ -330,7 +330,7 @@ func TestAnotherInformersStopBetweenTheTwoLooksDoesNotMakeTheSecondReuseTheFirst
 			}
 		}
 		d := &ctxMovingDiscovery{movingDiscovery: m}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		gvr := schema.GroupVersionResource{Group: m.group, Version: "v1", Resource: m.resource}
 		a, b := served.For(gvr, ""), served.For(gvr, "")
 
@@ -393,7 +393,7 @@ func (d *siblingDiscovery) ServerGroupsWithContext(context.Context) (*metav1.API
 func TestInformersOfADeletedResourceWhoseGroupVersionLivesOnShareAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &siblingDiscovery{}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
 		for range 30 {
 			answer, err := served.For(gvr, "")(t.Context())
@@ -439,7 +439,7 @@ func TestASecondLookCutShortByItsContextSaysNothingButItsError(t *testing.T) {
 			}
 		}
 		d := &cutShortDiscovery{movingDiscovery: m}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		v1 := served.For(schema.GroupVersionResource{Group: m.group, Version: "v1", Resource: m.resource}, "")
 
 		answer, err := v1(t.Context())
@@ -476,7 +476,7 @@ func TestInformersOfADeletedResourceWaitingForItAskAboutOncePerBackoffInitial(t 
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const backoffInitial, backoff, informers, run = 800 * time.Millisecond, 30 * time.Second, 100, time.Minute
-				served := newServedResources(tc.discovery.(discovery.DiscoveryInterfaceWithContext), func() {})
+				served := newServedResources(tc.discovery.(discovery.DiscoveryInterfaceWithContext), func(string) {})
 				gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
 				ctx, cancel := context.WithCancel(t.Context())
 				var wg sync.WaitGroup

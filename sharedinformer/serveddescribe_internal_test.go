@@ -19,7 +19,7 @@ func TestDescribeAsksOnItsOwnWhileACheckHoldsTheTurnAndSharesItsAnswerAfter(t *t
 
 func describeWhileTheTurnIsHeld(t *testing.T) {
 	d := &countingDiscovery{resources: map[string][]string{"zoo.listwatch.dev/v1": {"squids"}}, asked: map[string]int{}}
-	s := newServedResources(d, func() {})
+	s := newServedResources(d, func(string) {})
 	squids := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
 
 	s.turn <- struct{}{} // a check holds the turn, waiting on a request

@@ -22,7 +22,7 @@ import (
 func TestDescribeForgetsAnswersOlderThanServedForgetAge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const groups = 10000
-		served := newServedResources(&goneDiscovery{}, func() {})
+		served := newServedResources(&goneDiscovery{}, func(string) {})
 		ctx := t.Context()
 		for i := range groups {
 			gvr := schema.GroupVersionResource{Group: fmt.Sprintf("g%d.churn.listwatch.dev", i), Version: "v1", Resource: "widgets"}

@@ -91,7 +91,7 @@ func TestAMovedResourceIsNotJudgedGoneByAListOfGroupsAskedBetweenTwoNos(t *testi
 			zoo + "/v1": {"octopodes"},
 			zoo + "/v2": {"squids"},
 		}}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		octopodes := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "octopodes"}, "")
 		squidsV1 := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"}, "")
 		fish := served.For(schema.GroupVersionResource{Group: "fish.listwatch.dev", Version: "v1", Resource: "salmon"}, "")

@@ -44,7 +44,7 @@ func TestAMovedResourceIsNotJudgedGoneByAListOfGroupsAskedBetweenAnotherInformer
 			zoo + "/v1": {"octopodes"},
 			zoo + "/v2": {"squids"},
 		}}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		octopodes := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "octopodes"}, "")
 		squidsV1 := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"}, "")
 		fish := served.For(schema.GroupVersionResource{Group: "fish.listwatch.dev", Version: "v1", Resource: "salmon"}, "")
@@ -129,7 +129,7 @@ func TestInformersOfManyDeletedResourcesAskForTheListOfGroupsAboutOncePerBackoff
 	synctest.Test(t, func(t *testing.T) {
 		const backoffInitial, groups, perGroup, run = 800 * time.Millisecond, 10, 10, time.Minute
 		d := &manyGonesDiscovery{}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		for i := range groups * perGroup {
@@ -176,7 +176,7 @@ func TestAMovedResourceIsNotJudgedGoneByListsOfGroupsAskedBetweenOtherInformersN
 			zoo + "/v1": {"octopodes"},
 			zoo + "/v2": {"squids"},
 		}}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		octopodes := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "octopodes"}, "")
 		squidsV1 := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"}, "")
 		squidsV1Metadata := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"}, "")
@@ -242,7 +242,7 @@ func TestAMovedResourceIsNotJudgedGoneByAnotherVersionsNoAskedBeforeTheListOfGro
 			zoo + "/v1": {"octopodes"},
 			zoo + "/v2": {"clams", "squids"},
 		}}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		octopodes := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "octopodes"}, "")
 		clams := served.For(schema.GroupVersionResource{Group: zoo, Version: "v2", Resource: "clams"}, "")
 		squidsV1 := served.For(schema.GroupVersionResource{Group: zoo, Version: "v1", Resource: "squids"}, "")

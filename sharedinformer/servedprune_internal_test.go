@@ -24,7 +24,7 @@ import (
 func TestServedChecksForgetAnswersOlderThanServedForgetAge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const groups = 10000
-		served := newServedResources(&goneDiscovery{}, func() {})
+		served := newServedResources(&goneDiscovery{}, func(string) {})
 		ctx := t.Context()
 		var before, after runtime.MemStats
 		runtime.GC()

@@ -30,7 +30,7 @@ func TestAGroupsLooksStayBoundedWhileTheListOfGroupsFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const backoffInitial, backoffMax, informers, run = 800 * time.Millisecond, 30 * time.Second, 100, time.Minute
 		d := &goneDiscovery{throttledUntil: time.Now().Add(run)}
-		served := newServedResources(d, func() {})
+		served := newServedResources(d, func(string) {})
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		for i := range informers {
@@ -77,7 +77,7 @@ func TestAGroupVersionThatLivesOnIsAskedAboutOnceASecondAndOncePerLookAtItsGroup
 			synctest.Test(t, func(t *testing.T) {
 				const zoo, informers, run = "zoo.listwatch.dev", 100, time.Minute
 				d := &stateDiscovery{resources: map[string][]string{zoo + "/v1": {"octopodes"}}}
-				served := newServedResources(d, func() {})
+				served := newServedResources(d, func(string) {})
 				ctx, cancel := context.WithCancel(t.Context())
 				var wg sync.WaitGroup
 				for i := range informers {

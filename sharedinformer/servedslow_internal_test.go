@@ -27,7 +27,7 @@ func TestInformersOfADeletedResourceShareALookThatTookLongerThanServedAnswerAge(
 			synctest.Test(t, func(t *testing.T) {
 				const backoffInitial, informers = 800 * time.Millisecond, 100
 				d := &goneDiscovery{latency: latency}
-				served := newServedResources(d, func() {})
+				served := newServedResources(d, func(string) {})
 				gvr := schema.GroupVersionResource{Group: "zoo.listwatch.dev", Version: "v1", Resource: "squids"}
 				start := time.Now()
 				var wg sync.WaitGroup

@@ -1,0 +1,44 @@
+package sharedinformer
+
+import "sync"
+
+// staleGroups are the API groups in which a served check found a
+// resource not served in its version since the RESTMapper was last
+// reset: the mapper may still map it. The next lookup resets the mapper
+// first (Factory.freshMapper), on its caller's goroutine; while a
+// group's discovery fails, a lookup in another group leaves the mapper
+// as it is (a reset would rebuild it from the failing discovery and lose
+// what it knew), but one in a marked group does not trust it
+// (TestAForResourceKindCheckIsNotPassedByAMapperAServedCheckFoundStaleWhileDiscoveryFails,
+// TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails).
+type staleGroups struct {
+	mu     sync.Mutex
+	groups map[string]bool // guarded by mu
+}
+
+// mark records that the mapper may be stale about group.
+func (s *staleGroups) mark(group string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.groups == nil {
+		s.groups = map[string]bool{}
+	}
+	s.groups[group] = true
+}
+
+// marked reports whether group is marked.
+func (s *staleGroups) marked(group string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.groups[group]
+}
+
+// takeAll clears every mark, for a reset of the mapper, and reports
+// whether there was any.
+func (s *staleGroups) takeAll() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	any := len(s.groups) > 0
+	s.groups = nil
+	return any
+}

@@ -1,0 +1,88 @@
+package sharedinformer
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/informer/fakeapiserver"
+)
+
+type squid struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+}
+
+func (s *squid) DeepCopyObject() runtime.Object {
+	c := *s
+	s.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	return &c
+}
+
+type squidList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []squid `json:"items"`
+}
+
+func (l *squidList) DeepCopyObject() runtime.Object {
+	c := *l
+	c.Items = append([]squid(nil), l.Items...)
+	return &c
+}
+
+// A served check has found squids holding Clam (the CRD was created
+// again with another kind) and marked the mapper stale about zoo. While
+// zoo's discovery then fails, a ForResource of squids for *Squid must
+// not be judged by the mapper's memory from before the CRD was made
+// again: the mark resets it, and InformerFor says discovery could not be
+// asked. (Found by a review of dff301f, which had the mapper kept as it
+// was whenever the group's discovery failed. The sleep only ages the
+// check's answer past sharing; a longer one changes nothing.)
+func TestAForResourceKindCheckIsNotPassedByAMapperAServedCheckFoundStaleWhileDiscoveryFails(t *testing.T) {
+	zoo := schema.GroupVersion{Group: "zoo.listwatch.dev", Version: "v1"}
+	squids := zoo.WithResource("squids")
+	srv := fakeapiserver.New()
+	var failing atomic.Bool
+	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
+		if failing.Load() && r.URL.Path == "/apis/"+zoo.String() {
+			return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+		}
+		return fakeapiserver.Fault{}
+	}))
+	defer mem.Close()
+	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zoo.Group, Version: zoo.Version, Kind: "Squid", Plural: "squids"}))
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	scheme.AddKnownTypeWithName(zoo.WithKind("Squid"), &squid{})
+	scheme.AddKnownTypeWithName(zoo.WithKind("SquidList"), &squidList{})
+	metav1.AddToGroupVersion(scheme, zoo)
+	f, err := NewFactory(mem.Config(), FactoryOptions{Scheme: scheme,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+	require.NoError(t, err)
+	_, err = InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery in full: squids hold Squid
+	require.NoError(t, err)
+
+	_, err = srv.RemoveCRD(squids.GroupResource())
+	require.NoError(t, err)
+	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zoo.Group, Version: zoo.Version, Kind: "Clam", Plural: "squids"}))
+	// The running informer of *Squid's served check: squids hold Clam.
+	answer, err := f.served.ForKind(squids, "", "Squid")(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, "Clam", answer.OtherKind)
+
+	time.Sleep(servedAnswerAge + 100*time.Millisecond) // the check's answer is no longer shared
+
+	failing.Store(true)
+	inf, err := InformerFor[*squid](t.Context(), f, ForResource(squids))
+	require.ErrorContains(t, err, "could not be asked", "a served check found squids holding Clam; zoo's discovery then failed; got the informer %v", inf)
+}
