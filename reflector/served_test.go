@@ -65,7 +65,10 @@ func TestAResourceNoLongerServedIsReportedOnceEmptiedAndNoLongerRequested(t *tes
 	d.gone.Store(true) // the CRD is deleted: its objects with it, then the resource
 	require.NoError(t, f.lw.Delete(key("cm-00")))
 	f.lw.DropWatches()
-	eventually(t, func() bool { return len(f.trace.of(reflector.KindNotServed)) == 1 }, "never reported the resource gone")
+	// The trace event comes first, then the report, then the store's
+	// empty Replace: wait for the last.
+	eventually(t, func() bool { return len(f.trace.of(reflector.KindNotServed)) == 1 && len(f.store.replaces()) >= 2 },
+		"never reported the resource gone and emptied the store")
 
 	assert.Empty(t, f.store.state(), "what the watch did not delete, the store's Replace did")
 	replaces := f.store.replaces()
