@@ -60,17 +60,23 @@ var (
 	// them opaque, and a server that is not etcd-backed may differ.
 	ErrResourceVersionWentBack = errors.New("the resourceVersion went backwards")
 	// ErrUnexpectedObject: the server sent an object that is not a T, or a
-	// nil one, where a T belongs. The object is skipped.
+	// nil one, where a T belongs. A watch event is skipped and a list
+	// retried; with Options.Served, an object of another type (or one the
+	// client could not decode) asks it first, and a watch event of one
+	// ends the watch and relists (cause other-kind).
 	ErrUnexpectedObject = errors.New("unexpected object")
 	// ErrNoResourceVersion: a list came without a resourceVersion, so no
 	// watch could start from it. The list is retried.
 	ErrNoResourceVersion = errors.New("the list has no resourceVersion")
-	// ErrNotServed: a LIST or WATCH failed with 404 Not Found and the
-	// server's discovery lists the resource in no version (its CRD was
-	// deleted, say), or lists it cluster-scoped while the reflector reads
-	// one namespace (Serving.ClusterScoped); see Options.Served. Reported once; the reflector
-	// then waits, without requests, until discovery lists it again. The
-	// 404 is wrapped too, so apierrors.IsNotFound sees it. A resource
+	// ErrNotServed: a LIST or WATCH failed with 404 Not Found (or brought
+	// objects that are not T's) and the server's discovery lists the
+	// resource in no version (its CRD was deleted, say), or lists it
+	// cluster-scoped while the reflector reads one namespace
+	// (Serving.ClusterScoped), or holding another kind
+	// (Serving.OtherKind); see Options.Served. Reported once; the
+	// reflector then waits, without requests, until discovery lists it
+	// again. The failure is wrapped too, so apierrors.IsNotFound sees a
+	// 404. A resource
 	// served in another version is not gone: that is a
 	// *VersionNotServedError, which this does not match.
 	ErrNotServed = errors.New("the server no longer serves the resource")
@@ -145,6 +151,27 @@ func statusError(obj runtime.Object) error {
 		return fmt.Errorf("%w: an ERROR event with %T instead of a Status", ErrUnexpectedObject, obj)
 	}
 	return err
+}
+
+// undecodable reports whether err, a watch's ERROR event's, is the
+// client's own failure to decode an event: client-go's watch decoder
+// reports one as an internal error caused by "ClientWatchDecoding". An
+// object of a kind the scheme does not know brings one (a CRD created
+// again holding another kind, say), and with Options.Served it is taken
+// as an object that is not a T.
+func undecodable(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	if d := status.Status().Details; d != nil {
+		for _, c := range d.Causes {
+			if c.Type == "ClientWatchDecoding" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // retryAfter is the wait the server asked for (a 429's or 5xx's

@@ -58,8 +58,9 @@ type Options[T informer.Object] struct {
 	// moved, which deletes nothing), it reports a *VersionNotServedError
 	// once and keeps the store as it is, unwatched, so that nothing reads
 	// as deleted (nor is a deletion since seen). An error from
-	// Served counts as served: the 404 is retried as any failure is (the
-	// object that is not a T skipped, as without Served).
+	// Served counts as served: the 404 is retried as any failure is (a
+	// watch event of another type still ends its watch and relists,
+	// cause other-kind: the list tells).
 	// Default: nil, every 404 is retried.
 	Served func(ctx context.Context) (Serving, error)
 	// OnError receives every failure as an *Error before the reflector

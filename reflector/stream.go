@@ -73,8 +73,11 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 			switch ev.Type {
 			case watch.Error:
 				w.Stop()
-				return state{phase: streaming, why: relistWhy{CauseFailed, "retry the streaming list"}},
-					&Error{Op: KindWatch, Name: r.opts.Name, Err: statusError(ev.Object)}
+				err, why := statusError(ev.Object), relistWhy{CauseFailed, "retry the streaming list"}
+				if r.opts.Served != nil && undecodable(err) { // as an object of another type, below
+					err, why = fmt.Errorf("%w: %w", ErrUnexpectedObject, err), relistWhy{CauseOtherKind, "an initial event could not be decoded"}
+				}
+				return state{phase: streaming, why: why}, &Error{Op: KindWatch, Name: r.opts.Name, Err: err}
 			case watch.Bookmark:
 				rv, end := r.initialEventsEnd(ev)
 				if !end {
@@ -101,6 +104,13 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 					// back from parts handed over: list instead.
 					w.Stop()
 					return r.fallBack(bad.Error()), &Error{Op: KindWatch, Name: r.opts.Name, Err: bad}
+				case bad != nil && r.opts.Served != nil && errors.Is(bad, ErrUnexpectedObject):
+					// An object of another type: the resource may hold
+					// another kind now. Run asks Served, as for a LIST
+					// of them; the stream is listed again after that.
+					w.Stop()
+					return state{phase: streaming, why: relistWhy{CauseOtherKind, "an initial event brought an object of another type"}},
+						r.eventError(ev, "", bad)
 				case bad != nil:
 					r.report(r.eventError(ev, "", bad))
 				case refused != nil:

@@ -66,7 +66,14 @@ func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
 			events++
 			if ev.Type == watch.Error {
 				// An ERROR event carries a *metav1.Status, never a T.
-				return r.watchFailed(rv, statusError(ev.Object))
+				err := statusError(ev.Object)
+				if r.opts.Served != nil && undecodable(err) {
+					// An object the client could not decode: as one of
+					// another type, below.
+					return r.relist(relistWhy{CauseOtherKind, "a watch event could not be decoded"}),
+						r.eventError(ev, "", fmt.Errorf("%w: %w", ErrUnexpectedObject, err))
+				}
+				return r.watchFailed(rv, err)
 			}
 			if err := r.wentBack(ev); err != nil {
 				return r.relist(relistWhy{CauseWentBack, fmt.Sprintf("resourceVersion went back to %s", eventRV(ev))}), err
