@@ -61,9 +61,9 @@ var (
 	ErrResourceVersionWentBack = errors.New("the resourceVersion went backwards")
 	// ErrUnexpectedObject: the server sent an object that is not a T, or a
 	// nil one, where a T belongs. A watch event is skipped and a list
-	// retried; with Options.Served, an object of another type (or one the
-	// client could not decode) asks it first, and a watch event of one
-	// ends the watch and relists (cause other-kind).
+	// retried; with Options.Served, an object of another type (or of a
+	// kind the client's scheme does not know) asks it first, and a watch
+	// event of one ends the watch and relists (cause other-kind).
 	ErrUnexpectedObject = errors.New("unexpected object")
 	// ErrNoResourceVersion: a list came without a resourceVersion, so no
 	// watch could start from it. The list is retried.
@@ -153,20 +153,23 @@ func statusError(obj runtime.Object) error {
 	return err
 }
 
-// undecodable reports whether err, a watch's ERROR event's, is the
-// client's own failure to decode an event: client-go's watch decoder
-// reports one as an internal error caused by "ClientWatchDecoding". An
-// object of a kind the scheme does not know brings one (a CRD created
-// again holding another kind, say), and with Options.Served it is taken
-// as an object that is not a T.
-func undecodable(err error) bool {
+// unknownKind reports whether err, a watch's ERROR event's, is the
+// client's failure to decode an event whose kind its scheme does not
+// know (a CRD created again holding another kind, say); with
+// Options.Served it is taken as an object that is not a T. client-go's
+// watch decoder reports every failure to read the stream as an internal
+// error caused by "ClientWatchDecoding", a connection lost or a stream
+// reset too, which are watched again as before: only the scheme's own
+// words ("no kind ... is registered for ...") say the kind is unknown
+// (TestAWatchCutByTheTransportIsWatchedAgainFromItsResourceVersionWithServed).
+func unknownKind(err error) bool {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return false
 	}
 	if d := status.Status().Details; d != nil {
 		for _, c := range d.Causes {
-			if c.Type == "ClientWatchDecoding" {
+			if c.Type == "ClientWatchDecoding" && strings.Contains(c.Message, "no kind ") && strings.Contains(c.Message, " is registered for ") {
 				return true
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -74,7 +75,7 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 			case watch.Error:
 				w.Stop()
 				err, why := statusError(ev.Object), relistWhy{CauseFailed, "retry the streaming list"}
-				if r.opts.Served != nil && undecodable(err) { // as an object of another type, below
+				if r.opts.Served != nil && unknownKind(err) { // as an object of another type, below
 					err, why = fmt.Errorf("%w: %w", ErrUnexpectedObject, err), relistWhy{CauseOtherKind, "an initial event could not be decoded"}
 				}
 				return state{phase: streaming, why: why}, &Error{Op: KindWatch, Name: r.opts.Name, Err: err}
@@ -104,7 +105,7 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 					// back from parts handed over: list instead.
 					w.Stop()
 					return r.fallBack(bad.Error()), &Error{Op: KindWatch, Name: r.opts.Name, Err: bad}
-				case bad != nil && r.opts.Served != nil && errors.Is(bad, ErrUnexpectedObject):
+				case bad != nil && r.opts.Served != nil && ofAnotherType[T](ev.Object):
 					// An object of another type: the resource may hold
 					// another kind now. Run asks Served, as for a LIST
 					// of them; the stream is listed again after that.
@@ -121,6 +122,14 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 			}
 		}
 	}
+}
+
+// ofAnotherType reports whether obj is an object, but not a T: not nil,
+// and not a T with a fault of its own (no name, say), which is skipped
+// (TestAStreamedListWithOneNamelessObjectStillSyncsWithServed).
+func ofAnotherType[T any](obj runtime.Object) bool {
+	_, isT := obj.(T)
+	return obj != nil && !isT
 }
 
 // fallBack is the state after the server refused streaming: LIST, as

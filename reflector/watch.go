@@ -67,7 +67,7 @@ func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
 			if ev.Type == watch.Error {
 				// An ERROR event carries a *metav1.Status, never a T.
 				err := statusError(ev.Object)
-				if r.opts.Served != nil && undecodable(err) {
+				if r.opts.Served != nil && unknownKind(err) {
 					// An object the client could not decode: as one of
 					// another type, below.
 					return r.relist(relistWhy{CauseOtherKind, "a watch event could not be decoded"}),

@@ -82,8 +82,9 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 	case f.stale.marked(gvr.Group):
 		f.freshMapper(ctx) // discovery fails, and a served check found the mapper stale about this group
 	default:
-		// Discovery of gvr's group fails: the mapper as it is, stale mark
-		// or not; a reset would rebuild it from that failing discovery
+		// Discovery of gvr's group fails, and no served check marked
+		// it: the mapper as it is, whatever another group's mark; a
+		// reset would rebuild it from that failing discovery
 		// (TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails).
 	}
 	scope, err := f.mapperScope(ctx, gvr)
