@@ -26,7 +26,7 @@ import (
 // (servedNow):
 //
 //	LIST/WATCH ──404──▶ Served? ──yes──▶ report the 404, retry after the backoff
-//	(or a LIST of another kind)
+//	(or objects of another kind)
 //	                       │
 //	        ┌──────────────┴─────────────────┐
 //	 in no version, twice: gone        in other versions only: moved
@@ -74,10 +74,10 @@ type Serving struct {
 
 // untilServedAgain runs after a step failed with err: a 404, or a list
 // or watch event of objects that are not T's (ErrUnexpectedObject: the
-// resource may hold another kind now, see Serving.OtherKind). It reports whether
-// the resource has stopped being served; if it has, it returns only once
-// it is served again (with the relist to make) or ctx ended (with the
-// zero state, which Run does not use).
+// resource may hold another kind now, see Serving.OtherKind). It reports
+// whether the resource has stopped being served; if it has, it returns
+// only once it is served again (with the relist to make) or ctx ended
+// (with the zero state, which Run does not use).
 func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, bool) {
 	if r.opts.Served == nil || !apierrors.IsNotFound(err) && !errors.Is(err, ErrUnexpectedObject) {
 		return state{}, false

@@ -76,7 +76,7 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 				w.Stop()
 				err, why := statusError(ev.Object), relistWhy{CauseFailed, "retry the streaming list"}
 				if r.opts.Served != nil && unknownKind(err) { // as an object of another type, below
-					err, why = fmt.Errorf("%w: %w", ErrUnexpectedObject, err), relistWhy{CauseOtherKind, "an initial event could not be decoded"}
+					err, why = fmt.Errorf("%w: %w", ErrUnexpectedObject, err), relistWhy{CauseOtherKind, "an initial event is of a kind the scheme does not know"}
 				}
 				return state{phase: streaming, why: why}, &Error{Op: KindWatch, Name: r.opts.Name, Err: err}
 			case watch.Bookmark:

@@ -68,9 +68,9 @@ func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
 				// An ERROR event carries a *metav1.Status, never a T.
 				err := statusError(ev.Object)
 				if r.opts.Served != nil && unknownKind(err) {
-					// An object the client could not decode: as one of
-					// another type, below.
-					return r.relist(relistWhy{CauseOtherKind, "a watch event could not be decoded"}),
+					// An object of a kind the client's scheme does not
+					// know: as one of another type, below.
+					return r.relist(relistWhy{CauseOtherKind, "a watch event is of a kind the scheme does not know"}),
 						r.eventError(ev, "", fmt.Errorf("%w: %w", ErrUnexpectedObject, err))
 				}
 				return r.watchFailed(rv, err)
