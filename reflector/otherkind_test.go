@@ -81,19 +81,24 @@ func TestAStreamedRelistOfObjectsOfAnotherTypeAsksServedAgain(t *testing.T) {
 		store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
 		opts := fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store, OnError: errs.hook, Served: served})
 		opts.StreamingList = true
-		r := must(reflector.New(opts))
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = r.Run(ctx) }()
-		time.Sleep(time.Hour)
-		synctest.Wait()
+		runFor(t, must(reflector.New(opts)), time.Hour)
 		lw.mu.Lock()
 		opened := len(lw.opened)
 		lw.mu.Unlock()
-		cancel()
-		<-done
 
 		require.Equal(t, 1, errs.count(is(reflector.ErrNotServed)),
 			"the resource has held Secrets for an hour; Served asked %d times, %d watches opened, errors: %v", asked.Load(), opened, errs.all())
 	})
+}
+
+// runFor runs r in the test's bubble for d, until every goroutine is
+// blocked, then stops it and waits for Run to return.
+func runFor(t *testing.T, r *reflector.Reflector[*corev1.ConfigMap], d time.Duration) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	time.Sleep(d)
+	synctest.Wait()
+	cancel()
+	<-done
 }

@@ -75,14 +75,7 @@ func TestAWatchCutByTheTransportIsWatchedAgainFromItsResourceVersionWithServed(t
 			return reflector.Serving{Served: true}, nil
 		}
 		store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
-		r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store, OnError: errs.hook, Served: served})))
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = r.Run(ctx) }()
-		time.Sleep(time.Minute)
-		synctest.Wait()
-		cancel()
-		<-done
+		runFor(t, must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store, OnError: errs.hook, Served: served}))), time.Minute)
 		lw.mu.Lock()
 		defer lw.mu.Unlock()
 		require.Equal(t, int32(1), lw.lists.Load(),
@@ -114,14 +107,7 @@ func TestAStreamedListWithOneNamelessObjectStillSyncsWithServed(t *testing.T) {
 		store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
 		opts := fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store, OnError: errs.hook, Served: served})
 		opts.StreamingList = true
-		r := must(reflector.New(opts))
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = r.Run(ctx) }()
-		time.Sleep(time.Minute)
-		synctest.Wait()
-		cancel()
-		<-done
+		runFor(t, must(reflector.New(opts)), time.Minute)
 		lw.mu.Lock()
 		opened := len(lw.opened)
 		lw.mu.Unlock()

@@ -1,10 +1,6 @@
 package sharedinformer
 
 import (
-	"io"
-	"log/slog"
-	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/informer/fakeapiserver"
 )
@@ -49,32 +44,19 @@ func (l *squidList) DeepCopyObject() runtime.Object {
 // was whenever the group's discovery failed. The sleep only ages the
 // check's answer past sharing; a longer one changes nothing.)
 func TestAForResourceKindCheckIsNotPassedByAMapperAServedCheckFoundStaleWhileDiscoveryFails(t *testing.T) {
-	zoo := schema.GroupVersion{Group: "zoo.listwatch.dev", Version: "v1"}
-	squids := zoo.WithResource("squids")
-	srv := fakeapiserver.New()
-	var failing atomic.Bool
-	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
-		if failing.Load() && r.URL.Path == "/apis/"+zoo.String() {
-			return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
-		}
-		return fakeapiserver.Fault{}
-	}))
-	defer mem.Close()
-	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zoo.Group, Version: zoo.Version, Kind: "Squid", Plural: "squids"}))
+	squids := zooGroupVersion.WithResource("squids")
 	scheme := runtime.NewScheme()
 	require.NoError(t, corev1.AddToScheme(scheme))
-	scheme.AddKnownTypeWithName(zoo.WithKind("Squid"), &squid{})
-	scheme.AddKnownTypeWithName(zoo.WithKind("SquidList"), &squidList{})
-	metav1.AddToGroupVersion(scheme, zoo)
-	f, err := NewFactory(mem.Config(), FactoryOptions{Scheme: scheme,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-	require.NoError(t, err)
-	_, err = InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery in full: squids hold Squid
+	scheme.AddKnownTypeWithName(zooGroupVersion.WithKind("Squid"), &squid{})
+	scheme.AddKnownTypeWithName(zooGroupVersion.WithKind("SquidList"), &squidList{})
+	metav1.AddToGroupVersion(scheme, zooGroupVersion)
+	srv, f, failing := zooFailingFactory(t, scheme, fakeapiserver.CRD{Kind: "Squid", Plural: "squids"})
+	_, err := InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery in full: squids hold Squid
 	require.NoError(t, err)
 
 	_, err = srv.RemoveCRD(squids.GroupResource())
 	require.NoError(t, err)
-	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zoo.Group, Version: zoo.Version, Kind: "Clam", Plural: "squids"}))
+	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGroupVersion.Group, Version: zooGroupVersion.Version, Kind: "Clam", Plural: "squids"}))
 	// The running informer of *Squid's served check: squids hold Clam.
 	answer, err := f.served.ForKind(squids, "", "Squid")(t.Context())
 	require.NoError(t, err)

@@ -26,23 +26,10 @@ import (
 // without an error) and refuse the namespaced request. While the group's
 // discovery fails the mapper is asked as it is. (Found by a review.)
 func TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails(t *testing.T) {
-	zoo := schema.GroupVersion{Group: "zoo.listwatch.dev", Version: "v1"}
-	srv := fakeapiserver.New()
-	var failing atomic.Bool
-	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
-		if failing.Load() && r.URL.Path == "/apis/"+zoo.String() {
-			return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
-		}
-		return fakeapiserver.Fault{}
-	}))
-	defer mem.Close()
-	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zoo.Group, Version: zoo.Version, Kind: "Octopus", Plural: "octopodes"}))
 	scheme := runtime.NewScheme()
 	require.NoError(t, corev1.AddToScheme(scheme))
-	f, err := NewFactory(mem.Config(), FactoryOptions{Scheme: scheme,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-	require.NoError(t, err)
-	_, err = InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery in full: octopodes are namespaced
+	_, f, failing := zooFailingFactory(t, scheme, fakeapiserver.CRD{Kind: "Octopus", Plural: "octopodes"})
+	_, err := InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery in full: octopodes are namespaced
 	require.NoError(t, err)
 
 	failing.Store(true)
@@ -52,6 +39,31 @@ func TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails(t *t
 	require.False(t, answer.Served)
 
 	_, err = InformerFor[*unstructured.Unstructured](t.Context(), f,
-		ForResource(zoo.WithResource("octopodes")), InNamespace("shop"))
+		ForResource(zooGroupVersion.WithResource("octopodes")), InNamespace("shop"))
 	require.NoError(t, err, "octopodes are namespaced, the mapper knew it; an unrelated 'not served' and zoo's 503 refused it")
+}
+
+// zooGroupVersion is the group version of zooFailingFactory's CRDs.
+var zooGroupVersion = schema.GroupVersion{Group: "zoo.listwatch.dev", Version: "v1"}
+
+// zooFailingFactory serves crd in zooGroupVersion (its group and version filled in)
+// on an in-memory fake, whose discovery of zoo answers 503 while failing
+// is set, and returns a quiet factory with scheme over it.
+func zooFailingFactory(t *testing.T, scheme *runtime.Scheme, crd fakeapiserver.CRD) (*fakeapiserver.Server, *Factory, *atomic.Bool) {
+	t.Helper()
+	srv := fakeapiserver.New()
+	failing := &atomic.Bool{}
+	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
+		if failing.Load() && r.URL.Path == "/apis/"+zooGroupVersion.String() {
+			return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+		}
+		return fakeapiserver.Fault{}
+	}))
+	t.Cleanup(mem.Close)
+	crd.Group, crd.Version = zooGroupVersion.Group, zooGroupVersion.Version
+	require.NoError(t, srv.InstallCRD(crd))
+	f, err := NewFactory(mem.Config(), FactoryOptions{Scheme: scheme,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
+	require.NoError(t, err)
+	return srv, f, failing
 }
