@@ -35,8 +35,9 @@
 // When the resource comes from the Go type, through discovery, a kind the
 // server does not serve (a CRD not installed) is an error at once. A
 // resource named with ForResource is checked against a typed informer's
-// kind where discovery knows it, and taken as given where it does not,
-// and always for *unstructured.Unstructured and metadata-only informers
+// kind where discovery knows it (another kind: a *KindError), and taken
+// as given where it does not, and always for *unstructured.Unstructured
+// and metadata-only informers
 // (whose resource is looked up only for its scope, when a namespace is
 // given).
 // What only time can fix is waited for: a 403 from RBAC is retried, and

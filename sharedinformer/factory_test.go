@@ -2,6 +2,7 @@ package sharedinformer_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -139,6 +140,10 @@ func TestAWrongResourceASingularNameAndABadSelectorAreErrorsWhenBuilt(t *testing
 
 	_, err := sharedinformer.InformerFor[*corev1.Secret](ctx, f, sharedinformer.ForResource(corev1.SchemeGroupVersion.WithResource("configmaps")))
 	assert.ErrorContains(t, err, "*v1.Secret is kind Secret, but resource configmaps holds ConfigMap")
+	kindErr, ok := errors.AsType[*sharedinformer.KindError](err)
+	if assert.True(t, ok, "want a *KindError, got %T", err) {
+		assert.Equal(t, schema.GroupKind{Kind: "ConfigMap"}, kindErr.Holds)
+	}
 
 	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.ForResource(corev1.SchemeGroupVersion.WithResource("configmap")))
 	assert.ErrorContains(t, err, `did you mean "configmaps"?`)

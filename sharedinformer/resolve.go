@@ -102,7 +102,7 @@ func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk sc
 	}
 	if askErr == nil && listed {
 		if r.kind != gvk.Kind {
-			return fmt.Errorf("sharedinformer: %v is kind %s, but resource %s holds %s", goType, gvk.GroupKind(), gvr.GroupResource(), schema.GroupKind{Group: gvr.Group, Kind: r.kind})
+			return &KindError{Type: goType, Kind: gvk.GroupKind(), Resource: gvr, Holds: schema.GroupKind{Group: gvr.Group, Kind: r.kind}}
 		}
 		return nil
 	}
@@ -159,7 +159,7 @@ func (f *Factory) resourceRefusal(ctx context.Context, goType reflect.Type, gvk 
 		return nil, false, fmt.Errorf("sharedinformer: resource %s: %w", gvr.GroupResource(), err)
 	}
 	if kind.GroupKind() != gvk.GroupKind() {
-		return fmt.Errorf("sharedinformer: %v is kind %s, but resource %s holds %s", goType, gvk.GroupKind(), gvr.GroupResource(), kind.GroupKind()), true, nil
+		return &KindError{Type: goType, Kind: gvk.GroupKind(), Resource: gvr, Holds: kind.GroupKind()}, true, nil
 	}
 	return nil, true, nil
 }
