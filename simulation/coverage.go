@@ -48,13 +48,21 @@ const (
 	// cluster-scoped CRD with a *ScopeError ("refused only when not
 	// served").
 	caseRefusedClusterScoped = "a namespace refused while the CRD is cluster-scoped"
+	// At quiescence, the CRD held Gadgets, and the typed keeper held an
+	// informer of the widget Go type ("not served says so": its gauge,
+	// and it caches nothing).
+	caseTypedHeldWhileOtherKind = "not served says so, typed informer held while the CRD holds another kind"
+	// Once the faults ended, InformerFor refused the widget Go type with
+	// a *KindError while the CRD held Gadgets ("refused only when not
+	// served").
+	caseRefusedOtherKind = "the widget type refused while the CRD holds another kind"
 )
 
 // crdCases lists the cases in the order the sweep prints them.
 var crdCases = []string{
 	caseReaskInHandlerMeetsStopping, caseReaskWaitsForStop, caseSyncWaitEndedByRelease,
 	caseReleaseFromOnError, caseHeldComparedNonEmpty, caseTypedComparedNonEmpty, caseRemovedAtEnd, caseHeldInOtherVersion,
-	caseHeldWhileClusterScoped, caseRefusedClusterScoped,
+	caseHeldWhileClusterScoped, caseRefusedClusterScoped, caseTypedHeldWhileOtherKind, caseRefusedOtherKind,
 }
 
 // reach counts one more reach of case c.
@@ -90,6 +98,8 @@ func (w *world) reachAtQuiescence() {
 	}
 	for _, v := range views {
 		switch {
+		case v.typed && served != "" && w.crd.servedTo(true) == "":
+			w.crd.reach(caseTypedHeldWhileOtherKind)
 		case served == "":
 		case v.version == served && len(want) > 0 && v.typed:
 			w.crd.reach(caseTypedComparedNonEmpty)

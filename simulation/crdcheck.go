@@ -28,10 +28,9 @@ func (w *world) crdConverged() []Violation {
 	}
 	w.crd.mu.Unlock()
 	views := w.keptViews()
-	served := w.crd.served()
 	for _, v := range views {
 		kept[v.fo.replica.name]++
-		if v.version == served && !v.synced {
+		if v.version == w.crd.servedTo(v.typed) && !v.synced {
 			return []Violation{{Invariant: "converged", At: now, Text: fmt.Sprintf("replica %s: %s (served) has not synced", v.fo.replica.name, v.name)}}
 		}
 	}
@@ -53,7 +52,8 @@ func (w *world) crdConverged() []Violation {
 //     resourceVersions;
 //   - "not served says so": one whose version is not served shows it
 //     (its resource_not_served gauge is 1), and, if none of Namespace is
-//     served (the CRD is removed or cluster-scoped), caches nothing;
+//     served to it (the CRD is removed or cluster-scoped, or holds
+//     Gadgets and it is the typed keeper's), caches nothing;
 //   - "released informer stops": each factory's metrics hold the series
 //     of the informers held, and of no other (a released informer gives
 //     its names back once it has stopped);
@@ -64,13 +64,13 @@ func (w *world) crdQuiescent() []Violation {
 	views := w.keptViews()
 	out := append(w.heldInformersEqualServer(views), w.handlerStreamsEqualCaches(views)...)
 	now := time.Now()
-	served := w.crd.served()
 	held := map[*factoryOf]map[string]bool{}
 	for _, v := range views {
 		if held[v.fo] == nil {
 			held[v.fo] = map[string]bool{}
 		}
 		held[v.fo][v.name+" "+v.version] = true
+		served := w.crd.servedTo(v.typed)
 		if v.version == served {
 			continue
 		}
@@ -79,7 +79,7 @@ func (w *world) crdQuiescent() []Violation {
 				v.fo.replica.name, v.name, v.version, served, g, ok, v.ready())})
 		}
 		if n := len(v.cache); served == "" && n > 0 {
-			out = append(out, Violation{Invariant: "not served says so", At: now, Text: fmt.Sprintf("replica %s: %s caches %d Widgets while none of Namespace is served (the CRD removed or cluster-scoped): %v",
+			out = append(out, Violation{Invariant: "not served says so", At: now, Text: fmt.Sprintf("replica %s: %s caches %d Widgets while none of Namespace is served to it (the CRD removed or cluster-scoped, or of another kind): %v",
 				v.fo.replica.name, v.name, n, v.cache)})
 		}
 	}
@@ -95,10 +95,9 @@ func (w *world) crdQuiescent() []Violation {
 // heldInformersEqualServer is "held informer equals server", over views.
 func (w *world) heldInformersEqualServer(views []keptView) []Violation {
 	var out []Violation
-	served := w.crd.served()
 	want, _ := w.widgetsNow()
 	for _, v := range views {
-		if v.version != served {
+		if v.version != w.crd.servedTo(v.typed) {
 			continue
 		}
 		if !v.synced || !maps.Equal(v.cache, want) {

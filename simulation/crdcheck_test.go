@@ -299,8 +299,9 @@ func TestCoverageGapsNameEachCaseNoRunReached(t *testing.T) {
 	}
 }
 
-// A crds schedule's last install or rescope is owed writes after it,
-// some removes are rescopes and some are not, and a run that ends with
+// A crds schedule's last install, rescope or rekind is owed writes after
+// it, some removes are rescopes and some are not, about one schedule in
+// three re-creates the CRD for another kind, and a run that ends with
 // the CRD removed restores it in most seeds, not all: "held informer
 // equals server" then compares Widgets in most runs, and "not served
 // says so" still judges a removed CRD in every run that ends so.
@@ -309,7 +310,7 @@ func TestCRDSchedulesOweWritesToTheLastInstallAndMostRemovedEndsAreRestored(t *t
 	restored, kinds := 0, map[Kind]int{}
 	for seed := int64(1); seed <= seeds; seed++ {
 		s := NewCRDSchedule(seed, 3, 30*time.Second)
-		if last, _ := crdEnd(s); last >= 0 && (s[last].Kind == InstallCRD || s[last].Kind == RescopeCRD) && s[last].For != crdWrites {
+		if last, _ := crdEnd(s); last >= 0 && (s[last].Kind == InstallCRD || s[last].Kind == RescopeCRD || s[last].Kind == RekindCRD) && s[last].For != crdWrites {
 			t.Fatalf("seed %d: the last %s is owed %v of writes, want %v:\n%s", seed, s[last].Kind, s[last].For, crdWrites, s)
 		}
 		for _, f := range s {
@@ -321,6 +322,9 @@ func TestCRDSchedulesOweWritesToTheLastInstallAndMostRemovedEndsAreRestored(t *t
 	}
 	if kinds[RescopeCRD] < kinds[RemoveCRD]/2 || kinds[RemoveCRD] < kinds[RescopeCRD]/2 {
 		t.Fatalf("%d removes and %d rescopes in %d schedules, want about as many of each", kinds[RemoveCRD], kinds[RescopeCRD], seeds)
+	}
+	if rekinds := kinds[RekindCRD]; rekinds < seeds/5 || rekinds > seeds/2 {
+		t.Fatalf("%d rekinds in %d schedules, want about one schedule in three", rekinds, seeds)
 	}
 	if restored < seeds*3/4 || restored == seeds {
 		t.Fatalf("%d of %d seeds restore a removed CRD, want most and not all", restored, seeds)

@@ -38,6 +38,7 @@ type crdWorld struct {
 	mu      sync.Mutex
 	version string // guarded by mu; the served version, "" while the CRD is removed
 	cluster bool   // guarded by mu; the CRD is cluster-scoped (RescopeCRD), not namespaced
+	kind    string // guarded by mu; the kind it holds (RekindCRD): widgetKind or gadgetKind
 	// since is when version last changed; guarded by mu.
 	since time.Time
 	// flip is the flip under way: the CRD moves back to from before the
@@ -55,11 +56,12 @@ type crdWorld struct {
 }
 
 func newCRDWorld() *crdWorld {
-	return &crdWorld{settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}, refused: map[string]int{}, typed: map[*typedKeep]struct{}{}, reached: map[string]int{}}
+	return &crdWorld{kind: widgetKind, settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}, refused: map[string]int{}, typed: map[*typedKeep]struct{}{}, reached: map[string]int{}}
 }
 
 // served is the version the server serves the Widgets of Namespace
-// in now: "" for none, while the CRD is removed or cluster-scoped.
+// in now, whatever kind the CRD holds: "" for none, while the CRD is
+// removed or cluster-scoped. The unstructured holders judge by it.
 func (c *crdWorld) served() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -67,6 +69,23 @@ func (c *crdWorld) served() string {
 		return ""
 	}
 	return c.version
+}
+
+// servedTo is the version served to a kept informer: served, but ""
+// for a typed keeper's (the widget Go type) while the CRD holds another
+// kind, which it cannot decode.
+func (c *crdWorld) servedTo(typed bool) string {
+	if typed && c.holds() != widgetKind {
+		return ""
+	}
+	return c.served()
+}
+
+// holds is the kind the CRD holds, or held before it was removed.
+func (c *crdWorld) holds() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.kind
 }
 
 // refusedBy is how many of replica's holders keep a refusal.
@@ -98,29 +117,30 @@ func (c *crdWorld) isSettled() bool {
 	}
 }
 
-func crd(version string, cluster bool) fakeapiserver.CRD {
-	return fakeapiserver.CRD{Group: CRDGroup, Version: version, Kind: "Widget", Plural: widgets.Resource, ClusterScoped: cluster}
+func crd(version string, cluster bool, kind string) fakeapiserver.CRD {
+	return fakeapiserver.CRD{Group: CRDGroup, Version: version, Kind: kind, Plural: widgets.Resource, ClusterScoped: cluster}
 }
 
-// installCRD serves the CRD, namespaced, at version, with no objects,
-// unless it is installed.
+// installCRD serves the CRD, namespaced, at version, for the kind it
+// held last, with no objects, unless it is installed.
 func (w *world) installCRD(version string) {
 	w.crd.mu.Lock()
 	defer w.crd.mu.Unlock()
 	if w.crd.version != "" {
 		return
 	}
-	w.installCRDLocked(version, false)
+	w.installCRDLocked(version, false, w.crd.kind)
 }
 
 // installCRDLocked installs the CRD at version, namespaced or
-// cluster-scoped. The caller holds w.crd.mu; the CRD is not installed.
-func (w *world) installCRDLocked(version string, cluster bool) {
-	if err := w.srv.InstallCRD(crd(version, cluster)); err != nil {
+// cluster-scoped, for kind. The caller holds w.crd.mu; the CRD is not
+// installed.
+func (w *world) installCRDLocked(version string, cluster bool, kind string) {
+	if err := w.srv.InstallCRD(crd(version, cluster, kind)); err != nil {
 		w.log.Error("simulation: install the CRD", "err", err)
 		return
 	}
-	w.crd.version, w.crd.cluster, w.crd.since = version, cluster, time.Now()
+	w.crd.version, w.crd.cluster, w.crd.kind, w.crd.since = version, cluster, kind, time.Now()
 }
 
 // removeCRDLocked deletes the CRD, its Widgets with it, if it is
@@ -152,7 +172,17 @@ func (w *world) applyCRD(f Fault) (movedFrom string) {
 		defer w.crd.mu.Unlock()
 		version, cluster := w.crd.version, w.crd.cluster
 		if w.removeCRDLocked() {
-			w.installCRDLocked(version, !cluster)
+			w.installCRDLocked(version, !cluster, w.crd.kind)
+		}
+	case RekindCRD:
+		w.crd.mu.Lock()
+		defer w.crd.mu.Unlock()
+		version, cluster, kind := w.crd.version, w.crd.cluster, gadgetKind
+		if w.crd.kind == gadgetKind {
+			kind = widgetKind
+		}
+		if w.removeCRDLocked() {
+			w.installCRDLocked(version, cluster, kind)
 		}
 	case MoveCRD:
 		w.crd.mu.Lock()
@@ -241,9 +271,9 @@ func (w *world) moveCRDBackLocked(from, to string) {
 }
 
 // writeWidgets is the Widgets' writers until ctx ends: as the admin,
-// every 200 ms while the CRD is served namespaced, one change to a Widget in the
-// served version: mostly an update, sometimes a delete or a create of a
-// missing one. Each is served straight by the server, with no network:
+// every 200 ms while the CRD is served namespaced, one change to a Widget
+// (a Gadget while the CRD holds those) in the served version: mostly an
+// update, sometimes a delete or a create of a missing one. Each is served straight by the server, with no network:
 // under the CRD's lock, so it never meets a version just moved.
 func (w *world) writeWidgets(ctx context.Context) {
 	rng := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0x3717e6))
@@ -264,8 +294,8 @@ func (w *world) writeWidgets(ctx context.Context) {
 			case p < 7:
 				w.serveAdmin(ctx, http.MethodDelete, path+"/"+name, "")
 			default:
-				w.serveAdmin(ctx, http.MethodPost, path, fmt.Sprintf(`{"apiVersion":"%s/%s","kind":"Widget","metadata":{"name":%q},"spec":{"tick":%d}}`,
-					CRDGroup, v, name, tick))
+				w.serveAdmin(ctx, http.MethodPost, path, fmt.Sprintf(`{"apiVersion":"%s/%s","kind":%q,"metadata":{"name":%q},"spec":{"tick":%d}}`,
+					CRDGroup, v, w.crd.kind, name, tick))
 			}
 		}
 		w.crd.mu.Unlock()
@@ -321,20 +351,21 @@ func crdRestore(seed int64) (version string, ok bool) {
 	return CRDVersions[rng.IntN(len(CRDVersions))], rng.IntN(5) > 0
 }
 
-// restoreCRD is a second end for a run whose faults left the CRD removed
-// or cluster-scoped and whose quiescent checks judged that: in the seeds
-// crdRestore picks, it installs the CRD again, namespaced (deleting the
-// cluster-scoped one first), has the writers write for crdWrites, and
+// restoreCRD is a second end for a run whose faults left the CRD
+// removed, cluster-scoped or holding Gadgets, and whose quiescent checks
+// judged that: in the seeds crdRestore picks, it installs the CRD again,
+// namespaced, for Widgets (deleting the one installed first), has the
+// writers write for crdWrites, and
 // checks convergence and the quiescent invariants again, so that "held
 // informer equals server" compares Widgets in those runs too.
 func (w *world) restoreCRD(ctx context.Context) []Violation {
 	version, ok := crdRestore(w.opts.Seed)
-	if !ok || w.crd.served() != "" {
+	if !ok || w.crd.servedTo(true) != "" {
 		return nil
 	}
 	w.crd.mu.Lock()
-	w.removeCRDLocked() // if cluster-scoped
-	w.installCRDLocked(version, false)
+	w.removeCRDLocked() // if cluster-scoped or of Gadgets
+	w.installCRDLocked(version, false, widgetKind)
 	w.crd.mu.Unlock()
 	writers, stop := context.WithCancel(ctx)
 	done := make(chan struct{})

@@ -88,13 +88,19 @@
 // Half the removes are rescopes (RescopeCRD): the CRD is deleted and at
 // once created again with the other scope, namespaced ↔
 // cluster-scoped, the only way a CRD's scope changes; while it is
-// cluster-scoped no namespace of Widgets is served.
+// cluster-scoped no namespace of Widgets is served. One schedule in
+// three also re-creates the CRD for another kind under the same plural
+// (RekindCRD, Widget ↔ Gadget, drawn apart so that every other fault
+// stays where it was): the holders' unstructured informers hold
+// Gadgets as they held Widgets, and the typed keeper's informer of the
+// widget Go type can decode none of them.
 // Half the moves are flips: the CRD moves back just before the first,
 // second or third discovery request of its group after the move (or
 // within 50 ms), so that a served check, which asks discovery in a few
 // requests, can see a move half done. The CRD's last install is followed by at least 3 s of writes (its
 // For), so there are Widgets to compare; a run whose faults leave the
-// CRD removed or cluster-scoped is judged so at quiescence, and then,
+// CRD removed, cluster-scoped or holding Gadgets is judged so at
+// quiescence, and then,
 // in four seeds of five, the CRD is installed again, written to for 3 s
 // and judged again, within Settle and two of the reflectors' longest
 // backoffs (restoreCRD): of seeds 1–2,000, four in five compared
@@ -200,10 +206,13 @@
 // has synced and caches the server's Widgets at their
 // resourceVersions) and "not served says so" (one of a version not
 // served has its resource_not_served gauge at 1, and caches nothing if
-// the CRD is removed or cluster-scoped: the holders' informers read one
-// namespace). Once the faults end, "refused only when not served": an
-// InformerFor refused with a *ScopeError is one of a cluster-scoped CRD
-// (the holder then keeps the refusal, as it would a hold). A pause
+// the CRD is removed or cluster-scoped, the holders' informers reading
+// one namespace, or if it holds Gadgets and the informer is the typed
+// keeper's). Once the faults end, "refused only when not served": an
+// InformerFor refused with a *ScopeError is one of a cluster-scoped CRD,
+// and one refused with a *KindError is the typed keeper's while the CRD
+// holds Gadgets (the holder then keeps the refusal, as it would a
+// hold). A pause
 // excuses the calls' bounds. That the
 // checker reports each is proved by
 // TestASyncWaitThatOutlivesItsReleaseOrSyncBreaksSyncWaitReturns,
@@ -222,8 +231,10 @@
 // OnError, and at quiescence a held informer compared with Widgets on
 // the server, the typed keeper's compared likewise, the CRD removed, a
 // hold of the version not served, a hold
-// while the CRD is cluster-scoped; and a namespace refused once the
-// faults ended, the CRD cluster-scoped), the
+// while the CRD is cluster-scoped, the typed keeper's hold while it
+// holds Gadgets; and once the faults ended a namespace refused, the CRD
+// cluster-scoped, and the widget type refused, the CRD holding
+// Gadgets), the
 // sweep prints in how many seeds each was reached, and CoverageGaps
 // names those a set of runs missed
 // (TestCoverageGapsNameEachCaseNoRunReached).

@@ -65,7 +65,7 @@ func (w *world) apply(ctx context.Context, f Fault, after func(time.Duration, fu
 	case Compact:
 		w.srv.Compact(w.srv.ResourceVersion())
 		w.srv.CutWatches()
-	case RemoveCRD, InstallCRD, RescopeCRD:
+	case RemoveCRD, InstallCRD, RescopeCRD, RekindCRD:
 		w.applyCRD(f)
 	case MoveCRD:
 		if from := w.applyCRD(f); from != "" && f.For > 0 {

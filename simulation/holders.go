@@ -237,20 +237,30 @@ func handOver(ctx context.Context, w *world, fo *factoryOf, h *hold, after time.
 }
 
 // keepRefusal is a holder's end, once the faults have ended, when
-// InformerFor refused its namespace with a *ScopeError: the CRD is
-// cluster-scoped, and the holder keeps the refusal, as it would keep a
-// hold, until ctx ends. It reports false for any other failure, which
-// the holder asks again after, and for a refusal of a CRD served
-// namespaced, which it reports as a violation.
+// InformerFor refused its informer for what the CRD is now: its
+// namespace with a *ScopeError while the CRD is cluster-scoped, or (the
+// typed keeper's) its Go type with a *KindError while the CRD holds
+// Gadgets. The holder keeps the refusal, as it would keep a hold, until
+// ctx ends. It reports false for any other failure, which the holder
+// asks again after, and for a refusal of what the server serves to it,
+// which it reports as a violation.
 func keepRefusal(ctx context.Context, w *world, fo *factoryOf, err error) bool {
-	if _, ok := errors.AsType[*si.ScopeError](err); !ok {
-		return false
-	}
-	if !w.crd.clusterScoped() {
+	_, scope := errors.AsType[*si.ScopeError](err)
+	_, kind := errors.AsType[*si.KindError](err)
+	switch {
+	case scope && !w.crd.clusterScoped():
 		w.crd.violate("refused only when not served", "replica %s: InformerFor refused the Widgets of %s, which the server serves namespaced: %v", fo.replica.name, Namespace, err)
 		return false
+	case scope:
+		w.crd.reach(caseRefusedClusterScoped)
+	case kind && w.crd.holds() == widgetKind:
+		w.crd.violate("refused only when not served", "replica %s: InformerFor refused the widget Go type, whose kind the CRD holds: %v", fo.replica.name, err)
+		return false
+	case kind:
+		w.crd.reach(caseRefusedOtherKind)
+	default:
+		return false
 	}
-	w.crd.reach(caseRefusedClusterScoped)
 	w.crd.mu.Lock()
 	w.crd.refused[fo.replica.name]++
 	w.crd.mu.Unlock()

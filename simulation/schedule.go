@@ -82,6 +82,21 @@ const (
 	// served: InformerFor refuses one, and a held informer of one must
 	// say it is not served and cache nothing.
 	RescopeCRD Kind = "rescope-crd"
+	// RekindCRD deletes it, its objects with it, and installs it again
+	// at its version and scope for the other kind, Widget ↔ Gadget,
+	// under the same plural, if it is installed. While it holds Gadgets,
+	// an informer of the widget Go type is told of nothing it can
+	// decode: InformerFor refuses it (a *KindError), and a held one must
+	// say it is not served and cache nothing. The unstructured holders
+	// hold Gadgets as they held Widgets.
+	RekindCRD Kind = "rekind-crd"
+)
+
+// The kinds the CRD holds, one at a time: Widget, the typed keeper's,
+// and the other a RekindCRD switches to.
+const (
+	widgetKind = "Widget"
+	gadgetKind = "Gadget"
 )
 
 // windowed reports whether k lasts For.
@@ -129,8 +144,8 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" r%d ring %d", f.Replica, f.Ring)
 	case DeleteSharderLease:
 		s += fmt.Sprintf(" ring %d", f.Ring)
-	case InstallCRD, RescopeCRD:
-		if f.Version != "" { // a rescope keeps the CRD's version
+	case InstallCRD, RescopeCRD, RekindCRD:
+		if f.Version != "" { // a rescope or rekind keeps the CRD's version
 			s += " " + f.Version
 		}
 		if f.For > 0 {
@@ -193,9 +208,9 @@ func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 // An install late in the faults would leave the writers no time to
 // make Widgets for "held informer equals server" to compare, so the
 // CRD's last install is owed crdWrites of writes after it (its For: the
-// faults end no sooner), as is its last rescope; a run that ends with
-// the CRD removed or cluster-scoped is judged so, then restored (see
-// crdRestore).
+// faults end no sooner), as is its last rescope or rekind; a run that
+// ends with the CRD removed, cluster-scoped or holding Gadgets is judged
+// so, then restored (see crdRestore).
 //
 // Half the removes delete the CRD only to create it again at once with
 // the other scope (RescopeCRD, drawn apart from the rest of the
@@ -209,8 +224,12 @@ func NewSchedule(seed int64, replicas int, length time.Duration) Schedule {
 // the move's For, whichever comes first (both drawn apart from the rest
 // of the schedule). A served check asks discovery in a few requests, so
 // a flip can fall between them, which one look cannot tell from a
-// deletion (reflector: "gone" is believed only when said twice). The
-// same arguments give the same schedule.
+// deletion (reflector: "gone" is believed only when said twice).
+//
+// One schedule in three also re-creates the CRD for the other kind
+// (RekindCRD), at a time drawn apart from the rest, so that adding it
+// left every other fault of every seed where it was. The same arguments
+// give the same schedule.
 func NewCRDSchedule(seed int64, replicas int, length time.Duration) Schedule {
 	kinds := []Kind{Latency, Hang, Errors, Partition, Pause, Kill, CutWatches, Compact, RemoveCRD, InstallCRD, MoveCRD, Lag}
 	weights := []int{2, 2, 2, 1, 1, 1, 1, 1, 3, 3, 3, 1}
@@ -226,14 +245,19 @@ func NewCRDSchedule(seed int64, replicas int, length time.Duration) Schedule {
 			s[i].Kind = RescopeCRD
 		}
 	}
+	if rekinds := rand.New(rand.NewPCG(uint64(seed), 0x4e1d)); rekinds.IntN(3) == 0 {
+		at := 2*time.Second + time.Duration(rekinds.Int64N(int64(max(length-2*time.Second, time.Second))))
+		s = append(s, Fault{At: at.Truncate(100 * time.Millisecond), Kind: RekindCRD})
+		slices.SortStableFunc(s, func(a, b Fault) int { return int(a.At - b.At) })
+	}
 	last, _ := crdEnd(s)
-	if last >= 0 && (s[last].Kind == InstallCRD || s[last].Kind == RescopeCRD) {
+	if last >= 0 && (s[last].Kind == InstallCRD || s[last].Kind == RescopeCRD || s[last].Kind == RekindCRD) {
 		s[last].For = crdWrites
 	}
 	return s
 }
 
-// crdWrites is the writes the CRD's last install (or rescope) is owed: about 15
+// crdWrites is the writes the CRD's last install (rescope, rekind) is owed: about 15
 // writes, a third of them creates.
 const crdWrites = 3 * time.Second
 
@@ -267,7 +291,7 @@ func crdEnd(s Schedule) (last int, served bool) {
 			version = f.Version
 		case f.Kind == MoveCRD && version != "" && version != f.Version:
 			version = f.Version
-		case f.Kind == RescopeCRD && version != "":
+		case (f.Kind == RescopeCRD || f.Kind == RekindCRD) && version != "":
 		default:
 			continue
 		}

@@ -50,8 +50,8 @@ func (l *widgetList) DeepCopyObject() runtime.Object {
 func widgetScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	gv := widgetsGVR().GroupResource().WithVersion(CRDVersions[0]).GroupVersion()
-	s.AddKnownTypeWithName(gv.WithKind("Widget"), &widget{})
-	s.AddKnownTypeWithName(gv.WithKind("WidgetList"), &widgetList{})
+	s.AddKnownTypeWithName(gv.WithKind(widgetKind), &widget{})
+	s.AddKnownTypeWithName(gv.WithKind(widgetKind+"List"), &widgetList{})
 	metav1.AddToGroupVersion(s, gv)
 	return s
 }
