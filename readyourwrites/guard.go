@@ -120,9 +120,15 @@ func New(opts Options) (*Guard, error) {
 // (TestClosingAGuardRemovesTheHandlersItsTrackRegistered): with
 // OpaqueResourceVersions, a Cache of a closed guard no longer sees writes
 // arrive, and one tracked after Close fails every Wrote. Use a new guard,
-// and Track again, for the next term.
+// and Track again, for the next term. Closing a guard again does
+// nothing: the Name it gave back may be the next term's guard's by then
+// (TestClosingAnOldGuardAgainDoesNotFreeTheNameTheNextTermsGuardHolds).
 func (g *Guard) Close() {
 	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return
+	}
 	untrack := g.untrack
 	g.untrack, g.closed = nil, true
 	g.mu.Unlock()
