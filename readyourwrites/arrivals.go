@@ -79,6 +79,25 @@ func (a *arrivals[T]) hasArrived(w *arrival) bool {
 	return w.arrived
 }
 
+// waitingFor is key's writes not arrived yet.
+func (a *arrivals[T]) waitingFor(key informer.Key) []*arrival {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.waiting[key])
+}
+
+// allArrived reports whether every one of ws has arrived.
+func (a *arrivals[T]) allArrived(ws []*arrival) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, w := range ws {
+		if !w.arrived {
+			return false
+		}
+	}
+	return true
+}
+
 // forget stops waiting for w: the guard dropped its record unseen.
 func (a *arrivals[T]) forget(key informer.Key, w *arrival) {
 	a.mu.Lock()

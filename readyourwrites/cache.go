@@ -32,6 +32,9 @@ type Cache[T informer.Object] struct {
 	// trackErr is why arrivals could not be registered (the informer has
 	// stopped); Wrote returns it.
 	trackErr error
+	// written holds the writes recorded and still waited for, by key,
+	// without arrivals: a delete waits for them too.
+	written written
 }
 
 // Track returns the Cache through which writes of inf's objects are
@@ -118,7 +121,7 @@ func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) error {
 			return true
 		}
 		return c.applied(rv)
-	}})
+	}, drop: c.written.add(key, rv)})
 	return nil
 }
 
@@ -175,24 +178,39 @@ func (c *Cache[T]) Delete(ctx context.Context, owner, key informer.Key, req *res
 // Deleted records a DELETE made without Delete: key is the object's key,
 // uid its UID if known (else "": then only absence counts), terminating
 // the object the DELETE answered if it still exists (finalizers), or nil
-// (a typed nil counts as nil).
+// (a typed nil counts as nil). Absence counts only once the cache has
+// applied the writes of key recorded before, through this Cache: a
+// create and a delete in one reconcile wait for both.
 func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating metav1.Object) {
 	var terminatingRV string
 	if !nilcheck.IsNil(terminating) {
 		terminatingRV = terminating.GetResourceVersion()
 	}
-	if c.arrivals != nil && terminatingRV != "" {
-		c.guard.record(owner, c.arrival(key, terminatingRV, cmp.Or(uid, terminating.GetUID()), func() bool {
-			cached, ok := c.informer.Indexer().Get(key)
-			return !ok || uid != "" && cached.GetUID() != uid
-		}))
+	gone := func() bool {
+		cached, ok := c.informer.Indexer().Get(key)
+		return !ok || uid != "" && cached.GetUID() != uid
+	}
+	if c.arrivals != nil {
+		// The writes before this one are seen as they arrive; the delete
+		// itself, where the UID is known, when its object's delete does.
+		before := c.arrivals.waitingFor(key)
+		goneAfter := func() bool { return c.arrivals.allArrived(before) && gone() }
+		switch {
+		case terminatingRV != "":
+			c.guard.record(owner, c.arrival(key, terminatingRV, cmp.Or(uid, terminating.GetUID()), goneAfter))
+		case uid != "":
+			c.guard.record(owner, c.arrival(key, "", uid, goneAfter))
+		default:
+			c.guard.record(owner, write{progress: c.informer.Progress, seen: goneAfter})
+		}
 		return
 	}
+	before := c.written.newest(key)
 	c.guard.record(owner, write{progress: c.informer.Progress, seen: func() bool {
 		cached, ok := c.informer.Indexer().Get(key)
 		switch {
 		case !ok, uid != "" && cached.GetUID() != uid:
-			return true
+			return before == "" || c.applied(before)
 		case terminatingRV != "":
 			return cached.GetDeletionTimestamp() != nil && atOrAfter(cached.GetResourceVersion(), terminatingRV)
 		default:

@@ -77,7 +77,9 @@
 //
 //   - A key with a recorded write is reconciled again only once the
 //     written object's cache holds that object at the write's
-//     resourceVersion or later (or, for a delete, no longer holds it), or
+//     resourceVersion or later (or, for a delete, no longer holds it,
+//     once it has applied the writes of that object recorded before
+//     the delete), or
 //     its informer has applied a resourceVersion at least as new (with
 //     OpaqueResourceVersions: once the cache has held that object at
 //     exactly the write's resourceVersion, or applied a change of it
@@ -87,7 +89,8 @@
 //     TestAKeyReconciledAgainRightAfterItsFixReadsTheFixNotTheOldCache,
 //     TestADeleteIsSeenWhenTheCacheNoLongerHoldsThatObject,
 //     TestByDefaultIntegerResourceVersionsAreTakenAsComparableAcrossObjects,
-//     TestWithOpaqueResourceVersionsAKeyIsHeldUntilItsCacheHoldsTheWrittenVersion
+//     TestWithOpaqueResourceVersionsAKeyIsHeldUntilItsCacheHoldsTheWrittenVersion,
+//     TestADeleteRecordedBeforeItsObjectsCreateReachedTheCacheStillHoldsTheKey
 //     and TestAKeyIsHeldForMaxHoldAtMostThenRunsCountedAsStale.
 //   - Only that key waits. The worker lets a held key go and takes the
 //     next one; the key is added again when its informer applies more,
