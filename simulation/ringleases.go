@@ -1,12 +1,18 @@
 package simulation
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/sharding"
@@ -30,14 +36,22 @@ func sharderConfig(cfg *rest.Config, ring string) *rest.Config {
 // sharding: a ring's Leases are found by the label that names the ring
 // exactly, so a sharder never touches another ring's): a write of a
 // sharder's that reaches a shard Lease labelled with another ring (the
-// scenario's rings share a prefix on purpose) is a violation. Its own
-// election Lease carries no ring label and is not judged.
+// scenario's rings share a prefix on purpose), or that leaves one
+// labelled so (a create, or a write whose body carries another ring's
+// label), is a violation. Its own election Lease carries no ring label
+// and is not judged.
 func (w *world) keepingToRings(replica string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if ring, ok := strings.CutPrefix(r.UserAgent(), sharderAgentPrefix); ok && r.Method != http.MethodGet {
-			if name, ok := leaseNamed(r.URL.Path); ok {
+			name, named := leaseNamed(r.URL.Path)
+			if named {
 				if other := w.leaseRing(name); other != "" && other != ring {
 					w.breakRing(replica, ring, r.Method, name, other)
+				}
+			}
+			if named || r.URL.Path == leasesPath {
+				if other := bodyRing(r); other != "" && other != ring {
+					w.breakRing(replica, ring, r.Method, cmp.Or(name, "(created)"), other)
 				}
 			}
 		}
@@ -45,10 +59,41 @@ func (w *world) keepingToRings(replica string, next http.Handler) http.Handler {
 	})
 }
 
+// leasesPath is the collection of the run's namespace's Leases, which a
+// create is sent to.
+var leasesPath = "/apis/coordination.k8s.io/v1/namespaces/" + Namespace + "/leases"
+
+// bodyRing is the ring label a write's body gives its Lease, "" if it
+// gives none (or is no Lease: a DELETE's options, a patch of other
+// fields). It leaves r's body for the server to read.
+func bodyRing(r *http.Request) string {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil || len(body) == 0 {
+		return ""
+	}
+	if r.Method == http.MethodPatch { // a JSON patch body, not an object
+		var patch struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(body, &patch) != nil {
+			return ""
+		}
+		return patch.Metadata.Labels[sharding.LeaseRingLabel]
+	}
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if lease, ok := obj.(*coordinationv1.Lease); err == nil && ok {
+		return lease.Labels[sharding.LeaseRingLabel]
+	}
+	return ""
+}
+
 // leaseNamed is the name of the Lease of the run's namespace that path
 // names, if it names one.
 func leaseNamed(path string) (string, bool) {
-	return strings.CutPrefix(path, "/apis/coordination.k8s.io/v1/namespaces/"+Namespace+"/leases/")
+	return strings.CutPrefix(path, leasesPath+"/")
 }
 
 // leaseRing is the ring label of the Lease called name on the server, ""
