@@ -88,8 +88,9 @@
 // Bad data never panics: an object of the wrong type, a typed nil, a list
 // of the wrong kind or an ERROR event without a Status is reported with
 // ErrUnexpectedObject; a bad watch event is skipped, a bad list retried.
-// With Options.Served, an object of another type, or of a kind the
-// client's scheme does not know, listed, streamed or watched (not one
+// With Options.Served, an object of another type (a bookmark too: the
+// API server stamps one with the kind the resource holds), or of a kind
+// the client's scheme does not know, listed, streamed or watched (not one
 // with a fault of its own, nor a watch cut mid-read), asks it first whether
 // the resource now holds another kind (Serving.OtherKind), which is
 // handled as a resource not served; if it says served, a watch ends and

@@ -12,7 +12,7 @@ const (
 	CauseStoreRefused = "store-refused" // the store refused the last list
 	CauseNoRV         = "no-rv"         // the last list had no resourceVersion
 	CauseServedAgain  = "served-again"  // the resource was not served for a while, and is again
-	CauseOtherKind    = "other-kind"    // a watch event brought an object of another type (with Options.Served)
+	CauseOtherKind    = "other-kind"    // with Options.Served: a watch or streamed list brought an object (a bookmark too) of another type, or of a kind the scheme does not know
 )
 
 // relistWhy is why a relist happens: its cause, one of the Cause

@@ -80,6 +80,15 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 				}
 				return state{phase: streaming, why: why}, &Error{Op: KindWatch, Name: r.opts.Name, Err: err}
 			case watch.Bookmark:
+				if r.opts.Served != nil && ofAnotherType[T](ev.Object) {
+					// The API server stamps a bookmark with the kind the
+					// resource holds now: of another type, it may hold
+					// another kind, with none of its objects yet
+					// (TestAStreamedEndBookmarkOfAnotherTypeAsksServed).
+					w.Stop()
+					return state{phase: streaming, why: relistWhy{CauseOtherKind, "a bookmark is of another type"}},
+						r.eventError(ev, "", fmt.Errorf("%w: a bookmark with %T", ErrUnexpectedObject, ev.Object))
+				}
 				rv, end := r.initialEventsEnd(ev)
 				if !end {
 					continue // a progress bookmark: nothing to keep until the list is whole

@@ -136,9 +136,14 @@ func (r *Reflector[T]) watchFailed(rv string, err error) (state, error) {
 // apply gives one ADDED, MODIFIED, DELETED or BOOKMARK event to the store
 // and advances LastSyncResourceVersion to its resourceVersion. A bad event
 // is reported and skipped; the watch goes on. An event whose object is of
-// another type is skipped too, but not reported: its error is returned,
-// for the caller to decide (the resource may hold another kind now).
+// another type, a bookmark's included (the API server stamps one with the
+// kind the resource holds now), is skipped too, but not reported: its
+// error is returned, for the caller to decide (the resource may hold
+// another kind now).
 func (r *Reflector[T]) apply(ev watch.Event) (notT error) {
+	if ev.Type == watch.Bookmark && r.opts.Served != nil && ofAnotherType[T](ev.Object) {
+		return r.eventError(ev, "", fmt.Errorf("%w: a bookmark with %T", ErrUnexpectedObject, ev.Object))
+	}
 	if ev.Type == watch.Bookmark {
 		m, err := meta.Accessor(ev.Object)
 		if err != nil {
