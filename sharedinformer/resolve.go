@@ -119,15 +119,13 @@ func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk sc
 	case f.stale.marked(gvr.Group):
 		f.freshMapper(ctx) // discovery fails, and a served check found the mapper stale about this group
 	default:
-		// Discovery of gvr's group fails: the mapper as it is. A reset
-		// would rebuild it from that failing discovery, and lose what it
-		// knew (TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails).
+		// Discovery of gvr's group fails: the mapper as it is, its
+		// refusal too. A reset would rebuild it from that failing
+		// discovery, and lose what it knew for every later caller
+		// (TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails,
+		// TestARefusedForResourceDuringAnOutageDoesNotDropWhatTheMapperKnewOfItsGroup).
 	}
 	refusal, known, err := f.resourceRefusal(ctx, goType, gvk, gvr)
-	if err == nil && refusal != nil && askErr != nil && !saidOther {
-		f.forget(ctx) // a refusal is the server's answer now
-		refusal, known, err = f.resourceRefusal(ctx, goType, gvk, gvr)
-	}
 	switch {
 	case err != nil:
 		return err
@@ -173,6 +171,17 @@ func (f *Factory) freshMapper(ctx context.Context) {
 	}
 }
 
+// freshMapperFor is freshMapper for a lookup in group: it resets the
+// mapper only if a served check marked group. Another group's mark waits
+// for a lookup of its own: a reset now would rebuild the mapper from
+// group's discovery, which may be failing, and lose what it knew of it
+// (TestAnUnrelatedStaleMarkDoesNotFailATypeLookupTheMapperKnewWhileItsGroupsDiscoveryFails).
+func (f *Factory) freshMapperFor(ctx context.Context, group string) {
+	if f.stale.marked(group) {
+		f.freshMapper(ctx)
+	}
+}
+
 // mapping asks the RESTMapper for gvk's resource. The mapper keeps what
 // it read of discovery until it is reset, so on a miss it forgets and
 // asks once more (a CRD installed since the first lookup is found), and
@@ -187,7 +196,7 @@ func (f *Factory) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*me
 		return nil, err
 	}
 	defer f.lookups.give()
-	f.freshMapper(ctx)
+	f.freshMapperFor(ctx, gvk.Group)
 	m, err := f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) || err == nil && !f.listedAs(ctx, m.Resource, gvk.Kind) {
 		f.forget(ctx)

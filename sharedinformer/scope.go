@@ -74,6 +74,7 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 		return "", err
 	}
 	defer f.lookups.give()
+	confirm := true // a "cluster-scoped" of the mapper's is asked again of a reset one
 	switch {
 	case saidRoot:
 		f.forget(ctx)
@@ -83,11 +84,14 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 		f.freshMapper(ctx) // discovery fails, and a served check found the mapper stale about this group
 	default:
 		// Discovery of gvr's group fails, and no served check marked
-		// it: the mapper as it is, whatever another group's mark; a
-		// reset would rebuild it from that failing discovery
-		// (TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails).
+		// it: the mapper as it is, whatever another group's mark, its
+		// "cluster-scoped" too; a reset would rebuild it from that
+		// failing discovery, and lose what it knew for every later caller
+		// (TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails,
+		// TestAClusterScopedAnswerDuringAnOutageDoesNotDropWhatTheMapperKnewOfItsGroup).
+		confirm = false
 	}
-	scope, err := f.mapperScope(ctx, gvr)
+	scope, err := f.mapperScope(ctx, gvr, confirm)
 	if err == nil && scope == "" && askErr != nil {
 		// The mapper read the same discovery that just failed: its "I do
 		// not know it" is no answer either.
@@ -98,11 +102,11 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 
 // mapperScope is gvr's scope by the RESTMapper, "" for a resource it
 // does not know; the caller holds the lookup turn. The mapper remembers
-// what it read, so a "cluster-scoped" answer is asked again of a reset
-// mapper: a ScopeError is the server's answer now.
-func (f *Factory) mapperScope(ctx context.Context, gvr schema.GroupVersionResource) (meta.RESTScopeName, error) {
+// what it read, so with confirm a "cluster-scoped" answer is asked again
+// of a reset mapper: a ScopeError is the server's answer now.
+func (f *Factory) mapperScope(ctx context.Context, gvr schema.GroupVersionResource, confirm bool) (meta.RESTScopeName, error) {
 	scope, err := f.scopeOf(ctx, gvr)
-	if err == nil && scope == meta.RESTScopeNameRoot {
+	if err == nil && scope == meta.RESTScopeNameRoot && confirm {
 		f.forget(ctx)
 		scope, err = f.scopeOf(ctx, gvr)
 	}

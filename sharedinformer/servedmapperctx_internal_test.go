@@ -43,7 +43,7 @@ func TestAMapperResettableOnlyWithAContextIsResetAfterANo(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, answer.Served)
 
-	_, err = f.mapping(t.Context(), cm)
+	_, err = f.scopeNow(t.Context(), schema.GroupVersionResource{Group: "gone.listwatch.dev", Version: "v1", Resource: "squids"})
 	require.NoError(t, err)
-	assert.Equal(t, 1, inner.resets, "the next lookup after a 'no' resets the stale mapper (it is resettable: mapping() resets it on a miss)")
+	assert.Equal(t, 1, inner.resets, "the next lookup in its group after a 'no' resets the stale mapper (it is resettable: mapping() resets it on a miss)")
 }

@@ -23,10 +23,11 @@ func (m *countingMapper) Reset()                           { m.resets++ }
 func (m *countingMapper) ResetWithContext(context.Context) { m.resets++ }
 
 // A served check that finds its resource not served in its version marks
-// the factory's RESTMapper stale, and resets nothing itself (a reset
-// waits for any discovery fetch the mapper has in flight); the next
-// lookup resets it, once, on its own caller's goroutine.
-func TestANoMarksTheMapperStaleAndTheNextLookupResetsIt(t *testing.T) {
+// the factory's RESTMapper stale about its group, and resets nothing
+// itself (a reset waits for any discovery fetch the mapper has in
+// flight); a lookup in another group leaves it, and the next lookup in
+// that group resets it, once, on its own caller's goroutine.
+func TestANoMarksTheMapperStaleAndTheNextLookupInItsGroupResetsIt(t *testing.T) {
 	srv := fakeapiserver.New()
 	mem := fakeapiserver.ServeInMemory(srv)
 	defer mem.Close()
@@ -43,8 +44,12 @@ func TestANoMarksTheMapperStaleAndTheNextLookupResetsIt(t *testing.T) {
 
 	_, err = f.mapping(t.Context(), cm)
 	require.NoError(t, err)
-	assert.Equal(t, 1, mapper.resets, "the next lookup resets the stale mapper first")
-	_, err = f.mapping(t.Context(), cm)
+	assert.Zero(t, mapper.resets, "a lookup in another group leaves the mapper as it is")
+	squids := schema.GroupVersionResource{Group: "gone.listwatch.dev", Version: "v1", Resource: "squids"}
+	_, err = f.scopeNow(t.Context(), squids)
+	require.NoError(t, err)
+	assert.Equal(t, 1, mapper.resets, "the next lookup in its group resets the stale mapper first")
+	_, err = f.scopeNow(t.Context(), squids)
 	require.NoError(t, err)
 	assert.Equal(t, 1, mapper.resets, "and only once per 'no'")
 }

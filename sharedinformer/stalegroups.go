@@ -4,11 +4,12 @@ import "sync"
 
 // staleGroups are the API groups in which a served check found a
 // resource not served in its version since the RESTMapper was last
-// reset: the mapper may still map it. The next lookup resets the mapper
-// first (Factory.freshMapper), on its caller's goroutine; while a
-// group's discovery fails, a lookup in another group leaves the mapper
-// as it is (a reset would rebuild it from the failing discovery and lose
-// what it knew), but one in a marked group does not trust it
+// reset: the mapper may still map it. The next lookup in a marked group
+// resets the mapper first (Factory.freshMapperFor), on its caller's
+// goroutine; a lookup in another group leaves the mapper as it is (that
+// group's discovery may be failing, and a reset would rebuild the mapper
+// from it and lose what it knew), but one in a marked group does not
+// trust it
 // (TestAForResourceKindCheckIsNotPassedByAMapperAServedCheckFoundStaleWhileDiscoveryFails,
 // TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails).
 type staleGroups struct {
