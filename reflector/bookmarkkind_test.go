@@ -16,13 +16,21 @@ import (
 	"github.com/listwatch/informer/reflector"
 )
 
-// heldSecrets is a Served that says the resource holds Secrets now,
-// counting how often it was asked.
-func heldSecrets(asked *atomic.Int32) func(context.Context) (reflector.Serving, error) {
-	return func(context.Context) (reflector.Serving, error) {
+// requireNotServedOnceInAnHour streams lw's resource for an hour with a
+// Served that says it holds Secrets now, and requires ErrNotServed
+// reported once.
+func requireNotServedOnceInAnHour(t *testing.T, lw *scriptedLW) {
+	var asked atomic.Int32
+	served := func(context.Context) (reflector.Serving, error) {
 		asked.Add(1)
 		return reflector.Serving{OtherKind: "Secret"}, nil
 	}
+	store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
+	opts := fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store, OnError: errs.hook, Served: served})
+	opts.StreamingList = true
+	runFor(t, must(reflector.New(opts)), time.Hour)
+	require.Equal(t, 1, errs.count(is(reflector.ErrNotServed)),
+		"the resource has held Secrets for an hour; Served asked %d times, errors: %v", asked.Load(), errs.all())
 }
 
 // The CRD was deleted (its ConfigMaps with it) and created again holding
@@ -50,13 +58,7 @@ func TestAStreamedEndBookmarkOfAnotherTypeAsksServed(t *testing.T) {
 				return w
 			},
 		}
-		var asked atomic.Int32
-		store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
-		opts := fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store, OnError: errs.hook, Served: heldSecrets(&asked)})
-		opts.StreamingList = true
-		runFor(t, must(reflector.New(opts)), time.Hour)
-		require.Equal(t, 1, errs.count(is(reflector.ErrNotServed)),
-			"the resource has held Secrets for an hour; Served asked %d times, errors: %v", asked.Load(), errs.all())
+		requireNotServedOnceInAnHour(t, lw)
 	})
 }
 
@@ -77,12 +79,6 @@ func TestAWatchedBookmarkOfAnotherTypeAsksServed(t *testing.T) {
 				return w
 			},
 		}
-		var asked atomic.Int32
-		store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
-		opts := fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store, OnError: errs.hook, Served: heldSecrets(&asked)})
-		opts.StreamingList = true
-		runFor(t, must(reflector.New(opts)), time.Hour)
-		require.Equal(t, 1, errs.count(is(reflector.ErrNotServed)),
-			"the resource has held Secrets for an hour; Served asked %d times, errors: %v", asked.Load(), errs.all())
+		requireNotServedOnceInAnHour(t, lw)
 	})
 }

@@ -61,7 +61,7 @@ func (w *world) keepingToRings(replica string, next http.Handler) http.Handler {
 
 // leasesPath is the collection of the run's namespace's Leases, which a
 // create is sent to.
-var leasesPath = "/apis/coordination.k8s.io/v1/namespaces/" + Namespace + "/leases"
+const leasesPath = "/apis/coordination.k8s.io/v1/namespaces/" + Namespace + "/leases"
 
 // bodyRing is the ring label a write's body gives its Lease, "" if it
 // gives none (or is no Lease: a DELETE's options, a patch of other
