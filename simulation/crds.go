@@ -273,8 +273,9 @@ func (w *world) moveCRDBackLocked(from, to string) {
 // writeWidgets is the Widgets' writers until ctx ends: as the admin,
 // every 200 ms while the CRD is served namespaced, one change to a Widget
 // (a Gadget while the CRD holds those) in the served version: mostly an
-// update, sometimes a delete or a create of a missing one. Each is served straight by the server, with no network:
-// under the CRD's lock, so it never meets a version just moved.
+// update, sometimes a delete or a create of a missing one. Each is
+// served straight by the server, with no network: under the CRD's lock,
+// so it never meets a version just moved.
 func (w *world) writeWidgets(ctx context.Context) {
 	rng := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0x3717e6))
 	for tick := 1; ; tick++ {
