@@ -129,6 +129,12 @@ func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk sc
 	switch {
 	case err != nil:
 		return err
+	case refusal != nil && askErr != nil && !saidOther:
+		// A refusal from what the mapper read before the outage may be
+		// a CRD's from before it was created again: a KindError says
+		// the caller erred, which only discovery can say
+		// (TestAKindErrorDuringAnOutageIsNotTheMappersMemoryOfADeletedCRD).
+		return fmt.Errorf("sharedinformer: resource %s: discovery could not be asked, so the kind it holds was not checked (what the RESTMapper read before refuses it: %v): %w", gvr.GroupResource(), refusal, askErr)
 	case refusal != nil:
 		return refusal
 	case !known && askErr != nil:

@@ -79,7 +79,7 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 	case saidRoot:
 		f.forget(ctx)
 	case askErr == nil:
-		f.freshMapper(ctx) // not listed: a served check's "no" may concern gvr
+		f.freshMapperFor(ctx, gvr.Group) // not listed: a served check's "no" may concern gvr
 	case f.stale.marked(gvr.Group):
 		f.freshMapper(ctx) // discovery fails, and a served check found the mapper stale about this group
 	default:
@@ -92,9 +92,12 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 		confirm = false
 	}
 	scope, err := f.mapperScope(ctx, gvr, confirm)
-	if err == nil && scope == "" && askErr != nil {
+	if err == nil && askErr != nil && !saidRoot && scope != meta.RESTScopeNameNamespace {
 		// The mapper read the same discovery that just failed: its "I do
-		// not know it" is no answer either.
+		// not know it" is no answer either, and its "cluster-scoped" may
+		// be a CRD's from before it was created again: a ScopeError says
+		// the caller erred, which only discovery can say
+		// (TestAScopeErrorDuringAnOutageIsNotTheMappersMemoryOfADeletedCRD).
 		return "", fmt.Errorf("discovery could not be asked, so its scope was not checked: %w", askErr)
 	}
 	return scope, err
