@@ -86,6 +86,16 @@ func (a *arrivals[T]) waitingFor(key informer.Key) []*arrival {
 	return slices.Clone(a.waiting[key])
 }
 
+// uidOf is the UID of the object ws were written to, "" if none says.
+func uidOf(ws []*arrival) types.UID {
+	for _, w := range ws {
+		if w.uid != "" {
+			return w.uid
+		}
+	}
+	return ""
+}
+
 // allArrived reports whether every one of ws has arrived.
 func (a *arrivals[T]) allArrived(ws []*arrival) bool {
 	a.mu.Lock()

@@ -107,8 +107,11 @@ func TestADeleteRecordedBeforeItsObjectsCreateReachedTheCacheStillHoldsTheKey(t 
 
 			// The delete arrives: now the key runs.
 			close(api.release)
-			_, wake, _ := guard.Hold(owner)
-			for held := true; held; held, wake, _ = guard.Hold(owner) {
+			for {
+				held, wake, _ := guard.Hold(owner)
+				if !held {
+					break
+				}
 				select {
 				case <-wake:
 				case <-ctx.Done():

@@ -90,7 +90,8 @@
 //     TestADeleteIsSeenWhenTheCacheNoLongerHoldsThatObject,
 //     TestByDefaultIntegerResourceVersionsAreTakenAsComparableAcrossObjects,
 //     TestWithOpaqueResourceVersionsAKeyIsHeldUntilItsCacheHoldsTheWrittenVersion,
-//     TestADeleteRecordedBeforeItsObjectsCreateReachedTheCacheStillHoldsTheKey
+//     TestADeleteRecordedBeforeItsObjectsCreateReachedTheCacheStillHoldsTheKey,
+//     TestADeleteAfterItsCreateRanStaleStillWaitsForTheCreate
 //     and TestAKeyIsHeldForMaxHoldAtMostThenRunsCountedAsStale.
 //   - Only that key waits. The worker lets a held key go and takes the
 //     next one; the key is added again when its informer applies more,
