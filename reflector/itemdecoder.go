@@ -2,9 +2,7 @@ package reflector
 
 import (
 	"bufio"
-	"io"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/listwatch/informer"
@@ -79,15 +77,7 @@ func newItemDecoder[T informer.Object](decodeItem func(data []byte, index int) (
 // way a protobuf item, whose size comes before it, is read.
 func (d *itemDecoder[T]) add(r *bufio.Reader, size int) error {
 	return d.addWith(func(buf []byte) ([]byte, error) {
-		start := len(buf)
-		buf = slices.Grow(buf, size)[:start+size]
-		if _, err := io.ReadFull(r, buf[start:]); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return buf, err
-		}
-		return buf, nil
+		return appendN(buf, r, size)
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,7 +133,10 @@ func decodeProtobufList[T informer.Object](r io.Reader, want metav1.TypeMeta, pa
 // eachField reads the fields of a message of size bytes from r (size -1:
 // until r ends) and calls fn with each length-delimited field, which must
 // consume exactly size bytes of it. Fields of other wire types are
-// skipped.
+// skipped, but not as fields 1 and 2, which every message read here (the
+// runtime.Unknown envelope, its TypeMeta, the list) holds as bytes: an
+// item sent as a number is an error, never a shorter list
+// (TestAProtobufItemOfTheWrongWireTypeIsAnErrorNotAShorterList).
 func eachField(r *bufio.Reader, size int, fn func(num protowire.Number, size int, r *bufio.Reader) error) error {
 	read := 0
 	for size < 0 || read < size {
@@ -147,6 +151,9 @@ func eachField(r *bufio.Reader, size int, fn func(num protowire.Number, size int
 		num, typ := protowire.DecodeTag(tag)
 		if num < protowire.MinValidNumber {
 			return errors.New("a field numbered 0")
+		}
+		if num <= 2 && typ != protowire.BytesType {
+			return fmt.Errorf("field %d has wire type %d, but it holds bytes", num, typ)
 		}
 		var length uint64
 		switch typ {
@@ -207,12 +214,28 @@ func readVarint(r *bufio.Reader) (v uint64, n int, err error) {
 
 // readN reads exactly n bytes.
 func readN(r *bufio.Reader, n int) ([]byte, error) {
-	b := make([]byte, n)
-	_, err := io.ReadFull(r, b)
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
+	return appendN(nil, r, n)
+}
+
+// appendN appends exactly n bytes read from r to buf, growing buf as
+// they come, not by what a length prefix claims: a short answer that
+// claims gigabytes allocates about what it holds
+// (TestAProtobufLengthPrefixClaimingGigabytesAllocatesNoGigabytes).
+func appendN(buf []byte, r io.Reader, n int) ([]byte, error) {
+	const chunk = 64 << 10
+	for n > 0 {
+		k, start := min(n, chunk), len(buf)
+		buf = slices.Grow(buf, k)[:start+k]
+		got, err := io.ReadFull(r, buf[start:])
+		buf, n = buf[:start+got], n-got
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return buf, err
+		}
 	}
-	return b, err
+	return buf, nil
 }
 
 // decodeProtobufItem unmarshals one protobuf item into a new T.

@@ -10,7 +10,7 @@ const (
 	CauseWentBack     = "went-back"     // a watch event's resourceVersion went backwards
 	CauseFailed       = "failed"        // a list or streaming list failed, or was cut: try again
 	CauseStoreRefused = "store-refused" // the store refused the last list
-	CauseNoRV         = "no-rv"         // the last list had no resourceVersion
+	CauseNoRV         = "no-rv"         // the last list, or streamed list, had no resourceVersion
 	CauseServedAgain  = "served-again"  // the resource was not served for a while, and is again
 	CauseOtherKind    = "other-kind"    // with Options.Served: a watch or streamed list brought an object (a bookmark too) of another type, or of a kind the scheme does not know
 )

@@ -93,6 +93,13 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 				if !end {
 					continue // a progress bookmark: nothing to keep until the list is whole
 				}
+				if rv == "" {
+					// As a LIST without one: no watch could start from it
+					// (TestAStreamedListWithoutAResourceVersionIsRefusedAsAListIs).
+					w.Stop()
+					return state{phase: streaming, why: relistWhy{CauseNoRV, "the streamed list had no resourceVersion"}},
+						&Error{Op: KindWatch, Name: r.opts.Name, Err: ErrNoResourceVersion}
+				}
 				n, err := initial.finish(rv)
 				if err != nil {
 					w.Stop()
