@@ -9,14 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Probe (hunt-c): a protobuf LIST answer of a few bytes whose length
-// prefixes claim 2 GiB must be an error without allocating what the
-// prefixes claim, as the CBOR reader's appendBytes grows "as they come,
-// not by what the head claims"
-// (TestAHostileCBORListIsAnErrorNotACrashOrAHugeAllocation). The
-// protobuf reader allocates the claimed size up front (readN's make,
-// itemDecoder.add's slices.Grow), so a corrupt or hostile 10-byte body
-// costs 2 GiB, enough to OOM-kill a small controller.
+// A protobuf LIST answer of a few bytes whose length prefixes claim
+// 2 GiB is an error, and decoding it allocates about what arrived, not
+// what the prefixes claim, as the CBOR reader does
+// (TestAHostileCBORListIsAnErrorNotACrashOrAHugeAllocation): a corrupt
+// or hostile 10-byte body must not OOM-kill a small controller. (Found
+// by a bug hunt: the type header, the list's metadata and an item were
+// each allocated at their claimed size before any byte came.)
 func TestAProtobufLengthPrefixClaimingGigabytesAllocatesNoGigabytes(t *testing.T) {
 	const claim = 1 << 31 // eachField's own bound
 	typeMeta := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte("v1"))

@@ -11,17 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 )
 
-// Probe (hunt-c): a protobuf list whose items field (2) comes with a
-// wire type other than length-delimited is a garbled answer: the API
-// machinery's decoder refuses it ("wrong wireType = 0 for field Items").
-// decodeProtobufList's eachField skips any non-bytes field, whatever its
-// number, so the item is silently dropped and the list comes out one
-// object short: taken as complete, it tombstones that object in the
-// cache (the harm the cut-list tests guard against: "never a shorter
-// list, which would delete objects from the cache").
-//
-// Passing means: the answer is an error (ErrUnexpectedObject or
-// errNotAProtobufList), as the API machinery's decoder's is.
+// A protobuf list whose items field (2) comes with a wire type other
+// than length-delimited is a garbled answer, an error as apimachinery's
+// decoder says ("wrong wireType = 0 for field Items"), never a list one
+// object short, which taken as complete would delete that object from
+// the cache. (Found by a bug hunt: the item was skipped.)
 func TestAProtobufItemOfTheWrongWireTypeIsAnErrorNotAShorterList(t *testing.T) {
 	good := configMapList(2)
 	item0, err := good.Items[0].Marshal()

@@ -14,19 +14,12 @@ import (
 	"github.com/listwatch/informer/reflector"
 )
 
-// Probe (hunt-c): a streaming list whose initial-events-end bookmark
-// carries no resourceVersion is a list without a resourceVersion. A LIST
-// like it is refused (ErrNoResourceVersion: "no watch could start from
-// it"; TestHostileListAnswersAre...: "a list without a resourceVersion",
-// nothing reaches the store). The stream instead hands it to the store
-// as a complete list and, when that watch ends, opens a plain WATCH at
-// resourceVersion "", which a real server answers from "now" (with
-// synthetic ADDED events): deletions made in between are never seen, and
-// nothing ever relists to find them.
-//
-// Passing means: the stream is treated as the LIST is (reported with
-// ErrNoResourceVersion, no Replace from it) and no plain watch is opened
-// at resourceVersion "".
+// A streamed list whose closing bookmark carries no resourceVersion is
+// refused as a LIST without one is (ErrNoResourceVersion: no watch could
+// start from it), not handed to the store as complete with the next
+// watch opened at resourceVersion "", which a real server answers from
+// "now": deletions made in between would never be seen. (Found by a bug
+// hunt.)
 func TestAStreamedListWithoutAResourceVersionIsRefusedAsAListIs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lw := memlistwatch.New[*corev1.ConfigMap]()
