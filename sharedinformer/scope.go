@@ -92,7 +92,7 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 		confirm = false
 	}
 	scope, err := f.mapperScope(ctx, gvr, confirm)
-	if err == nil && askErr != nil && !saidRoot && scope != meta.RESTScopeNameNamespace {
+	if err == nil && askErr != nil && (scope == "" || !saidRoot && scope == meta.RESTScopeNameRoot) {
 		// The mapper read the same discovery that just failed: its "I do
 		// not know it" is no answer either, and its "cluster-scoped" may
 		// be a CRD's from before it was created again: a ScopeError says
