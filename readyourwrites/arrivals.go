@@ -86,11 +86,14 @@ func (a *arrivals[T]) waitingFor(key informer.Key) []*arrival {
 	return slices.Clone(a.waiting[key])
 }
 
-// uidOf is the UID of the object ws were written to, "" if none says.
-func uidOf(ws []*arrival) types.UID {
-	for _, w := range ws {
-		if w.uid != "" {
-			return w.uid
+// lastUID is the UID of the object the last of ws (in the order they
+// were written) was written to, "" if none says: an object of that name
+// deleted and made again has the newer UID
+// (TestAnOpaqueDeleteOfUnknownUIDIsNotTakenForAnEarlierObjectsDelete).
+func lastUID(ws []*arrival) types.UID {
+	for i := len(ws) - 1; i >= 0; i-- {
+		if ws[i].uid != "" {
+			return ws[i].uid
 		}
 	}
 	return ""
@@ -150,7 +153,9 @@ func (a *arrivals[T]) changed(obj T, deleted bool) {
 	}
 	n := len(a.waiting[key])
 	a.keepLocked(key, func(w *arrival) bool {
-		w.arrived = w.shows(obj) || deleted && w.uid != "" && w.uid == uid
+		// A delete of unknown object (no UID, no version) arrives with
+		// any delete of its key.
+		w.arrived = w.shows(obj) || deleted && (w.uid != "" && w.uid == uid || w.uid == "" && w.rv == "")
 		return !w.arrived
 	})
 	if len(a.waiting[key]) < n {

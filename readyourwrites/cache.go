@@ -1,7 +1,6 @@
 package readyourwrites
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,7 +115,9 @@ func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) error {
 		c.guard.record(owner, c.arrival(key, rv, obj.GetUID(), nil))
 		return nil
 	}
-	c.written.add(key, rv, c.applied)
+	if comparable(rv) {
+		c.written.add(key, rv, c.applied) // another never counts as applied
+	}
 	c.guard.record(owner, write{progress: c.informer.Progress, seen: func() bool {
 		if cached, ok := c.informer.Indexer().Get(key); ok && atOrAfter(cached.GetResourceVersion(), rv) {
 			return true
@@ -190,8 +191,11 @@ func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating m
 	var arrivingBefore []*arrival
 	if c.arrivals != nil {
 		arrivingBefore = c.arrivals.waitingFor(key)
+		if uid == "" && !nilcheck.IsNil(terminating) {
+			uid = terminating.GetUID()
+		}
 		if uid == "" {
-			uid = uidOf(arrivingBefore) // the object those writes made: its delete is this one
+			uid = lastUID(arrivingBefore) // the object the last of those writes made: its delete is this one
 		}
 	}
 	gone := func() bool {
@@ -206,9 +210,17 @@ func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating m
 		goneAfter := func() bool { return c.arrivals.allArrived(arrivingBefore) && gone() }
 		switch {
 		case terminatingRV != "":
-			c.guard.record(owner, c.arrival(key, terminatingRV, cmp.Or(uid, terminating.GetUID()), goneAfter))
+			c.guard.record(owner, c.arrival(key, terminatingRV, uid, goneAfter))
 		case uid != "":
 			c.guard.record(owner, c.arrival(key, "", uid, goneAfter))
+		case len(arrivingBefore) > 0:
+			// No UID anywhere: the writes before it must arrive, and then
+			// a delete of the key, or the cache must not hold it; both
+			// wake the key (TestAnOpaqueCreateThenDeleteWithoutUIDsStillHoldsTheKey).
+			a := c.arrivals.expect(key, "", "", func() (T, bool) { var none T; return none, false })
+			c.guard.record(owner, write{progress: c.arrivals.Progress,
+				seen: func() bool { return c.arrivals.allArrived(arrivingBefore) && (c.arrivals.hasArrived(a) || gone()) },
+				drop: func() { c.arrivals.forget(key, a) }})
 		default: // nothing written before it, and no UID: absence alone
 			c.guard.record(owner, write{progress: c.informer.Progress, seen: gone})
 		}
@@ -246,6 +258,13 @@ func (c *Cache[T]) arrival(key informer.Key, rv string, uid types.UID, gone func
 func (c *Cache[T]) applied(rv string) bool {
 	cmp, err := si.CompareResourceVersions(c.informer.LastSyncResourceVersion(), rv)
 	return err == nil && cmp >= 0
+}
+
+// comparable reports whether rv is a resourceVersion that can be
+// ordered (an integer, KEP-5504), which applied can ever say of.
+func comparable(rv string) bool {
+	_, err := si.CompareResourceVersions(rv, rv)
+	return err == nil
 }
 
 // atOrAfter reports whether resourceVersion have is rv or later: by

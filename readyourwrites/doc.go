@@ -79,7 +79,8 @@
 //     written object's cache holds that object at the write's
 //     resourceVersion or later (or, for a delete, no longer holds it,
 //     once it has applied the writes of that object recorded before
-//     the delete), or
+//     the delete, where their versions are integers or, with
+//     OpaqueResourceVersions, once they have arrived), or
 //     its informer has applied a resourceVersion at least as new (with
 //     OpaqueResourceVersions: once the cache has held that object at
 //     exactly the write's resourceVersion, or applied a change of it
