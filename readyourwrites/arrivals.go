@@ -33,9 +33,10 @@ type arrivals[T informer.Object] struct {
 
 // arrival is one written version an arrivals waits for.
 type arrival struct {
-	rv      string    // the written resourceVersion
-	uid     types.UID // the written object's UID; "" if not known
-	arrived bool      // guarded by arrivals.mu
+	rv      string     // the written resourceVersion
+	uid     types.UID  // the written object's UID; "" if not known
+	after   []*arrival // for a delete of an object not known (no rv, no UID): the writes it came after
+	arrived bool       // guarded by arrivals.mu
 }
 
 // handlerSeq numbers arrivals handlers, so that each has its own name on
@@ -86,23 +87,26 @@ func (a *arrivals[T]) waitingFor(key informer.Key) []*arrival {
 	return slices.Clone(a.waiting[key])
 }
 
-// lastUID is the UID of the object the last of ws (in the order they
-// were written) was written to, "" if none says: an object of that name
-// deleted and made again has the newer UID
-// (TestAnOpaqueDeleteOfUnknownUIDIsNotTakenForAnEarlierObjectsDelete).
-func lastUID(ws []*arrival) types.UID {
-	for i := len(ws) - 1; i >= 0; i-- {
-		if ws[i].uid != "" {
-			return ws[i].uid
-		}
-	}
-	return ""
+// expectDeleteAfter starts waiting for a delete of key, of an object
+// not known, that comes after every one of before has arrived: a delete
+// of the key the handler is told of before that is an earlier object's.
+func (a *arrivals[T]) expectDeleteAfter(key informer.Key, before []*arrival) *arrival {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w := &arrival{after: before}
+	a.waiting[key] = append(a.waiting[key], w)
+	return w
 }
 
 // allArrived reports whether every one of ws has arrived.
 func (a *arrivals[T]) allArrived(ws []*arrival) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return allArrivedLocked(ws)
+}
+
+// allArrivedLocked is allArrived with arrivals.mu held.
+func allArrivedLocked(ws []*arrival) bool {
 	for _, w := range ws {
 		if !w.arrived {
 			return false
@@ -153,9 +157,10 @@ func (a *arrivals[T]) changed(obj T, deleted bool) {
 	}
 	n := len(a.waiting[key])
 	a.keepLocked(key, func(w *arrival) bool {
-		// A delete of unknown object (no UID, no version) arrives with
-		// any delete of its key.
-		w.arrived = w.shows(obj) || deleted && (w.uid != "" && w.uid == uid || w.uid == "" && w.rv == "")
+		// A delete of an object not known (no UID, no version) arrives
+		// with the first delete of its key after the writes it came
+		// after (marked in this same pass if this delete is theirs).
+		w.arrived = w.shows(obj) || deleted && (w.uid != "" && w.uid == uid || w.uid == "" && w.rv == "" && allArrivedLocked(w.after))
 		return !w.arrived
 	})
 	if len(a.waiting[key]) < n {

@@ -194,9 +194,6 @@ func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating m
 		if uid == "" && !nilcheck.IsNil(terminating) {
 			uid = terminating.GetUID()
 		}
-		if uid == "" {
-			uid = lastUID(arrivingBefore) // the object the last of those writes made: its delete is this one
-		}
 	}
 	gone := func() bool {
 		cached, ok := c.informer.Indexer().Get(key)
@@ -214,10 +211,13 @@ func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating m
 		case uid != "":
 			c.guard.record(owner, c.arrival(key, "", uid, goneAfter))
 		case len(arrivingBefore) > 0:
-			// No UID anywhere: the writes before it must arrive, and then
+			// No UID: which object it deleted is not known, only that it
+			// came after the writes before it. Those must arrive, and then
 			// a delete of the key, or the cache must not hold it; both
-			// wake the key (TestAnOpaqueCreateThenDeleteWithoutUIDsStillHoldsTheKey).
-			a := c.arrivals.expect(key, "", "", func() (T, bool) { var none T; return none, false })
+			// wake the key (TestAnOpaqueCreateThenDeleteWithoutUIDsStillHoldsTheKey,
+			// TestAnEarlierObjectsDeleteDoesNotMarkANoUIDDelete,
+			// TestAnUnknownDeleteIsNotTakenForAnEarlierObjectsDeleteRecordedLate).
+			a := c.arrivals.expectDeleteAfter(key, arrivingBefore)
 			c.guard.record(owner, write{progress: c.arrivals.Progress,
 				seen: func() bool { return c.arrivals.allArrived(arrivingBefore) && (c.arrivals.hasArrived(a) || gone()) },
 				drop: func() { c.arrivals.forget(key, a) }})
