@@ -48,7 +48,7 @@ func TestAProtobufLengthPrefixClaimingGigabytesAllocatesNoGigabytes(t *testing.T
 				t.Fatalf("a %d-byte body claiming 2 GiB decoded without error", len(body))
 			}
 			allocated := after.TotalAlloc - before.TotalAlloc
-			if allocated > 64<<20 {
+			if allocated > 128<<20 { // the claims are 256 MiB and 2 GiB; this is noise's room
 				t.Fatalf("decoding a %d-byte protobuf body allocated %d MiB (its length prefix claims 2 GiB); err = %v", len(body), allocated>>20, err)
 			}
 		})
