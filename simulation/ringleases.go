@@ -11,8 +11,8 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/sharding"
@@ -83,11 +83,16 @@ func bodyRing(r *http.Request) string {
 		}
 		return patch.Metadata.Labels[sharding.LeaseRingLabel]
 	}
-	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
-	if lease, ok := obj.(*coordinationv1.Lease); err == nil && ok {
-		return lease.Labels[sharding.LeaseRingLabel]
+	var lease coordinationv1.Lease
+	if raw, ok := bytes.CutPrefix(body, []byte("k8s\x00")); ok { // protobuf: a runtime.Unknown around the Lease
+		var envelope runtime.Unknown
+		if envelope.Unmarshal(raw) != nil || lease.Unmarshal(envelope.Raw) != nil {
+			return ""
+		}
+	} else if json.Unmarshal(body, &lease) != nil {
+		return ""
 	}
-	return ""
+	return lease.Labels[sharding.LeaseRingLabel]
 }
 
 // leaseNamed is the name of the Lease of the run's namespace that path

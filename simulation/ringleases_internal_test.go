@@ -6,6 +6,12 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/informer/sharding"
 )
 
 // leaseRequests is a world's Lease collection behind keepingToRings, as
@@ -26,6 +32,9 @@ func leaseRequests(t *testing.T) (w *world, send func(method, agent, name, body 
 		}
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		if strings.HasPrefix(body, "k8s\x00") {
+			req.Header.Set("Content-Type", "application/vnd.kubernetes.protobuf")
+		}
 		req.Header.Set("User-Agent", agent)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -93,5 +102,26 @@ func TestASharderCreatingOrRelabellingALeaseIntoAnotherRingBreaksASharderKeepsTo
 		if len(w.ringBroken) != 2 {
 			t.Fatalf("ring web's sharder moved its Lease into ring web-api; violations: %v, want two", w.ringBroken)
 		}
+		if code := send(http.MethodPost, sharderAgentPrefix+"web", "", protobufLease(t, "web-api-m3", "web-api")); code != http.StatusCreated {
+			t.Fatalf("creating Lease web-api-m3 in protobuf: %d", code)
+		}
+		if len(w.ringBroken) != 3 {
+			t.Fatalf("ring web's sharder created a Lease of ring web-api in protobuf; violations: %v, want three", w.ringBroken)
+		}
 	})
+}
+
+// protobufLease is a Lease labelled with ring, as a client that speaks
+// protobuf sends it: a runtime.Unknown after the "k8s\x00" prefix.
+func protobufLease(t *testing.T, name, ring string) string {
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace, Labels: map[string]string{sharding.LeaseRingLabel: ring}}}
+	raw, err := lease.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	envelope, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"}, Raw: raw}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "k8s\x00" + string(envelope)
 }
