@@ -33,10 +33,18 @@ type arrivals[T informer.Object] struct {
 
 // arrival is one written version an arrivals waits for.
 type arrival struct {
-	rv      string     // the written resourceVersion
-	uid     types.UID  // the written object's UID; "" if not known
-	after   []*arrival // for a delete of an object not known (no rv, no UID): the writes it came after
-	arrived bool       // guarded by arrivals.mu
+	rv  string    // the written resourceVersion
+	uid types.UID // the written object's UID; "" if not known
+	// after, for a delete, is the writes of its key recorded before it,
+	// which the cache applies first; nil once it has arrived or is no
+	// longer waited for. Guarded by arrivals.mu.
+	after   []*arrival
+	arrived bool // guarded by arrivals.mu
+	// dropped says the guard no longer waits for it (seen by the
+	// object's absence, or its key ran stale). It is still waited for
+	// while an arrival the guard waits for has it in its after, so that
+	// that one can arrive in the cache's order. Guarded by arrivals.mu.
+	dropped bool
 }
 
 // handlerSeq numbers arrivals handlers, so that each has its own name on
@@ -55,18 +63,40 @@ func newArrivals[T informer.Object](guard string, inf *si.Informer[T]) (*arrival
 	return a, reg, nil
 }
 
-// expect starts waiting for key at rv; cached is what the cache holds
-// now. If that is already the object at rv, the write has arrived (the cache applied it
-// before the handler could be told to look). The one case it misses: the
-// cache applied rv and moved on, and the handler was told of both, before
-// expect. Then the write never arrives, and the guard holds its key for
-// MaxHold: late, never early.
+// expect starts waiting for a write of key at rv; cached is what the
+// cache holds now.
 func (a *arrivals[T]) expect(key informer.Key, rv string, uid types.UID, cached func() (T, bool)) *arrival {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	w := &arrival{rv: rv, uid: uid}
-	if obj, ok := cached(); ok && w.shows(obj) {
-		w.arrived = true
+	return a.waitLocked(key, &arrival{rv: rv, uid: uid}, cached)
+}
+
+// expectDelete starts waiting for a delete of key: of the object uid,
+// if known, and, if rv is not "", at rv, as cached may hold it already,
+// when the object only got a deletionTimestamp. It comes after every
+// write of key waited for now, which the cache applies first. A delete
+// of an object not known, with nothing written before it, has nothing
+// to wait for: expectDelete returns nil, and only the object's absence
+// can say.
+func (a *arrivals[T]) expectDelete(key informer.Key, rv string, uid types.UID, cached func() (T, bool)) *arrival {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	before := slices.Clone(a.waiting[key])
+	if uid == "" && rv == "" && len(before) == 0 {
+		return nil
+	}
+	return a.waitLocked(key, &arrival{rv: rv, uid: uid, after: before}, cached)
+}
+
+// waitLocked waits for w unless it has arrived: the cache holds the
+// object at w's version already (it applied it before the handler could
+// be told to look). The one case it misses: the cache applied the
+// version and moved on, and the handler was told of both, before
+// waitLocked. Then w never arrives, and the guard holds its key for
+// MaxHold: late, never early. The caller holds mu.
+func (a *arrivals[T]) waitLocked(key informer.Key, w *arrival, cached func() (T, bool)) *arrival {
+	if obj, ok := cached(); ok && w.rv != "" && w.shows(obj) {
+		w.arrived, w.after = true, nil
 		return w
 	}
 	a.waiting[key] = append(a.waiting[key], w)
@@ -80,32 +110,15 @@ func (a *arrivals[T]) hasArrived(w *arrival) bool {
 	return w.arrived
 }
 
-// waitingFor is key's writes not arrived yet.
-func (a *arrivals[T]) waitingFor(key informer.Key) []*arrival {
+// afterArrived reports whether every write w came after has arrived.
+func (a *arrivals[T]) afterArrived(w *arrival) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return slices.Clone(a.waiting[key])
+	return allArrivedLocked(w.after)
 }
 
-// expectDeleteAfter starts waiting for a delete of key, of an object
-// not known, that comes after every one of before has arrived: a delete
-// of the key the handler is told of before that is an earlier object's.
-func (a *arrivals[T]) expectDeleteAfter(key informer.Key, before []*arrival) *arrival {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	w := &arrival{after: before}
-	a.waiting[key] = append(a.waiting[key], w)
-	return w
-}
-
-// allArrived reports whether every one of ws has arrived.
-func (a *arrivals[T]) allArrived(ws []*arrival) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return allArrivedLocked(ws)
-}
-
-// allArrivedLocked is allArrived with arrivals.mu held.
+// allArrivedLocked reports whether every one of ws has arrived. The
+// caller holds arrivals.mu.
 func allArrivedLocked(ws []*arrival) bool {
 	for _, w := range ws {
 		if !w.arrived {
@@ -115,11 +128,15 @@ func allArrivedLocked(ws []*arrival) bool {
 	return true
 }
 
-// forget stops waiting for w: the guard dropped its record unseen.
+// forget tells arrivals that the guard dropped w's record, seen or not.
+// w is still waited for while a write the guard waits for came after it
+// (TestADeleteSeenByAbsenceBeforeTheHandlerStillLetsALaterDeleteArrive,
+// TestACreateDroppedStaleStillLetsADeleteAfterItArrive).
 func (a *arrivals[T]) forget(key informer.Key, w *arrival) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.keepLocked(key, func(x *arrival) bool { return x != w })
+	w.dropped = true
+	a.settleLocked(key)
 }
 
 // Progress returns a channel closed the next time a write arrives.
@@ -147,32 +164,64 @@ func (a *arrivals[T]) OnDelete(obj T, _ bool) { a.changed(obj, true) }
 
 // changed marks the writes of obj's key that obj shows arrived: obj is
 // the written object at the written version, or, deleted, the written
-// object gone, which follows every write to it.
+// object gone, which follows every write to it. A delete of an object
+// not known (no UID, no version) arrives with the first delete of its
+// key after the writes it came after (marked in this same pass if this
+// delete is theirs: the waiting writes are in the order recorded).
 func (a *arrivals[T]) changed(obj T, deleted bool) {
 	key, uid := informer.KeyFor(obj), obj.GetUID()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if _, ok := a.waiting[key]; !ok {
+	ws, ok := a.waiting[key]
+	if !ok {
 		return // the common case: nothing written
 	}
-	n := len(a.waiting[key])
-	a.keepLocked(key, func(w *arrival) bool {
-		// A delete of an object not known (no UID, no version) arrives
-		// with the first delete of its key after the writes it came
-		// after (marked in this same pass if this delete is theirs).
-		w.arrived = w.shows(obj) || deleted && (w.uid != "" && w.uid == uid || w.uid == "" && w.rv == "" && allArrivedLocked(w.after))
-		return !w.arrived
-	})
-	if len(a.waiting[key]) < n {
+	marked := false
+	for _, w := range ws {
+		if w.shows(obj) || deleted && (w.uid != "" && w.uid == uid || w.uid == "" && w.rv == "" && allArrivedLocked(w.after)) {
+			w.arrived = true
+			marked = true
+		}
+	}
+	if marked {
+		a.settleLocked(key)
 		close(a.progress)
 		a.progress = make(chan struct{})
 	}
 }
 
-// keepLocked keeps key's waiting writes for which keep is true. The
-// caller holds mu.
-func (a *arrivals[T]) keepLocked(key informer.Key, keep func(*arrival) bool) {
-	kept := slices.DeleteFunc(a.waiting[key], func(w *arrival) bool { return !keep(w) })
+// settleLocked stops waiting for key's writes that have arrived, and for
+// those the guard dropped that no write it waits for came after,
+// directly or through another delete's after. A write no longer waited
+// for lets go of its after, so that memory follows the writes in flight,
+// not every write made to a churning key
+// (TestNoUIDDeletesOfAChurningKeyKeepOnlyTheWritesInFlight). The caller
+// holds mu.
+func (a *arrivals[T]) settleLocked(key informer.Key) {
+	ws := a.waiting[key]
+	needed := map[*arrival]bool{}
+	var need func(w *arrival)
+	need = func(w *arrival) {
+		if needed[w] || w.arrived {
+			return
+		}
+		needed[w] = true
+		for _, before := range w.after {
+			need(before)
+		}
+	}
+	for _, w := range ws {
+		if !w.dropped {
+			need(w)
+		}
+	}
+	kept := slices.DeleteFunc(ws, func(w *arrival) bool {
+		if needed[w] {
+			return false
+		}
+		w.after = nil
+		return true
+	})
 	if len(kept) == 0 {
 		delete(a.waiting, key)
 	} else {

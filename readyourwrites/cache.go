@@ -112,7 +112,8 @@ func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) error {
 		return nil
 	}
 	if c.arrivals != nil {
-		c.guard.record(owner, c.arrival(key, rv, obj.GetUID(), nil))
+		a := c.arrivals.expect(key, rv, obj.GetUID(), c.cached(key))
+		c.guard.record(owner, c.waitFor(key, a, nil))
 		return nil
 	}
 	if comparable(rv) {
@@ -188,42 +189,30 @@ func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating m
 	if !nilcheck.IsNil(terminating) {
 		terminatingRV = terminating.GetResourceVersion()
 	}
-	var arrivingBefore []*arrival
-	if c.arrivals != nil {
-		arrivingBefore = c.arrivals.waitingFor(key)
-		if uid == "" && !nilcheck.IsNil(terminating) {
-			uid = terminating.GetUID()
-		}
+	if c.arrivals != nil && uid == "" && !nilcheck.IsNil(terminating) {
+		uid = terminating.GetUID()
 	}
 	gone := func() bool {
 		cached, ok := c.informer.Indexer().Get(key)
 		return !ok || uid != "" && cached.GetUID() != uid
 	}
 	if c.arrivals != nil {
-		// The writes before this one are seen as they arrive; the delete
-		// itself, where the UID is known, when its object's delete does:
-		// the arrivals handler, which runs behind the cache, then wakes
-		// the key (TestAnOpaqueDeleteOfUnknownUIDWakesWhenTheWriteBeforeItArrives).
-		goneAfter := func() bool { return c.arrivals.allArrived(arrivingBefore) && gone() }
-		switch {
-		case terminatingRV != "":
-			c.guard.record(owner, c.arrival(key, terminatingRV, uid, goneAfter))
-		case uid != "":
-			c.guard.record(owner, c.arrival(key, "", uid, goneAfter))
-		case len(arrivingBefore) > 0:
-			// No UID: which object it deleted is not known, only that it
-			// came after the writes before it. Those must arrive, and then
-			// a delete of the key, or the cache must not hold it; both
-			// wake the key (TestAnOpaqueCreateThenDeleteWithoutUIDsStillHoldsTheKey,
-			// TestAnEarlierObjectsDeleteDoesNotMarkANoUIDDelete,
-			// TestAnUnknownDeleteIsNotTakenForAnEarlierObjectsDeleteRecordedLate).
-			a := c.arrivals.expectDeleteAfter(key, arrivingBefore)
-			c.guard.record(owner, write{progress: c.arrivals.Progress,
-				seen: func() bool { return c.arrivals.allArrived(arrivingBefore) && (c.arrivals.hasArrived(a) || gone()) },
-				drop: func() { c.arrivals.forget(key, a) }})
-		default: // nothing written before it, and no UID: absence alone
+		// The writes of key before this one are seen as they arrive; the
+		// delete itself, where the UID is known, when its object's delete
+		// does: the arrivals handler, which runs behind the cache, then
+		// wakes the key (TestAnOpaqueDeleteOfUnknownUIDWakesWhenTheWriteBeforeItArrives).
+		// With no UID, which object it deleted is not known, only that it
+		// came after the writes before it: those must arrive, and then a
+		// delete of the key, or the cache must not hold it
+		// (TestAnOpaqueCreateThenDeleteWithoutUIDsStillHoldsTheKey,
+		// TestAnEarlierObjectsDeleteDoesNotMarkANoUIDDelete,
+		// TestAnUnknownDeleteIsNotTakenForAnEarlierObjectsDeleteRecordedLate).
+		a := c.arrivals.expectDelete(key, terminatingRV, uid, c.cached(key))
+		if a == nil { // no UID, nothing written before it: absence alone
 			c.guard.record(owner, write{progress: c.informer.Progress, seen: gone})
+			return
 		}
+		c.guard.record(owner, c.waitFor(key, a, gone))
 		return
 	}
 	before := c.written.newest(key, c.applied)
@@ -240,16 +229,21 @@ func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating m
 	}})
 }
 
-// arrival is the record of a write of key at rv under opaque
-// resourceVersions: seen once it has arrived (see arrivals), or when
-// gone, if set, says the object is gone from the cache.
-func (c *Cache[T]) arrival(key informer.Key, rv string, uid types.UID, gone func() bool) write {
-	a := c.arrivals.expect(key, rv, uid, func() (T, bool) { return c.informer.Indexer().Get(key) })
+// waitFor is the record of a write of key under opaque resourceVersions,
+// a: seen once it has arrived (see arrivals), or, for a delete (gone
+// set), once the writes it came after have arrived and gone says the
+// object is gone from the cache.
+func (c *Cache[T]) waitFor(key informer.Key, a *arrival, gone func() bool) write {
 	return write{
 		progress: c.arrivals.Progress,
-		seen:     func() bool { return c.arrivals.hasArrived(a) || gone != nil && gone() },
+		seen:     func() bool { return c.arrivals.hasArrived(a) || gone != nil && c.arrivals.afterArrived(a) && gone() },
 		drop:     func() { c.arrivals.forget(key, a) },
 	}
+}
+
+// cached returns a func that reads key from the informer's cache.
+func (c *Cache[T]) cached(key informer.Key) func() (T, bool) {
+	return func() (T, bool) { return c.informer.Indexer().Get(key) }
 }
 
 // applied reports whether the informer's cache has applied rv or later.
