@@ -132,7 +132,9 @@ func decodeProtobufList[T informer.Object](r io.Reader, want metav1.TypeMeta, pa
 
 // eachField reads the fields of a message of size bytes from r (size -1:
 // until r ends) and calls fn with each length-delimited field, which must
-// consume exactly size bytes of it. Fields of other wire types are
+// consume exactly size bytes of it. Every field, its tag and length
+// included, ends within the message
+// (TestAProtobufFieldThatRunsPastItsMessageIsAnError). Fields of other wire types are
 // skipped, but not as fields 1 and 2, which every message read here (the
 // runtime.Unknown envelope, its TypeMeta, the list) holds as bytes: an
 // item sent as a number is an error, never a shorter list
@@ -160,12 +162,9 @@ func eachField(r *bufio.Reader, size int, fn func(num protowire.Number, size int
 		case protowire.BytesType:
 			length, n, err = readVarint(r)
 			read += n
-		case protowire.VarintType:
-			if _, n, err = readVarint(r); err != nil {
-				return err
-			}
+		case protowire.VarintType: // the value is all of it: length stays 0
+			_, n, err = readVarint(r)
 			read += n
-			continue
 		case protowire.Fixed32Type:
 			length = 4
 		case protowire.Fixed64Type:
@@ -175,6 +174,9 @@ func eachField(r *bufio.Reader, size int, fn func(num protowire.Number, size int
 		}
 		if err != nil {
 			return err
+		}
+		if size >= 0 && read > size {
+			return fmt.Errorf("field %d runs past the end of its message", num)
 		}
 		if size >= 0 && length > uint64(size-read) || length > 1<<31 {
 			return fmt.Errorf("field %d claims %d bytes, more than its message holds", num, length)
