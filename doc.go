@@ -24,15 +24,17 @@
 // This package holds only what every stage shares:
 //
 //   - [Object], the constraint on the objects the generic types hold
-//     (*corev1.Pod, *unstructured.Unstructured, ...);
+//     (*corev1.Pod, *unstructured.Unstructured, ...), and [IsNil];
 //   - [Key], the "namespace/name" identity by which every stage refers to an
 //     object, with [KeyOf], [KeyFor] and [ParseKey];
-//   - [TraceEvent] and [TraceHook], the one way every stage reports what it
-//     does, so a learner can watch a single change travel from the watch
-//     stream to a worker.
+//   - [TraceEvent], [TraceHook], [Stage] and [Tee], the one way every stage
+//     reports what it does, so a learner can watch a single change travel
+//     from the watch stream to a worker;
+//   - [Clock], [Timer], [RealClock], [Sleep] and [WithTimeout], the time
+//     every stage waits on, so tests can run it on a fake clock.
 //
-// It imports nothing else from this module; every package of the data flow
-// imports it.
+// It imports nothing else from this module but an internal helper; every
+// package of the data flow imports it.
 //
 // # Where to start reading
 //

@@ -1,7 +1,8 @@
 // Package metrics is the small interface through which informers and
 // queues export the metrics people already scrape: client-go's
-// workqueue_* and informer_* names, and a few of this library's own
-// (prefixed listwatch_). It holds no metrics system: an adapter for one
+// workqueue_* and informer_* names, its
+// rest_client_rate_limiter_duration_seconds (by host), and a few of this
+// library's own (prefixed listwatch_). It holds no metrics system: an adapter for one
 // (Prometheus, OpenTelemetry) implements Provider in a few dozen lines,
 // in your module, so this module never imports one.
 //
@@ -31,7 +32,8 @@
 // # Rules
 //
 //   - Labels are bounded: a queue's or an informer's name, its resource,
-//     a relist's cause, a handler's name. Never an object's key, namespace
+//     a relist's cause, a handler's name, a client's host, a sharder's
+//     ring and a takeover's result. Never an object's key, namespace
 //     or resourceVersion, each of which would make a series per object.
 //   - One identity, one source: two queues with one name, or two informers
 //     with one name and resource, registered with one Registry are an
