@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -26,9 +27,16 @@ type arrivals[T informer.Object] struct {
 	// waiting holds, per object key, the writes not yet arrived. A key is
 	// absent when it has none. Guarded by mu.
 	waiting map[informer.Key][]*arrival
-	// progress is closed, and replaced, each time a write arrives.
-	// Guarded by mu.
+	// progress is closed, and replaced, each time the handler is told of
+	// a change of a key with writes waiting. Guarded by mu.
 	progress chan struct{}
+	// clock and giveUp judge when a write is given up on (see done).
+	clock  informer.Clock
+	giveUp time.Duration
+	// kept counts the writes dropped stale and kept waiting (see
+	// settleLocked); swept is kept after the last sweep of every key.
+	// Guarded by mu.
+	kept, swept int
 }
 
 // arrival is one written version an arrivals waits for.
@@ -41,10 +49,11 @@ type arrival struct {
 	after   []*arrival
 	arrived bool // guarded by arrivals.mu
 	// dropped says the guard no longer waits for it (seen by the
-	// object's absence, or its key ran stale). It is still waited for
-	// while an arrival the guard waits for has it in its after, so that
-	// that one can arrive in the cache's order. Guarded by arrivals.mu.
-	dropped bool
+	// object's absence, or its key ran stale: then stale is set too).
+	// Guarded by arrivals.mu.
+	dropped, stale bool
+	// recorded is when it was recorded, from which it is given up on.
+	recorded time.Time
 }
 
 // handlerSeq numbers arrivals handlers, so that each has its own name on
@@ -52,9 +61,10 @@ type arrival struct {
 var handlerSeq atomic.Int64
 
 // newArrivals registers an arrivals on inf, named after the guard, and
-// returns its registration, for the guard's Close to remove.
-func newArrivals[T informer.Object](guard string, inf *si.Informer[T]) (*arrivals[T], *si.Registration, error) {
-	a := &arrivals[T]{waiting: map[informer.Key][]*arrival{}, progress: make(chan struct{})}
+// returns its registration, for the guard's Close to remove. A write is
+// given up on 2*maxHold after it was recorded, on clock.
+func newArrivals[T informer.Object](guard string, inf *si.Informer[T], clock informer.Clock, maxHold time.Duration) (*arrivals[T], *si.Registration, error) {
+	a := &arrivals[T]{waiting: map[informer.Key][]*arrival{}, progress: make(chan struct{}), clock: clock, giveUp: 2 * maxHold}
 	name := fmt.Sprintf("readyourwrites %s %d", guard, handlerSeq.Add(1))
 	reg, err := inf.AddEventHandler(a, si.HandlerOptions{Name: name})
 	if err != nil {
@@ -68,24 +78,32 @@ func newArrivals[T informer.Object](guard string, inf *si.Informer[T]) (*arrival
 func (a *arrivals[T]) expect(key informer.Key, rv string, uid types.UID, cached func() (T, bool)) *arrival {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.waitLocked(key, &arrival{rv: rv, uid: uid}, cached)
+	return a.waitLocked(key, &arrival{rv: rv, uid: uid, recorded: a.clock.Now()}, cached)
 }
 
 // expectDelete starts waiting for a delete of key: of the object uid,
 // if known, and, if rv is not "", at rv, as cached may hold it already,
 // when the object only got a deletionTimestamp. It comes after every
-// write of key waited for now, which the cache applies first. A delete
-// of an object not known, with nothing written before it, has nothing
-// to wait for: expectDelete returns nil, and only the object's absence
-// can say.
+// write of key waited for now and not given up on, which the cache
+// applies first: those of other owners too, and those whose owner ran
+// stale (TestANoUIDDeleteAfterACreateThatRanStaleWaitsForTheCreate). A
+// delete of an object not known, with nothing written before it, has
+// nothing to wait for: expectDelete returns nil, and only the object's
+// absence can say.
 func (a *arrivals[T]) expectDelete(key informer.Key, rv string, uid types.UID, cached func() (T, bool)) *arrival {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	before := slices.Clone(a.waiting[key])
+	now := a.clock.Now()
+	var before []*arrival
+	for _, w := range a.waiting[key] {
+		if !a.doneLocked(w, now) {
+			before = append(before, w)
+		}
+	}
 	if uid == "" && rv == "" && len(before) == 0 {
 		return nil
 	}
-	return a.waitLocked(key, &arrival{rv: rv, uid: uid, after: before}, cached)
+	return a.waitLocked(key, &arrival{rv: rv, uid: uid, after: before, recorded: now}, cached)
 }
 
 // waitLocked waits for w unless it has arrived: the cache holds the
@@ -110,33 +128,63 @@ func (a *arrivals[T]) hasArrived(w *arrival) bool {
 	return w.arrived
 }
 
-// afterArrived reports whether every write w came after has arrived.
+// afterArrived reports whether every write w came after has arrived:
+// only then can the object's absence be w's delete. (One given up on
+// lets a delete event mark w, never its absence: a create that reaches
+// the cache later would bring the object back.)
 func (a *arrivals[T]) afterArrived(w *arrival) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return allArrivedLocked(w.after)
-}
-
-// allArrivedLocked reports whether every one of ws has arrived. The
-// caller holds arrivals.mu.
-func allArrivedLocked(ws []*arrival) bool {
-	for _, w := range ws {
-		if !w.arrived {
+	for _, before := range w.after {
+		if !before.arrived {
 			return false
 		}
 	}
 	return true
 }
 
-// forget tells arrivals that the guard dropped w's record, seen or not.
-// w is still waited for while a write the guard waits for came after it
-// (TestADeleteSeenByAbsenceBeforeTheHandlerStillLetsALaterDeleteArrive,
-// TestACreateDroppedStaleStillLetsADeleteAfterItArrive).
-func (a *arrivals[T]) forget(key informer.Key, w *arrival) {
+// allDoneLocked reports whether every one of ws is done (see doneLocked).
+// The caller holds mu.
+func (a *arrivals[T]) allDoneLocked(ws []*arrival, now time.Time) bool {
+	for _, w := range ws {
+		if !a.doneLocked(w, now) {
+			return false
+		}
+	}
+	return true
+}
+
+// doneLocked reports whether the deletes after w need no longer wait for
+// it: it has arrived, or it is given up on, 2*MaxHold after it was
+// recorded. A write the handler is never told of at its version (the
+// cache applied it and moved on before Wrote looked, or a relist jumped
+// past it) would otherwise hold every later delete of its key for
+// MaxHold, and keep them all in memory
+// (TestASkippedCreateHoldsLaterDeletesOfItsKeyForABoundedTime). By then
+// its own key has run stale, or was not asked about. The caller holds mu.
+func (a *arrivals[T]) doneLocked(w *arrival, now time.Time) bool {
+	return w.arrived || now.Sub(w.recorded) >= a.giveUp
+}
+
+// forget tells arrivals that the guard dropped w's record: seen, or,
+// if stale, because its key ran stale. See settleLocked for how long w
+// is still waited for.
+func (a *arrivals[T]) forget(key informer.Key, w *arrival, stale bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	w.dropped = true
-	a.settleLocked(key)
+	w.dropped, w.stale = true, stale && !w.arrived
+	if w.stale {
+		a.kept++
+	}
+	a.settleLocked(key, a.clock.Now())
+	if w.stale && a.kept >= 2*max(a.swept, 32) {
+		// A key no change or write comes back to keeps its writes dropped
+		// stale until a sweep finds them given up on.
+		for k := range a.waiting {
+			a.settleLocked(k, a.clock.Now())
+		}
+		a.swept = a.kept
+	}
 }
 
 // Progress returns a channel closed the next time a write arrives.
@@ -155,10 +203,16 @@ func (w *arrival) shows(obj informer.Object) bool {
 
 // OnAdd, OnUpdate and OnDelete make arrivals a sharedinformer.Handler:
 // an update shows its old state as well as its new one (the cache held
-// both, in that order).
+// both, in that order). An update to an object of another UID (a relist
+// found the object deleted and made again) deletes the old object
+// (TestARelistThatReplacesAnObjectLetsTheDeletesAfterItArrive).
 func (a *arrivals[T]) OnAdd(obj T, _ bool) { a.changed(obj, false) }
 
-func (a *arrivals[T]) OnUpdate(old, obj T) { a.changed(old, false); a.changed(obj, false) }
+func (a *arrivals[T]) OnUpdate(old, obj T) {
+	replaced := old.GetUID() != "" && obj.GetUID() != "" && old.GetUID() != obj.GetUID()
+	a.changed(old, replaced)
+	a.changed(obj, false)
+}
 
 func (a *arrivals[T]) OnDelete(obj T, _ bool) { a.changed(obj, true) }
 
@@ -167,7 +221,10 @@ func (a *arrivals[T]) OnDelete(obj T, _ bool) { a.changed(obj, true) }
 // object gone, which follows every write to it. A delete of an object
 // not known (no UID, no version) arrives with the first delete of its
 // key after the writes it came after (marked in this same pass if this
-// delete is theirs: the waiting writes are in the order recorded).
+// delete is theirs: the waiting writes are in the order recorded). Any
+// change of a key with writes waiting closes progress: a delete may now
+// be seen by its object's absence
+// (TestADeleteSeenByAReplacingRelistWakesItsKey).
 func (a *arrivals[T]) changed(obj T, deleted bool) {
 	key, uid := informer.KeyFor(obj), obj.GetUID()
 	a.mu.Lock()
@@ -176,28 +233,32 @@ func (a *arrivals[T]) changed(obj T, deleted bool) {
 	if !ok {
 		return // the common case: nothing written
 	}
-	marked := false
+	now := a.clock.Now()
 	for _, w := range ws {
-		if w.shows(obj) || deleted && (w.uid != "" && w.uid == uid || w.uid == "" && w.rv == "" && allArrivedLocked(w.after)) {
+		if w.shows(obj) || deleted && (w.uid != "" && w.uid == uid || w.uid == "" && w.rv == "" && a.allDoneLocked(w.after, now)) {
 			w.arrived = true
-			marked = true
 		}
 	}
-	if marked {
-		a.settleLocked(key)
-		close(a.progress)
-		a.progress = make(chan struct{})
-	}
+	a.settleLocked(key, now)
+	close(a.progress)
+	a.progress = make(chan struct{})
 }
 
-// settleLocked stops waiting for key's writes that have arrived, and for
-// those the guard dropped that no write it waits for came after,
-// directly or through another delete's after. A write no longer waited
-// for lets go of its after, so that memory follows the writes in flight,
-// not every write made to a churning key
+// settleLocked stops waiting for key's writes that are no longer needed.
+// A write the guard waits for is needed until it arrives; so is every
+// write it came after, directly or through another delete's after, until
+// that one is done (see doneLocked), so that the delete can arrive in the
+// cache's order although the guard dropped the write first, seen by its
+// object's absence or run stale
+// (TestADeleteSeenByAbsenceBeforeTheHandlerStillLetsALaterDeleteArrive,
+// TestACreateDroppedStaleStillLetsADeleteAfterItArrive). A write dropped
+// stale is kept until it is done even if nothing needs it yet, so that a
+// delete recorded later comes after it. A write no longer waited for
+// lets go of its after, so that memory follows the writes in flight, not
+// every write made to a churning key
 // (TestNoUIDDeletesOfAChurningKeyKeepOnlyTheWritesInFlight). The caller
 // holds mu.
-func (a *arrivals[T]) settleLocked(key informer.Key) {
+func (a *arrivals[T]) settleLocked(key informer.Key, now time.Time) {
 	ws := a.waiting[key]
 	needed := map[*arrival]bool{}
 	var need func(w *arrival)
@@ -207,17 +268,22 @@ func (a *arrivals[T]) settleLocked(key informer.Key) {
 		}
 		needed[w] = true
 		for _, before := range w.after {
-			need(before)
+			if !a.doneLocked(before, now) {
+				need(before)
+			}
 		}
 	}
 	for _, w := range ws {
-		if !w.dropped {
+		if !w.dropped || w.stale && !a.doneLocked(w, now) {
 			need(w)
 		}
 	}
 	kept := slices.DeleteFunc(ws, func(w *arrival) bool {
 		if needed[w] {
 			return false
+		}
+		if w.stale {
+			a.kept--
 		}
 		w.after = nil
 		return true

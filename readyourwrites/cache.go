@@ -50,7 +50,7 @@ func Track[T informer.Object](g *Guard, inf *si.Informer[T]) *Cache[T] {
 		c.trackErr = errClosed
 		return c
 	}
-	c.arrivals, c.registration, c.trackErr = newArrivals(g.opts.Name, inf)
+	c.arrivals, c.registration, c.trackErr = newArrivals(g.opts.Name, inf, g.opts.Clock, g.opts.MaxHold)
 	if c.trackErr == nil {
 		reg := c.registration
 		remove := func() { _ = inf.RemoveEventHandler(reg) } // an error: removed already
@@ -237,7 +237,7 @@ func (c *Cache[T]) waitFor(key informer.Key, a *arrival, gone func() bool) write
 	return write{
 		progress: c.arrivals.Progress,
 		seen:     func() bool { return c.arrivals.hasArrived(a) || gone != nil && c.arrivals.afterArrived(a) && gone() },
-		drop:     func() { c.arrivals.forget(key, a) },
+		drop:     func(stale bool) { c.arrivals.forget(key, a, stale) },
 	}
 }
 

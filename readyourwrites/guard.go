@@ -81,15 +81,17 @@ type write struct {
 	seen func() bool
 	// progress is the cache's Progress channel: closed when it may have.
 	progress func() <-chan struct{}
-	// drop, if set, is called when the record is dropped, seen or not
-	// (its key ran stale), so its cache stops waiting for it.
-	drop func()
+	// drop, if set, is called when the record is dropped, seen or, with
+	// stale true, not (its key ran stale), so its cache stops waiting for
+	// it.
+	drop func(stale bool)
 }
 
-// dropped tells w's cache that w is no longer waited for.
-func (w write) dropped() {
+// dropped tells w's cache that w is no longer waited for: seen, or, if
+// stale, because its key ran stale.
+func (w write) dropped(stale bool) {
 	if w.drop != nil {
-		w.drop()
+		w.drop(stale)
 	}
 }
 
@@ -165,7 +167,7 @@ func (g *Guard) record(owner informer.Key, w write) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if w.seen() {
-		w.dropped() // the cache got there first: nothing waits for it
+		w.dropped(false) // the cache got there first: nothing waits for it
 		return
 	}
 	g.pending[owner] = append(g.pending[owner], w)
@@ -197,7 +199,7 @@ func (g *Guard) keepUnseenLocked(key informer.Key, ws []write) <-chan struct{} {
 	for _, w := range ws {
 		progress := w.progress()
 		if w.seen() {
-			w.dropped()
+			w.dropped(false)
 			continue
 		}
 		if wake == nil {
@@ -263,7 +265,7 @@ func (g *Guard) Hold(key informer.Key) (bool, <-chan struct{}, time.Duration) {
 	delete(g.heldSince, key)
 	g.records -= len(g.pending[key])
 	for _, w := range g.pending[key] {
-		w.dropped()
+		w.dropped(true)
 	}
 	delete(g.pending, key)
 	g.metrics.setPending(g.records)
