@@ -97,6 +97,10 @@ type Queue[K comparable] struct {
 	timerAt      time.Time
 	timerGen     uint64
 
+	// failures counts each key's AddRateLimited since its last Forget
+	// (NumRequeues); a key is absent when it has none.
+	failures map[K]int
+
 	// limiter, clock and trace are fixed at New and read without mu. The
 	// trace hook is always called with mu held; the limiter mostly is.
 	limiter RateLimiter[K]
@@ -121,6 +125,7 @@ func New[K comparable](opts Options[K]) *Queue[K] {
 	q := &Queue[K]{
 		dirty:        map[K]struct{}{},
 		processing:   map[K]struct{}{},
+		failures:     map[K]int{},
 		waitingByKey: map[K]*waitEntry[K]{},
 		limiter:      opts.RateLimiter,
 		clock:        opts.Clock,

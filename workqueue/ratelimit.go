@@ -51,7 +51,8 @@ func (q *Queue[K]) addRateLimited(key K) (retry int, delay time.Duration, queued
 		return 0, 0, false
 	}
 	delay = q.limiter.When(key, q.clock.Now())
-	retry = q.limiter.NumRequeues(key)
+	q.failures[key]++
+	retry = q.failures[key]
 	if q.trace != nil {
 		q.emit(KindRequeued, key, fmt.Sprintf("retry %d in %s", retry, delay))
 	}
@@ -64,20 +65,24 @@ func (q *Queue[K]) addRateLimited(key K) (retry int, delay time.Duration, queued
 // It does not remove key from the queue. [Run] calls it after every
 // successful reconcile.
 func (q *Queue[K]) Forget(key K) {
-	if q.trace == nil {
-		q.limiter.Forget(key) // the limiter has its own lock
-		return
-	}
-	q.mu.Lock() // only so that the event is ordered with the others
+	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.limiter.NumRequeues(key) > 0 {
-		q.emit(KindForgotten, key, "")
+	if _, failed := q.failures[key]; failed {
+		delete(q.failures, key)
+		if q.trace != nil {
+			q.emit(KindForgotten, key, "")
+		}
 	}
 	q.limiter.Forget(key)
 }
 
 // NumRequeues returns how many times key failed (AddRateLimited) since it
 // was last forgotten. A controller can use it to give up after N retries.
+// The queue counts them itself, whatever its limiter: an overall one
+// (NewBucketRateLimiter) counts no keys, and RunOptions.MaxRetries must
+// hold with it too (TestMaxRetriesCapsRetriesWhateverTheRateLimiter).
 func (q *Queue[K]) NumRequeues(key K) int {
-	return q.limiter.NumRequeues(key)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.failures[key]
 }

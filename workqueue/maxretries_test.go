@@ -1,0 +1,39 @@
+package workqueue
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// RunOptions.MaxRetries: "when positive, caps the retries of one key: a
+// key that fails again after that many retries is given up on". With an
+// overall limiter (a bucket, which counts no keys) the cap holds too: the
+// queue counts each key's retries itself. (Found by a bug hunt: the cap
+// asked the limiter, and a bucket answers 0.)
+func TestMaxRetriesCapsRetriesWhateverTheRateLimiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{RateLimiter: must(NewBucketRateLimiter[string](1000, 1000))})
+		var attempts int
+		var mu sync.Mutex
+		stop := startRun(q, func(context.Context, string) (Result, error) {
+			mu.Lock()
+			attempts++
+			mu.Unlock()
+			return Result{}, errors.New("boom")
+		}, RunOptions[string]{MaxRetries: 3, OnError: func(string, error) {}})
+		defer stop()
+		q.Add("k")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, int64(1), q.GaveUp(), "given up after 3 retries")
+		assert.Equal(t, 4, attempts, "1 try + 3 retries")
+	})
+}
