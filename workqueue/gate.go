@@ -27,40 +27,68 @@ type Gate[K comparable] interface {
 // that time has passed.
 const KindHeld = "held"
 
-// holds are the keys a Gate is holding for one Run: at most one waiting
-// goroutine per key, each ended by its wake, its time, or the end of Run.
+// holds are the keys a Gate is holding for one Run. A held key is added
+// again once, when the first of its holds ends: the gate may hold it
+// again before that (the key was added meanwhile, and a worker asked),
+// with another wake channel or a shorter time, and each hold keeps its
+// promise (TestAKeyHeldAgainWhileHeldIsReleasedWhenTheLaterHoldsWakeCloses,
+// TestAKeyHeldAgainWhileHeldForAShorterTimeIsAskedAgainAtTheShorterTime).
 type holds[K comparable] struct {
 	q     *Queue[K]
 	gate  Gate[K]
 	mu    sync.Mutex
-	held  map[K]bool
+	held  map[K]*held // guarded by mu
 	wg    sync.WaitGroup
 	ended chan struct{} // closed once Run's workers have returned
 }
 
+// held is one key's holds: ended is closed when the first of them ends.
+type held struct {
+	ended chan struct{}
+	once  sync.Once
+}
+
+func (h *held) end() { h.once.Do(func() { close(h.ended) }) }
+
 func newHolds[K comparable](q *Queue[K], gate Gate[K]) *holds[K] {
-	return &holds[K]{q: q, gate: gate, held: map[K]bool{}, ended: make(chan struct{})}
+	return &holds[K]{q: q, gate: gate, held: map[K]*held{}, ended: make(chan struct{})}
 }
 
 // admit asks the gate about key, which a worker holds (Get, no Done yet).
 // If the gate holds it, admit arranges for it to be added again and
-// returns false: the worker calls Done without reconciling.
-func (h *holds[K]) admit(ctx context.Context, key K) bool {
+// returns false: the worker calls Done without reconciling. A panic in
+// the gate's Hold is returned as a *PanicError.
+func (h *holds[K]) admit(ctx context.Context, key K) (bool, error) {
 	if h == nil {
-		return true
+		return true, nil
 	}
-	hold, wake, within := h.gate.Hold(key)
+	hold, wake, within, err := h.ask(key)
+	if err != nil {
+		return false, err
+	}
 	if !hold || within <= 0 {
-		return true
+		return true, nil
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.held[key] {
-		return false // already waiting to be added again: reported then
+	k, again := h.held[key]
+	if !again {
+		k = &held{ended: make(chan struct{})}
+		h.held[key] = k
+		h.q.report(KindHeld, key, fmt.Sprintf("for up to %v", within))
+		h.wg.Go(func() {
+			<-k.ended
+			h.mu.Lock()
+			delete(h.held, key)
+			h.mu.Unlock()
+			// Added even when Run is ending, so whoever runs the queue
+			// next reconciles it (dropped if the queue is shut down).
+			h.q.mu.Lock()
+			h.q.addLocked(key, "released")
+			h.q.mu.Unlock()
+		})
 	}
-	h.held[key] = true
-	h.q.report(KindHeld, key, fmt.Sprintf("for up to %v", within))
-	h.wg.Go(func() {
+	h.wg.Go(func() { // this hold's end: its wake, its time, or Run's end
 		due := make(chan struct{})
 		timer := h.q.clock.AfterFunc(within, func() { close(due) })
 		defer timer.Stop()
@@ -69,17 +97,22 @@ func (h *holds[K]) admit(ctx context.Context, key K) bool {
 		case <-due:
 		case <-ctx.Done():
 		case <-h.ended:
+		case <-k.ended: // an earlier or later hold of key ended first
 		}
-		h.mu.Lock()
-		delete(h.held, key)
-		h.mu.Unlock()
-		// Added even when Run is ending, so whoever runs the queue next
-		// reconciles it (dropped if the queue is shut down).
-		h.q.mu.Lock()
-		h.q.addLocked(key, "released")
-		h.q.mu.Unlock()
+		k.end()
 	})
-	return false
+	return false, nil
+}
+
+// ask is the gate's Hold, with a panic recovered as an error.
+func (h *holds[K]) ask(key K) (hold bool, wake <-chan struct{}, within time.Duration, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("workqueue: the Gate's Hold panicked: %w", newPanicError(v))
+		}
+	}()
+	hold, wake, within = h.gate.Hold(key)
+	return hold, wake, within, nil
 }
 
 // end stops every wait and returns once each held key is added again.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+
+	"github.com/listwatch/informer/internal/nilcheck"
 )
 
 // ReconcileFunc does the work for one key. It reads the object through a
@@ -85,7 +87,11 @@ type RunOptions[K comparable] struct {
 //
 // With opts.Gate, a key the gate holds is not reconciled: the worker
 // calls Done and takes the next key, and the key is added again when the
-// gate says (see [Gate]). A held key is not queued meanwhile, so, like a
+// gate says (see [Gate]). A Hold that panics is a failure of its key,
+// retried like a reconcile's panic. A nil Gate, or a nil pointer held in
+// one (the *readyourwrites.Guard of a New whose error was ignored), is no
+// gate, as a nil limiter is New's default
+// (TestRunTakesANilGuardHeldInItsGateAsNoGate). A held key is not queued meanwhile, so, like a
 // delayed key, it is dropped if q shuts down before it is added again.
 //
 // Once q is shut down, the Add, AddAfter and AddRateLimited above are
@@ -106,7 +112,7 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 		log = newFailureLog[K]()
 	}
 	var gate *holds[K]
-	if opts.Gate != nil {
+	if !nilcheck.IsNil(opts.Gate) {
 		gate = newHolds(q, opts.Gate)
 	}
 	var workers sync.WaitGroup
@@ -117,7 +123,12 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 				if err != nil {
 					return // ctx is done, or the queue is shut down and empty
 				}
-				if !gate.admit(ctx, key) {
+				admitted, err := gate.admit(ctx, key)
+				if err != nil { // the gate panicked: a failure of key
+					q.process(ctx, key, func(context.Context, K) (Result, error) { return Result{}, err }, opts.MaxRetries, onError, log)
+					continue
+				}
+				if !admitted {
 					q.Done(key)
 					continue
 				}
