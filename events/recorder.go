@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -145,8 +146,13 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("events: Options.Instance %q is longer than %d characters", o.Instance, maxInstance)
 	}
 	switch {
-	case o.QPS < 0 || o.Burst < 0 || o.MaxPending < 0:
-		return o, fmt.Errorf("events: Options.QPS %v, Burst %d and MaxPending %d must not be negative", o.QPS, o.Burst, o.MaxPending)
+	case !(o.QPS >= 0) || math.IsInf(o.QPS, 1):
+		// NaN passes every comparison but this one, and as a rate.Limit
+		// NaN or +Inf means no limit at all
+		// (TestNewRefusesOptionsTheAPIServerWouldRefuse).
+		return o, fmt.Errorf("events: Options.QPS %v must not be negative, NaN or infinite", o.QPS)
+	case o.Burst < 0 || o.MaxPending < 0:
+		return o, fmt.Errorf("events: Options.Burst %d and MaxPending %d must not be negative", o.Burst, o.MaxPending)
 	}
 	if o.QPS == 0 {
 		o.QPS = 5

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -228,6 +229,10 @@ func TestNewRefusesOptionsTheAPIServerWouldRefuse(t *testing.T) {
 		{Options{Controller: "example.com/x"}, "Options.Scheme is nil"},
 		{Options{Controller: "example.com/x", Scheme: scheme, Instance: strings.Repeat("i", 129)}, "longer than 128 characters"},
 		{Options{Controller: "example.com/x", Scheme: scheme, QPS: -1}, "must not be negative"},
+		// NaN, as a rate, lifts the limit (found by a bug hunt: accepted)
+		{Options{Controller: "example.com/x", Scheme: scheme, QPS: math.NaN()}, "Options.QPS NaN must not be negative, NaN or infinite"},
+		{Options{Controller: "example.com/x", Scheme: scheme, QPS: math.Inf(1)}, "Options.QPS +Inf must not be negative, NaN or infinite"},
+		{Options{Controller: "example.com/x", Scheme: scheme, Burst: -1}, "Options.Burst -1 and MaxPending 0 must not be negative"},
 	} {
 		_, err := New(cfg, c.opts)
 		assert.ErrorContains(t, err, c.want)
