@@ -10,6 +10,7 @@ import (
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/internal/nilcheck"
 	si "github.com/listwatch/informer/sharedinformer"
 )
 
@@ -58,10 +59,17 @@ func (m Mark) Manager() string { return m.manager }
 // Set marks child as owner's: the labels ManagedByLabel and
 // OwnerUIDLabel, the annotation OwnerAnnotation. It keeps the child's
 // other labels and annotations. owner must have a UID (it is an object
-// read from the API server or a cache).
+// read from the API server or a cache). A nil child or owner is an
+// error (TestSetOfANilChildOrOwnerIsAnErrorNotAPanic).
 func (m Mark) Set(child, owner metav1.Object) error {
 	if m.manager == "" {
 		return fmt.Errorf("ownership: Set: the zero Mark marks nothing; make one with New")
+	}
+	if nilcheck.IsNil(child) {
+		return fmt.Errorf("ownership: Set: the child is nil")
+	}
+	if nilcheck.IsNil(owner) {
+		return fmt.Errorf("ownership: Set: the owner of %s is nil", informer.KeyFor(child))
 	}
 	if owner.GetUID() == "" {
 		return fmt.Errorf("ownership: Set: owner %s has no UID; mark children with an owner read from the API server", informer.KeyFor(owner))
@@ -85,9 +93,9 @@ func (m Mark) Set(child, owner metav1.Object) error {
 // Owner returns whose child obj is, if this controller marked it: the
 // owner's key and UID. ok is false for an object this controller did not
 // mark (a user's object of the same name, another controller's), which
-// the controller must leave alone.
+// the controller must leave alone, and for a nil obj.
 func (m Mark) Owner(obj metav1.Object) (key informer.Key, uid types.UID, ok bool) {
-	if m.manager == "" || obj.GetLabels()[ManagedByLabel] != m.manager {
+	if m.manager == "" || nilcheck.IsNil(obj) || obj.GetLabels()[ManagedByLabel] != m.manager {
 		return informer.Key{}, "", false
 	}
 	uid = types.UID(obj.GetLabels()[OwnerUIDLabel])
@@ -104,7 +112,7 @@ func (m Mark) Owner(obj metav1.Object) (key informer.Key, uid types.UID, ok bool
 // this owner's: Owner says ok, Owns says false.
 func (m Mark) Owns(owner, child metav1.Object) bool {
 	key, uid, ok := m.Owner(child)
-	return ok && key == informer.KeyFor(owner) && uid == owner.GetUID()
+	return ok && !nilcheck.IsNil(owner) && key == informer.KeyFor(owner) && uid == owner.GetUID()
 }
 
 // Enqueue is the handler for the children's informer: it adds the key
