@@ -31,14 +31,31 @@ func EnqueueKey[T informer.Object](q Enqueuer) Handler[T] {
 // creates (controller-runtime's Owns). A Secret made for a ConfigMap, with
 // a controller owner reference to it, enqueues the ConfigMap's key, so the
 // ConfigMap is reconciled when its Secret is changed or deleted by
-// someone else. The owner is looked for in the object's namespace (owner
-// references never cross namespaces); an object with no controller of
-// that kind enqueues nothing.
+// someone else. The owner is looked for in the object's namespace: an
+// owner reference names no namespace, and a namespaced owner is in its
+// child's. A namespaced child may also be owned by a cluster-scoped
+// object (a Tenant of a custom resource, say): use
+// EnqueueClusterScopedOwner for that kind. An object with no controller
+// of kind owner enqueues nothing.
 //
 // On an update it enqueues the owner of the old and of the new object,
 // so a child that changed hands is seen by both. A nil q, or an owner with
 // no Kind, gives a nil Handler, which AddEventHandler rejects.
 func EnqueueOwner[T informer.Object](q Enqueuer, owner schema.GroupKind) Handler[T] {
+	return enqueueController[T](q, owner, func(obj T) string { return obj.GetNamespace() })
+}
+
+// EnqueueClusterScopedOwner is EnqueueOwner for an owner kind that is
+// cluster-scoped: it adds the controller's key with no namespace, which
+// is the key a cluster-scoped informer's lister finds
+// (TestEnqueueClusterScopedOwnerAddsTheOwnersKeyWithNoNamespace).
+func EnqueueClusterScopedOwner[T informer.Object](q Enqueuer, owner schema.GroupKind) Handler[T] {
+	return enqueueController[T](q, owner, func(T) string { return "" })
+}
+
+// enqueueController is EnqueueOwner with the owner's namespace given by
+// namespace.
+func enqueueController[T informer.Object](q Enqueuer, owner schema.GroupKind, namespace func(T) string) Handler[T] {
 	if owner.Kind == "" {
 		return nil
 	}
@@ -50,7 +67,7 @@ func EnqueueOwner[T informer.Object](q Enqueuer, owner schema.GroupKind) Handler
 		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != owner.Group {
 			return nil
 		}
-		return []informer.Key{{Namespace: obj.GetNamespace(), Name: ref.Name}}
+		return []informer.Key{{Namespace: namespace(obj), Name: ref.Name}}
 	})
 }
 

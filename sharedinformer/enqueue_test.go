@@ -55,6 +55,18 @@ func TestEnqueueOwnerAddsTheKeyOfAControllerOfThatKindOnly(t *testing.T) {
 		"a child that changed hands wakes both owners; a delete wakes its owner")
 }
 
+// A namespaced child may be owned by a cluster-scoped object (the
+// garbage collector allows it): its key has no namespace. (Found by a
+// bug hunt: EnqueueOwner, the only handler for owners, gave it the
+// child's namespace, a key no cluster-scoped lister finds.)
+func TestEnqueueClusterScopedOwnerAddsTheOwnersKeyWithNoNamespace(t *testing.T) {
+	var got keys
+	h := sharedinformer.EnqueueClusterScopedOwner[*corev1.Secret](&got, schema.GroupKind{Group: "example.com", Kind: "Tenant"})
+	h.OnAdd(secret("s1", ownedBy("example.com/v1", "Tenant", "acme", true)), false)
+	h.OnAdd(secret("s2", ownedBy("v1", "ConfigMap", "web", true)), false) // another kind
+	assert.Equal(t, keys{{Name: "acme"}}, got)
+}
+
 func TestEnqueueMappedAddsEveryKeyTheMapReturns(t *testing.T) {
 	var got keys
 	h := sharedinformer.EnqueueMapped(&got, func(cm *corev1.ConfigMap) []informer.Key {
