@@ -139,7 +139,9 @@
 // it holds), and at quiescence what it holds by its
 // events must be the term's cache ("handler stream consistent"). Each
 // setup of a term's controller reconciles through a read-your-writes
-// guard (readyourwrites, at its default MaxHold), and the history holds
+// guard (readyourwrites, at its default MaxHold; in one seed in two with
+// OpaqueResourceVersions, so that the writes are seen arriving through
+// its handler, not by comparing numbers), and the history holds
 // what each reconcile read and each write the API server answered: a
 // reconcile of a key never reads its parent older than an earlier
 // reconcile of the key wrote it, nor misses a child that one created

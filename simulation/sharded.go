@@ -201,7 +201,7 @@ func runControllerOnce(ctx context.Context, w *world, r *replica, ring, member, 
 		cache: func() map[string]string { return cacheOf(cms.Lister().List(nil)) }, told: told.byName})
 	ctl := &controller{w: w, r: r, ring: ring, member: member, setup: w.setups.Add(1), cms: cms, client: client,
 		writeTimeout: (t.Lease - t.Renew) / 2, work: t.Work}
-	guard, err := readyourwrites.New(readyourwrites.Options{Name: ring, MaxHold: guardMaxHold, Clock: r.clock(), Trace: func(e informer.TraceEvent) {
+	guard, err := readyourwrites.New(readyourwrites.Options{Name: ring, MaxHold: guardMaxHold, Clock: r.clock(), OpaqueResourceVersions: w.opaqueGuards, Trace: func(e informer.TraceEvent) {
 		if e.Kind == readyourwrites.KindStale {
 			w.hist.add(Event{What: Stale, Replica: r.name, Ring: ring, Member: member, Key: e.Key, Setup: ctl.setup})
 		}

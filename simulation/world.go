@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -61,6 +62,11 @@ type world struct {
 	links  []*link
 	// crd is the custom resources scenario's state; nil in the others.
 	crd *crdWorld
+	// opaqueGuards is whether the terms' guards compare resourceVersions
+	// for equality only (readyourwrites.Options.OpaqueResourceVersions),
+	// seeing writes arrive through a handler: one seed in two, drawn
+	// from a stream of its own so every other draw stays where it was.
+	opaqueGuards bool
 	// crdWatchers are that scenario's checks waiting for a released
 	// handler to stop; they return once crd.ended closes.
 	crdWatchers sync.WaitGroup
@@ -111,7 +117,8 @@ type openTerm struct {
 }
 
 func newWorld(opts Options) (*world, error) {
-	w := &world{opts: opts, srv: fakeapiserver.New(), hist: &History{}, looks: map[string][]look{}}
+	w := &world{opts: opts, srv: fakeapiserver.New(), hist: &History{}, looks: map[string][]look{},
+		opaqueGuards: rand.New(rand.NewPCG(uint64(opts.Seed), 0x0a9e)).IntN(2) == 0}
 	if opts.Scenario == CustomResources {
 		w.crd = newCRDWorld()
 	}
