@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -22,38 +21,34 @@ import (
 // when the written object (the same UID, where known) is in a change at
 // exactly the written version, as the new state or the old one it moves
 // on from, or when that object is deleted.
+//
+// A delete records the writes of its key awaited when it was made (its
+// after): the cache applies them first, so until they have arrived the
+// object's absence may be a create still on its way, not the delete.
 type arrivals[T informer.Object] struct {
 	mu sync.Mutex
-	// waiting holds, per object key, the writes not yet arrived. A key is
+	// waiting holds, per object key, the writes not yet arrived that are
+	// still needed (see settleLocked), in the order recorded. A key is
 	// absent when it has none. Guarded by mu.
 	waiting map[informer.Key][]*arrival
-	// progress is closed, and replaced, each time the handler is told of
-	// a change of a key with writes waiting. Guarded by mu.
+	// progress is closed, and replaced, each time a write arrives or an
+	// object of a key with writes waiting is deleted. Guarded by mu.
 	progress chan struct{}
-	// clock and giveUp judge when a write is given up on (see done).
-	clock  informer.Clock
-	giveUp time.Duration
-	// kept counts the writes dropped stale and kept waiting (see
-	// settleLocked); swept is kept after the last sweep of every key.
-	// Guarded by mu.
-	kept, swept int
 }
 
-// arrival is one written version an arrivals waits for.
+// arrival is one write an arrivals waits for: a version written, or a
+// delete.
 type arrival struct {
-	rv  string    // the written resourceVersion
+	rv  string    // the written resourceVersion; "" for a delete that left no object
 	uid types.UID // the written object's UID; "" if not known
-	// after, for a delete, is the writes of its key recorded before it,
-	// which the cache applies first; nil once it has arrived or is no
-	// longer waited for. Guarded by arrivals.mu.
+	// after, for a delete, is the writes of its key recorded before it;
+	// nil once it is no longer waited for. Guarded by arrivals.mu.
 	after   []*arrival
 	arrived bool // guarded by arrivals.mu
-	// dropped says the guard no longer waits for it (seen by the
-	// object's absence, or its key ran stale: then stale is set too).
-	// Guarded by arrivals.mu.
+	// dropped says the guard no longer waits for it: seen (by the
+	// object's absence), or its key ran stale, and then stale is set too
+	// if it wrote a version. Guarded by arrivals.mu.
 	dropped, stale bool
-	// recorded is when it was recorded, from which it is given up on.
-	recorded time.Time
 }
 
 // handlerSeq numbers arrivals handlers, so that each has its own name on
@@ -61,10 +56,9 @@ type arrival struct {
 var handlerSeq atomic.Int64
 
 // newArrivals registers an arrivals on inf, named after the guard, and
-// returns its registration, for the guard's Close to remove. A write is
-// given up on 2*maxHold after it was recorded, on clock.
-func newArrivals[T informer.Object](guard string, inf *si.Informer[T], clock informer.Clock, maxHold time.Duration) (*arrivals[T], *si.Registration, error) {
-	a := &arrivals[T]{waiting: map[informer.Key][]*arrival{}, progress: make(chan struct{}), clock: clock, giveUp: 2 * maxHold}
+// returns its registration, for the guard's Close to remove.
+func newArrivals[T informer.Object](guard string, inf *si.Informer[T]) (*arrivals[T], *si.Registration, error) {
+	a := &arrivals[T]{waiting: map[informer.Key][]*arrival{}, progress: make(chan struct{})}
 	name := fmt.Sprintf("readyourwrites %s %d", guard, handlerSeq.Add(1))
 	reg, err := inf.AddEventHandler(a, si.HandlerOptions{Name: name})
 	if err != nil {
@@ -78,33 +72,38 @@ func newArrivals[T informer.Object](guard string, inf *si.Informer[T], clock inf
 func (a *arrivals[T]) expect(key informer.Key, rv string, uid types.UID, cached func() (T, bool)) *arrival {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.waitLocked(key, &arrival{rv: rv, uid: uid, recorded: a.clock.Now()}, cached)
+	return a.waitLocked(key, &arrival{rv: rv, uid: uid}, cached)
 }
 
 // expectDelete starts waiting for a delete of key: of the object uid,
 // if known, and, if rv is not "", at rv, as cached may hold it already,
 // when the object only got a deletionTimestamp. It comes after every
-// write of key waited for now and not given up on, which the cache
-// applies first: those of other owners too, and those whose owner ran
-// stale (TestANoUIDDeleteAfterACreateThatRanStaleWaitsForTheCreate). A
-// delete of an object not known, with nothing written before it, has
+// write of key waited for now, those of other owners and those whose
+// owner ran stale included
+// (TestANoUIDDeleteAfterACreateThatRanStaleWaitsForTheCreate); a delete
+// of an object not known is not one of them, but what it came after is.
+// A delete of an object not known, with nothing written before it, has
 // nothing to wait for: expectDelete returns nil, and only the object's
 // absence can say.
 func (a *arrivals[T]) expectDelete(key informer.Key, rv string, uid types.UID, cached func() (T, bool)) *arrival {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	now := a.clock.Now()
 	var before []*arrival
 	for _, w := range a.waiting[key] {
-		if !a.doneLocked(w, now) {
+		if !w.unknownDelete() {
 			before = append(before, w)
 		}
 	}
 	if uid == "" && rv == "" && len(before) == 0 {
 		return nil
 	}
-	return a.waitLocked(key, &arrival{rv: rv, uid: uid, after: before, recorded: now}, cached)
+	return a.waitLocked(key, &arrival{rv: rv, uid: uid, after: before}, cached)
 }
+
+// unknownDelete reports whether w is the delete of an object not known
+// (no UID, no version): no change of the cache marks it, only absence
+// can see it (see Cache.Deleted).
+func (w *arrival) unknownDelete() bool { return w.rv == "" && w.uid == "" }
 
 // waitLocked waits for w unless it has arrived: the cache holds the
 // object at w's version already (it applied it before the handler could
@@ -129,9 +128,7 @@ func (a *arrivals[T]) hasArrived(w *arrival) bool {
 }
 
 // afterArrived reports whether every write w came after has arrived:
-// only then can the object's absence be w's delete. (One given up on
-// lets a delete event mark w, never its absence: a create that reaches
-// the cache later would bring the object back.)
+// only then can the object's absence be w's delete.
 func (a *arrivals[T]) afterArrived(w *arrival) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -143,51 +140,18 @@ func (a *arrivals[T]) afterArrived(w *arrival) bool {
 	return true
 }
 
-// allDoneLocked reports whether every one of ws is done (see doneLocked).
-// The caller holds mu.
-func (a *arrivals[T]) allDoneLocked(ws []*arrival, now time.Time) bool {
-	for _, w := range ws {
-		if !a.doneLocked(w, now) {
-			return false
-		}
-	}
-	return true
-}
-
-// doneLocked reports whether the deletes after w need no longer wait for
-// it: it has arrived, or it is given up on, 2*MaxHold after it was
-// recorded. A write the handler is never told of at its version (the
-// cache applied it and moved on before Wrote looked, or a relist jumped
-// past it) would otherwise hold every later delete of its key for
-// MaxHold, and keep them all in memory
-// (TestASkippedCreateHoldsLaterDeletesOfItsKeyForABoundedTime). By then
-// its own key has run stale, or was not asked about. The caller holds mu.
-func (a *arrivals[T]) doneLocked(w *arrival, now time.Time) bool {
-	return w.arrived || now.Sub(w.recorded) >= a.giveUp
-}
-
-// forget tells arrivals that the guard dropped w's record: seen, or,
-// if stale, because its key ran stale. See settleLocked for how long w
-// is still waited for.
+// forget tells arrivals that the guard dropped w's record: seen, or, if
+// stale, because its key ran stale. See settleLocked for how long w is
+// still waited for.
 func (a *arrivals[T]) forget(key informer.Key, w *arrival, stale bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	w.dropped, w.stale = true, stale && !w.arrived
-	if w.stale {
-		a.kept++
-	}
-	a.settleLocked(key, a.clock.Now())
-	if w.stale && a.kept >= 2*max(a.swept, 32) {
-		// A key no change or write comes back to keeps its writes dropped
-		// stale until a sweep finds them given up on.
-		for k := range a.waiting {
-			a.settleLocked(k, a.clock.Now())
-		}
-		a.swept = a.kept
-	}
+	w.dropped, w.stale = true, stale && w.rv != "" && !w.arrived
+	a.settleLocked(key)
 }
 
-// Progress returns a channel closed the next time a write arrives.
+// Progress returns a channel closed the next time a write arrives, or
+// an object of a key with writes waiting is deleted.
 func (a *arrivals[T]) Progress() <-chan struct{} {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -203,62 +167,74 @@ func (w *arrival) shows(obj informer.Object) bool {
 
 // OnAdd, OnUpdate and OnDelete make arrivals a sharedinformer.Handler:
 // an update shows its old state as well as its new one (the cache held
-// both, in that order). An update to an object of another UID (a relist
-// found the object deleted and made again) deletes the old object
+// both, in that order), and wakes the keys once, when both are marked.
+// An update to an object of another UID (a relist found the object
+// deleted and made again) deletes the old object
 // (TestARelistThatReplacesAnObjectLetsTheDeletesAfterItArrive).
-func (a *arrivals[T]) OnAdd(obj T, _ bool) { a.changed(obj, false) }
+func (a *arrivals[T]) OnAdd(obj T, _ bool) { a.changed(change[T]{obj: obj}) }
 
 func (a *arrivals[T]) OnUpdate(old, obj T) {
 	replaced := old.GetUID() != "" && obj.GetUID() != "" && old.GetUID() != obj.GetUID()
-	a.changed(old, replaced)
-	a.changed(obj, false)
+	a.changed(change[T]{obj: old, deleted: replaced}, change[T]{obj: obj})
 }
 
-func (a *arrivals[T]) OnDelete(obj T, _ bool) { a.changed(obj, true) }
+func (a *arrivals[T]) OnDelete(obj T, _ bool) { a.changed(change[T]{obj: obj, deleted: true}) }
 
-// changed marks the writes of obj's key that obj shows arrived: obj is
+// change is one state of an object the handler is told of, in order.
+type change[T informer.Object] struct {
+	obj     T
+	deleted bool
+}
+
+// changed marks the writes of each change's key that it shows arrived:
 // the written object at the written version, or, deleted, the written
-// object gone, which follows every write to it. A delete of an object
-// not known (no UID, no version) arrives with the first delete of its
-// key after the writes it came after (marked in this same pass if this
-// delete is theirs: the waiting writes are in the order recorded). Any
-// change of a key with writes waiting closes progress: a delete may now
-// be seen by its object's absence
-// (TestADeleteSeenByAReplacingRelistWakesItsKey).
-func (a *arrivals[T]) changed(obj T, deleted bool) {
-	key, uid := informer.KeyFor(obj), obj.GetUID()
+// object gone, which follows every write to it. A change that marks a
+// write, or deletes an object of a key with writes waiting, closes
+// progress, once, after every change is marked: a delete whose UID is
+// not known is seen by its object's absence, which no mark says
+// (TestADeleteSeenByAReplacingRelistWakesItsKey). Other changes wake
+// nothing, so that a key is not asked again for nothing.
+func (a *arrivals[T]) changed(changes ...change[T]) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	ws, ok := a.waiting[key]
-	if !ok {
-		return // the common case: nothing written
-	}
-	now := a.clock.Now()
-	for _, w := range ws {
-		if w.shows(obj) || deleted && (w.uid != "" && w.uid == uid || w.uid == "" && w.rv == "" && a.allDoneLocked(w.after, now)) {
-			w.arrived = true
+	woken := false
+	for _, c := range changes {
+		key, uid := informer.KeyFor(c.obj), c.obj.GetUID()
+		ws, ok := a.waiting[key]
+		if !ok {
+			continue // the common case: nothing written
 		}
+		for _, w := range ws {
+			if w.shows(c.obj) || c.deleted && w.uid != "" && w.uid == uid {
+				w.arrived = true
+				woken = true
+			}
+		}
+		woken = woken || c.deleted
+		a.settleLocked(key)
 	}
-	a.settleLocked(key, now)
-	close(a.progress)
-	a.progress = make(chan struct{})
+	if woken {
+		close(a.progress)
+		a.progress = make(chan struct{})
+	}
 }
 
 // settleLocked stops waiting for key's writes that are no longer needed.
 // A write the guard waits for is needed until it arrives; so is every
-// write it came after, directly or through another delete's after, until
-// that one is done (see doneLocked), so that the delete can arrive in the
-// cache's order although the guard dropped the write first, seen by its
-// object's absence or run stale
+// write it came after, directly or through another delete's after, so
+// that the object's absence can be judged in the cache's order although
+// the guard dropped that write first, seen by its object's absence or
+// run stale
 // (TestADeleteSeenByAbsenceBeforeTheHandlerStillLetsALaterDeleteArrive,
-// TestACreateDroppedStaleStillLetsADeleteAfterItArrive). A write dropped
-// stale is kept until it is done even if nothing needs it yet, so that a
-// delete recorded later comes after it. A write no longer waited for
-// lets go of its after, so that memory follows the writes in flight, not
-// every write made to a churning key
-// (TestNoUIDDeletesOfAChurningKeyKeepOnlyTheWritesInFlight). The caller
-// holds mu.
-func (a *arrivals[T]) settleLocked(key informer.Key, now time.Time) {
+// TestACreateDroppedStaleStillLetsADeleteAfterItArrive). A version
+// written by a key that ran stale is needed until it arrives, even if
+// nothing needs it yet, so that a delete recorded later comes after it:
+// until the cache shows it, or a change after it of its object, or the
+// object's delete. A write no longer needed lets go of its after, so
+// that memory follows the writes in flight, not every write made to a
+// churning key (TestNoUIDDeletesOfAChurningKeyKeepOnlyTheWritesInFlight).
+// The caller holds mu.
+func (a *arrivals[T]) settleLocked(key informer.Key) {
 	ws := a.waiting[key]
 	needed := map[*arrival]bool{}
 	var need func(w *arrival)
@@ -268,22 +244,17 @@ func (a *arrivals[T]) settleLocked(key informer.Key, now time.Time) {
 		}
 		needed[w] = true
 		for _, before := range w.after {
-			if !a.doneLocked(before, now) {
-				need(before)
-			}
+			need(before)
 		}
 	}
 	for _, w := range ws {
-		if !w.dropped || w.stale && !a.doneLocked(w, now) {
+		if !w.dropped || w.stale {
 			need(w)
 		}
 	}
 	kept := slices.DeleteFunc(ws, func(w *arrival) bool {
 		if needed[w] {
 			return false
-		}
-		if w.stale {
-			a.kept--
 		}
 		w.after = nil
 		return true

@@ -50,7 +50,7 @@ func Track[T informer.Object](g *Guard, inf *si.Informer[T]) *Cache[T] {
 		c.trackErr = errClosed
 		return c
 	}
-	c.arrivals, c.registration, c.trackErr = newArrivals(g.opts.Name, inf, g.opts.Clock, g.opts.MaxHold)
+	c.arrivals, c.registration, c.trackErr = newArrivals(g.opts.Name, inf)
 	if c.trackErr == nil {
 		reg := c.registration
 		remove := func() { _ = inf.RemoveEventHandler(reg) } // an error: removed already
@@ -202,9 +202,10 @@ func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating m
 		// does: the arrivals handler, which runs behind the cache, then
 		// wakes the key (TestAnOpaqueDeleteOfUnknownUIDWakesWhenTheWriteBeforeItArrives).
 		// With no UID, which object it deleted is not known, only that it
-		// came after the writes before it: those must arrive, and then a
-		// delete of the key, or the cache must not hold it
-		// (TestAnOpaqueCreateThenDeleteWithoutUIDsStillHoldsTheKey,
+		// came after the writes before it: those must arrive, and then the
+		// cache must not hold the key; no delete event can say it was this
+		// one (TestAnOpaqueCreateThenDeleteWithoutUIDsStillHoldsTheKey,
+		// TestANoUIDDeleteIsNotMarkedByAnotherObjectsDeleteEvent,
 		// TestAnEarlierObjectsDeleteDoesNotMarkANoUIDDelete,
 		// TestAnUnknownDeleteIsNotTakenForAnEarlierObjectsDeleteRecordedLate).
 		a := c.arrivals.expectDelete(key, terminatingRV, uid, c.cached(key))

@@ -48,8 +48,10 @@ func TestAnEarlierObjectsDeleteDoesNotMarkANoUIDDelete(t *testing.T) {
 }
 
 // The no-UID delete's arrival is forgotten when its key runs stale, and
-// gone once its delete arrives: nothing is left waiting.
-func TestANoUIDDeleteLeavesNothingWaiting(t *testing.T) {
+// gone once its delete arrives; the create its key ran stale on is
+// remembered, for deletes recorded later, until the cache shows it:
+// then nothing is left waiting.
+func TestANoUIDDeleteLeavesNothingWaitingOnceTheCacheCaughtUp(t *testing.T) {
 	inf, api := scriptedCache(t, "1")
 	clock := workqueue.NewFakeClock(time.Unix(0, 0))
 	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Minute, Clock: clock})
@@ -61,8 +63,9 @@ func TestANoUIDDeleteLeavesNothingWaiting(t *testing.T) {
 	ownerB := informer.Key{Namespace: "demo", Name: "b"}
 	keyA := informer.Key{Namespace: "demo", Name: "child-a"}
 
-	// A: never arrives, runs stale.
-	require.NoError(t, c.Wrote(ownerA, cmAt("child-a", "", "10")))
+	// A: does not arrive, runs stale. (Its version is above B's: the
+	// scripted watch must not go back.)
+	require.NoError(t, c.Wrote(ownerA, cmAt("child-a", "", "30")))
 	c.Deleted(ownerA, keyA, "", nil)
 	held, _, _ := g.Hold(ownerA)
 	require.True(t, held)
@@ -77,6 +80,12 @@ func TestANoUIDDeleteLeavesNothingWaiting(t *testing.T) {
 	api.watcher.Add(cmAt("child-b", "", "20"))
 	api.watcher.Delete(cmAt("child-b", "", "21"))
 	untilReleased(t, g, ownerB)
+
+	// A's create reaches the cache at last.
+	require.NoError(t, c.Wrote(ownerB, cmAt("marker", "", "31")))
+	api.watcher.Add(cmAt("child-a", "", "30"))
+	api.watcher.Add(cmAt("marker", "", "31"))
+	untilReleased(t, g, ownerB) // the handler has been told of both
 
 	c.arrivals.mu.Lock()
 	left := len(c.arrivals.waiting)

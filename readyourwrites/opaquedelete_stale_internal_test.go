@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/memlistwatch"
@@ -169,12 +170,12 @@ func TestADeleteSeenByAReplacingRelistWakesItsKey(t *testing.T) {
 
 // One create of child whose version the handler is never told of (a
 // relist jumped past it, or the handler passed it before Wrote looked)
-// never arrives. While owners create and delete child in turn, each
-// delete recorded while the previous is still waited for, the deletes
-// after that create wait for it only until it is given up on (2*MaxHold
-// after its record): then each arrives with its own delete event, few
-// owners run stale, and memory follows the writes in flight.
-func TestASkippedCreateHoldsLaterDeletesOfItsKeyForABoundedTime(t *testing.T) {
+// never arrives at its version, but its object's delete says it is past.
+// While owners create and delete child in turn, each delete recorded
+// while the previous is still waited for, the deletes after that create
+// wait for it only until its object is deleted: then each is seen in
+// turn, no owner runs stale, and memory follows the writes in flight.
+func TestASkippedCreateHoldsLaterDeletesOfItsKeyOnlyUntilItsObjectIsDeleted(t *testing.T) {
 	inf, api := scriptedCache(t, "1")
 	clock := workqueue.NewFakeClock(time.Unix(0, 0))
 	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Minute, Clock: clock})
@@ -188,23 +189,25 @@ func TestASkippedCreateHoldsLaterDeletesOfItsKeyForABoundedTime(t *testing.T) {
 	rv := 10
 	next := func() string { rv++; return fmt.Sprint(rv) }
 	skipped := informer.Key{Namespace: "demo", Name: "s"}
-	require.NoError(t, c.Wrote(skipped, cmAt("child", "", next()))) // never reaches the handler at this version
-	api.watcher.Add(cmAt("child", "", next()))                      // the cache has it at a later one
+	require.NoError(t, c.Wrote(skipped, cmAt("child", "uid-s", next()))) // never reaches the handler at this version
+	api.watcher.Add(cmAt("child", "uid-s", next()))                      // the cache has it at a later one
 	deleted := next()
 	c.Deleted(owner(0), key, "", nil)
-	api.watcher.Delete(cmAt("child", "", deleted))
+	api.watcher.Delete(cmAt("child", "uid-s", deleted))
 	created := next()
-	require.NoError(t, c.Wrote(owner(0), cmAt("child", "", created)))
+	uid := func(rv string) types.UID { return types.UID("uid-" + rv) }
+	require.NoError(t, c.Wrote(owner(0), cmAt("child", uid(created), created)))
 	c.Deleted(owner(0), key, "", nil)
-	api.watcher.Add(cmAt("child", "", created))
+	api.watcher.Add(cmAt("child", uid(created), created))
 	const rounds = 50
 	stale := 0
 	for i := 1; i <= rounds; i++ {
 		deletedPrev, markerRV := next(), next()
+		createdPrev := created
 		created = next()
-		require.NoError(t, c.Wrote(owner(i), cmAt("child", "", created)))
+		require.NoError(t, c.Wrote(owner(i), cmAt("child", uid(created), created)))
 		c.Deleted(owner(i), key, "", nil)
-		api.watcher.Delete(cmAt("child", "", deletedPrev)) // owner i-1's delete arrives
+		api.watcher.Delete(cmAt("child", uid(createdPrev), deletedPrev)) // owner i-1's delete arrives
 		marker := informer.Key{Namespace: "demo", Name: fmt.Sprintf("m-%d", i)}
 		require.NoError(t, c.Wrote(marker, cmAt(marker.Name, "", markerRV)))
 		api.watcher.Add(cmAt(marker.Name, "", markerRV))
@@ -215,7 +218,7 @@ func TestASkippedCreateHoldsLaterDeletesOfItsKeyForABoundedTime(t *testing.T) {
 			require.False(t, held)
 			stale++
 		}
-		api.watcher.Add(cmAt("child", "", created)) // owner i's create arrives
+		api.watcher.Add(cmAt("child", uid(created), created)) // owner i's create arrives
 	}
 
 	c.arrivals.mu.Lock()
@@ -234,9 +237,7 @@ func TestASkippedCreateHoldsLaterDeletesOfItsKeyForABoundedTime(t *testing.T) {
 	}
 	c.arrivals.mu.Unlock()
 	require.LessOrEqual(t, len(kept), 8, "arrivals keeps %d writes of child after %d rounds: one skipped create is needed, through after, by every later delete", len(kept), rounds)
-	// Each stale owner moves the clock on by 61 s: the skipped create is
-	// given up on by the second.
-	require.LessOrEqual(t, stale, 2, "%d of %d owners ran stale though their create and delete reached the cache", stale, rounds)
+	require.Zero(t, stale, "%d of %d owners ran stale though their create and delete reached the cache", stale, rounds)
 	t.Logf("%d of %d owners ran stale", stale, rounds)
 }
 
