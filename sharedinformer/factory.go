@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/indexer"
@@ -36,10 +35,11 @@ type FactoryOptions struct {
 	Scheme *runtime.Scheme
 	// Mapper maps a kind to its resource. Default: one backed by the API
 	// server's discovery, cached in memory and refreshed on a miss (so a
-	// CRD installed later is found). The factory's InformerFor calls use
-	// it one at a time, each waiting its turn within its own context; a
-	// caller's Mapper shared with code outside the factory may still make
-	// them wait on its own locks.
+	// CRD installed later is found); a refresh keeps what it knew of
+	// another group whose discovery fails then. The factory's InformerFor
+	// calls use it one at a time, each waiting its turn within its own
+	// context; a caller's Mapper shared with code outside the factory may
+	// still make them wait on its own locks.
 	Mapper meta.RESTMapperWithContext
 	// SyncTimeout bounds Factory.WaitForCacheSync when its ctx has no
 	// earlier deadline. Default: 2 minutes (controller-runtime's too).
@@ -79,9 +79,14 @@ type Factory struct {
 	opts      FactoryOptions
 	mapper    meta.RESTMapperWithContext
 	discovery discovery.CachedDiscoveryInterfaceWithContext // nil with a caller's Mapper
-	forget    func(context.Context)                         // resets mapper, so it asks discovery again; no-op for a Mapper that cannot
-	lookups   lookupTurn                                    // held by whichever InformerFor uses mapper (and discovery) now
-	served    *servedResources                              // every informer's Served: is its resource still served?
+	// forget resets mapper, so it asks discovery again; ours keeps, of
+	// the groups not doubted, those whose discovery fails then
+	// (keepingMapper); a caller's resettable Mapper forgets all, and one
+	// that cannot be reset keeps what it knows. Called with the lookup
+	// turn held.
+	forget  func(ctx context.Context, doubted ...string)
+	lookups lookupTurn       // held by whichever InformerFor uses mapper (and discovery) now
+	served  *servedResources // every informer's Served: is its resource still served?
 	// stale marks the groups in which a served check found a resource
 	// not served in its version: the mapper may still hold it.
 	stale staleGroups
@@ -158,16 +163,16 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sharedinformer: NewFactory: %w", err)
 	}
-	if f.mapper == nil {
-		f.discovery = memory.NewMemCacheClientWithContext(discovery.ToDiscoveryInterfaceWithContext(dc))
-		f.mapper = restmapper.NewDeferredDiscoveryRESTMapperWithContext(f.discovery)
-	}
-	f.forget = func(context.Context) {} // a caller's Mapper that cannot be reset keeps what it knows
+	f.forget = func(context.Context, ...string) {} // a caller's Mapper that cannot be reset keeps what it knows
 	switch r := f.mapper.(type) {
-	case meta.ResettableRESTMapperWithContext: // ours, and meta.ToResettableRESTMapperWithContext's
-		f.forget = r.ResetWithContext
+	case nil:
+		f.discovery = memory.NewMemCacheClientWithContext(discovery.ToDiscoveryInterfaceWithContext(dc))
+		m := newKeepingMapper(f.discovery)
+		f.mapper, f.forget = m, m.reset
+	case meta.ResettableRESTMapperWithContext: // meta.ToResettableRESTMapperWithContext's too
+		f.forget = func(ctx context.Context, _ ...string) { r.ResetWithContext(ctx) }
 	case meta.ResettableRESTMapper:
-		f.forget = func(context.Context) { r.Reset() }
+		f.forget = func(context.Context, ...string) { r.Reset() }
 	}
 	f.served = newServedResources(discovery.ToDiscoveryInterfaceWithContext(dc), f.stale.mark)
 	return f, nil

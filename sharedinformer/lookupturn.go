@@ -9,9 +9,10 @@ import (
 // (and the discovery cache behind it), and lets every other one wait for
 // its turn within its own context.
 //
-// Why not leave that to the mapper's own lock: client-go's
-// DeferredDiscoveryRESTMapper, and the memory cache under it, hold a
-// mutex for the whole discovery fetch of the caller that fills them,
+// Why not leave that to the mapper's own lock: the factory's
+// keepingMapper, as client-go's DeferredDiscoveryRESTMapper, and the
+// memory cache under it, hold a mutex for the whole discovery fetch of
+// the caller that fills them,
 // with that caller's context. A second caller waits on the mutex, where
 // its context cannot reach it, for as long as a stalled server lets the
 // fetch hang (client-go's discovery timeout is 32 s a request when the

@@ -18,9 +18,9 @@ import (
 	"github.com/listwatch/informer/sharedinformer"
 )
 
-// InformerFor promises that ctx bounds its discovery lookups. client-go's
-// DeferredDiscoveryRESTMapper holds a mutex for the whole discovery fetch
-// of the caller that fills it, with that caller's context, and a second
+// InformerFor promises that ctx bounds its discovery lookups. The
+// factory's RESTMapper, as client-go's DeferredDiscoveryRESTMapper, holds
+// a mutex for the whole discovery fetch of the caller that fills it, with that caller's context, and a second
 // caller waits on the mutex where its own context cannot reach it. Here
 // the first caller's fetch hangs (as one to a stalled server does until
 // client-go's 32 s discovery timeout), and the second caller's context

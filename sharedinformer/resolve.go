@@ -114,14 +114,16 @@ func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk sc
 	case askErr == nil || saidOther:
 		// Discovery does not list gvr now, or listed it holding another
 		// kind before asking again failed: what the mapper read is older
-		// (TestAForResourceKindDiscoveryJustRefusedIsNotPassedByTheMappersMemoryWhenAskingAgainFails).
-		f.forget(ctx)
+		// (TestAForResourceKindDiscoveryJustRefusedIsNotPassedByTheMappersMemoryWhenAskingAgainFails);
+		// the reset keeps nothing of gvr's group, even if its discovery
+		// fails now.
+		f.forget(ctx, gvr.Group)
 	case f.stale.marked(gvr.Group):
 		f.freshMapper(ctx) // discovery fails, and a served check found the mapper stale about this group
 	default:
 		// Discovery of gvr's group fails: the mapper as it is, its
-		// refusal too. A reset would rebuild it from that failing
-		// discovery, and lose what it knew for every later caller
+		// refusal too. A reset for gvr's group's sake would drop what
+		// it knew of that group, for every later caller
 		// (TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails,
 		// TestARefusedForResourceDuringAnOutageDoesNotDropWhatTheMapperKnewOfItsGroup).
 	}
@@ -170,17 +172,20 @@ func (f *Factory) resourceRefusal(ctx context.Context, goType reflect.Type, gvk 
 
 // freshMapper resets the RESTMapper if a served check has found a
 // resource not served since the last reset: the mapper may still map it.
+// What it knew of every marked group goes, even where that group's
+// discovery fails now: the mark says it may be wrong
+// (TestAStaleMarkSpentByAnotherGroupsLookupStillDropsItsGroupWhileItsDiscoveryFails).
 // The caller holds the lookup turn, as for every use of the mapper.
 func (f *Factory) freshMapper(ctx context.Context) {
-	if f.stale.takeAll() {
-		f.forget(ctx)
+	if groups := f.stale.takeAll(); len(groups) > 0 {
+		f.forget(ctx, groups...)
 	}
 }
 
 // freshMapperFor is freshMapper for a lookup in group: it resets the
 // mapper only if a served check marked group. Another group's mark waits
-// for a lookup of its own: a reset now would rebuild the mapper from
-// group's discovery, which may be failing, and lose what it knew of it
+// for a lookup of its own: a reset now would drop what the mapper knew
+// of the marked group, whose discovery may be failing
 // (TestAnUnrelatedStaleMarkDoesNotFailATypeLookupTheMapperKnewWhileItsGroupsDiscoveryFails).
 func (f *Factory) freshMapperFor(ctx context.Context, group string) {
 	if f.stale.marked(group) {
@@ -205,7 +210,7 @@ func (f *Factory) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*me
 	f.freshMapperFor(ctx, gvk.Group)
 	m, err := f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) || err == nil && !f.listedAs(ctx, m.Resource, gvk.Kind) {
-		f.forget(ctx)
+		f.forget(ctx, gvk.Group)
 		m, err = f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 	}
 	if meta.IsNoMatchError(err) {

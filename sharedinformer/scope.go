@@ -77,7 +77,7 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 	confirm := true // a "cluster-scoped" of the mapper's is asked again of a reset one
 	switch {
 	case saidRoot:
-		f.forget(ctx)
+		f.forget(ctx, gvr.Group)
 	case askErr == nil:
 		f.freshMapperFor(ctx, gvr.Group) // not listed: a served check's "no" may concern gvr
 	case f.stale.marked(gvr.Group):
@@ -85,8 +85,8 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 	default:
 		// Discovery of gvr's group fails, and no served check marked
 		// it: the mapper as it is, whatever another group's mark, its
-		// "cluster-scoped" too; a reset would rebuild it from that
-		// failing discovery, and lose what it knew for every later caller
+		// "cluster-scoped" too; a reset for gvr's group's sake would
+		// drop what it knew of that group, for every later caller
 		// (TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails,
 		// TestAClusterScopedAnswerDuringAnOutageDoesNotDropWhatTheMapperKnewOfItsGroup).
 		confirm = false
@@ -110,7 +110,7 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 func (f *Factory) mapperScope(ctx context.Context, gvr schema.GroupVersionResource, confirm bool) (meta.RESTScopeName, error) {
 	scope, err := f.scopeOf(ctx, gvr)
 	if err == nil && scope == meta.RESTScopeNameRoot && confirm {
-		f.forget(ctx)
+		f.forget(ctx, gvr.Group)
 		scope, err = f.scopeOf(ctx, gvr)
 	}
 	return scope, err

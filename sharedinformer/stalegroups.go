@@ -1,14 +1,18 @@
 package sharedinformer
 
-import "sync"
+import (
+	"maps"
+	"slices"
+	"sync"
+)
 
 // staleGroups are the API groups in which a served check found a
 // resource not served in its version since the RESTMapper was last
 // reset: the mapper may still map it. The next lookup in a marked group
 // resets the mapper first (Factory.freshMapperFor), on its caller's
 // goroutine; a lookup in another group leaves the mapper as it is (that
-// group's discovery may be failing, and a reset would rebuild the mapper
-// from it and lose what it knew), but one in a marked group does not
+// group's discovery may be failing, and a reset drops what the mapper
+// knew of every marked group), but one in a marked group does not
 // trust it
 // (TestAForResourceKindCheckIsNotPassedByAMapperAServedCheckFoundStaleWhileDiscoveryFails,
 // TestAStaleMarkDoesNotDropWhatTheMapperKnewWhileItsGroupsDiscoveryFails).
@@ -34,12 +38,12 @@ func (s *staleGroups) marked(group string) bool {
 	return s.groups[group]
 }
 
-// takeAll clears every mark, for a reset of the mapper, and reports
-// whether there was any.
-func (s *staleGroups) takeAll() bool {
+// takeAll clears every mark, for a reset of the mapper, and returns the
+// groups marked, which that reset must not keep (keepingMapper).
+func (s *staleGroups) takeAll() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	any := len(s.groups) > 0
+	groups := slices.Collect(maps.Keys(s.groups))
 	s.groups = nil
-	return any
+	return groups
 }

@@ -1,6 +1,7 @@
 package sharedinformer
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,9 +42,39 @@ func (l *squidList) DeepCopyObject() runtime.Object {
 // not be judged by the mapper's memory from before the CRD was made
 // again: the mark resets it, and InformerFor says discovery could not be
 // asked. (Found by a review of dff301f, which had the mapper kept as it
-// was whenever the group's discovery failed. The sleep only ages the
-// check's answer past sharing; a longer one changes nothing.)
+// was whenever the group's discovery failed.)
 func TestAForResourceKindCheckIsNotPassedByAMapperAServedCheckFoundStaleWhileDiscoveryFails(t *testing.T) {
+	f, failing := squidsFoundHoldingClam(t)
+	failing.Store(true)
+	inf, err := InformerFor[*squid](t.Context(), f, ForResource(zooGroupVersion.WithResource("squids")))
+	require.ErrorContains(t, err, "could not be asked", "a served check found squids holding Clam; zoo's discovery then failed; got the informer %v", inf)
+}
+
+// The same when a lookup in another group spends zoo's mark: a served
+// check's "no" in the core group marks it too, and the next core lookup
+// resets the mapper for every mark. That reset keeps what the mapper
+// knew of groups whose discovery fails (keepingMapper), but not of a
+// marked one: the *Squid of squids is not passed by that memory either.
+func TestAStaleMarkSpentByAnotherGroupsLookupStillDropsItsGroupWhileItsDiscoveryFails(t *testing.T) {
+	f, failing := squidsFoundHoldingClam(t)
+	answer, err := f.served.For(corev1.SchemeGroupVersion.WithResource("widgetz"), "")(t.Context())
+	require.NoError(t, err)
+	require.False(t, answer.Served) // the core group is marked too
+
+	failing.Store(true)
+	_, err = InformerFor[*corev1.ConfigMap](t.Context(), f) // a core lookup: the reset takes every mark
+	require.NoError(t, err)
+	inf, err := InformerFor[*squid](t.Context(), f, ForResource(zooGroupVersion.WithResource("squids")))
+	require.ErrorContains(t, err, "could not be asked", "a served check found squids holding Clam; its mark was spent by a core lookup while zoo's discovery failed; got the informer %v", inf)
+}
+
+// squidsFoundHoldingClam returns a factory whose mapper read squids
+// holding Squid, after which the CRD was created again holding Clam and
+// a served check found it so, marking zoo stale; failing makes zoo's
+// discovery answer 503. (The sleep only ages the check's answer past
+// sharing; a longer one changes nothing.)
+func squidsFoundHoldingClam(t *testing.T) (*Factory, *atomic.Bool) {
+	t.Helper()
 	squids := zooGroupVersion.WithResource("squids")
 	scheme := runtime.NewScheme()
 	require.NoError(t, corev1.AddToScheme(scheme))
@@ -63,8 +94,5 @@ func TestAForResourceKindCheckIsNotPassedByAMapperAServedCheckFoundStaleWhileDis
 	require.Equal(t, "Clam", answer.OtherKind)
 
 	time.Sleep(servedAnswerAge + 100*time.Millisecond) // the check's answer is no longer shared
-
-	failing.Store(true)
-	inf, err := InformerFor[*squid](t.Context(), f, ForResource(squids))
-	require.ErrorContains(t, err, "could not be asked", "a served check found squids holding Clam; zoo's discovery then failed; got the informer %v", inf)
+	return f, failing
 }

@@ -51,11 +51,24 @@ var zooGroupVersion = schema.GroupVersion{Group: "zoo.listwatch.dev", Version: "
 // is set, and returns a quiet factory with scheme over it.
 func zooFailingFactory(t *testing.T, scheme *runtime.Scheme, crd fakeapiserver.CRD) (*fakeapiserver.Server, *Factory, *atomic.Bool) {
 	t.Helper()
-	srv := fakeapiserver.New()
 	failing := &atomic.Bool{}
+	srv, f := zooAnsweringFactory(t, scheme, crd, func() int {
+		if failing.Load() {
+			return http.StatusServiceUnavailable
+		}
+		return 0
+	})
+	return srv, f, failing
+}
+
+// zooAnsweringFactory is zooFailingFactory whose discovery of zoo answers
+// with the status code status returns, when not 0.
+func zooAnsweringFactory(t *testing.T, scheme *runtime.Scheme, crd fakeapiserver.CRD, status func() int) (*fakeapiserver.Server, *Factory) {
+	t.Helper()
+	srv := fakeapiserver.New()
 	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
-		if failing.Load() && r.URL.Path == "/apis/"+zooGroupVersion.String() {
-			return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+		if r.URL.Path == "/apis/"+zooGroupVersion.String() {
+			return fakeapiserver.Fault{Status: status()}
 		}
 		return fakeapiserver.Fault{}
 	}))
@@ -65,5 +78,5 @@ func zooFailingFactory(t *testing.T, scheme *runtime.Scheme, crd fakeapiserver.C
 	f, err := NewFactory(mem.Config(), FactoryOptions{Scheme: scheme,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
 	require.NoError(t, err)
-	return srv, f, failing
+	return srv, f
 }
