@@ -43,9 +43,16 @@ type holds[K comparable] struct {
 }
 
 // held is one key's holds: ended is closed when the first of them ends.
+// wakes and due, guarded by holds.mu, are what its waiters wait on: a
+// hold again with a wake channel already waited on and no earlier time
+// starts nothing, so a key held again on every change of its object
+// costs one waiter per new channel or earlier time, not one per hold
+// (TestAKeyHeldAgainAndAgainOnOneWakeKeepsOneWaiter).
 type held struct {
 	ended chan struct{}
 	once  sync.Once
+	wakes map[<-chan struct{}]bool
+	due   time.Time
 }
 
 func (h *held) end() { h.once.Do(func() { close(h.ended) }) }
@@ -73,7 +80,7 @@ func (h *holds[K]) admit(ctx context.Context, key K) (bool, error) {
 	defer h.mu.Unlock()
 	k, again := h.held[key]
 	if !again {
-		k = &held{ended: make(chan struct{})}
+		k = &held{ended: make(chan struct{}), wakes: map[<-chan struct{}]bool{}}
 		h.held[key] = k
 		h.q.report(KindHeld, key, fmt.Sprintf("for up to %v", within))
 		h.wg.Go(func() {
@@ -88,10 +95,27 @@ func (h *holds[K]) admit(ctx context.Context, key K) (bool, error) {
 			h.q.mu.Unlock()
 		})
 	}
+	newWake := wake != nil && !k.wakes[wake]
+	deadline := h.q.clock.Now().Add(within)
+	sooner := !again || deadline.Before(k.due)
+	if !newWake && !sooner {
+		return false, nil // its waiters already wait for all this hold asks
+	}
+	if newWake {
+		k.wakes[wake] = true
+	} else {
+		wake = nil // waited on already; a nil channel never fires
+	}
+	if sooner {
+		k.due = deadline
+	}
 	h.wg.Go(func() { // this hold's end: its wake, its time, or Run's end
-		due := make(chan struct{})
-		timer := h.q.clock.AfterFunc(within, func() { close(due) })
-		defer timer.Stop()
+		var due chan struct{} // nil: an earlier time is waited on already
+		if sooner {
+			due = make(chan struct{})
+			timer := h.q.clock.AfterFunc(within, func() { close(due) })
+			defer timer.Stop()
+		}
 		select {
 		case <-wake:
 		case <-due:
@@ -108,7 +132,9 @@ func (h *holds[K]) admit(ctx context.Context, key K) (bool, error) {
 func (h *holds[K]) ask(key K) (hold bool, wake <-chan struct{}, within time.Duration, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("workqueue: the Gate's Hold panicked: %w", newPanicError(v))
+			p := newPanicError(v)
+			p.in = "the Gate's Hold"
+			err = p
 		}
 	}()
 	hold, wake, within = h.gate.Hold(key)

@@ -56,7 +56,8 @@ func TestAGateWhoseHoldPanicsFailsTheKeyAndItIsRetried(t *testing.T) {
 		if assert.Len(t, failures, 1) {
 			var p *PanicError
 			assert.True(t, errors.As(failures[0], &p), "OnError got %v, not a *PanicError", failures[0])
-			assert.Contains(t, failures[0].Error(), "Gate")
+			assert.Contains(t, failures[0].Error(), "the Gate's Hold panicked")
+			assert.NotContains(t, failures[0].Error(), "reconcile", "the reconcile never ran")
 		}
 		assert.Equal(t, []string{"k"}, done.get(), "the key is reconciled on its retry")
 	})

@@ -2,6 +2,7 @@ package workqueue
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -81,5 +82,41 @@ func TestAKeyHeldAgainWhileHeldForAShorterTimeIsAskedAgainAtTheShorterTime(t *te
 		synctest.Wait()
 		q.Add("k")
 		assert.Equal(t, time.Second, (<-reconciled).Sub(start), "asked again after the second hold's 1s")
+	})
+}
+
+// sameWakeGate holds every key on one wake channel that never closes,
+// for up to within each time: what readyourwrites.Guard answers for a key
+// whose write the cache has not seen (same wake, what is left of MaxHold).
+type sameWakeGate struct {
+	wake   chan struct{}
+	within time.Duration
+}
+
+func (g *sameWakeGate) Hold(string) (bool, <-chan struct{}, time.Duration) {
+	return true, g.wake, g.within
+}
+
+// A held key that keeps changing (an informer delivering updates while
+// the guard waits for the cache) is got and held again on every change.
+// A hold with a wake already waited on and no earlier time starts no
+// goroutine and no timer. (Found by review: each hold started both,
+// 1000 of each for one key's 1000 changes.)
+func TestAKeyHeldAgainAndAgainOnOneWakeKeepsOneWaiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := NewFakeClock(epoch)
+		q := New(Options[string]{Clock: clock})
+		stop := startRun(q, func(context.Context, string) (Result, error) { return Result{}, nil },
+			RunOptions[string]{Gate: &sameWakeGate{wake: make(chan struct{}), within: time.Hour}})
+		defer stop()
+		q.Add("k")
+		synctest.Wait()
+		base, timers := runtime.NumGoroutine(), clock.Timers()
+		for range 1000 {
+			q.Add("k") // the object changed again
+			synctest.Wait()
+		}
+		assert.LessOrEqual(t, runtime.NumGoroutine()-base, 2, "goroutines added by 1000 holds of one held key")
+		assert.LessOrEqual(t, clock.Timers()-timers, 2, "timers added by 1000 holds of one held key")
 	})
 }

@@ -14,7 +14,8 @@ import (
 // client-go's default rate limiter, the real clock, no tracing.
 type Options[K comparable] struct {
 	// RateLimiter decides how long AddRateLimited waits before adding a
-	// key again, and counts each key's retries (NumRequeues) until Forget.
+	// key again (the queue counts each key's retries itself, for
+	// NumRequeues, whatever the limiter counts).
 	// It may be called with the queue's lock held, so it must be quick
 	// and must not call the queue. Default: [DefaultRateLimiter], client-go's
 	// default: max(per-key exponential 5ms…1000s, overall 10 qps burst 100).

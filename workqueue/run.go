@@ -229,7 +229,8 @@ func (q *Queue[K]) report(kind string, key K, detail string) {
 	q.emit(kind, key, detail)
 }
 
-// PanicError is what OnError receives when reconcile panicked.
+// PanicError is what OnError receives when reconcile panicked, or the
+// Gate's Hold before it.
 type PanicError struct {
 	// Value is the panic's value, formatted with fmt.Sprint.
 	Value string
@@ -238,6 +239,8 @@ type PanicError struct {
 	Err error
 	// Stack is the panicking goroutine's stack trace.
 	Stack []byte
+	// in is what panicked: "" for the reconcile.
+	in string
 }
 
 func newPanicError(v any) *PanicError {
@@ -246,8 +249,14 @@ func newPanicError(v any) *PanicError {
 	return e
 }
 
-// Error says that a reconcile panicked, and with what.
-func (e *PanicError) Error() string { return "reconcile panicked: " + e.Value }
+// Error says what panicked (the reconcile, or the Gate's Hold), and with
+// what.
+func (e *PanicError) Error() string {
+	if e.in != "" {
+		return e.in + " panicked: " + e.Value
+	}
+	return "reconcile panicked: " + e.Value
+}
 
 // Unwrap returns the panic value if it was an error, nil otherwise.
 func (e *PanicError) Unwrap() error { return e.Err }
