@@ -47,8 +47,12 @@ func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool
 	}
 	// A Sync, or a relisted object whose resourceVersion did not change,
 	// is a reminder, not a change: only handlers due for a resync get it.
+	// Not if its UID changed (client-go looks at the resourceVersion
+	// only): a server that counts versions per object gives an object
+	// deleted and made again during a relist's gap its old version
+	// (TestARelistReplacingAnObjectAtTheSameVersionReachesTheArrivalsHandler).
 	isResync := d.Type == deltafifo.Sync ||
-		(d.Type == deltafifo.Replaced && old.GetResourceVersion() == d.Object.GetResourceVersion())
+		(d.Type == deltafifo.Replaced && old.GetResourceVersion() == d.Object.GetResourceVersion() && old.GetUID() == d.Object.GetUID())
 	i.distribute(notification[T]{kind: updateNotification, old: old, obj: d.Object}, isResync)
 	return nil
 }
