@@ -1,17 +1,12 @@
 package readyourwrites
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/informer"
-	"github.com/listwatch/informer/memlistwatch"
-	si "github.com/listwatch/informer/sharedinformer"
 )
 
 // With OpaqueResourceVersions, a delete of unknown UID (Deleted with
@@ -27,15 +22,7 @@ import (
 // The test plays the arrivals handler (its registration removed), so
 // that its lag behind the cache is the same in every run.
 func TestAnOpaqueDeleteOfUnknownUIDWakesWhenTheWriteBeforeItArrives(t *testing.T) {
-	api := memlistwatch.New[*corev1.ConfigMap]()
-	inf, err := si.New(si.Options[*corev1.ConfigMap]{ListerWatcher: api})
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	done := make(chan struct{})
-	go func() { _ = inf.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	require.NoError(t, si.WaitForCacheSync(ctx, inf))
-
+	inf, api := scriptedCache(t, "1")
 	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Hour})
 	require.NoError(t, err)
 	defer g.Close()
@@ -46,15 +33,18 @@ func TestAnOpaqueDeleteOfUnknownUIDWakesWhenTheWriteBeforeItArrives(t *testing.T
 
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
 	ownerB := informer.Key{Namespace: "demo", Name: "b"}
-	created, err := api.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "child", UID: "uid-child"}})
-	require.NoError(t, err)
+	created := cmAt("child", "uid-child", "10")
 	key := informer.KeyFor(created)
+	// Both recorded before the cache shows either (a scripted watch: the
+	// test sends the events), as the API server answers them.
 	require.NoError(t, c.Wrote(ownerA, created))
-	require.NoError(t, api.Delete(key))
 	c.Deleted(ownerB, key, "", nil) // the DELETE's answer could not be decoded: UID unknown
 
 	// The cache applies the create and the delete; the handler is behind.
-	require.NoError(t, inf.WaitFor(ctx, api.ResourceVersion()))
+	api.watcher.Add(created)
+	api.watcher.Delete(cmAt("child", "uid-child", "11"))
+	api.watcher.Add(cmAt("marker", "", "12"))
+	untilCached(t, inf, informer.Key{Namespace: "demo", Name: "marker"})
 	_, inCache := inf.Indexer().Get(key)
 	require.False(t, inCache)
 	held, wake, _ := g.Hold(ownerB)
@@ -62,7 +52,7 @@ func TestAnOpaqueDeleteOfUnknownUIDWakesWhenTheWriteBeforeItArrives(t *testing.T
 
 	// The handler catches up: the create arrives, then its delete.
 	c.arrivals.OnAdd(created, false)
-	c.arrivals.OnDelete(created, false)
+	c.arrivals.OnDelete(cmAt("child", "uid-child", "11"), false)
 
 	select {
 	case <-wake:
