@@ -84,9 +84,11 @@ func (m *keepingMapper) reset(ctx context.Context, doubted ...string) {
 	})
 }
 
-// mapper is the mapper built, building it first if there is none. An
-// error (the list of groups could not be read) builds nothing: the next
-// use tries again, and known is kept for it.
+// mapper is the mapper built, building it first if there is none. When
+// the list of groups cannot be read, it builds nothing (the next use
+// tries again) and answers from known, as if every group's discovery
+// failed (TestAGroupListOutageDuringAResetForAnotherGroupKeepsWhatTheMapperKnew);
+// with nothing known, the error.
 func (m *keepingMapper) mapper(ctx context.Context) (meta.RESTMapperWithContext, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -96,7 +98,10 @@ func (m *keepingMapper) mapper(ctx context.Context) (meta.RESTMapperWithContext,
 	groups, lists, err := m.discovery.ServerGroupsAndResourcesWithContext(ctx)
 	failed, partial := discovery.GroupDiscoveryFailedErrorGroups(err)
 	if err != nil && !partial {
-		return nil, err
+		if len(m.known) == 0 {
+			return nil, err
+		}
+		return restmapper.NewDiscoveryRESTMapperWithContext(m.known), nil
 	}
 	built := groupResources(groups, lists)
 	for _, gv := range slices.SortedFunc(maps.Keys(failed), compareGroupVersions) {

@@ -102,6 +102,11 @@ func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk sc
 	}
 	if askErr == nil && listed {
 		if r.kind != gvk.Kind {
+			// The mapper may remember the kind the resource held before:
+			// marked, its group is dropped at the next lookup in it, not
+			// carried over a reset while its discovery fails
+			// (TestAKindErrorDiscoveryGaveIsNotForgottenByAResetThatCarriesTheGroupOver).
+			f.stale.mark(gvr.Group)
 			return &KindError{Type: goType, Kind: gvk.GroupKind(), Resource: gvr, Holds: schema.GroupKind{Group: gvr.Group, Kind: r.kind}}
 		}
 		return nil
@@ -209,8 +214,17 @@ func (f *Factory) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*me
 	defer f.lookups.give()
 	f.freshMapperFor(ctx, gvk.Group)
 	m, err := f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) || err == nil && !f.listedAs(ctx, m.Resource, gvk.Kind) {
-		f.forget(ctx, gvk.Group)
+	switch {
+	case meta.IsNoMatchError(err):
+		// Asked again of discovery, a CRD installed since is found. Not
+		// knowing the kind says nothing against what the mapper knew of
+		// its group, which a reset keeps where the group's discovery
+		// fails
+		// (TestAKindNotServedDuringItsGroupsOutageKeepsWhatTheMapperKnewOfTheGroup).
+		f.forget(ctx)
+		m, err = f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
+	case err == nil && !f.listedAs(ctx, m.Resource, gvk.Kind):
+		f.forget(ctx, gvk.Group) // the mapper's answer is contradicted: drop its group
 		m, err = f.mapper.RESTMappingWithContext(ctx, gvk.GroupKind(), gvk.Version)
 	}
 	if meta.IsNoMatchError(err) {

@@ -68,6 +68,10 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 	case askErr == nil && listed && r.namespaced:
 		return meta.RESTScopeNameNamespace, nil
 	case askErr == nil && listed:
+		// The mapper may remember the scope the resource had before: as
+		// for a kind (checkResource), its group is marked
+		// (TestAScopeErrorDiscoveryGaveIsNotForgottenByAResetThatCarriesTheGroupOver).
+		f.stale.mark(gvr.Group)
 		return meta.RESTScopeNameRoot, nil
 	}
 	if err := f.lookups.take(ctx); err != nil {
