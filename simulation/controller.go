@@ -60,7 +60,7 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	parent, err := c.cms.Lister().Namespace(key.Namespace).Get(key.Name)
 	c.note(Read, key, key.Name, parent)
 	if err != nil {
-		return workqueue.Result{}, nil
+		return c.removeChild(ctx, key)
 	}
 	select { // the work between the read and the writes: the window a pause can fall into
 	case <-ctx.Done():
@@ -92,6 +92,53 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	return workqueue.Result{}, nil
 }
 
+// removeChild deletes the ring's child of parent key, which is gone, if
+// the cache holds one it controls: as a controller cleans up without a
+// garbage collector (the writers leave it one delete in two), guarded by
+// the child's UID and recorded in the guard, so that the key's next
+// reconcile does not read the child it deleted ("read your writes").
+// In the seeds whose world says so, the delete is recorded as one
+// of unknown UID (Cache.Deleted with ""), as a controller whose DELETE
+// answer could not be decoded records it.
+func (c *controller) removeChild(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+	name := ChildName(key.Name, c.ring)
+	child, err := c.cms.Lister().Namespace(key.Namespace).Get(name)
+	c.note(Read, key, name, child)
+	if err != nil || !controlledBy(child, key.Name) {
+		return workqueue.Result{}, nil
+	}
+	c.r.link.gate.wait(context.WithoutCancel(ctx))
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.writeTimeout)
+	defer cancel()
+	uid := child.UID
+	req := c.client.Delete().Namespace(key.Namespace).Resource("configmaps").Name(name).
+		Body(&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	childKey := informer.Key{Namespace: key.Namespace, Name: name}
+	if c.w.unknownUIDDeletes {
+		err = req.Do(wctx).Error()
+		if err == nil {
+			c.written.Deleted(key, childKey, "", nil)
+		}
+	} else {
+		err = c.written.Delete(wctx, key, childKey, req)
+	}
+	switch {
+	case err == nil:
+		c.w.hist.add(Event{What: Removed, Replica: c.r.name, Ring: c.ring, Member: c.member, Key: key.String(), Setup: c.setup, Object: name, UID: string(uid)})
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		// gone already, or another object of that name now
+	default:
+		return workqueue.Result{RequeueAfter: time.Second}, nil
+	}
+	return workqueue.Result{}, nil
+}
+
+// controlledBy reports whether obj's controller is the ConfigMap parent.
+func controlledBy(obj *corev1.ConfigMap, parent string) bool {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	return ref != nil && ref.Kind == "ConfigMap" && ref.Name == parent
+}
+
 // note records an event of a reconcile of key in the history. For a
 // Read, obj is what the cache held of the object named (nil: none), and
 // the event takes the resourceVersion the informer had applied; for a
@@ -99,7 +146,7 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 func (c *controller) note(what string, key informer.Key, name string, obj *corev1.ConfigMap) {
 	e := Event{What: what, Replica: c.r.name, Ring: c.ring, Member: c.member, Key: key.String(), Setup: c.setup, Object: name}
 	if obj != nil {
-		e.Version = obj.ResourceVersion
+		e.Version, e.UID = obj.ResourceVersion, string(obj.UID)
 	}
 	if what == Read {
 		e.Applied = c.cms.LastSyncResourceVersion()

@@ -145,7 +145,12 @@
 // what each reconcile read and each write the API server answered: a
 // reconcile of a key never reads its parent older than an earlier
 // reconcile of the key wrote it, nor misses a child that one created
-// while its informer had not applied the create, unless the guard let
+// while its informer had not applied the create, nor, in the
+// leader-elected scenario, reads a child of the UID that one deleted
+// (the writers leave a deleted parent's children to the controller one
+// time in two; in one opaque seed in two it records its deletes as of
+// unknown UID; the sharded scenario's reconciles never run for a parent
+// gone, sharding.Reconciler's rule), unless the guard let
 // the key run past MaxHold, which it counts, and no sooner than MaxHold
 // after the key's last write, by the replica's clock ("read your
 // writes"). In the sharded scenario, whose two rings' names share a

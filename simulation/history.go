@@ -25,10 +25,10 @@ type Event struct {
 	// reconciles: a guard's records live as long as its setup.
 	Setup uint64
 	// Object and Version name the object a reconcile read or wrote and
-	// its resourceVersion ("" when the read found none); Applied is the
-	// resourceVersion the reading informer had applied just after the
-	// read (its LastSyncResourceVersion).
-	Object, Version, Applied string
+	// its resourceVersion ("" when the read found none), UID its UID;
+	// Applied is the resourceVersion the reading informer had applied
+	// just after the read (its LastSyncResourceVersion).
+	Object, Version, UID, Applied string
 }
 
 // The events.
@@ -51,6 +51,9 @@ const (
 	Read  = "read"  // a reconcile of Key read Object from its cache at Version ("" if absent); its informer had Applied
 	Wrote = "wrote" // ... wrote Object, and the API server answered Version
 	Stale = "stale" // the guard let Key run although its writes were not all in the cache, after MaxHold
+	// Removed: a reconcile of Key deleted Object, of UID, and the API
+	// server said so (its parent gone, it deleted the ring's child).
+	Removed = "removed"
 	// Deleted: the checker's watch saw Key deleted, at resourceVersion
 	// Version: a cache that shows it at an older version shows a ghost.
 	Deleted = "deleted"
@@ -60,7 +63,7 @@ const (
 func (e Event) String() string {
 	s := fmt.Sprintf("%s %-11s", e.At.Format("15:04:05.000"), e.What)
 	for _, f := range []struct{ k, v string }{{"replica", e.Replica}, {"ring", e.Ring}, {"member", e.Member}, {"key", e.Key},
-		{"object", e.Object}, {"rv", e.Version}, {"applied", e.Applied}, {"", e.Detail}} {
+		{"object", e.Object}, {"rv", e.Version}, {"uid", e.UID}, {"applied", e.Applied}, {"", e.Detail}} {
 		if f.v != "" {
 			if f.k != "" {
 				s += " " + f.k + "=" + f.v

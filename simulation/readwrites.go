@@ -41,6 +41,8 @@ func (w *world) readYourWrites(events []Event) guardChecks {
 	}
 	written := map[scope]map[string]string{} // by object, the newest version answered
 	due := map[scope]map[string]string{}     // what the running reconcile must see
+	removed := map[scope]map[string]string{} // by object, the UID a reconcile deleted
+	gone := map[scope]map[string]string{}    // what the running reconcile must not see
 	lastWrote := map[scope]time.Time{}       // a stale run waits MaxHold after it
 	maxHold := float64(guardMaxHold)
 	shortest := time.Duration(maxHold / (1 + maxRateSkew)) // a clock running fast times MaxHold this soon
@@ -53,6 +55,7 @@ func (w *world) readYourWrites(events []Event) guardChecks {
 		switch e.What {
 		case Stale:
 			delete(written, s)
+			delete(removed, s)
 			out.stale++
 			wrote, ok := lastWrote[s]
 			if ok && e.At.Sub(wrote) < shortest && !w.paused(interval{replica: e.Replica, start: wrote, end: e.At}) {
@@ -62,6 +65,13 @@ func (w *world) readYourWrites(events []Event) guardChecks {
 			}
 		case Begin:
 			due[s] = maps.Clone(written[s])
+			gone[s] = maps.Clone(removed[s])
+		case Removed:
+			lastWrote[s] = e.At
+			if removed[s] == nil {
+				removed[s] = map[string]string{}
+			}
+			removed[s][e.Object] = e.UID
 		case Wrote:
 			lastWrote[s] = e.At
 			if written[s] == nil {
@@ -71,6 +81,14 @@ func (w *world) readYourWrites(events []Event) guardChecks {
 				written[s][e.Object] = e.Version
 			}
 		case Read:
+			if uid, ok := gone[s][e.Object]; ok {
+				out.judgedRemoved++
+				if e.UID == uid {
+					out.violations = append(out.violations, Violation{Invariant: "read your writes", At: e.At, Text: fmt.Sprintf(
+						"%s's reconcile of %s in %s (setup %d) read %s of UID %s at resourceVersion %s, which an earlier reconcile deleted",
+						e.Member, e.Key, e.Ring, e.Setup, e.Object, e.UID, e.Version)})
+				}
+			}
 			rv, ok := due[s][e.Object]
 			if !ok {
 				continue
@@ -98,19 +116,20 @@ func (w *world) readYourWrites(events []Event) guardChecks {
 // against MaxHold (a sweep's coverage: a clause no run reaches checks
 // nothing).
 type guardChecks struct {
-	violations    []Violation
-	judged, stale int
+	violations                   []Violation
+	judged, judgedRemoved, stale int
 }
 
 // coverage is the checks' counts as Result.Coverage cases.
 func (g guardChecks) coverage() map[string]int {
-	return map[string]int{caseReadOwnWrite: g.judged, caseStaleRun: g.stale}
+	return map[string]int{caseReadOwnWrite: g.judged, caseReadOwnDelete: g.judgedRemoved, caseStaleRun: g.stale}
 }
 
 // The cases of "read your writes" a sweep counts.
 const (
-	caseReadOwnWrite = "a read judged against its key's own write (read your writes)"
-	caseStaleRun     = "a stale run judged against MaxHold (read your writes)"
+	caseReadOwnWrite  = "a read judged against its key's own write (read your writes)"
+	caseStaleRun      = "a stale run judged against MaxHold (read your writes)"
+	caseReadOwnDelete = "a read judged against its key's own delete (read your writes)"
 )
 
 // guardMaxHold is the MaxHold of the guards of the terms' controllers:

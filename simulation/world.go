@@ -67,6 +67,10 @@ type world struct {
 	// seeing writes arrive through a handler: one seed in two, drawn
 	// from a stream of its own so every other draw stays where it was.
 	opaqueGuards bool
+	// unknownUIDDeletes is whether the terms' controllers record their
+	// deletes as of unknown UID: one opaque seed in two, from a stream of
+	// its own.
+	unknownUIDDeletes bool
 	// crdWatchers are that scenario's checks waiting for a released
 	// handler to stop; they return once crd.ended closes.
 	crdWatchers sync.WaitGroup
@@ -119,6 +123,7 @@ type openTerm struct {
 func newWorld(opts Options) (*world, error) {
 	w := &world{opts: opts, srv: fakeapiserver.New(), hist: &History{}, looks: map[string][]look{},
 		opaqueGuards: rand.New(rand.NewPCG(uint64(opts.Seed), 0x0a9e)).IntN(2) == 0}
+	w.unknownUIDDeletes = w.opaqueGuards && rand.New(rand.NewPCG(uint64(opts.Seed), 0x0a9f)).IntN(2) == 0
 	if opts.Scenario == CustomResources {
 		w.crd = newCRDWorld()
 	}
