@@ -10,7 +10,6 @@ import (
 
 	"github.com/listwatch/informer"
 	si "github.com/listwatch/informer/sharedinformer"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // An earlier delete the guard sees by its object's absence (the indexer
@@ -23,12 +22,7 @@ import (
 // TestAnOpaqueDeleteOfUnknownUIDWakesWhenTheWriteBeforeItArrives does; the
 // test plays the arrivals handler so that its lag is the same in every run.
 func TestADeleteSeenByAbsenceBeforeTheHandlerStillLetsALaterDeleteArrive(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Hour, Clock: workqueue.NewFakeClock(time.Unix(0, 0))})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	inf, api, g, c, _ := opaqueGuard(t, time.Hour)
 	require.NoError(t, inf.RemoveEventHandler(c.registration)) // the test plays the arrivals handler
 	<-c.registration.Stopped()
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
@@ -71,13 +65,7 @@ func TestADeleteSeenByAbsenceBeforeTheHandlerStillLetsALaterDeleteArrive(t *test
 // UID came after it: that delete arrives once the cache shows the create
 // and then a delete, not at its own MaxHold.
 func TestACreateDroppedStaleStillLetsADeleteAfterItArrive(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	clock := workqueue.NewFakeClock(time.Unix(0, 0))
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Minute, Clock: clock})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	inf, api, g, c, clock := opaqueGuard(t, time.Minute)
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
 	ownerB := informer.Key{Namespace: "demo", Name: "b"}
 	ownerM := informer.Key{Namespace: "demo", Name: "m"}
@@ -110,13 +98,7 @@ func TestACreateDroppedStaleStillLetsADeleteAfterItArrive(t *testing.T) {
 // No hold spreads from a create dropped stale: a later create and delete
 // of the key, both applied by the cache, let their owner go.
 func TestADeleteAfterACreateDroppedStaleDoesNotHoldLaterDeletesOfItsKey(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	clock := workqueue.NewFakeClock(time.Unix(0, 0))
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Minute, Clock: clock})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	inf, api, g, c, clock := opaqueGuard(t, time.Minute)
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
 	ownerB := informer.Key{Namespace: "demo", Name: "b"}
 	ownerD := informer.Key{Namespace: "demo", Name: "d"}
@@ -155,12 +137,7 @@ func TestADeleteAfterACreateDroppedStaleDoesNotHoldLaterDeletesOfItsKey(t *testi
 // the previous arrives), the arrivals kept follow the writes in flight,
 // not every delete ever made.
 func TestNoUIDDeletesOfAChurningKeyKeepOnlyTheWritesInFlight(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Hour, Clock: workqueue.NewFakeClock(time.Unix(0, 0))})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	_, api, g, c, _ := opaqueGuard(t, time.Hour)
 	key := informer.Key{Namespace: "demo", Name: "child"}
 	owner := func(i int) informer.Key { return informer.Key{Namespace: "demo", Name: fmt.Sprintf("o-%d", i)} }
 
@@ -193,20 +170,8 @@ func TestNoUIDDeletesOfAChurningKeyKeepOnlyTheWritesInFlight(t *testing.T) {
 	}
 	require.LessOrEqual(t, g.Pending(), 2, "the guard keeps only the last owner's records")
 
+	kept := reachable(c)
 	c.arrivals.mu.Lock()
-	kept := map[*arrival]bool{}
-	var walk func([]*arrival)
-	walk = func(ws []*arrival) {
-		for _, w := range ws {
-			if !kept[w] {
-				kept[w] = true
-				walk(w.after)
-			}
-		}
-	}
-	for _, ws := range c.arrivals.waiting {
-		walk(ws)
-	}
 	waiting := len(c.arrivals.waiting[key])
 	c.arrivals.mu.Unlock()
 	require.LessOrEqual(t, len(kept), 8, "arrivals waits for %d writes of child but keeps %d reachable through after, after %d deletes of it: memory follows the writes made, not those in flight", waiting, len(kept), rounds+1)

@@ -56,6 +56,48 @@ func scriptedCache(t *testing.T, listRV string) (*si.Informer[*corev1.ConfigMap]
 	return inf, api
 }
 
+// opaqueGuard is opaqueGuardOn a scripted informer (scriptedCache).
+func opaqueGuard(t *testing.T, maxHold time.Duration) (*si.Informer[*corev1.ConfigMap], *scriptedAPI, *Guard, *Cache[*corev1.ConfigMap], *workqueue.FakeClock) {
+	t.Helper()
+	inf, api := scriptedCache(t, "1")
+	g, c, clock := opaqueGuardOn(t, inf, maxHold)
+	return inf, api, g, c, clock
+}
+
+// opaqueGuardOn is a guard with OpaqueResourceVersions and maxHold on a
+// fake clock, closed at the test's end, and its Cache of inf.
+func opaqueGuardOn(t *testing.T, inf *si.Informer[*corev1.ConfigMap], maxHold time.Duration) (*Guard, *Cache[*corev1.ConfigMap], *workqueue.FakeClock) {
+	t.Helper()
+	clock := workqueue.NewFakeClock(time.Unix(0, 0))
+	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: maxHold, Clock: clock})
+	require.NoError(t, err)
+	t.Cleanup(g.Close)
+	c := Track(g, inf)
+	require.NoError(t, c.trackErr)
+	return g, c, clock
+}
+
+// reachable is every write c's arrivals keeps: those waiting, and those
+// their after reaches.
+func reachable[T informer.Object](c *Cache[T]) map[*arrival]bool {
+	c.arrivals.mu.Lock()
+	defer c.arrivals.mu.Unlock()
+	kept := map[*arrival]bool{}
+	var walk func([]*arrival)
+	walk = func(ws []*arrival) {
+		for _, w := range ws {
+			if !kept[w] {
+				kept[w] = true
+				walk(w.after)
+			}
+		}
+	}
+	for _, ws := range c.arrivals.waiting {
+		walk(ws)
+	}
+	return kept
+}
+
 func cmAt(name string, uid types.UID, rv string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name, UID: uid, ResourceVersion: rv}}
 }
@@ -85,12 +127,7 @@ func untilReleased(t *testing.T, g *Guard, key informer.Key) {
 // the cache has applied neither uid-2's create nor its delete. (Found by
 // a review: the first UID was taken.)
 func TestAnOpaqueDeleteOfUnknownUIDIsNotTakenForAnEarlierObjectsDelete(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Hour, Clock: workqueue.NewFakeClock(time.Unix(0, 0))})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	inf, api, g, c, _ := opaqueGuard(t, time.Hour)
 
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
 	ownerB := informer.Key{Namespace: "demo", Name: "b"}
@@ -180,12 +217,7 @@ func TestWrittenForgetsSeenOpaqueVersions(t *testing.T) {
 // cache keeps its key held while the cache holds the child. (Found by a
 // review: the delete was judged by absence alone.)
 func TestAnOpaqueCreateThenDeleteWithoutUIDsStillHoldsTheKey(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Hour, Clock: workqueue.NewFakeClock(time.Unix(0, 0))})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	inf, api, g, c, _ := opaqueGuard(t, time.Hour)
 	owner := informer.Key{Namespace: "demo", Name: "web"}
 	key := informer.Key{Namespace: "demo", Name: "child"}
 

@@ -21,13 +21,7 @@ import (
 // deleted. (Found by review: a create given up on after 2*MaxHold let the
 // uid-0 delete event mark B.)
 func TestANoUIDDeleteIsNotMarkedByAnotherObjectsDeleteEvent(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	clock := workqueue.NewFakeClock(time.Unix(0, 0))
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Minute, Clock: clock})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	inf, api, g, c, clock := opaqueGuard(t, time.Minute)
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
 	ownerB := informer.Key{Namespace: "demo", Name: "b"}
 	ownerM := informer.Key{Namespace: "demo", Name: "m"}
@@ -92,12 +86,7 @@ func TestADeleteByUIDWaitsForACreateTheCacheLagsBehindPastMaxHold(t *testing.T) 
 // first. The test plays the handler. (Found by review: that delete event
 // marked the no-UID delete.)
 func TestANoUIDDeleteAfterACreateTheCacheShowedFirstWaitsForTheObjectsAbsence(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Hour, Clock: workqueue.NewFakeClock(time.Unix(0, 0))})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	inf, api, g, c, _ := opaqueGuard(t, time.Hour)
 	require.NoError(t, inf.RemoveEventHandler(c.registration)) // the test plays the arrivals handler
 	<-c.registration.Stopped()
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
@@ -133,13 +122,7 @@ func TestANoUIDDeleteAfterACreateTheCacheShowedFirstWaitsForTheObjectsAbsence(t 
 // Writes, deletes, holds and events from many goroutines at once are
 // race-free (run with -race).
 func TestOpaqueWritesHoldsAndEventsAtOnceAreRaceFree(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	clock := workqueue.NewFakeClock(time.Unix(0, 0))
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Second, Clock: clock})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	_, api, g, c, clock := opaqueGuard(t, time.Second)
 	var wg sync.WaitGroup
 	var seq atomic.Int64 // versions only grow: the reflector restarts a watch whose versions go back
 	seq.Store(10)

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/listwatch/informer"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // With OpaqueResourceVersions and answers without UIDs, a delete of the
@@ -18,12 +17,7 @@ import (
 // arrive, the owner is still held: its delete comes after its create.
 // (Found by a review: any delete of the key marked it.)
 func TestAnEarlierObjectsDeleteDoesNotMarkANoUIDDelete(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Hour, Clock: workqueue.NewFakeClock(time.Unix(0, 0))})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	inf, api, g, c, _ := opaqueGuard(t, time.Hour)
 	owner := informer.Key{Namespace: "demo", Name: "web"}
 	marker := informer.Key{Namespace: "demo", Name: "m"}
 	key := informer.Key{Namespace: "demo", Name: "child"}
@@ -52,13 +46,7 @@ func TestAnEarlierObjectsDeleteDoesNotMarkANoUIDDelete(t *testing.T) {
 // remembered, for deletes recorded later, until the cache shows it:
 // then nothing is left waiting.
 func TestANoUIDDeleteLeavesNothingWaitingOnceTheCacheCaughtUp(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	clock := workqueue.NewFakeClock(time.Unix(0, 0))
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Minute, Clock: clock})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	_, api, g, c, clock := opaqueGuard(t, time.Minute)
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
 	ownerB := informer.Key{Namespace: "demo", Name: "b"}
 	keyA := informer.Key{Namespace: "demo", Name: "child-a"}
@@ -102,12 +90,7 @@ func TestANoUIDDeleteLeavesNothingWaitingOnceTheCacheCaughtUp(t *testing.T) {
 // neither uid-2's create nor its delete. (Found by a review: the UID of
 // the last record was guessed, which record order cannot tell.)
 func TestAnUnknownDeleteIsNotTakenForAnEarlierObjectsDeleteRecordedLate(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Hour, Clock: workqueue.NewFakeClock(time.Unix(0, 0))})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	inf, api, g, c, _ := opaqueGuard(t, time.Hour)
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
 	ownerB := informer.Key{Namespace: "demo", Name: "b"}
 	ownerC := informer.Key{Namespace: "demo", Name: "c"}

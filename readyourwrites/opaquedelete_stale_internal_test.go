@@ -24,13 +24,7 @@ import (
 // version whatever the guard dropped). (Found by review: the create was
 // forgotten, and the delete judged by absence alone, let go at once.)
 func TestANoUIDDeleteAfterACreateThatRanStaleWaitsForTheCreate(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	clock := workqueue.NewFakeClock(time.Unix(0, 0))
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Minute, Clock: clock})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	inf, api, g, c, clock := opaqueGuard(t, time.Minute)
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
 	ownerB := informer.Key{Namespace: "demo", Name: "b"}
 	ownerM := informer.Key{Namespace: "demo", Name: "m"}
@@ -98,17 +92,13 @@ func replaceByRelist(t *testing.T, ctx context.Context, inf *si.Informer[*corev1
 // one arrives in its turn, not at MaxHold.
 func TestARelistThatReplacesAnObjectLetsTheDeletesAfterItArrive(t *testing.T) {
 	inf, api, ctx := relistCache(t)
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Hour, Clock: workqueue.NewFakeClock(time.Unix(0, 0))})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	g, c, _ := opaqueGuardOn(t, inf, time.Hour)
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
 	ownerB := informer.Key{Namespace: "demo", Name: "b"}
 	ownerM := informer.Key{Namespace: "demo", Name: "m"}
 	key := informer.Key{Namespace: "demo", Name: "child"}
 
-	_, err = api.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "child", UID: "uid-1"}})
+	_, err := api.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "child", UID: "uid-1"}})
 	require.NoError(t, err)
 	require.NoError(t, inf.WaitFor(ctx, api.ResourceVersion()))
 
@@ -133,17 +123,13 @@ func TestARelistThatReplacesAnObjectLetsTheDeletesAfterItArrive(t *testing.T) {
 // not left to wait for MaxHold. The test plays the arrivals handler.
 func TestADeleteSeenByAReplacingRelistWakesItsKey(t *testing.T) {
 	inf, api, ctx := relistCache(t)
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Hour, Clock: workqueue.NewFakeClock(time.Unix(0, 0))})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	g, c, _ := opaqueGuardOn(t, inf, time.Hour)
 	require.NoError(t, inf.RemoveEventHandler(c.registration)) // the test plays the arrivals handler
 	<-c.registration.Stopped()
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
 	key := informer.Key{Namespace: "demo", Name: "child"}
 
-	_, err = api.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "child", UID: "uid-1"}})
+	_, err := api.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "child", UID: "uid-1"}})
 	require.NoError(t, err)
 	require.NoError(t, inf.WaitFor(ctx, api.ResourceVersion()))
 	old, ok := inf.Indexer().Get(key)
@@ -176,13 +162,7 @@ func TestADeleteSeenByAReplacingRelistWakesItsKey(t *testing.T) {
 // wait for it only until its object is deleted: then each is seen in
 // turn, no owner runs stale, and memory follows the writes in flight.
 func TestASkippedCreateHoldsLaterDeletesOfItsKeyOnlyUntilItsObjectIsDeleted(t *testing.T) {
-	inf, api := scriptedCache(t, "1")
-	clock := workqueue.NewFakeClock(time.Unix(0, 0))
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Minute, Clock: clock})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	_, api, g, c, clock := opaqueGuard(t, time.Minute)
 	key := informer.Key{Namespace: "demo", Name: "child"}
 	owner := func(i int) informer.Key { return informer.Key{Namespace: "demo", Name: fmt.Sprintf("o-%d", i)} }
 
@@ -221,21 +201,7 @@ func TestASkippedCreateHoldsLaterDeletesOfItsKeyOnlyUntilItsObjectIsDeleted(t *t
 		api.watcher.Add(cmAt("child", uid(created), created)) // owner i's create arrives
 	}
 
-	c.arrivals.mu.Lock()
-	kept := map[*arrival]bool{}
-	var walk func([]*arrival)
-	walk = func(ws []*arrival) {
-		for _, w := range ws {
-			if !kept[w] {
-				kept[w] = true
-				walk(w.after)
-			}
-		}
-	}
-	for _, ws := range c.arrivals.waiting {
-		walk(ws)
-	}
-	c.arrivals.mu.Unlock()
+	kept := reachable(c)
 	require.LessOrEqual(t, len(kept), 8, "arrivals keeps %d writes of child after %d rounds: one skipped create is needed, through after, by every later delete", len(kept), rounds)
 	require.Zero(t, stale, "%d of %d owners ran stale though their create and delete reached the cache", stale, rounds)
 	t.Logf("%d of %d owners ran stale", stale, rounds)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/listwatch/informer"
 	si "github.com/listwatch/informer/sharedinformer"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // relistAPI serves a list the test sets, at opaque versions, and a new
@@ -97,11 +96,7 @@ func relistScripted(t *testing.T) (*si.Informer[*corev1.ConfigMap], *relistAPI, 
 // no handler that does not resync.)
 func TestARelistReplacingAnObjectAtTheSameVersionReachesTheArrivalsHandler(t *testing.T) {
 	inf, api, w := relistScripted(t)
-	g, err := New(Options{OpaqueResourceVersions: true, MaxHold: time.Hour, Clock: workqueue.NewFakeClock(time.Unix(0, 0))})
-	require.NoError(t, err)
-	defer g.Close()
-	c := Track(g, inf)
-	require.NoError(t, c.trackErr)
+	g, c, _ := opaqueGuardOn(t, inf, time.Hour)
 	ownerA := informer.Key{Namespace: "demo", Name: "a"}
 	ownerB := informer.Key{Namespace: "demo", Name: "b"}
 	ownerM := informer.Key{Namespace: "demo", Name: "m"}
