@@ -43,16 +43,19 @@ type holds[K comparable] struct {
 }
 
 // held is one key's holds: ended is closed when the first of them ends.
-// wakes and due, guarded by holds.mu, are what its waiters wait on: a
-// hold again with a wake channel already waited on and no earlier time
-// starts nothing, so a key held again on every change of its object
-// costs one waiter per new channel or earlier time, not one per hold
-// (TestAKeyHeldAgainAndAgainOnOneWakeKeepsOneWaiter).
+// Guarded by holds.mu: wakes, the channels its waiters wait on, one
+// goroutine each; due and timer, the soonest time any hold named, one
+// timer moved earlier by a sooner hold. A hold again with a channel
+// already waited on and no sooner time starts nothing, so a key held
+// again on every change of its object costs a goroutine per new channel
+// only (TestAKeyHeldAgainAndAgainOnOneWakeKeepsOneWaiter,
+// TestAKeyHeldAgainOnOneWakeForLessAndLessTimeKeepsOneTimer).
 type held struct {
 	ended chan struct{}
 	once  sync.Once
 	wakes map[<-chan struct{}]bool
 	due   time.Time
+	timer Timer
 }
 
 func (h *held) end() { h.once.Do(func() { close(h.ended) }) }
@@ -83,10 +86,15 @@ func (h *holds[K]) admit(ctx context.Context, key K) (bool, error) {
 		k = &held{ended: make(chan struct{}), wakes: map[<-chan struct{}]bool{}}
 		h.held[key] = k
 		h.q.report(KindHeld, key, fmt.Sprintf("for up to %v", within))
-		h.wg.Go(func() {
-			<-k.ended
+		h.wg.Go(func() { // the key's end: its first hold's, or Run's
+			select {
+			case <-k.ended:
+			case <-ctx.Done():
+			case <-h.ended:
+			}
 			h.mu.Lock()
 			delete(h.held, key)
+			k.timer.Stop()
 			h.mu.Unlock()
 			// Added even when Run is ending, so whoever runs the queue
 			// next reconciles it (dropped if the queue is shut down).
@@ -95,36 +103,24 @@ func (h *holds[K]) admit(ctx context.Context, key K) (bool, error) {
 			h.q.mu.Unlock()
 		})
 	}
-	newWake := wake != nil && !k.wakes[wake]
-	deadline := h.q.clock.Now().Add(within)
-	sooner := !again || deadline.Before(k.due)
-	if !newWake && !sooner {
-		return false, nil // its waiters already wait for all this hold asks
-	}
-	if newWake {
+	if wake != nil && !k.wakes[wake] {
 		k.wakes[wake] = true
-	} else {
-		wake = nil // waited on already; a nil channel never fires
+		h.wg.Go(func() {
+			select {
+			case <-wake:
+				k.end()
+			case <-k.ended: // another hold of key ended first
+			case <-ctx.Done():
+			case <-h.ended:
+			}
+		})
 	}
-	if sooner {
-		k.due = deadline
+	if deadline := h.q.clock.Now().Add(within); !again || deadline.Before(k.due) {
+		if k.timer != nil {
+			k.timer.Stop()
+		}
+		k.due, k.timer = deadline, h.q.clock.AfterFunc(within, k.end)
 	}
-	h.wg.Go(func() { // this hold's end: its wake, its time, or Run's end
-		var due chan struct{} // nil: an earlier time is waited on already
-		if sooner {
-			due = make(chan struct{})
-			timer := h.q.clock.AfterFunc(within, func() { close(due) })
-			defer timer.Stop()
-		}
-		select {
-		case <-wake:
-		case <-due:
-		case <-ctx.Done():
-		case <-h.ended:
-		case <-k.ended: // an earlier or later hold of key ended first
-		}
-		k.end()
-	})
 	return false, nil
 }
 
