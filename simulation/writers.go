@@ -21,8 +21,10 @@ func parentName(i int) string { return fmt.Sprintf("p-%02d", i) }
 // write is the writers' work until ctx ends: as the admin, every 500 ms
 // one change to a parent: mostly a new tick (an update), sometimes a
 // delete (with its children, there being no garbage collector, but one
-// time in two the built-in controller's are left for it to delete) or a
-// create of a missing one.
+// time in two, in the leader-elected scenario, the built-in controller's
+// are left for it to delete: in the sharded one sharding.Reconciler runs
+// no reconcile for a parent gone, and nothing would) or a create of a
+// missing one.
 func (w *world) write(ctx context.Context) {
 	rng := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0x3717e5))
 	leave := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0x1eaf)) // its own: rng's draws stay where they were
@@ -41,7 +43,7 @@ func (w *world) write(ctx context.Context) {
 			_ = w.core.Patch(types.MergePatchType).Namespace(Namespace).Resource("configmaps").Name(name).Body(patch).Do(ctx).Error()
 		case p < 8:
 			_ = w.core.Delete().Namespace(Namespace).Resource("configmaps").Name(name).Do(ctx).Error()
-			if w.opts.Controller == nil && leave.IntN(2) == 0 {
+			if w.opts.Scenario == LeaderElected && w.opts.Controller == nil && leave.IntN(2) == 0 {
 				break // the children are the terms' controllers' to delete (removeChild)
 			}
 			for _, ring := range w.opts.Scenario.rings() {
