@@ -61,6 +61,10 @@ type keepingMapper struct {
 	// less the groups a reset since has doubted: where a build finds
 	// the entries to carry over. Guarded by mu.
 	known []*restmapper.APIGroupResources
+	// listFailed is why the list of groups could not be read at the last
+	// try, while the mapper answers from known; nil once a build
+	// succeeds. Guarded by mu.
+	listFailed error
 }
 
 var _ meta.RESTMapperWithContext = (*keepingMapper)(nil)
@@ -101,8 +105,10 @@ func (m *keepingMapper) mapper(ctx context.Context) (meta.RESTMapperWithContext,
 		if len(m.known) == 0 {
 			return nil, err
 		}
+		m.listFailed = err
 		return restmapper.NewDiscoveryRESTMapperWithContext(m.known), nil
 	}
+	m.listFailed = nil
 	built := groupResources(groups, lists)
 	for _, gv := range slices.SortedFunc(maps.Keys(failed), compareGroupVersions) {
 		if !apierrors.IsNotFound(failed[gv]) {
@@ -111,6 +117,16 @@ func (m *keepingMapper) mapper(ctx context.Context) (meta.RESTMapperWithContext,
 	}
 	m.built, m.known = restmapper.NewDiscoveryRESTMapperWithContext(built), built
 	return m.built, nil
+}
+
+// groupListFailure is why the list of groups could not be read, if the
+// mapper answers from what it knew for that reason: its "I do not know
+// that kind" is then no answer
+// (TestAGroupListOutageIsNotReportedAsAKindNotServed).
+func (m *keepingMapper) groupListFailure() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.listFailed
 }
 
 // groupResources arranges discovery's answer by group, as

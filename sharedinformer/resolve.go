@@ -102,11 +102,7 @@ func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk sc
 	}
 	if askErr == nil && listed {
 		if r.kind != gvk.Kind {
-			// The mapper may remember the kind the resource held before:
-			// marked, its group is dropped at the next lookup in it, not
-			// carried over a reset while its discovery fails
-			// (TestAKindErrorDiscoveryGaveIsNotForgottenByAResetThatCarriesTheGroupOver).
-			f.stale.mark(gvr.Group)
+			f.markIfTheMapperDisagrees(ctx, gvr, r)
 			return &KindError{Type: goType, Kind: gvk.GroupKind(), Resource: gvr, Holds: schema.GroupKind{Group: gvr.Group, Kind: r.kind}}
 		}
 		return nil
@@ -233,6 +229,11 @@ func (f *Factory) mapping(ctx context.Context, gvk schema.GroupVersionKind) (*me
 		// (TestAKindLookupDuringAFailedGroupDiscoveryNamesTheFailure).
 		if _, _, askErr := f.served.describe(ctx, gvk.GroupVersion().WithResource(""), false); askErr != nil {
 			return nil, fmt.Errorf("sharedinformer: finding the resource of kind %s: discovery of %s could not be asked: %w", gvk.Kind, gvk.GroupVersion(), askErr)
+		}
+		if km, ok := f.mapper.(*keepingMapper); ok {
+			if listErr := km.groupListFailure(); listErr != nil {
+				return nil, fmt.Errorf("sharedinformer: finding the resource of kind %s: the list of API groups could not be read: %w", gvk.Kind, listErr)
+			}
 		}
 		msg := fmt.Sprintf("sharedinformer: the API server serves no resource of kind %s in %s (is its CRD installed?)", gvk.Kind, gvk.GroupVersion())
 		if near := f.nearestKind(ctx, gvk.Kind); near != "" {

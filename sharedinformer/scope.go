@@ -68,10 +68,7 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 	case askErr == nil && listed && r.namespaced:
 		return meta.RESTScopeNameNamespace, nil
 	case askErr == nil && listed:
-		// The mapper may remember the scope the resource had before: as
-		// for a kind (checkResource), its group is marked
-		// (TestAScopeErrorDiscoveryGaveIsNotForgottenByAResetThatCarriesTheGroupOver).
-		f.stale.mark(gvr.Group)
+		f.markIfTheMapperDisagrees(ctx, gvr, r)
 		return meta.RESTScopeNameRoot, nil
 	}
 	if err := f.lookups.take(ctx); err != nil {

@@ -1,9 +1,13 @@
 package sharedinformer
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // staleGroups are the API groups in which a served check found a
@@ -46,4 +50,31 @@ func (s *staleGroups) takeAll() []string {
 	groups := slices.Collect(maps.Keys(s.groups))
 	s.groups = nil
 	return groups
+}
+
+// markIfTheMapperDisagrees marks gvr's group stale if the RESTMapper
+// remembers gvr otherwise than discovery has just listed it, r: another
+// kind, or another scope (a CRD made again). Marked, the group is
+// dropped at its next lookup, not carried over a reset while its
+// discovery fails
+// (TestAKindErrorDiscoveryGaveIsNotForgottenByAResetThatCarriesTheGroupOver,
+// TestAScopeErrorDiscoveryGaveIsNotForgottenByAResetThatCarriesTheGroupOver).
+// A mapper that agrees, or does not know gvr, is left alone: a caller's
+// mistake must not cost a rebuild, nor drop a group its outage needs
+// (TestAKindMistakeJustBeforeAnOutageKeepsWhatTheMapperKnew,
+// TestAScopeMistakeJustBeforeAnOutageKeepsWhatTheMapperKnew). It takes
+// the lookup turn; without it (ctx ended), it marks nothing.
+func (f *Factory) markIfTheMapperDisagrees(ctx context.Context, gvr schema.GroupVersionResource, r listedResource) {
+	if f.lookups.take(ctx) != nil {
+		return
+	}
+	defer f.lookups.give()
+	kind, err := f.mapper.KindForWithContext(ctx, gvr)
+	if err != nil {
+		return // it does not know gvr
+	}
+	scope, err := f.scopeOf(ctx, gvr)
+	if kind.Kind != r.kind || err == nil && scope != "" && (scope == meta.RESTScopeNameNamespace) != r.namespaced {
+		f.stale.mark(gvr.Group)
+	}
 }
