@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -59,8 +60,10 @@ type keepingMapper struct {
 	built meta.RESTMapperWithContext
 	// known is what built was built from, carried over entries included,
 	// less the groups a reset since has doubted: where a build finds
-	// the entries to carry over. Guarded by mu.
-	known []*restmapper.APIGroupResources
+	// the entries to carry over. Written under mu, as a new slice each
+	// time; read without it by remembers, which must not wait for a
+	// build's discovery requests.
+	known atomic.Pointer[[]*restmapper.APIGroupResources]
 	// listFailed is why the list of groups could not be read at the last
 	// try, while the mapper answers from known; nil once a build
 	// succeeds. Guarded by mu.
@@ -83,9 +86,10 @@ func (m *keepingMapper) reset(ctx context.Context, doubted ...string) {
 	defer m.mu.Unlock()
 	m.discovery.InvalidateWithContext(ctx)
 	m.built = nil
-	m.known = slices.DeleteFunc(m.known, func(g *restmapper.APIGroupResources) bool {
+	kept := slices.DeleteFunc(slices.Clone(m.knownNow()), func(g *restmapper.APIGroupResources) bool {
 		return slices.Contains(doubted, g.Group.Name)
 	})
+	m.known.Store(&kept)
 }
 
 // mapper is the mapper built, building it first if there is none. When
@@ -102,21 +106,50 @@ func (m *keepingMapper) mapper(ctx context.Context) (meta.RESTMapperWithContext,
 	groups, lists, err := m.discovery.ServerGroupsAndResourcesWithContext(ctx)
 	failed, partial := discovery.GroupDiscoveryFailedErrorGroups(err)
 	if err != nil && !partial {
-		if len(m.known) == 0 {
+		known := m.knownNow()
+		if len(known) == 0 {
 			return nil, err
 		}
 		m.listFailed = err
-		return restmapper.NewDiscoveryRESTMapperWithContext(m.known), nil
+		return restmapper.NewDiscoveryRESTMapperWithContext(known), nil
 	}
 	m.listFailed = nil
 	built := groupResources(groups, lists)
 	for _, gv := range slices.SortedFunc(maps.Keys(failed), compareGroupVersions) {
 		if !apierrors.IsNotFound(failed[gv]) {
-			built = carryOver(built, m.known, gv)
+			built = carryOver(built, m.knownNow(), gv)
 		}
 	}
-	m.built, m.known = restmapper.NewDiscoveryRESTMapperWithContext(built), built
+	m.built = restmapper.NewDiscoveryRESTMapperWithContext(built)
+	m.known.Store(&built)
 	return m.built, nil
+}
+
+// knownNow is known as it is now.
+func (m *keepingMapper) knownNow() []*restmapper.APIGroupResources {
+	if p := m.known.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// remembers reports the kind and scope the mapper knows gvr by, from
+// what it was built from (or will carry over): ok false if it does not
+// know gvr. It builds nothing and waits for no build
+// (TestAMistakeOnAFreshFactoryDoesNotReadAllOfDiscovery,
+// TestARefusalDiscoveryGaveDoesNotWaitForAnotherLookupsHang).
+func (m *keepingMapper) remembers(gvr schema.GroupVersionResource) (kind string, namespaced, ok bool) {
+	for _, g := range m.knownNow() {
+		if g.Group.Name != gvr.Group {
+			continue
+		}
+		for _, r := range g.VersionedResources[gvr.Version] {
+			if r.Name == gvr.Resource {
+				return r.Kind, r.Namespaced, true
+			}
+		}
+	}
+	return "", false, false
 }
 
 // groupListFailure is why the list of groups could not be read, if the

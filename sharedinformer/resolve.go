@@ -102,7 +102,7 @@ func (f *Factory) checkResource(ctx context.Context, goType reflect.Type, gvk sc
 	}
 	if askErr == nil && listed {
 		if r.kind != gvk.Kind {
-			f.markIfTheMapperDisagrees(ctx, gvr, r)
+			f.markIfTheMapperDisagrees(gvr, r)
 			return &KindError{Type: goType, Kind: gvk.GroupKind(), Resource: gvr, Holds: schema.GroupKind{Group: gvr.Group, Kind: r.kind}}
 		}
 		return nil

@@ -68,7 +68,7 @@ func (f *Factory) scopeNow(ctx context.Context, gvr schema.GroupVersionResource)
 	case askErr == nil && listed && r.namespaced:
 		return meta.RESTScopeNameNamespace, nil
 	case askErr == nil && listed:
-		f.markIfTheMapperDisagrees(ctx, gvr, r)
+		f.markIfTheMapperDisagrees(gvr, r)
 		return meta.RESTScopeNameRoot, nil
 	}
 	if err := f.lookups.take(ctx); err != nil {

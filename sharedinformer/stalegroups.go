@@ -1,12 +1,10 @@
 package sharedinformer
 
 import (
-	"context"
 	"maps"
 	"slices"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -58,23 +56,22 @@ func (s *staleGroups) takeAll() []string {
 // dropped at its next lookup, not carried over a reset while its
 // discovery fails
 // (TestAKindErrorDiscoveryGaveIsNotForgottenByAResetThatCarriesTheGroupOver,
-// TestAScopeErrorDiscoveryGaveIsNotForgottenByAResetThatCarriesTheGroupOver).
-// A mapper that agrees, or does not know gvr, is left alone: a caller's
-// mistake must not cost a rebuild, nor drop a group its outage needs
+// TestAScopeErrorDiscoveryGaveIsNotForgottenByAResetThatCarriesTheGroupOver,
+// TestAScopeErrorGivenWhileTheTurnIsBusyIsNotForgotten). A mapper that
+// agrees, or does not know gvr, is left alone: a caller's mistake must
+// not cost a rebuild, nor drop a group its outage needs
 // (TestAKindMistakeJustBeforeAnOutageKeepsWhatTheMapperKnew,
-// TestAScopeMistakeJustBeforeAnOutageKeepsWhatTheMapperKnew). It takes
-// the lookup turn; without it (ctx ended), it marks nothing.
-func (f *Factory) markIfTheMapperDisagrees(ctx context.Context, gvr schema.GroupVersionResource, r listedResource) {
-	if f.lookups.take(ctx) != nil {
+// TestAScopeMistakeJustBeforeAnOutageKeepsWhatTheMapperKnew). It reads
+// what the factory's own mapper was built from, without the lookup turn
+// and without building it; a caller's Mapper, which it cannot read so,
+// is taken to disagree.
+func (f *Factory) markIfTheMapperDisagrees(gvr schema.GroupVersionResource, r listedResource) {
+	km, ok := f.mapper.(*keepingMapper)
+	if !ok {
+		f.stale.mark(gvr.Group)
 		return
 	}
-	defer f.lookups.give()
-	kind, err := f.mapper.KindForWithContext(ctx, gvr)
-	if err != nil {
-		return // it does not know gvr
-	}
-	scope, err := f.scopeOf(ctx, gvr)
-	if kind.Kind != r.kind || err == nil && scope != "" && (scope == meta.RESTScopeNameNamespace) != r.namespaced {
+	if kind, namespaced, known := km.remembers(gvr); known && (kind != r.kind || namespaced != r.namespaced) {
 		f.stale.mark(gvr.Group)
 	}
 }
