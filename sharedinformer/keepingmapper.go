@@ -64,6 +64,10 @@ type keepingMapper struct {
 	// time; read without it by remembers, which must not wait for a
 	// build's discovery requests.
 	known atomic.Pointer[[]*restmapper.APIGroupResources]
+	// building counts the builds under way, which have read discovery
+	// but not yet stored it in known: while one is, remembers cannot
+	// tell.
+	building atomic.Int32
 	// listFailed is why the list of groups could not be read at the last
 	// try, while the mapper answers from known; nil once a build
 	// succeeds. Guarded by mu.
@@ -103,6 +107,8 @@ func (m *keepingMapper) mapper(ctx context.Context) (meta.RESTMapperWithContext,
 	if m.built != nil {
 		return m.built, nil
 	}
+	m.building.Add(1)
+	defer m.building.Add(-1)
 	groups, lists, err := m.discovery.ServerGroupsAndResourcesWithContext(ctx)
 	failed, partial := discovery.GroupDiscoveryFailedErrorGroups(err)
 	if err != nil && !partial {
@@ -133,23 +139,33 @@ func (m *keepingMapper) knownNow() []*restmapper.APIGroupResources {
 	return nil
 }
 
-// remembers reports the kind and scope the mapper knows gvr by, from
-// what it was built from (or will carry over): ok false if it does not
-// know gvr. It builds nothing and waits for no build
+// disagrees reports whether the mapper may remember gvr otherwise than
+// as r: another kind or scope in any version of its group (a CRD has one
+// kind and one scope in all its versions:
+// TestAScopeErrorInAnotherVersionThanTheMapperKnowsIsNotForgotten), or
+// a build under way, whose discovery it cannot see yet
+// (TestAScopeErrorDuringABuildInFlightIsNotForgotten). It reads what
+// the mapper was built from (or will carry over), builds nothing and
+// waits for no build
 // (TestAMistakeOnAFreshFactoryDoesNotReadAllOfDiscovery,
 // TestARefusalDiscoveryGaveDoesNotWaitForAnotherLookupsHang).
-func (m *keepingMapper) remembers(gvr schema.GroupVersionResource) (kind string, namespaced, ok bool) {
+func (m *keepingMapper) disagrees(gvr schema.GroupVersionResource, r listedResource) bool {
+	if m.building.Load() > 0 {
+		return true
+	}
 	for _, g := range m.knownNow() {
 		if g.Group.Name != gvr.Group {
 			continue
 		}
-		for _, r := range g.VersionedResources[gvr.Version] {
-			if r.Name == gvr.Resource {
-				return r.Kind, r.Namespaced, true
+		for _, resources := range g.VersionedResources {
+			for _, known := range resources {
+				if known.Name == gvr.Resource && (known.Kind != r.kind || known.Namespaced != r.namespaced) {
+					return true
+				}
 			}
 		}
 	}
-	return "", false, false
+	return false
 }
 
 // groupListFailure is why the list of groups could not be read, if the

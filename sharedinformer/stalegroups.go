@@ -71,7 +71,7 @@ func (f *Factory) markIfTheMapperDisagrees(gvr schema.GroupVersionResource, r li
 		f.stale.mark(gvr.Group)
 		return
 	}
-	if kind, namespaced, known := km.remembers(gvr); known && (kind != r.kind || namespaced != r.namespaced) {
+	if km.disagrees(gvr, r) {
 		f.stale.mark(gvr.Group)
 	}
 }
