@@ -167,7 +167,7 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 	switch r := f.mapper.(type) {
 	case nil:
 		f.discovery = memory.NewMemCacheClientWithContext(discovery.ToDiscoveryInterfaceWithContext(dc))
-		m := newKeepingMapper(f.discovery)
+		m := newKeepingMapper(f.discovery, f.stale.mark)
 		f.mapper, f.forget = m, m.reset
 	case meta.ResettableRESTMapperWithContext: // meta.ToResettableRESTMapperWithContext's too
 		f.forget = func(ctx context.Context, _ ...string) { r.ResetWithContext(ctx) }

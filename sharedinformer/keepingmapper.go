@@ -64,10 +64,17 @@ type keepingMapper struct {
 	// time; read without it by remembers, which must not wait for a
 	// build's discovery requests.
 	known atomic.Pointer[[]*restmapper.APIGroupResources]
-	// building counts the builds under way, which have read discovery
-	// but not yet stored it in known: while one is, remembers cannot
-	// tell.
-	building atomic.Int32
+	// judging guards building and pending: a refusal judged while a build
+	// is under way (it may have read discovery the refusal contradicts,
+	// and not stored it in known yet) waits in pending, and the build
+	// judges it once it has stored what it read. Taken under mu by a
+	// build, never the other way round.
+	judging  sync.Mutex
+	building bool
+	pending  []refusal
+	// disagreed is told the group of a refusal the mapper remembers
+	// otherwise (the factory marks it stale).
+	disagreed func(group string)
 	// listFailed is why the list of groups could not be read at the last
 	// try, while the mapper answers from known; nil once a build
 	// succeeds. Guarded by mu.
@@ -77,8 +84,16 @@ type keepingMapper struct {
 var _ meta.RESTMapperWithContext = (*keepingMapper)(nil)
 
 // newKeepingMapper returns a keepingMapper over dc. It asks nothing yet.
-func newKeepingMapper(dc discovery.CachedDiscoveryInterfaceWithContext) *keepingMapper {
-	return &keepingMapper{discovery: dc}
+// disagreed is told, perhaps later (see judge), the group of each
+// refusal the mapper remembers otherwise.
+func newKeepingMapper(dc discovery.CachedDiscoveryInterfaceWithContext, disagreed func(group string)) *keepingMapper {
+	return &keepingMapper{discovery: dc, disagreed: disagreed}
+}
+
+// refusal is a resource as discovery has just listed it, in a refusal.
+type refusal struct {
+	gvr    schema.GroupVersionResource
+	listed listedResource
 }
 
 // reset makes the next use build the mapper afresh, from a discovery
@@ -107,8 +122,10 @@ func (m *keepingMapper) mapper(ctx context.Context) (meta.RESTMapperWithContext,
 	if m.built != nil {
 		return m.built, nil
 	}
-	m.building.Add(1)
-	defer m.building.Add(-1)
+	m.judging.Lock()
+	m.building = true
+	m.judging.Unlock()
+	defer m.judgePending()
 	groups, lists, err := m.discovery.ServerGroupsAndResourcesWithContext(ctx)
 	failed, partial := discovery.GroupDiscoveryFailedErrorGroups(err)
 	if err != nil && !partial {
@@ -139,27 +156,55 @@ func (m *keepingMapper) knownNow() []*restmapper.APIGroupResources {
 	return nil
 }
 
-// disagrees reports whether the mapper may remember gvr otherwise than
-// as r: another kind or scope in any version of its group (a CRD has one
-// kind and one scope in all its versions:
-// TestAScopeErrorInAnotherVersionThanTheMapperKnowsIsNotForgotten), or
-// a build under way, whose discovery it cannot see yet
-// (TestAScopeErrorDuringABuildInFlightIsNotForgotten). It reads what
-// the mapper was built from (or will carry over), builds nothing and
-// waits for no build
+// judge tells disagreed of gvr's group if the mapper remembers gvr
+// otherwise than as r: another kind or scope in any version of its
+// group (a CRD has one kind and one scope in all its versions:
+// TestAScopeErrorInAnotherVersionThanTheMapperKnowsIsNotForgotten). It
+// reads what the mapper was built from (or will carry over), builds
+// nothing and waits for no discovery
 // (TestAMistakeOnAFreshFactoryDoesNotReadAllOfDiscovery,
-// TestARefusalDiscoveryGaveDoesNotWaitForAnotherLookupsHang).
-func (m *keepingMapper) disagrees(gvr schema.GroupVersionResource, r listedResource) bool {
-	if m.building.Load() > 0 {
-		return true
+// TestARefusalDiscoveryGaveDoesNotWaitForAnotherLookupsHang). While a
+// build is under way, whose discovery it cannot see yet, the refusal is
+// judged when the build has stored it
+// (TestAScopeErrorDuringABuildInFlightIsNotForgotten,
+// TestAKindMistakeDuringAnotherCallersBuildKeepsWhatTheMapperKnew).
+func (m *keepingMapper) judge(gvr schema.GroupVersionResource, r listedResource) {
+	m.judging.Lock()
+	defer m.judging.Unlock()
+	if m.building {
+		m.pending = append(m.pending, refusal{gvr, r})
+		return
 	}
-	for _, g := range m.knownNow() {
+	if remembersOtherwise(m.knownNow(), gvr, r) {
+		m.disagreed(gvr.Group)
+	}
+}
+
+// judgePending ends a build: it judges the refusals given meanwhile
+// against what the build stored (or, if it failed, what was known).
+func (m *keepingMapper) judgePending() {
+	m.judging.Lock()
+	defer m.judging.Unlock()
+	m.building = false
+	known := m.knownNow()
+	for _, p := range m.pending {
+		if remembersOtherwise(known, p.gvr, p.listed) {
+			m.disagreed(p.gvr.Group)
+		}
+	}
+	m.pending = nil
+}
+
+// remembersOtherwise reports whether known holds gvr's resource, in any
+// version of its group, with another kind or scope than r.
+func remembersOtherwise(known []*restmapper.APIGroupResources, gvr schema.GroupVersionResource, r listedResource) bool {
+	for _, g := range known {
 		if g.Group.Name != gvr.Group {
 			continue
 		}
 		for _, resources := range g.VersionedResources {
-			for _, known := range resources {
-				if known.Name == gvr.Resource && (known.Kind != r.kind || known.Namespaced != r.namespaced) {
+			for _, res := range resources {
+				if res.Name == gvr.Resource && (res.Kind != r.kind || res.Namespaced != r.namespaced) {
 					return true
 				}
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/listwatch/informer/fakeapiserver"
 )
 
-// What the mapper remembers is read with no lock (disagrees) while
+// What the mapper remembers is read with no lock (judge) while
 // builds and resets write it under mu, zoo's discovery flipping between
 // 200 and 503 so that builds carry over: -race reports nothing.
 func TestWhatTheMapperRemembersIsReadRaceFreeDuringBuildsAndResets(t *testing.T) {
@@ -31,7 +31,7 @@ func TestWhatTheMapperRemembersIsReadRaceFreeDuringBuildsAndResets(t *testing.T)
 					return
 				default:
 				}
-				km.disagrees(gvr, listedResource{kind: "Octopus", namespaced: true})
+				km.judge(gvr, listedResource{kind: "Octopus", namespaced: true})
 				for _, g := range km.knownNow() { // read every element, as a build does
 					for _, rs := range g.VersionedResources {
 						for _, r := range rs {

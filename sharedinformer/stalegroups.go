@@ -61,9 +61,9 @@ func (s *staleGroups) takeAll() []string {
 // agrees, or does not know gvr, is left alone: a caller's mistake must
 // not cost a rebuild, nor drop a group its outage needs
 // (TestAKindMistakeJustBeforeAnOutageKeepsWhatTheMapperKnew,
-// TestAScopeMistakeJustBeforeAnOutageKeepsWhatTheMapperKnew). It reads
-// what the factory's own mapper was built from, without the lookup turn
-// and without building it; a caller's Mapper, which it cannot read so,
+// TestAScopeMistakeJustBeforeAnOutageKeepsWhatTheMapperKnew). The
+// factory's own mapper judges it (keepingMapper.judge), without the
+// lookup turn and without building; a caller's Mapper, which cannot,
 // is taken to disagree.
 func (f *Factory) markIfTheMapperDisagrees(gvr schema.GroupVersionResource, r listedResource) {
 	km, ok := f.mapper.(*keepingMapper)
@@ -71,7 +71,5 @@ func (f *Factory) markIfTheMapperDisagrees(gvr schema.GroupVersionResource, r li
 		f.stale.mark(gvr.Group)
 		return
 	}
-	if km.disagrees(gvr, r) {
-		f.stale.mark(gvr.Group)
-	}
+	km.judge(gvr, r) // marks through f.stale.mark, told at NewFactory
 }
