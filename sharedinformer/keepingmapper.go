@@ -61,7 +61,7 @@ type keepingMapper struct {
 	// known is what built was built from, carried over entries included,
 	// less the groups a reset since has doubted: where a build finds
 	// the entries to carry over. Written under mu, as a new slice each
-	// time; read without it by remembers, which must not wait for a
+	// time; read without it by judge, which must not wait for a
 	// build's discovery requests.
 	known atomic.Pointer[[]*restmapper.APIGroupResources]
 	// judging guards building and pending: a refusal judged while a build
