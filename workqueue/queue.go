@@ -196,7 +196,9 @@ func (q *Queue[K]) push(key K, why string) {
 //
 // Get returns an error instead of a key in two cases:
 //   - ctx is done: ctx.Err(). If ctx is done on entry, Get returns at once,
-//     even if keys are queued.
+//     even if keys are queued; a key that becomes ready as ctx ends is
+//     left queued too, so that no caller starts work for a context
+//     already done (TestRunStartsNoReconcileOnceItsContextIsDone).
 //   - the queue is shut down and has nothing left to hand out: no key is
 //     queued, and none being processed was added again: [ErrShutDown]. A
 //     worker's loop ends there.
@@ -210,6 +212,11 @@ func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if err := q.waitLocked(ctx, func() bool { return len(q.queue) > 0 || q.finished() }); err != nil {
+		return zero, err
+	}
+	// A key and ctx's end can arrive together. The key stays queued, and
+	// no wake-up is lost: ctx's end wakes every waiting Get (waitLocked).
+	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
 	if len(q.queue) == 0 {
