@@ -172,7 +172,11 @@ func (m *keepingMapper) judge(gvr schema.GroupVersionResource, r listedResource)
 	m.judging.Lock()
 	defer m.judging.Unlock()
 	if m.building {
-		m.pending = append(m.pending, refusal{gvr, r})
+		// Once each: a refusal retried while the build hangs is judged
+		// once (TestARefusalRetriedDuringABuildWaitsToBeJudgedOnce).
+		if p := (refusal{gvr, r}); !slices.Contains(m.pending, p) {
+			m.pending = append(m.pending, p)
+		}
 		return
 	}
 	if remembersOtherwise(m.knownNow(), gvr, r) {

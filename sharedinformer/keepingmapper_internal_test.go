@@ -56,3 +56,17 @@ func TestACarriedOverVersionIsPutBackInItsGroupsVersions(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, zooGroupVersion.WithResource("octopodes"), mapping.Resource)
 }
+
+// A refusal retried while a build hangs (a worker's backoff, informers
+// asked again) waits in pending once: what a build judges is bounded by
+// the distinct refusals, not by how often they were given.
+func TestARefusalRetriedDuringABuildWaitsToBeJudgedOnce(t *testing.T) {
+	m := newKeepingMapper(nil, func(string) {})
+	m.building = true
+	octopodes := zooGroupVersion.WithResource("octopodes")
+	for range 100 {
+		m.judge(octopodes, listedResource{kind: "Octopus", namespaced: false})
+	}
+	m.judge(octopodes, listedResource{kind: "Octopus", namespaced: true})
+	require.Len(t, m.pending, 2)
+}
