@@ -3,9 +3,7 @@ package sharedinformer_test
 import (
 	"bytes"
 	"io"
-	"log/slog"
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharedinformer"
@@ -32,70 +31,47 @@ func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r)
 // the build stored the old "namespaced", the informer is refused.
 // (Found by review: no mark, and the old memory handed it out.)
 func TestAScopeErrorDuringABuildInFlightIsNotForgotten(t *testing.T) {
-	srv := fakeapiserver.New()
+	z := newZooFaults(t)
 	zooPath := "/apis/" + zooGV.String()
-	var failing, hangCore atomic.Bool
-	release := make(chan struct{})
-	hung := make(chan struct{}, 1)
 	zooRead := make(chan struct{}, 1)
-	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
-		if failing.Load() && r.URL.Path == zooPath {
-			return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
-		}
-		if hangCore.Load() && r.URL.Path == "/api/v1" {
-			select {
-			case hung <- struct{}{}:
-			default:
-			}
-			return fakeapiserver.Fault{Hang: true, Until: release}
-		}
-		return fakeapiserver.Fault{}
-	}))
-	t.Cleanup(mem.Close)
-	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes"}))
-	cfg := mem.Config()
+	cfg := rest.CopyConfig(z.cfg)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return rtFunc(func(r *http.Request) (*http.Response, error) {
 			resp, err := rt.RoundTrip(r)
-			if err == nil && r.URL.Path == zooPath && hangCore.Load() {
+			if err == nil && r.URL.Path == zooPath && z.holdCore.Load() {
 				body, _ := io.ReadAll(resp.Body) // what the build reads is fixed now
 				resp.Body.Close()
 				resp.Body = io.NopCloser(bytes.NewReader(body))
-				select {
-				case zooRead <- struct{}{}:
-				default:
-				}
+				tell(zooRead)
 			}
 			return resp, err
 		})
 	}
-	f, err := sharedinformer.NewFactory(cfg, sharedinformer.FactoryOptions{Scheme: zooScheme,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-	require.NoError(t, err)
+	f := zooFactory(t, cfg, zooScheme)
 
-	hangCore.Store(true)
+	z.holdCore.Store(true)
 	done := make(chan error, 1)
 	go func() {
 		_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f) // builds the mapper
 		done <- err
 	}()
-	<-hung
+	<-z.coreHeld
 	<-zooRead // the build has read octopodes: Octopus, namespaced
-	hangCore.Store(false)
+	z.holdCore.Store(false)
 
-	_, err = srv.RemoveCRD(zooGV.WithResource("octopodes").GroupResource())
+	_, err := z.srv.RemoveCRD(zooGV.WithResource("octopodes").GroupResource())
 	require.NoError(t, err)
-	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes", ClusterScoped: true}))
+	require.NoError(t, z.srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes", ClusterScoped: true}))
 	octopodes := sharedinformer.ForResource(zooGV.WithResource("octopodes"))
 	_, err = sharedinformer.InformerFor[*Octopus](t.Context(), f, octopodes, sharedinformer.InNamespace("shop"))
 	var scopeErr *sharedinformer.ScopeError
 	require.ErrorAs(t, err, &scopeErr, "control: discovery says cluster-scoped")
 
-	close(release)
+	close(z.release)
 	require.NoError(t, <-done)
 
 	time.Sleep(1100 * time.Millisecond) // describe's answer is no longer shared
-	failing.Store(true)
+	z.zooFails.Store(true)
 	inf, err := sharedinformer.InformerFor[*Octopus](t.Context(), f, octopodes, sharedinformer.InNamespace("shop"))
 	require.Error(t, err, "discovery said octopodes are cluster-scoped a second ago; got the informer %v", informerName(inf))
 }
@@ -121,31 +97,20 @@ var zooV12Scheme = func() *runtime.Scheme {
 // outage no informer of octopodes in a namespace is handed out. (Found
 // by review: only v2 was checked.)
 func TestAScopeErrorInAnotherVersionThanTheMapperKnowsIsNotForgotten(t *testing.T) {
-	srv := fakeapiserver.New()
-	var failing atomic.Bool
-	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
-		if failing.Load() && (r.URL.Path == "/apis/"+zooGV.String() || r.URL.Path == "/apis/"+zooV2.String()) {
-			return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
-		}
-		return fakeapiserver.Fault{}
-	}))
-	t.Cleanup(mem.Close)
-	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes"}))
-	f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: zooV12Scheme,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-	require.NoError(t, err)
-	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads: zoo/v1 octopodes namespaced
+	z := newZooFaults(t)
+	f := zooFactory(t, z.cfg, zooV12Scheme)
+	_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads: zoo/v1 octopodes namespaced
 	require.NoError(t, err)
 
-	_, err = srv.RemoveCRD(zooGV.WithResource("octopodes").GroupResource())
+	_, err = z.srv.RemoveCRD(zooGV.WithResource("octopodes").GroupResource())
 	require.NoError(t, err)
-	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooV2.Group, Version: zooV2.Version, Kind: "Octopus", Plural: "octopodes", ClusterScoped: true}))
+	require.NoError(t, z.srv.InstallCRD(fakeapiserver.CRD{Group: zooV2.Group, Version: zooV2.Version, Kind: "Octopus", Plural: "octopodes", ClusterScoped: true}))
 	_, err = sharedinformer.InformerFor[*Octopus](t.Context(), f, sharedinformer.ForResource(zooV2.WithResource("octopodes")), sharedinformer.InNamespace("shop"))
 	var scopeErr *sharedinformer.ScopeError
 	require.ErrorAs(t, err, &scopeErr, "control: discovery says zoo/v2 octopodes are cluster-scoped")
 
 	time.Sleep(1100 * time.Millisecond)
-	failing.Store(true)
+	z.zooFails.Store(true)
 	inf, err := sharedinformer.InformerFor[*Octopus](t.Context(), f, sharedinformer.ForResource(zooGV.WithResource("octopodes")), sharedinformer.InNamespace("shop"))
 	require.Error(t, err, "discovery said octopodes are cluster-scoped a second ago; got the informer %v", informerName(inf))
 }

@@ -5,9 +5,6 @@ package sharedinformer_test
 // (5c4d826), each found wrong on that commit.
 
 import (
-	"io"
-	"log/slog"
-	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,23 +22,12 @@ import (
 // discovery answers, is lost until /apis answers again. Passing: the
 // InformerFor of Octopus in a namespace passes, as it does before the reset.
 func TestAGroupListOutageDuringAResetForAnotherGroupKeepsWhatTheMapperKnew(t *testing.T) {
-	srv := fakeapiserver.New()
-	var listFails atomic.Bool
-	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
-		if listFails.Load() && r.URL.Path == "/apis" {
-			return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
-		}
-		return fakeapiserver.Fault{}
-	}))
-	t.Cleanup(mem.Close)
-	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes"}))
-	f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: zooScheme,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-	require.NoError(t, err)
-	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery in full
+	z := newZooFaults(t)
+	f := zooFactory(t, z.cfg, zooScheme)
+	_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f) // the mapper reads discovery in full
 	require.NoError(t, err)
 
-	listFails.Store(true)
+	z.listFails.Store(true)
 	_, err = sharedinformer.InformerFor[*Octopus](t.Context(), f, sharedinformer.InNamespace("shop"))
 	require.NoError(t, err, "control: before any reset the mapper answers")
 

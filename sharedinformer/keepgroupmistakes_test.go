@@ -118,24 +118,13 @@ func TestANamespacesInANamespaceMistakeDoesNotRebuildTheMapper(t *testing.T) {
 // though discovery lists clams. Before 92e22cf it said the group list
 // could not be read. Passing: no NoMatch claim while the group list fails.
 func TestAGroupListOutageIsNotReportedAsAKindNotServed(t *testing.T) {
-	srv := fakeapiserver.New()
-	var listFails atomic.Bool
-	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
-		if listFails.Load() && r.URL.Path == "/apis" {
-			return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
-		}
-		return fakeapiserver.Fault{}
-	}))
-	t.Cleanup(mem.Close)
-	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Octopus", Plural: "octopodes"}))
-	f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: zooScheme,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-	require.NoError(t, err)
-	_, err = sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f)
+	z := newZooFaults(t)
+	f := zooFactory(t, z.cfg, zooScheme)
+	_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f)
 	require.NoError(t, err)
 
-	require.NoError(t, srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Clam", Plural: "clams"}))
-	listFails.Store(true)
+	require.NoError(t, z.srv.InstallCRD(fakeapiserver.CRD{Group: zooGV.Group, Version: zooGV.Version, Kind: "Clam", Plural: "clams"}))
+	z.listFails.Store(true)
 	_, err = sharedinformer.InformerFor[*Clam](t.Context(), f)
 	require.Error(t, err)
 	require.False(t, meta.IsNoMatchError(err) || strings.Contains(err.Error(), "serves no resource"),
