@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -25,7 +26,12 @@ import (
 //     the ring of the open terms assigns it to, and no drain label;
 //   - every parent was reconciled, in each ring, by its owner at its
 //     current tick, and has its child in each ring; with a Controller
-//     of the user's, its Converged says instead.
+//     of the user's, its Converged says instead;
+//   - leader-elected, with the built-in controller: no child outlives
+//     its parent (by name), since the writers leave a deleted parent's
+//     children to it one time in two and it deletes them (removeChild).
+//     Sharded, sharding.Reconciler runs nothing for a parent gone, and a
+//     child created late stays, for the sharder's orphan path.
 func (w *world) converged() []Violation {
 	now := time.Now()
 	bad := func(format string, args ...any) []Violation {
@@ -83,6 +89,9 @@ func (w *world) converged() []Violation {
 	for _, name := range slices.Sorted(maps.Keys(objs)) {
 		u := objs[name]
 		if len(u.GetOwnerReferences()) > 0 {
+			if ref := metav1.GetControllerOfNoCopy(u); w.opts.Scenario == LeaderElected && ref != nil && objs[ref.Name] == nil {
+				return bad("child %s outlives its parent %s", name, ref.Name)
+			}
 			continue
 		}
 		tick, _, _ := unstructured.NestedString(u.Object, "data", "tick")

@@ -126,7 +126,9 @@
 // own watch sees it ("moves only by drain"); within ConvergenceBound of
 // the last fault every object carries the label of the member the live
 // ring assigns it to and every parent was reconciled by its owner at its
-// latest tick ("converged"); then, at quiescence (synctest.Wait) and
+// latest tick, and, leader-elected, no child outlives its parent (the
+// built-in controller deletes what the writers leave it) ("converged");
+// then, at quiescence (synctest.Wait) and
 // within the rest of the bound (at least two LeaseDurations, for a
 // reflector still in its backoff), every open term's cache equals the
 // server, and every leading sharder's cache of all objects holds as many
