@@ -42,7 +42,9 @@ func (c *childMaker) reconcile(ctx context.Context, parent string) (workqueue.Re
 		return workqueue.Result{}, nil
 	}
 	if c.exp != nil {
-		c.exp.ExpectCreations(parent, 1) // before the create: its event may beat us back
+		if err := c.exp.ExpectCreations(parent, 1); err != nil { // before the create: its event may beat us back
+			return workqueue.Result{}, err
+		}
 	}
 	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 		GenerateName: parent + "-child-",

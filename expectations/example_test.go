@@ -16,7 +16,9 @@ func ExampleExpectations() {
 	}
 
 	// Worker, reconcile #1: the lister shows no child.
-	exp.ExpectCreations("demo/web", 1)
+	if err := exp.ExpectCreations("demo/web", 1); err != nil {
+		panic(err)
+	}
 	// ...it sends the create; the API server accepts it.
 
 	// Worker, reconcile #2, before the watch event arrives:
@@ -39,7 +41,9 @@ func ExampleExpectations_CreationObserved() {
 	if err != nil {
 		panic(err)
 	}
-	exp.ExpectCreations("demo/web", 2)
+	if err := exp.ExpectCreations("demo/web", 2); err != nil {
+		panic(err)
+	}
 	exp.CreationObserved("demo/web") // the first create's event arrived
 	exp.CreationObserved("demo/web") // the second create failed: lower it by hand
 	fmt.Println(exp.Satisfied("demo/web"))

@@ -77,16 +77,27 @@ func New[K comparable](opts Options) (*Expectations[K], error) {
 // ExpectCreations records that key waits for n creations to be observed,
 // replacing any expectation it had. Call it before sending the creates, so
 // that an event arriving quickly finds the expectation already there.
-func (e *Expectations[K]) ExpectCreations(key K, n int) { e.set(key, n, 0) }
+// A negative n (a count of missing children gone wrong) is an error, and
+// changes nothing (TestANegativeCountIsAnErrorAndChangesNothing).
+func (e *Expectations[K]) ExpectCreations(key K, n int) error {
+	return e.set("ExpectCreations", key, n, 0)
+}
 
 // ExpectDeletions records that key waits for n deletions to be observed,
-// replacing any expectation it had.
-func (e *Expectations[K]) ExpectDeletions(key K, n int) { e.set(key, 0, n) }
+// replacing any expectation it had. A negative n is an error, and changes
+// nothing.
+func (e *Expectations[K]) ExpectDeletions(key K, n int) error {
+	return e.set("ExpectDeletions", key, 0, n)
+}
 
-func (e *Expectations[K]) set(key K, adds, dels int) {
+func (e *Expectations[K]) set(call string, key K, adds, dels int) error {
+	if adds < 0 || dels < 0 {
+		return fmt.Errorf("expectations: %s(%v, %d): the count must not be negative", call, key, adds+dels)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.pending[key] = &expectation{adds: adds, dels: dels, since: e.now()}
+	return nil
 }
 
 // CreationObserved lowers key's expected creations by one. Call it from

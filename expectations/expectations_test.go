@@ -29,6 +29,19 @@ func TestANegativeTTLIsAnErrorThatNamesIt(t *testing.T) {
 	assert.Contains(t, err.Error(), "Options.TTL is -1s")
 }
 
+// A count of missing children gone negative (more found than wanted,
+// subtracted the wrong way round) would read as "satisfied" at once: it
+// is an error naming the call and the count, and the key keeps the
+// expectation it had.
+func TestANegativeCountIsAnErrorAndChangesNothing(t *testing.T) {
+	e := newExpectations[string](t, expectations.Options{})
+	require.NoError(t, e.ExpectCreations("web", 1))
+	err := e.ExpectCreations("web", -2)
+	require.ErrorContains(t, err, "ExpectCreations(web, -2)")
+	require.ErrorContains(t, e.ExpectDeletions("web", -1), "ExpectDeletions(web, -1)")
+	assert.False(t, e.Satisfied("web"), "the expectation of one creation is kept")
+}
+
 func TestAZeroTTLMeansTheDefault(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(0, 0)}
 	e := newExpectations[string](t, expectations.Options{Now: clock.Now})

@@ -95,7 +95,9 @@ func churnRun(t *testing.T, mode string, seed uint64) (duplicates int) {
 				case "guard":
 					return workqueue.Result{}, c.cms.Write(ctx, key, req, child)
 				case "expectations":
-					exp.ExpectCreations(key, 1)
+					if err := exp.ExpectCreations(key, 1); err != nil {
+						return workqueue.Result{}, err
+					}
 					if err := req.Do(ctx).Error(); err != nil {
 						exp.CreationObserved(key) // no event will come
 						return workqueue.Result{}, err

@@ -61,7 +61,9 @@ func (c *controller) reconcileCached(ctx context.Context, key informer.Key) (con
 		}
 	}
 	if len(missing) > 0 {
-		c.exp.ExpectCreations(key, len(missing)) // before the creates, never after
+		if err := c.exp.ExpectCreations(key, len(missing)); err != nil { // before the creates, never after
+			return false, 0, err
+		}
 		for i, cm := range missing {
 			err := c.core.Post().Namespace(key.Namespace).Resource("configmaps").Body(cm).Do(ctx).Error()
 			if err != nil {
