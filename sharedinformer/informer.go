@@ -54,7 +54,9 @@ type Options[T informer.Object] struct {
 	// indexer and handlers. Default: nil, no tracing, no cost.
 	Trace informer.TraceHook
 	// OnError receives what goes wrong without stopping the informer: a
-	// handler's recovered panic, an object the cache rejected, and the
+	// handler's recovered panic, a change the cache rejected (an
+	// IndexFunc's error: that change alone is dropped, the cache keeps
+	// what it had, and the key's later changes still apply), and the
 	// reflector's errors. Default: log it with Logger at level Error (the
 	// reflector's errors, most of them retried, at level Warn).
 	OnError func(error)

@@ -1,6 +1,8 @@
 package sharedinformer
 
 import (
+	"errors"
+
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/deltafifo"
 )
@@ -17,12 +19,17 @@ import (
 func (i *Informer[T]) process(key informer.Key, deltas deltafifo.Deltas[T], initial bool) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	var errs []error
 	for _, d := range deltas {
+		// A change the cache refuses (an IndexFunc's error) is dropped
+		// alone: the key's later changes are others the server made, and
+		// a delete among them still deletes
+		// (TestADeleteQueuedBehindAnUpdateTheIndexRejectsStillDeletesTheObject).
 		if err := i.apply(key, d, initial); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool) error {

@@ -31,7 +31,7 @@ func (i *Informer[T]) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		err := i.fifo.Pop(ctx, i.process)
 		if err != nil && ctx.Err() == nil {
-			i.report(err) // a rejected object: its deltas are dropped, the rest go on
+			i.report(err) // a rejected change: dropped alone, the rest go on
 		}
 		i.checkSynced()
 	}
