@@ -150,7 +150,10 @@ func (s *store[T]) Bookmark(resourceVersion string) error { return s.i.fifo.Book
 
 // Delete deletes even an object the transform rejects, as the last known
 // version of it (which the transform accepted): the server no longer has
-// it, and the cache must not keep it.
+// it, and the cache must not keep it. The delete's own resourceVersion
+// follows as a bookmark, so that once the delete is applied the cache
+// says it is at the delete, as for any other change
+// (TestADeleteWhoseFinalStateTheTransformRejectsMovesTheAppliedResourceVersionToTheDelete).
 func (s *store[T]) Delete(obj T) error {
 	transformed, err := s.transformed(obj)
 	if err == nil {
@@ -161,7 +164,9 @@ func (s *store[T]) Delete(obj T) error {
 		return kerr
 	}
 	if last, ok := s.i.fifo.LastKnown(key); ok {
-		return s.i.fifo.Delete(last)
+		if err := s.i.fifo.Delete(last); err != nil {
+			return err
+		}
 	}
 	return s.i.fifo.Bookmark(obj.GetResourceVersion())
 }
