@@ -24,9 +24,11 @@ import (
 //	55799({"apiVersion": "…", "items": [{…}, {…}], "kind": "GizmoList", "metadata": {…}})
 //
 // with its keys in any order (kube-apiserver writes a custom resource's
-// list as it writes the JSON: "items" before "kind"), so the same checks
-// apply: items that name their own kind are taken as they come, and the
-// list's kind is checked when it comes.
+// list as it writes the JSON: "items" before "kind"; apimachinery's CBOR
+// serializer, keys shortest first: "kind", "items", "metadata",
+// "apiVersion"), so the same checks apply: items that name their own
+// kind are taken as they come, and the list's kind is checked when it
+// comes.
 
 // cborItemDecoder decodes one item of a CBOR list; head and index as for
 // jsonItemDecoder.
@@ -62,10 +64,20 @@ func decodeCBORList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 			if d != nil {
 				return errors.New(`two "items" entries`)
 			}
-			if err := checkListType(head, want); err != nil && head.Kind != "" && head.APIVersion != "" {
+			seen := head
+			if seen.Kind != "" && seen.APIVersion == "" {
+				// apimachinery writes a CBOR map's keys shortest first:
+				// "kind", "items", "metadata", "apiVersion". The items are
+				// read as of the version the request named, as they come,
+				// and the list's apiVersion, last, must be that version
+				// (checkListType below); held for it, a built-in
+				// resource's items would wait whole
+				// (TestACBORListOfABuiltInResourceIsHandedOverInPartsBeforeItsAnswerEnds).
+				seen.APIVersion = want.APIVersion
+			}
+			if err := checkListType(seen, want); err != nil && seen.Kind != "" && seen.APIVersion != "" {
 				return err // known to be wrong before any item is handed over
 			}
-			seen := head
 			d = newItemDecoder(func(data []byte, index int) (T, error) { return decodeItem(data, seen, index) }, part)
 			if seen.Kind != "" && seen.APIVersion != "" {
 				return s.eachItem(d.addWith)

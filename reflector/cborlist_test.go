@@ -201,3 +201,29 @@ func TestACBORListOfADeeplyNestedCustomResourceIsReadAsItsJSONListIs(t *testing.
 	require.NoError(t, err, "the CBOR list")
 	assert.Equal(t, fromJSON, fromCBOR)
 }
+
+// A built-in resource's CBOR list names its kind before its items and
+// its apiVersion after them (keys shortest first), and its items name
+// neither: they are read as they come, as of the version asked, and a
+// list that turns out to be in another version is an error, not a list
+// of objects named after the wrong version.
+func TestACBORListsItemsAreReadAsOfTheVersionAskedAndTheListMustBeInIt(t *testing.T) {
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMapList", "metadata": map[string]any{"resourceVersion": "7"}}}
+	for i := range 3 {
+		list.Items = append(list.Items, unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"namespace": "default", "name": fmt.Sprintf("cm-%d", i), "resourceVersion": "7"}}})
+	}
+	body := encodeCBORList(t, list)
+	require.Less(t, bytes.Index(body, []byte("items")), bytes.Index(body, []byte("apiVersion")), "the items come before the list's apiVersion")
+
+	var got []*unstructured.Unstructured
+	_, err := decodeCBORList(bytes.NewReader(body), metav1.TypeMeta{APIVersion: "v1"}, unstructuredCBORItem, collect(&got))
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	assert.Equal(t, "v1", got[0].GetAPIVersion())
+	assert.Equal(t, "ConfigMap", got[0].GetKind())
+
+	_, err = decodeCBORList(bytes.NewReader(body), metav1.TypeMeta{APIVersion: "apps/v1"}, unstructuredCBORItem, collect(&got))
+	require.ErrorIs(t, err, ErrUnexpectedObject)
+	require.ErrorContains(t, err, `apiVersion "v1", want "apps/v1"`)
+}

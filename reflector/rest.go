@@ -28,7 +28,8 @@ type RESTListerWatcher[T informer.Object] struct {
 	client *rest.RESTClient
 	src    Source
 	// listType is the kind and apiVersion a LIST must answer, such as
-	// ConfigMapList in v1; empty fields (unstructured) accept any list.
+	// ConfigMapList in v1; an empty kind (unstructured) accepts a list of
+	// any kind.
 	listType metav1.TypeMeta
 	// jsonItem decodes one item of a JSON LIST answer.
 	jsonItem jsonItemDecoder[T]

@@ -77,6 +77,9 @@ func NewUnstructuredListerWatcher(cfg *rest.Config, src Source) (*RESTListerWatc
 	}
 	lw := &RESTListerWatcher[*unstructured.Unstructured]{
 		client: client, src: src, jsonItem: unstructuredJSONItem, mode: "unstructured",
+		// Any kind, in the version asked: the server answers in the
+		// version the request's path names.
+		listType: metav1.TypeMeta{APIVersion: src.Resource.GroupVersion().String()},
 	}
 	if src.CBOR {
 		lw.cborItem = unstructuredCBORItem
