@@ -22,9 +22,10 @@ import (
 // the list lacked. Any other Store gets one Replace once every page is
 // in. Either way a list that fails half-way deletes nothing, and the
 // list starts over. If the server forgot the pages' state before the last
-// page (the continue token expired) Tuning.ExpiredContinueLimit times, the
-// list starts over unpaged: one response, however large, rather than a
-// list that never ends.
+// page (the continue token expired) Tuning.ExpiredContinueLimit times, or
+// answered a continue token with the same token, the list starts over
+// unpaged: one response, however large, rather than a list that never
+// ends.
 func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 	r.emitRelist(s.why)
 	limit := r.opts.PageSize
@@ -55,6 +56,15 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 		if meta.Continue == "" {
 			rv = meta.ResourceVersion
 			break
+		}
+		if meta.Continue == opts.Continue {
+			// A server (or a proxy) that answers a token with itself
+			// would have the pages come round for ever: list the whole
+			// collection in one response instead
+			// (TestAContinueTokenAnsweredWithItselfEndsThePagingAndListsUnpaged).
+			return state{phase: listing, unpaged: true, why: relistWhy{CauseFailed, "a continue token came back unchanged: list the whole collection in one response"}},
+				&Error{Op: KindList, Name: r.opts.Name, ResourceVersion: meta.ResourceVersion,
+					Err: fmt.Errorf("the server answered the continue token it was sent (page %d): the list would never end", page)}
 		}
 		opts = metav1.ListOptions{Continue: meta.Continue, Limit: limit}
 	}
