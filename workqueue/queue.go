@@ -215,8 +215,13 @@ func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 		return zero, err
 	}
 	// A key and ctx's end can arrive together. The key stays queued, and
-	// no wake-up is lost: ctx's end wakes every waiting Get (waitLocked).
+	// the wake-up this Get may have taken for it (push wakes one) is
+	// passed on to the next waiting Get, whose ctx may be live
+	// (TestAKeyLeftQueuedByAGetWhoseContextEndedGoesToAGetWithALiveContext).
 	if err := ctx.Err(); err != nil {
+		if len(q.queue) > 0 {
+			q.cond.Signal()
+		}
 		return zero, err
 	}
 	if len(q.queue) == 0 {
