@@ -28,8 +28,9 @@
 //     list; or, into a [PartStore] (the informer's), each page and each
 //     part of a page handed over as it arrives, then FinishReplace. A
 //     continue token that expires (410) restarts the list; after
-//     Tuning.ExpiredContinueLimit expiries, unpaged; a token answered
-//     with itself, unpaged at once.
+//     Tuning.ExpiredContinueLimit expiries, unpaged; after a token that
+//     comes round again (a list that would never end), unpaged after the
+//     backoff.
 //   - watching: WATCH from the last resourceVersion, with bookmarks and a
 //     randomised server-side timeout. Every event and bookmark advances
 //     LastSyncResourceVersion. When the watch ends (timeout, cut

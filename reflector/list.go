@@ -23,9 +23,9 @@ import (
 // in. Either way a list that fails half-way deletes nothing, and the
 // list starts over. If the server forgot the pages' state before the last
 // page (the continue token expired) Tuning.ExpiredContinueLimit times, or
-// answered a continue token with the same token, the list starts over
-// unpaged: one response, however large, rather than a list that never
-// ends.
+// answered a page with a continue token the list had sent already, the
+// list starts over unpaged: one response, however large, rather than a
+// list that never ends.
 func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 	r.emitRelist(s.why)
 	limit := r.opts.PageSize
@@ -42,6 +42,7 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 	}
 	opts := metav1.ListOptions{ResourceVersion: s.listRV, Limit: limit}
 	var rv string
+	sent := map[string]bool{} // the continue tokens this list has sent
 	for page := 1; ; page++ {
 		n, meta, answered, err := r.listPage(ctx, opts, into)
 		if into.err != nil {
@@ -57,15 +58,18 @@ func (r *Reflector[T]) list(ctx context.Context, s state) (state, error) {
 			rv = meta.ResourceVersion
 			break
 		}
-		if meta.Continue == opts.Continue {
-			// A server (or a proxy) that answers a token with itself
-			// would have the pages come round for ever: list the whole
-			// collection in one response instead
-			// (TestAContinueTokenAnsweredWithItselfEndsThePagingAndListsUnpaged).
-			return state{phase: listing, unpaged: true, why: relistWhy{CauseFailed, "a continue token came back unchanged: list the whole collection in one response"}},
-				&Error{Op: KindList, Name: r.opts.Name, ResourceVersion: meta.ResourceVersion,
-					Err: fmt.Errorf("the server answered the continue token it was sent (page %d): the list would never end", page)}
+		if sent[meta.Continue] {
+			// A server (or a proxy) whose tokens come round again, the
+			// one just sent or an earlier one, would have the pages
+			// come round for ever: list the whole collection in one
+			// response instead, after the backoff
+			// (TestAContinueTokenAnsweredWithItselfEndsThePagingAndListsUnpaged,
+			// TestAContinueTokenThatComesRoundAgainEndsThePagingAndListsUnpaged).
+			return state{phase: listing, unpaged: true, why: relistWhy{CauseFailed, "a continue token came round again: list the whole collection in one response"}},
+				&Error{Op: KindList, Name: r.opts.Name, ResourceVersion: s.listRV,
+					Err: fmt.Errorf("the server answered page %d with a continue token this list had sent already: the list would never end", page)}
 		}
+		sent[meta.Continue] = true
 		opts = metav1.ListOptions{Continue: meta.Continue, Limit: limit}
 	}
 	if rv == "" {

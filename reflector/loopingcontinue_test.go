@@ -56,6 +56,6 @@ func TestAContinueTokenAnsweredWithItselfEndsThePagingAndListsUnpaged(t *testing
 		assert.Len(t, store.state(), objects)
 		assert.LessOrEqual(t, lists, 4, "the first page, the looping one, and one unpaged LIST")
 		require.NotEmpty(t, errs.all())
-		assert.ErrorContains(t, errs.all()[0], "answered the continue token it was sent")
+		assert.ErrorContains(t, errs.all()[0], "continue token this list had sent already")
 	})
 }
