@@ -305,6 +305,7 @@ func newInformer[T informer.Object](f *Factory, src reflector.Source, indexers m
 		ListerWatcher:   lw,
 		Resource:        src.Resource.GroupResource(),
 		Reflector:       holdBackWithin(f.cfg.Timeout, WithFactoryDefaults(c.tuning)),
+		PartQueueLimit:  c.partQueueLimit,
 		Indexers:        indexers,
 		DetectMutations: c.detectMutations,
 		Buffer:          f.opts.Buffer,

@@ -34,17 +34,28 @@ var errSlow = errors.New("slow consumer")
 // would end the LIST every time. The consumer pops one object a second,
 // so only HoldBack lets the unpaged LIST of 5,000 finish.
 func TestAClientTimeoutNeverLengthensTheHoldBack(t *testing.T) {
-	t.Run("no client Timeout", func(t *testing.T) { assert.LessOrEqual(t, heldBack(t, 0), 15*time.Second) })
+	t.Run("no client Timeout", func(t *testing.T) { assert.LessOrEqual(t, heldBack(t, 0, nil), 15*time.Second) })
 	t.Run("client Timeout 5m", func(t *testing.T) {
-		held := heldBack(t, 5*time.Minute)
+		held := heldBack(t, 5*time.Minute, nil)
 		assert.Less(t, held, 60*time.Second, "held back past kube-apiserver's request timeout (60s): the server ends the LIST and it starts over")
 		assert.LessOrEqual(t, held, 15*time.Second, "a client Timeout made the hold-back longer than the default")
 	})
 }
 
+// The part queue's limit decides when a list waits for a slow informer:
+// at the default (4,096 keys, fewer than the 5,000 listed) the LIST is
+// held back; with a limit above the list, or none, it is never held.
+func TestAnInformersPartQueueLimitDecidesWhenAListWaitsForIt(t *testing.T) {
+	assert.Greater(t, heldBack(t, 0, nil), time.Duration(0), "the default limit holds the LIST back")
+	for _, limit := range []int{-1, 10000} {
+		assert.Zero(t, heldBack(t, 0, sharedinformer.WithPartQueueLimit(limit)), "limit %d: the LIST was held back", limit)
+	}
+}
+
 // heldBack returns how long the factory's first LIST took, on simulated
-// time (reading it costs none: what it took is the hold-back).
-func heldBack(t *testing.T, clientTimeout time.Duration) (took time.Duration) {
+// time (reading it costs none: what it took is the hold-back), with opt
+// given to its InformerFor if not nil.
+func heldBack(t *testing.T, clientTimeout time.Duration, opt sharedinformer.InformerOption) (took time.Duration) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := fakeapiserver.New()
 		mem := fakeapiserver.ServeInMemory(srv)
@@ -86,10 +97,14 @@ func heldBack(t *testing.T, clientTimeout time.Duration) (took time.Duration) {
 				}
 			}})
 		require.NoError(t, err)
-		_, err = sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, sharedinformer.InNamespace("default"),
+		opts := []sharedinformer.InformerOption{sharedinformer.InNamespace("default"),
 			sharedinformer.WithIndexers(map[string]indexer.IndexFunc[*corev1.ConfigMap]{
 				"slow": func(*corev1.ConfigMap) ([]string, error) { return nil, errSlow },
-			}))
+			})}
+		if opt != nil {
+			opts = append(opts, opt)
+		}
+		_, err = sharedinformer.InformerFor[*corev1.ConfigMap](ctx, f, opts...)
 		require.NoError(t, err)
 		start := time.Now()
 		f.Start(ctx)

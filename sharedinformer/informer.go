@@ -35,6 +35,13 @@ type Options[T informer.Object] struct {
 	// informer from InformerFor gets WithFactoryDefaults instead: one
 	// unpaged LIST).
 	Reflector reflector.Tuning
+	// PartQueueLimit is how many keys may wait to be popped before a list
+	// read in parts waits for the informer to catch up (for at most
+	// Reflector.HoldBack a request): it bounds what a relist holds beside
+	// the cache when slow index functions or a busy machine hold the
+	// informer back. Default (0): deltafifo.DefaultPartQueueLimit.
+	// Negative: no limit, a list never waits.
+	PartQueueLimit int
 	// Indexers are added to the namespace index every Indexer has built
 	// in (indexer.NamespaceIndex). Default: none.
 	Indexers map[string]indexer.IndexFunc[T]
@@ -194,7 +201,7 @@ func New[T informer.Object](opts Options[T]) (*Informer[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	fifo, err := deltafifo.New(deltafifo.Options[T]{KnownObjects: idx, Trace: opts.Trace})
+	fifo, err := deltafifo.New(deltafifo.Options[T]{KnownObjects: idx, Trace: opts.Trace, PartQueueLimit: opts.PartQueueLimit})
 	if err != nil {
 		return nil, err
 	}

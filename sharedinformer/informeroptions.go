@@ -26,6 +26,7 @@ type informerConfig struct {
 	indexers        any              // map[string]indexer.IndexFunc[T]
 	transform       any              // func(T) (T, error)
 	tuning          reflector.Tuning
+	partQueueLimit  int
 	detectMutations bool
 	name            string   // WithName; "" for the default
 	shaped          []string // the options that shape the informer, by name
@@ -104,6 +105,13 @@ func WithTransform[T informer.Object](transform func(T) (T, error)) InformerOpti
 // set it.
 func WithReflector(tuning reflector.Tuning) InformerOption {
 	return func(c *informerConfig) { c.tuning = tuning; c.shaped = append(c.shaped, "WithReflector") }
+}
+
+// WithPartQueueLimit sets how many keys may wait to be popped before a
+// list read in parts waits for the informer (Options.PartQueueLimit).
+// Only the InformerFor that makes the informer may set it.
+func WithPartQueueLimit(n int) InformerOption {
+	return func(c *informerConfig) { c.partQueueLimit = n; c.shaped = append(c.shaped, "WithPartQueueLimit") }
 }
 
 // WithMutationDetection turns on the cache's mutation detector
