@@ -226,4 +226,12 @@ func TestACBORListsItemsAreReadAsOfTheVersionAskedAndTheListMustBeInIt(t *testin
 	_, err = decodeCBORList(bytes.NewReader(body), metav1.TypeMeta{APIVersion: "apps/v1"}, unstructuredCBORItem, collect(&got))
 	require.ErrorIs(t, err, ErrUnexpectedObject)
 	require.ErrorContains(t, err, `apiVersion "v1", want "apps/v1"`)
+
+	// A server that names no apiVersion for its list (not kube-apiserver)
+	// is read as before the version asked was checked.
+	delete(list.Object, "apiVersion")
+	got = nil
+	_, err = decodeCBORList(bytes.NewReader(encodeCBORList(t, list)), metav1.TypeMeta{APIVersion: "v1"}, unstructuredCBORItem, collect(&got))
+	require.NoError(t, err)
+	require.Len(t, got, 3)
 }

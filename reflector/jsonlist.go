@@ -146,7 +146,10 @@ func checkListType(got, want metav1.TypeMeta) error {
 		return fmt.Errorf("%w: the LIST answer names no kind", ErrUnexpectedObject)
 	case want.Kind != "" && got.Kind != want.Kind:
 		return fmt.Errorf("%w: the LIST answered kind %q, want %q", ErrUnexpectedObject, got.Kind, want.Kind)
-	case want.APIVersion != "" && got.APIVersion != want.APIVersion:
+	case want.APIVersion != "" && got.APIVersion != want.APIVersion && (got.APIVersion != "" || want.Kind != ""):
+		// An unstructured list (want names no kind) that names no
+		// apiVersion is taken as in the version asked, as before the
+		// unstructured lister-watcher named one.
 		return fmt.Errorf("%w: the LIST answered %s in apiVersion %q, want %q", ErrUnexpectedObject, got.Kind, got.APIVersion, want.APIVersion)
 	}
 	return nil
