@@ -106,6 +106,7 @@ func (s *Sharder) shard(ctx context.Context) error {
 		resources = append(resources, r)
 	}
 	shard := Shard{Ring: s.cfg.Ring}
+	handed := &handovers{} // this term's: a new term knows nothing of the last one's drains
 	for _, r := range resources {
 		if _, err := r.objects.AddEventHandler(si.HandlerFuncs[*metav1.PartialObjectMetadata]{
 			// A child waits while its parent is unlabelled or draining
@@ -117,7 +118,10 @@ func (s *Sharder) shard(ctx context.Context) error {
 					s.enqueueChildren(resources, obj.UID)
 				}
 			},
-			DeleteFunc: func(obj *metav1.PartialObjectMetadata, _ bool) { s.enqueueChildren(resources, obj.UID) },
+			DeleteFunc: func(obj *metav1.PartialObjectMetadata, _ bool) {
+				handed.forget(obj.UID)
+				s.enqueueChildren(resources, obj.UID)
+			},
 		}); err != nil {
 			return err
 		}
@@ -132,7 +136,7 @@ func (s *Sharder) shard(ctx context.Context) error {
 	for _, r := range resources {
 		workers.Go(func() {
 			workqueue.Run(ctx, r.queue, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-				err := s.decide(ctx, r, resources, ring, key)
+				err := s.decide(ctx, r, resources, ring, handed, key)
 				if errors.Is(err, errChildChanged) {
 					return workqueue.Result{RequeueAfter: childRetry}, nil
 				}
@@ -260,7 +264,7 @@ func takenOverBy(identity string) string { return "taken-over-by-sharder:" + ide
 // children along first (moveChildren). Every PATCH carries the
 // resourceVersion the sharder's cache holds, so a change it has not seen
 // yet fails it with 409; that change's event brings the key back.
-func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring *liveRing, key informer.Key) error {
+func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring *liveRing, handed *handovers, key informer.Key) error {
 	obj, err := getMeta(r, key)
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -308,14 +312,27 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 		return err
 	}
 	if action == "assign" || action == "move" {
-		if err := s.moveChildren(ctx, r, obj, want, all); err != nil {
+		from := current // a member dead for certain
+		if current == "" || stray {
+			from = handed.from(obj.UID) // the member that let it go, if this term drained it
+		}
+		if err := s.moveChildren(ctx, r, obj, want, from, ring, all); err != nil {
 			return err
 		}
 	}
 	if action == "undrain" {
 		want = ""
 	}
-	return s.patch(ctx, r, key, obj.ResourceVersion, action, labels, want)
+	if err := s.patch(ctx, r, key, obj.ResourceVersion, action, labels, want); err != nil {
+		return err
+	}
+	switch action {
+	case "drain":
+		handed.note(obj.UID, current)
+	case "assign", "move", "undrain":
+		handed.forget(obj.UID)
+	}
+	return nil
 }
 
 // reportStray logs, once per value, that key's shard label names no

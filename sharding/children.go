@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -116,7 +117,8 @@ func (s *Sharder) decideChild(ctx context.Context, r *resource, key informer.Key
 		return nil
 	}
 	current := child.Labels[shard.Label()]
-	if current == owner && child.Labels[shard.DrainLabel()] == "" {
+	step := s.childStep(child, "", owner, ring)
+	if step == childStays {
 		return nil
 	}
 	fresh, err := freshMeta(ctx, pr, informer.KeyFor(parent))
@@ -129,15 +131,56 @@ func (s *Sharder) decideChild(ctx context.Context, r *resource, key informer.Key
 	if fresh.ResourceVersion != parent.ResourceVersion {
 		return errChildChanged
 	}
+	if step == childDrains {
+		yes := "true"
+		return s.patch(ctx, r, key, child.ResourceVersion, "drain", map[string]*string{shard.DrainLabel(): &yes}, owner)
+	}
 	return s.patch(ctx, r, key, child.ResourceVersion, childAction(current), map[string]*string{shard.Label(): &owner, shard.DrainLabel(): nil}, owner)
+}
+
+// What a child needs to reach the member its parent goes to.
+const (
+	childStays  = iota // it is there, or must wait where it is
+	childMoves         // relabel it: no live member may be reconciling it under a key of its own
+	childDrains        // drain it first: its live member may be
+)
+
+// childStep says how child reaches member, its parent's, when from
+// held the parent before and let it go ("" when that is not known). A child moves at once if no member holds it,
+// if it is with from (which held it under the parent's key, and let the
+// parent go) or member already, or if its member is dead for certain. On
+// another live member it may be reconciled under its own key (a child
+// adopted while it sat there): like every object leaving a live member,
+// it is drained, and moves once that member let it go
+// (TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain). While it drains,
+// or its member is neither alive nor dead for certain, it waits.
+func (s *Sharder) childStep(child *metav1.PartialObjectMetadata, from, member string, ring *liveRing) int {
+	shard := Shard{Ring: s.cfg.Ring}
+	current, draining := child.Labels[shard.Label()], child.Labels[shard.DrainLabel()] != ""
+	switch {
+	case current == member && !draining:
+		return childStays
+	case current == "" || current == from || current == member || !possibleMember(s.cfg.Ring, current) || s.members.deadForCertain(current):
+		return childMoves
+	case ring.isAlive(current):
+		if draining {
+			return childStays // its member acknowledges, and the child moves then
+		}
+		return childDrains
+	}
+	s.members.track(current) // not seen alive is not dead: judge it first
+	return childStays
 }
 
 // moveChildren labels every child of parent, in every sharded resource,
 // with member, before the parent itself is: so the children are there
-// when the new owner first reconciles the parent. Any child it could not
-// move (a conflict: the sharder's cache is behind) fails the parent's
-// step, which is tried again.
-func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1.PartialObjectMetadata, member string, all []*resource) error {
+// when the new owner first reconciles the parent. from is the member
+// that held the parent and let it go (or died for certain), "" if not
+// known: its children move at once, others as childStep says. Any child
+// it could not move (a conflict: the sharder's cache is behind), or that
+// drains or waits first, fails the parent's step, which is tried again
+// soon.
+func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1.PartialObjectMetadata, member, from string, ring *liveRing, all []*resource) error {
 	shard := Shard{Ring: s.cfg.Ring}
 	children := 0
 	for _, r := range all {
@@ -165,17 +208,27 @@ func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1
 	if current.ResourceVersion != parent.ResourceVersion {
 		return errChildChanged
 	}
+	waiting := false // a child drains, or waits for its member to be judged
 	for _, r := range all {
 		children, err := r.objects.Indexer().ByIndex(controllerIndex, string(parent.UID))
 		if err != nil {
 			return err
 		}
 		for _, child := range children {
-			if child.Labels[shard.Label()] == member && child.Labels[shard.DrainLabel()] == "" {
-				continue
-			}
 			key := informer.KeyFor(child)
-			err := r.patchLabels(ctx, key, child.ResourceVersion, map[string]*string{shard.Label(): &member, shard.DrainLabel(): nil})
+			labels := map[string]*string{shard.Label(): &member, shard.DrainLabel(): nil}
+			switch s.childStep(child, from, member, ring) {
+			case childStays:
+				if child.Labels[shard.Label()] != member || child.Labels[shard.DrainLabel()] != "" {
+					waiting = true // draining, or its member not judged yet
+				}
+				continue
+			case childDrains:
+				yes := "true"
+				labels = map[string]*string{shard.DrainLabel(): &yes}
+				waiting = true
+			}
+			err := r.patchLabels(ctx, key, child.ResourceVersion, labels)
 			if apierrors.IsNotFound(err) {
 				continue // deleted meanwhile: nothing to move
 			}
@@ -189,9 +242,16 @@ func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1
 				return fmt.Errorf("sharding: moving child %s %s of %s to %s before it: %w", r.gvr.Resource, key, informer.KeyFor(parent), member, err)
 			}
 			if s.cfg.OnLabel != nil {
-				s.cfg.OnLabel(childAction(child.Labels[shard.Label()]), key, member)
+				action := childAction(child.Labels[shard.Label()])
+				if labels[shard.Label()] == nil {
+					action = "drain"
+				}
+				s.cfg.OnLabel(action, key, member)
 			}
 		}
+	}
+	if waiting {
+		return errChildChanged // the parent moves once every child can go with it: look again soon
 	}
 	return nil
 }
@@ -237,4 +297,36 @@ func freshMeta(ctx context.Context, r *resource, key informer.Key) (*metav1.Part
 	err := r.client.Get().NamespaceIfScoped(key.Namespace, key.Namespace != "").Resource(r.gvr.Resource).Name(key.Name).
 		SetHeader("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1").Do(ctx).Into(out)
 	return out, err
+}
+
+// handovers are the parents a sharder's term drained, each with the
+// member it drained it from: once that member acknowledged, it no longer
+// reconciles the parent's key, under which it held the children, so
+// they may go straight to the parent's next member. A parent the term
+// did not see drained (a sharder that took over mid-handover) has no
+// entry, and its children on a live member are drained too.
+type handovers struct {
+	mu sync.Mutex
+	by map[types.UID]string // guarded by mu
+}
+
+func (h *handovers) note(uid types.UID, member string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.by == nil {
+		h.by = map[types.UID]string{}
+	}
+	h.by[uid] = member
+}
+
+func (h *handovers) from(uid types.UID) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.by[uid]
+}
+
+func (h *handovers) forget(uid types.UID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.by, uid)
 }

@@ -79,8 +79,11 @@
 //     TestAJoinDrainsObjectsWithoutOverlapAndTheRelabelReachesTheOldOwnerAsADelete,
 //     TestAnObjectWhoseOwnerIsNotShardedLeavesALiveMemberOnlyByADrain,
 //     TestAnObjectDrainedFromAMemberThatKeysByRingKeyIsLetGo,
-//     TestADrainIsNotAcknowledgedUnderARingKeyWhileTheObjectsOwnKeyIsReconciled
-//     and TestAChildMovesOnlyOnceItsParentHasLeftItsOldOwner.
+//     TestADrainIsNotAcknowledgedUnderARingKeyWhileTheObjectsOwnKeyIsReconciled,
+//     TestAChildMovesOnlyOnceItsParentHasLeftItsOldOwner and
+//     TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain (a child on a
+//     live member other than the one that let its parent go, adopted
+//     there, is drained too).
 //   - Absence from a member's cache means "not mine", never "deleted": a
 //     relabel reaches the old owner's informer as a delete. Reconciler
 //     never calls your reconcile for an absent object; clean up deleted

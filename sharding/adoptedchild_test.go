@@ -1,0 +1,143 @@
+package sharding_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/sharding"
+	si "github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// An object that a sharded parent adopts (a ReplicaSet adopting an orphan
+// Pod: a controller owner reference added to an object that had none) sat
+// on the ring at its own key, and may be labelled with a live member other
+// than its new parent's. That member, keying by ring key, may be
+// reconciling it under that key (its own, before the adoption) right now,
+// so it must leave that member by a drain, like every object leaving a
+// live member: it must not reach the parent's member, who reconciles it
+// with the parent, before the old member's reconcile has ended.
+func TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil)
+		ns, cfg := c.ns, c.cfg
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+
+		type event struct {
+			member string
+			at     time.Time
+		}
+		began, ended := make(chan event, 64), make(chan event, 64)
+		letGo := make(chan struct{})
+		var holdOnce sync.Once
+		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+			runRingKeyReconcilerWith(ctx, t, cfg, ns, shard, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+				if key.Name != "orphan" {
+					return workqueue.Result{}, nil
+				}
+				began <- event{shard.Member, time.Now()}
+				holdOnce.Do(func() {
+					select {
+					case <-letGo:
+					case <-ctx.Done():
+					}
+				})
+				ended <- event{shard.Member, time.Now()}
+				return workqueue.Result{}, nil
+			})
+		})
+		guard := time.Minute // simulated: many times what this takes
+
+		// A parent and an orphan that the ring places on different members.
+		r := must(sharding.NewRing(members, 0))
+		var parentName string
+		for i := 0; ; i++ {
+			parentName = fmt.Sprintf("parent-%d", i)
+			if r.Owner(ns+"/"+parentName) != r.Owner(ns+"/orphan") {
+				break
+			}
+		}
+		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: parentName, Namespace: ns}}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
+		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns}}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(orphan).Do(ctx).Error())
+
+		type labelling struct{ action, member string }
+		type labelledAt struct {
+			labelling
+			at time.Time
+		}
+		labelled := make(chan labelling, 16)
+		labelledTimes := make(chan labelledAt, 16)
+		var counts sync.Map
+		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
+			sc.OnLabel = func(action string, key informer.Key, member string) {
+				if key.Name == "orphan" {
+					labelled <- labelling{action, member}
+					labelledTimes <- labelledAt{labelling{action, member}, time.Now()}
+				}
+			}
+		})
+		require.Equal(t, labelling{"assign", r.Owner(ns + "/orphan")}, receive(t, labelled, guard))
+		<-labelledTimes
+		first := receive(t, began, guard)
+		require.Equal(t, r.Owner(ns+"/orphan"), first.member, "its member reconciles it under its own key, and holds it")
+
+		// The parent adopts the orphan while its member reconciles it.
+		adopt := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"controller":true}]}}`,
+			parentName, parent.UID)
+		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("orphan").
+			Body([]byte(adopt)).Do(ctx).Error())
+
+		step := receive(t, labelled, guard)
+		<-labelledTimes
+		require.Equal(t, "drain", step.action,
+			"while %s reconciled it, the adopted child was %q to %s (its parent's member), not drained", first.member, step.action, step.member)
+
+		close(letGo)
+		done := receive(t, ended, guard)
+		receive(t, labelled, guard)
+		moved := receive(t, labelledTimes, guard)
+		require.Equal(t, r.Owner(ns+"/"+parentName), moved.member, "it follows its parent at last")
+		require.False(t, moved.at.Before(done.at), "it reached its parent's member before the old one's reconcile ended")
+	})
+}
+
+// runRingKeyReconcilerWith is runRingKeyReconciler with reconcile: every
+// object of the shard is enqueued under its ring key (EnqueueMapped with
+// RingKey), as a controller that reconciles owners with their children
+// does.
+func runRingKeyReconcilerWith(ctx context.Context, t *testing.T, cfg *rest.Config, ns string, shard sharding.Shard, reconcile workqueue.ReconcileFunc[informer.Key]) {
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	factory := must(si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme}))
+	cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
+	client := must(factory.RESTClient(corev1.SchemeGroupVersion))
+	queue := workqueue.New(workqueue.Options[informer.Key]{})
+	defer queue.ShutDown()
+	must(cms.AddEventHandler(si.EnqueueMapped(queue, func(cm *corev1.ConfigMap) []informer.Key {
+		return []informer.Key{must(informer.ParseKey(sharding.RingKey(cm)))}
+	})))
+	factory.Start(ctx)
+	defer factory.Wait()
+	if factory.WaitForCacheSync(ctx) != nil {
+		return
+	}
+	workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps", reconcile),
+		workqueue.RunOptions[informer.Key]{Workers: 2})
+}
