@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,7 +33,8 @@ import (
 //   - does nothing if the object is labelled for another member;
 //   - acknowledges a drain: removes the shard and drain labels, guarded
 //     by the resourceVersion it read, so the sharder can give the object
-//     to its new owner;
+//     to its new owner (a parent's waits while one of its children is
+//     reconciled here under its own key, since the children go with it);
 //   - otherwise calls reconcile.
 //
 // The first step's failures (a PATCH refused or timed out) do not skip
@@ -66,7 +68,8 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 			obj, err = objects.Namespace(key.Namespace).Get(key.Name)
 		}
 		if apierrors.IsNotFound(err) { // not ours (any more): see the pitfall above
-			return workqueue.Result{}, acknowledgeByRingKey(ctx, shard, objects, client, resource, key, "", &busy)
+			deferred, err := acknowledgeByRingKey(ctx, shard, objects, client, resource, key, "", &busy)
+			return comeBack(workqueue.Result{}, deferred), err
 		}
 		if err != nil {
 			return workqueue.Result{}, err
@@ -76,17 +79,55 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		// Nor does that other's failed acknowledgement (a webhook that
 		// refuses it) keep this object from its turn: the failure is
 		// returned with this object's outcome, and the key retried.
-		others := acknowledgeByRingKey(ctx, shard, objects, client, resource, key, obj.GetUID(), &busy)
+		deferred, others := acknowledgeByRingKey(ctx, shard, objects, client, resource, key, obj.GetUID(), &busy)
 		labels := obj.GetLabels()
 		switch {
 		case labels[shard.Label()] != shard.Member:
-			return workqueue.Result{}, others
+			return comeBack(workqueue.Result{}, deferred), others
 		case labels[shard.DrainLabel()] != "":
-			return workqueue.Result{}, errors.Join(others, acknowledge(ctx, client, resource, key, obj.GetResourceVersion(), shard))
+			// Its children go with it, straight to its next member: not
+			// while one of them is reconciled here under its own key (a
+			// child adopted here, or a member keying by object)
+			// (TestAChildAdoptedOnItsParentsMemberLeavesItOnlyOnceItsOwnKeysReconcileEnded).
+			if childBusy(objects, obj, &busy) {
+				return comeBack(workqueue.Result{}, true), others
+			}
+			return comeBack(workqueue.Result{}, deferred), errors.Join(others, acknowledge(ctx, client, resource, key, obj.GetResourceVersion(), shard))
 		}
 		res, err := reconcile(ctx, key)
-		return res, withOthers(others, err)
+		return comeBack(res, deferred), withOthers(others, err)
 	}
+}
+
+// busyRetry is how soon a key comes back whose acknowledgement waited
+// for a reconcile of another key in this member.
+const busyRetry = 100 * time.Millisecond
+
+// comeBack is res, brought back within busyRetry if an acknowledgement
+// was deferred: the reconcile it waited for may be the last event of its
+// key (TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo).
+func comeBack(res workqueue.Result, deferred bool) workqueue.Result {
+	if deferred && (res.RequeueAfter <= 0 || res.RequeueAfter > busyRetry) {
+		res.RequeueAfter = busyRetry
+	}
+	return res
+}
+
+// childBusy reports whether an object in this member's cache whose
+// controller owner is parent is being reconciled under its own key.
+func childBusy[T informer.Object](objects *lister.Lister[T], parent T, busy *inFlight) bool {
+	var cached []T
+	if ns := parent.GetNamespace(); ns == "" {
+		cached = objects.List(labels.Everything())
+	} else {
+		cached = objects.Namespace(ns).List(labels.Everything())
+	}
+	for _, obj := range cached {
+		if ref := metav1.GetControllerOf(obj); ref != nil && ref.UID == parent.GetUID() && busy.has(informer.KeyFor(obj)) {
+			return true
+		}
+	}
+	return false
 }
 
 // withOthers joins the key's own outcome to the failures of the other
@@ -113,11 +154,11 @@ func withOthers(others, own error) error {
 //
 // An object whose own key this Reconciler is working on (busy) is left
 // alone: a member that keys by object may be reconciling it, a call that
-// began before its drain label reached the cache; its own key's next
-// turn, which the drain label's event brought, acknowledges it. A turn
-// that begins after this look finds the drain label and acknowledges
-// rather than reconciles.
-func acknowledgeByRingKey[T informer.Object](ctx context.Context, shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, key informer.Key, uid types.UID, busy *inFlight) error {
+// began before its drain label reached the cache (or a member that keys
+// by ring key, under the key it had before it was adopted). deferred
+// says so: key comes back soon and looks again, since the drain label's
+// event may have brought only key (TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo).
+func acknowledgeByRingKey[T informer.Object](ctx context.Context, shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, key informer.Key, uid types.UID, busy *inFlight) (deferred bool, err error) {
 	drained := labels.SelectorFromSet(labels.Set{shard.Label(): shard.Member, shard.DrainLabel(): "true"})
 	var found []T
 	if key.Namespace == "" {
@@ -128,11 +169,16 @@ func acknowledgeByRingKey[T informer.Object](ctx context.Context, shard Shard, o
 	var errs []error
 	for _, obj := range found {
 		ref := metav1.GetControllerOf(obj)
-		if ref != nil && ref.UID != uid && (informer.Key{Namespace: obj.GetNamespace(), Name: ref.Name}) == key && !busy.has(informer.KeyFor(obj)) {
-			errs = append(errs, acknowledge(ctx, client, resource, informer.KeyFor(obj), obj.GetResourceVersion(), shard))
+		if ref == nil || ref.UID == uid || (informer.Key{Namespace: obj.GetNamespace(), Name: ref.Name}) != key {
+			continue
 		}
+		if busy.has(informer.KeyFor(obj)) {
+			deferred = true
+			continue
+		}
+		errs = append(errs, acknowledge(ctx, client, resource, informer.KeyFor(obj), obj.GetResourceVersion(), shard))
 	}
-	return errors.Join(errs...)
+	return deferred, errors.Join(errs...)
 }
 
 // inFlight counts the keys a Reconciler is working on, in any worker.

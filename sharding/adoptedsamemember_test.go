@@ -1,0 +1,117 @@
+package sharding_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/sharding"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// An orphan adopted on the very member that holds its new parent may be
+// reconciled there under its own key (a member that keys by ring key
+// did, before the adoption) just as one adopted on another member: when
+// the parent then leaves that member, the member's acknowledgement of the
+// parent's drain (under the parent's key) says nothing of the child's own
+// key. The child must not reach the parent's next member before that
+// reconcile has ended.
+func TestAChildAdoptedOnItsParentsMemberLeavesItOnlyOnceItsOwnKeysReconcileEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil)
+		ns, cfg := c.ns, c.cfg
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+
+		type event struct {
+			member string
+			at     time.Time
+		}
+		began, ended := make(chan event, 64), make(chan event, 64)
+		letGo := make(chan struct{})
+		var holdOnce sync.Once
+		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+			runRingKeyReconcilerWith(ctx, t, cfg, ns, shard, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+				if key.Name != "orphan" {
+					return workqueue.Result{}, nil
+				}
+				began <- event{shard.Member, time.Now()}
+				holdOnce.Do(func() {
+					select {
+					case <-letGo:
+					case <-ctx.Done():
+					}
+				})
+				ended <- event{shard.Member, time.Now()}
+				return workqueue.Result{}, nil
+			})
+		})
+		guard := time.Minute
+
+		r := must(sharding.NewRing(members, 0))
+		a := r.Owner(ns + "/orphan")
+		var parentName string
+		for i := 0; ; i++ {
+			parentName = fmt.Sprintf("parent-%d", i)
+			if r.Owner(ns+"/"+parentName) != a {
+				break
+			}
+		}
+		b := r.Owner(ns + "/" + parentName)
+		label := sharding.Shard{Ring: ring}.Label()
+
+		// Both on a (the parent by an earlier ring, say), before any sharder runs.
+		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: parentName, Namespace: ns, Labels: map[string]string{label: a}}}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
+		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{label: a}}}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(orphan).Do(ctx).Error())
+		first := receive(t, began, guard)
+		require.Equal(t, a, first.member, "a reconciles the orphan under its own key")
+
+		// The parent adopts it while a reconciles it.
+		adopt := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"controller":true}]}}`,
+			parentName, parent.UID)
+		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("orphan").
+			Body([]byte(adopt)).Do(ctx).Error())
+
+		type labelledAt struct {
+			action, member string
+			at             time.Time
+		}
+		labelled := make(chan labelledAt, 16)
+		var counts sync.Map
+		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
+			sc.OnLabel = func(action string, key informer.Key, member string) {
+				if key.Name == "orphan" {
+					labelled <- labelledAt{action, member, time.Now()}
+				}
+			}
+		})
+
+		// The ring gives the parent to b: a lets it go; the child follows.
+		var moved labelledAt
+		select {
+		case moved = <-labelled:
+		case <-time.After(30 * time.Second): // simulated: the sharder waited a lease, drained and moved long before
+		}
+		require.True(t, moved.action == "",
+			"the child was %q to %s at %v while a's reconcile of its own key, begun at %v, still ran", moved.action, moved.member, moved.at, first.at)
+		close(letGo)
+		done := receive(t, ended, guard)
+		for moved.member != b {
+			moved = receive(t, labelled, guard)
+		}
+		require.False(t, moved.at.Before(done.at), "it reached %s before a's reconcile ended", b)
+	})
+}
