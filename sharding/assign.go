@@ -323,8 +323,9 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 	if action == "undrain" {
 		want = ""
 	}
-	if err := s.patch(ctx, r, key, obj.ResourceVersion, action, labels, want); err != nil {
-		return err
+	landed, err := s.patchLanded(ctx, r, key, obj.ResourceVersion, action, labels, want)
+	if err != nil || !landed {
+		return err // a 409 or 404 changed nothing: the handovers stay as they were
 	}
 	switch action {
 	case "drain":
@@ -348,17 +349,23 @@ func (s *Sharder) reportStray(r *resource, key informer.Key, value string) {
 // NotFound and Conflict are no error: the object's next event (or none,
 // for a delete) brings the key back if anything is left to do.
 func (s *Sharder) patch(ctx context.Context, r *resource, key informer.Key, rv, action string, labels map[string]*string, member string) error {
+	_, err := s.patchLanded(ctx, r, key, rv, action, labels, member)
+	return err
+}
+
+// patchLanded is patch, saying whether the labels were written.
+func (s *Sharder) patchLanded(ctx context.Context, r *resource, key informer.Key, rv, action string, labels map[string]*string, member string) (bool, error) {
 	err := r.patchLabels(ctx, key, rv, labels)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("sharding: %s %s %s: %w", action, r.gvr.Resource, key, err)
+		return false, fmt.Errorf("sharding: %s %s %s: %w", action, r.gvr.Resource, key, err)
 	}
 	if s.cfg.OnLabel != nil {
 		s.cfg.OnLabel(action, key, member)
 	}
-	return nil
+	return true, nil
 }
 
 // getMeta reads key from r's cache.
