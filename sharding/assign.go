@@ -106,7 +106,6 @@ func (s *Sharder) shard(ctx context.Context) error {
 		resources = append(resources, r)
 	}
 	shard := Shard{Ring: s.cfg.Ring}
-	handed := &handovers{} // this term's: a new term knows nothing of the last one's drains
 	for _, r := range resources {
 		if _, err := r.objects.AddEventHandler(si.HandlerFuncs[*metav1.PartialObjectMetadata]{
 			// A child waits while its parent is unlabelled or draining
@@ -118,10 +117,7 @@ func (s *Sharder) shard(ctx context.Context) error {
 					s.enqueueChildren(resources, obj.UID)
 				}
 			},
-			DeleteFunc: func(obj *metav1.PartialObjectMetadata, _ bool) {
-				handed.forget(obj.UID)
-				s.enqueueChildren(resources, obj.UID)
-			},
+			DeleteFunc: func(obj *metav1.PartialObjectMetadata, _ bool) { s.enqueueChildren(resources, obj.UID) },
 		}); err != nil {
 			return err
 		}
@@ -136,7 +132,7 @@ func (s *Sharder) shard(ctx context.Context) error {
 	for _, r := range resources {
 		workers.Go(func() {
 			workqueue.Run(ctx, r.queue, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-				err := s.decide(ctx, r, resources, ring, handed, key)
+				err := s.decide(ctx, r, resources, ring, key)
 				if errors.Is(err, errChildChanged) {
 					return workqueue.Result{RequeueAfter: childRetry}, nil
 				}
@@ -264,7 +260,7 @@ func takenOverBy(identity string) string { return "taken-over-by-sharder:" + ide
 // children along first (moveChildren). Every PATCH carries the
 // resourceVersion the sharder's cache holds, so a change it has not seen
 // yet fails it with 409; that change's event brings the key back.
-func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring *liveRing, handed *handovers, key informer.Key) error {
+func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring *liveRing, key informer.Key) error {
 	obj, err := getMeta(r, key)
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -312,28 +308,14 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 		return err
 	}
 	if action == "assign" || action == "move" {
-		from := current // a member dead for certain
-		if current == "" || stray {
-			from = handed.from(obj.UID) // the member that let it go, if this term drained it
-		}
-		if err := s.moveChildren(ctx, r, obj, want, from, ring, all); err != nil {
+		if err := s.moveChildren(ctx, r, obj, want, ring, all); err != nil {
 			return err
 		}
 	}
 	if action == "undrain" {
 		want = ""
 	}
-	landed, err := s.patchLanded(ctx, r, key, obj.ResourceVersion, action, labels, want)
-	if err != nil || !landed {
-		return err // a 409 or 404 changed nothing: the handovers stay as they were
-	}
-	switch action {
-	case "drain":
-		handed.note(obj.UID, current)
-	case "assign", "move", "undrain":
-		handed.forget(obj.UID)
-	}
-	return nil
+	return s.patch(ctx, r, key, obj.ResourceVersion, action, labels, want)
 }
 
 // reportStray logs, once per value, that key's shard label names no
@@ -349,23 +331,17 @@ func (s *Sharder) reportStray(r *resource, key informer.Key, value string) {
 // NotFound and Conflict are no error: the object's next event (or none,
 // for a delete) brings the key back if anything is left to do.
 func (s *Sharder) patch(ctx context.Context, r *resource, key informer.Key, rv, action string, labels map[string]*string, member string) error {
-	_, err := s.patchLanded(ctx, r, key, rv, action, labels, member)
-	return err
-}
-
-// patchLanded is patch, saying whether the labels were written.
-func (s *Sharder) patchLanded(ctx context.Context, r *resource, key informer.Key, rv, action string, labels map[string]*string, member string) (bool, error) {
 	err := r.patchLabels(ctx, key, rv, labels)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return false, nil
+		return nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("sharding: %s %s %s: %w", action, r.gvr.Resource, key, err)
+		return fmt.Errorf("sharding: %s %s %s: %w", action, r.gvr.Resource, key, err)
 	}
 	if s.cfg.OnLabel != nil {
 		s.cfg.OnLabel(action, key, member)
 	}
-	return true, nil
+	return nil
 }
 
 // getMeta reads key from r's cache.

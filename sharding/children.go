@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,7 +24,8 @@ import (
 //   - when its parent is given to a member (assign, or move off a dead
 //     member): the children go first, then the parent (moveChildren);
 //     the old owner has let go of the parent by then — acknowledged its
-//     drain, or died for certain;
+//     drain, or died for certain — and a child on a live member is
+//     drained first, like any object (childStep);
 //   - or to catch up with a parent already settled on a member, not
 //     draining (decideChild): a child made after the parent moved.
 
@@ -117,7 +117,7 @@ func (s *Sharder) decideChild(ctx context.Context, r *resource, key informer.Key
 		return nil
 	}
 	current := child.Labels[shard.Label()]
-	step := s.childStep(child, "", owner, ring)
+	step := s.childStep(child, owner, ring)
 	if step == childStays {
 		return nil
 	}
@@ -141,26 +141,28 @@ func (s *Sharder) decideChild(ctx context.Context, r *resource, key informer.Key
 // What a child needs to reach the member its parent goes to.
 const (
 	childStays  = iota // it is there, or must wait where it is
-	childMoves         // relabel it: no live member may be reconciling it under a key of its own
+	childMoves         // relabel it: no live member may be reconciling it
 	childDrains        // drain it first: its live member may be
 )
 
-// childStep says how child reaches member, its parent's, when from
-// held the parent before and let it go ("" when that is not known). A child moves at once if no member holds it,
-// if it is with from (which held it under the parent's key, and let the
-// parent go) or member already, or if its member is dead for certain. On
-// another live member it may be reconciled under its own key (a child
-// adopted while it sat there): like every object leaving a live member,
-// it is drained, and moves once that member let it go
-// (TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain). While it drains,
-// or its member is neither alive nor dead for certain, it waits.
-func (s *Sharder) childStep(child *metav1.PartialObjectMetadata, from, member string, ring *liveRing) int {
+// childStep says how child reaches member, its parent's. A child moves
+// at once if no member holds it, or member already does (a drain is
+// taken back), or its member is dead for certain. On a live member it is
+// drained, like every object leaving a live member, and moves once that
+// member let it go: the member may reconcile it under its own key (a
+// member keying by object, a Reconciler of the child's own resource, a
+// child adopted there: TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain,
+// TestAChildKeyedByItsOwnKeyIsNotReconciledByTwoMembersWhenItsParentMoves,
+// TestAChildOfAnotherResourceDoesNotReachItsParentsNextMemberWhileItsOwnKeysReconcileRuns).
+// While it drains, or its member is neither alive nor dead for certain,
+// it waits.
+func (s *Sharder) childStep(child *metav1.PartialObjectMetadata, member string, ring *liveRing) int {
 	shard := Shard{Ring: s.cfg.Ring}
 	current, draining := child.Labels[shard.Label()], child.Labels[shard.DrainLabel()] != ""
 	switch {
 	case current == member && !draining:
 		return childStays
-	case current == "" || current == from || current == member || !possibleMember(s.cfg.Ring, current) || s.members.deadForCertain(current):
+	case current == "" || current == member || !possibleMember(s.cfg.Ring, current) || s.members.deadForCertain(current):
 		return childMoves
 	case ring.isAlive(current):
 		if draining {
@@ -174,13 +176,11 @@ func (s *Sharder) childStep(child *metav1.PartialObjectMetadata, from, member st
 
 // moveChildren labels every child of parent, in every sharded resource,
 // with member, before the parent itself is: so the children are there
-// when the new owner first reconciles the parent. from is the member
-// that held the parent and let it go (or died for certain), "" if not
-// known: its children move at once, others as childStep says. Any child
-// it could not move (a conflict: the sharder's cache is behind), or that
-// drains or waits first, fails the parent's step, which is tried again
-// soon.
-func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1.PartialObjectMetadata, member, from string, ring *liveRing, all []*resource) error {
+// when the new owner first reconciles the parent. A child on a live
+// member is drained first (childStep). Any child it could not move (a
+// conflict: the sharder's cache is behind), or that drains or waits
+// first, fails the parent's step, which is tried again soon.
+func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1.PartialObjectMetadata, member string, ring *liveRing, all []*resource) error {
 	shard := Shard{Ring: s.cfg.Ring}
 	children := 0
 	for _, r := range all {
@@ -217,7 +217,7 @@ func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1
 		for _, child := range children {
 			key := informer.KeyFor(child)
 			labels := map[string]*string{shard.Label(): &member, shard.DrainLabel(): nil}
-			switch s.childStep(child, from, member, ring) {
+			switch s.childStep(child, member, ring) {
 			case childStays:
 				if child.Labels[shard.Label()] != member || child.Labels[shard.DrainLabel()] != "" {
 					waiting = true // draining, or its member not judged yet
@@ -297,36 +297,4 @@ func freshMeta(ctx context.Context, r *resource, key informer.Key) (*metav1.Part
 	err := r.client.Get().NamespaceIfScoped(key.Namespace, key.Namespace != "").Resource(r.gvr.Resource).Name(key.Name).
 		SetHeader("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1").Do(ctx).Into(out)
 	return out, err
-}
-
-// handovers are the parents a sharder's term drained, each with the
-// member it drained it from: once that member acknowledged, it no longer
-// reconciles the parent's key, under which it held the children, so
-// they may go straight to the parent's next member. A parent the term
-// did not see drained (a sharder that took over mid-handover) has no
-// entry, and its children on a live member are drained too.
-type handovers struct {
-	mu sync.Mutex
-	by map[types.UID]string // guarded by mu
-}
-
-func (h *handovers) note(uid types.UID, member string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.by == nil {
-		h.by = map[types.UID]string{}
-	}
-	h.by[uid] = member
-}
-
-func (h *handovers) from(uid types.UID) string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.by[uid]
-}
-
-func (h *handovers) forget(uid types.UID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.by, uid)
 }

@@ -72,7 +72,7 @@
 //     the drain, from the worker that holds the object's key (its own,
 //     or its absent owner's for a member that keys by ring key) — an
 //     object whose controller owner is not sharded too; a child of a
-//     sharded parent after the parent's — so no two members reconcile
+//     sharded parent, once the parent is let go — so no two members reconcile
 //     one object at once (within the clock-rate assumption of
 //     leaderelection, and with no fencing: see its doc), as long as a
 //     member keys each object one way (see Reconciler). Proved by
@@ -80,10 +80,10 @@
 //     TestAnObjectWhoseOwnerIsNotShardedLeavesALiveMemberOnlyByADrain,
 //     TestAnObjectDrainedFromAMemberThatKeysByRingKeyIsLetGo,
 //     TestADrainIsNotAcknowledgedUnderARingKeyWhileTheObjectsOwnKeyIsReconciled,
-//     TestAChildMovesOnlyOnceItsParentHasLeftItsOldOwner and
-//     TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain (a child on a
-//     live member other than the one that let its parent go, adopted
-//     there, is drained too).
+//     TestAChildMovesOnlyOnceItsParentHasLeftItsOldOwner,
+//     TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain,
+//     TestAChildKeyedByItsOwnKeyIsNotReconciledByTwoMembersWhenItsParentMoves
+//     and TestAChildOfAnotherResourceDoesNotReachItsParentsNextMemberWhileItsOwnKeysReconcileRuns.
 //   - Absence from a member's cache means "not mine", never "deleted": a
 //     relabel reaches the old owner's informer as a delete. Reconciler
 //     never calls your reconcile for an absent object; clean up deleted

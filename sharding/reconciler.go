@@ -33,8 +33,7 @@ import (
 //   - does nothing if the object is labelled for another member;
 //   - acknowledges a drain: removes the shard and drain labels, guarded
 //     by the resourceVersion it read, so the sharder can give the object
-//     to its new owner (a parent's waits while one of its children is
-//     reconciled here under its own key, since the children go with it);
+//     to its new owner;
 //   - otherwise calls reconcile.
 //
 // The first step's failures (a PATCH refused or timed out) do not skip
@@ -46,8 +45,8 @@ import (
 // reconcile of that key is running in this member when it is written:
 // the workqueue never gives one key to two workers.
 //
-// Every object leaves a live member by a drain (only the children of a
-// sharded parent follow the parent's instead). A drain is acknowledged
+// Every object leaves a live member by a drain (the children of a sharded
+// parent when their parent moves). A drain is acknowledged
 // under a key the member holds for the object: its own key (EnqueueKey),
 // or its ring key, its controller owner's (EnqueueMapped with RingKey),
 // when that owner is not in the cache — not sharded, or deleted. Either
@@ -85,17 +84,10 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		case labels[shard.Label()] != shard.Member:
 			return comeBack(workqueue.Result{}, deferred), others
 		case labels[shard.DrainLabel()] != "":
-			// Its children go with it, straight to its next member: not
-			// while one of them is reconciled here under its own key (a
-			// child adopted here, or a member keying by object)
-			// (TestAChildAdoptedOnItsParentsMemberLeavesItOnlyOnceItsOwnKeysReconcileEnded).
-			if childBusy(objects, obj, &busy) {
-				return comeBack(workqueue.Result{}, true), others
-			}
 			return comeBack(workqueue.Result{}, deferred), errors.Join(others, acknowledge(ctx, client, resource, key, obj.GetResourceVersion(), shard))
 		}
 		res, err := reconcile(ctx, key)
-		return comeBack(res, deferred), withOthers(others, err)
+		return comeBack(res, deferred), withOthers(others, deferred, err)
 	}
 }
 
@@ -113,31 +105,15 @@ func comeBack(res workqueue.Result, deferred bool) workqueue.Result {
 	return res
 }
 
-// childBusy reports whether an object in this member's cache whose
-// controller owner is parent is being reconciled under its own key.
-func childBusy[T informer.Object](objects *lister.Lister[T], parent T, busy *inFlight) bool {
-	var cached []T
-	if ns := parent.GetNamespace(); ns == "" {
-		cached = objects.List(labels.Everything())
-	} else {
-		cached = objects.Namespace(ns).List(labels.Everything())
-	}
-	for _, obj := range cached {
-		if ref := metav1.GetControllerOf(obj); ref != nil && ref.UID == parent.GetUID() && busy.has(informer.KeyFor(obj)) {
-			return true
-		}
-	}
-	return false
-}
-
 // withOthers joins the key's own outcome to the failures of the other
-// objects' acknowledgements under it. While one of those failed, the key
-// must come back: an own outcome marked Terminal loses the mark (its text
-// stays), or the queue would give the key up and the other object would
-// stay draining here with nothing to bring its key back. Its reconcile,
-// run again, says Terminal again once the others are through.
-func withOthers(others, own error) error {
-	if others == nil {
+// objects' acknowledgements under it. While one of those failed, or one
+// was deferred, the key must come back: an own outcome marked Terminal
+// loses the mark (its text stays), or the queue would give the key up and
+// the other object would stay draining here with nothing to bring its key
+// back. Its reconcile, run again, says Terminal again once the others are
+// through.
+func withOthers(others error, deferred bool, own error) error {
+	if others == nil && !deferred {
 		return own
 	}
 	if _, terminal := errors.AsType[*workqueue.TerminalError](own); terminal {

@@ -1,0 +1,144 @@
+package sharding_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/sharding"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// A parent's old member let it go (acknowledged its drain) and the
+// sharder is about to give it to its next member. An orphan on that same
+// old member, which reconciles it under its own key right now (a member
+// that keys by ring key), is adopted by the parent in that window. The
+// sharder moves children straight on from the member that let the parent
+// go, as if that member held them under the parent's key; this one it
+// holds under its own key, and is reconciling. It must not reach the
+// parent's next member before that reconcile has ended.
+func TestAChildAdoptedAfterItsParentWasLetGoDoesNotReachTheNextMemberMidReconcile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var parentName atomic.Value
+		parentName.Store("")
+		var acked atomic.Bool
+		ackSeen := make(chan struct{}, 1)
+		c := newFakeCluster(t, func(r *http.Request) fakeapiserver.Fault {
+			p := parentName.Load().(string)
+			if p == "" || !strings.HasSuffix(r.URL.Path, "/configmaps/"+p) {
+				return fakeapiserver.Fault{}
+			}
+			if r.UserAgent() == "member" && r.Method == http.MethodPatch {
+				acked.Store(true)
+				select {
+				case ackSeen <- struct{}{}:
+				default:
+				}
+			}
+			if r.UserAgent() == "sharder" && r.Method == http.MethodGet && acked.Load() {
+				return fakeapiserver.Fault{Latency: 500 * time.Millisecond} // the sharder's fresh read before moving the children
+			}
+			return fakeapiserver.Fault{}
+		})
+		ns, cfg := c.ns, c.cfg
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+
+		type event struct {
+			member string
+			at     time.Time
+		}
+		began, ended := make(chan event, 64), make(chan event, 64)
+		letGo := make(chan struct{})
+		var holdOnce sync.Once
+		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+			runRingKeyReconcilerWith(ctx, t, c.as("member"), ns, shard, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+				if key.Name != "orphan" {
+					return workqueue.Result{}, nil
+				}
+				began <- event{shard.Member, time.Now()}
+				holdOnce.Do(func() {
+					select {
+					case <-letGo:
+					case <-ctx.Done():
+					}
+				})
+				ended <- event{shard.Member, time.Now()}
+				return workqueue.Result{}, nil
+			})
+		})
+		guard := time.Minute
+
+		r := must(sharding.NewRing(members, 0))
+		a := r.Owner(ns + "/orphan")
+		var name string
+		for i := 0; ; i++ {
+			name = fmt.Sprintf("parent-%d", i)
+			if r.Owner(ns+"/"+name) != a {
+				break
+			}
+		}
+		b := r.Owner(ns + "/" + name)
+		label := sharding.Shard{Ring: ring}.Label()
+
+		// The parent (by an earlier ring) with a child, and the orphan, on a.
+		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{label: a}}}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
+		isController := true
+		kid := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kid", Namespace: ns, Labels: map[string]string{label: a},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: parent.UID, Controller: &isController}}}}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(kid).Do(ctx).Error())
+		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{label: a}}}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(orphan).Do(ctx).Error())
+		first := receive(t, began, guard)
+		require.Equal(t, a, first.member, "a reconciles the orphan under its own key")
+		parentName.Store(name)
+
+		type labelledAt struct {
+			action, member string
+			at             time.Time
+		}
+		labelled := make(chan labelledAt, 16)
+		var counts sync.Map
+		startSharder(ctx, t, &wg, c.as("sharder"), ns, &counts, func(sc *sharding.SharderConfig) {
+			sc.OnLabel = func(action string, key informer.Key, member string) {
+				if key.Name == "orphan" {
+					labelled <- labelledAt{action, member, time.Now()}
+				}
+			}
+		})
+
+		// a lets the parent go; the parent adopts the orphan meanwhile.
+		receive(t, ackSeen, guard)
+		adopt := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"controller":true}]}}`,
+			name, parent.UID)
+		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("orphan").
+			Body([]byte(adopt)).Do(ctx).Error())
+
+		var moved labelledAt
+		select {
+		case moved = <-labelled:
+			t.Logf("first label of the orphan: %+v", moved)
+		case <-time.After(30 * time.Second):
+		}
+		require.False(t, moved.member == b && moved.action != "drain", // a drain leaves it with a
+			"the adopted child was %q to %s at %v while a's reconcile of its own key, begun at %v, still ran", moved.action, moved.member, moved.at, first.at)
+		close(letGo)
+		receive(t, ended, guard)
+	})
+}

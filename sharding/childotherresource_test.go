@@ -1,0 +1,132 @@
+package sharding_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/sharding"
+	si "github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// A parent's drain waits while one of its children is reconciled on its
+// member under its own key, since the children go with the parent,
+// straight to its next member (Reconciler's doc). A child of another
+// sharded resource (a Secret whose controller is a ConfigMap; a Pod of a
+// ReplicaSet) is reconciled by that resource's own Reconciler, as the
+// package asks: it must not reach the parent's next member while the old
+// member's reconcile of it still runs.
+func TestAChildOfAnotherResourceDoesNotReachItsParentsNextMemberWhileItsOwnKeysReconcileRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil)
+		ns, cfg := c.ns, c.cfg
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+
+		var mu sync.Mutex
+		running := map[string]int{}
+		var overlaps []string
+		var slow atomic.Bool
+		reconciled := make(chan string, 64)
+		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+			var mwg sync.WaitGroup
+			mwg.Go(func() {
+				runKeyReconcilerOf[*corev1.ConfigMap](ctx, t, cfg, ns, shard, "configmaps", func(context.Context, informer.Key) (workqueue.Result, error) {
+					return workqueue.Result{}, nil
+				})
+			})
+			runKeyReconcilerOf[*corev1.Secret](ctx, t, cfg, ns, shard, "secrets", func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+				if key.Name != "child" {
+					return workqueue.Result{}, nil
+				}
+				mu.Lock()
+				for m, n := range running {
+					if m != shard.Member && n > 0 {
+						overlaps = append(overlaps, fmt.Sprintf("%s began reconciling the child at %v while %s still did", shard.Member, time.Now(), m))
+					}
+				}
+				running[shard.Member]++
+				mu.Unlock()
+				reconciled <- shard.Member
+				if slow.Load() {
+					time.Sleep(10 * time.Second)
+				}
+				mu.Lock()
+				running[shard.Member]--
+				mu.Unlock()
+				return workqueue.Result{}, nil
+			})
+			mwg.Wait()
+		})
+		guard := time.Minute
+
+		r := must(sharding.NewRing(members, 0))
+		a, b := members[0], members[1]
+		var name string
+		for i := 0; ; i++ {
+			name = fmt.Sprintf("parent-%d", i)
+			if r.Owner(ns+"/"+name) == b {
+				break
+			}
+		}
+		label := sharding.Shard{Ring: ring}.Label()
+
+		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{label: a}}}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
+		slow.Store(true)
+		isController := true
+		child := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: ns, Labels: map[string]string{label: a},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: parent.UID, Controller: &isController}}}}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("secrets").Body(child).Do(ctx).Error())
+		require.Equal(t, a, receive(t, reconciled, guard), "a reconciles the child under its own key")
+
+		var counts sync.Map
+		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
+			sc.Resources = []schema.GroupVersionResource{corev1.SchemeGroupVersion.WithResource("configmaps"), corev1.SchemeGroupVersion.WithResource("secrets")}
+		})
+		deadline := time.Now().Add(guard)
+		for labelOf(ctx, t, c.core, ns, name) != b {
+			require.True(t, time.Now().Before(deadline), "the parent never reached %s", b)
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(15 * time.Second)
+		mu.Lock()
+		defer mu.Unlock()
+		require.Empty(t, overlaps, "the child was reconciled by two members at once")
+	})
+}
+
+// runKeyReconcilerOf runs a member's controller of resource that keys
+// every object of its shard by its own key (EnqueueKey).
+func runKeyReconcilerOf[T informer.Object](ctx context.Context, t *testing.T, cfg *rest.Config, ns string, shard sharding.Shard, resource string, reconcile workqueue.ReconcileFunc[informer.Key]) {
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	factory := must(si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme}))
+	objs := must(si.InformerFor[T](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
+	client := must(factory.RESTClient(corev1.SchemeGroupVersion))
+	queue := workqueue.New(workqueue.Options[informer.Key]{})
+	defer queue.ShutDown()
+	must(objs.AddEventHandler(si.EnqueueKey[T](queue)))
+	factory.Start(ctx)
+	defer factory.Wait()
+	if factory.WaitForCacheSync(ctx) != nil {
+		return
+	}
+	workqueue.Run(ctx, queue, sharding.Reconciler(shard, objs.Lister(), client, resource, reconcile),
+		workqueue.RunOptions[informer.Key]{Workers: 2})
+}

@@ -1,0 +1,116 @@
+package sharding_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/sharding"
+	si "github.com/listwatch/informer/sharedinformer"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// A member that keys by object (EnqueueKey) whose workers are kept busy
+// by a parent's children (each reconciled under its own key, back to
+// back: a busy controller, many Pods of one ReplicaSet) must still let
+// the parent go when the ring gives it to another member: a ring change
+// completes while the member lives ("either way of keying lets every
+// drained object go while its member lives").
+func TestAParentWhoseChildrenAreReconciledContinuouslyStillLeavesItsLiveMember(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newFakeCluster(t, nil)
+		ns, cfg := c.ns, c.cfg
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+
+		start := time.Now()
+		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+			runKeyReconcilerWorkers(ctx, t, cfg, ns, shard, 3, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+				if !strings.HasPrefix(key.Name, "child-") {
+					return workqueue.Result{}, nil
+				}
+				// Each child's turn lasts up to its next boundary: child-0's
+				// on whole seconds, child-1's on half seconds. Each is
+				// back at once, as a busy controller's keys are.
+				phase := time.Duration(0)
+				if key.Name == "child-1" {
+					phase = 500 * time.Millisecond
+				}
+				since := (time.Since(start) - phase) % time.Second
+				if since < 0 {
+					since += time.Second
+				}
+				select {
+				case <-time.After(time.Second - since):
+				case <-ctx.Done():
+				}
+				return workqueue.Result{RequeueAfter: time.Nanosecond}, nil
+			})
+		})
+		guard := time.Minute
+
+		r := must(sharding.NewRing(members, 0))
+		a, b := members[0], members[1]
+		var name string
+		for i := 0; ; i++ {
+			name = fmt.Sprintf("parent-%d", i)
+			if r.Owner(ns+"/"+name) == b {
+				break
+			}
+		}
+		label := sharding.Shard{Ring: ring}.Label()
+
+		// The parent and its two children on a (an earlier ring's choice).
+		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{label: a}}}
+		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
+		isController := true
+		for i := range 2 {
+			child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("child-%d", i), Namespace: ns, Labels: map[string]string{label: a},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: parent.UID, Controller: &isController}}}}
+			require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(child).Do(ctx).Error())
+		}
+		time.Sleep(2 * time.Second)
+
+		var counts sync.Map
+		startSharder(ctx, t, &wg, cfg, ns, &counts)
+		deadline := time.Now().Add(guard)
+		for labelOf(ctx, t, c.core, ns, name) != b {
+			require.True(t, time.Now().Before(deadline),
+				"the parent never left live member %s for %s (label %q) while its children were reconciled there", a, b, labelOf(ctx, t, c.core, ns, name))
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+}
+
+// runKeyReconcilerWorkers is runKeyReconciler (every object, EnqueueKey)
+// with workers workers.
+func runKeyReconcilerWorkers(ctx context.Context, t *testing.T, cfg *rest.Config, ns string, shard sharding.Shard, workers int, reconcile workqueue.ReconcileFunc[informer.Key]) {
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	factory := must(si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme}))
+	cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
+	client := must(factory.RESTClient(corev1.SchemeGroupVersion))
+	queue := workqueue.New(workqueue.Options[informer.Key]{})
+	defer queue.ShutDown()
+	must(cms.AddEventHandler(si.EnqueueKey[*corev1.ConfigMap](queue)))
+	factory.Start(ctx)
+	defer factory.Wait()
+	if factory.WaitForCacheSync(ctx) != nil {
+		return
+	}
+	workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps", reconcile),
+		workqueue.RunOptions[informer.Key]{Workers: workers})
+}
