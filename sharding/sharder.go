@@ -42,7 +42,9 @@ type SharderConfig struct {
 	// Not objects in a cycle of controller owners (one that controls
 	// itself, two that control each other): each waits for the other,
 	// and none is labelled (docs/16-sharding.md, "Children follow their
-	// parent").
+	// parent"). Every member needs a Reconciler for each: an object of
+	// any of them, a child too, leaves a live member by a drain that
+	// member's Reconciler of its resource acknowledges.
 	Resources []schema.GroupVersionResource
 	// Namespace limits the sharded objects to one namespace; "" is all.
 	Namespace string
