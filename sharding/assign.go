@@ -270,7 +270,7 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 	}
 	shard := Shard{Ring: s.cfg.Ring}
 	if parent, pr := parentOf(obj, all); parent != nil {
-		return s.decideChild(ctx, r, key, obj, pr, parent, ring)
+		return s.decideChild(ctx, r, key, obj, pr, parent, ring, all)
 	}
 	current, draining := obj.Labels[shard.Label()], obj.Labels[shard.DrainLabel()] != ""
 	want, currentAlive := ring.owner(RingKey(obj), current)

@@ -110,7 +110,7 @@ func ownerLags(ctx context.Context, obj *metav1.PartialObjectMetadata, all []*re
 // child stays where it is: the parent's handover takes it along. The
 // parent is read from the API server before the child moves, as in
 // moveChildren: a stale cache could name the parent's previous owner.
-func (s *Sharder) decideChild(ctx context.Context, r *resource, key informer.Key, child *metav1.PartialObjectMetadata, pr *resource, parent *metav1.PartialObjectMetadata, ring *liveRing) error {
+func (s *Sharder) decideChild(ctx context.Context, r *resource, key informer.Key, child *metav1.PartialObjectMetadata, pr *resource, parent *metav1.PartialObjectMetadata, ring *liveRing, all []*resource) error {
 	shard := Shard{Ring: s.cfg.Ring}
 	owner := parent.Labels[shard.Label()]
 	if owner == "" || parent.Labels[shard.DrainLabel()] != "" || !ring.isAlive(owner) {
@@ -135,7 +135,22 @@ func (s *Sharder) decideChild(ctx context.Context, r *resource, key informer.Key
 		yes := "true"
 		return s.patch(ctx, r, key, child.ResourceVersion, "drain", map[string]*string{shard.DrainLabel(): &yes}, owner)
 	}
-	return s.patch(ctx, r, key, child.ResourceVersion, childAction(current), map[string]*string{shard.Label(): &owner, shard.DrainLabel(): nil}, owner)
+	if err := s.moveChildren(ctx, r, child, owner, ring, all); err != nil {
+		return err // its own children go first
+	}
+	action, reported := childReport(current, owner)
+	return s.patch(ctx, r, key, child.ResourceVersion, action, map[string]*string{shard.Label(): &owner, shard.DrainLabel(): nil}, reported)
+}
+
+// childReport names a child's relabelling to member for OnLabel: a
+// drain taken back ("undrain", no member) when it is there already,
+// else "assign" or "move" (childAction)
+// (TestAChildsDrainTakenBackIsReportedAsAnUndrain).
+func childReport(current, member string) (action, reported string) {
+	if current == member {
+		return "undrain", ""
+	}
+	return childAction(current), member
 }
 
 // What a child needs to reach the member its parent goes to.
@@ -227,6 +242,16 @@ func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1
 				yes := "true"
 				labels = map[string]*string{shard.DrainLabel(): &yes}
 				waiting = true
+			default:
+				// A child that is a parent itself takes its own children
+				// along first, as its parent does
+				// (TestAChildThatIsAParentReachesItsNewMemberOnlyAfterItsOwnChildren).
+				// The tree below an object the ring decides has no cycle:
+				// every object has one controller, and the root has none
+				// in the cache.
+				if err := s.moveChildren(ctx, r, child, member, ring, all); err != nil {
+					return err
+				}
 			}
 			err := r.patchLabels(ctx, key, child.ResourceVersion, labels)
 			if apierrors.IsNotFound(err) {
@@ -242,11 +267,11 @@ func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1
 				return fmt.Errorf("sharding: moving child %s %s of %s to %s before it: %w", r.gvr.Resource, key, informer.KeyFor(parent), member, err)
 			}
 			if s.cfg.OnLabel != nil {
-				action := childAction(child.Labels[shard.Label()])
+				action, reported := childReport(child.Labels[shard.Label()], member)
 				if labels[shard.Label()] == nil {
-					action = "drain"
+					action, reported = "drain", member
 				}
-				s.cfg.OnLabel(action, key, member)
+				s.cfg.OnLabel(action, key, reported)
 			}
 		}
 	}
