@@ -196,6 +196,16 @@ func (s *Sharder) childStep(child *metav1.PartialObjectMetadata, member string, 
 // conflict: the sharder's cache is behind), or that drains or waits
 // first, fails the parent's step, which is tried again soon.
 func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1.PartialObjectMetadata, member string, ring *liveRing, all []*resource) error {
+	return s.moveTree(ctx, pr, parent, member, ring, all, map[types.UID]bool{})
+}
+
+// moveTree is moveChildren below parent, whose walk has met the objects
+// in visited already: an object that names itself its controller under
+// another name, or a cache that changed mid-walk, makes a cycle the walk
+// must not follow
+// (TestAnObjectThatControlsItselfUnderAnotherNameIsAssignedWithBoundedRequests).
+func (s *Sharder) moveTree(ctx context.Context, pr *resource, parent *metav1.PartialObjectMetadata, member string, ring *liveRing, all []*resource, visited map[types.UID]bool) error {
+	visited[parent.UID] = true
 	shard := Shard{Ring: s.cfg.Ring}
 	children := 0
 	for _, r := range all {
@@ -230,6 +240,9 @@ func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1
 			return err
 		}
 		for _, child := range children {
+			if visited[child.UID] {
+				continue // higher up this walk: moved there
+			}
 			key := informer.KeyFor(child)
 			labels := map[string]*string{shard.Label(): &member, shard.DrainLabel(): nil}
 			switch s.childStep(child, member, ring) {
@@ -245,11 +258,14 @@ func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1
 			default:
 				// A child that is a parent itself takes its own children
 				// along first, as its parent does
-				// (TestAChildThatIsAParentReachesItsNewMemberOnlyAfterItsOwnChildren).
-				// The tree below an object the ring decides has no cycle:
-				// every object has one controller, and the root has none
-				// in the cache.
-				if err := s.moveChildren(ctx, r, child, member, ring, all); err != nil {
+				// (TestAChildThatIsAParentReachesItsNewMemberOnlyAfterItsOwnChildren);
+				// while they wait, it waits, and its siblings go on.
+				err := s.moveTree(ctx, r, child, member, ring, all, visited)
+				if errors.Is(err, errChildChanged) {
+					waiting = true
+					continue
+				}
+				if err != nil {
 					return err
 				}
 			}
