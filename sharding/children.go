@@ -241,7 +241,9 @@ func (s *Sharder) moveTree(ctx context.Context, pr *resource, parent *metav1.Par
 		}
 		for _, child := range children {
 			if visited[child.UID] {
-				continue // higher up this walk: moved there
+				// Its walk began higher up: it is moved there, or its
+				// waiting fails this walk's root before the root moves.
+				continue
 			}
 			key := informer.KeyFor(child)
 			labels := map[string]*string{shard.Label(): &member, shard.DrainLabel(): nil}
