@@ -106,7 +106,9 @@ func ownerLags(ctx context.Context, obj *metav1.PartialObjectMetadata, all []*re
 
 // decideChild lets a child catch up with its parent: once the parent is
 // labelled with a live member and not draining, the child is labelled
-// with that member too. While the parent is unlabelled or draining, the
+// with that member too (drained first if it sits on another live member,
+// its own children moved first: childStep, moveChildren). While the
+// parent is unlabelled or draining, the
 // child stays where it is: the parent's handover takes it along. The
 // parent is read from the API server before the child moves, as in
 // moveChildren: a stale cache could name the parent's previous owner.
