@@ -30,10 +30,9 @@ type interval struct {
 //     leader led;
 //   - "fences grow": a term that began after another holds the greater
 //     fence;
-//   - "moves only by drain": a live member's object never moves
-//     straight to another member (the checker's watch), before the old
-//     member's term ended; a child only when its parent still named the
-//     old member (it ran ahead of its parent);
+//   - "moves only by drain": a live member's object, a child as much as
+//     a parent, never moves straight to another member (the checker's
+//     watch) before the old member's term ended;
 //   - "read your writes": see readYourWrites.
 func (w *world) checkHistory(moves []move) []Violation {
 	events := w.hist.Events()
@@ -255,16 +254,13 @@ func (w *world) movesOffLiveMembers(moves []move, terms []interval) []Violation 
 	}
 	var out []Violation
 	for _, m := range moves {
-		if m.child && m.parentLabel != m.from {
-			continue
-		}
 		t, ok := termOf[m.ring+" "+m.from]
 		if !ok || m.at.Before(t.start) || !m.at.Before(t.end) || w.paused(t) {
 			continue
 		}
 		kind := "object"
 		if m.child {
-			kind = "child (ahead of its parent)"
+			kind = "child"
 		}
 		out = append(out, Violation{Invariant: "moves only by drain", At: m.at, Text: fmt.Sprintf("ring %s %s %q moved %s→%s at %s while %s (%s) was in its term until %s",
 			m.ring, kind, m.object, m.from, m.to, clock(m.at), m.from, t.replica, clock(t.end))})

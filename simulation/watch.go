@@ -19,8 +19,7 @@ import (
 type move struct {
 	at                     time.Time
 	ring, object, from, to string
-	child                  bool   // the object has a controller owner: it moves with its owner
-	parentLabel            string // a child's: its parent's label in ring at that moment
+	child                  bool // the object has a controller owner
 }
 
 // watchLabels records every direct relabel, as chaos/replicas' checker
@@ -44,12 +43,7 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 				continue
 			}
 			m := move{at: time.Now(), ring: ring, object: cm.Name, from: from, to: to}
-			if ref := metav1.GetControllerOf(cm); ref != nil {
-				m.child = true
-				if parent := last[ref.Name]; parent != nil {
-					m.parentLabel = parent.Labels[label]
-				}
-			}
+			m.child = metav1.GetControllerOf(cm) != nil
 			w.hist.add(Event{What: Relabel, Ring: ring, Key: cm.Name, Member: from, Detail: fmt.Sprintf("%s→%s", from, to)})
 			mu.Lock()
 			out = append(out, m)
