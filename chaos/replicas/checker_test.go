@@ -109,12 +109,12 @@ func TestADirectRelabelBeforeTheOldMembersTermEndedIsAMoveOffALiveMember(t *test
 	}
 	ends := map[string]time.Time{"r1": at(9000), "r2": at(6500), "r3": at(7000)}
 	moves := []move{
-		{ring: "web", object: "p-1", from: "r1-a", to: "r2-b", seen: at(4500)},                                   // after r1-a's deadline: fine
-		{ring: "web", object: "p-2", from: "r1-a", to: "r2-b", seen: at(3500)},                                   // before it: off a live member
-		{ring: "web", object: "p-3", from: "r2-b", to: "r3-c", seen: at(6200)},                                   // after r2-b stopped, before its nominal deadline: fine
-		{ring: "web", object: "p-4", from: "r3-c", to: "r1-a", seen: at(6900)},                                   // before r3 was killed
-		{ring: "web", object: "c-5", child: true, parentLabel: "", from: "r1-a", to: "r2-b", seen: at(3500)},     // its parent let go: fine
-		{ring: "web", object: "c-6", child: true, parentLabel: "r1-a", from: "r1-a", to: "r2-b", seen: at(3500)}, // ahead of its parent
+		{ring: "web", object: "p-1", from: "r1-a", to: "r2-b", seen: at(4500)},              // after r1-a's deadline: fine
+		{ring: "web", object: "p-2", from: "r1-a", to: "r2-b", seen: at(3500)},              // before it: off a live member
+		{ring: "web", object: "p-3", from: "r2-b", to: "r3-c", seen: at(6200)},              // after r2-b stopped, before its nominal deadline: fine
+		{ring: "web", object: "p-4", from: "r3-c", to: "r1-a", seen: at(6900)},              // before r3 was killed
+		{ring: "web", object: "c-5", child: true, from: "r1-a", to: "r2-b", seen: at(4500)}, // a child after r1-a's deadline: fine
+		{ring: "web", object: "c-6", child: true, from: "r1-a", to: "r2-b", seen: at(3500)}, // a child before it, even if its parent left r1-a: off a live member
 	}
 	live, _ := movesOffLiveMembers(moves, events, ends)
 	var got []string

@@ -58,11 +58,9 @@
 // Sharding promises that a live member's object moves only after that
 // member acknowledged a drain, so a direct relabel seen before the old
 // member's term ended fails the run, whether or not a reconcile happened
-// to be running at that moment. Parents and children are counted apart:
-// a child follows its parent's handover without a drain of its own, so
-// its direct relabel fails the run only if the parent was still labelled
-// with the child's old member at that moment (the same watch orders both
-// changes by resourceVersion): the child ran ahead of its parent.
+// to be running at that moment. A child is no exception (it leaves a
+// live member by a drain too, as package sharding drains it); the table
+// counts parents and children apart.
 //
 // (b) After the last fault ends, within a bound derived from the Lease
 // timing (convergenceBound states each term), every running replica is

@@ -30,8 +30,7 @@ import (
 // move is a direct relabel, from one member straight to another.
 type move struct {
 	ring, object, from, to string
-	child                  bool      // the object has a controller owner: it moves with its owner's key
-	parentLabel            string    // a child's: its parent's label in ring when it moved
+	child                  bool      // the object has a controller owner
 	seen                   time.Time // when the checker's watch saw it: after it happened
 }
 
@@ -61,15 +60,7 @@ func (r *run) watchLabels(ctx context.Context) (*labelWatch, func()) {
 			from, to := old.Labels[label], cm.Labels[label]
 			if from != "" && to != "" && from != to {
 				m := move{ring: ring, object: cm.Name, from: from, to: to, seen: time.Now()}
-				if ref := metav1.GetControllerOf(cm); ref != nil {
-					// One watch of every object delivers changes in
-					// resourceVersion order, so the parent's last seen
-					// state is its state at this change.
-					m.child = true
-					if parent := last[ref.Name]; parent != nil {
-						m.parentLabel = parent.Labels[label]
-					}
-				}
+				m.child = metav1.GetControllerOf(cm) != nil
 				w.mu.Lock()
 				w.moves = append(w.moves, m)
 				w.mu.Unlock()
@@ -158,16 +149,11 @@ func termEnd(events []event, ends map[string]time.Time, member string) time.Time
 }
 
 // movesOffLiveMembers returns the direct relabels seen before the old
-// member's term ended, each with that end. A child moves with its
-// parent's handover, without a drain of its own, once the old member has
-// let the parent go: its move counts only if, at that moment, the parent
-// was still labelled with the child's old member (the child ran ahead of
-// its parent).
+// member's term ended, each with that end. A child counts as much as a
+// parent: it leaves a live member by a drain too, even once its parent
+// has left that member.
 func movesOffLiveMembers(moves []move, events []event, ends map[string]time.Time) (out []move, termEnds []time.Time) {
 	for _, m := range moves {
-		if m.child && m.parentLabel != m.from {
-			continue
-		}
 		if end := termEnd(events, ends, m.from); m.seen.Before(end) {
 			out, termEnds = append(out, m), append(termEnds, end)
 		}

@@ -37,7 +37,7 @@ func (r result) table() string {
 	fmt.Fprintf(&b, "| overlapping reconciles, neither paused (must be 0) | %d |\n", r.overlapsOther)
 	fmt.Fprintf(&b, "| overlapping reconciles, one paused (SIGSTOP: not fenced) | %d |\n", r.overlapsPaused)
 	fmt.Fprintf(&b, "| direct relabels (no drain) | %d |\n", r.moves)
-	fmt.Fprintf(&b, "| direct relabels off a member still in its term: parents / children ahead of their parent (must be 0) | %d / %d |\n", r.movesLiveParents, r.movesLiveChildren)
+	fmt.Fprintf(&b, "| direct relabels off a member still in its term: parents / children (must be 0) | %d / %d |\n", r.movesLiveParents, r.movesLiveChildren)
 	fmt.Fprintf(&b, "| late writes refused (409) | %d |\n", r.late.refused)
 	fmt.Fprintf(&b, "| late writes accepted while another member held the key (must be 0) | %d |\n", r.late.acceptedHeld)
 	fmt.Fprintf(&b, "| late writes accepted, nobody else held the key | %d |\n", r.late.acceptedFree)
@@ -60,7 +60,7 @@ func (r result) convergence() string {
 // summary is many runs, one row each, as a markdown table.
 func summary(results []result) string {
 	var b strings.Builder
-	b.WriteString("| seed | faults | overlaps, not paused | overlaps, paused | relabels off a live member: parents / children ahead of their parent | late writes refused (409) / accepted, key held / accepted, key free | converged after the last fault (bound) | lost / extra / created twice | verdict |\n")
+	b.WriteString("| seed | faults | overlaps, not paused | overlaps, paused | relabels off a live member: parents / children | late writes refused (409) / accepted, key held / accepted, key free | converged after the last fault (bound) | lost / extra / created twice | verdict |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		var faults []string
