@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,7 +42,9 @@ import (
 //
 // The acknowledgement runs in the worker that holds the key, so no
 // reconcile of that key is running in this member when it is written:
-// the workqueue never gives one key to two workers.
+// the workqueue never gives one key to two workers. Nor is one of
+// another key that may hold the object: a drain waits for the calls of
+// this Reconciler that may be reconciling it (inFlight).
 //
 // Every object leaves a live member by a drain (the children of a sharded
 // parent when their parent moves). A drain is acknowledged
@@ -58,7 +59,8 @@ import (
 func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, reconcile workqueue.ReconcileFunc[informer.Key]) workqueue.ReconcileFunc[informer.Key] {
 	var busy inFlight
 	return func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-		defer busy.enter(key)()
+		c, leave := busy.enter(key)
+		defer leave()
 		var obj T
 		var err error
 		if key.Namespace == "" {
@@ -67,22 +69,25 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 			obj, err = objects.Namespace(key.Namespace).Get(key.Name)
 		}
 		if apierrors.IsNotFound(err) { // not ours (any more): see the pitfall above
-			deferred, err := acknowledgeByRingKey(ctx, shard, objects, client, resource, key, "", &busy)
+			deferred, err := acknowledgeByRingKey(ctx, shard, objects, client, resource, key, "", &busy, c)
 			return comeBack(workqueue.Result{}, deferred), err
 		}
 		if err != nil {
 			return workqueue.Result{}, err
 		}
+		busy.hold(c, obj)
 		// An object that merely has the name of another's owner (ConfigMap
 		// "web", beside Deployment "web") does not hide that other's drain.
 		// Nor does that other's failed acknowledgement (a webhook that
 		// refuses it) keep this object from its turn: the failure is
 		// returned with this object's outcome, and the key retried.
-		deferred, others := acknowledgeByRingKey(ctx, shard, objects, client, resource, key, obj.GetUID(), &busy)
+		deferred, others := acknowledgeByRingKey(ctx, shard, objects, client, resource, key, obj.GetUID(), &busy, c)
 		labels := obj.GetLabels()
 		switch {
 		case labels[shard.Label()] != shard.Member:
 			return comeBack(workqueue.Result{}, deferred), others
+		case labels[shard.DrainLabel()] != "" && busy.heldElsewhere(c, obj):
+			return comeBack(workqueue.Result{}, true), others
 		case labels[shard.DrainLabel()] != "":
 			return comeBack(workqueue.Result{}, deferred), errors.Join(others, acknowledge(ctx, client, resource, key, obj.GetResourceVersion(), shard))
 		}
@@ -125,66 +130,43 @@ func withOthers(others error, deferred bool, own error) error {
 // acknowledgeByRingKey acknowledges the drains of this member's objects
 // whose ring key is key and whose controller owner is not the cached
 // object at key (uid; "" if there is none): for a member that keys by
-// ring key, key is the one it holds for them. Its cost is one pass over
-// the member's cached objects of key's namespace, matching a selector.
+// ring key, key is the one it holds for them. It also records in c every
+// object of this member whose ring key is key: what a reconcile of key
+// may touch. Its cost is one pass over the member's cached objects of
+// key's namespace, matching a selector.
 //
-// An object whose own key this Reconciler is working on (busy) is left
-// alone: a member that keys by object may be reconciling it, a call that
-// began before its drain label reached the cache (or a member that keys
-// by ring key, under the key it had before it was adopted). deferred
-// says so: key comes back soon and looks again, since the drain label's
-// event may have brought only key (TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo).
-func acknowledgeByRingKey[T informer.Object](ctx context.Context, shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, key informer.Key, uid types.UID, busy *inFlight) (deferred bool, err error) {
-	drained := labels.SelectorFromSet(labels.Set{shard.Label(): shard.Member, shard.DrainLabel(): "true"})
+// A drain another call of this Reconciler may still be reconciling
+// (busy.heldElsewhere) is left alone, and deferred says so: key comes
+// back soon and looks again, since the drain label's event may have
+// brought only key
+// (TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo).
+func acknowledgeByRingKey[T informer.Object](ctx context.Context, shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, key informer.Key, uid types.UID, busy *inFlight, c *call) (deferred bool, err error) {
+	mine := labels.SelectorFromSet(labels.Set{shard.Label(): shard.Member})
 	var found []T
 	if key.Namespace == "" {
-		found = objects.List(drained)
+		found = objects.List(mine)
 	} else {
-		found = objects.Namespace(key.Namespace).List(drained)
+		found = objects.Namespace(key.Namespace).List(mine)
 	}
-	var errs []error
+	var drained []T
 	for _, obj := range found {
-		ref := metav1.GetControllerOf(obj)
-		if ref == nil || ref.UID == uid || (informer.Key{Namespace: obj.GetNamespace(), Name: ref.Name}) != key {
+		if ringKeyOf(obj) != key {
 			continue
 		}
-		if busy.has(informer.KeyFor(obj)) {
+		busy.hold(c, obj)
+		if ref := metav1.GetControllerOf(obj); ref != nil && ref.UID != uid && obj.GetLabels()[shard.DrainLabel()] != "" {
+			drained = append(drained, obj)
+		}
+	}
+	var errs []error
+	for _, obj := range drained {
+		if busy.heldElsewhere(c, obj) {
 			deferred = true
 			continue
 		}
 		errs = append(errs, acknowledge(ctx, client, resource, informer.KeyFor(obj), obj.GetResourceVersion(), shard))
 	}
 	return deferred, errors.Join(errs...)
-}
-
-// inFlight counts the keys a Reconciler is working on, in any worker.
-type inFlight struct {
-	mu   sync.Mutex
-	keys map[informer.Key]int // guarded by mu; calls in progress per key
-}
-
-// enter marks key as worked on until the returned func is called.
-func (f *inFlight) enter(key informer.Key) (leave func()) {
-	f.mu.Lock()
-	if f.keys == nil {
-		f.keys = map[informer.Key]int{}
-	}
-	f.keys[key]++
-	f.mu.Unlock()
-	return func() {
-		f.mu.Lock()
-		if f.keys[key]--; f.keys[key] == 0 {
-			delete(f.keys, key)
-		}
-		f.mu.Unlock()
-	}
-}
-
-// has reports whether key is being worked on.
-func (f *inFlight) has(key informer.Key) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.keys[key] > 0
 }
 
 // acknowledge lets go of a drained object: one merge PATCH that removes
