@@ -36,6 +36,29 @@ func (e *TerminalError) Error() string { return "terminal: " + e.Err.Error() }
 // Unwrap returns the wrapped error.
 func (e *TerminalError) Unwrap() error { return e.Err }
 
+// KeepRetrying marks err as one whose key Run retries however many times
+// it failed: RunOptions.MaxRetries does not give it up. It is for a key
+// that stands for work that must be done while the process runs, and
+// that a retry will get done once a fault passes (package sharding's
+// acknowledgement of a drain, which no later event may bring back), not
+// for a reconcile's own failures. A Terminal error inside it is still
+// given up on. KeepRetrying(nil) is nil.
+func KeepRetrying(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &KeepRetryingError{Err: err}
+}
+
+// KeepRetryingError is an error wrapped by KeepRetrying.
+type KeepRetryingError struct{ Err error }
+
+// Error is the wrapped error's text.
+func (e *KeepRetryingError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *KeepRetryingError) Unwrap() error { return e.Err }
+
 // RetryLimitError is what OnError receives when a key failed once more
 // after RunOptions.MaxRetries retries: Run gives up on it as on a
 // terminal error.

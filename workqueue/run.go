@@ -36,8 +36,9 @@ type RunOptions[K comparable] struct {
 
 	// MaxRetries, when positive, caps the retries of one key: a key that
 	// fails again after that many retries is given up on as if its error
-	// were terminal (OnError receives a *RetryLimitError). Its next change
-	// enqueues it again, with a fresh count. Default 0: no cap.
+	// were terminal (OnError receives a *RetryLimitError), unless the
+	// error is marked KeepRetrying. Its next change enqueues it again,
+	// with a fresh count. Default 0: no cap.
 	MaxRetries int
 
 	// OnError receives every error reconcile returns and every panic it
@@ -78,9 +79,9 @@ type RunOptions[K comparable] struct {
 //   - a panic: recovered, reported to OnError as a *PanicError, then
 //     retried like an error;
 //   - a Terminal error, or an error once the key has been retried
-//     MaxRetries times: OnError, a KindGaveUp trace event, one more in
-//     [Queue.GaveUp], Forget(key), and no requeue — the key waits for its
-//     next change;
+//     MaxRetries times (unless marked [KeepRetrying]): OnError, a
+//     KindGaveUp trace event, one more in [Queue.GaveUp], Forget(key),
+//     and no requeue — the key waits for its next change;
 //   - ctx.Err() (or an error wrapping it) once ctx is done: not a failure;
 //     the key is added again, unreported and uncounted, so that whoever
 //     runs the queue next reconciles it.
@@ -162,7 +163,7 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 		q.Add(key)
 	case isTerminal(err):
 		q.giveUp(key, err, onError, log)
-	case maxRetries > 0 && q.NumRequeues(key) >= maxRetries:
+	case maxRetries > 0 && q.NumRequeues(key) >= maxRetries && !keepsRetrying(err):
 		q.giveUp(key, &RetryLimitError{Retries: q.NumRequeues(key), Err: err}, onError, log)
 	default:
 		if p, ok := errors.AsType[*PanicError](err); ok {
@@ -199,6 +200,11 @@ func (q *Queue[K]) GaveUp() int64 { return q.gaveUp.Load() }
 
 func isPanic(err error) bool {
 	_, ok := errors.AsType[*PanicError](err)
+	return ok
+}
+
+func keepsRetrying(err error) bool {
+	_, ok := errors.AsType[*KeepRetryingError](err)
 	return ok
 }
 
