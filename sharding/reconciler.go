@@ -113,10 +113,10 @@ func comeBack(res workqueue.Result, deferred bool) workqueue.Result {
 // withOthers joins the key's own outcome to the failures of the other
 // objects' acknowledgements under it. While one of those failed, or one
 // was deferred, the key must come back: an own outcome marked Terminal
-// loses the mark (its text stays), or the queue would give the key up and
-// the other object would stay draining here with nothing to bring its key
-// back. Its reconcile, run again, says Terminal again once the others are
-// through.
+// loses the mark (its text stays), and the whole is marked KeepRetrying,
+// or the queue would give the key up (Terminal, MaxRetries) and the other
+// object would stay draining here with nothing to bring its key back. Its
+// reconcile, run again, says Terminal again once the others are through.
 func withOthers(others error, deferred bool, own error) error {
 	if others == nil && !deferred {
 		return own
@@ -124,7 +124,7 @@ func withOthers(others error, deferred bool, own error) error {
 	if _, terminal := errors.AsType[*workqueue.TerminalError](own); terminal {
 		own = errors.New(own.Error())
 	}
-	return errors.Join(others, own)
+	return workqueue.KeepRetrying(errors.Join(others, own))
 }
 
 // acknowledgeByRingKey acknowledges the drains of this member's objects
@@ -174,7 +174,10 @@ func acknowledgeByRingKey[T informer.Object](ctx context.Context, shard Shard, o
 // it changed since this member's cache saw it: the change is on its way
 // to the cache, and its event brings the key back for another look. The
 // PATCH gives up after shard's RequestTimeout on shard's Clock, an
-// error: the key is retried.
+// error: the key is retried, marked KeepRetrying, since no later event
+// may bring it back and a queue's MaxRetries would leave the object
+// drained for ever
+// (TestADrainWhoseAcknowledgementFailedBrieflyIsLetGoUnderACappedRetryQueue).
 func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, key informer.Key, rv string, shard Shard) error {
 	patch, err := labelPatch(rv, map[string]*string{shard.Label(): nil, shard.DrainLabel(): nil})
 	if err != nil {
@@ -188,7 +191,7 @@ func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, 
 		return nil // deleted meanwhile, or changed: see above
 	}
 	if err != nil {
-		return fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err)
+		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
 	}
 	return nil
 }
