@@ -18,13 +18,24 @@ import (
 // changes encoding would see every such object changed
 // (TestTheSameObjectListedInJSONThenInCBORIsEqual,
 // TestAWholeNumberFloatOfAnySizeReadsInCBORAsInJSON).
+//
+// It writes into a map only the floats it changes: the runtime grows a
+// full small map (eight entries) to a table on any write, even of a key
+// it holds, and the cache would keep that table for every object
+// (TestJSONNumbersWritesNothingIntoAnObjectWithNoFloat).
 func jsonNumbers(v any) any {
 	switch x := v.(type) {
 	case float64:
 		return jsonNumber(x)
 	case map[string]any:
 		for k, e := range x {
-			x[k] = jsonNumbers(e)
+			if f, ok := e.(float64); ok {
+				if n, changed := jsonNumber(f).(int64); changed {
+					x[k] = n
+				}
+				continue
+			}
+			jsonNumbers(e) // a map or a slice changes in place
 		}
 	case []any:
 		for i, e := range x {
