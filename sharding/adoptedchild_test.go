@@ -11,13 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
-	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
 
@@ -116,28 +113,4 @@ func TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain(t *testing.T) {
 		require.Equal(t, r.Owner(ns+"/"+parentName), moved.member, "it follows its parent at last")
 		require.False(t, moved.at.Before(done.at), "it reached its parent's member before the old one's reconcile ended")
 	})
-}
-
-// runRingKeyReconcilerWith is runRingKeyReconciler with reconcile: every
-// object of the shard is enqueued under its ring key (EnqueueMapped with
-// RingKey), as a controller that reconciles owners with their children
-// does.
-func runRingKeyReconcilerWith(ctx context.Context, t *testing.T, cfg *rest.Config, ns string, shard sharding.Shard, reconcile workqueue.ReconcileFunc[informer.Key]) {
-	scheme := runtime.NewScheme()
-	require.NoError(t, corev1.AddToScheme(scheme))
-	factory := must(si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme}))
-	cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
-	client := must(factory.RESTClient(corev1.SchemeGroupVersion))
-	queue := workqueue.New(workqueue.Options[informer.Key]{})
-	defer queue.ShutDown()
-	must(cms.AddEventHandler(si.EnqueueMapped(queue, func(cm *corev1.ConfigMap) []informer.Key {
-		return []informer.Key{must(informer.ParseKey(sharding.RingKey(cm)))}
-	})))
-	factory.Start(ctx)
-	defer factory.Wait()
-	if factory.WaitForCacheSync(ctx) != nil {
-		return
-	}
-	workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps", reconcile),
-		workqueue.RunOptions[informer.Key]{Workers: 2})
 }

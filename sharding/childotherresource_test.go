@@ -12,9 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
@@ -46,11 +44,9 @@ func TestAChildOfAnotherResourceDoesNotReachItsParentsNextMemberWhileItsOwnKeysR
 		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
 			var mwg sync.WaitGroup
 			mwg.Go(func() {
-				runKeyReconcilerOf[*corev1.ConfigMap](ctx, t, cfg, ns, shard, "configmaps", func(context.Context, informer.Key) (workqueue.Result, error) {
-					return workqueue.Result{}, nil
-				})
+				runController(ctx, t, cfg, ns, shard, "configmaps", si.EnqueueKey[*corev1.ConfigMap], 2, doNothing)
 			})
-			runKeyReconcilerOf[*corev1.Secret](ctx, t, cfg, ns, shard, "secrets", func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+			runController(ctx, t, cfg, ns, shard, "secrets", si.EnqueueKey[*corev1.Secret], 2, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 				if key.Name != "child" {
 					return workqueue.Result{}, nil
 				}
@@ -109,24 +105,4 @@ func TestAChildOfAnotherResourceDoesNotReachItsParentsNextMemberWhileItsOwnKeysR
 		defer mu.Unlock()
 		require.Empty(t, overlaps, "the child was reconciled by two members at once")
 	})
-}
-
-// runKeyReconcilerOf runs a member's controller of resource that keys
-// every object of its shard by its own key (EnqueueKey).
-func runKeyReconcilerOf[T informer.Object](ctx context.Context, t *testing.T, cfg *rest.Config, ns string, shard sharding.Shard, resource string, reconcile workqueue.ReconcileFunc[informer.Key]) {
-	scheme := runtime.NewScheme()
-	require.NoError(t, corev1.AddToScheme(scheme))
-	factory := must(si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme}))
-	objs := must(si.InformerFor[T](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
-	client := must(factory.RESTClient(corev1.SchemeGroupVersion))
-	queue := workqueue.New(workqueue.Options[informer.Key]{})
-	defer queue.ShutDown()
-	must(objs.AddEventHandler(si.EnqueueKey[T](queue)))
-	factory.Start(ctx)
-	defer factory.Wait()
-	if factory.WaitForCacheSync(ctx) != nil {
-		return
-	}
-	workqueue.Run(ctx, queue, sharding.Reconciler(shard, objs.Lister(), client, resource, reconcile),
-		workqueue.RunOptions[informer.Key]{Workers: 2})
 }

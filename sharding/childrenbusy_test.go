@@ -12,8 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
@@ -38,7 +36,7 @@ func TestAParentWhoseChildrenAreReconciledContinuouslyStillLeavesItsLiveMember(t
 
 		start := time.Now()
 		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-			runKeyReconcilerWorkers(ctx, t, cfg, ns, shard, 3, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
+			runController(ctx, t, cfg, ns, shard, "configmaps", si.EnqueueKey[*corev1.ConfigMap], 3, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 				if !strings.HasPrefix(key.Name, "child-") {
 					return workqueue.Result{}, nil
 				}
@@ -93,24 +91,4 @@ func TestAParentWhoseChildrenAreReconciledContinuouslyStillLeavesItsLiveMember(t
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
-}
-
-// runKeyReconcilerWorkers is runKeyReconciler (every object, EnqueueKey)
-// with workers workers.
-func runKeyReconcilerWorkers(ctx context.Context, t *testing.T, cfg *rest.Config, ns string, shard sharding.Shard, workers int, reconcile workqueue.ReconcileFunc[informer.Key]) {
-	scheme := runtime.NewScheme()
-	require.NoError(t, corev1.AddToScheme(scheme))
-	factory := must(si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme}))
-	cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
-	client := must(factory.RESTClient(corev1.SchemeGroupVersion))
-	queue := workqueue.New(workqueue.Options[informer.Key]{})
-	defer queue.ShutDown()
-	must(cms.AddEventHandler(si.EnqueueKey[*corev1.ConfigMap](queue)))
-	factory.Start(ctx)
-	defer factory.Wait()
-	if factory.WaitForCacheSync(ctx) != nil {
-		return
-	}
-	workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps", reconcile),
-		workqueue.RunOptions[informer.Key]{Workers: workers})
 }

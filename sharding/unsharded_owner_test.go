@@ -11,13 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
-	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
 
@@ -94,28 +91,6 @@ type reconcileEvent struct {
 	at     time.Time
 }
 
-// runKeyReconciler runs, until ctx ends, a member's controller that
-// enqueues the objects of its shard that only selects under their own
-// key (EnqueueKey) and gives each key to sharding.Reconciler around
-// reconcile.
-func runKeyReconciler(ctx context.Context, t *testing.T, cfg *rest.Config, ns string, shard sharding.Shard, only labels.Selector, reconcile workqueue.ReconcileFunc[informer.Key]) {
-	scheme := runtime.NewScheme()
-	require.NoError(t, corev1.AddToScheme(scheme))
-	factory := must(si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme}))
-	cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
-	client := must(factory.RESTClient(corev1.SchemeGroupVersion))
-	queue := workqueue.New(workqueue.Options[informer.Key]{})
-	defer queue.ShutDown()
-	must(cms.AddEventHandler(si.Filtered(si.EnqueueKey[*corev1.ConfigMap](queue), si.MatchingLabels[*corev1.ConfigMap](only))))
-	factory.Start(ctx)
-	defer factory.Wait()
-	if factory.WaitForCacheSync(ctx) != nil {
-		return
-	}
-	workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps", reconcile),
-		workqueue.RunOptions[informer.Key]{Workers: 2})
-}
-
 // A member may key its queue by ring key instead (EnqueueMapped with
 // RingKey, or EnqueueOwner): an object whose controller owner is not in
 // its cache (not sharded, or deleted) then reaches it only under that
@@ -152,31 +127,6 @@ func TestAnObjectDrainedFromAMemberThatKeysByRingKeyIsLetGo(t *testing.T) {
 		require.Equal(t, labelling{"assign", want}, receive(t, labelled, guard),
 			"the member that keys by ring key lets the drained object go, and the ring's member gets it")
 	})
-}
-
-// runRingKeyReconciler runs, until ctx ends, a member's controller that
-// enqueues every object of its shard under its ring key (its controller
-// owner's key, if it has one), as a controller that reconciles owners
-// does, and gives each key to sharding.Reconciler.
-func runRingKeyReconciler(ctx context.Context, t *testing.T, cfg *rest.Config, ns string, shard sharding.Shard) {
-	scheme := runtime.NewScheme()
-	require.NoError(t, corev1.AddToScheme(scheme))
-	factory := must(si.NewFactory(cfg, si.FactoryOptions{Scheme: scheme}))
-	cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
-	client := must(factory.RESTClient(corev1.SchemeGroupVersion))
-	queue := workqueue.New(workqueue.Options[informer.Key]{})
-	defer queue.ShutDown()
-	must(cms.AddEventHandler(si.EnqueueMapped(queue, func(cm *corev1.ConfigMap) []informer.Key {
-		return []informer.Key{must(informer.ParseKey(sharding.RingKey(cm)))}
-	})))
-	factory.Start(ctx)
-	defer factory.Wait()
-	if factory.WaitForCacheSync(ctx) != nil {
-		return
-	}
-	workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps",
-		func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil }),
-		workqueue.RunOptions[informer.Key]{Workers: 2})
 }
 
 // createOffRing creates the ConfigMap "settings", whose controller is a
