@@ -19,7 +19,6 @@ import (
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // A parent's old member let it go (acknowledged its drain) and the
@@ -59,28 +58,9 @@ func TestAChildAdoptedAfterItsParentWasLetGoDoesNotReachTheNextMemberMidReconcil
 		defer wg.Wait()
 		defer cancel()
 
-		type event struct {
-			member string
-			at     time.Time
-		}
-		began, ended := make(chan event, 64), make(chan event, 64)
-		letGo := make(chan struct{})
-		var holdOnce sync.Once
+		held := holdFirstReconcileOf("orphan")
 		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-			runRingKeyReconcilerWith(ctx, t, c.as("member"), ns, shard, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-				if key.Name != "orphan" {
-					return workqueue.Result{}, nil
-				}
-				began <- event{shard.Member, time.Now()}
-				holdOnce.Do(func() {
-					select {
-					case <-letGo:
-					case <-ctx.Done():
-					}
-				})
-				ended <- event{shard.Member, time.Now()}
-				return workqueue.Result{}, nil
-			})
+			runRingKeyReconcilerWith(ctx, t, c.as("member"), ns, shard, held.of(shard.Member))
 		})
 		guard := time.Minute
 
@@ -105,7 +85,7 @@ func TestAChildAdoptedAfterItsParentWasLetGoDoesNotReachTheNextMemberMidReconcil
 		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(kid).Do(ctx).Error())
 		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{label: a}}}
 		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(orphan).Do(ctx).Error())
-		first := receive(t, began, guard)
+		first := receive(t, held.began, guard)
 		require.Equal(t, a, first.member, "a reconciles the orphan under its own key")
 		parentName.Store(name)
 
@@ -138,7 +118,7 @@ func TestAChildAdoptedAfterItsParentWasLetGoDoesNotReachTheNextMemberMidReconcil
 		}
 		require.False(t, moved.member == b && moved.action != "drain", // a drain leaves it with a
 			"the adopted child was %q to %s at %v while a's reconcile of its own key, begun at %v, still ran", moved.action, moved.member, moved.at, first.at)
-		close(letGo)
-		receive(t, ended, guard)
+		held.release()
+		receive(t, held.ended, guard)
 	})
 }

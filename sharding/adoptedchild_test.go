@@ -15,7 +15,6 @@ import (
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // An object that a sharded parent adopts (a ReplicaSet adopting an orphan
@@ -35,28 +34,9 @@ func TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain(t *testing.T) {
 		defer wg.Wait()
 		defer cancel()
 
-		type event struct {
-			member string
-			at     time.Time
-		}
-		began, ended := make(chan event, 64), make(chan event, 64)
-		letGo := make(chan struct{})
-		var holdOnce sync.Once
+		held := holdFirstReconcileOf("orphan")
 		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-			runRingKeyReconcilerWith(ctx, t, cfg, ns, shard, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-				if key.Name != "orphan" {
-					return workqueue.Result{}, nil
-				}
-				began <- event{shard.Member, time.Now()}
-				holdOnce.Do(func() {
-					select {
-					case <-letGo:
-					case <-ctx.Done():
-					}
-				})
-				ended <- event{shard.Member, time.Now()}
-				return workqueue.Result{}, nil
-			})
+			runRingKeyReconcilerWith(ctx, t, cfg, ns, shard, held.of(shard.Member))
 		})
 		guard := time.Minute // simulated: many times what this takes
 
@@ -92,7 +72,7 @@ func TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain(t *testing.T) {
 		})
 		require.Equal(t, labelling{"assign", r.Owner(ns + "/orphan")}, receive(t, labelled, guard))
 		<-labelledTimes
-		first := receive(t, began, guard)
+		first := receive(t, held.began, guard)
 		require.Equal(t, r.Owner(ns+"/orphan"), first.member, "its member reconciles it under its own key, and holds it")
 
 		// The parent adopts the orphan while its member reconciles it.
@@ -106,8 +86,8 @@ func TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain(t *testing.T) {
 		require.Equal(t, "drain", step.action,
 			"while %s reconciled it, the adopted child was %q to %s (its parent's member), not drained", first.member, step.action, step.member)
 
-		close(letGo)
-		done := receive(t, ended, guard)
+		held.release()
+		done := receive(t, held.ended, guard)
 		receive(t, labelled, guard)
 		moved := receive(t, labelledTimes, guard)
 		require.Equal(t, r.Owner(ns+"/"+parentName), moved.member, "it follows its parent at last")

@@ -15,7 +15,6 @@ import (
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // An orphan adopted on the very member that holds its new parent may be
@@ -34,28 +33,9 @@ func TestAChildAdoptedOnItsParentsMemberLeavesItOnlyOnceItsOwnKeysReconcileEnded
 		defer wg.Wait()
 		defer cancel()
 
-		type event struct {
-			member string
-			at     time.Time
-		}
-		began, ended := make(chan event, 64), make(chan event, 64)
-		letGo := make(chan struct{})
-		var holdOnce sync.Once
+		held := holdFirstReconcileOf("orphan")
 		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-			runRingKeyReconcilerWith(ctx, t, cfg, ns, shard, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-				if key.Name != "orphan" {
-					return workqueue.Result{}, nil
-				}
-				began <- event{shard.Member, time.Now()}
-				holdOnce.Do(func() {
-					select {
-					case <-letGo:
-					case <-ctx.Done():
-					}
-				})
-				ended <- event{shard.Member, time.Now()}
-				return workqueue.Result{}, nil
-			})
+			runRingKeyReconcilerWith(ctx, t, cfg, ns, shard, held.of(shard.Member))
 		})
 		guard := time.Minute
 
@@ -76,7 +56,7 @@ func TestAChildAdoptedOnItsParentsMemberLeavesItOnlyOnceItsOwnKeysReconcileEnded
 		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
 		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{label: a}}}
 		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(orphan).Do(ctx).Error())
-		first := receive(t, began, guard)
+		first := receive(t, held.began, guard)
 		require.Equal(t, a, first.member, "a reconciles the orphan under its own key")
 
 		// The parent adopts it while a reconciles it.
@@ -107,8 +87,8 @@ func TestAChildAdoptedOnItsParentsMemberLeavesItOnlyOnceItsOwnKeysReconcileEnded
 		}
 		require.True(t, moved.action == "" || moved.action == "drain", // a drain leaves it with a
 			"the child was %q to %s at %v while a's reconcile of its own key, begun at %v, still ran", moved.action, moved.member, moved.at, first.at)
-		close(letGo)
-		done := receive(t, ended, guard)
+		held.release()
+		done := receive(t, held.ended, guard)
 		for moved.member != b || moved.action == "drain" || moved.action == "" {
 			moved = receive(t, labelled, guard)
 		}

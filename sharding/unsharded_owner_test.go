@@ -15,7 +15,6 @@ import (
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // An object whose controller owner is not sharded (here a Secret, which
@@ -38,26 +37,14 @@ func TestAnObjectWhoseOwnerIsNotShardedLeavesALiveMemberOnlyByADrain(t *testing.
 		// Two members, each reconciling every key it is given through
 		// sharding.Reconciler. The first reconcile of the object holds its
 		// key until the test lets go.
-		began, ended := make(chan reconcileEvent, 8), make(chan reconcileEvent, 8)
-		letGo := make(chan struct{})
-		var holdOnce sync.Once
+		held := holdFirstReconcileOf("settings") // the only object
 		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-			runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(), func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-				began <- reconcileEvent{shard.Member, time.Now()}
-				holdOnce.Do(func() {
-					select {
-					case <-letGo:
-					case <-ctx.Done():
-					}
-				})
-				ended <- reconcileEvent{shard.Member, time.Now()}
-				return workqueue.Result{}, nil
-			})
+			runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(), held.of(shard.Member))
 		})
 		guard := time.Minute // simulated: many times what this takes
 
 		old, want := createOffRing(ctx, t, c, members, "5ec7e700-0000-4000-8000-000000000001")
-		first := receive(t, began, guard)
+		first := receive(t, held.began, guard)
 		require.Equal(t, old, first.member, "its member reconciles it under its own key")
 
 		type labelling struct{ action, member string }
@@ -74,21 +61,15 @@ func TestAnObjectWhoseOwnerIsNotShardedLeavesALiveMemberOnlyByADrain(t *testing.
 		require.Equal(t, "drain", step.action,
 			"while %s reconciled it, the object whose owner is not sharded was %q to %s, not drained", old, step.action, step.member)
 
-		close(letGo) // the old member's reconcile ends; its next turn acknowledges the drain
-		done := receive(t, ended, guard)
+		held.release() // the old member's reconcile ends; its next turn acknowledges the drain
+		done := receive(t, held.ended, guard)
 		require.Equal(t, old, done.member)
 		step = receive(t, labelled, guard)
 		require.Equal(t, labelling{"assign", want}, step, "once let go, the object goes to the ring's member")
-		next := receive(t, began, guard)
+		next := receive(t, held.began, guard)
 		require.Equal(t, want, next.member, "the new member reconciles it")
 		require.False(t, next.at.Before(done.at), "the new member began before the old one's reconcile ended")
 	})
-}
-
-// reconcileEvent is a reconcile beginning or ending in a member.
-type reconcileEvent struct {
-	member string
-	at     time.Time
 }
 
 // A member may key its queue by ring key instead (EnqueueMapped with
