@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharding"
 )
@@ -89,19 +88,7 @@ func TestAChildAdoptedAfterItsParentWasLetGoDoesNotReachTheNextMemberMidReconcil
 		require.Equal(t, a, first.member, "a reconciles the orphan under its own key")
 		parentName.Store(name)
 
-		type labelledAt struct {
-			action, member string
-			at             time.Time
-		}
-		labelled := make(chan labelledAt, 16)
-		var counts sync.Map
-		startSharder(ctx, t, &wg, c.as("sharder"), ns, &counts, func(sc *sharding.SharderConfig) {
-			sc.OnLabel = func(action string, key informer.Key, member string) {
-				if key.Name == "orphan" {
-					labelled <- labelledAt{action, member, time.Now()}
-				}
-			}
-		})
+		labelled := startSharderReportingLabelsOf(ctx, t, &wg, c.as("sharder"), ns, "orphan")
 
 		// a lets the parent go; the parent adopts the orphan meanwhile.
 		receive(t, ackSeen, guard)
@@ -110,7 +97,7 @@ func TestAChildAdoptedAfterItsParentWasLetGoDoesNotReachTheNextMemberMidReconcil
 		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("orphan").
 			Body([]byte(adopt)).Do(ctx).Error())
 
-		var moved labelledAt
+		var moved labelReport
 		select {
 		case moved = <-labelled:
 			t.Logf("first label of the orphan: %+v", moved)

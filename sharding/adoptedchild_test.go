@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
 )
 
@@ -54,24 +53,8 @@ func TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain(t *testing.T) {
 		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns}}
 		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(orphan).Do(ctx).Error())
 
-		type labelling struct{ action, member string }
-		type labelledAt struct {
-			labelling
-			at time.Time
-		}
-		labelled := make(chan labelling, 16)
-		labelledTimes := make(chan labelledAt, 16)
-		var counts sync.Map
-		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
-			sc.OnLabel = func(action string, key informer.Key, member string) {
-				if key.Name == "orphan" {
-					labelled <- labelling{action, member}
-					labelledTimes <- labelledAt{labelling{action, member}, time.Now()}
-				}
-			}
-		})
-		require.Equal(t, labelling{"assign", r.Owner(ns + "/orphan")}, receive(t, labelled, guard))
-		<-labelledTimes
+		labelled := startSharderReportingLabelsOf(ctx, t, &wg, cfg, ns, "orphan")
+		require.Equal(t, labelStep{"assign", r.Owner(ns + "/orphan")}, receive(t, labelled, guard).labelStep)
 		first := receive(t, held.began, guard)
 		require.Equal(t, r.Owner(ns+"/orphan"), first.member, "its member reconciles it under its own key, and holds it")
 
@@ -82,14 +65,12 @@ func TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain(t *testing.T) {
 			Body([]byte(adopt)).Do(ctx).Error())
 
 		step := receive(t, labelled, guard)
-		<-labelledTimes
 		require.Equal(t, "drain", step.action,
 			"while %s reconciled it, the adopted child was %q to %s (its parent's member), not drained", first.member, step.action, step.member)
 
 		held.release()
 		done := receive(t, held.ended, guard)
-		receive(t, labelled, guard)
-		moved := receive(t, labelledTimes, guard)
+		moved := receive(t, labelled, guard)
 		require.Equal(t, r.Owner(ns+"/"+parentName), moved.member, "it follows its parent at last")
 		require.False(t, moved.at.Before(done.at), "it reached its parent's member before the old one's reconcile ended")
 	})

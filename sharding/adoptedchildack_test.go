@@ -75,16 +75,8 @@ func TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo(t *
 		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns}}
 		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(orphan).Do(ctx).Error())
 
-		var counts sync.Map
-		labelled := make(chan string, 16)
-		startSharder(ctx, t, &wg, c.as("sharder"), ns, &counts, func(sc *sharding.SharderConfig) {
-			sc.OnLabel = func(action string, key informer.Key, member string) {
-				if key.Name == "orphan" {
-					labelled <- action
-				}
-			}
-		})
-		require.Equal(t, "assign", receive(t, labelled, guard))
+		labelled := startSharderReportingLabelsOf(ctx, t, &wg, c.as("sharder"), ns, "orphan")
+		require.Equal(t, "assign", receive(t, labelled, guard).action)
 		require.Equal(t, r.Owner(ns+"/orphan"), receive(t, reconciled, guard))
 		time.Sleep(time.Second)
 		synctest.Wait()
@@ -95,7 +87,7 @@ func TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo(t *
 		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("orphan").
 			Body([]byte(adopt)).Do(ctx).Error())
 		require.Equal(t, r.Owner(ns+"/orphan"), receive(t, reconciled, guard), "its own key's turn after the adoption reconciles it")
-		require.Equal(t, "drain", receive(t, labelled, guard))
+		require.Equal(t, "drain", receive(t, labelled, guard).action)
 
 		want := r.Owner(ns + "/" + parentName)
 		deadline := time.Now().Add(guard)

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
 )
 
@@ -65,22 +64,10 @@ func TestAChildAdoptedOnItsParentsMemberLeavesItOnlyOnceItsOwnKeysReconcileEnded
 		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("orphan").
 			Body([]byte(adopt)).Do(ctx).Error())
 
-		type labelledAt struct {
-			action, member string
-			at             time.Time
-		}
-		labelled := make(chan labelledAt, 16)
-		var counts sync.Map
-		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
-			sc.OnLabel = func(action string, key informer.Key, member string) {
-				if key.Name == "orphan" {
-					labelled <- labelledAt{action, member, time.Now()}
-				}
-			}
-		})
+		labelled := startSharderReportingLabelsOf(ctx, t, &wg, cfg, ns, "orphan")
 
 		// The ring gives the parent to b: a lets it go; the child follows.
-		var moved labelledAt
+		var moved labelReport
 		select {
 		case moved = <-labelled:
 		case <-time.After(30 * time.Second): // simulated: the sharder waited a lease, drained and moved long before

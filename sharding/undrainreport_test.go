@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharding"
 )
@@ -59,23 +58,11 @@ func TestAChildsDrainTakenBackIsReportedAsAnUndrain(t *testing.T) {
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: parent.UID, Controller: &isController}}}}
 		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(child).Do(ctx).Error())
 
-		type labelling struct{ action, member string }
-		steps := make(chan labelling, 16)
-		var counts sync.Map
-		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
-			sc.OnLabel = func(action string, key informer.Key, member string) {
-				if key.Name == "child" {
-					select {
-					case steps <- labelling{action, member}:
-					default:
-					}
-				}
-			}
-		})
-		require.Equal(t, labelling{"drain", b}, receive(t, steps, time.Minute), "the child is drained toward its parent's next member")
+		steps := startSharderReportingLabelsOf(ctx, t, &wg, cfg, ns, "child")
+		require.Equal(t, labelStep{"drain", b}, receive(t, steps, time.Minute).labelStep, "the child is drained toward its parent's next member")
 		leaveB()
-		step := receive(t, steps, time.Minute)
+		step := receive(t, steps, time.Minute).labelStep
 		require.Equal(t, a, labelOf(ctx, t, c.core, ns, "child"), "the child stayed on a")
-		require.Equal(t, labelling{"undrain", ""}, step, "the child's drain was taken back: it never left a")
+		require.Equal(t, labelStep{"undrain", ""}, step, "the child's drain was taken back: it never left a")
 	})
 }

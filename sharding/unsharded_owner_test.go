@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
 )
 
@@ -47,16 +46,7 @@ func TestAnObjectWhoseOwnerIsNotShardedLeavesALiveMemberOnlyByADrain(t *testing.
 		first := receive(t, held.began, guard)
 		require.Equal(t, old, first.member, "its member reconciles it under its own key")
 
-		type labelling struct{ action, member string }
-		labelled := make(chan labelling, 8)
-		var counts sync.Map
-		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
-			sc.OnLabel = func(action string, key informer.Key, member string) {
-				if key.Name == "settings" {
-					labelled <- labelling{action, member}
-				}
-			}
-		})
+		labelled := startSharderReportingLabelsOf(ctx, t, &wg, cfg, ns, "settings")
 		step := receive(t, labelled, guard)
 		require.Equal(t, "drain", step.action,
 			"while %s reconciled it, the object whose owner is not sharded was %q to %s, not drained", old, step.action, step.member)
@@ -65,7 +55,7 @@ func TestAnObjectWhoseOwnerIsNotShardedLeavesALiveMemberOnlyByADrain(t *testing.
 		done := receive(t, held.ended, guard)
 		require.Equal(t, old, done.member)
 		step = receive(t, labelled, guard)
-		require.Equal(t, labelling{"assign", want}, step, "once let go, the object goes to the ring's member")
+		require.Equal(t, labelStep{"assign", want}, step.labelStep, "once let go, the object goes to the ring's member")
 		next := receive(t, held.began, guard)
 		require.Equal(t, want, next.member, "the new member reconciles it")
 		require.False(t, next.at.Before(done.at), "the new member began before the old one's reconcile ended")
@@ -94,18 +84,9 @@ func TestAnObjectDrainedFromAMemberThatKeysByRingKeyIsLetGo(t *testing.T) {
 
 		_, want := createOffRing(ctx, t, c, members, "5ec7e700-0000-4000-8000-000000000002")
 
-		type labelling struct{ action, member string }
-		labelled := make(chan labelling, 8)
-		var counts sync.Map
-		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
-			sc.OnLabel = func(action string, key informer.Key, member string) {
-				if key.Name == "settings" {
-					labelled <- labelling{action, member}
-				}
-			}
-		})
+		labelled := startSharderReportingLabelsOf(ctx, t, &wg, cfg, ns, "settings")
 		require.Equal(t, "drain", receive(t, labelled, guard).action, "the object leaves its live member by a drain")
-		require.Equal(t, labelling{"assign", want}, receive(t, labelled, guard),
+		require.Equal(t, labelStep{"assign", want}, receive(t, labelled, guard).labelStep,
 			"the member that keys by ring key lets the drained object go, and the ring's member gets it")
 	})
 }
