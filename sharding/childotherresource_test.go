@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,10 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
 	si "github.com/listwatch/informer/sharedinformer"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // A parent's drain waits while one of its children is reconciled on its
@@ -36,37 +33,13 @@ func TestAChildOfAnotherResourceDoesNotReachItsParentsNextMemberWhileItsOwnKeysR
 		defer wg.Wait()
 		defer cancel()
 
-		var mu sync.Mutex
-		running := map[string]int{}
-		var overlaps []string
-		var slow atomic.Bool
-		reconciled := make(chan string, 64)
+		childReconciles := watchOverlapsOf("child", 10*time.Second)
 		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
 			var mwg sync.WaitGroup
 			mwg.Go(func() {
 				runController(ctx, t, cfg, ns, shard, "configmaps", si.EnqueueKey[*corev1.ConfigMap], 2, doNothing)
 			})
-			runController(ctx, t, cfg, ns, shard, "secrets", si.EnqueueKey[*corev1.Secret], 2, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-				if key.Name != "child" {
-					return workqueue.Result{}, nil
-				}
-				mu.Lock()
-				for m, n := range running {
-					if m != shard.Member && n > 0 {
-						overlaps = append(overlaps, fmt.Sprintf("%s began reconciling the child at %v while %s still did", shard.Member, time.Now(), m))
-					}
-				}
-				running[shard.Member]++
-				mu.Unlock()
-				reconciled <- shard.Member
-				if slow.Load() {
-					time.Sleep(10 * time.Second)
-				}
-				mu.Lock()
-				running[shard.Member]--
-				mu.Unlock()
-				return workqueue.Result{}, nil
-			})
+			runController(ctx, t, cfg, ns, shard, "secrets", si.EnqueueKey[*corev1.Secret], 2, childReconciles.of(shard.Member))
 			mwg.Wait()
 		})
 		guard := time.Minute
@@ -84,12 +57,12 @@ func TestAChildOfAnotherResourceDoesNotReachItsParentsNextMemberWhileItsOwnKeysR
 
 		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{label: a}}}
 		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-		slow.Store(true)
+		childReconciles.slow.Store(true)
 		isController := true
 		child := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: ns, Labels: map[string]string{label: a},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: parent.UID, Controller: &isController}}}}
 		require.NoError(t, c.core.Post().Namespace(ns).Resource("secrets").Body(child).Do(ctx).Error())
-		require.Equal(t, a, receive(t, reconciled, guard), "a reconciles the child under its own key")
+		require.Equal(t, a, receive(t, childReconciles.reconciled, guard), "a reconciles the child under its own key")
 
 		var counts sync.Map
 		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
@@ -101,8 +74,6 @@ func TestAChildOfAnotherResourceDoesNotReachItsParentsNextMemberWhileItsOwnKeysR
 			time.Sleep(100 * time.Millisecond)
 		}
 		time.Sleep(15 * time.Second)
-		mu.Lock()
-		defer mu.Unlock()
-		require.Empty(t, overlaps, "the child was reconciled by two members at once")
+		childReconciles.requireNone(t)
 	})
 }

@@ -17,10 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // A member that keys by object (EnqueueKey) reconciles a child of a
@@ -54,33 +52,9 @@ func TestAChildKeyedByItsOwnKeyIsNotReconciledByTwoMembersWhenItsParentMoves(t *
 		defer wg.Wait()
 		defer cancel()
 
-		var mu sync.Mutex
-		running := map[string]int{} // member -> child reconciles in flight
-		var overlaps []string
-		var slow atomic.Bool
-		reachedB := make(chan string, 64)
+		childReconciles := watchOverlapsOf("child", 5*time.Second)
 		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-			runKeyReconciler(ctx, t, c.as("member"), ns, shard, labels.Everything(), func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-				if key.Name != "child" {
-					return workqueue.Result{}, nil
-				}
-				mu.Lock()
-				for m, n := range running {
-					if m != shard.Member && n > 0 {
-						overlaps = append(overlaps, fmt.Sprintf("%s began reconciling the child at %v while %s still did", shard.Member, time.Now(), m))
-					}
-				}
-				running[shard.Member]++
-				mu.Unlock()
-				reachedB <- shard.Member
-				if slow.Load() {
-					time.Sleep(5 * time.Second)
-				}
-				mu.Lock()
-				running[shard.Member]--
-				mu.Unlock()
-				return workqueue.Result{}, nil
-			})
+			runKeyReconciler(ctx, t, c.as("member"), ns, shard, labels.Everything(), childReconciles.of(shard.Member))
 		})
 		guard := time.Minute
 
@@ -102,10 +76,10 @@ func TestAChildKeyedByItsOwnKeyIsNotReconciledByTwoMembersWhenItsParentMoves(t *
 		child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: ns, Labels: map[string]string{label: a},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: parent.UID, Controller: &isController}}}}
 		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(child).Do(ctx).Error())
-		require.Equal(t, a, receive(t, reachedB, guard))
+		require.Equal(t, a, receive(t, childReconciles.reconciled, guard))
 		time.Sleep(time.Second)
 		synctest.Wait()
-		slow.Store(true)
+		childReconciles.slow.Store(true)
 		parentName.Store(name)
 
 		var counts sync.Map
@@ -116,13 +90,11 @@ func TestAChildKeyedByItsOwnKeyIsNotReconciledByTwoMembersWhenItsParentMoves(t *
 		receive(t, acking, guard)
 		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("child").
 			Body([]byte(`{"metadata":{"annotations":{"touched":"yes"}}}`)).Do(ctx).Error())
-		require.Equal(t, a, receive(t, reachedB, guard), "a reconciles the child's change")
+		require.Equal(t, a, receive(t, childReconciles.reconciled, guard), "a reconciles the child's change")
 
-		for m := receive(t, reachedB, guard); m != b; m = receive(t, reachedB, guard) {
+		for m := receive(t, childReconciles.reconciled, guard); m != b; m = receive(t, childReconciles.reconciled, guard) {
 		}
 		time.Sleep(10 * time.Second)
-		mu.Lock()
-		defer mu.Unlock()
-		require.Empty(t, overlaps, "the child was reconciled by two members at once")
+		childReconciles.requireNone(t)
 	})
 }
