@@ -2,7 +2,6 @@ package sharding_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,9 +11,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharding"
@@ -65,25 +61,13 @@ func TestAChildAdoptedAfterItsParentWasLetGoDoesNotReachTheNextMemberMidReconcil
 
 		r := must(sharding.NewRing(members, 0))
 		a := r.Owner(ns + "/orphan")
-		var name string
-		for i := 0; ; i++ {
-			name = fmt.Sprintf("parent-%d", i)
-			if r.Owner(ns+"/"+name) != a {
-				break
-			}
-		}
+		name := nameOff(r, ns, "parent", a)
 		b := r.Owner(ns + "/" + name)
-		label := sharding.Shard{Ring: ring}.Label()
 
 		// The parent (by an earlier ring) with a child, and the orphan, on a.
-		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{label: a}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-		isController := true
-		kid := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kid", Namespace: ns, Labels: map[string]string{label: a},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: parent.UID, Controller: &isController}}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(kid).Do(ctx).Error())
-		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{label: a}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(orphan).Do(ctx).Error())
+		parent := c.createConfigMap(ctx, t, name, a, nil)
+		c.createConfigMap(ctx, t, "kid", a, parent)
+		c.createConfigMap(ctx, t, "orphan", a, nil)
 		first := receive(t, held.began, guard)
 		require.Equal(t, a, first.member, "a reconciles the orphan under its own key")
 		parentName.Store(name)
@@ -92,10 +76,7 @@ func TestAChildAdoptedAfterItsParentWasLetGoDoesNotReachTheNextMemberMidReconcil
 
 		// a lets the parent go; the parent adopts the orphan meanwhile.
 		receive(t, ackSeen, guard)
-		adopt := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"controller":true}]}}`,
-			name, parent.UID)
-		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("orphan").
-			Body([]byte(adopt)).Do(ctx).Error())
+		c.adopt(ctx, t, parent, "orphan")
 
 		var moved labelReport
 		select {

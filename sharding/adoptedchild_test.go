@@ -2,16 +2,12 @@ package sharding_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/listwatch/informer/sharding"
 )
@@ -41,17 +37,8 @@ func TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain(t *testing.T) {
 
 		// A parent and an orphan that the ring places on different members.
 		r := must(sharding.NewRing(members, 0))
-		var parentName string
-		for i := 0; ; i++ {
-			parentName = fmt.Sprintf("parent-%d", i)
-			if r.Owner(ns+"/"+parentName) != r.Owner(ns+"/orphan") {
-				break
-			}
-		}
-		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: parentName, Namespace: ns}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(orphan).Do(ctx).Error())
+		parent := c.createConfigMap(ctx, t, nameOff(r, ns, "parent", r.Owner(ns+"/orphan")), "", nil)
+		c.createConfigMap(ctx, t, "orphan", "", nil)
 
 		labelled := startSharderReportingLabelsOf(ctx, t, &wg, cfg, ns, "orphan")
 		require.Equal(t, labelStep{"assign", r.Owner(ns + "/orphan")}, receive(t, labelled, guard).labelStep)
@@ -59,10 +46,7 @@ func TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain(t *testing.T) {
 		require.Equal(t, r.Owner(ns+"/orphan"), first.member, "its member reconciles it under its own key, and holds it")
 
 		// The parent adopts the orphan while its member reconciles it.
-		adopt := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"controller":true}]}}`,
-			parentName, parent.UID)
-		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("orphan").
-			Body([]byte(adopt)).Do(ctx).Error())
+		c.adopt(ctx, t, parent, "orphan")
 
 		step := receive(t, labelled, guard)
 		require.Equal(t, "drain", step.action,
@@ -71,7 +55,7 @@ func TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain(t *testing.T) {
 		held.release()
 		done := receive(t, held.ended, guard)
 		moved := receive(t, labelled, guard)
-		require.Equal(t, r.Owner(ns+"/"+parentName), moved.member, "it follows its parent at last")
+		require.Equal(t, r.Owner(ns+"/"+parent.Name), moved.member, "it follows its parent at last")
 		require.False(t, moved.at.Before(done.at), "it reached its parent's member before the old one's reconcile ended")
 	})
 }

@@ -2,7 +2,6 @@ package sharding_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,9 +11,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
@@ -63,17 +59,8 @@ func TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo(t *
 		guard := time.Minute
 
 		r := must(sharding.NewRing(members, 0))
-		var parentName string
-		for i := 0; ; i++ {
-			parentName = fmt.Sprintf("parent-%d", i)
-			if r.Owner(ns+"/"+parentName) != r.Owner(ns+"/orphan") {
-				break
-			}
-		}
-		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: parentName, Namespace: ns}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(orphan).Do(ctx).Error())
+		parent := c.createConfigMap(ctx, t, nameOff(r, ns, "parent", r.Owner(ns+"/orphan")), "", nil)
+		c.createConfigMap(ctx, t, "orphan", "", nil)
 
 		labelled := startSharderReportingLabelsOf(ctx, t, &wg, c.as("sharder"), ns, "orphan")
 		require.Equal(t, "assign", receive(t, labelled, guard).action)
@@ -82,20 +69,12 @@ func TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo(t *
 		synctest.Wait()
 
 		adopted.Store(true)
-		adopt := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"controller":true}]}}`,
-			parentName, parent.UID)
-		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("orphan").
-			Body([]byte(adopt)).Do(ctx).Error())
+		c.adopt(ctx, t, parent, "orphan")
 		require.Equal(t, r.Owner(ns+"/orphan"), receive(t, reconciled, guard), "its own key's turn after the adoption reconciles it")
 		require.Equal(t, "drain", receive(t, labelled, guard).action)
 
-		want := r.Owner(ns + "/" + parentName)
-		deadline := time.Now().Add(guard)
-		for labelOf(ctx, t, c.core, ns, "orphan") != want {
-			require.True(t, time.Now().Before(deadline),
-				"the adopted child, drained while its own key was reconciled on %s, never reached its parent's member %s (label %q)",
-				r.Owner(ns+"/orphan"), want, labelOf(ctx, t, c.core, ns, "orphan"))
-			time.Sleep(100 * time.Millisecond)
-		}
+		want := r.Owner(ns + "/" + parent.Name)
+		c.awaitLabel(ctx, t, "orphan", want,
+			"the adopted child, drained while its own key was reconciled on %s, never reached its parent's member %s", r.Owner(ns+"/orphan"), want)
 	})
 }

@@ -2,16 +2,12 @@ package sharding_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/listwatch/informer/sharding"
 )
@@ -40,29 +36,17 @@ func TestAChildAdoptedOnItsParentsMemberLeavesItOnlyOnceItsOwnKeysReconcileEnded
 
 		r := must(sharding.NewRing(members, 0))
 		a := r.Owner(ns + "/orphan")
-		var parentName string
-		for i := 0; ; i++ {
-			parentName = fmt.Sprintf("parent-%d", i)
-			if r.Owner(ns+"/"+parentName) != a {
-				break
-			}
-		}
+		parentName := nameOff(r, ns, "parent", a)
 		b := r.Owner(ns + "/" + parentName)
-		label := sharding.Shard{Ring: ring}.Label()
 
 		// Both on a (the parent by an earlier ring, say), before any sharder runs.
-		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: parentName, Namespace: ns, Labels: map[string]string{label: a}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{label: a}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(orphan).Do(ctx).Error())
+		parent := c.createConfigMap(ctx, t, parentName, a, nil)
+		c.createConfigMap(ctx, t, "orphan", a, nil)
 		first := receive(t, held.began, guard)
 		require.Equal(t, a, first.member, "a reconciles the orphan under its own key")
 
 		// The parent adopts it while a reconciles it.
-		adopt := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"controller":true}]}}`,
-			parentName, parent.UID)
-		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("orphan").
-			Body([]byte(adopt)).Do(ctx).Error())
+		c.adopt(ctx, t, parent, "orphan")
 
 		labelled := startSharderReportingLabelsOf(ctx, t, &wg, cfg, ns, "orphan")
 

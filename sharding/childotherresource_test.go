@@ -2,7 +2,6 @@ package sharding_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -46,21 +45,10 @@ func TestAChildOfAnotherResourceDoesNotReachItsParentsNextMemberWhileItsOwnKeysR
 
 		r := must(sharding.NewRing(members, 0))
 		a, b := members[0], members[1]
-		var name string
-		for i := 0; ; i++ {
-			name = fmt.Sprintf("parent-%d", i)
-			if r.Owner(ns+"/"+name) == b {
-				break
-			}
-		}
-		label := sharding.Shard{Ring: ring}.Label()
-
-		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{label: a}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
+		parent := c.createConfigMap(ctx, t, nameOn(r, ns, "parent", b), a, nil)
 		childReconciles.slow.Store(true)
-		isController := true
-		child := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: ns, Labels: map[string]string{label: a},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: parent.UID, Controller: &isController}}}}
+		child := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: ns, Labels: map[string]string{sharding.Shard{Ring: ring}.Label(): a},
+			OwnerReferences: controlledByConfigMap(parent)}}
 		require.NoError(t, c.core.Post().Namespace(ns).Resource("secrets").Body(child).Do(ctx).Error())
 		require.Equal(t, a, receive(t, childReconciles.reconciled, guard), "a reconciles the child under its own key")
 
@@ -68,11 +56,7 @@ func TestAChildOfAnotherResourceDoesNotReachItsParentsNextMemberWhileItsOwnKeysR
 		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
 			sc.Resources = []schema.GroupVersionResource{corev1.SchemeGroupVersion.WithResource("configmaps"), corev1.SchemeGroupVersion.WithResource("secrets")}
 		})
-		deadline := time.Now().Add(guard)
-		for labelOf(ctx, t, c.core, ns, name) != b {
-			require.True(t, time.Now().Before(deadline), "the parent never reached %s", b)
-			time.Sleep(100 * time.Millisecond)
-		}
+		c.awaitLabel(ctx, t, parent.Name, b, "the parent never reached %s", b)
 		time.Sleep(15 * time.Second)
 		childReconciles.requireNone(t)
 	})

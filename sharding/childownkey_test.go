@@ -2,7 +2,6 @@ package sharding_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -59,23 +56,12 @@ func TestAChildKeyedByItsOwnKeyIsNotReconciledByTwoMembersWhenItsParentMoves(t *
 		guard := time.Minute
 
 		r := must(sharding.NewRing(members, 0))
-		var name string
-		for i := 0; ; i++ {
-			name = fmt.Sprintf("parent-%d", i)
-			if r.Owner(ns+"/"+name) == members[1] {
-				break
-			}
-		}
 		a, b := members[0], members[1]
-		label := sharding.Shard{Ring: ring}.Label()
+		name := nameOn(r, ns, "parent", b)
 
 		// Parent and child on a (an earlier ring's choice), before any sharder runs.
-		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{label: a}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-		isController := true
-		child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: ns, Labels: map[string]string{label: a},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: parent.UID, Controller: &isController}}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(child).Do(ctx).Error())
+		parent := c.createConfigMap(ctx, t, name, a, nil)
+		c.createConfigMap(ctx, t, "child", a, parent)
 		require.Equal(t, a, receive(t, childReconciles.reconciled, guard))
 		time.Sleep(time.Second)
 		synctest.Wait()

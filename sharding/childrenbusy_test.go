@@ -9,9 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
@@ -58,37 +56,18 @@ func TestAParentWhoseChildrenAreReconciledContinuouslyStillLeavesItsLiveMember(t
 				return workqueue.Result{RequeueAfter: time.Nanosecond}, nil
 			})
 		})
-		guard := time.Minute
-
 		r := must(sharding.NewRing(members, 0))
 		a, b := members[0], members[1]
-		var name string
-		for i := 0; ; i++ {
-			name = fmt.Sprintf("parent-%d", i)
-			if r.Owner(ns+"/"+name) == b {
-				break
-			}
-		}
-		label := sharding.Shard{Ring: ring}.Label()
 
 		// The parent and its two children on a (an earlier ring's choice).
-		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{label: a}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-		isController := true
+		parent := c.createConfigMap(ctx, t, nameOn(r, ns, "parent", b), a, nil)
 		for i := range 2 {
-			child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("child-%d", i), Namespace: ns, Labels: map[string]string{label: a},
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: parent.UID, Controller: &isController}}}}
-			require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(child).Do(ctx).Error())
+			c.createConfigMap(ctx, t, fmt.Sprintf("child-%d", i), a, parent)
 		}
 		time.Sleep(2 * time.Second)
 
 		var counts sync.Map
 		startSharder(ctx, t, &wg, cfg, ns, &counts)
-		deadline := time.Now().Add(guard)
-		for labelOf(ctx, t, c.core, ns, name) != b {
-			require.True(t, time.Now().Before(deadline),
-				"the parent never left live member %s for %s (label %q) while its children were reconciled there", a, b, labelOf(ctx, t, c.core, ns, name))
-			time.Sleep(100 * time.Millisecond)
-		}
+		c.awaitLabel(ctx, t, parent.Name, b, "the parent never left live member %s for %s while its children were reconciled there", a, b)
 	})
 }

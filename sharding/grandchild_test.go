@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
@@ -36,24 +34,10 @@ func TestAChildThatIsAParentReachesItsNewMemberOnlyAfterItsOwnChildren(t *testin
 			runRingKeyReconciler(ctx, t, cfg, ns, shard)
 		})
 		r := must(sharding.NewRing(members, 0))
-		var name string
-		for i := 0; ; i++ {
-			name = fmt.Sprintf("deploy-%d", i)
-			if r.Owner(ns+"/"+name) == members[1] {
-				break
-			}
-		}
 		a, b := members[0], members[1]
-		label := sharding.Shard{Ring: ring}.Label()
-		isController := true
-		top := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{label: a}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(top).Do(ctx).Into(top))
-		mid := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "replicaset", Namespace: ns, Labels: map[string]string{label: a},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: top.Name, UID: top.UID, Controller: &isController}}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(mid).Do(ctx).Into(mid))
-		pod := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "pod", Namespace: ns, Labels: map[string]string{label: a},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: mid.Name, UID: mid.UID, Controller: &isController}}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(pod).Do(ctx).Error())
+		top := c.createConfigMap(ctx, t, nameOn(r, ns, "deploy", b), a, nil)
+		mid := c.createConfigMap(ctx, t, "replicaset", a, top)
+		pod := c.createConfigMap(ctx, t, "pod", a, mid)
 
 		var mu sync.Mutex
 		var ahead []string
@@ -76,11 +60,7 @@ func TestAChildThatIsAParentReachesItsNewMemberOnlyAfterItsOwnChildren(t *testin
 			}
 		})
 		receive(t, midMoved, time.Minute)
-		deadline := time.Now().Add(time.Minute)
-		for labelOf(ctx, t, c.core, ns, pod.Name) != b {
-			require.True(t, time.Now().Before(deadline), "the grandchild never reached %s", b)
-			time.Sleep(100 * time.Millisecond)
-		}
+		c.awaitLabel(ctx, t, pod.Name, b, "the grandchild never reached %s", b)
 		mu.Lock()
 		defer mu.Unlock()
 		require.Empty(t, ahead, "a child that is a parent reached its new member before its own child")

@@ -2,7 +2,6 @@ package sharding_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,8 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharding"
@@ -43,20 +40,8 @@ func TestAChildsDrainTakenBackIsReportedAsAnUndrain(t *testing.T) {
 		a := startMembers(ctx, t, &wg, cfg, ns, []string{"a"}, run)[0]
 		b := startMembers(ctxB, t, &wg, cfg, ns, []string{"b"}, run)[0]
 		r := must(sharding.NewRing([]string{a, b}, 0))
-		var name string
-		for i := 0; ; i++ {
-			name = fmt.Sprintf("parent-%d", i)
-			if r.Owner(ns+"/"+name) == b {
-				break
-			}
-		}
-		label := sharding.Shard{Ring: ring}.Label()
-		isController := true
-		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{label: a}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-		child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: ns, Labels: map[string]string{label: a},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: parent.UID, Controller: &isController}}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(child).Do(ctx).Error())
+		parent := c.createConfigMap(ctx, t, nameOn(r, ns, "parent", b), a, nil)
+		c.createConfigMap(ctx, t, "child", a, parent)
 
 		steps := startSharderReportingLabelsOf(ctx, t, &wg, cfg, ns, "child")
 		require.Equal(t, labelStep{"drain", b}, receive(t, steps, time.Minute).labelStep, "the child is drained toward its parent's next member")
