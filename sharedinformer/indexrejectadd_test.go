@@ -1,20 +1,13 @@
 package sharedinformer_test
 
 import (
-	"errors"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/listwatch/informer"
-	"github.com/listwatch/informer/deltafifo"
-	"github.com/listwatch/informer/indexer"
-	"github.com/listwatch/informer/sharedinformer"
 )
 
 // An object created in a state an IndexFunc rejects never enters the
@@ -28,82 +21,20 @@ import (
 // per delete, goes wrong, and whether it does depends on how the
 // informer's pops happened to batch the same two events.
 func TestAHandlerHearsNoDeleteOfAnObjectTheIndexRejectedAtItsCreate(t *testing.T) {
-	blockOnce := sync.Once{}
-	unblock := make(chan struct{})
-	blocked := make(chan struct{})
-	queuedDelete := make(chan struct{})
-	processedA := make(chan struct{}, 16)
-	var queuedOnce sync.Once
+	s := newRejectingInformer(t, "x")
 
-	trace := func(e informer.TraceEvent) {
-		if e.Stage != informer.StageFIFO || e.Key != "default/a" {
-			return
-		}
-		if e.Kind == deltafifo.KindQueued && strings.HasPrefix(e.Detail, string(deltafifo.Deleted)) {
-			queuedOnce.Do(func() { close(queuedDelete) })
-		}
-		if e.Kind == deltafifo.KindProcessed {
-			processedA <- struct{}{}
-		}
-	}
-	bad := func(cm *corev1.ConfigMap) ([]string, error) {
-		if cm.Data["bad"] != "" {
-			return nil, errors.New("no owner label")
-		}
-		return []string{"ok"}, nil
-	}
-	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{
-		Indexers: map[string]indexer.IndexFunc[*corev1.ConfigMap]{"owner": bad},
-		Trace:    trace,
-		OnError: func(err error) {
-			// x's rejection holds the pop loop until a's create and
-			// delete are both queued.
-			if strings.Contains(err.Error(), "default/x") {
-				blockOnce.Do(func() {
-					close(blocked)
-					<-unblock
-				})
-			}
-		},
-	})
-	_, err := lw.Create(configMap("x"))
+	// x's rejection holds the pop loop until a's create and delete are
+	// both queued.
+	s.holdPopsAtX(t)
+	_, err := s.lw.Create(badConfigMap("a")) // rejected by the index: never cached, never told
 	require.NoError(t, err)
-	rec := &recorder{}
-	_, err = inf.AddEventHandler(rec)
-	require.NoError(t, err)
-	runInformer(t, inf)
-	waitSynced(t, inf)
-
-	badX := configMap("x")
-	badX.Data["bad"] = "1"
-	_, err = lw.Update(badX)
-	require.NoError(t, err)
-	select {
-	case <-blocked:
-	case <-time.After(hangGuard):
-		t.Fatal("x's rejection never reached OnError")
-	}
-	badA := configMap("a")
-	badA.Data["bad"] = "1"
-	_, err = lw.Create(badA) // rejected by the index: never cached, never told
-	require.NoError(t, err)
-	require.NoError(t, lw.Delete(informer.Key{Namespace: "default", Name: "a"}))
-	select {
-	case <-queuedDelete:
-	case <-time.After(hangGuard):
-		t.Fatal("a's delete was never queued")
-	}
-	close(unblock)
-	select {
-	case <-processedA:
-	case <-time.After(hangGuard):
-		t.Fatal("a was never processed")
-	}
-	_, err = lw.Create(configMap("z")) // a marker: everything before it was handed over
+	require.NoError(t, s.lw.Delete(informer.Key{Namespace: "default", Name: "a"}))
+	s.releaseOnceADeleteQueued(t)
+	_, err = s.lw.Create(configMap("z")) // a marker: everything before it was handed over
 	require.NoError(t, err)
 
-	require.Eventually(t, func() bool { return slices.Contains(rec.snapshot(), "add z") }, hangGuard, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return slices.Contains(s.rec.snapshot(), "add z") }, hangGuard, 5*time.Millisecond)
 
-	require.Equal(t, []string{"add x (initial)", "add z"}, rec.snapshot(),
+	require.Equal(t, []string{"add x (initial)", "add z"}, s.rec.snapshot(),
 		"a was rejected at its create, never cached and never told, but the handler is told it was deleted")
 }
