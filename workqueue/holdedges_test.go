@@ -13,24 +13,38 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func reconcileTimes(ch chan time.Time) ReconcileFunc[string] {
-	return func(context.Context, string) (Result, error) { ch <- time.Now(); return Result{}, nil }
+// heldKey is the key "k" of a Run whose gate answers each ask with the
+// next of its answers, then lets the key through.
+type heldKey struct {
+	q          *Queue[string]
+	added      time.Time // when k was first added
+	reconciled chan time.Time
 }
+
+// addHeldKey starts Run on a new queue with a seqGate of answers, and adds
+// "k"; stop ends the Run.
+func addHeldKey(answers ...gateAnswer) (k *heldKey, stop func()) {
+	k = &heldKey{q: New(Options[string]{}), reconciled: make(chan time.Time, 1)}
+	stop = startRun(k.q, func(context.Context, string) (Result, error) { k.reconciled <- time.Now(); return Result{}, nil },
+		RunOptions[string]{Gate: &seqGate{answers: answers}})
+	k.added = time.Now()
+	k.q.Add("k")
+	return k, stop
+}
+
+// reconciledAfter waits for k's reconcile and says how long after k was
+// first added it began.
+func (k *heldKey) reconciledAfter() time.Duration { return (<-k.reconciled).Sub(k.added) }
 
 // Held on (A, 1h), then again on the same A for 1s: asked again at 1s.
 func TestAKeyHeldAgainOnItsWakeForLessTimeIsAskedAgainSooner(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := make(chan struct{})
-		gate := &seqGate{answers: []gateAnswer{{a, time.Hour}, {a, time.Second}}}
-		q := New(Options[string]{})
-		got := make(chan time.Time, 1)
-		stop := startRun(q, reconcileTimes(got), RunOptions[string]{Gate: gate})
+		k, stop := addHeldKey(gateAnswer{a, time.Hour}, gateAnswer{a, time.Second})
 		defer stop()
-		start := time.Now()
-		q.Add("k")
 		synctest.Wait()
-		q.Add("k")
-		assert.Equal(t, time.Second, (<-got).Sub(start))
+		k.q.Add("k")
+		assert.Equal(t, time.Second, k.reconciledAfter())
 	})
 }
 
@@ -38,19 +52,14 @@ func TestAKeyHeldAgainOnItsWakeForLessTimeIsAskedAgainSooner(t *testing.T) {
 func TestAKeyHeldWithNoWakeThenOnAWakeIsReleasedWhenItCloses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := make(chan struct{})
-		gate := &seqGate{answers: []gateAnswer{{nil, time.Hour}, {b, time.Hour}}}
-		q := New(Options[string]{})
-		got := make(chan time.Time, 1)
-		stop := startRun(q, reconcileTimes(got), RunOptions[string]{Gate: gate})
+		k, stop := addHeldKey(gateAnswer{nil, time.Hour}, gateAnswer{b, time.Hour})
 		defer stop()
-		start := time.Now()
-		q.Add("k")
 		synctest.Wait()
-		q.Add("k")
+		k.q.Add("k")
 		synctest.Wait()
 		time.Sleep(time.Minute)
 		close(b)
-		assert.Equal(t, time.Minute, (<-got).Sub(start))
+		assert.Equal(t, time.Minute, k.reconciledAfter())
 	})
 }
 
@@ -59,17 +68,12 @@ func TestAKeyHeldWithNoWakeThenOnAWakeIsReleasedWhenItCloses(t *testing.T) {
 func TestAKeyHeldAgainOnTheSameWakeAfterItsTimeIsReleasedWhenTheWakeCloses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := make(chan struct{})
-		gate := &seqGate{answers: []gateAnswer{{a, time.Second}, {a, time.Hour}}}
-		q := New(Options[string]{})
-		got := make(chan time.Time, 1)
-		stop := startRun(q, reconcileTimes(got), RunOptions[string]{Gate: gate})
+		k, stop := addHeldKey(gateAnswer{a, time.Second}, gateAnswer{a, time.Hour})
 		defer stop()
-		start := time.Now()
-		q.Add("k")
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		close(a)
-		assert.Equal(t, time.Minute, (<-got).Sub(start))
+		assert.Equal(t, time.Minute, k.reconciledAfter())
 	})
 }
 
