@@ -37,12 +37,15 @@ func (e *TerminalError) Error() string { return "terminal: " + e.Err.Error() }
 func (e *TerminalError) Unwrap() error { return e.Err }
 
 // KeepRetrying marks err as one whose key Run retries however many times
-// it failed: RunOptions.MaxRetries does not give it up. It is for a key
-// that stands for work that must be done while the process runs, and
-// that a retry will get done once a fault passes (package sharding's
-// acknowledgement of a drain, which no later event may bring back), not
-// for a reconcile's own failures. A Terminal error inside it is still
-// given up on. KeepRetrying(nil) is nil.
+// it failed: RunOptions.MaxRetries neither gives it up nor counts its
+// retries against the key's own. It is for a key that stands for work
+// that must be done while the process runs, and that a retry will get
+// done once a fault passes (package sharding's acknowledgement of a
+// drain, which no later event may bring back), not for a reconcile's own
+// failures. With it, a Result.RequeueAfter shorter than the key's
+// backoff brings the key back then (an error alone ignores the Result).
+// A Terminal error inside it is still given up on. KeepRetrying(nil) is
+// nil.
 func KeepRetrying(err error) error {
 	if err == nil {
 		return nil

@@ -79,9 +79,10 @@ type RunOptions[K comparable] struct {
 //   - a panic: recovered, reported to OnError as a *PanicError, then
 //     retried like an error;
 //   - a Terminal error, or an error once the key has been retried
-//     MaxRetries times (unless marked [KeepRetrying]): OnError, a
-//     KindGaveUp trace event, one more in [Queue.GaveUp], Forget(key),
-//     and no requeue — the key waits for its next change;
+//     MaxRetries times (retries of errors marked [KeepRetrying] not
+//     counted, nor such an error given up): OnError, a KindGaveUp trace
+//     event, one more in [Queue.GaveUp], Forget(key), and no requeue —
+//     the key waits for its next change;
 //   - ctx.Err() (or an error wrapping it) once ctx is done: not a failure;
 //     the key is added again, unreported and uncounted, so that whoever
 //     runs the queue next reconciles it.
@@ -112,6 +113,7 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 	if onError == nil {
 		log = newFailureLog[K]()
 	}
+	kept := &keptRetries[K]{}
 	var gate *holds[K]
 	if !nilcheck.IsNil(opts.Gate) {
 		gate = newHolds(q, opts.Gate)
@@ -126,14 +128,14 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 				}
 				admitted, err := gate.admit(ctx, key)
 				if err != nil { // the gate panicked: a failure of key
-					q.process(ctx, key, func(context.Context, K) (Result, error) { return Result{}, err }, opts.MaxRetries, onError, log)
+					q.process(ctx, key, func(context.Context, K) (Result, error) { return Result{}, err }, opts.MaxRetries, kept, onError, log)
 					continue
 				}
 				if !admitted {
 					q.Done(key)
 					continue
 				}
-				q.process(ctx, key, reconcile, opts.MaxRetries, onError, log)
+				q.process(ctx, key, reconcile, opts.MaxRetries, kept, onError, log)
 			}
 		})
 	}
@@ -146,24 +148,28 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 // of a failed key is postponed until the key is released. log, the
 // default log (nil when there is an onError), is written once the outcome
 // is known, since it says whether the key is retried and when.
-func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K], maxRetries int, onError func(K, error), log *failureLog[K]) {
+func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K], maxRetries int, kept *keptRetries[K], onError func(K, error), log *failureLog[K]) {
 	defer q.Done(key)
 	result, err := reconcileRecovered(ctx, key, reconcile)
 	if err == nil && result.RequeueAfter < 0 {
 		err = Terminal(fmt.Errorf("reconcile asked for a negative RequeueAfter (%v)", result.RequeueAfter))
 	}
+	keep := keepsRetrying(err)
 	switch {
 	case err == nil:
 		log.succeeded(key)
 		q.Forget(key)
+		kept.forget(key)
 		if result.RequeueAfter > 0 {
 			q.AddAfter(key, result.RequeueAfter)
 		}
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()) && !isPanic(err):
 		q.Add(key)
 	case isTerminal(err):
+		kept.forget(key)
 		q.giveUp(key, err, onError, log)
-	case maxRetries > 0 && q.NumRequeues(key) >= maxRetries && !keepsRetrying(err):
+	case maxRetries > 0 && !keep && q.NumRequeues(key)-kept.of(key) >= maxRetries:
+		kept.forget(key)
 		q.giveUp(key, &RetryLimitError{Retries: q.NumRequeues(key), Err: err}, onError, log)
 	default:
 		if p, ok := errors.AsType[*PanicError](err); ok {
@@ -175,6 +181,12 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 			onError(key, err)
 		}
 		retry, delay, queued := q.addRateLimited(key)
+		if keep {
+			kept.add(key)
+			if result.RequeueAfter > 0 && result.RequeueAfter < delay {
+				q.AddAfter(key, result.RequeueAfter) // sooner than the backoff: see KeepRetrying
+			}
+		}
 		log.retried(key, err, retry, delay, queued)
 	}
 }
