@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,22 +24,24 @@ import (
 // shard.Selector()), and a client and resource name to write labels with
 // (Factory.RESTClient(gv), "configmaps"). For each key it:
 //
-//   - acknowledges the drains of the objects in the cache whose ring key
-//     is this key, their controller owner not being in the cache (see
-//     below);
-//   - does nothing if the object is not in the cache: absence means "not
-//     this member's" (it moved, or was never here), never "deleted" — a
-//     relabel reaches the old owner's informer as a delete;
-//   - does nothing if the object is labelled for another member;
-//   - acknowledges a drain: removes the shard and drain labels, guarded
+//   - does nothing for the object if it is not in the cache: absence
+//     means "not this member's" (it moved, or was never here), never
+//     "deleted" — a relabel reaches the old owner's informer as a delete;
+//   - does nothing for it if it is labelled for another member;
+//   - acknowledges its drain: removes the shard and drain labels, guarded
 //     by the resourceVersion it read, so the sharder can give the object
 //     to its new owner;
-//   - otherwise calls reconcile.
+//   - otherwise calls reconcile;
+//   - and, last (after reconcile, which may touch them, even if it
+//     panics), acknowledges the drains of the objects in the cache whose
+//     ring key is this key, their controller owner not being in the
+//     cache (see below).
 //
-// The first step's failures (a PATCH refused or timed out) do not skip
-// the others: they are returned together with the key's own outcome, so
-// the key is retried (even if its own outcome is Terminal) and no object
-// waits on another's refusal.
+// The last step's failures (a PATCH refused or timed out) are returned
+// together with the key's own outcome, marked workqueue.KeepRetrying, so
+// the key is retried (even if its own outcome is Terminal, or a panic,
+// or the queue's MaxRetries is spent) and no object waits on another's
+// refusal.
 //
 // The acknowledgement runs in the worker that holds the key, so no
 // reconcile of that key is running in this member when it is written:
@@ -58,6 +61,9 @@ import (
 // their resource needs a Reconciler of its own, given their own keys.
 func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, reconcile workqueue.ReconcileFunc[informer.Key]) workqueue.ReconcileFunc[informer.Key] {
 	var busy inFlight
+	letGo := func(ctx context.Context, drained []T, c *call) (deferred bool, err error) {
+		return acknowledgeAll(ctx, shard, client, resource, drained, &busy, c)
+	}
 	return func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 		c, leave := busy.enter(key)
 		defer leave()
@@ -69,7 +75,7 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 			obj, err = objects.Namespace(key.Namespace).Get(key.Name)
 		}
 		if apierrors.IsNotFound(err) { // not ours (any more): see the pitfall above
-			deferred, err := acknowledgeByRingKey(ctx, shard, objects, client, resource, key, "", &busy, c)
+			deferred, err := letGo(ctx, drainsUnder(shard, objects, key, "", &busy, c), c)
 			return comeBack(workqueue.Result{}, deferred), err
 		}
 		if err != nil {
@@ -81,19 +87,42 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		// Nor does that other's failed acknowledgement (a webhook that
 		// refuses it) keep this object from its turn: the failure is
 		// returned with this object's outcome, and the key retried.
-		deferred, others := acknowledgeByRingKey(ctx, shard, objects, client, resource, key, obj.GetUID(), &busy, c)
+		drained := drainsUnder(shard, objects, key, obj.GetUID(), &busy, c)
 		labels := obj.GetLabels()
 		switch {
 		case labels[shard.Label()] != shard.Member:
+			deferred, others := letGo(ctx, drained, c)
 			return comeBack(workqueue.Result{}, deferred), others
 		case labels[shard.DrainLabel()] != "" && busy.heldElsewhere(c, obj):
+			_, others := letGo(ctx, drained, c)
 			return comeBack(workqueue.Result{}, true), others
 		case labels[shard.DrainLabel()] != "":
+			deferred, others := letGo(ctx, drained, c)
 			return comeBack(workqueue.Result{}, deferred), errors.Join(others, acknowledge(ctx, client, resource, key, obj.GetResourceVersion(), shard))
 		}
-		res, err := reconcile(ctx, key)
+		// The others are let go after the reconcile, which may touch them
+		// (a member that keys by ring key reconciles them under key), even
+		// if it panics.
+		res, err := reconcileRecovered(ctx, key, reconcile, len(drained) > 0)
+		deferred, others := letGo(ctx, drained, c)
 		return comeBack(res, deferred), withOthers(others, deferred, err)
 	}
+}
+
+// reconcileRecovered calls reconcile and, if recover is set, turns a
+// panic into the *workqueue.PanicError Run would have made of it, so that
+// the caller still lets the other objects under key go.
+func reconcileRecovered(ctx context.Context, key informer.Key, reconcile workqueue.ReconcileFunc[informer.Key], recovering bool) (res workqueue.Result, err error) {
+	if recovering {
+		defer func() {
+			if v := recover(); v != nil {
+				p := &workqueue.PanicError{Value: fmt.Sprint(v), Stack: debug.Stack()}
+				p.Err, _ = v.(error)
+				res, err = workqueue.Result{}, p
+			}
+		}()
+	}
+	return reconcile(ctx, key)
 }
 
 // busyRetry is how soon a key comes back whose acknowledgement waited
@@ -127,20 +156,15 @@ func withOthers(others error, deferred bool, own error) error {
 	return workqueue.KeepRetrying(errors.Join(others, own))
 }
 
-// acknowledgeByRingKey acknowledges the drains of this member's objects
-// whose ring key is key and whose controller owner is not the cached
-// object at key (uid; "" if there is none): for a member that keys by
-// ring key, key is the one it holds for them. It also records in c every
-// object of this member whose ring key is key: what a reconcile of key
-// may touch. Its cost is one pass over the member's cached objects of
-// key's namespace, matching a selector.
-//
-// A drain another call of this Reconciler may still be reconciling
-// (busy.heldElsewhere) is left alone, and deferred says so: key comes
-// back soon and looks again, since the drain label's event may have
-// brought only key
-// (TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo).
-func acknowledgeByRingKey[T informer.Object](ctx context.Context, shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, key informer.Key, uid types.UID, busy *inFlight, c *call) (deferred bool, err error) {
+// drainsUnder returns the drains this call of key lets go of besides
+// key's own object: this member's drained objects whose ring key is key
+// and whose controller owner is not the cached object at key (uid; "" if
+// there is none). For a member that keys by ring key, key is the one it
+// holds for them. It also records in c every object of this member whose
+// ring key is key: what a reconcile of key may touch. Its cost is one
+// pass over the member's cached objects of key's namespace, matching a
+// selector.
+func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key informer.Key, uid types.UID, busy *inFlight, c *call) []T {
 	mine := labels.SelectorFromSet(labels.Set{shard.Label(): shard.Member})
 	var found []T
 	if key.Namespace == "" {
@@ -158,6 +182,15 @@ func acknowledgeByRingKey[T informer.Object](ctx context.Context, shard Shard, o
 			drained = append(drained, obj)
 		}
 	}
+	return drained
+}
+
+// acknowledgeAll acknowledges each drained object, but one that another
+// call of this Reconciler may still be reconciling (busy.heldElsewhere):
+// deferred says so, and the key comes back soon and looks again, since
+// the drain label's event may have brought only key
+// (TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo).
+func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client *rest.RESTClient, resource string, drained []T, busy *inFlight, c *call) (deferred bool, err error) {
 	var errs []error
 	for _, obj := range drained {
 		if busy.heldElsewhere(c, obj) {
