@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // RunOptions.MaxRetries: "when positive, caps the retries of one key: a
@@ -102,32 +101,5 @@ func TestRetriesMarkedKeepRetryingLeaveAKeyItsOwnMaxRetries(t *testing.T) {
 		defer mu.Unlock()
 		assert.Equal(t, int64(1), q.GaveUp())
 		assert.Equal(t, 6+4, attempts, "six marked, then one try and three retries of its own")
-	})
-}
-
-// A KeepRetrying error with a RequeueAfter shorter than the key's backoff
-// brings the key back after the RequeueAfter, not the backoff.
-func TestAKeepRetryingErrorComesBackAfterASoonerRequeueAfter(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := New(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Minute, time.Hour))})
-		var at []time.Time
-		var mu sync.Mutex
-		stop := startRun(q, func(context.Context, string) (Result, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			at = append(at, time.Now())
-			if len(at) == 1 {
-				return Result{RequeueAfter: 100 * time.Millisecond}, KeepRetrying(errors.New("deferred"))
-			}
-			return Result{}, nil
-		}, RunOptions[string]{OnError: func(string, error) {}})
-		defer stop()
-		q.Add("k")
-		time.Sleep(time.Second)
-		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		require.Len(t, at, 2, "back before the minute's backoff")
-		assert.Equal(t, 100*time.Millisecond, at[1].Sub(at[0]))
 	})
 }

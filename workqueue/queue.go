@@ -99,8 +99,10 @@ type Queue[K comparable] struct {
 	timerGen     uint64
 
 	// failures counts each key's AddRateLimited since its last Forget
-	// (NumRequeues); a key is absent when it has none.
+	// (NumRequeues); a key is absent when it has none. kept counts those
+	// of them Run made for an error marked KeepRetrying.
 	failures map[K]int
+	kept     map[K]int
 
 	// limiter, clock and trace are fixed at New and read without mu. The
 	// trace hook is always called with mu held; the limiter mostly is.
@@ -127,6 +129,7 @@ func New[K comparable](opts Options[K]) *Queue[K] {
 		dirty:        map[K]struct{}{},
 		processing:   map[K]struct{}{},
 		failures:     map[K]int{},
+		kept:         map[K]int{},
 		waitingByKey: map[K]*waitEntry[K]{},
 		limiter:      opts.RateLimiter,
 		clock:        opts.Clock,

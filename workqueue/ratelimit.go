@@ -38,12 +38,12 @@ type RateLimiter[K comparable] interface {
 // failed; [Run] does it for you. After shutdown it does nothing (the
 // failure is not even counted).
 func (q *Queue[K]) AddRateLimited(key K) {
-	q.addRateLimited(key)
+	q.addRateLimited(key, false)
 }
 
 // addRateLimited is AddRateLimited, returning for Run's log the retry's
 // number and delay, and queued false if the queue is shut down.
-func (q *Queue[K]) addRateLimited(key K) (retry int, delay time.Duration, queued bool) {
+func (q *Queue[K]) addRateLimited(key K, kept bool) (retry int, delay time.Duration, queued bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.shuttingDown {
@@ -52,12 +52,24 @@ func (q *Queue[K]) addRateLimited(key K) (retry int, delay time.Duration, queued
 	}
 	delay = q.limiter.When(key, q.clock.Now())
 	q.failures[key]++
+	if kept {
+		q.kept[key]++
+	}
 	retry = q.failures[key]
 	if q.trace != nil {
 		q.emit(KindRequeued, key, fmt.Sprintf("retry %d in %s", retry, delay))
 	}
 	q.addAfterLocked(key, delay)
 	return retry, delay, true
+}
+
+// ownRequeues is NumRequeues less the retries of errors marked
+// KeepRetrying: what RunOptions.MaxRetries caps
+// (TestRetriesMarkedKeepRetryingLeaveAKeyItsOwnMaxRetries).
+func (q *Queue[K]) ownRequeues(key K) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.failures[key] - q.kept[key]
 }
 
 // Forget tells the rate limiter that key succeeded: its failures are
@@ -67,6 +79,7 @@ func (q *Queue[K]) addRateLimited(key K) (retry int, delay time.Duration, queued
 func (q *Queue[K]) Forget(key K) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	delete(q.kept, key)
 	if _, failed := q.failures[key]; failed {
 		delete(q.failures, key)
 		if q.trace != nil {

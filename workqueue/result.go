@@ -42,10 +42,9 @@ func (e *TerminalError) Unwrap() error { return e.Err }
 // that must be done while the process runs, and that a retry will get
 // done once a fault passes (package sharding's acknowledgement of a
 // drain, which no later event may bring back), not for a reconcile's own
-// failures. With it, a Result.RequeueAfter shorter than the key's
-// backoff brings the key back then (an error alone ignores the Result).
-// A Terminal error inside it is still given up on. KeepRetrying(nil) is
-// nil.
+// failures. It is retried with the key's backoff like any error (the
+// Result is ignored). A Terminal error inside it is still given up on.
+// KeepRetrying(nil) is nil.
 func KeepRetrying(err error) error {
 	if err == nil {
 		return nil

@@ -113,7 +113,6 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 	if onError == nil {
 		log = newFailureLog[K]()
 	}
-	kept := &keptRetries[K]{}
 	var gate *holds[K]
 	if !nilcheck.IsNil(opts.Gate) {
 		gate = newHolds(q, opts.Gate)
@@ -128,14 +127,14 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 				}
 				admitted, err := gate.admit(ctx, key)
 				if err != nil { // the gate panicked: a failure of key
-					q.process(ctx, key, func(context.Context, K) (Result, error) { return Result{}, err }, opts.MaxRetries, kept, onError, log)
+					q.process(ctx, key, func(context.Context, K) (Result, error) { return Result{}, err }, opts.MaxRetries, onError, log)
 					continue
 				}
 				if !admitted {
 					q.Done(key)
 					continue
 				}
-				q.process(ctx, key, reconcile, opts.MaxRetries, kept, onError, log)
+				q.process(ctx, key, reconcile, opts.MaxRetries, onError, log)
 			}
 		})
 	}
@@ -148,7 +147,7 @@ func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc
 // of a failed key is postponed until the key is released. log, the
 // default log (nil when there is an onError), is written once the outcome
 // is known, since it says whether the key is retried and when.
-func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K], maxRetries int, kept *keptRetries[K], onError func(K, error), log *failureLog[K]) {
+func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K], maxRetries int, onError func(K, error), log *failureLog[K]) {
 	defer q.Done(key)
 	result, err := reconcileRecovered(ctx, key, reconcile)
 	if err == nil && result.RequeueAfter < 0 {
@@ -159,17 +158,14 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 	case err == nil:
 		log.succeeded(key)
 		q.Forget(key)
-		kept.forget(key)
 		if result.RequeueAfter > 0 {
 			q.AddAfter(key, result.RequeueAfter)
 		}
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()) && !isPanic(err):
 		q.Add(key)
 	case isTerminal(err):
-		kept.forget(key)
 		q.giveUp(key, err, onError, log)
-	case maxRetries > 0 && !keep && q.NumRequeues(key)-kept.of(key) >= maxRetries:
-		kept.forget(key)
+	case maxRetries > 0 && !keep && q.ownRequeues(key) >= maxRetries:
 		q.giveUp(key, &RetryLimitError{Retries: q.NumRequeues(key), Err: err}, onError, log)
 	default:
 		if p, ok := errors.AsType[*PanicError](err); ok {
@@ -180,13 +176,7 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 		if onError != nil {
 			onError(key, err)
 		}
-		retry, delay, queued := q.addRateLimited(key)
-		if keep {
-			kept.add(key)
-			if result.RequeueAfter > 0 && result.RequeueAfter < delay {
-				q.AddAfter(key, result.RequeueAfter) // sooner than the backoff: see KeepRetrying
-			}
-		}
+		retry, delay, queued := q.addRateLimited(key, keep)
 		log.retried(key, err, retry, delay, queued)
 	}
 }
