@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,7 +60,7 @@ import (
 // their resource needs a Reconciler of its own, given their own keys.
 func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, reconcile workqueue.ReconcileFunc[informer.Key]) workqueue.ReconcileFunc[informer.Key] {
 	var busy inFlight
-	letGo := func(ctx context.Context, drained []T, c *call) (deferred bool, err error) {
+	letGo := func(ctx context.Context, drained []T, c *call) error {
 		return acknowledgeAll(ctx, shard, client, resource, drained, &busy, c)
 	}
 	return func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
@@ -75,8 +74,9 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 			obj, err = objects.Namespace(key.Namespace).Get(key.Name)
 		}
 		if apierrors.IsNotFound(err) { // not ours (any more): see the pitfall above
-			deferred, err := letGo(ctx, drainsUnder(shard, objects, key, "", &busy, c), c)
-			return comeBack(workqueue.Result{}, deferred), err
+			drained := drainsUnder(shard, objects, key, "", &busy, c)
+			busy.reconciled(c)
+			return workqueue.Result{}, letGo(ctx, drained, c)
 		}
 		if err != nil {
 			return workqueue.Result{}, err
@@ -91,21 +91,18 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		labels := obj.GetLabels()
 		switch {
 		case labels[shard.Label()] != shard.Member:
-			deferred, others := letGo(ctx, drained, c)
-			return comeBack(workqueue.Result{}, deferred), others
-		case labels[shard.DrainLabel()] != "" && busy.heldElsewhere(c, obj):
-			_, others := letGo(ctx, drained, c)
-			return comeBack(workqueue.Result{}, true), others
+			busy.reconciled(c)
+			return workqueue.Result{}, letGo(ctx, drained, c)
 		case labels[shard.DrainLabel()] != "":
-			deferred, others := letGo(ctx, drained, c)
-			return comeBack(workqueue.Result{}, deferred), errors.Join(others, acknowledge(ctx, client, resource, key, obj.GetResourceVersion(), shard))
+			busy.reconciled(c)
+			return workqueue.Result{}, errors.Join(letGo(ctx, drained, c), letGo(ctx, []T{obj}, c))
 		}
 		// The others are let go after the reconcile, which may touch them
 		// (a member that keys by ring key reconciles them under key), even
 		// if it panics.
 		res, err := reconcileRecovered(ctx, key, reconcile, len(drained) > 0)
-		deferred, others := letGo(ctx, drained, c)
-		return comeBack(res, deferred), withOthers(others, deferred, err)
+		busy.reconciled(c)
+		return res, withOthers(letGo(ctx, drained, c), err)
 	}
 }
 
@@ -125,29 +122,15 @@ func reconcileRecovered(ctx context.Context, key informer.Key, reconcile workque
 	return reconcile(ctx, key)
 }
 
-// busyRetry is how soon a key comes back whose acknowledgement waited
-// for a reconcile of another key in this member.
-const busyRetry = 100 * time.Millisecond
-
-// comeBack is res, brought back within busyRetry if an acknowledgement
-// was deferred: the reconcile it waited for may be the last event of its
-// key (TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo).
-func comeBack(res workqueue.Result, deferred bool) workqueue.Result {
-	if deferred && (res.RequeueAfter <= 0 || res.RequeueAfter > busyRetry) {
-		res.RequeueAfter = busyRetry
-	}
-	return res
-}
-
 // withOthers joins the key's own outcome to the failures of the other
-// objects' acknowledgements under it. While one of those failed, or one
-// was deferred, the key must come back: an own outcome marked Terminal
-// loses the mark (its text stays), and the whole is marked KeepRetrying,
-// or the queue would give the key up (Terminal, MaxRetries) and the other
-// object would stay draining here with nothing to bring its key back. Its
-// reconcile, run again, says Terminal again once the others are through.
-func withOthers(others error, deferred bool, own error) error {
-	if others == nil && !deferred {
+// objects' acknowledgements under it. While one of those failed, the key
+// must come back: an own outcome marked Terminal loses the mark (its
+// text stays), and the whole is marked KeepRetrying, or the queue would
+// give the key up (Terminal, MaxRetries) and the other object would stay
+// draining here with nothing to bring its key back. Its reconcile, run
+// again, says Terminal again once the others are through.
+func withOthers(others, own error) error {
+	if others == nil {
 		return own
 	}
 	if _, terminal := errors.AsType[*workqueue.TerminalError](own); terminal {
@@ -185,48 +168,81 @@ func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key 
 	return drained
 }
 
-// acknowledgeAll acknowledges each drained object, but one that another
-// call of this Reconciler may still be reconciling (busy.heldElsewhere):
-// deferred says so, and the key comes back soon and looks again, since
-// the drain label's event may have brought only key
+// acknowledgeAll acknowledges each drained object once no other call of
+// this Reconciler may be reconciling it (busy.waitFor): c has stopped
+// reconciling, so it waits only for calls that do
 // (TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo).
-func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client *rest.RESTClient, resource string, drained []T, busy *inFlight, c *call) (deferred bool, err error) {
+func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client *rest.RESTClient, resource string, drained []T, busy *inFlight, c *call) error {
 	var errs []error
 	for _, obj := range drained {
-		if busy.heldElsewhere(c, obj) {
-			deferred = true
-			continue
+		if err := busy.waitFor(ctx, c, obj); err != nil {
+			return errors.Join(append(errs, err)...)
 		}
 		errs = append(errs, acknowledge(ctx, client, resource, informer.KeyFor(obj), obj.GetResourceVersion(), shard))
 	}
-	return deferred, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // acknowledge lets go of a drained object: one merge PATCH that removes
 // both labels if the object is still at resourceVersion rv. A 409 means
-// it changed since this member's cache saw it: the change is on its way
-// to the cache, and its event brings the key back for another look. The
-// PATCH gives up after shard's RequestTimeout on shard's Clock, an
+// it changed since this member's cache saw it, often by the reconcile
+// that just ran under its key: acknowledge reads it from the API server
+// and, if it is still drained here, tries once more at the version read
+// (TestADrainUnderARingKeyIsLetGoThoughTheKeysReconcileWritesThatObjectEachPass);
+// a second 409 is left to the change's event, which brings the key back.
+// Each request gives up after shard's RequestTimeout on shard's Clock, an
 // error: the key is retried, marked KeepRetrying, since no later event
 // may bring it back and a queue's MaxRetries would leave the object
 // drained for ever
 // (TestADrainWhoseAcknowledgementFailedBrieflyIsLetGoUnderACappedRetryQueue).
 func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, key informer.Key, rv string, shard Shard) error {
+	err := patchAcknowledgement(ctx, client, resource, key, rv, shard)
+	if apierrors.IsConflict(err) {
+		var drainedHere bool
+		if rv, drainedHere, err = readDrain(ctx, client, resource, key, shard); err == nil && drainedHere {
+			err = patchAcknowledgement(ctx, client, resource, key, rv, shard)
+		}
+	}
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // deleted meanwhile, or changed again: see above
+	}
+	if err != nil {
+		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
+	}
+	return nil
+}
+
+// patchAcknowledgement sends acknowledge's PATCH, guarded by rv.
+func patchAcknowledgement(ctx context.Context, client *rest.RESTClient, resource string, key informer.Key, rv string, shard Shard) error {
 	patch, err := labelPatch(rv, map[string]*string{shard.Label(): nil, shard.DrainLabel(): nil})
 	if err != nil {
 		return err
 	}
 	ctx, cancel := informer.WithTimeout(ctx, shard.Clock, shard.requestTimeout())
 	defer cancel()
-	err = client.Patch(types.MergePatchType).NamespaceIfScoped(key.Namespace, key.Namespace != "").
+	return client.Patch(types.MergePatchType).NamespaceIfScoped(key.Namespace, key.Namespace != "").
 		Resource(resource).Name(key.Name).Body(patch).Do(ctx).Error()
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil // deleted meanwhile, or changed: see above
-	}
+}
+
+// readDrain reads the object at key from the API server (its metadata,
+// in JSON) and says at which resourceVersion it is, and whether it is
+// still labelled for this member and drained.
+func readDrain(ctx context.Context, client *rest.RESTClient, resource string, key informer.Key, shard Shard) (rv string, drainedHere bool, err error) {
+	ctx, cancel := informer.WithTimeout(ctx, shard.Clock, shard.requestTimeout())
+	defer cancel()
+	body, err := client.Get().NamespaceIfScoped(key.Namespace, key.Namespace != "").
+		Resource(resource).Name(key.Name).SetHeader("Accept", "application/json").Do(ctx).Raw()
 	if err != nil {
-		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
+		return "", false, err
 	}
-	return nil
+	var obj struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return "", false, fmt.Errorf("sharding: reading %s: %w", key, err)
+	}
+	l := obj.Metadata.Labels
+	return obj.Metadata.ResourceVersion, l[shard.Label()] == shard.Member && l[shard.DrainLabel()] != "", nil
 }
 
 // labelPatch is a JSON merge patch that sets (or, for nil, removes)

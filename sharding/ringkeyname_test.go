@@ -4,9 +4,9 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/indexer"
 	"github.com/listwatch/informer/lister"
 	"github.com/listwatch/informer/sharding"
@@ -32,8 +33,10 @@ type patchRecorder struct {
 	bodies  [][]byte
 }
 
+// client is a client of the recorder over the in-memory network, so
+// that it works inside a synctest bubble (create it there).
 func (p *patchRecorder) client(t *testing.T) *rest.RESTClient {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := fakeapiserver.ServeInMemory(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if r.Method == http.MethodPatch {
 			p.mu.Lock()
@@ -47,8 +50,9 @@ func (p *patchRecorder) client(t *testing.T) *rest.RESTClient {
 	t.Cleanup(srv.Close)
 	scheme := runtime.NewScheme()
 	require.NoError(t, corev1.AddToScheme(scheme))
-	cfg := &rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
-		GroupVersion: &corev1.SchemeGroupVersion, NegotiatedSerializer: serializer.NewCodecFactory(scheme).WithoutConversion()}, APIPath: "/api"}
+	cfg := srv.Config()
+	cfg.ContentConfig = rest.ContentConfig{GroupVersion: &corev1.SchemeGroupVersion, NegotiatedSerializer: serializer.NewCodecFactory(scheme).WithoutConversion()}
+	cfg.APIPath = "/api"
 	return must(rest.RESTClientFor(cfg))
 }
 
@@ -109,39 +113,45 @@ func TestADrainUnderARingKeyIsAcknowledgedWhenAnObjectHasTheOwnersName(t *testin
 // drain label reaches the cache. The drain must not be acknowledged
 // under its ring key meanwhile (a Reconciler call for its deleted owner's
 // key, in another worker): the object would move while its old member
-// still reconciled it. Its own key's next turn acknowledges it.
+// still reconciled it. The ring key's call waits for that reconcile to
+// end, then lets the object go.
 func TestADrainIsNotAcknowledgedUnderARingKeyWhileTheObjectsOwnKeyIsReconciled(t *testing.T) {
-	shard := sharding.Shard{Ring: ring, Member: "a"}
-	idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-	orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", ResourceVersion: "11",
-		Labels:          map[string]string{shard.Label(): "a"},
-		OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
-	require.NoError(t, idx.Add(orphan))
-	cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-	rec := &patchRecorder{}
-	inReconcile, letGo := make(chan struct{}), make(chan struct{})
-	reconcile := sharding.Reconciler(shard, cms, rec.client(t), "configmaps",
-		func(context.Context, informer.Key) (workqueue.Result, error) {
-			close(inReconcile)
-			<-letGo
-			return workqueue.Result{}, nil
-		})
+	synctest.Test(t, func(t *testing.T) {
+		shard := sharding.Shard{Ring: ring, Member: "a"}
+		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", ResourceVersion: "11",
+			Labels:          map[string]string{shard.Label(): "a"},
+			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
+		require.NoError(t, idx.Add(orphan))
+		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+		rec := &patchRecorder{}
+		inReconcile, letGo := make(chan struct{}), make(chan struct{})
+		reconcile := sharding.Reconciler(shard, cms, rec.client(t), "configmaps",
+			func(context.Context, informer.Key) (workqueue.Result, error) {
+				close(inReconcile)
+				<-letGo
+				return workqueue.Result{}, nil
+			})
 
-	own := informer.KeyFor(orphan)
-	done := make(chan error, 1)
-	go func() { _, err := reconcile(t.Context(), own); done <- err }()
-	<-inReconcile
-	drained := orphan.DeepCopy()
-	drained.ResourceVersion, drained.Labels[shard.DrainLabel()] = "12", "true"
-	require.NoError(t, idx.Update(drained)) // the drain label reaches the cache mid-reconcile
+		own := informer.KeyFor(orphan)
+		done := make(chan error, 1)
+		go func() { _, err := reconcile(t.Context(), own); done <- err }()
+		<-inReconcile
+		drained := orphan.DeepCopy()
+		drained.ResourceVersion, drained.Labels[shard.DrainLabel()] = "12", "true"
+		require.NoError(t, idx.Update(drained)) // the drain label reaches the cache mid-reconcile
 
-	_, err := reconcile(t.Context(), informer.Key{Namespace: "ns", Name: "web"}) // its ring key, in another worker
-	require.NoError(t, err)
-	require.Empty(t, rec.paths(), "the drain was acknowledged while the object's own key was being reconciled")
+		ringDone := make(chan error, 1)
+		go func() { // its ring key, in another worker
+			_, err := reconcile(t.Context(), informer.Key{Namespace: "ns", Name: "web"})
+			ringDone <- err
+		}()
+		synctest.Wait()
+		require.Empty(t, rec.paths(), "the drain was acknowledged while the object's own key was being reconciled")
 
-	close(letGo)
-	require.NoError(t, <-done)
-	_, err = reconcile(t.Context(), own) // the drain label's event brought the key back
-	require.NoError(t, err)
-	require.Equal(t, []string{"/api/v1/namespaces/ns/configmaps/web-env"}, rec.paths(), "its own key's next turn lets it go")
+		close(letGo)
+		require.NoError(t, <-done)
+		require.NoError(t, <-ringDone)
+		require.Equal(t, []string{"/api/v1/namespaces/ns/configmaps/web-env"}, rec.paths(), "the ring key's call lets it go once that reconcile ended")
+	})
 }
