@@ -298,7 +298,10 @@ func (i *Informer[T]) LastSyncResourceVersion() string { return i.fifo.AppliedRe
 // the cache keeps the version of it that it had (none, for a new object),
 // and no handler hears of it. So a rejection never turns into a delete of
 // an object the server still has (a deletion the server reports still
-// deletes the last accepted version). Each rejection is reported to
+// deletes the last accepted version, and so does one a relist finds: a
+// rejected object whose UID is not that of the cached version is a new
+// object, and the old one is deleted, leaving nothing under its key).
+// Each rejection is reported to
 // OnError as a *TransformError and traced as KindTransformRejected, with
 // the object's key and resourceVersion.
 func (i *Informer[T]) SetTransform(transform func(T) (T, error)) error {

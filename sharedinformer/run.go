@@ -217,10 +217,15 @@ func (s *store[T]) FinishReplace(resourceVersion string) error {
 
 // transformedList transforms the objects of a list, or of a part of one.
 // In place of an object the transform rejects it puts the last known
-// version, if any: left out, the object would become a delete whose final
-// state is unknown for an object the server still has. The list is
-// otherwise kept whole, since a Replace that failed would have to be
-// relisted.
+// version, if any and if it is the same object: left out, the object
+// would become a delete whose final state is unknown for an object the
+// server still has. A last known version of another UID is an object the
+// server deleted, its name since taken by the rejected one: it is left
+// out, so the relist deletes it and caches nothing under the key, as the
+// watch's DELETE and rejected ADD would
+// (TestARelistFindingARejectedObjectOfANewUIDDoesNotKeepTheDeletedObject).
+// The list is otherwise kept whole, since a Replace that failed would
+// have to be relisted.
 func (s *store[T]) transformedList(objs []T) ([]T, error) {
 	if s.transform == nil {
 		return objs, nil
@@ -233,7 +238,7 @@ func (s *store[T]) transformedList(objs []T) ([]T, error) {
 			if kerr != nil {
 				return nil, kerr
 			}
-			if t, ok := s.i.fifo.LastKnown(key); ok {
+			if t, ok := s.i.fifo.LastKnown(key); ok && sameObject(t, obj) {
 				kept = append(kept, t)
 			}
 			continue
@@ -241,6 +246,12 @@ func (s *store[T]) transformedList(objs []T) ([]T, error) {
 		kept = append(kept, t)
 	}
 	return kept, nil
+}
+
+// sameObject reports whether a and b are versions of one object: their
+// UIDs are equal, or either has none to tell them apart.
+func sameObject[T informer.Object](a, b T) bool {
+	return a.GetUID() == "" || b.GetUID() == "" || a.GetUID() == b.GetUID()
 }
 
 // Resync picks the handlers whose resync period has elapsed and, if any,
