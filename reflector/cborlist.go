@@ -64,17 +64,14 @@ func decodeCBORList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 			if d != nil {
 				return errors.New(`two "items" entries`)
 			}
-			seen := head
-			if seen.Kind != "" && seen.APIVersion == "" {
-				// apimachinery writes a CBOR map's keys shortest first:
-				// "kind", "items", "metadata", "apiVersion". The items are
-				// read as of the version the request named, as they come,
-				// and the list's apiVersion, last, must be that version
-				// (checkListType below); held for it, a built-in
-				// resource's items would wait whole
-				// (TestACBORListOfABuiltInResourceIsHandedOverInPartsBeforeItsAnswerEnds).
-				seen.APIVersion = want.APIVersion
-			}
+			// apimachinery writes a CBOR map's keys shortest first:
+			// "kind", "items", "metadata", "apiVersion". The items are
+			// read as of the version the request named, as they come,
+			// and the list's apiVersion, last, must be that version
+			// (checkListType below); held for it, a built-in
+			// resource's items would wait whole
+			// (TestACBORListOfABuiltInResourceIsHandedOverInPartsBeforeItsAnswerEnds).
+			seen := itemHead(head, want)
 			if err := checkListType(seen, want); err != nil && seen.Kind != "" && seen.APIVersion != "" {
 				return err // known to be wrong before any item is handed over
 			}
@@ -114,7 +111,7 @@ func decodeCBORList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 		if err == nil {
 			err = checkListType(head, want)
 		}
-		seen := head
+		seen := itemHead(head, want) // a list that names no apiVersion is in the version asked
 		d = newItemDecoder(func(data []byte, index int) (T, error) { return decodeItem(data, seen, index) }, part)
 		for _, raw := range later {
 			if err != nil {

@@ -38,7 +38,8 @@ import (
 
 // jsonItemDecoder decodes one item of a JSON list. head is the list's
 // kind and apiVersion as far as they came before the items (empty if
-// they come after); index is the item's place in the list, for errors.
+// they come after; an apiVersion not named by then is the version asked,
+// see itemHead); index is the item's place in the list, for errors.
 type jsonItemDecoder[T informer.Object] func(data []byte, head metav1.TypeMeta, index int) (T, error)
 
 // decodeJSONList reads a LIST answer in JSON from r, decoding its items
@@ -66,10 +67,10 @@ func decodeJSONList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 			if d != nil {
 				return errors.New(`two "items" fields`)
 			}
-			if err := checkListType(head, want); err != nil && head.Kind != "" && head.APIVersion != "" {
+			seen := itemHead(head, want)
+			if err := checkListType(seen, want); err != nil && seen.Kind != "" && seen.APIVersion != "" {
 				return err // known to be wrong before any item is handed over
 			}
-			seen := head
 			d = newItemDecoder(func(data []byte, index int) (T, error) { return decodeItem(data, seen, index) }, part)
 			return s.eachItem(d.addWith)
 		}
@@ -138,6 +139,23 @@ func (s *jsonScanner) eachItem(add func(read func([]byte) ([]byte, error)) error
 	}
 }
 
+// itemHead is the kind and apiVersion a list's items are read with, given
+// those the list named before them (head) and those the request asked
+// for (want). A list that names its kind but not, or not yet, its
+// apiVersion is taken as in the version asked: apimachinery writes a CBOR
+// list's apiVersion after its items, and a server not built on it may
+// name none (an unstructured list that names none is in the version asked,
+// see checkListType). An apiVersion the list names after its items must
+// still be the version asked (checkListType, once the list is read)
+// (TestAJSONUnstructuredListThatNamesNoAPIVersionIsTakenAsInTheVersionAsked,
+// TestACBORListsItemsAreReadAsOfTheVersionAskedAndTheListMustBeInIt).
+func itemHead(head, want metav1.TypeMeta) metav1.TypeMeta {
+	if head.Kind != "" && head.APIVersion == "" {
+		head.APIVersion = want.APIVersion
+	}
+	return head
+}
+
 // checkListType checks the kind and apiVersion a LIST answered with
 // against want (see decodeJSONList).
 func checkListType(got, want metav1.TypeMeta) error {
@@ -190,10 +208,22 @@ func unstructuredItem(m map[string]any, head metav1.TypeMeta, index int) (*unstr
 	u := &unstructured.Unstructured{Object: m}
 	if u.GetKind() == "" && u.GetAPIVersion() == "" {
 		if head.Kind == "" || head.APIVersion == "" {
-			return nil, fmt.Errorf("%w: list item %d names no kind and apiVersion, and the list names its own only after its items", ErrUnexpectedObject, index)
+			return nil, fmt.Errorf("%w: list item %d names no kind and apiVersion, and the list names no %s ahead of its items for it to take", ErrUnexpectedObject, index, missingType(head))
 		}
 		u.SetKind(strings.TrimSuffix(head.Kind, "List"))
 		u.SetAPIVersion(head.APIVersion)
 	}
 	return u, nil
+}
+
+// missingType names what of a kind and apiVersion head lacks.
+func missingType(head metav1.TypeMeta) string {
+	switch {
+	case head.Kind == "" && head.APIVersion == "":
+		return "kind and apiVersion"
+	case head.Kind == "":
+		return "kind"
+	default:
+		return "apiVersion"
+	}
 }

@@ -63,3 +63,23 @@ func TestACBORListOfABuiltInResourceWithItsKindLastIsReadAsUnstructured(t *testi
 	require.Len(t, got, 1)
 	assert.Equal(t, []string{"v1", "ConfigMap", "c"}, []string{got[0].GetAPIVersion(), got[0].GetKind(), got[0].GetName()})
 }
+
+// A list whose items come before its kind and which names no apiVersion
+// at all (a server not built on apimachinery) is read as in the version
+// asked, as when its kind comes first; asked for no version, its items
+// have none to take, and the error says so rather than that the list
+// names its type after its items.
+func TestACBORListWithItsKindLastThatNamesNoAPIVersionIsTakenAsInTheVersionAsked(t *testing.T) {
+	body := []byte("\xd9\xd9\xf7\xa3Eitems\x81\xa1Hmetadata\xa2DnameAcOresourceVersionB67Hmetadata\xa1OresourceVersionB67DkindMConfigMapList")
+	var got []*unstructured.Unstructured
+	_, err := decodeCBORList(bytes.NewReader(body), metav1.TypeMeta{APIVersion: "v1"}, unstructuredCBORItem, collect(&got))
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, []string{"v1", "ConfigMap", "c"}, []string{got[0].GetAPIVersion(), got[0].GetKind(), got[0].GetName()})
+
+	got = nil
+	_, err = decodeCBORList(bytes.NewReader(body), anyList, unstructuredCBORItem, collect(&got))
+	require.ErrorIs(t, err, ErrUnexpectedObject)
+	assert.ErrorContains(t, err, "the list names no apiVersion ahead of its items")
+	assert.Empty(t, got)
+}
