@@ -168,9 +168,10 @@ func (w *arrival) shows(obj informer.Object) bool {
 // OnAdd, OnUpdate and OnDelete make arrivals a sharedinformer.Handler:
 // an update shows its old state as well as its new one (the cache held
 // both, in that order), and wakes the keys once, when both are marked.
-// An update to an object of another UID (a relist found the object
-// deleted and made again) deletes the old object
-// (TestARelistThatReplacesAnObjectLetsTheDeletesAfterItArrive).
+// A relist that finds an object deleted and made again comes from the
+// informer as a delete of the old UID and an add of the new
+// (TestARelistThatReplacesAnObjectLetsTheDeletesAfterItArrive); an
+// update between two UIDs, should one come, is taken the same way.
 func (a *arrivals[T]) OnAdd(obj T, _ bool) { a.changed(change[T]{obj: obj}) }
 
 func (a *arrivals[T]) OnUpdate(old, obj T) {

@@ -87,9 +87,9 @@ func replaceByRelist(t *testing.T, ctx context.Context, inf *si.Informer[*corev1
 }
 
 // A relist that finds an object deleted and made again tells handlers
-// of an update from one UID to the other, never of the delete: a delete
-// of the old UID is marked by it, so a delete of unknown UID after that
-// one arrives in its turn, not at MaxHold.
+// of the old UID's delete (final state unknown), then of the new object:
+// a delete of the old UID is marked by it, so a delete of unknown UID
+// after that one arrives in its turn, not at MaxHold.
 func TestARelistThatReplacesAnObjectLetsTheDeletesAfterItArrive(t *testing.T) {
 	inf, api, ctx := relistCache(t)
 	g, c, _ := opaqueGuardOn(t, inf, time.Hour)
@@ -115,7 +115,7 @@ func TestARelistThatReplacesAnObjectLetsTheDeletesAfterItArrive(t *testing.T) {
 	held, _, _ := g.Hold(ownerA)
 	require.False(t, held)
 	held, _, _ = g.Hold(ownerB)
-	require.False(t, held, "B is held though the cache and the handler have applied uid-2's delete: A's delete of uid-1, in B's after, is never marked (the relist told an update uid-1 -> uid-2), so B waits for MaxHold and runs stale")
+	require.False(t, held, "B is held though the cache and the handler have applied uid-2's delete: A's delete of uid-1, in B's after, is never marked by the relist that replaced uid-1 with uid-2, so B waits for MaxHold and runs stale")
 }
 
 // The key of a delete seen once the cache holds another object of its
@@ -144,7 +144,8 @@ func TestADeleteSeenByAReplacingRelistWakesItsKey(t *testing.T) {
 		require.True(t, held)
 	})
 	now, _ := inf.Indexer().Get(key)
-	c.arrivals.OnUpdate(old, now) // what the relist tells the handler
+	c.arrivals.OnDelete(old, true) // what the relist tells the handler:
+	c.arrivals.OnAdd(now, false)   // uid-1 deleted, uid-2 added
 
 	select {
 	case <-wake:

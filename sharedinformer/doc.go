@@ -105,7 +105,12 @@
 //     replaying events (pitfall 1). Proved by
 //     TestADeleteMissedDuringAnOutageArrivesWithFinalStateUnknown,
 //     TestDeletesMissedDuringAnOutageReachEveryHandlerWithFinalStateUnknown
-//     and ExampleHandler_finalStateUnknown.
+//     and ExampleHandler_finalStateUnknown. So does an object a relist
+//     finds deleted and made again under its name (another UID): the
+//     handlers hear OnDelete(old, true), then OnAdd of the new object,
+//     not an update from one object to another (client-go sends an
+//     update). Proved by
+//     TestADeletionTheWatchMissedBehindARecreatedNameReachesHandlersAsADelete.
 //   - A handler added late first receives the current cache as
 //     OnAdd(obj, true); its Registration syncs once it has handled them.
 //     Proved by TestALateHandlerGetsTheCacheReplayedAsItsInitialList and

@@ -17,7 +17,10 @@ import (
 // to hear. Dropping a delete is the dangerous case: a controller that
 // never hears its object go away never deletes what it made for it (a
 // child is stranded). The predicates here pass every delete for that
-// reason.
+// reason. An object a relist finds deleted and made again under its name
+// comes as a delete and an add, never as an update between two objects
+// that GenerationChanged could drop
+// (TestAGenerationChangedHandlerHearsOfAnObjectARelistFoundDeletedAndMadeAgain).
 type Predicate[T informer.Object] struct {
 	Add    func(obj T) bool
 	Update func(oldObj, newObj T) bool

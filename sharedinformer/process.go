@@ -59,16 +59,34 @@ func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool
 	if err := i.indexer.Update(d.Object); err != nil {
 		return err
 	}
+	if d.Type == deltafifo.Replaced && replacedByAnother(old, d.Object) {
+		// A relist found the cached object deleted and another made
+		// under its name while the watch was down: a deletion the watch
+		// missed, then a new object, as a watch would have told them,
+		// not an update from one object to another (client-go sends an
+		// update). So every handler hears of the delete, a filter that
+		// passes every delete included, and of the new object
+		// (TestADeletionTheWatchMissedBehindARecreatedNameReachesHandlersAsADelete,
+		// TestAGenerationChangedHandlerHearsOfAnObjectARelistFoundDeletedAndMadeAgain).
+		i.distribute(notification[T]{kind: deleteNotification, obj: old, flag: true}, false)
+		i.distribute(notification[T]{kind: addNotification, obj: d.Object, flag: initial}, false)
+		return nil
+	}
 	// A Sync, or a relisted object whose resourceVersion did not change,
 	// is a reminder, not a change: only handlers due for a resync get it.
-	// Not if its UID changed (client-go looks at the resourceVersion
-	// only): a server that counts versions per object gives an object
-	// deleted and made again during a relist's gap its old version
-	// (TestARelistReplacingAnObjectAtTheSameVersionReachesTheArrivalsHandler).
 	isResync := d.Type == deltafifo.Sync ||
-		(d.Type == deltafifo.Replaced && old.GetResourceVersion() == d.Object.GetResourceVersion() && old.GetUID() == d.Object.GetUID())
+		(d.Type == deltafifo.Replaced && old.GetResourceVersion() == d.Object.GetResourceVersion())
 	i.distribute(notification[T]{kind: updateNotification, old: old, obj: d.Object}, isResync)
 	return nil
+}
+
+// replacedByAnother reports whether obj, listed under old's key, is
+// another object: both have a UID, and they differ. A server that counts
+// versions per object may give the new one the old one's resourceVersion
+// (TestARelistReplacingAnObjectAtTheSameVersionReachesTheArrivalsHandler),
+// so the UID, not the version, tells them apart.
+func replacedByAnother[T informer.Object](old, obj T) bool {
+	return old.GetUID() != "" && obj.GetUID() != "" && old.GetUID() != obj.GetUID()
 }
 
 // distribute hands n to every handler, or, for a resync, to the handlers
