@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
@@ -52,6 +53,77 @@ func createWebAndDrainingEnv(t *testing.T, ctx context.Context, net *fakeapiserv
 	}
 }
 
+// memberReconciler is sharding.Reconciler around reconcile for shard's
+// ConfigMaps in default on net, over shard's informer of them
+// (memberInformer), synced when it returns, and returned too. ctx must
+// end when the test does (t.Context or one made from it): the factory is
+// waited for as the test ends.
+func memberReconciler(t *testing.T, ctx context.Context, net *fakeapiserver.InMemory, shard sharding.Shard, reconcile workqueue.ReconcileFunc[informer.Key]) (workqueue.ReconcileFunc[informer.Key], *si.Informer[*corev1.ConfigMap]) {
+	t.Helper()
+	factory, cms := memberInformer(t, ctx, net, shard)
+	t.Cleanup(factory.Wait)
+	return sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps", reconcile), cms
+}
+
+// runByRingKey runs, until ctx ends, shard's controller of the
+// ConfigMaps in default on net: a queue that gets every object of the
+// shard under its ring key (byRingKey), one of the two ways Reconciler's
+// doc allows, and workqueue.Run with opts giving each key to
+// memberReconciler around reconcile. It returns, once the informer has
+// synced, the queue (for GaveUp), which is shut down as the test ends.
+// ctx is as memberReconciler's.
+func runByRingKey(t *testing.T, ctx context.Context, net *fakeapiserver.InMemory, shard sharding.Shard, reconcile workqueue.ReconcileFunc[informer.Key], opts workqueue.RunOptions[informer.Key]) *workqueue.Queue[informer.Key] {
+	t.Helper()
+	reconcile, cms := memberReconciler(t, ctx, net, shard, reconcile)
+	queue := workqueue.New(workqueue.Options[informer.Key]{})
+	t.Cleanup(queue.ShutDown)
+	must(cms.AddEventHandler(byRingKey(queue)))
+	go workqueue.Run(ctx, queue, reconcile, opts)
+	return queue
+}
+
+// envMember is member m1 of the test ring with ConfigMap web and a
+// draining web-env under it (createWebAndDrainingEnv), both keyed
+// default/web, on a server that refuses web-env's PATCHes while refuse
+// says so (refusingEnvPatches): a drain whose acknowledgement fails for
+// another object than the key's own.
+type envMember struct {
+	shard   sharding.Shard
+	admin   *rest.RESTClient               // the test's own client of the server
+	patches *atomic.Int32                  // PATCHes of web-env so far, refused or not
+	queue   *workqueue.Queue[informer.Key] // the member's queue
+}
+
+// runEnvMember creates that scene and runs m1's controller of it until
+// the test ends: runByRingKey with reconcile as web's own and opts. It
+// returns once the member's informer has synced; the server closes when
+// the test ends, after the member has stopped.
+func runEnvMember(t *testing.T, refuse func(n int32) bool, reconcile workqueue.ReconcileFunc[informer.Key], opts workqueue.RunOptions[informer.Key]) *envMember {
+	t.Helper()
+	net, patches := refusingEnvPatches(refuse)
+	t.Cleanup(net.Close)
+	m := &envMember{shard: sharding.Shard{Ring: ring, Member: "m1"}, admin: must(testenv.CoreV1Client(net.Config())), patches: patches}
+	createWebAndDrainingEnv(t, t.Context(), net, m.shard)
+	m.queue = runByRingKey(t, t.Context(), net, m.shard, reconcile, opts)
+	return m
+}
+
+// envDrainLabel is web-env's drain label on the server ("" once its
+// drain is acknowledged).
+func (m *envMember) envDrainLabel(t *testing.T) string {
+	t.Helper()
+	return drainLabelOf(t.Context(), t, m.admin, m.shard, "web-env")
+}
+
+// drainLabelOf reads the ConfigMap default/name's drain label of shard
+// from the API server.
+func drainLabelOf(ctx context.Context, t *testing.T, admin *rest.RESTClient, shard sharding.Shard, name string) string {
+	t.Helper()
+	var got corev1.ConfigMap
+	require.NoError(t, admin.Get().Namespace("default").Resource("configmaps").Name(name).Do(ctx).Into(&got))
+	return got.Labels[shard.DrainLabel()]
+}
+
 // An acknowledgement that fails for another object under the same key
 // (a webhook that refuses web-env's PATCH, say) does not keep the
 // object at the key from its reconcile: the reconcile runs, and the
@@ -84,34 +156,14 @@ func TestAFailedAcknowledgementOfAnotherObjectDoesNotStarveTheKeysOwn(t *testing
 // this member, with nothing left to bring its key back.
 func TestATerminalReconcileStillRetriesAnotherObjectsFailedAcknowledgement(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
-		net, patches := refusingEnvPatches(func(n int32) bool { return n == 1 }) // one transient failure
-		t.Cleanup(net.Close)
-		shard := sharding.Shard{Ring: ring, Member: "m1"}
-		createWebAndDrainingEnv(t, ctx, net, shard)
-		factory, cms := memberInformer(t, ctx, net, shard)
-		defer factory.Wait()
-		defer cancel()
-		// The member keys by ring key (EnqueueMapped with RingKey), one of
-		// the two ways Reconciler's doc allows.
-		queue := workqueue.New(workqueue.Options[informer.Key]{})
-		defer queue.ShutDown()
-		must(cms.AddEventHandler(si.EnqueueMapped[*corev1.ConfigMap](queue, func(cm *corev1.ConfigMap) []informer.Key {
-			ns, name, _ := strings.Cut(sharding.RingKey(cm), "/")
-			return []informer.Key{{Namespace: ns, Name: name}}
-		})))
-		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
+		m := runEnvMember(t, func(n int32) bool { return n == 1 }, // one transient failure
 			func(context.Context, informer.Key) (workqueue.Result, error) {
 				return workqueue.Result{}, workqueue.Terminal(errors.New("web's spec is invalid"))
-			})
-		go workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{OnError: func(informer.Key, error) {}})
+			}, workqueue.RunOptions[informer.Key]{OnError: func(informer.Key, error) {}})
 
 		time.Sleep(time.Minute)
-		require.GreaterOrEqual(t, patches.Load(), int32(2), "web-env's acknowledgement was refused once and tried again")
-		var got corev1.ConfigMap
-		admin := must(testenv.CoreV1Client(net.Config()))
-		require.NoError(t, admin.Get().Namespace("default").Resource("configmaps").Name("web-env").Do(ctx).Into(&got))
-		require.Empty(t, got.Labels[shard.DrainLabel()],
-			"web-env is still draining a minute after one failed acknowledgement: web's Terminal gave the key up (%d PATCHes of web-env)", patches.Load())
+		require.GreaterOrEqual(t, m.patches.Load(), int32(2), "web-env's acknowledgement was refused once and tried again")
+		require.Empty(t, m.envDrainLabel(t),
+			"web-env is still draining a minute after one failed acknowledgement: web's Terminal gave the key up (%d PATCHes of web-env)", m.patches.Load())
 	})
 }

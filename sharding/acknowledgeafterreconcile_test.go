@@ -3,7 +3,6 @@ package sharding_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -17,7 +16,6 @@ import (
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharding"
-	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/testenv"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -32,33 +30,15 @@ import (
 // Terminal) and no object waits on another's refusal").
 func TestAPanickingReconcileStillRetriesAnotherObjectsFailedAcknowledgementUnderACappedRetryQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
-		net, patches := refusingEnvPatches(func(n int32) bool { return n <= 6 }) // a transient fault
-		t.Cleanup(net.Close)
-		shard := sharding.Shard{Ring: ring, Member: "m1"}
-		createWebAndDrainingEnv(t, ctx, net, shard)
-		factory, cms := memberInformer(t, ctx, net, shard)
-		defer factory.Wait()
-		defer cancel()
-		queue := workqueue.New(workqueue.Options[informer.Key]{})
-		defer queue.ShutDown()
-		must(cms.AddEventHandler(si.EnqueueMapped[*corev1.ConfigMap](queue, func(cm *corev1.ConfigMap) []informer.Key {
-			ns, name, _ := strings.Cut(sharding.RingKey(cm), "/")
-			return []informer.Key{{Namespace: ns, Name: name}}
-		})))
-		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
+		m := runEnvMember(t, func(n int32) bool { return n <= 6 }, // a transient fault
 			func(context.Context, informer.Key) (workqueue.Result, error) {
 				panic("a bug in the reconcile of ConfigMap web")
-			})
-		go workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{MaxRetries: 5, OnError: func(informer.Key, error) {}})
+			}, workqueue.RunOptions[informer.Key]{MaxRetries: 5, OnError: func(informer.Key, error) {}})
 
 		time.Sleep(time.Minute)
-		var got corev1.ConfigMap
-		admin := must(testenv.CoreV1Client(net.Config()))
-		require.NoError(t, admin.Get().Namespace("default").Resource("configmaps").Name("web-env").Do(ctx).Into(&got))
-		require.Empty(t, got.Labels[shard.DrainLabel()],
+		require.Empty(t, m.envDrainLabel(t),
 			"web-env is still draining a minute after its acknowledgement was refused 6 times: web's panic gave the key up (%d PATCHes of web-env, %d keys given up)",
-			patches.Load(), queue.GaveUp())
+			m.patches.Load(), m.queue.GaveUp())
 	})
 }
 
@@ -75,7 +55,7 @@ func TestAPanickingReconcileStillRetriesAnotherObjectsFailedAcknowledgementUnder
 // not 100 ms.
 func TestADeferredAcknowledgementComesBackSoonEvenWhenTheKeysOwnReconcileFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
+		ctx := t.Context()
 		net := fakeapiserver.ServeInMemory(fakeapiserver.New())
 		t.Cleanup(net.Close)
 		shard := sharding.Shard{Ring: ring, Member: "m1"}
@@ -90,18 +70,9 @@ func TestADeferredAcknowledgementComesBackSoonEvenWhenTheKeysOwnReconcileFails(t
 		} {
 			require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").Body(cm).Do(ctx).Error())
 		}
-		factory, cms := memberInformer(t, ctx, net, shard)
-		defer factory.Wait()
-		defer cancel()
-		queue := workqueue.New(workqueue.Options[informer.Key]{})
-		defer queue.ShutDown()
-		must(cms.AddEventHandler(si.EnqueueMapped[*corev1.ConfigMap](queue, func(cm *corev1.ConfigMap) []informer.Key {
-			ns, name, _ := strings.Cut(sharding.RingKey(cm), "/")
-			return []informer.Key{{Namespace: ns, Name: name}}
-		})))
 		letGo, began := make(chan struct{}), make(chan struct{})
 		var once sync.Once
-		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
+		runByRingKey(t, ctx, net, shard,
 			func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 				switch key.Name {
 				case "old":
@@ -116,19 +87,14 @@ func TestADeferredAcknowledgementComesBackSoonEvenWhenTheKeysOwnReconcileFails(t
 					return workqueue.Result{}, errors.New("a dependency of web is down")
 				}
 				return workqueue.Result{}, nil
-			})
-		go workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{Workers: 2, OnError: func(informer.Key, error) {}})
+			}, workqueue.RunOptions[informer.Key]{Workers: 2, OnError: func(informer.Key, error) {}})
 		receive(t, began, time.Minute)
 
 		// Re-parented to Deployment web, and drained, while old's call runs.
 		require.NoError(t, admin.Patch(types.MergePatchType).Namespace("default").Resource("configmaps").Name("web-env").
 			Body([]byte(`{"metadata":{"labels":{"`+shard.DrainLabel()+`":"true"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"deployment-web","controller":true}]}}`)).
 			Do(ctx).Error())
-		draining := func() bool {
-			var got corev1.ConfigMap
-			require.NoError(t, admin.Get().Namespace("default").Resource("configmaps").Name("web-env").Do(ctx).Into(&got))
-			return got.Labels[shard.DrainLabel()] != ""
-		}
+		draining := func() bool { return drainLabelOf(ctx, t, admin, shard, "web-env") != "" }
 		time.Sleep(time.Minute)
 		require.True(t, draining(), "held back while old's call, which held web-env as it began, runs")
 
@@ -150,23 +116,10 @@ func TestADeferredAcknowledgementComesBackSoonEvenWhenTheKeysOwnReconcileFails(t
 // harm is the false give-up, not a lost reconcile.
 func TestAKeysOwnFailureAfterAnotherObjectsRefusedAcknowledgementsIsStillRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
-		net, patches := refusingEnvPatches(func(n int32) bool { return n <= 6 }) // a transient fault
-		t.Cleanup(net.Close)
-		shard := sharding.Shard{Ring: ring, Member: "m1"}
-		createWebAndDrainingEnv(t, ctx, net, shard)
-		factory, cms := memberInformer(t, ctx, net, shard)
-		defer factory.Wait()
-		defer cancel()
-		queue := workqueue.New(workqueue.Options[informer.Key]{})
-		defer queue.ShutDown()
-		must(cms.AddEventHandler(si.EnqueueMapped[*corev1.ConfigMap](queue, func(cm *corev1.ConfigMap) []informer.Key {
-			ns, name, _ := strings.Cut(sharding.RingKey(cm), "/")
-			return []informer.Key{{Namespace: ns, Name: name}}
-		})))
 		var mu sync.Mutex
 		calls, reconciled := 0, false
-		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
+		var gaveUp []error
+		m := runEnvMember(t, func(n int32) bool { return n <= 6 }, // a transient fault
 			func(context.Context, informer.Key) (workqueue.Result, error) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -176,21 +129,19 @@ func TestAKeysOwnFailureAfterAnotherObjectsRefusedAcknowledgementsIsStillRetried
 				}
 				reconciled = true
 				return workqueue.Result{}, nil
-			})
-		var gaveUp []error
-		go workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{MaxRetries: 5, OnError: func(_ informer.Key, err error) {
-			if _, ok := errors.AsType[*workqueue.RetryLimitError](err); ok {
-				mu.Lock()
-				gaveUp = append(gaveUp, err)
-				mu.Unlock()
-			}
-		}})
+			}, workqueue.RunOptions[informer.Key]{MaxRetries: 5, OnError: func(_ informer.Key, err error) {
+				if _, ok := errors.AsType[*workqueue.RetryLimitError](err); ok {
+					mu.Lock()
+					gaveUp = append(gaveUp, err)
+					mu.Unlock()
+				}
+			}})
 
 		time.Sleep(time.Minute)
 		mu.Lock()
 		defer mu.Unlock()
 		require.GreaterOrEqual(t, calls, 7)
-		require.Empty(t, gaveUp, "web's first own failure was given up at once, its budget spent on web-env's refused acknowledgements (web-env's ack PATCHes: %d; web's reconciles: %d, rerun by web-env's delete event and succeeded: %v)", patches.Load(), calls, reconciled)
+		require.Empty(t, gaveUp, "web's first own failure was given up at once, its budget spent on web-env's refused acknowledgements (web-env's ack PATCHes: %d; web's reconciles: %d, rerun by web-env's delete event and succeeded: %v)", m.patches.Load(), calls, reconciled)
 	})
 }
 
@@ -206,17 +157,14 @@ func TestAKeysOwnFailureAfterAnotherObjectsRefusedAcknowledgementsIsStillRetried
 // from the one about to reconcile it.)
 func TestADrainUnderARingKeyIsNotLetGoBeforeThatKeysOwnReconcileRuns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
+		ctx := t.Context()
 		net := fakeapiserver.ServeInMemory(fakeapiserver.New())
 		t.Cleanup(net.Close)
 		shard := sharding.Shard{Ring: ring, Member: "m1"}
 		createWebAndDrainingEnv(t, ctx, net, shard)
-		factory, cms := memberInformer(t, ctx, net, shard)
-		defer factory.Wait()
-		defer cancel()
 		admin := must(testenv.CoreV1Client(net.Config()))
 		var during map[string]string // web-env's labels on the server while web's reconcile runs
-		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
+		reconcile, _ := memberReconciler(t, ctx, net, shard,
 			func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 				var env corev1.ConfigMap
 				require.NoError(t, admin.Get().Namespace("default").Resource("configmaps").Name("web-env").Do(ctx).Into(&env))
