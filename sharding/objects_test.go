@@ -57,8 +57,9 @@ func controlledByConfigMap(owner *corev1.ConfigMap) []metav1.OwnerReference {
 	return []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, Controller: &isController}}
 }
 
-// adopt makes parent the controller of the ConfigMap name, which had
-// none (a ReplicaSet adopting an orphan Pod), by a merge patch.
+// adopt makes parent the controller of the ConfigMap name (a ReplicaSet
+// adopting an orphan Pod, or a Pod moving to another ReplicaSet) by a
+// merge patch whose owner references replace any it had.
 func (c *fakeCluster) adopt(ctx context.Context, t *testing.T, parent *corev1.ConfigMap, name string) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"controller":true}]}}`,

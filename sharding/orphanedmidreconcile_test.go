@@ -2,20 +2,15 @@ package sharding_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // The mirror of TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain: a
@@ -28,102 +23,36 @@ import (
 // it has ended ("so no two members reconcile one object at once").
 func TestAChildOrphanedWhileItsParentsKeyIsReconciledDoesNotReachAnotherMemberMidReconcile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := newFakeCluster(t, nil)
-		ns, cfg := c.ns, c.cfg
-		ctx, cancel := context.WithCancel(t.Context())
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		defer cancel()
+		c, ctx, wg, held := startHeldRingKeyMembers(t, "parent")
+		ns := c.ns
+		// A parent and its child that the ring places on different members.
+		r := must(sharding.NewRing(held.members, 0))
+		parent := c.createConfigMap(ctx, t, "parent", "", nil)
+		child := c.createConfigMap(ctx, t, nameOff(r, ns, "child", r.Owner(ns+"/parent")), "", parent).Name
 
-		letGo := make(chan struct{})
-		began := make(chan string, 4)
-		var holdOnce sync.Once
-		var mu sync.Mutex
-		var parentName string
-		var held bool // a's reconcile of the parent's key is running
-		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-			runRingKeyReconcilerWith(ctx, t, cfg, ns, shard, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-				mu.Lock()
-				p := parentName
-				mu.Unlock()
-				if key.Name != p {
-					return workqueue.Result{}, nil
-				}
-				holdOnce.Do(func() {
-					mu.Lock()
-					held = true
-					mu.Unlock()
-					began <- shard.Member
-					select {
-					case <-letGo:
-					case <-ctx.Done():
-					}
-					mu.Lock()
-					held = false
-					mu.Unlock()
-				})
-				return workqueue.Result{}, nil
-			})
-		})
-		r := must(sharding.NewRing(members, 0))
-		var name string
-		for i := 0; ; i++ {
-			name = fmt.Sprintf("parent-%d", i)
-			if r.Owner(ns+"/"+name) != r.Owner(ns+"/child") {
-				break
-			}
-		}
-		mu.Lock()
-		parentName = name
-		mu.Unlock()
-		isController := true
-		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-		child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: ns,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: parent.UID, Controller: &isController}}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(child).Do(ctx).Error())
-
-		type labelling struct {
-			action, member string
-			whileHeld      bool
-		}
-		labelled := make(chan labelling, 16)
-		var counts sync.Map
-		startSharder(ctx, t, &wg, cfg, ns, &counts, func(sc *sharding.SharderConfig) {
-			sc.OnLabel = func(action string, key informer.Key, member string) {
-				if key.Name == "child" {
-					mu.Lock()
-					h := held
-					mu.Unlock()
-					labelled <- labelling{action, member, h}
-				}
-			}
-		})
+		labelled := startSharderReportingLabelsOf(ctx, t, wg, c.cfg, ns, child)
 		guard := time.Minute
-		holder := receive(t, began, guard)
-		require.Equal(t, r.Owner(ns+"/"+name), holder)
-		require.Equal(t, holder, labelOf(ctx, t, c.core, ns, "child"), "the child sits with its parent")
+		holder := receive(t, held.began, guard).member
+		require.Equal(t, r.Owner(ns+"/parent"), holder)
+		require.Equal(t, holder, labelOf(ctx, t, c.core, ns, child), "the child sits with its parent")
 		for len(labelled) > 0 {
 			<-labelled // its assignment with the parent
 		}
 
 		// The child is orphaned while its parent's key is reconciled.
-		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("child").
+		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name(child).
 			Body([]byte(`{"metadata":{"ownerReferences":null}}`)).Do(ctx).Error())
 
 		time.Sleep(10 * time.Second) // simulated: the drain, its acknowledgement and the move all fit many times
-		mu.Lock()
-		stillHeld := held
-		mu.Unlock()
-		require.True(t, stillHeld)
-		other := r.Owner(ns + "/child")
-		var steps []labelling
+		require.Empty(t, held.ended, "the reconcile of the parent's key is still held")
+		other := r.Owner(ns + "/" + child)
+		var steps []labelStep // all while the parent's key was held
 		for len(labelled) > 0 {
-			steps = append(steps, <-labelled)
+			steps = append(steps, (<-labelled).labelStep)
 		}
-		require.NotEqual(t, other, labelOf(ctx, t, c.core, ns, "child"),
+		require.NotEqual(t, other, labelOf(ctx, t, c.core, ns, child),
 			"the orphaned child reached %s while %s still reconciled its parent's key, which began with the child in it (sharder's steps: %+v)", other, holder, steps)
-		close(letGo)
+		held.release()
 	})
 }
 
@@ -137,88 +66,56 @@ func TestAChildOrphanedWhileItsParentsKeyIsReconciledDoesNotReachAnotherMemberMi
 // still runs. The child must not reach the new parent's member first.
 func TestAChildReparentedWhileItsOldParentsKeyIsReconciledDoesNotReachTheNewParentsMemberMidReconcile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := newFakeCluster(t, nil)
-		ns, cfg := c.ns, c.cfg
-		ctx, cancel := context.WithCancel(t.Context())
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		defer cancel()
-
-		letGo := make(chan struct{})
-		began := make(chan string, 4)
-		var holdOnce sync.Once
-		var mu sync.Mutex
-		var oldName string
-		held := false
-		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-			runRingKeyReconcilerWith(ctx, t, cfg, ns, shard, func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
-				mu.Lock()
-				p := oldName
-				mu.Unlock()
-				if key.Name != p {
-					return workqueue.Result{}, nil
-				}
-				holdOnce.Do(func() {
-					mu.Lock()
-					held = true
-					mu.Unlock()
-					began <- shard.Member
-					select {
-					case <-letGo:
-					case <-ctx.Done():
-					}
-					mu.Lock()
-					held = false
-					mu.Unlock()
-				})
-				return workqueue.Result{}, nil
-			})
-		})
-		r := must(sharding.NewRing(members, 0))
-		var oldP, newP string
-		for i := 0; oldP == "" || newP == ""; i++ {
-			name := fmt.Sprintf("rs-%d", i)
-			switch r.Owner(ns + "/" + name) {
-			case members[0]:
-				if oldP == "" {
-					oldP = name
-				}
-			case members[1]:
-				if newP == "" {
-					newP = name
-				}
-			}
-		}
-		mu.Lock()
-		oldName = oldP
-		mu.Unlock()
-		isController := true
-		p1 := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: oldP, Namespace: ns}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(p1).Do(ctx).Into(p1))
-		p2 := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: newP, Namespace: ns}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(p2).Do(ctx).Into(p2))
-		child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "pod", Namespace: ns,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: oldP, UID: p1.UID, Controller: &isController}}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(child).Do(ctx).Error())
+		c, ctx, wg, held := startHeldRingKeyMembers(t, "rs-old")
+		ns := c.ns
+		// An old and a new parent that the ring places on different
+		// members, and a child of the old one.
+		r := must(sharding.NewRing(held.members, 0))
+		oldP := c.createConfigMap(ctx, t, "rs-old", "", nil)
+		newP := c.createConfigMap(ctx, t, nameOff(r, ns, "rs", r.Owner(ns+"/rs-old")), "", nil)
+		c.createConfigMap(ctx, t, "pod", "", oldP)
 
 		var counts sync.Map
-		startSharder(ctx, t, &wg, cfg, ns, &counts)
-		holder := receive(t, began, time.Minute)
-		require.Equal(t, members[0], holder)
+		startSharder(ctx, t, wg, c.cfg, ns, &counts)
+		holder := receive(t, held.began, time.Minute).member
+		require.Equal(t, r.Owner(ns+"/"+oldP.Name), holder)
 		require.Equal(t, holder, labelOf(ctx, t, c.core, ns, "pod"), "the child sits with its old parent")
 
 		// Re-parented while its old parent's key is reconciled.
-		adopt := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"controller":true}]}}`, newP, p2.UID)
-		require.NoError(t, c.core.Patch(types.MergePatchType).Namespace(ns).Resource("configmaps").Name("pod").
-			Body([]byte(adopt)).Do(ctx).Error())
+		c.adopt(ctx, t, newP, "pod")
 
 		time.Sleep(10 * time.Second) // simulated: the drain, its acknowledgement and the move all fit many times
-		mu.Lock()
-		stillHeld := held
-		mu.Unlock()
-		require.True(t, stillHeld)
-		require.NotEqual(t, members[1], labelOf(ctx, t, c.core, ns, "pod"),
-			"the re-parented child reached %s (its new parent's member) while %s still reconciled its old parent's key, which began with the child in it", members[1], holder)
-		close(letGo)
+		require.Empty(t, held.ended, "the reconcile of the old parent's key is still held")
+		newMember := r.Owner(ns + "/" + newP.Name)
+		require.NotEqual(t, newMember, labelOf(ctx, t, c.core, ns, "pod"),
+			"the re-parented child reached %s (its new parent's member) while %s still reconciled its old parent's key, which began with the child in it", newMember, holder)
+		held.release()
 	})
+}
+
+// heldRingKeyMembers is members a and b of the test ring, each
+// reconciling by ring key (runRingKeyReconcilerWith) with a
+// heldReconcile: the first reconcile of one key, on whichever member,
+// is held until the test releases it.
+type heldRingKeyMembers struct {
+	*heldReconcile
+	members []string // their ids, sorted
+}
+
+// startHeldRingKeyMembers starts a fake cluster and those members in it,
+// holding the first reconcile of the key named name, and returns once
+// each has begun a term: the cluster, the context they run in, which
+// ends with the test, and the WaitGroup of their goroutines, which the
+// test waits for as it ends.
+func startHeldRingKeyMembers(t *testing.T, name string) (*fakeCluster, context.Context, *sync.WaitGroup, *heldRingKeyMembers) {
+	t.Helper()
+	c := newFakeCluster(t, nil)
+	ctx := t.Context()
+	wg := new(sync.WaitGroup)
+	t.Cleanup(wg.Wait)
+	held := &heldRingKeyMembers{heldReconcile: holdFirstReconcileOf(name)}
+	held.members = startMembers(ctx, t, wg, c.cfg, c.ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
+		runRingKeyReconcilerWith(ctx, t, c.cfg, c.ns, shard, held.of(shard.Member))
+	})
+	return c, ctx, wg, held
 }
