@@ -175,38 +175,53 @@ func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key 
 func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client *rest.RESTClient, resource string, drained []T, busy *inFlight, c *call) error {
 	var errs []error
 	for _, obj := range drained {
-		if err := busy.waitFor(ctx, c, obj); err != nil {
+		err := acknowledge(ctx, client, resource, obj, shard, func(obj metav1.Object) error { return busy.waitFor(ctx, c, obj) })
+		if ctx.Err() != nil {
 			return errors.Join(append(errs, err)...)
 		}
-		errs = append(errs, acknowledge(ctx, client, resource, informer.KeyFor(obj), obj.GetResourceVersion(), shard))
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
-// acknowledge lets go of a drained object: one merge PATCH that removes
-// both labels if the object is still at resourceVersion rv. A 409 means
-// it changed since this member's cache saw it, often by the reconcile
-// that just ran under its key: acknowledge reads it from the API server
-// and, if it is still drained here, tries once more at the version read
-// (TestADrainUnderARingKeyIsLetGoThoughTheKeysReconcileWritesThatObjectEachPass);
+// acknowledge lets go of a drained object, once wait says no other call
+// may be reconciling it: one merge PATCH that removes both labels if the
+// object is still at the resourceVersion the cache gave. A 409 means it
+// changed since, often by the reconcile that just ran under its key:
+// acknowledge reads its metadata from the API server and, if it is the
+// same object (its UID) still drained here, waits again for what may hold
+// it now (a call that began reconciling it meanwhile) and tries once
+// more at the version read
+// (TestADrainUnderARingKeyIsLetGoThoughTheKeysReconcileWritesThatObjectEachPass,
+// TestAnAcknowledgementRetriedAfterA409WaitsForACallThatBeganReconcilingTheObjectMeanwhile,
+// TestAnAcknowledgementRetriedAfterA409DoesNotLetGoAnObjectOfAnotherUID);
 // a second 409 is left to the change's event, which brings the key back.
 // Each request gives up after shard's RequestTimeout on shard's Clock, an
 // error: the key is retried, marked KeepRetrying, since no later event
 // may bring it back and a queue's MaxRetries would leave the object
 // drained for ever
 // (TestADrainWhoseAcknowledgementFailedBrieflyIsLetGoUnderACappedRetryQueue).
-func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, key informer.Key, rv string, shard Shard) error {
-	err := patchAcknowledgement(ctx, client, resource, key, rv, shard)
+func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, obj metav1.Object, shard Shard, wait func(metav1.Object) error) error {
+	key := informer.KeyFor(obj)
+	err := wait(obj)
+	if err == nil {
+		err = patchAcknowledgement(ctx, client, resource, key, obj.GetResourceVersion(), shard)
+	}
 	if apierrors.IsConflict(err) {
-		var drainedHere bool
-		if rv, drainedHere, err = readDrain(ctx, client, resource, key, shard); err == nil && drainedHere {
-			err = patchAcknowledgement(ctx, client, resource, key, rv, shard)
+		var fresh *metav1.ObjectMeta
+		if fresh, err = readMetadata(ctx, client, resource, key, shard); err == nil && fresh.UID == obj.GetUID() &&
+			fresh.Labels[shard.Label()] == shard.Member && fresh.Labels[shard.DrainLabel()] != "" {
+			if err = wait(fresh); err == nil {
+				err = patchAcknowledgement(ctx, client, resource, key, fresh.ResourceVersion, shard)
+			}
 		}
 	}
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		return nil // deleted meanwhile, or changed again: see above
-	}
-	if err != nil {
+	case err != nil && ctx.Err() != nil:
+		return err
+	case err != nil:
 		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
 	}
 	return nil
@@ -224,25 +239,23 @@ func patchAcknowledgement(ctx context.Context, client *rest.RESTClient, resource
 		Resource(resource).Name(key.Name).Body(patch).Do(ctx).Error()
 }
 
-// readDrain reads the object at key from the API server (its metadata,
-// in JSON) and says at which resourceVersion it is, and whether it is
-// still labelled for this member and drained.
-func readDrain(ctx context.Context, client *rest.RESTClient, resource string, key informer.Key, shard Shard) (rv string, drainedHere bool, err error) {
+// readMetadata reads the metadata of the object at key from the API
+// server, in JSON.
+func readMetadata(ctx context.Context, client *rest.RESTClient, resource string, key informer.Key, shard Shard) (*metav1.ObjectMeta, error) {
 	ctx, cancel := informer.WithTimeout(ctx, shard.Clock, shard.requestTimeout())
 	defer cancel()
 	body, err := client.Get().NamespaceIfScoped(key.Namespace, key.Namespace != "").
 		Resource(resource).Name(key.Name).SetHeader("Accept", "application/json").Do(ctx).Raw()
 	if err != nil {
-		return "", false, err
+		return nil, err
 	}
 	var obj struct {
 		Metadata metav1.ObjectMeta `json:"metadata"`
 	}
 	if err := json.Unmarshal(body, &obj); err != nil {
-		return "", false, fmt.Errorf("sharding: reading %s: %w", key, err)
+		return nil, fmt.Errorf("sharding: reading %s: %w", key, err)
 	}
-	l := obj.Metadata.Labels
-	return obj.Metadata.ResourceVersion, l[shard.Label()] == shard.Member && l[shard.DrainLabel()] != "", nil
+	return &obj.Metadata, nil
 }
 
 // labelPatch is a JSON merge patch that sets (or, for nil, removes)

@@ -1,0 +1,203 @@
+package sharding_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/lister"
+	"github.com/listwatch/informer/sharding"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// scriptedServer is an in-memory stand-in for the API server whose
+// PATCH and GET answers a test scripts. It records every PATCH's body.
+type scriptedServer struct {
+	mu      sync.Mutex
+	bodies  [][]byte
+	onPatch func(n int, body []byte) (status int, resp []byte) // n counts from 1
+	onGet   func() (status int, resp []byte)
+}
+
+func (s *scriptedServer) client(t *testing.T) *rest.RESTClient {
+	srv := fakeapiserver.ServeInMemory(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		status, resp := http.StatusOK, []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`)
+		switch r.Method {
+		case http.MethodPatch:
+			s.mu.Lock()
+			s.bodies = append(s.bodies, body)
+			n := len(s.bodies)
+			s.mu.Unlock()
+			if s.onPatch != nil {
+				status, resp = s.onPatch(n, body)
+			}
+		case http.MethodGet:
+			if s.onGet != nil {
+				status, resp = s.onGet()
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(resp)
+	}))
+	t.Cleanup(srv.Close)
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	cfg := srv.Config()
+	cfg.ContentConfig = rest.ContentConfig{GroupVersion: &corev1.SchemeGroupVersion, NegotiatedSerializer: serializer.NewCodecFactory(scheme).WithoutConversion()}
+	cfg.APIPath = "/api"
+	return must(rest.RESTClientFor(cfg))
+}
+
+func (s *scriptedServer) patches() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, b := range s.bodies {
+		out = append(out, string(b))
+	}
+	return out
+}
+
+var conflict = []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","code":409,"message":"the object has been modified"}`)
+
+func configMapJSON(t *testing.T, cm *corev1.ConfigMap) []byte {
+	cm = cm.DeepCopy()
+	cm.APIVersion, cm.Kind = "v1", "ConfigMap"
+	b, err := json.Marshal(cm)
+	require.NoError(t, err)
+	return b
+}
+
+// acknowledge's second try (after a 409, at the resourceVersion a GET
+// read) does not wait again for the calls that may be reconciling the
+// object. Between the ring key's waitFor and that GET, the sharder took
+// the drain back (web-env undrained, rv 13: the ring moved back), the
+// member's cache saw it, and the object's own key began a reconcile of
+// it, as it should: web-env is this member's again. Then the sharder
+// drained it once more (rv 14). The GET sees "still drained here" and the
+// PATCH at rv 14 lets web-env go to another member while web-env's own
+// key is mid-reconcile here: the very overlap inFlight exists to prevent
+// (Reconciler's doc: "Nor is one of another key that may hold the
+// object: a drain waits for the calls of this Reconciler that may be
+// reconciling it").
+func TestAnAcknowledgementRetriedAfterA409WaitsForACallThatBeganReconcilingTheObjectMeanwhile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		shard := sharding.Shard{Ring: ring, Member: "a"}
+		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+		drained := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", UID: "uid-env", ResourceVersion: "12",
+			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
+		require.NoError(t, idx.Add(drained))
+		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+
+		var reconcile workqueue.ReconcileFunc[informer.Key]
+		inReconcile, release := make(chan struct{}), make(chan struct{})
+		ownDone := make(chan error, 1)
+		own := informer.KeyFor(drained)
+		srv := &scriptedServer{}
+		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+			if n != 1 {
+				return http.StatusOK, configMapJSON(t, drained)
+			}
+			// Meanwhile: the drain taken back (rv 13), seen by the
+			// cache; the own key's call begins and reconciles web-env.
+			undrained := drained.DeepCopy()
+			undrained.ResourceVersion = "13"
+			delete(undrained.Labels, shard.DrainLabel())
+			require.NoError(t, idx.Update(undrained))
+			go func() { _, err := reconcile(ctx, own); ownDone <- err }()
+			<-inReconcile
+			return http.StatusConflict, conflict
+		}
+		srv.onGet = func() (int, []byte) { // drained again (rv 14)
+			again := drained.DeepCopy()
+			again.ResourceVersion = "14"
+			return http.StatusOK, configMapJSON(t, again)
+		}
+		reconcile = sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
+			func(_ context.Context, key informer.Key) (workqueue.Result, error) {
+				if key == own {
+					close(inReconcile)
+					<-release
+				}
+				return workqueue.Result{}, nil
+			})
+
+		ringDone := make(chan error, 1)
+		go func() { _, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"}); ringDone <- err }()
+		defer func() { // end both calls, whatever the verdict
+			close(release)
+			<-ownDone
+			<-ringDone
+		}()
+		synctest.Wait()
+		require.Len(t, srv.patches(), 1,
+			"web-env was acknowledged (PATCHes %q) while a call of its own key was reconciling it: the PATCH after the 409's GET did not wait for it", srv.patches())
+	})
+}
+
+// acknowledge's GET after a 409 checks the object's labels, not its UID:
+// web-env deleted and made again under its name (a new UID), labelled
+// for this member and drained, is acknowledged at the new object's
+// resourceVersion by a call that waited (inFlight) only for the calls
+// holding the old one, and for an object this member's cache never held.
+// The PATCH carries no UID precondition either. Passing: no PATCH of
+// the new object, or one guarded by the old UID (which the API server
+// refuses with 409).
+func TestAnAcknowledgementRetriedAfterA409DoesNotLetGoAnObjectOfAnotherUID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		shard := sharding.Shard{Ring: ring, Member: "a"}
+		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+		drained := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", UID: "uid-old", ResourceVersion: "12",
+			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
+		require.NoError(t, idx.Add(drained))
+		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+		srv := &scriptedServer{}
+		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+			if n == 1 {
+				return http.StatusConflict, conflict
+			}
+			return http.StatusOK, configMapJSON(t, drained)
+		}
+		srv.onGet = func() (int, []byte) {
+			made := drained.DeepCopy()
+			made.UID, made.ResourceVersion = "uid-new", "30"
+			made.OwnerReferences = controlledBy("Deployment", "api", "uid-api")
+			return http.StatusOK, configMapJSON(t, made)
+		}
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
+			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		_, err := reconcile(t.Context(), informer.Key{Namespace: "ns", Name: "web"})
+		require.NoError(t, err)
+		for _, p := range srv.patches()[1:] {
+			var body struct {
+				Metadata struct {
+					UID types.UID `json:"uid"`
+				} `json:"metadata"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(p), &body))
+			require.Equal(t, types.UID("uid-old"), body.Metadata.UID,
+				"after a 409, web-env of UID uid-new (never in this member's cache) was acknowledged with %s, unguarded by the UID waited for", p)
+		}
+	})
+}
