@@ -56,9 +56,6 @@ func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool
 		i.distribute(notification[T]{kind: addNotification, obj: d.Object, flag: initial}, false)
 		return nil
 	}
-	if err := i.indexer.Update(d.Object); err != nil {
-		return err
-	}
 	if d.Type == deltafifo.Replaced && replacedByAnother(old, d.Object) {
 		// A relist found the cached object deleted and another made
 		// under its name while the watch was down: a deletion the watch
@@ -68,14 +65,28 @@ func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool
 		// passes every delete included, and of the new object
 		// (TestADeletionTheWatchMissedBehindARecreatedNameReachesHandlersAsADelete,
 		// TestAGenerationChangedHandlerHearsOfAnObjectARelistFoundDeletedAndMadeAgain).
+		// The delete is applied first, so a new object the index refuses
+		// leaves nothing cached, as on the watch path
+		// (TestARelistFindingAnIndexRejectedObjectOfANewUIDDoesNotKeepTheDeletedObject).
+		if err := i.indexer.Delete(old); err != nil {
+			return err
+		}
 		i.distribute(notification[T]{kind: deleteNotification, obj: old, flag: true}, false)
+		if err := i.indexer.Add(d.Object); err != nil {
+			return err
+		}
 		i.distribute(notification[T]{kind: addNotification, obj: d.Object, flag: initial}, false)
 		return nil
 	}
-	// A Sync, or a relisted object whose resourceVersion did not change,
-	// is a reminder, not a change: only handlers due for a resync get it.
+	if err := i.indexer.Update(d.Object); err != nil {
+		return err
+	}
+	// A Sync, or a relisted object whose resourceVersion and UID did not
+	// change, is a reminder, not a change: only handlers due for a resync
+	// get it. A UID that appears or goes at the same version is a change
+	// (TestARelistGivingAnObjectWithNoUIDAUIDAtTheSameVersionReachesHandlers).
 	isResync := d.Type == deltafifo.Sync ||
-		(d.Type == deltafifo.Replaced && old.GetResourceVersion() == d.Object.GetResourceVersion())
+		(d.Type == deltafifo.Replaced && old.GetResourceVersion() == d.Object.GetResourceVersion() && old.GetUID() == d.Object.GetUID())
 	i.distribute(notification[T]{kind: updateNotification, old: old, obj: d.Object}, isResync)
 	return nil
 }
