@@ -113,7 +113,16 @@
 // application/cbor, a WATCH in application/cbor-seq
 // (TestACBORCacheEqualsTheServerThroughEventsAndARelistWithTheGateOn,
 // TestACBORSourceReadsJSONWithoutFailingWithTheGateOff). Every LIST
-// answer is read in parts as it arrives, whatever its encoding. A
+// answer is read in parts as it arrives, whatever its encoding. An item
+// that names no type of its own (a built-in resource's) is read as of the
+// version the request named. A JSON list names its version before its
+// items; one that does not is held whole until it does
+// (TestAJSONListNamingAnotherAPIVersionAfterItsItemsHandsNoItemOverAsInTheVersionAsked).
+// A CBOR list names it after its items (apimachinery writes shorter keys
+// first), so its items are handed over as they come, and a list the
+// server answered in another version than asked fails at its end with
+// those parts already queued (kube-apiserver answers in the version
+// asked). A
 // ListerWatcher's name says what it asks ("widgets.example.com, offers
 // CBOR (unstructured)"); the KindList trace event says what came ("page
 // 1: 2 objects in JSON ...";

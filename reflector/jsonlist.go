@@ -55,6 +55,8 @@ func decodeJSONList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 	var head metav1.TypeMeta
 	var lm metav1.ListMeta
 	var d *itemDecoder[T]
+	var held []T // items read as of the version asked before the list named its own
+	holding := false
 	err := s.eachField(func(key string) error {
 		switch key {
 		case "kind":
@@ -71,7 +73,19 @@ func decodeJSONList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 			if err := checkListType(seen, want); err != nil && seen.Kind != "" && seen.APIVersion != "" {
 				return err // known to be wrong before any item is handed over
 			}
-			d = newItemDecoder(func(data []byte, index int) (T, error) { return decodeItem(data, seen, index) }, part)
+			deliver := part
+			if seen.APIVersion != head.APIVersion {
+				// Taken as the version asked, but the list may name another
+				// after its items (kube-apiserver names it first): hand
+				// nothing over until it has said
+				// (TestAJSONListNamingAnotherAPIVersionAfterItsItemsHandsNoItemOverAsInTheVersionAsked).
+				holding = true
+				deliver = func(objs []T) error {
+					held = append(held, objs...)
+					return nil
+				}
+			}
+			d = newItemDecoder(func(data []byte, index int) (T, error) { return decodeItem(data, seen, index) }, deliver)
 			return s.eachItem(d.addWith)
 		}
 		return s.skipValue()
@@ -83,6 +97,11 @@ func decodeJSONList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 	}
 	if err == nil {
 		err = checkListType(head, want)
+	}
+	if err == nil && holding && len(held) > 0 {
+		if err = part(held); err != nil {
+			return metav1.ListMeta{}, err // part's own error, as it is
+		}
 	}
 	if err == nil && d == nil {
 		// Taken as an empty list, it would delete the whole cache.
