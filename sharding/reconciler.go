@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,8 +61,18 @@ import (
 // their resource needs a Reconciler of its own, given their own keys.
 func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, reconcile workqueue.ReconcileFunc[informer.Key]) workqueue.ReconcileFunc[informer.Key] {
 	var busy inFlight
+	cached := func(key informer.Key) (metav1.Object, bool) {
+		var obj T
+		var err error
+		if key.Namespace == "" {
+			obj, err = objects.Get(key.Name)
+		} else {
+			obj, err = objects.Namespace(key.Namespace).Get(key.Name)
+		}
+		return obj, err == nil
+	}
 	letGo := func(ctx context.Context, drained []T, c *call) error {
-		return acknowledgeAll(ctx, shard, client, resource, drained, &busy, c)
+		return acknowledgeAll(ctx, shard, client, resource, drained, &busy, c, cached)
 	}
 	return func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 		c, leave := busy.enter(key)
@@ -172,10 +183,10 @@ func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key 
 // this Reconciler may be reconciling it (busy.waitFor): c has stopped
 // reconciling, so it waits only for calls that do
 // (TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo).
-func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client *rest.RESTClient, resource string, drained []T, busy *inFlight, c *call) error {
+func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client *rest.RESTClient, resource string, drained []T, busy *inFlight, c *call, cached func(informer.Key) (metav1.Object, bool)) error {
 	var errs []error
 	for _, obj := range drained {
-		err := acknowledge(ctx, client, resource, obj, shard, func(obj metav1.Object) error { return busy.waitFor(ctx, c, obj) })
+		err := acknowledge(ctx, client, resource, obj, shard, func(obj metav1.Object) error { return busy.waitFor(ctx, c, obj) }, cached)
 		if ctx.Err() != nil {
 			return errors.Join(append(errs, err)...)
 		}
@@ -187,32 +198,33 @@ func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client 
 // acknowledge lets go of a drained object, once wait says no other call
 // may be reconciling it: one merge PATCH that removes both labels if the
 // object is still at the resourceVersion the cache gave. A 409 means it
-// changed since, often by the reconcile that just ran under its key:
-// acknowledge reads its metadata from the API server and, if it is the
-// same object (its UID) still drained here, waits again for what may hold
-// it now (a call that began reconciling it meanwhile) and tries once
-// more at the version read
+// changed since, often by the reconcile that just ran under its key. So
+// acknowledge waits (polling, for at most shard's RequestTimeout) for the
+// cache to show the change, and, if the cache then holds the same object
+// (its UID) still drained here, waits again for what may hold it now and
+// tries once more at the cache's version: the same footing as the first
+// try, a version every call that begins later reads
 // (TestADrainUnderARingKeyIsLetGoThoughTheKeysReconcileWritesThatObjectEachPass,
 // TestAnAcknowledgementRetriedAfterA409WaitsForACallThatBeganReconcilingTheObjectMeanwhile,
-// TestAnAcknowledgementRetriedAfterA409DoesNotLetGoAnObjectOfAnotherUID);
-// a second 409 is left to the change's event, which brings the key back.
-// Each request gives up after shard's RequestTimeout on shard's Clock, an
-// error: the key is retried, marked KeepRetrying, since no later event
-// may bring it back and a queue's MaxRetries would leave the object
-// drained for ever
+// TestAnAcknowledgementRetriedAfterA409DoesNotLetGoAnObjectOfAnotherUID,
+// TestAnAcknowledgementRetriedAtAVersionTheCacheHasNotReachedDoesNotLetGoAnObjectALaterCallReconciles).
+// Anything else, or a second 409, is left to the change's event, which
+// brings the key back. Each request gives up after RequestTimeout on
+// shard's Clock, an error: the key is retried, marked KeepRetrying, since
+// no later event may bring it back and a queue's MaxRetries would leave
+// the object drained for ever
 // (TestADrainWhoseAcknowledgementFailedBrieflyIsLetGoUnderACappedRetryQueue).
-func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, obj metav1.Object, shard Shard, wait func(metav1.Object) error) error {
+func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, obj metav1.Object, shard Shard, wait func(metav1.Object) error, cached func(informer.Key) (metav1.Object, bool)) error {
 	key := informer.KeyFor(obj)
 	err := wait(obj)
 	if err == nil {
 		err = patchAcknowledgement(ctx, client, resource, key, obj.GetResourceVersion(), shard)
 	}
 	if apierrors.IsConflict(err) {
-		var fresh *metav1.ObjectMeta
-		if fresh, err = readMetadata(ctx, client, resource, key, shard); err == nil && fresh.UID == obj.GetUID() &&
-			fresh.Labels[shard.Label()] == shard.Member && fresh.Labels[shard.DrainLabel()] != "" {
-			if err = wait(fresh); err == nil {
-				err = patchAcknowledgement(ctx, client, resource, key, fresh.ResourceVersion, shard)
+		now, ok := cacheMoves(ctx, shard, key, obj.GetResourceVersion(), cached)
+		if ok && now.GetUID() == obj.GetUID() && now.GetLabels()[shard.Label()] == shard.Member && now.GetLabels()[shard.DrainLabel()] != "" {
+			if err = wait(now); err == nil {
+				err = patchAcknowledgement(ctx, client, resource, key, now.GetResourceVersion(), shard)
 			}
 		}
 	}
@@ -227,6 +239,41 @@ func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, 
 	return nil
 }
 
+// cacheMoves waits until the cache's object at key is not at
+// resourceVersion rv any more, polling every cachePoll on shard's Clock
+// for at most shard's RequestTimeout, and returns it; false if the cache
+// holds none by then, or it did not move, or ctx ended.
+func cacheMoves(ctx context.Context, shard Shard, key informer.Key, rv string, cached func(informer.Key) (metav1.Object, bool)) (metav1.Object, bool) {
+	clock := shard.Clock
+	if clock == nil {
+		clock = informer.RealClock{}
+	}
+	deadline := clock.Now().Add(shard.requestTimeout())
+	for {
+		now, ok := cached(key)
+		if !ok {
+			return nil, false
+		}
+		if now.GetResourceVersion() != rv {
+			return now, true
+		}
+		if !clock.Now().Before(deadline) {
+			return nil, false
+		}
+		tick := make(chan struct{})
+		t := clock.AfterFunc(cachePoll, func() { close(tick) })
+		select {
+		case <-tick:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false
+		}
+	}
+}
+
+// cachePoll is how often acknowledge looks at the cache after a 409.
+const cachePoll = 10 * time.Millisecond
+
 // patchAcknowledgement sends acknowledge's PATCH, guarded by rv.
 func patchAcknowledgement(ctx context.Context, client *rest.RESTClient, resource string, key informer.Key, rv string, shard Shard) error {
 	patch, err := labelPatch(rv, map[string]*string{shard.Label(): nil, shard.DrainLabel(): nil})
@@ -237,25 +284,6 @@ func patchAcknowledgement(ctx context.Context, client *rest.RESTClient, resource
 	defer cancel()
 	return client.Patch(types.MergePatchType).NamespaceIfScoped(key.Namespace, key.Namespace != "").
 		Resource(resource).Name(key.Name).Body(patch).Do(ctx).Error()
-}
-
-// readMetadata reads the metadata of the object at key from the API
-// server, in JSON.
-func readMetadata(ctx context.Context, client *rest.RESTClient, resource string, key informer.Key, shard Shard) (*metav1.ObjectMeta, error) {
-	ctx, cancel := informer.WithTimeout(ctx, shard.Clock, shard.requestTimeout())
-	defer cancel()
-	body, err := client.Get().NamespaceIfScoped(key.Namespace, key.Namespace != "").
-		Resource(resource).Name(key.Name).SetHeader("Accept", "application/json").Do(ctx).Raw()
-	if err != nil {
-		return nil, err
-	}
-	var obj struct {
-		Metadata metav1.ObjectMeta `json:"metadata"`
-	}
-	if err := json.Unmarshal(body, &obj); err != nil {
-		return nil, fmt.Errorf("sharding: reading %s: %w", key, err)
-	}
-	return &obj.Metadata, nil
 }
 
 // labelPatch is a JSON merge patch that sets (or, for nil, removes)

@@ -1,0 +1,89 @@
+package sharding_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/lister"
+	"github.com/listwatch/informer/sharding"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// An acknowledgement retried after a 409 is sent only at a version the
+// member's cache holds, so every call that begins later reads the object
+// drained. Here the cache moves to rv 13, undrained (the drain taken
+// back), while the API server already holds rv 14, drained again; web-env's
+// own key, enqueued by rv 13, begins and reconciles it, as the cache says
+// it is this member's. No PATCH at rv 14 may let it go meanwhile.
+func TestAnAcknowledgementRetriedAtAVersionTheCacheHasNotReachedDoesNotLetGoAnObjectALaterCallReconciles(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		shard := sharding.Shard{Ring: ring, Member: "a"}
+		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+		drained := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", UID: "uid-env", ResourceVersion: "12",
+			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
+		require.NoError(t, idx.Add(drained))
+		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+
+		var reconcile workqueue.ReconcileFunc[informer.Key]
+		inReconcile, release := make(chan struct{}), make(chan struct{})
+		ownDone := make(chan error, 1)
+		ownStarted := false
+		own := informer.KeyFor(drained)
+		srv := &scriptedServer{}
+		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+			if n == 1 {
+				// The drain taken back (rv 13), seen by the cache; no
+				// call of web-env's own key has begun yet.
+				undrained := drained.DeepCopy()
+				undrained.ResourceVersion = "13"
+				delete(undrained.Labels, shard.DrainLabel())
+				require.NoError(t, idx.Update(undrained))
+				return http.StatusConflict, conflict
+			}
+			// The retry at rv 14, sent after its wait: web-env's own key,
+			// enqueued by rv 13, begins now and reconciles web-env, which
+			// the cache (rv 13) says is this member's.
+			ownStarted = true
+			go func() { _, err := reconcile(ctx, own); ownDone <- err }()
+			<-inReconcile
+			return http.StatusOK, configMapJSON(t, drained)
+		}
+		srv.onGet = func() (int, []byte) { // drained again (rv 14), not yet in the cache
+			again := drained.DeepCopy()
+			again.ResourceVersion = "14"
+			return http.StatusOK, configMapJSON(t, again)
+		}
+		reconcile = sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
+			func(_ context.Context, key informer.Key) (workqueue.Result, error) {
+				if key == own {
+					close(inReconcile)
+					<-release
+				}
+				return workqueue.Result{}, nil
+			})
+
+		ringDone := make(chan error, 1)
+		go func() { _, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"}); ringDone <- err }()
+		synctest.Wait()
+		patches := srv.patches()
+		close(release)
+		cancel()
+		if ownStarted {
+			<-ownDone
+		}
+		<-ringDone
+		require.Len(t, patches, 1,
+			"web-env was acknowledged at rv 14, which its cache did not hold (PATCHes %q), while a call of its own key that began after the retry's wait, reading rv 13 (undrained), was reconciling it", patches)
+	})
+}
