@@ -116,8 +116,11 @@
 // answer is read in parts as it arrives, whatever its encoding. An item
 // that names no type of its own (a built-in resource's) is read as of the
 // version the request named. A JSON list names its version before its
-// items; one that does not is held whole until it does
-// (TestAJSONListNamingAnotherAPIVersionAfterItsItemsHandsNoItemOverAsInTheVersionAsked).
+// items; one that names another fails before any item is handed over,
+// and one that names none by then is held whole until it does
+// (TestAJSONListNamingAnotherAPIVersionBeforeItsItemsAndItsKindAfterHandsNoItemOver,
+// TestAJSONListNamingAnotherAPIVersionAfterItsItemsHandsNoItemOverAsInTheVersionAsked,
+// TestAJSONListNamingItsTypeOnlyAfterItsItemsHandsNoItemOverBeforeItsVersionIsChecked).
 // A CBOR list names it after its items (apimachinery writes shorter keys
 // first), so its items are handed over as they come, and a list the
 // server answered in another version than asked fails at its end with

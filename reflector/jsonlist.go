@@ -70,15 +70,23 @@ func decodeJSONList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 				return errors.New(`two "items" fields`)
 			}
 			seen := itemHead(head, want)
+			if head.APIVersion != "" && want.APIVersion != "" && head.APIVersion != want.APIVersion {
+				// Known to be wrong before any item is handed over, whether
+				// or not its kind came yet (a custom resource's list names
+				// its keys in order: apiVersion, items, kind;
+				// TestAJSONListNamingAnotherAPIVersionBeforeItsItemsAndItsKindAfterHandsNoItemOver).
+				return fmt.Errorf("%w: the LIST answered apiVersion %q, want %q", ErrUnexpectedObject, head.APIVersion, want.APIVersion)
+			}
 			if err := checkListType(seen, want); err != nil && seen.Kind != "" && seen.APIVersion != "" {
 				return err // known to be wrong before any item is handed over
 			}
 			deliver := part
-			if seen.APIVersion != head.APIVersion {
-				// Taken as the version asked, but the list may name another
-				// after its items (kube-apiserver names it first): hand
-				// nothing over until it has said
-				// (TestAJSONListNamingAnotherAPIVersionAfterItsItemsHandsNoItemOverAsInTheVersionAsked).
+			if head.APIVersion == "" {
+				// The list has not named its version yet (kube-apiserver
+				// names it first) and may name another after its items:
+				// hand nothing over until it has said
+				// (TestAJSONListNamingAnotherAPIVersionAfterItsItemsHandsNoItemOverAsInTheVersionAsked,
+				// TestAJSONListNamingItsTypeOnlyAfterItsItemsHandsNoItemOverBeforeItsVersionIsChecked).
 				holding = true
 				deliver = func(objs []T) error {
 					held = append(held, objs...)
