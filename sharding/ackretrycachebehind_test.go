@@ -59,11 +59,6 @@ func TestAnAcknowledgementRetriedAtAVersionTheCacheHasNotReachedDoesNotLetGoAnOb
 			<-inReconcile
 			return http.StatusOK, configMapJSON(t, drained)
 		}
-		srv.onGet = func() (int, []byte) { // drained again (rv 14), not yet in the cache
-			again := drained.DeepCopy()
-			again.ResourceVersion = "14"
-			return http.StatusOK, configMapJSON(t, again)
-		}
 		reconcile = sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
 			func(_ context.Context, key informer.Key) (workqueue.Result, error) {
 				if key == own {

@@ -61,14 +61,14 @@ import (
 // their resource needs a Reconciler of its own, given their own keys.
 func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], client *rest.RESTClient, resource string, reconcile workqueue.ReconcileFunc[informer.Key]) workqueue.ReconcileFunc[informer.Key] {
 	var busy inFlight
-	cached := func(key informer.Key) (metav1.Object, bool) {
-		var obj T
-		var err error
+	get := func(key informer.Key) (T, error) {
 		if key.Namespace == "" {
-			obj, err = objects.Get(key.Name)
-		} else {
-			obj, err = objects.Namespace(key.Namespace).Get(key.Name)
+			return objects.Get(key.Name)
 		}
+		return objects.Namespace(key.Namespace).Get(key.Name)
+	}
+	cached := func(key informer.Key) (metav1.Object, bool) {
+		obj, err := get(key)
 		return obj, err == nil
 	}
 	letGo := func(ctx context.Context, drained []T, c *call) error {
@@ -77,13 +77,7 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 	return func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 		c, leave := busy.enter(key)
 		defer leave()
-		var obj T
-		var err error
-		if key.Namespace == "" {
-			obj, err = objects.Get(key.Name)
-		} else {
-			obj, err = objects.Namespace(key.Namespace).Get(key.Name)
-		}
+		obj, err := get(key)
 		if apierrors.IsNotFound(err) { // not ours (any more): see the pitfall above
 			drained := drainsUnder(shard, objects, key, "", &busy, c)
 			busy.reconciled(c)
@@ -199,11 +193,12 @@ func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client 
 // may be reconciling it: one merge PATCH that removes both labels if the
 // object is still at the resourceVersion the cache gave. A 409 means it
 // changed since, often by the reconcile that just ran under its key. So
-// acknowledge waits (polling, for at most shard's RequestTimeout) for the
-// cache to show the change, and, if the cache then holds the same object
-// (its UID) still drained here, waits again for what may hold it now and
-// tries once more at the cache's version: the same footing as the first
-// try, a version every call that begins later reads
+// acknowledge waits (looking every cachePoll, for at most shard's
+// RequestTimeout) for the cache to show the change, and, if the cache then
+// holds the same object (its UID) still drained here, waits again for
+// what may hold it now and tries once more at the cache's version: the
+// same footing as the first try, a version every call that begins later
+// reads
 // (TestADrainUnderARingKeyIsLetGoThoughTheKeysReconcileWritesThatObjectEachPass,
 // TestAnAcknowledgementRetriedAfterA409WaitsForACallThatBeganReconcilingTheObjectMeanwhile,
 // TestAnAcknowledgementRetriedAfterA409DoesNotLetGoAnObjectOfAnotherUID,
@@ -221,8 +216,14 @@ func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, 
 		err = patchAcknowledgement(ctx, client, resource, key, obj.GetResourceVersion(), shard)
 	}
 	if apierrors.IsConflict(err) {
-		now, ok := cacheMoves(ctx, shard, key, obj.GetResourceVersion(), cached)
-		if ok && now.GetUID() == obj.GetUID() && now.GetLabels()[shard.Label()] == shard.Member && now.GetLabels()[shard.DrainLabel()] != "" {
+		var now metav1.Object
+		var moved bool
+		now, moved, err = cacheMoves(ctx, shard, key, obj.GetResourceVersion(), cached)
+		if err != nil {
+			return err // ctx ended: the key is queued again
+		}
+		err = nil // left to the change's event, unless tried again below
+		if moved && now.GetUID() == obj.GetUID() && now.GetLabels()[shard.Label()] == shard.Member && now.GetLabels()[shard.DrainLabel()] != "" {
 			if err = wait(now); err == nil {
 				err = patchAcknowledgement(ctx, client, resource, key, now.GetResourceVersion(), shard)
 			}
@@ -240,33 +241,33 @@ func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, 
 }
 
 // cacheMoves waits until the cache's object at key is not at
-// resourceVersion rv any more, polling every cachePoll on shard's Clock
-// for at most shard's RequestTimeout, and returns it; false if the cache
-// holds none by then, or it did not move, or ctx ended.
-func cacheMoves(ctx context.Context, shard Shard, key informer.Key, rv string, cached func(informer.Key) (metav1.Object, bool)) (metav1.Object, bool) {
-	clock := shard.Clock
-	if clock == nil {
-		clock = informer.RealClock{}
-	}
-	deadline := clock.Now().Add(shard.requestTimeout())
+// resourceVersion rv any more, looking every cachePoll for at most
+// shard's RequestTimeout, and returns it; false if the cache holds none
+// by then or it did not move. It waits on the process's own time, not
+// on shard's Clock, which a test or the simulator may hold still: the
+// cache moves with the watch, not with that clock
+// (TestAnAcknowledgementRetriedAfterA409DoesNotWaitForTheShardsClockToBeStepped).
+// It fails only when ctx ends
+// (TestAnAcknowledgementCutShortByItsCtxWhileWaitingForTheCacheLeavesItsKeyQueued).
+func cacheMoves(ctx context.Context, shard Shard, key informer.Key, rv string, cached func(informer.Key) (metav1.Object, bool)) (metav1.Object, bool, error) {
+	deadline := time.Now().Add(shard.requestTimeout())
 	for {
 		now, ok := cached(key)
 		if !ok {
-			return nil, false
+			return nil, false, nil
 		}
 		if now.GetResourceVersion() != rv {
-			return now, true
+			return now, true, nil
 		}
-		if !clock.Now().Before(deadline) {
-			return nil, false
+		if !time.Now().Before(deadline) {
+			return nil, false, nil
 		}
-		tick := make(chan struct{})
-		t := clock.AfterFunc(cachePoll, func() { close(tick) })
+		t := time.NewTimer(cachePoll)
 		select {
-		case <-tick:
+		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, false
+			return nil, false, ctx.Err()
 		}
 	}
 }
