@@ -179,8 +179,9 @@ func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key 
 // (TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo).
 func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client *rest.RESTClient, resource string, drained []T, busy *inFlight, c *call, cached func(informer.Key) (metav1.Object, bool)) error {
 	var errs []error
+	budget := newCacheBudget(shard) // one for the call, however many 409s
 	for _, obj := range drained {
-		err := acknowledge(ctx, client, resource, obj, shard, func(obj metav1.Object) error { return busy.waitFor(ctx, c, obj) }, cached)
+		err := acknowledge(ctx, client, resource, obj, shard, func(obj metav1.Object) error { return busy.waitFor(ctx, c, obj) }, cached, budget)
 		if ctx.Err() != nil {
 			return errors.Join(append(errs, err)...)
 		}
@@ -193,23 +194,28 @@ func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client 
 // may be reconciling it: one merge PATCH that removes both labels if the
 // object is still at the resourceVersion the cache gave. A 409 means it
 // changed since, often by the reconcile that just ran under its key. So
-// acknowledge waits (looking every cachePoll, for at most shard's
-// RequestTimeout) for the cache to show the change, and, if the cache then
-// holds the same object (its UID) still drained here, waits again for
-// what may hold it now and tries once more at the cache's version: the
-// same footing as the first try, a version every call that begins later
-// reads
+// acknowledge waits, within the call's budget, for the cache to show the
+// change, and, if the cache then holds the same object (its UID) still
+// drained here, waits again for what may hold it now and tries once more
+// at the cache's version: the same footing as the first try, a version
+// every call that begins later reads
 // (TestADrainUnderARingKeyIsLetGoThoughTheKeysReconcileWritesThatObjectEachPass,
 // TestAnAcknowledgementRetriedAfterA409WaitsForACallThatBeganReconcilingTheObjectMeanwhile,
 // TestAnAcknowledgementRetriedAfterA409DoesNotLetGoAnObjectOfAnotherUID,
 // TestAnAcknowledgementRetriedAtAVersionTheCacheHasNotReachedDoesNotLetGoAnObjectALaterCallReconciles).
-// Anything else, or a second 409, is left to the change's event, which
-// brings the key back. Each request gives up after RequestTimeout on
-// shard's Clock, an error: the key is retried, marked KeepRetrying, since
-// no later event may bring it back and a queue's MaxRetries would leave
-// the object drained for ever
-// (TestADrainWhoseAcknowledgementFailedBrieflyIsLetGoUnderACappedRetryQueue).
-func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, obj metav1.Object, shard Shard, wait func(metav1.Object) error, cached func(informer.Key) (metav1.Object, bool)) error {
+// A cache that shows another state, or no object, leaves it to that
+// change's event, which brings the key back; so does a second 409. A
+// cache that does not move within the budget (a stalled watch, a webhook
+// answering 409) is a failure
+// (TestA409WhoseChangeTheCacheNeverShowsLeavesTheKeyRetried). Each
+// request gives up after RequestTimeout on shard's Clock. Every failure,
+// a context's end included, is marked KeepRetrying: no later event may
+// bring the key back, and a queue's MaxRetries would leave the object
+// drained for ever
+// (TestADrainWhoseAcknowledgementFailedBrieflyIsLetGoUnderACappedRetryQueue,
+// TestAnAcknowledgementCutShortByAPerCallDeadlineIsNotGivenUpUnderMaxRetries);
+// Run still takes the end of its own context as no failure.
+func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, obj metav1.Object, shard Shard, wait func(metav1.Object) error, cached func(informer.Key) (metav1.Object, bool), budget *cacheBudget) error {
 	key := informer.KeyFor(obj)
 	err := wait(obj)
 	if err == nil {
@@ -217,13 +223,8 @@ func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, 
 	}
 	if apierrors.IsConflict(err) {
 		var now metav1.Object
-		var moved bool
-		now, moved, err = cacheMoves(ctx, shard, key, obj.GetResourceVersion(), cached)
-		if err != nil {
-			return err // ctx ended: the key is queued again
-		}
-		err = nil // left to the change's event, unless tried again below
-		if moved && now.GetUID() == obj.GetUID() && now.GetLabels()[shard.Label()] == shard.Member && now.GetLabels()[shard.DrainLabel()] != "" {
+		now, err = cacheMoves(ctx, budget, key, obj.GetResourceVersion(), cached)
+		if err == nil && now != nil && now.GetUID() == obj.GetUID() && now.GetLabels()[shard.Label()] == shard.Member && now.GetLabels()[shard.DrainLabel()] != "" {
 			if err = wait(now); err == nil {
 				err = patchAcknowledgement(ctx, client, resource, key, now.GetResourceVersion(), shard)
 			}
@@ -232,44 +233,67 @@ func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, 
 	switch {
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		return nil // deleted meanwhile, or changed again: see above
-	case err != nil && ctx.Err() != nil:
-		return err
 	case err != nil:
 		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
 	}
 	return nil
 }
 
-// cacheMoves waits until the cache's object at key is not at
-// resourceVersion rv any more, looking every cachePoll for at most
-// shard's RequestTimeout, and returns it; false if the cache holds none
-// by then or it did not move. It waits on the process's own time, not
-// on shard's Clock, which a test or the simulator may hold still: the
+// errCacheStill says a member's cache did not show, within its wait, the
+// change the API server refused an acknowledgement for.
+var errCacheStill = errors.New("the member's cache did not show the change a 409 reported")
+
+// cacheMoves waits, within budget, until the cache's object at key is
+// not at resourceVersion rv any more, and returns it (nil if the cache
+// holds none: it left). It looks every cachePoll on the process's time,
+// not on shard's Clock, which a test or the simulator may hold still: the
 // cache moves with the watch, not with that clock
 // (TestAnAcknowledgementRetriedAfterA409DoesNotWaitForTheShardsClockToBeStepped).
-// It fails only when ctx ends
+// It fails with errCacheStill once the budget is spent, or with ctx's
+// error when ctx ends
 // (TestAnAcknowledgementCutShortByItsCtxWhileWaitingForTheCacheLeavesItsKeyQueued).
-func cacheMoves(ctx context.Context, shard Shard, key informer.Key, rv string, cached func(informer.Key) (metav1.Object, bool)) (metav1.Object, bool, error) {
-	deadline := time.Now().Add(shard.requestTimeout())
+func cacheMoves(ctx context.Context, budget *cacheBudget, key informer.Key, rv string, cached func(informer.Key) (metav1.Object, bool)) (metav1.Object, error) {
 	for {
 		now, ok := cached(key)
-		if !ok {
-			return nil, false, nil
-		}
-		if now.GetResourceVersion() != rv {
-			return now, true, nil
-		}
-		if !time.Now().Before(deadline) {
-			return nil, false, nil
+		switch {
+		case !ok:
+			return nil, nil
+		case now.GetResourceVersion() != rv:
+			return now, nil
+		case budget.spent():
+			return nil, errCacheStill
 		}
 		t := time.NewTimer(cachePoll)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, false, ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
+}
+
+// cacheBudget is how long one call of a Reconciler may wait for its
+// cache after 409s, all of them together: RequestTimeout, on shard's
+// Clock or on the process's time, whichever passes it first
+// (TestTheWaitAfterA409EndsWhenTheShardsClockPassesRequestTimeout,
+// TestACallsWaitsForTheCacheAfter409sDoNotAddUpPerObject).
+type cacheBudget struct {
+	clock           informer.Clock
+	byClock, bySelf time.Time
+}
+
+func newCacheBudget(shard Shard) *cacheBudget {
+	clock := shard.Clock
+	if clock == nil {
+		clock = informer.RealClock{}
+	}
+	return &cacheBudget{clock: clock, byClock: clock.Now().Add(shard.requestTimeout()), bySelf: time.Now().Add(shard.requestTimeout())}
+}
+
+// spent reports whether either clock has passed the budget.
+func (b *cacheBudget) spent() bool {
+	return !b.clock.Now().Before(b.byClock) || !time.Now().Before(b.bySelf)
 }
 
 // cachePoll is how often acknowledge looks at the cache after a 409.

@@ -31,7 +31,9 @@ type Shard struct {
 	// RequestTimeout bounds each request the library sends for this
 	// member (a drain's acknowledgement, in Reconciler): one that a
 	// stalled server never answers fails then, and its key is retried,
-	// instead of holding a worker and the object forever. Member sets it
+	// instead of holding a worker and the object forever. It also bounds
+	// how long one call of a Reconciler waits, in all, for its cache to
+	// show a change a 409 reported. Member sets it
 	// to half its RenewDeadline, what the sharder gives its own requests.
 	// Zero: DefaultRequestTimeout.
 	RequestTimeout time.Duration
