@@ -39,6 +39,7 @@ type call struct {
 	holds       map[types.UID]bool // guarded by inFlight.mu: the objects key held as the call began
 	reconciling bool               // guarded by inFlight.mu: it may still touch what it holds
 	done        chan struct{}      // closed once it is not reconciling
+	cache       cacheBudget        // its waits for the cache after 409s; the call's own goroutine alone uses it
 }
 
 // enter records a call of key, reconciling until reconciled or leave is

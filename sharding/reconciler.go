@@ -179,9 +179,9 @@ func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key 
 // (TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo).
 func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client *rest.RESTClient, resource string, drained []T, busy *inFlight, c *call, cached func(informer.Key) (metav1.Object, bool)) error {
 	var errs []error
-	budget := newCacheBudget(shard) // one for the call, however many 409s
+	c.cache.shard = shard // one budget for the call, however many 409s
 	for _, obj := range drained {
-		err := acknowledge(ctx, client, resource, obj, shard, func(obj metav1.Object) error { return busy.waitFor(ctx, c, obj) }, cached, budget)
+		err := acknowledge(ctx, client, resource, obj, shard, func(obj metav1.Object) error { return busy.waitFor(ctx, c, obj) }, cached, &c.cache)
 		if ctx.Err() != nil {
 			return errors.Join(append(errs, err)...)
 		}
@@ -253,14 +253,15 @@ var errCacheStill = errors.New("the member's cache did not show the change a 409
 // error when ctx ends
 // (TestAnAcknowledgementCutShortByItsCtxWhileWaitingForTheCacheLeavesItsKeyQueued).
 func cacheMoves(ctx context.Context, budget *cacheBudget, key informer.Key, rv string, cached func(informer.Key) (metav1.Object, bool)) (metav1.Object, error) {
-	for {
+	budget.start()
+	for looked := false; ; looked = true {
 		now, ok := cached(key)
 		switch {
 		case !ok:
 			return nil, nil
 		case now.GetResourceVersion() != rv:
 			return now, nil
-		case budget.spent():
+		case looked && budget.spent(): // one look after the 409 at least
 			return nil, errCacheStill
 		}
 		t := time.NewTimer(cachePoll)
@@ -274,21 +275,35 @@ func cacheMoves(ctx context.Context, budget *cacheBudget, key informer.Key, rv s
 }
 
 // cacheBudget is how long one call of a Reconciler may wait for its
-// cache after 409s, all of them together: RequestTimeout, on shard's
-// Clock or on the process's time, whichever passes it first
+// cache after 409s, all of them together, from its first 409 (not
+// spent by the waits for other calls before it): RequestTimeout, on
+// shard's Clock or on the process's time, whichever passes it first,
+// and a look of cachePoll after each 409 however much is left
 // (TestTheWaitAfterA409EndsWhenTheShardsClockPassesRequestTimeout,
-// TestACallsWaitsForTheCacheAfter409sDoNotAddUpPerObject).
+// TestACallsWaitsForTheCacheAfter409sDoNotAddUpPerObject,
+// TestACallWhoseOwnObjectAndAnotherAreDrainedWaitsForTheCacheOneRequestTimeoutInAll,
+// TestAHolderThatReconcilesLongerThanRequestTimeoutDoesNotSpendTheWaitAfterA409,
+// TestALaterObjectsWaitAfterA409IsNotSpentByAnEarlierObjectsRefusal).
+// A call's own goroutine alone uses it.
 type cacheBudget struct {
+	shard           Shard
+	started         bool
 	clock           informer.Clock
 	byClock, bySelf time.Time
 }
 
-func newCacheBudget(shard Shard) *cacheBudget {
-	clock := shard.Clock
-	if clock == nil {
-		clock = informer.RealClock{}
+// start starts the budget, once.
+func (b *cacheBudget) start() {
+	if b.started {
+		return
 	}
-	return &cacheBudget{clock: clock, byClock: clock.Now().Add(shard.requestTimeout()), bySelf: time.Now().Add(shard.requestTimeout())}
+	b.started = true
+	b.clock = b.shard.Clock
+	if b.clock == nil {
+		b.clock = informer.RealClock{}
+	}
+	b.byClock = b.clock.Now().Add(b.shard.requestTimeout())
+	b.bySelf = time.Now().Add(b.shard.requestTimeout())
 }
 
 // spent reports whether either clock has passed the budget.
