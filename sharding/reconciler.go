@@ -204,10 +204,11 @@ func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client 
 // TestAnAcknowledgementRetriedAfterA409DoesNotLetGoAnObjectOfAnotherUID,
 // TestAnAcknowledgementRetriedAtAVersionTheCacheHasNotReachedDoesNotLetGoAnObjectALaterCallReconciles).
 // A cache that shows another state, or no object, leaves it to that
-// change's event, which brings the key back; so does a second 409. A
-// cache that does not move within the budget (a stalled watch, a webhook
-// answering 409) is a failure
-// (TestA409WhoseChangeTheCacheNeverShowsLeavesTheKeyRetried). Each
+// change's event, which brings the key back. A cache that does not move
+// within the budget (a stalled watch, a webhook answering 409), or a
+// second 409 at the version the cache shows, is a failure
+// (TestA409WhoseChangeTheCacheNeverShowsLeavesTheKeyRetried,
+// TestASecond409WhoseChangeTheCacheNeverShowsLeavesTheKeyRetried). Each
 // request gives up after RequestTimeout on shard's Clock. Every failure,
 // a context's end included, is marked KeepRetrying: no later event may
 // bring the key back, and a queue's MaxRetries would leave the object
@@ -227,6 +228,9 @@ func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, 
 		if err == nil && now != nil && now.GetUID() == obj.GetUID() && now.GetLabels()[shard.Label()] == shard.Member && now.GetLabels()[shard.DrainLabel()] != "" {
 			if err = wait(now); err == nil {
 				err = patchAcknowledgement(ctx, client, resource, key, now.GetResourceVersion(), shard)
+				if apierrors.IsConflict(err) { // refused at the cache's own version: no change of it may come
+					return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s, refused again at the version the cache shows: %w", key, err))
+				}
 			}
 		}
 	}
