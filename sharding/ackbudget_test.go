@@ -2,7 +2,6 @@ package sharding_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -143,13 +142,7 @@ func TestALaterObjectsWaitAfterA409IsNotSpentByAnEarlierObjectsRefusal(t *testin
 		var refused, second *corev1.ConfigMap // the first PATCHed, refused for ever; the other
 		srv := &scriptedServer{}
 		srv.onPatch = func(n int, body []byte) (int, []byte) {
-			var p struct {
-				Metadata struct {
-					ResourceVersion string `json:"resourceVersion"`
-				} `json:"metadata"`
-			}
-			require.NoError(t, json.Unmarshal(body, &p))
-			cm := objs[p.Metadata.ResourceVersion]
+			cm := objs[patchedRV(t, body)]
 			switch {
 			case n == 1:
 				refused = cm

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
@@ -33,7 +34,20 @@ type scriptedServer struct {
 	onPatch func(n int, body []byte) (status int, resp []byte) // n counts from 1
 }
 
+// client is a client of s, throttled as client-go's default (5 QPS).
 func (s *scriptedServer) client(t *testing.T) *rest.RESTClient {
+	return must(rest.RESTClientFor(s.config(t)))
+}
+
+// unthrottled is a client of s without client-go's default client-side
+// rate limit, so that a call's time is its own waits, not the limiter's.
+func (s *scriptedServer) unthrottled(t *testing.T) *rest.RESTClient {
+	cfg := s.config(t)
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	return must(rest.RESTClientFor(cfg))
+}
+
+func (s *scriptedServer) config(t *testing.T) *rest.Config {
 	srv := fakeapiserver.ServeInMemory(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		status, resp := http.StatusOK, []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`)
@@ -56,7 +70,7 @@ func (s *scriptedServer) client(t *testing.T) *rest.RESTClient {
 	cfg := srv.Config()
 	cfg.ContentConfig = rest.ContentConfig{GroupVersion: &corev1.SchemeGroupVersion, NegotiatedSerializer: serializer.NewCodecFactory(scheme).WithoutConversion()}
 	cfg.APIPath = "/api"
-	return must(rest.RESTClientFor(cfg))
+	return cfg
 }
 
 func (s *scriptedServer) patches() []string {
@@ -67,6 +81,17 @@ func (s *scriptedServer) patches() []string {
 		out = append(out, string(b))
 	}
 	return out
+}
+
+// patchedRV is the resourceVersion an acknowledgement's PATCH is guarded by.
+func patchedRV(t *testing.T, body []byte) string {
+	var p struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal(body, &p))
+	return p.Metadata.ResourceVersion
 }
 
 var conflict = []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","code":409,"message":"the object has been modified"}`)

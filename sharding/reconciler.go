@@ -257,7 +257,8 @@ var errCacheStill = errors.New("the member's cache did not show the change a 409
 // error when ctx ends
 // (TestAnAcknowledgementCutShortByItsCtxWhileWaitingForTheCacheLeavesItsKeyQueued).
 func cacheMoves(ctx context.Context, budget *cacheBudget, key informer.Key, rv string, cached func(informer.Key) (metav1.Object, bool)) (metav1.Object, error) {
-	budget.start()
+	wait := budget.begin()
+	defer wait.end()
 	for looked := false; ; looked = true {
 		now, ok := cached(key)
 		switch {
@@ -265,7 +266,7 @@ func cacheMoves(ctx context.Context, budget *cacheBudget, key informer.Key, rv s
 			return nil, nil
 		case now.GetResourceVersion() != rv:
 			return now, nil
-		case looked && budget.spent(): // one look after the 409 at least
+		case looked && wait.spent(): // one look after the 409 at least
 			return nil, errCacheStill
 		}
 		t := time.NewTimer(cachePoll)
@@ -279,40 +280,51 @@ func cacheMoves(ctx context.Context, budget *cacheBudget, key informer.Key, rv s
 }
 
 // cacheBudget is how long one call of a Reconciler may wait for its
-// cache after 409s, all of them together, from its first 409 (not
-// spent by the waits for other calls before it): RequestTimeout, on
-// shard's Clock or on the process's time, whichever passes it first,
-// and a look of cachePoll after each 409 however much is left
+// cache after 409s, all its waits together: RequestTimeout, on shard's
+// Clock or on the process's time, whichever passes it first, and a look
+// of cachePoll after each 409 however much is left. Only those waits
+// spend it: not the waits for other calls in between, nor the requests
 // (TestTheWaitAfterA409EndsWhenTheShardsClockPassesRequestTimeout,
 // TestACallsWaitsForTheCacheAfter409sDoNotAddUpPerObject,
 // TestACallWhoseOwnObjectAndAnotherAreDrainedWaitsForTheCacheOneRequestTimeoutInAll,
 // TestAHolderThatReconcilesLongerThanRequestTimeoutDoesNotSpendTheWaitAfterA409,
-// TestALaterObjectsWaitAfterA409IsNotSpentByAnEarlierObjectsRefusal).
+// TestAHolderWaitAfterAnEarlierObjects409DoesNotSpendALaterObjectsWaitForTheCache,
+// TestALaterObjectsWaitAfterA409IsNotSpentByAnEarlierObjectsRefusal,
+// TestACallsWaitsForTheCacheAreOneRequestTimeoutPlusALookPerRefusedObject).
 // A call's own goroutine alone uses it.
 type cacheBudget struct {
 	shard           Shard
-	started         bool
-	clock           informer.Clock
-	byClock, bySelf time.Time
+	byClock, bySelf time.Duration // spent so far, on each clock
 }
 
-// start starts the budget, once.
-func (b *cacheBudget) start() {
-	if b.started {
-		return
-	}
-	b.started = true
-	b.clock = b.shard.Clock
-	if b.clock == nil {
-		b.clock = informer.RealClock{}
-	}
-	b.byClock = b.clock.Now().Add(b.shard.requestTimeout())
-	b.bySelf = time.Now().Add(b.shard.requestTimeout())
+// cacheWait is one wait of a call for its cache, spending its budget.
+type cacheWait struct {
+	budget                *cacheBudget
+	clock                 informer.Clock
+	clockStart, selfStart time.Time
 }
 
-// spent reports whether either clock has passed the budget.
-func (b *cacheBudget) spent() bool {
-	return !b.clock.Now().Before(b.byClock) || !time.Now().Before(b.bySelf)
+// begin starts a wait.
+func (b *cacheBudget) begin() cacheWait {
+	clock := b.shard.Clock
+	if clock == nil {
+		clock = informer.RealClock{}
+	}
+	return cacheWait{budget: b, clock: clock, clockStart: clock.Now(), selfStart: time.Now()}
+}
+
+// spent reports whether the budget's waits, this one included, have
+// passed RequestTimeout on either clock.
+func (w cacheWait) spent() bool {
+	limit := w.budget.shard.requestTimeout()
+	return w.budget.byClock+w.clock.Now().Sub(w.clockStart) >= limit ||
+		w.budget.bySelf+time.Since(w.selfStart) >= limit
+}
+
+// end charges the wait to its budget.
+func (w cacheWait) end() {
+	w.budget.byClock += w.clock.Now().Sub(w.clockStart)
+	w.budget.bySelf += time.Since(w.selfStart)
 }
 
 // cachePoll is how often acknowledge looks at the cache after a 409.

@@ -33,7 +33,8 @@ type Shard struct {
 	// stalled server never answers fails then, and its key is retried,
 	// instead of holding a worker and the object forever. It also bounds
 	// how long one call of a Reconciler waits, in all, for its cache to
-	// show a change a 409 reported. Member sets it
+	// show the changes 409s reported, plus one look of 10 ms after each
+	// 409 (the waits for other calls in between not counted). Member sets it
 	// to half its RenewDeadline, what the sharder gives its own requests.
 	// Zero: DefaultRequestTimeout.
 	RequestTimeout time.Duration

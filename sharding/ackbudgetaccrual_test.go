@@ -1,0 +1,146 @@
+package sharding_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/indexer"
+	"github.com/listwatch/informer/lister"
+	"github.com/listwatch/informer/sharding"
+	"github.com/listwatch/informer/workqueue"
+)
+
+// A call's budget for waiting on its cache after 409s is spent only by
+// those waits, never by the waits for other calls in between. The ring
+// key web's call lets go web-a and web-b, in that order. web-a's PATCH
+// is refused and the cache already shows why (rv 21): retried and
+// acknowledged at once. web-b is held by a call of its own key that
+// reconciles it for longer than RequestTimeout; that reconcile wrote
+// web-b (rv 32, still drained), which the member's watch brings 50 ms
+// after web-b's PATCH at rv 31 is refused. Had web-a's 409 started a
+// clock that the wait for the holder ran down, web-b would get one look
+// and fail.
+func TestAHolderWaitAfterAnEarlierObjects409DoesNotSpendALaterObjectsWaitForTheCache(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		defer time.Sleep(time.Second)
+		shard := sharding.Shard{Ring: ring, Member: "a"}
+		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+		webA := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-a", UID: "uid-a", ResourceVersion: "20",
+			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
+		webB := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-b", UID: "uid-b", ResourceVersion: "30",
+			Labels:          map[string]string{shard.Label(): "a"},
+			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
+		require.NoError(t, idx.Add(webA))
+		require.NoError(t, idx.Add(webB))
+		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+		drainedB := webB.DeepCopy()
+		drainedB.ResourceVersion = "31"
+		drainedB.Labels[shard.DrainLabel()] = "true"
+
+		srv := &scriptedServer{}
+		srv.onPatch = func(_ int, body []byte) (int, []byte) {
+			switch patchedRV(t, body) {
+			case "20": // web-a was written just before; the cache already shows it
+				moved := webA.DeepCopy()
+				moved.ResourceVersion = "21"
+				require.NoError(t, idx.Update(moved))
+				return http.StatusConflict, conflict
+			case "21":
+				return http.StatusOK, configMapJSON(t, webA)
+			case "31": // the own key's reconcile wrote web-b: rv 32, seen 50 ms later
+				go func() {
+					time.Sleep(50 * time.Millisecond)
+					moved := drainedB.DeepCopy()
+					moved.ResourceVersion = "32"
+					require.NoError(t, idx.Update(moved))
+				}()
+				return http.StatusConflict, conflict
+			}
+			return http.StatusOK, configMapJSON(t, drainedB)
+		}
+		ownB := informer.KeyFor(webB)
+		inReconcile, release := make(chan struct{}), make(chan struct{})
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
+			func(_ context.Context, key informer.Key) (workqueue.Result, error) {
+				if key == ownB {
+					close(inReconcile)
+					<-release
+				}
+				return workqueue.Result{}, nil
+			})
+
+		ownDone := make(chan error, 1)
+		go func() { _, err := reconcile(ctx, ownB); ownDone <- err }()
+		<-inReconcile
+		require.NoError(t, idx.Update(drainedB)) // the sharder drains web-b while its own key reconciles it
+		ringDone := make(chan error, 1)
+		go func() { _, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"}); ringDone <- err }()
+		synctest.Wait()
+		require.Len(t, srv.patches(), 2, "precondition: web-a refused at rv 20 and acknowledged at rv 21; web-b waits for its own key's reconcile: %q", srv.patches())
+		time.Sleep(sharding.DefaultRequestTimeout + time.Second) // a slow reconcile
+		close(release)
+		require.NoError(t, <-ownDone)
+		require.NoError(t, <-ringDone,
+			"web-b's 409, whose change the cache showed 50 ms later, failed: the call's budget, started by web-a's 409, was spent waiting for web-b's own key's reconcile (PATCHes %q)", srv.patches())
+		require.Len(t, srv.patches(), 4, "web-b was not retried at the cache's rv 32: %q", srv.patches())
+	})
+}
+
+// Shard.RequestTimeout's doc: a call waits for its cache after 409s one
+// RequestTimeout in all, plus one look (cachePoll, 10 ms) after each
+// refused object, so that a later object's change the cache shows at
+// once is not failed for an earlier one's
+// (TestALaterObjectsWaitAfterA409IsNotSpentByAnEarlierObjectsRefusal).
+// A parent with 300 children drained at once, under a member whose watch
+// stalled and every PATCH refused, waits no longer than that bound, and
+// fails each child.
+func TestACallsWaitsForTheCacheAreOneRequestTimeoutPlusALookPerRefusedObject(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		shard := sharding.Shard{Ring: ring, Member: "a"}
+		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+		const n = 300
+		for i := range n {
+			require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-" + strconv.Itoa(i),
+				UID: types.UID("uid-" + strconv.Itoa(i)), ResourceVersion: strconv.Itoa(100 + i),
+				Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+				OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}))
+		}
+		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+		srv := &scriptedServer{}
+		srv.onPatch = func(int, []byte) (int, []byte) { return http.StatusConflict, conflict } // the watch stalled
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps",
+			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		const look = 10 * time.Millisecond
+		bound := sharding.DefaultRequestTimeout + n*look
+		start := time.Now()
+		returned, err := returnsWithin(ctx, bound, func(ctx context.Context) error {
+			_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
+			return err
+		})
+		require.True(t, returned,
+			"%v after it began, the call of web (%d children drained, all refused, the cache stalled) still waited for the cache, past RequestTimeout %v + %d looks of %v (PATCHes %d)",
+			time.Since(start), n, sharding.DefaultRequestTimeout, n, look, len(srv.patches()))
+		require.Len(t, srv.patches(), n, "each child is PATCHed once")
+		require.Error(t, err)
+		for i := range n {
+			require.True(t, strings.Contains(err.Error(), "ns/web-"+strconv.Itoa(i)+":"), "web-%d's refusal is not a failure, retried", i)
+		}
+	})
+}
