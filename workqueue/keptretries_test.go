@@ -83,3 +83,34 @@ func TestAKeyForgottenAfterKeptRetriesIsStillGivenUpAfterMaxRetries(t *testing.T
 		assert.Equal(t, 6+4, attempts, "after the Forget: one try and three retries of its own")
 	})
 }
+
+// RetryLimitError.Retries is "how many times the key was retried" for
+// failures of its own before it was given up: a key with six kept
+// retries then four own failures under MaxRetries 3 reads "giving up
+// after 3 retries", not after 9, beside the MaxRetries a reader set.
+func TestARetryLimitErrorCountsOnlyTheKeysOwnRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{RateLimiter: must(NewBucketRateLimiter[string](1000, 1000))})
+		var attempts int
+		gaveUp := make(chan error, 1)
+		stop := startRun(q, func(context.Context, string) (Result, error) {
+			attempts++ // one worker: no other goroutine touches it
+			if attempts <= 6 {
+				return Result{}, KeepRetrying(errors.New("refused"))
+			}
+			return Result{}, errors.New("own failure")
+		}, RunOptions[string]{MaxRetries: 3, OnError: func(_ string, err error) {
+			if limit, ok := errors.AsType[*RetryLimitError](err); ok {
+				gaveUp <- limit
+			}
+		}})
+		defer stop()
+		q.Add("k")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		err := <-gaveUp
+		limit, _ := errors.AsType[*RetryLimitError](err)
+		assert.Equal(t, 3, limit.Retries, "%v", err)
+		assert.EqualError(t, err, "giving up after 3 retries: own failure")
+	})
+}

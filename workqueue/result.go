@@ -65,7 +65,10 @@ func (e *KeepRetryingError) Unwrap() error { return e.Err }
 // after RunOptions.MaxRetries retries: Run gives up on it as on a
 // terminal error.
 type RetryLimitError struct {
-	// Retries is how many times the key was retried before this failure.
+	// Retries is how many times the key was retried for failures of its
+	// own before this one, the count MaxRetries caps: the retries of
+	// errors marked KeepRetrying are not in it
+	// (TestARetryLimitErrorCountsOnlyTheKeysOwnRetries).
 	Retries int
 	// Err is the last failure.
 	Err error
