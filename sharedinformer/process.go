@@ -92,7 +92,8 @@ func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool
 }
 
 // replacedByAnother reports whether obj, listed under old's key, is
-// another object: both have a UID, and they differ. A server that counts
+// another object: both have a UID, and they differ (no UID to tell
+// them apart: one object). A server that counts
 // versions per object may give the new one the old one's resourceVersion
 // (TestARelistReplacingAnObjectAtTheSameVersionReachesTheArrivalsHandler),
 // so the UID, not the version, tells them apart.

@@ -238,7 +238,7 @@ func (s *store[T]) transformedList(objs []T) ([]T, error) {
 			if kerr != nil {
 				return nil, kerr
 			}
-			if t, ok := s.i.fifo.LastKnown(key); ok && sameObject(t, obj) {
+			if t, ok := s.i.fifo.LastKnown(key); ok && !replacedByAnother(t, obj) {
 				kept = append(kept, t)
 			}
 			continue
@@ -246,12 +246,6 @@ func (s *store[T]) transformedList(objs []T) ([]T, error) {
 		kept = append(kept, t)
 	}
 	return kept, nil
-}
-
-// sameObject reports whether a and b are versions of one object: their
-// UIDs are equal, or either has none to tell them apart.
-func sameObject[T informer.Object](a, b T) bool {
-	return a.GetUID() == "" || b.GetUID() == "" || a.GetUID() == b.GetUID()
 }
 
 // Resync picks the handlers whose resync period has elapsed and, if any,
