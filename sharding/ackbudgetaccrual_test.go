@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -142,5 +143,106 @@ func TestACallsWaitsForTheCacheAreOneRequestTimeoutPlusALookPerRefusedObject(t *
 		for i := range n {
 			require.True(t, strings.Contains(err.Error(), "ns/web-"+strconv.Itoa(i)+":"), "web-%d's refusal is not a failure, retried", i)
 		}
+	})
+}
+
+// settableClock is an informer.Clock at an offset from the process's
+// time that a test may move either way: a clock read from a wall-clock
+// source (no monotonic reading) that NTP steps back, or a simulated
+// clock that is reset. informer.Clock's doc asks nothing of its
+// direction.
+type settableClock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *settableClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+func (c *settableClock) AfterFunc(d time.Duration, f func()) informer.Timer {
+	return time.AfterFunc(d, f)
+}
+
+func (c *settableClock) move(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.off += d
+}
+
+// Shard.RequestTimeout's doc (and docs/16): the waits of one call for
+// its cache after 409s last "together for one RequestTimeout, on
+// Shard.Clock or the process's time, whichever passes it first";
+// TestTheWaitAfterA409EndsWhenTheShardsClockPassesRequestTimeout checks
+// a wait ends within 100 ms once Shard.Clock is past RequestTimeout.
+//
+// a8e84f0 charges each wait clock.Now().Sub(start), unclamped. Here the
+// shard's clock steps back an hour during web-a's wait (whose cache
+// moves 20 ms later: acknowledged); that wait is charged -1h on the
+// shard's clock. During web-b's wait (the cache never moves) the shard's
+// clock then runs RequestTimeout+1s forward: web-b's wait alone has
+// passed RequestTimeout on Shard.Clock, yet the refund keeps it waiting
+// until the process's time passes RequestTimeout (~5 s). Passing: a wait
+// never earns budget back (negative elapsed counts as 0), and web-b's
+// wait ends at its next look.
+func TestAWaitOnAShardClockSteppedBackDoesNotRefundTheCallsCacheBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		defer time.Sleep(time.Second)
+		clock := &settableClock{}
+		shard := sharding.Shard{Ring: ring, Member: "a", Clock: clock}
+		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+		objs := map[string]*corev1.ConfigMap{}
+		for _, o := range []struct{ name, rv string }{{"web-a", "20"}, {"web-b", "30"}} {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: o.name, UID: types.UID("uid-" + o.name), ResourceVersion: o.rv,
+				Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+				OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
+			objs[o.rv] = cm
+			require.NoError(t, idx.Add(cm))
+		}
+		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+		var bWaitStarted time.Time
+		srv := &scriptedServer{}
+		srv.onPatch = func(_ int, body []byte) (int, []byte) {
+			rv := patchedRV(t, body)
+			cm := objs[rv]
+			switch {
+			case rv == "21":
+				return http.StatusOK, configMapJSON(t, objs["20"])
+			case cm != nil && cm.Name == "web-a": // written just before; seen 20 ms later, while the clock steps back
+				go func() {
+					time.Sleep(5 * time.Millisecond)
+					clock.move(-time.Hour)
+					time.Sleep(15 * time.Millisecond)
+					moved := cm.DeepCopy()
+					moved.ResourceVersion = "21"
+					require.NoError(t, idx.Update(moved))
+				}()
+				return http.StatusConflict, conflict
+			case cm != nil && cm.Name == "web-b": // refused; the cache never moves; the shard's clock runs past RequestTimeout
+				bWaitStarted = time.Now()
+				go func() {
+					time.Sleep(5 * time.Millisecond)
+					clock.move(sharding.DefaultRequestTimeout + time.Second)
+				}()
+				return http.StatusConflict, conflict
+			}
+			return http.StatusConflict, conflict
+		}
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps",
+			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() { _, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"}); done <- err }()
+		err := <-done
+		took := time.Since(start)
+		require.Less(t, took, time.Second,
+			"web-b's wait for the cache ran %v on the process's time although the shard's clock went %v forward during it alone, past RequestTimeout %v: web-a's wait, on a clock stepped back an hour, was charged -1h (PATCHes %q)",
+			took-bWaitStarted.Sub(start), sharding.DefaultRequestTimeout+time.Second, sharding.DefaultRequestTimeout, srv.patches())
+		require.ErrorContains(t, err, "ns/web-b")
+		require.NotContains(t, err.Error(), "ns/web-a:")
 	})
 }

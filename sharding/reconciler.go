@@ -317,14 +317,22 @@ func (b *cacheBudget) begin() cacheWait {
 // passed RequestTimeout on either clock.
 func (w cacheWait) spent() bool {
 	limit := w.budget.shard.requestTimeout()
-	return w.budget.byClock+w.clock.Now().Sub(w.clockStart) >= limit ||
-		w.budget.bySelf+time.Since(w.selfStart) >= limit
+	byClock, bySelf := w.elapsed()
+	return w.budget.byClock+byClock >= limit || w.budget.bySelf+bySelf >= limit
 }
 
 // end charges the wait to its budget.
 func (w cacheWait) end() {
-	w.budget.byClock += w.clock.Now().Sub(w.clockStart)
-	w.budget.bySelf += time.Since(w.selfStart)
+	byClock, bySelf := w.elapsed()
+	w.budget.byClock += byClock
+	w.budget.bySelf += bySelf
+}
+
+// elapsed is how long the wait has taken on each clock. A Shard.Clock
+// stepped back during it counts as no time: a wait never gives budget
+// back (TestAWaitOnAShardClockSteppedBackDoesNotRefundTheCallsCacheBudget).
+func (w cacheWait) elapsed() (byClock, bySelf time.Duration) {
+	return max(0, w.clock.Now().Sub(w.clockStart)), time.Since(w.selfStart)
 }
 
 // cachePoll is how often acknowledge looks at the cache after a 409.
