@@ -155,3 +155,46 @@ func TestADrainIsNotAcknowledgedUnderARingKeyWhileTheObjectsOwnKeyIsReconciled(t
 		require.Equal(t, []string{"/api/v1/namespaces/ns/configmaps/web-env"}, rec.paths(), "the ring key's call lets it go once that reconcile ended")
 	})
 }
+
+// Reconciler's doc: the object at key is acknowledged ("acknowledges its
+// drain") and, last, "the drains of the objects in the cache whose ring
+// key is this key, their controller owner not being in the cache";
+// drainsUnder's doc: "the drains this call of key lets go of besides
+// key's own object". ConfigMap "web", controlled by Deployment "web"
+// (a controller that names its ConfigMap after its parent), is both the
+// object at ns/web and an object whose ring key is ns/web: drainsUnder
+// returns it (its controller's UID is not its own), and the call
+// acknowledges it twice. The second PATCH, at the version the first
+// already changed, is refused; the call then waits for its cache to
+// show the relabel (spending the call's budget), and a member whose
+// watch is slower than RequestTimeout reports the drain it has just
+// acknowledged as a failure, retried. Passing: one PATCH, no error.
+func TestADrainedObjectWhoseControllerHasItsNameIsAcknowledgedOncePerCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		shard := sharding.Shard{Ring: ring, Member: "a"}
+		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+		web := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid-cm-web", ResourceVersion: "10",
+			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+			OwnerReferences: controlledBy("Deployment", "web", "uid-deploy-web")}}
+		require.NoError(t, idx.Add(web))
+		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+		srv := &scriptedServer{}
+		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+			if n == 1 {
+				return http.StatusOK, configMapJSON(t, web) // acknowledged; the watch has not brought the relabel yet
+			}
+			return http.StatusConflict, conflict // at rv 10 again: the object moved on
+		}
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
+			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		returned, err := returnsWithin(ctx, 2*sharding.DefaultRequestTimeout, func(ctx context.Context) error {
+			_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
+			return err
+		})
+		require.True(t, returned)
+		require.Len(t, srv.patches(), 1, "ConfigMap web was acknowledged more than once in one call: %q", srv.patches())
+		require.NoError(t, err)
+	})
+}
