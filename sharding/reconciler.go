@@ -201,19 +201,22 @@ func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client 
 // changed since, often by the reconcile that just ran under its key. So
 // acknowledge waits, within the call's budget, for the cache to show the
 // change, and, if the cache then holds the same object (its UID) still
-// drained here, waits again for what may hold it now and tries once more
-// at the cache's version: the same footing as the first try, a version
-// every call that begins later reads
+// drained here, waits again for what may hold it now and tries again at
+// the cache's version: the same footing as the first try, a version
+// every call that begins later reads; up to ackTries PATCHes, each 409
+// given its look
 // (TestADrainUnderARingKeyIsLetGoThoughTheKeysReconcileWritesThatObjectEachPass,
 // TestAnAcknowledgementRetriedAfterA409WaitsForACallThatBeganReconcilingTheObjectMeanwhile,
 // TestAnAcknowledgementRetriedAfterA409DoesNotLetGoAnObjectOfAnotherUID,
-// TestAnAcknowledgementRetriedAtAVersionTheCacheHasNotReachedDoesNotLetGoAnObjectALaterCallReconciles).
+// TestAnAcknowledgementRetriedAtAVersionTheCacheHasNotReachedDoesNotLetGoAnObjectALaterCallReconciles,
+// TestASecond409WhoseChangeTheCacheShowsAMomentLaterGetsItsLook).
 // A cache that shows another state, or no object, leaves it to that
 // change's event, which brings the key back. A cache that does not move
 // within the budget (a stalled watch, a webhook answering 409), or a
-// second 409 at the version the cache shows, is a failure
+// 409 to the last try, is a failure
 // (TestA409WhoseChangeTheCacheNeverShowsLeavesTheKeyRetried,
-// TestASecond409WhoseChangeTheCacheNeverShowsLeavesTheKeyRetried). Each
+// TestASecond409WhoseChangeTheCacheNeverShowsLeavesTheKeyRetried,
+// TestAnAcknowledgementRefusedEveryTimeTheCacheMovesIsTriedFiveTimesACall). Each
 // request gives up after RequestTimeout on shard's Clock. Every failure,
 // a context's end included, is marked KeepRetrying: no later event may
 // bring the key back, and a queue's MaxRetries would leave the object
@@ -223,30 +226,37 @@ func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client 
 // Run still takes the end of its own context as no failure.
 func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, obj metav1.Object, shard Shard, wait func(metav1.Object) error, cached func(informer.Key) (metav1.Object, bool), budget *cacheBudget) error {
 	key := informer.KeyFor(obj)
-	err := wait(obj)
-	if err == nil {
-		err = patchAcknowledgement(ctx, client, resource, key, obj.GetResourceVersion(), shard)
-	}
-	if apierrors.IsConflict(err) {
-		var now metav1.Object
-		now, err = cacheMoves(ctx, budget, key, obj.GetResourceVersion(), cached)
-		if err == nil && now != nil && now.GetUID() == obj.GetUID() && now.GetLabels()[shard.Label()] == shard.Member && now.GetLabels()[shard.DrainLabel()] != "" {
-			if err = wait(now); err == nil {
-				err = patchAcknowledgement(ctx, client, resource, key, now.GetResourceVersion(), shard)
-				if apierrors.IsConflict(err) { // refused at the cache's own version: no change of it may come
-					return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s, refused again at the version the cache shows: %w", key, err))
-				}
-			}
-		}
-	}
-	switch {
-	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-		return nil // deleted meanwhile, or changed again: see above
-	case err != nil:
+	failed := func(err error) error {
 		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
 	}
-	return nil
+	for try := 1; ; try++ {
+		err := wait(obj)
+		if err == nil {
+			err = patchAcknowledgement(ctx, client, resource, key, obj.GetResourceVersion(), shard)
+		}
+		switch {
+		case err == nil || apierrors.IsNotFound(err): // let go, or deleted meanwhile
+			return nil
+		case !apierrors.IsConflict(err):
+			return failed(err)
+		case try == ackTries:
+			return failed(fmt.Errorf("refused %d times, at the version the cache showed each time: %w", ackTries, err))
+		}
+		now, err := cacheMoves(ctx, budget, key, obj.GetResourceVersion(), cached)
+		if err != nil {
+			return failed(err)
+		}
+		if now == nil || now.GetUID() != obj.GetUID() || now.GetLabels()[shard.Label()] != shard.Member || now.GetLabels()[shard.DrainLabel()] == "" {
+			return nil // changed otherwise: see above
+		}
+		obj = now
+	}
 }
+
+// ackTries is how many PATCHes acknowledge sends for one object in a
+// call, each after the cache showed why the one before was refused: as
+// many as client-go's retry.DefaultRetry tries an update that conflicts.
+const ackTries = 5
 
 // errCacheStill says a member's cache did not show, within its wait, the
 // change the API server refused an acknowledgement for.
