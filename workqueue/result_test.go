@@ -8,6 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -137,4 +139,41 @@ func TestANegativeRequeueAfterIsReportedAsAMistake(t *testing.T) {
 
 func TestTerminalOfNilIsNil(t *testing.T) {
 	assert.NoError(t, Terminal(nil))
+}
+
+// Scenario: a reconcile returns a nil *apierrors.StatusError as its
+// error (the classic typed nil: `var err *apierrors.StatusError; ...;
+// return Result{}, err`). Run's process evaluates err.Error() for the
+// KindFailed trace detail even when the queue has no trace hook
+// (run.go: q.report(KindFailed, key, err.Error())), and StatusError's
+// Error dereferences the nil pointer: a panic on the worker's goroutine,
+// outside reconcileRecovered, which kills the process. It happens with
+// an OnError too, and with the default log (apierrors.IsConflict calls
+// Status() on it). The test drives q.process, the body of Run's worker
+// loop, so that the panic can be caught; under Run it is fatal
+// (checked: "panic: runtime error: invalid memory address" from
+// process, run.go:174, through sync.(*WaitGroup).Go).
+//
+// Promise broken: RunOptions.OnError "receives every error reconcile
+// returns"; Run recovers a reconcile's panics "so that one bad key can
+// neither crash the process nor stop a worker" (reconcileRecovered); and
+// the package doc: "With no hook, no event is built and no key is
+// formatted" (the error's text is built anyway). A bad return value of
+// one key's reconcile should be a failure of that key, not a crash.
+func TestATypedNilErrorFromReconcileIsAFailureOfItsKeyNotACrash(t *testing.T) {
+	q := New(Options[string]{})
+	defer q.ShutDown()
+	q.Add("k")
+	key := mustGet(t, q)
+	var reported []error
+	var panicked any
+	func() {
+		defer func() { panicked = recover() }()
+		q.process(context.Background(), key, func(context.Context, string) (Result, error) {
+			var err *apierrors.StatusError // "no error", as a typed nil
+			return Result{}, err
+		}, 0, func(_ string, err error) { reported = append(reported, err) }, nil)
+	}()
+	assert.Nil(t, panicked, "Run's handling of the returned error panicked on its worker goroutine")
+	assert.Len(t, reported, 1, "OnError receives every error reconcile returns")
 }

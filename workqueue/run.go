@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"sync"
 
@@ -77,7 +78,9 @@ type RunOptions[K comparable] struct {
 //   - RequeueAfter d > 0 and no error: Forget(key), then AddAfter(key, d);
 //   - an error: OnError, then AddRateLimited(key), a retry with backoff;
 //   - a panic: recovered, reported to OnError as a *PanicError, then
-//     retried like an error;
+//     retried like an error; a typed nil error (a nil pointer in the
+//     error interface, which is not == nil) is an error too, one that
+//     says so;
 //   - a Terminal error, or an error once the key has been retried
 //     MaxRetries times (retries of errors marked [KeepRetrying] not
 //     counted, nor such an error given up): OnError, a KindGaveUp trace
@@ -221,14 +224,35 @@ func isTerminal(err error) bool {
 }
 
 // reconcileRecovered calls reconcile and turns a panic into a *PanicError,
-// so that one bad key can neither crash the process nor stop a worker.
+// and a typed nil error into an error that says so, so that one bad key
+// can neither crash the process nor stop a worker.
 func reconcileRecovered[K comparable](ctx context.Context, key K, reconcile ReconcileFunc[K]) (result Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = newPanicError(v)
 		}
 	}()
-	return reconcile(ctx, key)
+	result, err = reconcile(ctx, key)
+	if isNilValue(err) {
+		err = fmt.Errorf("workqueue: reconcile returned a nil %T as its error (return a plain nil for no error)", err)
+	}
+	return result, err
+}
+
+// isNilValue reports whether err is a typed nil: an interface holding a
+// nil pointer (var err *apierrors.StatusError; return err), which is not
+// == nil and panics when its Error is called. Run takes it as a failure
+// of its key, not a crash of the process
+// (TestATypedNilErrorFromReconcileIsAFailureOfItsKeyNotACrash).
+func isNilValue(err error) bool {
+	if err == nil {
+		return false
+	}
+	switch v := reflect.ValueOf(err); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
 }
 
 // report emits a Run event, under q.mu like every other event, so that a
