@@ -33,6 +33,9 @@ const KindHeld = "held"
 // with another wake channel or a shorter time, and each hold keeps its
 // promise (TestAKeyHeldAgainWhileHeldIsReleasedWhenTheLaterHoldsWakeCloses,
 // TestAKeyHeldAgainWhileHeldForAShorterTimeIsAskedAgainAtTheShorterTime).
+// Or the gate lets it through before then: its holds are over, and a
+// later hold is a new wait with its own time
+// (TestAHoldAfterTheKeyWasLetThroughIsANewWaitWithItsOwnTime).
 type holds[K comparable] struct {
 	q     *Queue[K]
 	gate  Gate[K]
@@ -51,11 +54,12 @@ type holds[K comparable] struct {
 // only (TestAKeyHeldAgainAndAgainOnOneWakeKeepsOneWaiter,
 // TestAKeyHeldAgainOnOneWakeForLessAndLessTimeKeepsOneTimer).
 type held struct {
-	ended chan struct{}
-	once  sync.Once
-	wakes map[<-chan struct{}]bool
-	due   time.Time
-	timer Timer
+	ended      chan struct{}
+	once       sync.Once
+	wakes      map[<-chan struct{}]bool
+	due        time.Time
+	timer      Timer
+	letThrough bool // the gate let the key through before any hold ended: its end adds nothing
 }
 
 func (h *held) end() { h.once.Do(func() { close(h.ended) }) }
@@ -76,12 +80,17 @@ func (h *holds[K]) admit(ctx context.Context, key K) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if !hold || within <= 0 {
-		return true, nil
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	k, again := h.held[key]
+	if !hold || within <= 0 {
+		if again { // let through: the earlier hold is over, and adds nothing
+			delete(h.held, key)
+			k.letThrough = true
+			k.end()
+		}
+		return true, nil
+	}
 	if !again {
 		k = &held{ended: make(chan struct{}), wakes: map[<-chan struct{}]bool{}}
 		h.held[key] = k
@@ -93,9 +102,15 @@ func (h *holds[K]) admit(ctx context.Context, key K) (bool, error) {
 			case <-h.ended:
 			}
 			h.mu.Lock()
-			delete(h.held, key)
+			if h.held[key] == k {
+				delete(h.held, key)
+			}
 			k.timer.Stop()
+			letThrough := k.letThrough
 			h.mu.Unlock()
+			if letThrough {
+				return // reconciled since: nothing to add
+			}
 			// Added even when Run is ending, so whoever runs the queue
 			// next reconciles it (dropped if the queue is shut down).
 			h.q.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/listwatch/informer"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -100,5 +101,70 @@ func TestStoppingRunPutsHeldKeysBackInTheQueue(t *testing.T) {
 		assert.Zero(t, q.Len(), "held, not queued")
 		stop()
 		assert.Equal(t, 1, q.Len(), "back in the queue")
+	})
+}
+
+// admitSecondGate holds key "k" for an hour at every ask but the second,
+// which it lets through; it records when each ask came.
+type admitSecondGate struct {
+	mu   sync.Mutex
+	asks []time.Time
+}
+
+func (g *admitSecondGate) Hold(string) (bool, <-chan struct{}, time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.asks = append(g.asks, time.Now())
+	if len(g.asks) == 2 {
+		return false, nil, 0
+	}
+	return true, nil, time.Hour
+}
+
+// Scenario: the gate holds k for 1h (at 0); k's object changes at 1m
+// and the gate lets it through (reconciled); at 10m it changes again and
+// the gate holds it for 1h more, a new wait. The first hold's record was
+// never ended when the key was let through, so the new hold joins it: no
+// KindHeld is traced for the new wait, and the old hold's timer brings
+// the key back at 1h, 50 minutes before the hour the gate asked for.
+//
+// Promises broken: Gate.Hold "If it must, Run adds it again once wake is
+// closed or once within has passed, whichever is first, and then asks
+// again" (asked again at 1h for a hold of 1h made at 10m); KindHeld: "the
+// gate held the key back before its reconcile", reported "once per wait"
+// (the second wait is not reported).
+func TestAHoldAfterTheKeyWasLetThroughIsANewWaitWithItsOwnTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var held int
+		q := New(Options[string]{Trace: func(e informer.TraceEvent) {
+			if e.Kind == KindHeld {
+				mu.Lock()
+				held++
+				mu.Unlock()
+			}
+		}})
+		gate := &admitSecondGate{}
+		start := time.Now()
+		stop := startRun(q, func(context.Context, string) (Result, error) { return Result{}, nil },
+			RunOptions[string]{Gate: gate})
+		defer stop()
+		q.Add("k")
+		time.Sleep(time.Minute)
+		q.Add("k") // let through, reconciled
+		time.Sleep(9 * time.Minute)
+		q.Add("k") // held again for 1h: until 1h10m
+		synctest.Wait()
+		mu.Lock()
+		assert.Equal(t, 2, held, "two waits, each traced (KindHeld at 0 and at 10m)")
+		mu.Unlock()
+		time.Sleep(time.Hour + 5*time.Minute) // to 1h15m
+		synctest.Wait()
+
+		gate.mu.Lock()
+		defer gate.mu.Unlock()
+		if assert.GreaterOrEqual(t, len(gate.asks), 4) {
+			assert.Equal(t, 70*time.Minute, gate.asks[3].Sub(start), "the hold made at 10m for 1h is asked again at 1h10m")
+		}
 	})
 }
