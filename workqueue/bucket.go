@@ -21,7 +21,8 @@ import (
 //
 // It keeps no per-key state: NumRequeues is always 0 and Forget does
 // nothing, which is why it is combined with a per-key limiter through
-// [NewMaxOfRateLimiter].
+// [NewMaxOfRateLimiter]. Build one with NewBucketRateLimiter: the zero
+// value is not ready for use.
 type BucketRateLimiter[K comparable] struct {
 	qps, burst float64 // fixed at construction
 

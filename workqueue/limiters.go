@@ -31,6 +31,8 @@ func DefaultRateLimiter[K comparable]() RateLimiter[K] {
 // since its last Forget (n = 1, 2, ...) it waits base·2ⁿ⁻¹, capped at max:
 // with 5ms and 1000s: 5ms, 10ms, 20ms, ..., 655.36s (the 18th), then
 // 1000s from the 19th on. client-go: ItemExponentialFailureRateLimiter.
+// Build one with NewExponentialRateLimiter: the zero value is not ready
+// for use.
 type ExponentialRateLimiter[K comparable] struct {
 	base, max time.Duration
 	failureCounts[K]
@@ -67,7 +69,8 @@ func (r *ExponentialRateLimiter[K]) When(key K, _ time.Time) time.Duration {
 // FastSlowRateLimiter is a per-key limiter with two speeds: a key's first
 // maxFast failures wait fast, every later one waits slow. It suits
 // "retry a few times right away, then back off to once a minute".
-// client-go: ItemFastSlowRateLimiter.
+// client-go: ItemFastSlowRateLimiter. Build one with
+// NewFastSlowRateLimiter: the zero value is not ready for use.
 type FastSlowRateLimiter[K comparable] struct {
 	fast, slow time.Duration
 	maxFast    int
@@ -94,6 +97,8 @@ func (r *FastSlowRateLimiter[K]) When(key K, _ time.Time) time.Duration {
 
 // MaxOfRateLimiter combines limiters: every one of them records each
 // failure, and the longest delay wins. client-go: MaxOfRateLimiter.
+// Build one with NewMaxOfRateLimiter: the zero value is not ready for
+// use.
 type MaxOfRateLimiter[K comparable] struct {
 	limiters []RateLimiter[K] // fixed at construction
 }
