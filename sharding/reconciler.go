@@ -147,9 +147,10 @@ func withOthers(others, own error) error {
 // drainsUnder returns the drains this call of key lets go of besides
 // key's own object: this member's drained objects whose ring key is key
 // and whose controller owner is not the cached object at key (uid; "" if
-// there is none), that object itself left out: a ConfigMap "web"
-// controlled by Deployment "web" is acknowledged once
-// (TestADrainedObjectWhoseControllerHasItsNameIsAcknowledgedOncePerCall). For a member that keys by ring key, key is the one it
+// there is none), that object itself left out, by its key: a ConfigMap
+// "web" controlled by Deployment "web" is acknowledged once
+// (TestADrainedObjectWhoseControllerHasItsNameIsAcknowledgedOncePerCall,
+// TestADrainedObjectAtItsRingKeyWithoutAUIDIsAcknowledgedOncePerCall). For a member that keys by ring key, key is the one it
 // holds for them. It also records in c every object of this member whose
 // ring key is key: what a reconcile of key may touch. Its cost is one
 // pass over the member's cached objects of key's namespace, matching a
@@ -168,7 +169,7 @@ func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key 
 			continue
 		}
 		busy.hold(c, obj)
-		if uid != "" && obj.GetUID() == uid {
+		if informer.KeyFor(obj) == key {
 			continue // the object at key, whose ring key is key (it has its owner's name): its own drain is the call's
 		}
 		if ref := metav1.GetControllerOf(obj); ref != nil && ref.UID != uid && obj.GetLabels()[shard.DrainLabel()] != "" {
