@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -196,5 +197,87 @@ func TestAnAcknowledgementRetriedAfterA409DoesNotLetGoAnObjectOfAnotherUID(t *te
 		require.NoError(t, err)
 		require.Len(t, srv.patches(), 1,
 			"after a 409, web-env of UID uid-new (not the object whose drain was waited for) was acknowledged: %q", srv.patches())
+	})
+}
+
+// Scenario (a member keying by ring key, EnqueueMapped with RingKey, one
+// resource): web-env, controlled by Deployment web (not in this cache),
+// is drained on member a; the call of its ring key ns/web acknowledges
+// it. Its PATCH at rv 12 is refused: meanwhile web-env was adopted by
+// ConfigMap api, a sharded parent this member owns and reconciles (rv 13,
+// still labelled a and drained; the cache shows it). acknowledge's retry
+// checks only UID, shard label and drain label, so it PATCHes at rv 13
+// under ns/web, a key that no longer holds web-env: by drainsUnder's own
+// rule a drained object whose controller is the object at its ring key is
+// not let go under that key. wait(now) found no call of ns/api, but the
+// adoption's event brings ns/api, whose call begins as the retry's PATCH
+// goes out: it reads web-env, drained but still api's child, and its
+// reconcile runs with web-env in it while web-env leaves the member.
+//
+// Promises broken: Reconciler's doc, "A drain is acknowledged under a key
+// the member holds for the object"; inFlight's doc, "A call that begins
+// later reads a cache in which the object is already drained, so only
+// calls in progress can hold a drain back" (a ring key's call reconciles
+// with its drained children in the cache); docs/16, "a child must never
+// reach a new member while the old member still owns its parent: the old
+// member, finding the child gone from its cache mid-reconcile, may create
+// it again". Passing: the retry does not let go under ns/web an object
+// whose ring key is now another's (it leaves it to that change's event),
+// or nothing lets it go while ns/api's call reconciles it.
+func TestARetryAfterA409DoesNotLetGoAChildAdoptedMeanwhileByAParentThisMemberReconciles(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		shard := sharding.Shard{Ring: ring, Member: "a"}
+		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+		api := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", UID: "uid-api", ResourceVersion: "5",
+			Labels: map[string]string{shard.Label(): "a"}}}
+		drained := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", UID: "uid-env", ResourceVersion: "12",
+			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
+		require.NoError(t, idx.Add(api))
+		require.NoError(t, idx.Add(drained))
+		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+
+		apiKey := informer.KeyFor(api)
+		var reconcile workqueue.ReconcileFunc[informer.Key]
+		inAPI, release := make(chan struct{}), make(chan struct{})
+		apiDone := make(chan error, 1)
+		reconcilingWhenLetGo := false
+		srv := &scriptedServer{}
+		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+			if n == 1 { // adopted by api meanwhile (rv 13), still drained here; the cache shows it
+				adopted := drained.DeepCopy()
+				adopted.ResourceVersion = "13"
+				adopted.OwnerReferences = controlledByConfigMap(api)
+				require.NoError(t, idx.Update(adopted))
+				return http.StatusConflict, conflict
+			}
+			// The adoption's event brought ns/api: its call begins.
+			go func() { _, err := reconcile(ctx, apiKey); apiDone <- err }()
+			select {
+			case <-inAPI:
+				reconcilingWhenLetGo = true
+			case <-time.After(time.Second):
+			}
+			return http.StatusOK, configMapJSON(t, drained)
+		}
+		reconcile = sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps",
+			func(_ context.Context, key informer.Key) (workqueue.Result, error) {
+				if key == apiKey { // reconciles api with its children, web-env among them
+					close(inAPI)
+					<-release
+				}
+				return workqueue.Result{}, nil
+			})
+		_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
+		close(release)
+		if len(srv.patches()) > 1 {
+			require.NoError(t, <-apiDone)
+		}
+		require.NoError(t, err)
+		require.False(t, reconcilingWhenLetGo || len(srv.patches()) > 1,
+			"web-env, adopted by ConfigMap api (reconciled here under ns/api) between tries, was let go under ns/web (PATCHes %q; ns/api's call reconciling it as it left: %v)",
+			srv.patches(), reconcilingWhenLetGo)
 	})
 }

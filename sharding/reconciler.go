@@ -67,12 +67,17 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		}
 		return objects.Namespace(key.Namespace).Get(key.Name)
 	}
-	cached := func(key informer.Key) (metav1.Object, bool) {
+	acks := acker{shard: shard, client: client, resource: resource, busy: &busy, cached: func(key informer.Key) (metav1.Object, bool) {
 		obj, err := get(key)
 		return obj, err == nil
-	}
+	}}
+	// letGo acknowledges the drains under key of objects other than
+	// key's own; letGoOwn, that of the object at key.
 	letGo := func(ctx context.Context, drained []T, c *call) error {
-		return acknowledgeAll(ctx, shard, client, resource, drained, &busy, c, cached)
+		return acknowledgeAll(ctx, acks, c, drained, acks.stillUnder(c.key))
+	}
+	letGoOwn := func(ctx context.Context, obj T, c *call) error {
+		return acknowledgeAll(ctx, acks, c, []T{obj}, func(metav1.Object) bool { return true })
 	}
 	return func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 		c, leave := busy.enter(key)
@@ -100,7 +105,7 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 			return workqueue.Result{}, letGo(ctx, drained, c)
 		case labels[shard.DrainLabel()] != "":
 			busy.reconciled(c)
-			return workqueue.Result{}, errors.Join(letGo(ctx, drained, c), letGo(ctx, []T{obj}, c))
+			return workqueue.Result{}, errors.Join(letGo(ctx, drained, c), letGoOwn(ctx, obj, c))
 		}
 		// The others are let go after the reconcile, which may touch them
 		// (a member that keys by ring key reconciles them under key), even
@@ -183,11 +188,11 @@ func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key 
 // this Reconciler may be reconciling it (busy.waitFor): c has stopped
 // reconciling, so it waits only for calls that do
 // (TestAnAdoptedChildDrainedWhileItsOwnKeyIsReconciledUnderARingKeyIsLetGo).
-func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client *rest.RESTClient, resource string, drained []T, busy *inFlight, c *call, cached func(informer.Key) (metav1.Object, bool)) error {
+func acknowledgeAll[T informer.Object](ctx context.Context, a acker, c *call, drained []T, still func(metav1.Object) bool) error {
 	var errs []error
-	c.cache.shard = shard // one budget for the call, however many 409s
+	c.cache.shard = a.shard // one budget for the call, however many 409s
 	for _, obj := range drained {
-		err := acknowledge(ctx, client, resource, obj, shard, func(obj metav1.Object) error { return busy.waitFor(ctx, c, obj) }, cached, &c.cache)
+		err := a.acknowledge(ctx, c, obj, still)
 		if ctx.Err() != nil {
 			return errors.Join(append(errs, err)...)
 		}
@@ -196,14 +201,40 @@ func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client 
 	return errors.Join(errs...)
 }
 
-// acknowledge lets go of a drained object, once wait says no other call
-// may be reconciling it: one merge PATCH that removes both labels if the
-// object is still at the resourceVersion the cache gave. A 409 means it
-// changed since, often by the reconcile that just ran under its key. So
-// acknowledge waits, within the call's budget, for the cache to show the
-// change, and, if the cache then holds the same object (its UID) still
-// drained here, waits again for what may hold it now and tries again at
-// the cache's version: the same footing as the first try, a version
+// acker sends the acknowledgements of one Reconciler.
+type acker struct {
+	shard    Shard
+	client   *rest.RESTClient
+	resource string
+	busy     *inFlight
+	cached   func(informer.Key) (metav1.Object, bool) // the object the member's cache holds at a key
+}
+
+// stillUnder reports whether an object, as the cache shows it now, is
+// still one a call of key lets go besides key's own (drainsUnder's rule):
+// its ring key is key, and its controller owner is not the object cached
+// at key. A child adopted meanwhile by a parent of this member is not
+// (TestARetryAfterA409DoesNotLetGoAChildAdoptedMeanwhileByAParentThisMemberReconciles).
+func (a acker) stillUnder(key informer.Key) func(metav1.Object) bool {
+	return func(now metav1.Object) bool {
+		ref := metav1.GetControllerOf(now)
+		if ref == nil || ringKeyOf(now) != key || informer.KeyFor(now) == key {
+			return false
+		}
+		at, ok := a.cached(key)
+		return !ok || at.GetUID() != ref.UID
+	}
+}
+
+// acknowledge lets go of a drained object for call c, once no other call
+// may be reconciling it (inFlight.waitFor): one merge PATCH that removes
+// both labels if the object is still at the resourceVersion the cache
+// gave. A 409 means it changed since, often by the reconcile that just
+// ran under its key. So acknowledge waits, within the call's budget, for
+// the cache to show the change, and, if the cache then holds the same
+// object (its UID) still drained here and still one c lets go (still),
+// waits again for what may hold it now and tries again at the cache's
+// version: the same footing as the first try, a version
 // every call that begins later reads; up to ackTries PATCHes, each 409
 // given its look
 // (TestADrainUnderARingKeyIsLetGoThoughTheKeysReconcileWritesThatObjectEachPass,
@@ -225,15 +256,15 @@ func acknowledgeAll[T informer.Object](ctx context.Context, shard Shard, client 
 // (TestADrainWhoseAcknowledgementFailedBrieflyIsLetGoUnderACappedRetryQueue,
 // TestAnAcknowledgementCutShortByAPerCallDeadlineIsNotGivenUpUnderMaxRetries);
 // Run still takes the end of its own context as no failure.
-func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, obj metav1.Object, shard Shard, wait func(metav1.Object) error, cached func(informer.Key) (metav1.Object, bool), budget *cacheBudget) error {
+func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, still func(metav1.Object) bool) error {
 	key := informer.KeyFor(obj)
 	failed := func(err error) error {
 		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
 	}
 	for try := 1; ; try++ {
-		err := wait(obj)
+		err := a.busy.waitFor(ctx, c, obj)
 		if err == nil {
-			err = patchAcknowledgement(ctx, client, resource, key, obj.GetResourceVersion(), shard)
+			err = patchAcknowledgement(ctx, a.client, a.resource, key, obj.GetResourceVersion(), a.shard)
 		}
 		switch {
 		case err == nil || apierrors.IsNotFound(err): // let go, or deleted meanwhile
@@ -243,11 +274,11 @@ func acknowledge(ctx context.Context, client *rest.RESTClient, resource string, 
 		case try == ackTries:
 			return failed(fmt.Errorf("refused %d times, at the version the cache showed each time: %w", ackTries, err))
 		}
-		now, err := cacheMoves(ctx, budget, key, obj.GetResourceVersion(), cached)
+		now, err := cacheMoves(ctx, &c.cache, key, obj.GetResourceVersion(), a.cached)
 		if err != nil {
 			return failed(err)
 		}
-		if now == nil || now.GetUID() != obj.GetUID() || now.GetLabels()[shard.Label()] != shard.Member || now.GetLabels()[shard.DrainLabel()] == "" {
+		if now == nil || now.GetUID() != obj.GetUID() || now.GetLabels()[a.shard.Label()] != a.shard.Member || now.GetLabels()[a.shard.DrainLabel()] == "" || !still(now) {
 			return nil // changed otherwise: see above
 		}
 		obj = now
