@@ -64,21 +64,6 @@ func (q *Queue[K]) addAfterLocked(key K, d time.Duration) {
 	}
 }
 
-// stopWaitingLocked takes key out of the waiting keys, if it waits: its
-// delay will not add it. The caller holds q.mu.
-func (q *Queue[K]) stopWaitingLocked(key K, why string) {
-	e, ok := q.waitingByKey[key]
-	if !ok {
-		return
-	}
-	heap.Remove(&q.waiting, e.index)
-	delete(q.waitingByKey, key)
-	q.arm(q.clock.Now())
-	if q.trace != nil {
-		q.emit(KindDropped, key, "no longer waiting: "+why)
-	}
-}
-
 // arm restores the timer invariant after the waiting heap changed: while
 // the queue runs and keys wait, exactly one timer is armed, due when the
 // earliest key is. It re-arms only if that time changed. The caller holds

@@ -11,18 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// Scenario: a key fails once (a transient error), so Run schedules its
-// retry in 1s. Before that retry is due, the key's object changes (Add),
-// and that reconcile returns Terminal: Run gives the key up. Nothing
-// changes after that, yet at 1s the retry scheduled before the verdict
-// fires and the key is reconciled again, reported to OnError again and
-// counted in GaveUp a second time.
-//
-// Promise broken (Run's doc): "a Terminal error ...: OnError, a
-// KindGaveUp trace event, one more in [Queue.GaveUp], Forget(key), and no
-// requeue — the key waits for its next change"; TerminalError's doc:
-// "forgets the key instead of retrying it".
-func TestAKeyGivenUpOnIsNotReconciledAgainByARetryScheduledBeforeTheVerdict(t *testing.T) {
+// Giving a key up takes back nothing already scheduled for it: a retry
+// scheduled before the verdict (a failure, then a change reconciled and
+// given up on before the retry was due) still comes, and the key is
+// reconciled again, with no change in between (as in client-go, whose
+// delaying queue keeps what waits). Run's doc says so; a reconcile is
+// idempotent, and one more of it is cheaper than a queue that must tell
+// its own retries from the AddAfters of handlers and OnError (below).
+func TestARetryScheduledBeforeAGiveUpStillComes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := New(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Second))})
 		var mu sync.Mutex
@@ -47,44 +43,83 @@ func TestAKeyGivenUpOnIsNotReconciledAgainByARetryScheduledBeforeTheVerdict(t *t
 		mu.Unlock()
 		assert.Equal(t, int64(1), q.GaveUp())
 
-		time.Sleep(time.Hour) // no change at all
+		time.Sleep(time.Hour)
 		synctest.Wait()
 		mu.Lock()
 		defer mu.Unlock()
-		assert.Equal(t, 2, calls, "a key given up on waits for its next change; none came")
-		assert.Equal(t, int64(1), q.GaveUp(), "given up on once")
+		assert.Equal(t, 3, calls, "the retry scheduled before the verdict came")
+		assert.Equal(t, int64(2), q.GaveUp(), "and was given up on in its turn")
 	})
 }
 
-// Scenario: MaxRetries 1. A key fails (retry scheduled in 1s); before
-// the retry its object changes (Add), that reconcile fails too, and Run
-// gives the key up (one retry spent). No change follows, yet the retry
-// scheduled before the give-up fires at 1s and the key starts a fresh
-// round: reconciled twice more and given up a second time.
-//
-// Promise broken (RunOptions.MaxRetries): "a key that fails again after
-// that many retries is given up on ... Its next change enqueues it
-// again, with a fresh count" — here no change came; and Run's doc:
-// "Forget(key), and no requeue — the key waits for its next change".
-func TestAKeyGivenUpOnAfterMaxRetriesIsNotRetriedAgainWithoutAChange(t *testing.T) {
+// An event handler, outside Run, asks for k to be looked at again in an
+// hour while k's reconcile runs, and that reconcile returns Terminal:
+// the AddAfter is kept, and k is reconciled after the hour.
+func TestAnAddAfterMadeWhileAKeyIsReconciledIsKeptWhenThatReconcileGivesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := startCountedRun(t, must(NewExponentialRateLimiter[string](time.Second, time.Second)),
-			RunOptions[string]{MaxRetries: 1, OnError: func(string, error) {}},
-			func(string, int) (Result, error) { return Result{}, errors.New("unavailable") })
-		r.q.Add("k")
-		time.Sleep(500 * time.Millisecond) // the retry is due at 1s
-		r.q.Add("k")                       // a change: reconciled now, its one retry spent, given up on
-		synctest.Wait()
-		r.mu.Lock()
-		assert.Equal(t, 2, r.calls)
-		r.mu.Unlock()
-		assert.Equal(t, int64(1), r.q.GaveUp())
+		q := New(Options[string]{})
+		var mu sync.Mutex
+		var calls int
+		stop := startRun(q, func(context.Context, string) (Result, error) {
+			mu.Lock()
+			calls++
+			n := calls
+			mu.Unlock()
+			if n == 1 {
+				time.Sleep(time.Second)
+				return Result{}, Terminal(errors.New("spec.replicas is negative"))
+			}
+			return Result{}, nil
+		}, RunOptions[string]{OnError: func(string, error) {}})
+		defer stop()
 
-		time.Sleep(time.Hour) // no change at all
+		q.Add("k")
+		time.Sleep(500 * time.Millisecond) // the reconcile is running
+		q.AddAfter("k", time.Hour)         // from an event handler, outside Run
+		time.Sleep(time.Second)            // the reconcile returned Terminal at 1s
 		synctest.Wait()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		assert.Equal(t, 2, r.calls, "given up on: no retry until the key's next change")
-		assert.Equal(t, int64(1), r.q.GaveUp())
+		assert.Equal(t, int64(1), q.GaveUp())
+
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, 2, calls, "AddAfter(k, 1h) made during the reconcile that gave up: k is reconciled after the hour")
+	})
+}
+
+// A controller retries a key fast (MaxRetries 2) and, once Run gives up,
+// its OnError schedules a slow retry (q.AddAfter(key, 1h) on a
+// *RetryLimitError): the slow retry comes.
+func TestAnAddAfterMadeByOnErrorOnAGiveUpIsKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Second))})
+		var mu sync.Mutex
+		var calls int
+		stop := startRun(q, func(context.Context, string) (Result, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			return Result{}, errors.New("unavailable")
+		}, RunOptions[string]{MaxRetries: 2, OnError: func(key string, err error) {
+			if _, ok := errors.AsType[*RetryLimitError](err); ok {
+				q.AddAfter(key, time.Hour) // the slow retry, after the fast ones
+			}
+		}})
+		defer stop()
+
+		q.Add("k")
+		time.Sleep(time.Minute) // the first try and two retries, then given up
+		synctest.Wait()
+		mu.Lock()
+		assert.Equal(t, 3, calls)
+		mu.Unlock()
+		assert.Equal(t, int64(1), q.GaveUp())
+
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Greater(t, calls, 3, "OnError's AddAfter(k, 1h) brings k back after the hour")
 	})
 }

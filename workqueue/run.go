@@ -85,9 +85,11 @@ type RunOptions[K comparable] struct {
 //     MaxRetries times (retries of errors marked [KeepRetrying] not
 //     counted, nor such an error given up): OnError, a KindGaveUp trace
 //     event, one more in [Queue.GaveUp], Forget(key), and no requeue —
-//     a retry or a RequeueAfter still waiting from an earlier reconcile
-//     is dropped too: the key waits for its next change
-//     (TestAKeyGivenUpOnIsNotReconciledAgainByARetryScheduledBeforeTheVerdict);
+//     the key waits for its next change, or for what was already
+//     scheduled for it: a retry or a RequeueAfter of an earlier
+//     reconcile still comes, as does an AddAfter of a handler or of
+//     OnError (TestARetryScheduledBeforeAGiveUpStillComes,
+//     TestAnAddAfterMadeByOnErrorOnAGiveUpIsKept);
 //   - ctx.Err() (or an error wrapping it) once ctx is done: not a failure;
 //     the key is added again, unreported and uncounted, so that whoever
 //     runs the queue next reconciles it.
@@ -196,9 +198,6 @@ func (q *Queue[K]) giveUp(key K, err error, onError func(K, error), log *failure
 	}
 	log.gaveUp(key, err)
 	q.Forget(key)
-	q.mu.Lock()
-	q.stopWaitingLocked(key, "given up")
-	q.mu.Unlock()
 }
 
 // GaveUp returns how many times [Run] has given up on a key of q, over

@@ -56,9 +56,7 @@ const (
 	// when there was one (NumRequeues was above zero).
 	KindForgotten = "forgotten"
 	// KindDropped: an Add, AddAfter or AddRateLimited after ShutDown; the
-	// key was ignored (detail "shutting down"). Or a waiting key that
-	// will not be added when its delay is over: Run gave it up (detail
-	// "no longer waiting: given up").
+	// key was ignored.
 	KindDropped = "dropped"
 	// KindShutDown: ShutDown or ShutDownWithDrain began. Key is empty;
 	// Detail says which, and how many delayed keys were dropped.
