@@ -141,39 +141,45 @@ func TestTerminalOfNilIsNil(t *testing.T) {
 	assert.NoError(t, Terminal(nil))
 }
 
-// Scenario: a reconcile returns a nil *apierrors.StatusError as its
-// error (the classic typed nil: `var err *apierrors.StatusError; ...;
-// return Result{}, err`). Run's process evaluates err.Error() for the
-// KindFailed trace detail even when the queue has no trace hook
-// (run.go: q.report(KindFailed, key, err.Error())), and StatusError's
-// Error dereferences the nil pointer: a panic on the worker's goroutine,
-// outside reconcileRecovered, which kills the process. It happens with
-// an OnError too, and with the default log (apierrors.IsConflict calls
-// Status() on it). The test drives q.process, the body of Run's worker
-// loop, so that the panic can be caught; under Run it is fatal
-// (checked: "panic: runtime error: invalid memory address" from
-// process, run.go:174, through sync.(*WaitGroup).Go).
-//
-// Promise broken: RunOptions.OnError "receives every error reconcile
-// returns"; Run recovers a reconcile's panics "so that one bad key can
-// neither crash the process nor stop a worker" (reconcileRecovered); and
-// the package doc: "With no hook, no event is built and no key is
-// formatted" (the error's text is built anyway). A bad return value of
-// one key's reconcile should be a failure of that key, not a crash.
+// A reconcile that returns a nil *apierrors.StatusError in its error
+// (the classic typed nil: `var err *apierrors.StatusError; ...; return
+// Result{}, err`), bare, marked, or joined to another error, fails its
+// key and keeps its mark; it does not crash the process. Calling Error
+// on such an error dereferences the nil pointer, and Run's process calls
+// it (the trace's detail, the default log) on the worker goroutine,
+// outside any recover. The test drives q.process, the body of Run's
+// worker loop, so that a panic can be caught; under Run it would be fatal.
 func TestATypedNilErrorFromReconcileIsAFailureOfItsKeyNotACrash(t *testing.T) {
-	q := New(Options[string]{})
-	defer q.ShutDown()
-	q.Add("k")
-	key := mustGet(t, q)
-	var reported []error
-	var panicked any
-	func() {
-		defer func() { panicked = recover() }()
-		q.process(context.Background(), key, func(context.Context, string) (Result, error) {
-			var err *apierrors.StatusError // "no error", as a typed nil
-			return Result{}, err
-		}, 0, func(_ string, err error) { reported = append(reported, err) }, nil)
-	}()
-	assert.Nil(t, panicked, "Run's handling of the returned error panicked on its worker goroutine")
-	assert.Len(t, reported, 1, "OnError receives every error reconcile returns")
+	var typedNil *apierrors.StatusError // "no error", as a typed nil
+	for _, c := range []struct {
+		name     string
+		err      error
+		terminal bool
+	}{
+		{"bare", typedNil, false},
+		{"terminal", Terminal(typedNil), true},
+		{"keep retrying", KeepRetrying(typedNil), false},
+		{"joined", errors.Join(errors.New("status update failed"), typedNil), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := New(Options[string]{})
+			defer q.ShutDown()
+			q.Add("k")
+			key := mustGet(t, q)
+			var reported []error
+			var panicked any
+			func() {
+				defer func() { panicked = recover() }()
+				q.process(context.Background(), key, func(context.Context, string) (Result, error) {
+					return Result{}, c.err
+				}, 0, func(_ string, err error) { reported = append(reported, err) }, nil)
+			}()
+			assert.Nil(t, panicked, "Run's handling of the returned error panicked on its worker goroutine")
+			if assert.Len(t, reported, 1, "OnError receives every error reconcile returns") {
+				assert.ErrorContains(t, reported[0], "a nil *errors.StatusError")
+				assert.Equal(t, c.terminal, isTerminal(reported[0]), "the error's mark is kept")
+			}
+			assert.Equal(t, map[bool]int64{true: 1, false: 0}[c.terminal], q.GaveUp())
+		})
+	}
 }

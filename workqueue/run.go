@@ -78,9 +78,10 @@ type RunOptions[K comparable] struct {
 //   - RequeueAfter d > 0 and no error: Forget(key), then AddAfter(key, d);
 //   - an error: OnError, then AddRateLimited(key), a retry with backoff;
 //   - a panic: recovered, reported to OnError as a *PanicError, then
-//     retried like an error; a typed nil error (a nil pointer in the
-//     error interface, which is not == nil) is an error too, one that
-//     says so;
+//     retried like an error; an error holding a typed nil (a nil
+//     pointer in the error interface, which is not == nil), itself or
+//     wrapped, marked or joined, is an error that says so, with the
+//     same mark, not a crash;
 //   - a Terminal error, or an error once the key has been retried
 //     MaxRetries times (retries of errors marked [KeepRetrying] not
 //     counted, nor such an error given up): OnError, a KindGaveUp trace
@@ -232,26 +233,47 @@ func reconcileRecovered[K comparable](ctx context.Context, key K, reconcile Reco
 		}
 	}()
 	result, err = reconcile(ctx, key)
-	if isNilValue(err) {
-		err = fmt.Errorf("workqueue: reconcile returned a nil %T as its error (return a plain nil for no error)", err)
+	if nilType, ok := typedNilIn(err); ok {
+		safe := fmt.Errorf("workqueue: reconcile returned an error holding a nil %s (return a plain nil for no error)", nilType)
+		switch {
+		case isTerminal(err):
+			safe = Terminal(safe)
+		case keepsRetrying(err):
+			safe = KeepRetrying(safe)
+		}
+		err = safe
 	}
 	return result, err
 }
 
-// isNilValue reports whether err is a typed nil: an interface holding a
-// nil pointer (var err *apierrors.StatusError; return err), which is not
-// == nil and panics when its Error is called. Run takes it as a failure
-// of its key, not a crash of the process
+// typedNilIn finds a typed nil in err's tree (err itself, or what it
+// wraps, Terminal's and errors.Join's included) and returns its type: an
+// interface holding a nil pointer (var err *apierrors.StatusError;
+// return err), which is not == nil and panics when its Error is called.
+// Run takes such an error as a failure of its key, keeping its mark, not
+// a crash of the process
 // (TestATypedNilErrorFromReconcileIsAFailureOfItsKeyNotACrash).
-func isNilValue(err error) bool {
+func typedNilIn(err error) (reflect.Type, bool) {
 	if err == nil {
-		return false
+		return nil, false
 	}
 	switch v := reflect.ValueOf(err); v.Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
-		return v.IsNil()
+		if v.IsNil() {
+			return v.Type(), true
+		}
 	}
-	return false
+	switch e := err.(type) {
+	case interface{ Unwrap() error }:
+		return typedNilIn(e.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			if t, ok := typedNilIn(inner); ok {
+				return t, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // report emits a Run event, under q.mu like every other event, so that a
