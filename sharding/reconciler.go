@@ -34,8 +34,8 @@ import (
 //   - otherwise calls reconcile;
 //   - and, last (after reconcile, which may touch them, even if it
 //     panics), acknowledges the drains of the objects in the cache whose
-//     ring key is this key, their controller owner not being in the
-//     cache (see below).
+//     ring key is this key, their controller owner not a parent this
+//     member keeps (in the cache and not draining: see below).
 //
 // The last step's failures (a PATCH refused or timed out) are returned
 // together with the key's own outcome, marked workqueue.KeepRetrying, so
@@ -53,7 +53,10 @@ import (
 // parent when their parent moves). A drain is acknowledged
 // under a key the member holds for the object: its own key (EnqueueKey),
 // or its ring key, its controller owner's (EnqueueMapped with RingKey),
-// when that owner is not in the cache — not sharded, or deleted. Either
+// when that owner is not a parent this member keeps — not sharded,
+// deleted, or draining from here too, so that the child goes with it. A
+// drained child of a parent this member keeps follows its parent and
+// stays: the sharder takes its drain back. Either
 // way of keying lets every drained object of this lister's resource go;
 // key an object one way, so that no reconcile of it under the other key
 // runs while its drain is acknowledged. Objects of another resource
@@ -84,7 +87,7 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		defer leave()
 		obj, err := get(key)
 		if apierrors.IsNotFound(err) { // not ours (any more): see the pitfall above
-			drained := drainsUnder(shard, objects, key, "", &busy, c)
+			drained := drainsUnder(shard, objects, key, acks.staysWithParent, &busy, c)
 			busy.reconciled(c)
 			return workqueue.Result{}, letGo(ctx, drained, c)
 		}
@@ -97,7 +100,7 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		// Nor does that other's failed acknowledgement (a webhook that
 		// refuses it) keep this object from its turn: the failure is
 		// returned with this object's outcome, and the key retried.
-		drained := drainsUnder(shard, objects, key, obj.GetUID(), &busy, c)
+		drained := drainsUnder(shard, objects, key, acks.staysWithParent, &busy, c)
 		labels := obj.GetLabels()
 		switch {
 		case labels[shard.Label()] != shard.Member:
@@ -151,16 +154,17 @@ func withOthers(others, own error) error {
 
 // drainsUnder returns the drains this call of key lets go of besides
 // key's own object: this member's drained objects whose ring key is key
-// and whose controller owner is not the cached object at key (uid; "" if
-// there is none), that object itself left out, by its key: a ConfigMap
-// "web" controlled by Deployment "web" is acknowledged once
-// (TestADrainedObjectWhoseControllerHasItsNameIsAcknowledgedOncePerCall,
-// TestADrainedObjectAtItsRingKeyWithoutAUIDIsAcknowledgedOncePerCall). For a member that keys by ring key, key is the one it
-// holds for them. It also records in c every object of this member whose
-// ring key is key: what a reconcile of key may touch. Its cost is one
-// pass over the member's cached objects of key's namespace, matching a
-// selector.
-func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key informer.Key, uid types.UID, busy *inFlight, c *call) []T {
+// (the object at key itself left out, by its key: a ConfigMap "web"
+// controlled by Deployment "web" is acknowledged once:
+// TestADrainedObjectWhoseControllerHasItsNameIsAcknowledgedOncePerCall,
+// TestADrainedObjectAtItsRingKeyWithoutAUIDIsAcknowledgedOncePerCall),
+// but not those that stay with a parent this member keeps (stays: see
+// acker.staysWithParent). For a member that keys by ring key, key is the
+// one it holds for them. It also records in c every object of this
+// member whose ring key is key: what a reconcile of key may touch. Its
+// cost is one pass over the member's cached objects of key's namespace,
+// matching a selector.
+func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key informer.Key, stays func(metav1.Object) bool, busy *inFlight, c *call) []T {
 	mine := labels.SelectorFromSet(labels.Set{shard.Label(): shard.Member})
 	var found []T
 	if key.Namespace == "" {
@@ -177,7 +181,7 @@ func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key 
 		if informer.KeyFor(obj) == key {
 			continue // the object at key, whose ring key is key (it has its owner's name): its own drain is the call's
 		}
-		if ref := metav1.GetControllerOf(obj); ref != nil && ref.UID != uid && obj.GetLabels()[shard.DrainLabel()] != "" {
+		if metav1.GetControllerOf(obj) != nil && obj.GetLabels()[shard.DrainLabel()] != "" && !stays(obj) {
 			drained = append(drained, obj)
 		}
 	}
@@ -212,18 +216,35 @@ type acker struct {
 
 // stillUnder reports whether an object, as the cache shows it now, is
 // still one a call of key lets go besides key's own (drainsUnder's rule):
-// its ring key is key, and its controller owner is not the object cached
-// at key. A child adopted meanwhile by a parent of this member is not
+// its ring key is key. A child adopted meanwhile by another parent is not
 // (TestARetryAfterA409DoesNotLetGoAChildAdoptedMeanwhileByAParentThisMemberReconciles).
 func (a acker) stillUnder(key informer.Key) func(metav1.Object) bool {
 	return func(now metav1.Object) bool {
-		ref := metav1.GetControllerOf(now)
-		if ref == nil || ringKeyOf(now) != key || informer.KeyFor(now) == key {
-			return false
-		}
-		at, ok := a.cached(key)
-		return !ok || at.GetUID() != ref.UID
+		return metav1.GetControllerOf(now) != nil && ringKeyOf(now) == key && informer.KeyFor(now) != key
 	}
+}
+
+// staysWithParent reports whether obj's controller owner is in this
+// member's cache, labelled for it and not draining: a parent this member
+// keeps. A drained child of it (adopted from elsewhere while drained) is
+// not let go: it follows its parent, here, and the sharder takes its
+// drain back (decideChild) (TestARetryAfterA409UnderItsOwnKeyDoesNotLetGoAChildAdoptedMeanwhileByAParentThisMemberReconciles).
+// A child of a parent that is draining too goes with it, under the
+// parent's key (TestAChildOfADrainingParentWhoseRingKeyIsAnothersIsLetGoUnderARingKey,
+// TestAChildAdoptedBetweenTriesByADrainingParentWhoseRingKeyIsAnothersIsStillLetGo):
+// nothing may bring that key back once the parent has left, since the
+// parent's own events bring its ring key.
+func (a acker) staysWithParent(obj metav1.Object) bool {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil {
+		return false
+	}
+	parent, ok := a.cached(ringKeyOf(obj))
+	if !ok || parent.GetUID() != ref.UID {
+		return false
+	}
+	l := parent.GetLabels()
+	return l[a.shard.Label()] == a.shard.Member && l[a.shard.DrainLabel()] == ""
 }
 
 // acknowledge lets go of a drained object for call c, once no other call
@@ -255,13 +276,18 @@ func (a acker) stillUnder(key informer.Key) func(metav1.Object) bool {
 // drained for ever
 // (TestADrainWhoseAcknowledgementFailedBrieflyIsLetGoUnderACappedRetryQueue,
 // TestAnAcknowledgementCutShortByAPerCallDeadlineIsNotGivenUpUnderMaxRetries);
-// Run still takes the end of its own context as no failure.
+// Run still takes the end of its own context as no failure. An object
+// that stays with a parent this member keeps is not let go, at any try
+// (staysWithParent).
 func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, still func(metav1.Object) bool) error {
 	key := informer.KeyFor(obj)
 	failed := func(err error) error {
 		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
 	}
 	for try := 1; ; try++ {
+		if a.staysWithParent(obj) {
+			return nil // the sharder takes its drain back: see staysWithParent
+		}
 		err := a.busy.waitFor(ctx, c, obj)
 		if err == nil {
 			err = patchAcknowledgement(ctx, a.client, a.resource, key, obj.GetResourceVersion(), a.shard)
