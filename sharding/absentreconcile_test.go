@@ -8,11 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/indexer"
-	"github.com/listwatch/informer/lister"
 	"github.com/listwatch/informer/sharding"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -24,13 +21,12 @@ import (
 // member's own object is reconciled.
 func TestReconcilerNeverCallsTheReconcileForAnObjectAbsentFromItsCache(t *testing.T) {
 	shard := sharding.Shard{Ring: ring, Member: "a"}
-	idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-	require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "mine", ResourceVersion: "10",
-		Labels: map[string]string{shard.Label(): "a"}}}))
-	require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "theirs", ResourceVersion: "11",
-		Labels: map[string]string{shard.Label(): "b"}}}))
-	cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-	rec := &patchRecorder{}
+	_, cms := cacheOf(t,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "mine", ResourceVersion: "10",
+			Labels: map[string]string{shard.Label(): "a"}}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "theirs", ResourceVersion: "11",
+			Labels: map[string]string{shard.Label(): "b"}}})
+	rec := &scriptedServer{}
 	var called []informer.Key
 	reconcile := sharding.Reconciler(shard, cms, rec.client(t), "configmaps",
 		func(_ context.Context, key informer.Key) (workqueue.Result, error) {
@@ -51,11 +47,9 @@ func TestReconcilerNeverCallsTheReconcileForAnObjectAbsentFromItsCache(t *testin
 // object, and never calls the reconcile for it while it drains.
 func TestReconcilerAcknowledgesADrainedObjectInsteadOfReconcilingIt(t *testing.T) {
 	shard := sharding.Shard{Ring: ring, Member: "a"}
-	idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-	require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "draining", ResourceVersion: "12",
-		Labels: map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"}}}))
-	cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-	rec := &patchRecorder{}
+	_, cms := cacheOf(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "draining", ResourceVersion: "12",
+		Labels: map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"}}})
+	rec := &scriptedServer{}
 	var called []informer.Key
 	reconcile := sharding.Reconciler(shard, cms, rec.client(t), "configmaps",
 		func(_ context.Context, key informer.Key) (workqueue.Result, error) {

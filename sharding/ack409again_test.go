@@ -26,27 +26,19 @@ func TestASecond409WhoseChangeTheCacheNeverShowsLeavesTheKeyRetried(t *testing.T
 		defer cancel()
 		shard := sharding.Shard{Ring: ring, Member: "a"}
 		drained, idx, cms := drainedEnv(t, shard)
-		srv := &scriptedServer{}
-		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+		srv := &scriptedServer{onPatch: func(n int, _ []byte) (int, []byte) {
 			if n == 1 { // the reconcile wrote web-env; the cache already shows it
-				moved := drained.DeepCopy()
-				moved.ResourceVersion = "13"
-				require.NoError(t, idx.Update(moved))
+				cacheShows(t, idx, drained, "13")
 			}
 			return http.StatusConflict, conflict // then a webhook refuses it: nothing changes
-		}
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-		queue := workqueue.New(workqueue.Options[informer.Key]{})
-		defer queue.ShutDown()
-		key := informer.Key{Namespace: "ns", Name: "web"}
-		queue.Add(key)
-		go workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{OnError: func(informer.Key, error) {}})
+		}}
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", doNothing)
+		queue, _ := runQueueOf(t, ctx, reconcile, workqueue.RunOptions[informer.Key]{OnError: func(informer.Key, error) {}}, webKey)
 		time.Sleep(2 * sharding.DefaultRequestTimeout)
 		synctest.Wait()
 		require.GreaterOrEqual(t, len(srv.patches()), 3,
 			"after a second 409 the cache never explained, web-env (still drained at rv 13) was given up with no error: the key was forgotten and never came back (PATCHes %q, queue.Len() %d, NumRequeues %d)",
-			srv.patches(), queue.Len(), queue.NumRequeues(key))
+			srv.patches(), queue.Len(), queue.NumRequeues(webKey))
 	})
 }
 
@@ -75,31 +67,19 @@ func TestASecond409WhoseChangeTheCacheShowsAMomentLaterGetsItsLook(t *testing.T)
 		defer time.Sleep(time.Second)
 		shard := sharding.Shard{Ring: ring, Member: "a"}
 		drained, idx, cms := drainedEnv(t, shard)
-		srv := &scriptedServer{}
-		srv.onPatch = func(_ int, body []byte) (int, []byte) {
+		srv := &scriptedServer{onPatch: func(_ int, body []byte) (int, []byte) {
 			switch patchedRV(t, body) {
 			case "12": // the reconcile wrote web-env (rv 13); the cache already shows it
-				moved := drained.DeepCopy()
-				moved.ResourceVersion = "13"
-				require.NoError(t, idx.Update(moved))
+				cacheShows(t, idx, drained, "13")
 				return http.StatusConflict, conflict
 			case "13": // and wrote it again (rv 14), seen a millisecond later
-				go func() {
-					time.Sleep(time.Millisecond)
-					moved := drained.DeepCopy()
-					moved.ResourceVersion = "14"
-					require.NoError(t, idx.Update(moved))
-				}()
+				cacheShowsAfter(t, time.Millisecond, idx, drained, "14")
 				return http.StatusConflict, conflict
 			}
 			return http.StatusOK, configMapJSON(t, drained)
-		}
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-		returned, err := returnsWithin(ctx, 2*sharding.DefaultRequestTimeout, func(ctx context.Context) error {
-			_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
-			return err
-		})
+		}}
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", doNothing)
+		returned, err := callReturnsWithin(ctx, 2*sharding.DefaultRequestTimeout, reconcile, webKey)
 		require.True(t, returned)
 		require.NoError(t, err,
 			"web-env's second 409, whose change the cache showed a millisecond later, got no look and failed with the whole budget left (PATCHes %q)", srv.patches())
@@ -118,16 +98,12 @@ func TestAnAcknowledgementRefusedEveryTimeTheCacheMovesIsTriedFiveTimesACall(t *
 		defer cancel()
 		shard := sharding.Shard{Ring: ring, Member: "a"}
 		drained, idx, cms := drainedEnv(t, shard)
-		srv := &scriptedServer{}
-		srv.onPatch = func(n int, _ []byte) (int, []byte) {
-			moved := drained.DeepCopy() // written again; the cache already shows it
-			moved.ResourceVersion = strconv.Itoa(12 + n)
-			require.NoError(t, idx.Update(moved))
+		srv := &scriptedServer{onPatch: func(n int, _ []byte) (int, []byte) {
+			cacheShows(t, idx, drained, strconv.Itoa(12+n)) // written again; the cache already shows it
 			return http.StatusConflict, conflict
-		}
-		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-		_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
+		}}
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", doNothing)
+		_, err := reconcile(ctx, webKey)
 		require.Len(t, srv.patches(), 5, "PATCHes %q", srv.patches())
 		require.ErrorContains(t, err, "sharding: acknowledging the drain of ns/web-env: refused 5 times")
 		_, kept := errors.AsType[*workqueue.KeepRetryingError](err)

@@ -3,7 +3,6 @@ package sharding_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -16,7 +15,6 @@ import (
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharding"
-	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/testenv"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -44,10 +42,7 @@ func TestADrainUnderARingKeyIsLetGoThoughTheKeysReconcileWritesThatObjectEachPas
 		admin := must(testenv.CoreV1Client(net.Config()))
 		queue := workqueue.New(workqueue.Options[informer.Key]{})
 		defer queue.ShutDown()
-		must(cms.AddEventHandler(si.EnqueueMapped[*corev1.ConfigMap](queue, func(cm *corev1.ConfigMap) []informer.Key {
-			ns, name, _ := strings.Cut(sharding.RingKey(cm), "/")
-			return []informer.Key{{Namespace: ns, Name: name}}
-		})))
+		must(cms.AddEventHandler(byRingKey(queue)))
 		var mu sync.Mutex
 		passes := 0
 		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",

@@ -2,17 +2,13 @@ package sharding_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/sharding"
-	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
 
@@ -28,28 +24,13 @@ import (
 // off: about 14 in a minute.
 func TestARefusedAcknowledgementBacksOffEvenWhenTheKeysReconcileAsksToComeBackSoon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
-		net, patches := refusingEnvPatches(func(int32) bool { return true }) // refused for good
-		t.Cleanup(net.Close)
-		shard := sharding.Shard{Ring: ring, Member: "m1"}
-		createWebAndDrainingEnv(t, ctx, net, shard)
-		factory, cms := memberInformer(t, ctx, net, shard)
-		defer factory.Wait()
-		defer cancel()
-		queue := workqueue.New(workqueue.Options[informer.Key]{})
-		defer queue.ShutDown()
-		must(cms.AddEventHandler(si.EnqueueMapped[*corev1.ConfigMap](queue, func(cm *corev1.ConfigMap) []informer.Key {
-			ns, name, _ := strings.Cut(sharding.RingKey(cm), "/")
-			return []informer.Key{{Namespace: ns, Name: name}}
-		})))
-		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
+		m := runEnvMember(t, func(int32) bool { return true }, // refused for good
 			func(context.Context, informer.Key) (workqueue.Result, error) {
 				return workqueue.Result{RequeueAfter: 10 * time.Millisecond}, nil // poll
-			})
-		go workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{OnError: func(informer.Key, error) {}})
+			}, workqueue.RunOptions[informer.Key]{OnError: func(informer.Key, error) {}})
 
 		time.Sleep(time.Minute)
-		require.Less(t, patches.Load(), int32(60),
+		require.Less(t, m.patches.Load(), int32(60),
 			"web-env's refused acknowledgement was sent again at the reconcile's 10 ms poll, not at the queue's backoff")
 	})
 }

@@ -10,14 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/indexer"
-	"github.com/listwatch/informer/lister"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // A call's wait for its cache after a 409 begins at the 409, not before
@@ -33,50 +28,28 @@ func TestAHolderThatReconcilesLongerThanRequestTimeoutDoesNotSpendTheWaitAfterA4
 		defer cancel()
 		defer time.Sleep(time.Second) // let the watch's goroutines end, whatever the verdict
 		shard := sharding.Shard{Ring: ring, Member: "a"}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-		env := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", UID: "uid-env", ResourceVersion: "11",
-			Labels:          map[string]string{shard.Label(): "a"},
-			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
-		require.NoError(t, idx.Add(env))
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-		drained := env.DeepCopy()
-		drained.ResourceVersion = "12"
-		drained.Labels[shard.DrainLabel()] = "true"
+		env := webChild(shard, "web-env", "uid-env", "11")
+		idx, cms := cacheOf(t, env)
+		drained := drainedAt(shard, env, "12")
 
-		own := informer.KeyFor(env)
-		inReconcile, release := make(chan struct{}), make(chan struct{})
-		srv := &scriptedServer{}
-		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+		own := holdKey(informer.KeyFor(env))
+		srv := &scriptedServer{onPatch: func(n int, _ []byte) (int, []byte) {
 			if n == 1 { // the own key's reconcile wrote web-env: rv 13, seen a moment later
-				go func() {
-					time.Sleep(time.Millisecond)
-					moved := drained.DeepCopy()
-					moved.ResourceVersion = "13"
-					require.NoError(t, idx.Update(moved))
-				}()
+				cacheShowsAfter(t, time.Millisecond, idx, drained, "13")
 				return http.StatusConflict, conflict
 			}
 			return http.StatusOK, configMapJSON(t, drained)
-		}
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(_ context.Context, key informer.Key) (workqueue.Result, error) {
-				if key == own {
-					close(inReconcile)
-					<-release
-				}
-				return workqueue.Result{}, nil
-			})
+		}}
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", own.reconcile)
 
-		ownDone := make(chan error, 1)
-		go func() { _, err := reconcile(ctx, own); ownDone <- err }()
-		<-inReconcile
+		ownDone := goReconcile(ctx, reconcile, own.key)
+		<-own.entered
 		require.NoError(t, idx.Update(drained)) // the sharder drains web-env while its own key reconciles it
-		ringDone := make(chan error, 1)
-		go func() { _, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"}); ringDone <- err }()
+		ringDone := goReconcile(ctx, reconcile, webKey)
 		synctest.Wait()
 		require.Empty(t, srv.patches(), "the ring key's call must wait for the own key's reconcile")
 		time.Sleep(sharding.DefaultRequestTimeout + time.Second) // a slow reconcile
-		close(release)
+		close(own.release)
 		require.NoError(t, <-ownDone)
 		err := <-ringDone
 		require.NoError(t, err,
@@ -100,15 +73,10 @@ func TestACallWhoseOwnObjectAndAnotherAreDrainedWaitsForTheCacheOneRequestTimeou
 		_, idx, cms := drainedEnv(t, shard) // web-env, controlled by Deployment web
 		require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid-cm-web", ResourceVersion: "20",
 			Labels: map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"}}}))
-		srv := &scriptedServer{}
-		srv.onPatch = func(int, []byte) (int, []byte) { return http.StatusConflict, conflict } // the watch stalled
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		srv := &scriptedServer{onPatch: refuseAll} // the watch stalled
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", doNothing)
 		start := time.Now()
-		returned, err := returnsWithin(ctx, sharding.DefaultRequestTimeout+time.Second, func(ctx context.Context) error {
-			_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
-			return err
-		})
+		returned, err := callReturnsWithin(ctx, sharding.DefaultRequestTimeout+time.Second, reconcile, webKey)
 		require.True(t, returned,
 			"%v after it began, the call of web (its own ConfigMap and web-env drained, both refused) still waited for the cache: one budget per acknowledgeAll, two per call (PATCHes %d)",
 			time.Since(start), len(srv.patches()))
@@ -129,19 +97,11 @@ func TestALaterObjectsWaitAfterA409IsNotSpentByAnEarlierObjectsRefusal(t *testin
 		defer cancel()
 		defer time.Sleep(time.Second) // let the watch's goroutines end, whatever the verdict
 		shard := sharding.Shard{Ring: ring, Member: "a"}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-		objs := map[string]*corev1.ConfigMap{}
-		for _, o := range []struct{ name, rv string }{{"web-a", "20"}, {"web-b", "30"}} {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: o.name, UID: types.UID("uid-" + o.name), ResourceVersion: o.rv,
-				Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
-				OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
-			objs[o.rv] = cm
-			require.NoError(t, idx.Add(cm))
-		}
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+		webA, webB := drainedWebChild(shard, "web-a", "uid-web-a", "20"), drainedWebChild(shard, "web-b", "uid-web-b", "30")
+		objs := map[string]*corev1.ConfigMap{"20": webA, "30": webB}
+		idx, cms := cacheOf(t, webA, webB)
 		var refused, second *corev1.ConfigMap // the first PATCHed, refused for ever; the other
-		srv := &scriptedServer{}
-		srv.onPatch = func(n int, body []byte) (int, []byte) {
+		srv := &scriptedServer{onPatch: func(n int, body []byte) (int, []byte) {
 			cm := objs[patchedRV(t, body)]
 			switch {
 			case n == 1:
@@ -151,22 +111,13 @@ func TestALaterObjectsWaitAfterA409IsNotSpentByAnEarlierObjectsRefusal(t *testin
 				return http.StatusConflict, conflict
 			case cm != nil && second == nil: // written just before; the watch brings it now
 				second = cm
-				go func() {
-					time.Sleep(time.Millisecond)
-					moved := cm.DeepCopy()
-					moved.ResourceVersion = "99"
-					require.NoError(t, idx.Update(moved))
-				}()
+				cacheShowsAfter(t, time.Millisecond, idx, cm, "99")
 				return http.StatusConflict, conflict
 			}
 			return http.StatusOK, configMapJSON(t, second)
-		}
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-		returned, err := returnsWithin(ctx, 2*sharding.DefaultRequestTimeout, func(ctx context.Context) error {
-			_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
-			return err
-		})
+		}}
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", doNothing)
+		returned, err := callReturnsWithin(ctx, 2*sharding.DefaultRequestTimeout, reconcile, webKey)
 		require.True(t, returned)
 		require.NotNil(t, second, "the second object was never PATCHed: %q", srv.patches())
 		require.ErrorContains(t, err, refused.Name, "the refused object's 409 is a failure, retried")

@@ -12,15 +12,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/indexer"
-	"github.com/listwatch/informer/lister"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // A call's budget for waiting on its cache after 409s is spent only by
@@ -39,62 +34,35 @@ func TestAHolderWaitAfterAnEarlierObjects409DoesNotSpendALaterObjectsWaitForTheC
 		defer cancel()
 		defer time.Sleep(time.Second)
 		shard := sharding.Shard{Ring: ring, Member: "a"}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-		webA := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-a", UID: "uid-a", ResourceVersion: "20",
-			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
-			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
-		webB := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-b", UID: "uid-b", ResourceVersion: "30",
-			Labels:          map[string]string{shard.Label(): "a"},
-			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
-		require.NoError(t, idx.Add(webA))
-		require.NoError(t, idx.Add(webB))
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-		drainedB := webB.DeepCopy()
-		drainedB.ResourceVersion = "31"
-		drainedB.Labels[shard.DrainLabel()] = "true"
+		webA := drainedWebChild(shard, "web-a", "uid-a", "20")
+		webB := webChild(shard, "web-b", "uid-b", "30")
+		idx, cms := cacheOf(t, webA, webB)
+		drainedB := drainedAt(shard, webB, "31")
 
-		srv := &scriptedServer{}
-		srv.onPatch = func(_ int, body []byte) (int, []byte) {
+		srv := &scriptedServer{onPatch: func(_ int, body []byte) (int, []byte) {
 			switch patchedRV(t, body) {
 			case "20": // web-a was written just before; the cache already shows it
-				moved := webA.DeepCopy()
-				moved.ResourceVersion = "21"
-				require.NoError(t, idx.Update(moved))
+				cacheShows(t, idx, webA, "21")
 				return http.StatusConflict, conflict
 			case "21":
 				return http.StatusOK, configMapJSON(t, webA)
 			case "31": // the own key's reconcile wrote web-b: rv 32, seen 50 ms later
-				go func() {
-					time.Sleep(50 * time.Millisecond)
-					moved := drainedB.DeepCopy()
-					moved.ResourceVersion = "32"
-					require.NoError(t, idx.Update(moved))
-				}()
+				cacheShowsAfter(t, 50*time.Millisecond, idx, drainedB, "32")
 				return http.StatusConflict, conflict
 			}
 			return http.StatusOK, configMapJSON(t, drainedB)
-		}
-		ownB := informer.KeyFor(webB)
-		inReconcile, release := make(chan struct{}), make(chan struct{})
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(_ context.Context, key informer.Key) (workqueue.Result, error) {
-				if key == ownB {
-					close(inReconcile)
-					<-release
-				}
-				return workqueue.Result{}, nil
-			})
+		}}
+		ownB := holdKey(informer.KeyFor(webB))
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", ownB.reconcile)
 
-		ownDone := make(chan error, 1)
-		go func() { _, err := reconcile(ctx, ownB); ownDone <- err }()
-		<-inReconcile
+		ownDone := goReconcile(ctx, reconcile, ownB.key)
+		<-ownB.entered
 		require.NoError(t, idx.Update(drainedB)) // the sharder drains web-b while its own key reconciles it
-		ringDone := make(chan error, 1)
-		go func() { _, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"}); ringDone <- err }()
+		ringDone := goReconcile(ctx, reconcile, webKey)
 		synctest.Wait()
 		require.Len(t, srv.patches(), 2, "precondition: web-a refused at rv 20 and acknowledged at rv 21; web-b waits for its own key's reconcile: %q", srv.patches())
 		time.Sleep(sharding.DefaultRequestTimeout + time.Second) // a slow reconcile
-		close(release)
+		close(ownB.release)
 		require.NoError(t, <-ownDone)
 		require.NoError(t, <-ringDone,
 			"web-b's 409, whose change the cache showed 50 ms later, failed: the call's budget, started by web-a's 409, was spent waiting for web-b's own key's reconcile (PATCHes %q)", srv.patches())
@@ -115,26 +83,18 @@ func TestACallsWaitsForTheCacheAreOneRequestTimeoutPlusALookPerRefusedObject(t *
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		shard := sharding.Shard{Ring: ring, Member: "a"}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
 		const n = 300
+		var children []*corev1.ConfigMap
 		for i := range n {
-			require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-" + strconv.Itoa(i),
-				UID: types.UID("uid-" + strconv.Itoa(i)), ResourceVersion: strconv.Itoa(100 + i),
-				Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
-				OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}))
+			children = append(children, drainedWebChild(shard, "web-"+strconv.Itoa(i), types.UID("uid-"+strconv.Itoa(i)), strconv.Itoa(100+i)))
 		}
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-		srv := &scriptedServer{}
-		srv.onPatch = func(int, []byte) (int, []byte) { return http.StatusConflict, conflict } // the watch stalled
-		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		_, cms := cacheOf(t, children...)
+		srv := &scriptedServer{onPatch: refuseAll} // the watch stalled
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", doNothing)
 		const look = 10 * time.Millisecond
 		bound := sharding.DefaultRequestTimeout + n*look
 		start := time.Now()
-		returned, err := returnsWithin(ctx, bound, func(ctx context.Context) error {
-			_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
-			return err
-		})
+		returned, err := callReturnsWithin(ctx, bound, reconcile, webKey)
 		require.True(t, returned,
 			"%v after it began, the call of web (%d children drained, all refused, the cache stalled) still waited for the cache, past RequestTimeout %v + %d looks of %v (PATCHes %d)",
 			time.Since(start), n, sharding.DefaultRequestTimeout, n, look, len(srv.patches()))
@@ -194,19 +154,11 @@ func TestAWaitOnAShardClockSteppedBackDoesNotRefundTheCallsCacheBudget(t *testin
 		defer time.Sleep(time.Second)
 		clock := &settableClock{}
 		shard := sharding.Shard{Ring: ring, Member: "a", Clock: clock}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-		objs := map[string]*corev1.ConfigMap{}
-		for _, o := range []struct{ name, rv string }{{"web-a", "20"}, {"web-b", "30"}} {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: o.name, UID: types.UID("uid-" + o.name), ResourceVersion: o.rv,
-				Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
-				OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
-			objs[o.rv] = cm
-			require.NoError(t, idx.Add(cm))
-		}
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+		webA, webB := drainedWebChild(shard, "web-a", "uid-web-a", "20"), drainedWebChild(shard, "web-b", "uid-web-b", "30")
+		objs := map[string]*corev1.ConfigMap{"20": webA, "30": webB}
+		idx, cms := cacheOf(t, webA, webB)
 		var bWaitStarted time.Time
-		srv := &scriptedServer{}
-		srv.onPatch = func(_ int, body []byte) (int, []byte) {
+		srv := &scriptedServer{onPatch: func(_ int, body []byte) (int, []byte) {
 			rv := patchedRV(t, body)
 			cm := objs[rv]
 			switch {
@@ -217,9 +169,7 @@ func TestAWaitOnAShardClockSteppedBackDoesNotRefundTheCallsCacheBudget(t *testin
 					time.Sleep(5 * time.Millisecond)
 					clock.move(-time.Hour)
 					time.Sleep(15 * time.Millisecond)
-					moved := cm.DeepCopy()
-					moved.ResourceVersion = "21"
-					require.NoError(t, idx.Update(moved))
+					cacheShows(t, idx, cm, "21")
 				}()
 				return http.StatusConflict, conflict
 			case cm != nil && cm.Name == "web-b": // refused; the cache never moves; the shard's clock runs past RequestTimeout
@@ -231,13 +181,10 @@ func TestAWaitOnAShardClockSteppedBackDoesNotRefundTheCallsCacheBudget(t *testin
 				return http.StatusConflict, conflict
 			}
 			return http.StatusConflict, conflict
-		}
-		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		}}
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", doNothing)
 		start := time.Now()
-		done := make(chan error, 1)
-		go func() { _, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"}); done <- err }()
-		err := <-done
+		_, err := reconcile(ctx, webKey)
 		took := time.Since(start)
 		require.Less(t, took, time.Second,
 			"web-b's wait for the cache ran %v on the process's time although the shard's clock went %v forward during it alone, past RequestTimeout %v: web-a's wait, on a clock stepped back an hour, was charged -1h (PATCHes %q)",

@@ -8,28 +8,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/indexer"
-	"github.com/listwatch/informer/lister"
 	"github.com/listwatch/informer/sharding"
 	"github.com/listwatch/informer/workqueue"
 )
-
-// drainedEnv is web-env, this member's (a) and drained, at rv 12, in a
-// fresh cache; the lister and the index behind it.
-func drainedEnv(t *testing.T, shard sharding.Shard) (*corev1.ConfigMap, *indexer.Indexer[*corev1.ConfigMap], *lister.Lister[*corev1.ConfigMap]) {
-	t.Helper()
-	idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-	drained := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", UID: "uid-env", ResourceVersion: "12",
-		Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
-		OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
-	require.NoError(t, idx.Add(drained))
-	return drained, idx, must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-}
 
 // Since ead402f an acknowledgement refused with 409 polls the member's
 // cache on the shard's Clock (AfterFunc every 10 ms) until the cache
@@ -49,29 +32,19 @@ func TestAnAcknowledgementRetriedAfterA409DoesNotWaitForTheShardsClockToBeSteppe
 		clock := workqueue.NewFakeClock(time.Now()) // never stepped: a paused clock
 		shard := sharding.Shard{Ring: ring, Member: "a", Clock: clock}
 		drained, idx, cms := drainedEnv(t, shard)
-		srv := &scriptedServer{}
-		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+		srv := &scriptedServer{onPatch: func(n int, _ []byte) (int, []byte) {
 			if n == 1 {
 				// The ring key's reconcile wrote web-env (rv 13, still
 				// drained); the member's watch brings it a millisecond
 				// after this 409.
-				go func() {
-					time.Sleep(time.Millisecond)
-					moved := drained.DeepCopy()
-					moved.ResourceVersion = "13"
-					require.NoError(t, idx.Update(moved))
-				}()
+				cacheShowsAfter(t, time.Millisecond, idx, drained, "13")
 				return http.StatusConflict, conflict
 			}
 			return http.StatusOK, configMapJSON(t, drained)
-		}
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		}}
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", doNothing)
 
-		returned, err := returnsWithin(ctx, time.Minute, func(ctx context.Context) error {
-			_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
-			return err
-		})
+		returned, err := callReturnsWithin(ctx, time.Minute, reconcile, webKey)
 		require.True(t, returned,
 			"a minute after its 409 and the cache's move to rv 13, the acknowledgement of web-env still waited on the shard's clock, which nobody stepped (PATCHes %q)", srv.patches())
 		require.NoError(t, err)
@@ -94,25 +67,15 @@ func TestAnAcknowledgementCutShortByItsCtxWhileWaitingForTheCacheLeavesItsKeyQue
 		defer cancel()
 		shard := sharding.Shard{Ring: ring, Member: "a"}
 		_, _, cms := drainedEnv(t, shard)
-		srv := &scriptedServer{}
-		srv.onPatch = func(int, []byte) (int, []byte) { return http.StatusConflict, conflict } // the cache has not seen the change yet
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-		queue := workqueue.New(workqueue.Options[informer.Key]{})
-		defer queue.ShutDown()
-		key := informer.Key{Namespace: "ns", Name: "web"}
-		queue.Add(key)
-		ran := make(chan struct{})
-		go func() {
-			workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{OnError: func(informer.Key, error) {}})
-			close(ran)
-		}()
+		srv := &scriptedServer{onPatch: refuseAll} // the cache has not seen the change yet
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", doNothing)
+		queue, ran := runQueueOf(t, ctx, reconcile, workqueue.RunOptions[informer.Key]{OnError: func(informer.Key, error) {}}, webKey)
 		time.Sleep(time.Second) // within RequestTimeout: the acknowledgement polls the cache
 		synctest.Wait()
 		require.Len(t, srv.patches(), 1)
 		cancel()
 		<-ran
 		require.Equal(t, 1, queue.Len(),
-			"the ring key's reconcile, cut short by its ctx while waiting for the cache after a 409, returned no error: Run forgot %s, and web-env stays drained with no key queued", key)
+			"the ring key's reconcile, cut short by its ctx while waiting for the cache after a 409, returned no error: Run forgot %s, and web-env stays drained with no key queued", webKey)
 	})
 }

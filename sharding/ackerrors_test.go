@@ -44,10 +44,9 @@ func createWebAndDrainingEnv(t *testing.T, ctx context.Context, net *fakeapiserv
 	admin := must(testenv.CoreV1Client(net.Config()))
 	web := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web",
 		Labels: map[string]string{shard.Label(): shard.Member}}}
-	isController := true
 	env := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-env",
 		Labels:          map[string]string{shard.Label(): shard.Member, shard.DrainLabel(): "true"},
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "deployment-web", Controller: &isController}}}}
+		OwnerReferences: controlledBy("Deployment", "web", "deployment-web")}}
 	for _, cm := range []*corev1.ConfigMap{web, env} {
 		require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").Body(cm).Do(ctx).Error())
 	}
@@ -130,16 +129,13 @@ func drainLabelOf(ctx context.Context, t *testing.T, admin *rest.RESTClient, sha
 // failure is still returned, so the key is retried.
 func TestAFailedAcknowledgementOfAnotherObjectDoesNotStarveTheKeysOwn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
+		ctx := t.Context()
 		net, _ := refusingEnvPatches(func(int32) bool { return true })
 		t.Cleanup(net.Close)
 		shard := sharding.Shard{Ring: ring, Member: "m1"}
 		createWebAndDrainingEnv(t, ctx, net, shard)
-		factory, cms := memberInformer(t, ctx, net, shard)
-		defer factory.Wait()
-		defer cancel()
 		reconciled := 0
-		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
+		reconcile, _ := memberReconciler(t, ctx, net, shard,
 			func(context.Context, informer.Key) (workqueue.Result, error) {
 				reconciled++
 				return workqueue.Result{}, nil

@@ -60,13 +60,12 @@ func TestADeferredAcknowledgementComesBackSoonEvenWhenTheKeysOwnReconcileFails(t
 		t.Cleanup(net.Close)
 		shard := sharding.Shard{Ring: ring, Member: "m1"}
 		admin := must(testenv.CoreV1Client(net.Config()))
-		isController := true
 		mine := map[string]string{shard.Label(): shard.Member}
 		for _, cm := range []*corev1.ConfigMap{
 			{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "old", Labels: mine}},
 			{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", Labels: mine}},
 			{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-env", Labels: mine,
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "old", UID: "deployment-old", Controller: &isController}}}},
+				OwnerReferences: controlledBy("Deployment", "old", "deployment-old")}},
 		} {
 			require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").Body(cm).Do(ctx).Error())
 		}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 
@@ -28,9 +29,12 @@ import (
 )
 
 // scriptedServer is an in-memory stand-in for the API server whose
-// PATCH answers a test scripts. It records every PATCH's body.
+// PATCH answers a test scripts: 200 and a ConfigMap, unless onPatch says
+// otherwise. It records every PATCH's path and body. Make it, and its
+// clients, inside the test's synctest bubble if it has one.
 type scriptedServer struct {
 	mu      sync.Mutex
+	patched []string // the PATCHes' paths
 	bodies  [][]byte
 	onPatch func(n int, body []byte) (status int, resp []byte) // n counts from 1
 }
@@ -54,6 +58,7 @@ func (s *scriptedServer) config(t *testing.T) *rest.Config {
 		status, resp := http.StatusOK, []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`)
 		if r.Method == http.MethodPatch {
 			s.mu.Lock()
+			s.patched = append(s.patched, r.URL.Path)
 			s.bodies = append(s.bodies, body)
 			n := len(s.bodies)
 			s.mu.Unlock()
@@ -74,6 +79,7 @@ func (s *scriptedServer) config(t *testing.T) *rest.Config {
 	return cfg
 }
 
+// patches returns the PATCHes' bodies so far.
 func (s *scriptedServer) patches() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -82,6 +88,20 @@ func (s *scriptedServer) patches() []string {
 		out = append(out, string(b))
 	}
 	return out
+}
+
+// paths returns the PATCHes' paths so far.
+func (s *scriptedServer) paths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.patched...)
+}
+
+// body returns the i-th PATCH's body.
+func (s *scriptedServer) body(i int) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bodies[i]
 }
 
 // patchedRV is the resourceVersion an acknowledgement's PATCH is guarded by.
@@ -97,12 +117,132 @@ func patchedRV(t *testing.T, body []byte) string {
 
 var conflict = []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","code":409,"message":"the object has been modified"}`)
 
+// refuseAll is an onPatch that refuses every PATCH with 409.
+func refuseAll(int, []byte) (int, []byte) { return http.StatusConflict, conflict }
+
 func configMapJSON(t *testing.T, cm *corev1.ConfigMap) []byte {
 	cm = cm.DeepCopy()
 	cm.APIVersion, cm.Kind = "v1", "ConfigMap"
 	b, err := json.Marshal(cm)
 	require.NoError(t, err)
 	return b
+}
+
+// webKey is ns/web: the key of ConfigMap web, and the ring key of the
+// web-* ConfigMaps that Deployment web (never in the cache) controls.
+var webKey = informer.Key{Namespace: "ns", Name: "web"}
+
+func controlledBy(kind, name string, uid types.UID) []metav1.OwnerReference {
+	yes := true
+	return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: &yes}}
+}
+
+// webChild is ConfigMap ns/name (uid, at rv), shard's member's, whose
+// controller is Deployment web (uid-web): its ring key is webKey.
+func webChild(shard sharding.Shard, name string, uid types.UID, rv string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: uid, ResourceVersion: rv,
+		Labels:          map[string]string{shard.Label(): shard.Member},
+		OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
+}
+
+// drainedWebChild is webChild with the drain label: the sharder moves it.
+func drainedWebChild(shard sharding.Shard, name string, uid types.UID, rv string) *corev1.ConfigMap {
+	return drainedAt(shard, webChild(shard, name, uid, rv), rv)
+}
+
+// drainedAt is a copy of cm at rv with shard's drain label.
+func drainedAt(shard sharding.Shard, cm *corev1.ConfigMap, rv string) *corev1.ConfigMap {
+	cm = cm.DeepCopy()
+	cm.ResourceVersion, cm.Labels[shard.DrainLabel()] = rv, "true"
+	return cm
+}
+
+// cacheOf is a member's cache holding objs: the index behind it (to
+// change as the member's watch would) and its lister.
+func cacheOf(t *testing.T, objs ...*corev1.ConfigMap) (*indexer.Indexer[*corev1.ConfigMap], *lister.Lister[*corev1.ConfigMap]) {
+	t.Helper()
+	idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+	for _, cm := range objs {
+		require.NoError(t, idx.Add(cm))
+	}
+	return idx, must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+}
+
+// drainedEnv is web-env, this member's (a) and drained, at rv 12, in a
+// fresh cache; the lister and the index behind it.
+func drainedEnv(t *testing.T, shard sharding.Shard) (*corev1.ConfigMap, *indexer.Indexer[*corev1.ConfigMap], *lister.Lister[*corev1.ConfigMap]) {
+	t.Helper()
+	drained := drainedWebChild(shard, "web-env", "uid-env", "12")
+	idx, cms := cacheOf(t, drained)
+	return drained, idx, cms
+}
+
+// cacheShows puts a copy of cm at rv in idx: the member's watch brings a
+// write of cm.
+func cacheShows(t *testing.T, idx *indexer.Indexer[*corev1.ConfigMap], cm *corev1.ConfigMap, rv string) {
+	moved := cm.DeepCopy()
+	moved.ResourceVersion = rv
+	require.NoError(t, idx.Update(moved))
+}
+
+// cacheShowsAfter is cacheShows, d from now, in a goroutine of its own:
+// a watch that brings the write a moment after the 409 that reported it.
+func cacheShowsAfter(t *testing.T, d time.Duration, idx *indexer.Indexer[*corev1.ConfigMap], cm *corev1.ConfigMap, rv string) {
+	go func() {
+		time.Sleep(d)
+		cacheShows(t, idx, cm, rv)
+	}()
+}
+
+// keyHold is a reconcile that, called for key, closes entered and
+// returns only once release is closed (a call of key mid-reconcile);
+// for any other key it does nothing.
+type keyHold struct {
+	key              informer.Key
+	entered, release chan struct{}
+}
+
+func holdKey(key informer.Key) *keyHold {
+	return &keyHold{key: key, entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (h *keyHold) reconcile(_ context.Context, key informer.Key) (workqueue.Result, error) {
+	if key == h.key {
+		close(h.entered)
+		<-h.release
+	}
+	return workqueue.Result{}, nil
+}
+
+// goReconcile starts a call of reconcile for key in a goroutine of its
+// own; the call's error arrives on the channel returned.
+func goReconcile(ctx context.Context, reconcile workqueue.ReconcileFunc[informer.Key], key informer.Key) <-chan error {
+	done := make(chan error, 1)
+	go func() { _, err := reconcile(ctx, key); done <- err }()
+	return done
+}
+
+// callReturnsWithin is returnsWithin of one call of reconcile for key.
+func callReturnsWithin(ctx context.Context, d time.Duration, reconcile workqueue.ReconcileFunc[informer.Key], key informer.Key) (bool, error) {
+	return returnsWithin(ctx, d, func(ctx context.Context) error {
+		_, err := reconcile(ctx, key)
+		return err
+	})
+}
+
+// runQueueOf runs workqueue.Run of reconcile with opts, until ctx ends,
+// over a new queue that holds key; it returns the queue (shut down as
+// the test ends) and a channel closed once Run has returned.
+func runQueueOf(t *testing.T, ctx context.Context, reconcile workqueue.ReconcileFunc[informer.Key], opts workqueue.RunOptions[informer.Key], key informer.Key) (*workqueue.Queue[informer.Key], <-chan struct{}) {
+	queue := workqueue.New(workqueue.Options[informer.Key]{})
+	t.Cleanup(queue.ShutDown)
+	queue.Add(key)
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		workqueue.Run(ctx, queue, reconcile, opts)
+	}()
+	return queue, ran
 }
 
 // An acknowledgement's second try, after a 409, waits again for the calls
@@ -116,19 +256,12 @@ func TestAnAcknowledgementRetriedAfterA409WaitsForACallThatBeganReconcilingTheOb
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		shard := sharding.Shard{Ring: ring, Member: "a"}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-		drained := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", UID: "uid-env", ResourceVersion: "12",
-			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
-			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
-		require.NoError(t, idx.Add(drained))
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+		drained, idx, cms := drainedEnv(t, shard)
 
 		var reconcile workqueue.ReconcileFunc[informer.Key]
-		inReconcile, release := make(chan struct{}), make(chan struct{})
+		own := holdKey(informer.KeyFor(drained))
 		ownDone := make(chan error, 1)
-		own := informer.KeyFor(drained)
-		srv := &scriptedServer{}
-		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+		srv := &scriptedServer{onPatch: func(n int, _ []byte) (int, []byte) {
 			if n != 1 {
 				return http.StatusOK, configMapJSON(t, drained)
 			}
@@ -138,26 +271,16 @@ func TestAnAcknowledgementRetriedAfterA409WaitsForACallThatBeganReconcilingTheOb
 			undrained.ResourceVersion = "13"
 			delete(undrained.Labels, shard.DrainLabel())
 			require.NoError(t, idx.Update(undrained))
-			go func() { _, err := reconcile(ctx, own); ownDone <- err }()
-			<-inReconcile
-			again := drained.DeepCopy() // and drained once more (rv 14)
-			again.ResourceVersion = "14"
-			require.NoError(t, idx.Update(again))
+			go func() { _, err := reconcile(ctx, own.key); ownDone <- err }()
+			<-own.entered
+			cacheShows(t, idx, drained, "14") // and drained once more
 			return http.StatusConflict, conflict
-		}
-		reconcile = sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(_ context.Context, key informer.Key) (workqueue.Result, error) {
-				if key == own {
-					close(inReconcile)
-					<-release
-				}
-				return workqueue.Result{}, nil
-			})
+		}}
+		reconcile = sharding.Reconciler(shard, cms, srv.client(t), "configmaps", own.reconcile)
 
-		ringDone := make(chan error, 1)
-		go func() { _, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"}); ringDone <- err }()
+		ringDone := goReconcile(ctx, reconcile, webKey)
 		defer func() { // end both calls, whatever the verdict
-			close(release)
+			close(own.release)
 			<-ownDone
 			<-ringDone
 		}()
@@ -174,14 +297,9 @@ func TestAnAcknowledgementRetriedAfterA409WaitsForACallThatBeganReconcilingTheOb
 func TestAnAcknowledgementRetriedAfterA409DoesNotLetGoAnObjectOfAnotherUID(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		shard := sharding.Shard{Ring: ring, Member: "a"}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-		drained := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", UID: "uid-old", ResourceVersion: "12",
-			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
-			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
-		require.NoError(t, idx.Add(drained))
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-		srv := &scriptedServer{}
-		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+		drained := drainedWebChild(shard, "web-env", "uid-old", "12")
+		idx, cms := cacheOf(t, drained)
+		srv := &scriptedServer{onPatch: func(n int, _ []byte) (int, []byte) {
 			if n == 1 { // meanwhile deleted and made again, drained here: the cache sees it
 				made := drained.DeepCopy()
 				made.UID, made.ResourceVersion = "uid-new", "30"
@@ -190,10 +308,9 @@ func TestAnAcknowledgementRetriedAfterA409DoesNotLetGoAnObjectOfAnotherUID(t *te
 				return http.StatusConflict, conflict
 			}
 			return http.StatusOK, configMapJSON(t, drained)
-		}
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-		_, err := reconcile(t.Context(), informer.Key{Namespace: "ns", Name: "web"})
+		}}
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", doNothing)
+		_, err := reconcile(t.Context(), webKey)
 		require.NoError(t, err)
 		require.Len(t, srv.patches(), 1,
 			"after a 409, web-env of UID uid-new (not the object whose drain was waited for) was acknowledged: %q", srv.patches())
@@ -229,23 +346,16 @@ func TestARetryAfterA409DoesNotLetGoAChildAdoptedMeanwhileByAParentThisMemberRec
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		shard := sharding.Shard{Ring: ring, Member: "a"}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
 		api := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", UID: "uid-api", ResourceVersion: "5",
 			Labels: map[string]string{shard.Label(): "a"}}}
-		drained := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", UID: "uid-env", ResourceVersion: "12",
-			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
-			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
-		require.NoError(t, idx.Add(api))
-		require.NoError(t, idx.Add(drained))
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+		drained := drainedWebChild(shard, "web-env", "uid-env", "12")
+		idx, cms := cacheOf(t, api, drained)
 
-		apiKey := informer.KeyFor(api)
 		var reconcile workqueue.ReconcileFunc[informer.Key]
-		inAPI, release := make(chan struct{}), make(chan struct{})
+		inAPI := holdKey(informer.KeyFor(api)) // reconciles api with its children, web-env among them
 		apiDone := make(chan error, 1)
 		reconcilingWhenLetGo := false
-		srv := &scriptedServer{}
-		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+		srv := &scriptedServer{onPatch: func(n int, _ []byte) (int, []byte) {
 			if n == 1 { // adopted by api meanwhile (rv 13), still drained here; the cache shows it
 				adopted := drained.DeepCopy()
 				adopted.ResourceVersion = "13"
@@ -254,24 +364,17 @@ func TestARetryAfterA409DoesNotLetGoAChildAdoptedMeanwhileByAParentThisMemberRec
 				return http.StatusConflict, conflict
 			}
 			// The adoption's event brought ns/api: its call begins.
-			go func() { _, err := reconcile(ctx, apiKey); apiDone <- err }()
+			go func() { _, err := reconcile(ctx, inAPI.key); apiDone <- err }()
 			select {
-			case <-inAPI:
+			case <-inAPI.entered:
 				reconcilingWhenLetGo = true
 			case <-time.After(time.Second):
 			}
 			return http.StatusOK, configMapJSON(t, drained)
-		}
-		reconcile = sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps",
-			func(_ context.Context, key informer.Key) (workqueue.Result, error) {
-				if key == apiKey { // reconciles api with its children, web-env among them
-					close(inAPI)
-					<-release
-				}
-				return workqueue.Result{}, nil
-			})
-		_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
-		close(release)
+		}}
+		reconcile = sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", inAPI.reconcile)
+		_, err := reconcile(ctx, webKey)
+		close(inAPI.release)
 		if len(srv.patches()) > 1 {
 			require.NoError(t, <-apiDone)
 		}

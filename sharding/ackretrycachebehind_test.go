@@ -7,13 +7,8 @@ import (
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/indexer"
-	"github.com/listwatch/informer/lister"
 	"github.com/listwatch/informer/sharding"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -28,20 +23,13 @@ func TestAnAcknowledgementRetriedAtAVersionTheCacheHasNotReachedDoesNotLetGoAnOb
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		shard := sharding.Shard{Ring: ring, Member: "a"}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-		drained := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", UID: "uid-env", ResourceVersion: "12",
-			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
-			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
-		require.NoError(t, idx.Add(drained))
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
+		drained, idx, cms := drainedEnv(t, shard)
 
 		var reconcile workqueue.ReconcileFunc[informer.Key]
-		inReconcile, release := make(chan struct{}), make(chan struct{})
+		own := holdKey(informer.KeyFor(drained))
 		ownDone := make(chan error, 1)
 		ownStarted := false
-		own := informer.KeyFor(drained)
-		srv := &scriptedServer{}
-		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+		srv := &scriptedServer{onPatch: func(n int, _ []byte) (int, []byte) {
 			if n == 1 {
 				// The drain taken back (rv 13), seen by the cache; no
 				// call of web-env's own key has begun yet.
@@ -55,24 +43,16 @@ func TestAnAcknowledgementRetriedAtAVersionTheCacheHasNotReachedDoesNotLetGoAnOb
 			// enqueued by rv 13, begins now and reconciles web-env, which
 			// the cache (rv 13) says is this member's.
 			ownStarted = true
-			go func() { _, err := reconcile(ctx, own); ownDone <- err }()
-			<-inReconcile
+			go func() { _, err := reconcile(ctx, own.key); ownDone <- err }()
+			<-own.entered
 			return http.StatusOK, configMapJSON(t, drained)
-		}
-		reconcile = sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(_ context.Context, key informer.Key) (workqueue.Result, error) {
-				if key == own {
-					close(inReconcile)
-					<-release
-				}
-				return workqueue.Result{}, nil
-			})
+		}}
+		reconcile = sharding.Reconciler(shard, cms, srv.client(t), "configmaps", own.reconcile)
 
-		ringDone := make(chan error, 1)
-		go func() { _, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"}); ringDone <- err }()
+		ringDone := goReconcile(ctx, reconcile, webKey)
 		synctest.Wait()
 		patches := srv.patches()
-		close(release)
+		close(own.release)
 		cancel()
 		if ownStarted {
 			<-ownDone

@@ -3,20 +3,15 @@ package sharding_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/indexer"
-	"github.com/listwatch/informer/lister"
 	"github.com/listwatch/informer/sharding"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -34,12 +29,9 @@ func TestTheWaitAfterA409EndsWhenTheShardsClockPassesRequestTimeout(t *testing.T
 		clock := workqueue.NewFakeClock(time.Now())
 		shard := sharding.Shard{Ring: ring, Member: "a", Clock: clock}
 		_, _, cms := drainedEnv(t, shard)
-		srv := &scriptedServer{}
-		srv.onPatch = func(int, []byte) (int, []byte) { return http.StatusConflict, conflict }
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-		done := make(chan error, 1)
-		go func() { _, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"}); done <- err }()
+		srv := &scriptedServer{onPatch: refuseAll}
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", doNothing)
+		done := goReconcile(ctx, reconcile, webKey)
 		synctest.Wait() // the 409 is in; the acknowledgement waits for the cache
 		require.Len(t, srv.patches(), 1)
 		clock.Step(sharding.DefaultRequestTimeout + time.Second)
@@ -62,23 +54,15 @@ func TestACallsWaitsForTheCacheAfter409sDoNotAddUpPerObject(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		shard := sharding.Shard{Ring: ring, Member: "a"}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
+		var children []*corev1.ConfigMap
 		for i := range 3 {
-			require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("web-%d", i),
-				UID: types.UID(fmt.Sprint("uid-", i)), ResourceVersion: fmt.Sprint(12 + i),
-				Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
-				OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}))
+			children = append(children, drainedWebChild(shard, fmt.Sprintf("web-%d", i), types.UID(fmt.Sprint("uid-", i)), fmt.Sprint(12+i)))
 		}
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-		srv := &scriptedServer{}
-		srv.onPatch = func(int, []byte) (int, []byte) { return http.StatusConflict, conflict }
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		_, cms := cacheOf(t, children...)
+		srv := &scriptedServer{onPatch: refuseAll}
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", doNothing)
 		start := time.Now()
-		returned, err := returnsWithin(ctx, sharding.DefaultRequestTimeout+time.Second, func(ctx context.Context) error {
-			_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
-			return err
-		})
+		returned, err := callReturnsWithin(ctx, sharding.DefaultRequestTimeout+time.Second, reconcile, webKey)
 		require.True(t, returned,
 			"%v after it began, the ring key's call still waited for the cache after its children's 409s (%d PATCHes so far): each child waits a RequestTimeout of its own",
 			time.Since(start), len(srv.patches()))
@@ -100,20 +84,14 @@ func TestA409WhoseChangeTheCacheNeverShowsLeavesTheKeyRetried(t *testing.T) {
 		defer cancel()
 		shard := sharding.Shard{Ring: ring, Member: "a"}
 		_, _, cms := drainedEnv(t, shard)
-		srv := &scriptedServer{}
-		srv.onPatch = func(int, []byte) (int, []byte) { return http.StatusConflict, conflict } // nothing changed: no event will come
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-		queue := workqueue.New(workqueue.Options[informer.Key]{})
-		defer queue.ShutDown()
-		key := informer.Key{Namespace: "ns", Name: "web"}
-		queue.Add(key)
-		go workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{OnError: func(informer.Key, error) {}})
+		srv := &scriptedServer{onPatch: refuseAll} // nothing changed: no event will come
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", doNothing)
+		queue, _ := runQueueOf(t, ctx, reconcile, workqueue.RunOptions[informer.Key]{OnError: func(informer.Key, error) {}}, webKey)
 		time.Sleep(2 * sharding.DefaultRequestTimeout) // the wait runs out; a retry's backoff (5 ms first) is long past
 		synctest.Wait()
 		require.GreaterOrEqual(t, len(srv.patches()), 2,
 			"after a 409 the cache never explained, web-env (still drained at rv 12) was given up with no error: the key was forgotten and never came back (PATCHes %q, queue.Len() %d, NumRequeues %d)",
-			srv.patches(), queue.Len(), queue.NumRequeues(key))
+			srv.patches(), queue.Len(), queue.NumRequeues(webKey))
 	})
 }
 
@@ -129,20 +107,14 @@ func TestAnAcknowledgementCutShortByAPerCallDeadlineIsNotGivenUpUnderMaxRetries(
 		defer cancel()
 		shard := sharding.Shard{Ring: ring, Member: "a"}
 		_, _, cms := drainedEnv(t, shard)
-		srv := &scriptedServer{}
-		srv.onPatch = func(int, []byte) (int, []byte) { return http.StatusConflict, conflict } // the cache has not seen the change yet
-		inner := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		srv := &scriptedServer{onPatch: refuseAll} // the cache has not seen the change yet
+		inner := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", doNothing)
 		reconcile := func(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 			ctx, cancel := context.WithTimeout(ctx, time.Second) // a per-call deadline
 			defer cancel()
 			return inner(ctx, key)
 		}
-		queue := workqueue.New(workqueue.Options[informer.Key]{})
-		defer queue.ShutDown()
-		key := informer.Key{Namespace: "ns", Name: "web"}
-		queue.Add(key)
-		go workqueue.Run(ctx, queue, reconcile, workqueue.RunOptions[informer.Key]{MaxRetries: 1, OnError: func(informer.Key, error) {}})
+		queue, _ := runQueueOf(t, ctx, reconcile, workqueue.RunOptions[informer.Key]{MaxRetries: 1, OnError: func(informer.Key, error) {}}, webKey)
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 		require.Zero(t, queue.GaveUp(),

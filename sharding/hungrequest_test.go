@@ -78,7 +78,7 @@ func returnsWithin(ctx context.Context, d time.Duration, call func(context.Conte
 // kept an object from its new owner until the run ended.
 func TestAnAcknowledgementThatHangsGivesUpWithinTheRequestTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
+		ctx := t.Context()
 		net, hang := hangingServer(t, http.MethodPatch)
 		shard := sharding.Shard{Ring: ring, Member: "m1"}
 		admin := must(testenv.CoreV1Client(net.Config()))
@@ -86,10 +86,7 @@ func TestAnAcknowledgementThatHangsGivesUpWithinTheRequestTimeout(t *testing.T) 
 			Labels: map[string]string{shard.Label(): shard.Member, shard.DrainLabel(): "true"}}}
 		require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").Body(cm).Do(ctx).Error())
 
-		factory, cms := memberInformer(t, ctx, net, shard)
-		defer factory.Wait()
-		defer cancel() // before Wait: a failed require must not wait on running informers
-		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
+		reconcile, _ := memberReconciler(t, ctx, net, shard,
 			func(context.Context, informer.Key) (workqueue.Result, error) {
 				t.Error("a draining object was reconciled")
 				return workqueue.Result{}, nil
@@ -120,7 +117,7 @@ func TestAnAcknowledgementThatHangsGivesUpWithinTheRequestTimeout(t *testing.T) 
 // timeout on the bubble's own clock.
 func TestAnAcknowledgementTimesItsRequestOnTheShardsClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithCancel(t.Context())
+		ctx := t.Context()
 		net, hang := hangingServer(t, http.MethodPatch)
 		clock := workqueue.NewFakeClock(time.Now())
 		shard := sharding.Shard{Ring: ring, Member: "m1", Clock: clock}
@@ -128,16 +125,10 @@ func TestAnAcknowledgementTimesItsRequestOnTheShardsClock(t *testing.T) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a",
 			Labels: map[string]string{shard.Label(): shard.Member, shard.DrainLabel(): "true"}}}
 		require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").Body(cm).Do(ctx).Error())
-
-		factory, cms := memberInformer(t, ctx, net, shard)
-		defer factory.Wait()
-		defer cancel() // before Wait: a failed require must not wait on running informers
-		reconcile := sharding.Reconciler(shard, cms.Lister(), must(factory.RESTClient(corev1.SchemeGroupVersion)), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+		reconcile, _ := memberReconciler(t, ctx, net, shard, doNothing)
 
 		hang.Store(true)
-		done := make(chan error, 1)
-		go func() { _, err := reconcile(ctx, informer.Key{Namespace: "default", Name: "a"}); done <- err }()
+		done := goReconcile(ctx, reconcile, informer.Key{Namespace: "default", Name: "a"})
 		synctest.Wait() // the PATCH hangs
 		clock.Step(sharding.DefaultRequestTimeout)
 		returned, err := returnsWithin(ctx, time.Millisecond, func(context.Context) error { return <-done })

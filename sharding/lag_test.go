@@ -18,7 +18,6 @@ import (
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // A parent missing from the sharder's cache only because its watch lags
@@ -41,8 +40,7 @@ func TestAChildWhoseParentTheSharderHasNotSeenYetWaitsForIt(t *testing.T) {
 
 		// Two members acknowledge the drains of their ConfigMaps.
 		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-			runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(),
-				func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+			runKeyReconciler(ctx, t, cfg, ns, shard, labels.Everything(), doNothing)
 		})
 		guard := time.Minute // simulated: many times what this takes
 		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1", Namespace: ns}}

@@ -15,7 +15,6 @@ import (
 
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/workqueue"
 )
 
 // A child waits for its parent's handover, so a parent deleted in the
@@ -41,8 +40,7 @@ func TestTheChildOfAParentDeletedMidDrainMovesByTheRing(t *testing.T) {
 		defer cancel()
 
 		members := startMembers(ctx, t, &wg, cfg, ns, []string{"a", "b"}, func(ctx context.Context, shard sharding.Shard) {
-			runKeyReconciler(ctx, t, cfg, ns, shard, labels.SelectorFromSet(labels.Set{"role": "child"}),
-				func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+			runKeyReconciler(ctx, t, cfg, ns, shard, labels.SelectorFromSet(labels.Set{"role": "child"}), doNothing)
 		})
 		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "order-1", Namespace: ns}}
 		want := must(sharding.NewRing(members, 0)).Owner(sharding.RingKey(parent))

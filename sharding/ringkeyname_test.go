@@ -2,77 +2,17 @@ package sharding_test
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"sync"
 	"testing"
 	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
-	"github.com/listwatch/informer/fakeapiserver"
-	"github.com/listwatch/informer/indexer"
-	"github.com/listwatch/informer/lister"
 	"github.com/listwatch/informer/sharding"
-	"github.com/listwatch/informer/workqueue"
 )
-
-// patchRecorder is an httptest stand-in for the API server that answers
-// every PATCH with 200 {} and records its path.
-type patchRecorder struct {
-	mu      sync.Mutex
-	patched []string
-	bodies  [][]byte
-}
-
-// client is a client of the recorder over the in-memory network, so
-// that it works inside a synctest bubble (create it there).
-func (p *patchRecorder) client(t *testing.T) *rest.RESTClient {
-	srv := fakeapiserver.ServeInMemory(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if r.Method == http.MethodPatch {
-			p.mu.Lock()
-			p.patched = append(p.patched, r.URL.Path)
-			p.bodies = append(p.bodies, body)
-			p.mu.Unlock()
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`))
-	}))
-	t.Cleanup(srv.Close)
-	scheme := runtime.NewScheme()
-	require.NoError(t, corev1.AddToScheme(scheme))
-	cfg := srv.Config()
-	cfg.ContentConfig = rest.ContentConfig{GroupVersion: &corev1.SchemeGroupVersion, NegotiatedSerializer: serializer.NewCodecFactory(scheme).WithoutConversion()}
-	cfg.APIPath = "/api"
-	return must(rest.RESTClientFor(cfg))
-}
-
-// body returns the i-th PATCH's body.
-func (p *patchRecorder) body(i int) []byte {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.bodies[i]
-}
-
-func (p *patchRecorder) paths() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.patched...)
-}
-
-func controlledBy(kind, name string, uid types.UID) []metav1.OwnerReference {
-	yes := true
-	return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: &yes}}
-}
 
 // A member that keys its queue by ring key (EnqueueMapped with RingKey)
 // gets the key "ns/web" for ConfigMap "web-env", whose controller owner,
@@ -85,15 +25,12 @@ func controlledBy(kind, name string, uid types.UID) []metav1.OwnerReference {
 // review.)
 func TestADrainUnderARingKeyIsAcknowledgedWhenAnObjectHasTheOwnersName(t *testing.T) {
 	shard := sharding.Shard{Ring: ring, Member: "a"}
-	idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-	require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", ResourceVersion: "10",
-		Labels:          map[string]string{shard.Label(): "a"},
-		OwnerReferences: controlledBy("Deployment", "frontend", "uid-frontend")}}))
-	require.NoError(t, idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", ResourceVersion: "11",
-		Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
-		OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}))
-	cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-	rec := &patchRecorder{}
+	idx, cms := cacheOf(t,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", ResourceVersion: "10",
+			Labels:          map[string]string{shard.Label(): "a"},
+			OwnerReferences: controlledBy("Deployment", "frontend", "uid-frontend")}},
+		drainedWebChild(shard, "web-env", "", "11"))
+	rec := &scriptedServer{}
 
 	// The key the member holds for web-env: its ring key.
 	webEnv, ok := idx.Get(informer.Key{Namespace: "ns", Name: "web-env"})
@@ -101,8 +38,7 @@ func TestADrainUnderARingKeyIsAcknowledgedWhenAnObjectHasTheOwnersName(t *testin
 	key := must(informer.ParseKey(sharding.RingKey(webEnv)))
 	require.Equal(t, informer.Key{Namespace: "ns", Name: "web"}, key)
 
-	reconcile := sharding.Reconciler(shard, cms, rec.client(t), "configmaps",
-		func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
+	reconcile := sharding.Reconciler(shard, cms, rec.client(t), "configmaps", doNothing)
 	_, err := reconcile(t.Context(), key)
 	require.NoError(t, err)
 	require.Contains(t, rec.paths(), "/api/v1/namespaces/ns/configmaps/web-env",
@@ -118,38 +54,21 @@ func TestADrainUnderARingKeyIsAcknowledgedWhenAnObjectHasTheOwnersName(t *testin
 func TestADrainIsNotAcknowledgedUnderARingKeyWhileTheObjectsOwnKeyIsReconciled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		shard := sharding.Shard{Ring: ring, Member: "a"}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
-		orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-env", ResourceVersion: "11",
-			Labels:          map[string]string{shard.Label(): "a"},
-			OwnerReferences: controlledBy("Deployment", "web", "uid-web")}}
-		require.NoError(t, idx.Add(orphan))
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-		rec := &patchRecorder{}
-		inReconcile, letGo := make(chan struct{}), make(chan struct{})
-		reconcile := sharding.Reconciler(shard, cms, rec.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) {
-				close(inReconcile)
-				<-letGo
-				return workqueue.Result{}, nil
-			})
+		orphan := webChild(shard, "web-env", "", "11")
+		idx, cms := cacheOf(t, orphan)
+		rec := &scriptedServer{}
+		own := holdKey(informer.KeyFor(orphan))
+		reconcile := sharding.Reconciler(shard, cms, rec.client(t), "configmaps", own.reconcile)
 
-		own := informer.KeyFor(orphan)
-		done := make(chan error, 1)
-		go func() { _, err := reconcile(t.Context(), own); done <- err }()
-		<-inReconcile
-		drained := orphan.DeepCopy()
-		drained.ResourceVersion, drained.Labels[shard.DrainLabel()] = "12", "true"
-		require.NoError(t, idx.Update(drained)) // the drain label reaches the cache mid-reconcile
+		done := goReconcile(t.Context(), reconcile, own.key)
+		<-own.entered
+		require.NoError(t, idx.Update(drainedAt(shard, orphan, "12"))) // the drain label reaches the cache mid-reconcile
 
-		ringDone := make(chan error, 1)
-		go func() { // its ring key, in another worker
-			_, err := reconcile(t.Context(), informer.Key{Namespace: "ns", Name: "web"})
-			ringDone <- err
-		}()
+		ringDone := goReconcile(t.Context(), reconcile, webKey) // its ring key, in another worker
 		synctest.Wait()
 		require.Empty(t, rec.paths(), "the drain was acknowledged while the object's own key was being reconciled")
 
-		close(letGo)
+		close(own.release)
 		require.NoError(t, <-done)
 		require.NoError(t, <-ringDone)
 		require.Equal(t, []string{"/api/v1/namespaces/ns/configmaps/web-env"}, rec.paths(), "the ring key's call lets it go once that reconcile ended")
@@ -174,25 +93,18 @@ func TestADrainedObjectWhoseControllerHasItsNameIsAcknowledgedOncePerCall(t *tes
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		shard := sharding.Shard{Ring: ring, Member: "a"}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
 		web := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid-cm-web", ResourceVersion: "10",
 			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
 			OwnerReferences: controlledBy("Deployment", "web", "uid-deploy-web")}}
-		require.NoError(t, idx.Add(web))
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-		srv := &scriptedServer{}
-		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+		_, cms := cacheOf(t, web)
+		srv := &scriptedServer{onPatch: func(n int, _ []byte) (int, []byte) {
 			if n == 1 {
 				return http.StatusOK, configMapJSON(t, web) // acknowledged; the watch has not brought the relabel yet
 			}
 			return http.StatusConflict, conflict // at rv 10 again: the object moved on
-		}
-		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-		returned, err := returnsWithin(ctx, 2*sharding.DefaultRequestTimeout, func(ctx context.Context) error {
-			_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
-			return err
-		})
+		}}
+		reconcile := sharding.Reconciler(shard, cms, srv.client(t), "configmaps", doNothing)
+		returned, err := callReturnsWithin(ctx, 2*sharding.DefaultRequestTimeout, reconcile, webKey)
 		require.True(t, returned)
 		require.Len(t, srv.patches(), 1, "ConfigMap web was acknowledged more than once in one call: %q", srv.patches())
 		require.NoError(t, err)
@@ -214,25 +126,18 @@ func TestADrainedObjectAtItsRingKeyWithoutAUIDIsAcknowledgedOncePerCall(t *testi
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		shard := sharding.Shard{Ring: ring, Member: "a"}
-		idx := must(indexer.New(indexer.Options[*corev1.ConfigMap]{}))
 		web := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", ResourceVersion: "10",
 			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
 			OwnerReferences: controlledBy("Deployment", "web", "uid-deploy-web")}}
-		require.NoError(t, idx.Add(web))
-		cms := must(lister.New(idx, schema.GroupResource{Resource: "configmaps"}))
-		srv := &scriptedServer{}
-		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+		_, cms := cacheOf(t, web)
+		srv := &scriptedServer{onPatch: func(n int, _ []byte) (int, []byte) {
 			if n == 1 {
 				return http.StatusOK, configMapJSON(t, web) // acknowledged; the watch has not brought the relabel yet
 			}
 			return http.StatusConflict, conflict
-		}
-		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps",
-			func(context.Context, informer.Key) (workqueue.Result, error) { return workqueue.Result{}, nil })
-		returned, err := returnsWithin(ctx, 2*sharding.DefaultRequestTimeout, func(ctx context.Context) error {
-			_, err := reconcile(ctx, informer.Key{Namespace: "ns", Name: "web"})
-			return err
-		})
+		}}
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", doNothing)
+		returned, err := callReturnsWithin(ctx, 2*sharding.DefaultRequestTimeout, reconcile, webKey)
 		require.True(t, returned)
 		require.Len(t, srv.patches(), 1, "ConfigMap web (no UID) was acknowledged more than once in one call: %q", srv.patches())
 		require.NoError(t, err)

@@ -96,10 +96,9 @@ func childrenFollowUndrainedParents(t *testing.T, newSharder bool) {
 		}
 		require.NotZero(t, draining, "no parent drains toward m2: the test proves nothing")
 		t.Logf("%d of %d parents draining", draining, pairs)
-		isController := true
 		for i, p := range parents {
 			create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("a-child-%02d", i),
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: p.Name, UID: p.UID, Controller: &isController}}}})
+				OwnerReferences: controlledByConfigMap(p)}})
 		}
 		time.Sleep(leaseDuration)
 
