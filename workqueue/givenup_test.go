@@ -1,9 +1,7 @@
 package workqueue
 
 import (
-	"context"
 	"errors"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -20,35 +18,25 @@ import (
 // its own retries from the AddAfters of handlers and OnError (below).
 func TestARetryScheduledBeforeAGiveUpStillComes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Second))})
-		var mu sync.Mutex
-		var calls int
-		stop := startRun(q, func(context.Context, string) (Result, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			calls++
-			if calls == 1 {
-				return Result{}, errors.New("unavailable")
-			}
-			return Result{}, Terminal(errors.New("spec.replicas is negative"))
-		}, RunOptions[string]{OnError: func(string, error) {}})
-		defer stop()
+		r := startCountedRun(t, must(NewExponentialRateLimiter[string](time.Second, time.Second)), RunOptions[string]{OnError: func(string, error) {}},
+			func(_ string, n int) (Result, error) {
+				if n == 1 {
+					return Result{}, errors.New("unavailable")
+				}
+				return Result{}, Terminal(errors.New("spec.replicas is negative"))
+			})
 
-		q.Add("k")
+		r.q.Add("k")
 		time.Sleep(500 * time.Millisecond) // the retry is due at 1s
-		q.Add("k")                         // the object changes: reconciled now, given up on
+		r.q.Add("k")                       // the object changes: reconciled now, given up on
 		synctest.Wait()
-		mu.Lock()
-		assert.Equal(t, 2, calls)
-		mu.Unlock()
-		assert.Equal(t, int64(1), q.GaveUp())
+		assert.Equal(t, 2, r.callsSoFar())
+		assert.Equal(t, int64(1), r.q.GaveUp())
 
 		time.Sleep(time.Hour)
 		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		assert.Equal(t, 3, calls, "the retry scheduled before the verdict came")
-		assert.Equal(t, int64(2), q.GaveUp(), "and was given up on in its turn")
+		assert.Equal(t, 3, r.callsSoFar(), "the retry scheduled before the verdict came")
+		assert.Equal(t, int64(2), r.q.GaveUp(), "and was given up on in its turn")
 	})
 }
 
@@ -57,34 +45,25 @@ func TestARetryScheduledBeforeAGiveUpStillComes(t *testing.T) {
 // the AddAfter is kept, and k is reconciled after the hour.
 func TestAnAddAfterMadeWhileAKeyIsReconciledIsKeptWhenThatReconcileGivesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New(Options[string]{})
-		var mu sync.Mutex
-		var calls int
-		stop := startRun(q, func(context.Context, string) (Result, error) {
-			mu.Lock()
-			calls++
-			n := calls
-			mu.Unlock()
-			if n == 1 {
-				time.Sleep(time.Second)
-				return Result{}, Terminal(errors.New("spec.replicas is negative"))
-			}
-			return Result{}, nil
-		}, RunOptions[string]{OnError: func(string, error) {}})
-		defer stop()
+		r := startCountedRun(t, nil /* the default limiter */, RunOptions[string]{OnError: func(string, error) {}},
+			func(_ string, n int) (Result, error) {
+				if n == 1 {
+					time.Sleep(time.Second)
+					return Result{}, Terminal(errors.New("spec.replicas is negative"))
+				}
+				return Result{}, nil
+			})
 
-		q.Add("k")
+		r.q.Add("k")
 		time.Sleep(500 * time.Millisecond) // the reconcile is running
-		q.AddAfter("k", time.Hour)         // from an event handler, outside Run
+		r.q.AddAfter("k", time.Hour)       // from an event handler, outside Run
 		time.Sleep(time.Second)            // the reconcile returned Terminal at 1s
 		synctest.Wait()
-		assert.Equal(t, int64(1), q.GaveUp())
+		assert.Equal(t, int64(1), r.q.GaveUp())
 
 		time.Sleep(time.Hour)
 		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		assert.Equal(t, 2, calls, "AddAfter(k, 1h) made during the reconcile that gave up: k is reconciled after the hour")
+		assert.Equal(t, 2, r.callsSoFar(), "AddAfter(k, 1h) made during the reconcile that gave up: k is reconciled after the hour")
 	})
 }
 
@@ -93,33 +72,28 @@ func TestAnAddAfterMadeWhileAKeyIsReconciledIsKeptWhenThatReconcileGivesUp(t *te
 // *RetryLimitError): the slow retry comes.
 func TestAnAddAfterMadeByOnErrorOnAGiveUpIsKept(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Second))})
-		var mu sync.Mutex
-		var calls int
-		stop := startRun(q, func(context.Context, string) (Result, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			calls++
-			return Result{}, errors.New("unavailable")
-		}, RunOptions[string]{MaxRetries: 2, OnError: func(key string, err error) {
+		var r *countedRun // OnError needs its queue; it is called only after r.q.Add below
+		r = startCountedRun(t, must(NewExponentialRateLimiter[string](time.Second, time.Second)), RunOptions[string]{MaxRetries: 2, OnError: func(key string, err error) {
 			if _, ok := errors.AsType[*RetryLimitError](err); ok {
-				q.AddAfter(key, time.Hour) // the slow retry, after the fast ones
+				r.q.AddAfter(key, time.Hour) // the slow retry, after the fast ones
 			}
-		}})
-		defer stop()
+		}}, func(string, int) (Result, error) { return Result{}, errors.New("unavailable") })
 
-		q.Add("k")
+		r.q.Add("k")
 		time.Sleep(time.Minute) // the first try and two retries, then given up
 		synctest.Wait()
-		mu.Lock()
-		assert.Equal(t, 3, calls)
-		mu.Unlock()
-		assert.Equal(t, int64(1), q.GaveUp())
+		assert.Equal(t, 3, r.callsSoFar())
+		assert.Equal(t, int64(1), r.q.GaveUp())
 
 		time.Sleep(time.Hour)
 		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		assert.Greater(t, calls, 3, "OnError's AddAfter(k, 1h) brings k back after the hour")
+		assert.Greater(t, r.callsSoFar(), 3, "OnError's AddAfter(k, 1h) brings k back after the hour")
 	})
+}
+
+// callsSoFar is r.calls, read under r.mu.
+func (r *countedRun) callsSoFar() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls
 }
