@@ -42,8 +42,6 @@ func TestASecond409WhoseChangeTheCacheNeverShowsLeavesTheKeyRetried(t *testing.T
 	})
 }
 
-// Shard.RequestTimeout's doc: it "bounds how long one call of a
-
 // The cacheBudget doc promises "a look of cachePoll after each 409
 // however much is left", Shard.RequestTimeout's doc "one look of 10 ms
 // after each 409", and acknowledge's doc says "A 409 means it changed
