@@ -34,8 +34,8 @@ import (
 //   - otherwise calls reconcile;
 //   - and, last (after reconcile, which may touch them, even if it
 //     panics), acknowledges the drains of the objects in the cache whose
-//     ring key is this key, their controller owner not a parent this
-//     member keeps (in the cache and not draining: see below).
+//     ring key is this key, their controller owner not being in the
+//     cache (see below).
 //
 // The last step's failures (a PATCH refused or timed out) are returned
 // together with the key's own outcome, marked workqueue.KeepRetrying, so
@@ -53,10 +53,10 @@ import (
 // parent when their parent moves). A drain is acknowledged
 // under a key the member holds for the object: its own key (EnqueueKey),
 // or its ring key, its controller owner's (EnqueueMapped with RingKey),
-// when that owner is not a parent this member keeps — not sharded,
-// deleted, or draining from here too, so that the child goes with it. A
-// drained child of a parent this member keeps follows its parent and
-// stays: the sharder takes its drain back. Either
+// when that owner is not in the cache — not sharded, or deleted. The
+// drained children of an object the member lets go follow it at once,
+// in the same call, whatever its key; a drained child of a parent this
+// member keeps stays with it: the sharder takes its drain back. Either
 // way of keying lets every drained object of this lister's resource go;
 // key an object one way, so that no reconcile of it under the other key
 // runs while its drain is acknowledged. Objects of another resource
@@ -70,9 +70,22 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		}
 		return objects.Namespace(key.Namespace).Get(key.Name)
 	}
+	mine := labels.SelectorFromSet(labels.Set{shard.Label(): shard.Member})
 	acks := acker{shard: shard, client: client, resource: resource, busy: &busy, cached: func(key informer.Key) (metav1.Object, bool) {
 		obj, err := get(key)
 		return obj, err == nil
+	}, mine: func(namespace string) []metav1.Object {
+		var found []T
+		if namespace == "" {
+			found = objects.List(mine)
+		} else {
+			found = objects.Namespace(namespace).List(mine)
+		}
+		out := make([]metav1.Object, len(found))
+		for i, obj := range found {
+			out[i] = obj
+		}
+		return out
 	}}
 	// letGo acknowledges the drains under key of objects other than
 	// key's own; letGoOwn, that of the object at key.
@@ -87,7 +100,7 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		defer leave()
 		obj, err := get(key)
 		if apierrors.IsNotFound(err) { // not ours (any more): see the pitfall above
-			drained := drainsUnder(shard, objects, key, acks.staysWithParent, &busy, c)
+			drained := drainsUnder(shard, objects, key, nil, &busy, c)
 			busy.reconciled(c)
 			return workqueue.Result{}, letGo(ctx, drained, c)
 		}
@@ -100,7 +113,7 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		// Nor does that other's failed acknowledgement (a webhook that
 		// refuses it) keep this object from its turn: the failure is
 		// returned with this object's outcome, and the key retried.
-		drained := drainsUnder(shard, objects, key, acks.staysWithParent, &busy, c)
+		drained := drainsUnder(shard, objects, key, obj, &busy, c)
 		labels := obj.GetLabels()
 		switch {
 		case labels[shard.Label()] != shard.Member:
@@ -153,18 +166,19 @@ func withOthers(others, own error) error {
 }
 
 // drainsUnder returns the drains this call of key lets go of besides
-// key's own object: this member's drained objects whose ring key is key
-// (the object at key itself left out, by its key: a ConfigMap "web"
+// key's own object: this member's drained objects whose ring key is key,
+// but for the object at key itself (by its key: a ConfigMap "web"
 // controlled by Deployment "web" is acknowledged once:
 // TestADrainedObjectWhoseControllerHasItsNameIsAcknowledgedOncePerCall,
-// TestADrainedObjectAtItsRingKeyWithoutAUIDIsAcknowledgedOncePerCall),
-// but not those that stay with a parent this member keeps (stays: see
-// acker.staysWithParent). For a member that keys by ring key, key is the
-// one it holds for them. It also records in c every object of this
-// member whose ring key is key: what a reconcile of key may touch. Its
-// cost is one pass over the member's cached objects of key's namespace,
-// matching a selector.
-func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key informer.Key, stays func(metav1.Object) bool, busy *inFlight, c *call) []T {
+// TestADrainedObjectAtItsRingKeyWithoutAUIDIsAcknowledgedOncePerCall)
+// and its children (their controller is atKey, the cached object at key,
+// nil if none): those follow their parent, let go once it is
+// (acker.letGoChildren), or stay with it. For a member that keys by ring
+// key, key is the one it holds for them. It also records in c every
+// object of this member whose ring key is key: what a reconcile of key
+// may touch. Its cost is one pass over the member's cached objects of
+// key's namespace, matching a selector.
+func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key informer.Key, atKey metav1.Object, busy *inFlight, c *call) []T {
 	mine := labels.SelectorFromSet(labels.Set{shard.Label(): shard.Member})
 	var found []T
 	if key.Namespace == "" {
@@ -181,7 +195,8 @@ func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key 
 		if informer.KeyFor(obj) == key {
 			continue // the object at key, whose ring key is key (it has its owner's name): its own drain is the call's
 		}
-		if metav1.GetControllerOf(obj) != nil && obj.GetLabels()[shard.DrainLabel()] != "" && !stays(obj) {
+		ref := metav1.GetControllerOf(obj)
+		if ref != nil && (atKey == nil || ref.UID != atKey.GetUID()) && obj.GetLabels()[shard.DrainLabel()] != "" {
 			drained = append(drained, obj)
 		}
 	}
@@ -196,7 +211,10 @@ func acknowledgeAll[T informer.Object](ctx context.Context, a acker, c *call, dr
 	var errs []error
 	c.cache.shard = a.shard // one budget for the call, however many 409s
 	for _, obj := range drained {
-		err := a.acknowledge(ctx, c, obj, still)
+		gone, err := a.acknowledge(ctx, c, obj, still)
+		if gone {
+			err = errors.Join(err, a.letGoChildren(ctx, c, obj, map[types.UID]bool{}))
+		}
 		if ctx.Err() != nil {
 			return errors.Join(append(errs, err)...)
 		}
@@ -212,6 +230,39 @@ type acker struct {
 	resource string
 	busy     *inFlight
 	cached   func(informer.Key) (metav1.Object, bool) // the object the member's cache holds at a key
+	mine     func(namespace string) []metav1.Object   // the member's cached objects in a namespace
+}
+
+// letGoChildren lets go, once their parent has been let go, the drained
+// children of parent in this member's cache (their controller is parent,
+// their ring key parent's key), and theirs in turn (visited guards
+// against an owner cycle). A child drained while its parent was here (a
+// Pod adopted while drained) waits for the parent: let go before, it
+// would be missing from this member while the parent is reconciled
+// here, should the parent's drain be taken back
+// (TestAChildLetGoWithItsDrainingParentIsNotMissingWhenThatDrainIsTakenBackAndTheParentReconciled);
+// let go only by a call of the parent's key, it would wait for ever for
+// a member that keys by ring key, whose parent's events bring another
+// key (TestAChildOfADrainingParentWhoseRingKeyIsAnothersIsLetGoUnderARingKey,
+// TestAChildLeftWithAKeptParentIsLetGoOnceThatParentDrainsUnderAnotherRingKey).
+func (a acker) letGoChildren(ctx context.Context, c *call, parent metav1.Object, visited map[types.UID]bool) error {
+	visited[parent.GetUID()] = true
+	parentKey := informer.KeyFor(parent)
+	var errs []error
+	for _, child := range a.mine(parent.GetNamespace()) {
+		ref := metav1.GetControllerOf(child)
+		if ref == nil || ref.UID != parent.GetUID() || ringKeyOf(child) != parentKey || visited[child.GetUID()] || child.GetLabels()[a.shard.DrainLabel()] == "" {
+			continue
+		}
+		gone, err := a.acknowledge(ctx, c, child, a.stillUnder(parentKey))
+		if gone {
+			err = errors.Join(err, a.letGoChildren(ctx, c, child, visited))
+		}
+		if errs = append(errs, err); ctx.Err() != nil {
+			break
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // stillUnder reports whether an object, as the cache shows it now, is
@@ -229,11 +280,8 @@ func (a acker) stillUnder(key informer.Key) func(metav1.Object) bool {
 // keeps. A drained child of it (adopted from elsewhere while drained) is
 // not let go: it follows its parent, here, and the sharder takes its
 // drain back (decideChild) (TestARetryAfterA409UnderItsOwnKeyDoesNotLetGoAChildAdoptedMeanwhileByAParentThisMemberReconciles).
-// A child of a parent that is draining too goes with it, under the
-// parent's key (TestAChildOfADrainingParentWhoseRingKeyIsAnothersIsLetGoUnderARingKey,
-// TestAChildAdoptedBetweenTriesByADrainingParentWhoseRingKeyIsAnothersIsStillLetGo):
-// nothing may bring that key back once the parent has left, since the
-// parent's own events bring its ring key.
+// A child of a parent that is draining goes right after it
+// (letGoChildren).
 func (a acker) staysWithParent(obj metav1.Object) bool {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil {
@@ -278,15 +326,17 @@ func (a acker) staysWithParent(obj metav1.Object) bool {
 // TestAnAcknowledgementCutShortByAPerCallDeadlineIsNotGivenUpUnderMaxRetries);
 // Run still takes the end of its own context as no failure. An object
 // that stays with a parent this member keeps is not let go, at any try
-// (staysWithParent).
-func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, still func(metav1.Object) bool) error {
+// (staysWithParent). gone reports that the object has left this member
+// (let go, deleted, or out of its cache): its drained children follow
+// (letGoChildren).
+func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, still func(metav1.Object) bool) (gone bool, err error) {
 	key := informer.KeyFor(obj)
 	failed := func(err error) error {
 		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
 	}
 	for try := 1; ; try++ {
 		if a.staysWithParent(obj) {
-			return nil // the sharder takes its drain back: see staysWithParent
+			return false, nil // the sharder takes its drain back: see staysWithParent
 		}
 		err := a.busy.waitFor(ctx, c, obj)
 		if err == nil {
@@ -294,18 +344,21 @@ func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, stil
 		}
 		switch {
 		case err == nil || apierrors.IsNotFound(err): // let go, or deleted meanwhile
-			return nil
+			return true, nil
 		case !apierrors.IsConflict(err):
-			return failed(err)
+			return false, failed(err)
 		case try == ackTries:
-			return failed(fmt.Errorf("refused %d times, at the version the cache showed each time: %w", ackTries, err))
+			return false, failed(fmt.Errorf("refused %d times, at the version the cache showed each time: %w", ackTries, err))
 		}
 		now, err := cacheMoves(ctx, &c.cache, key, obj.GetResourceVersion(), a.cached)
 		if err != nil {
-			return failed(err)
+			return false, failed(err)
 		}
-		if now == nil || now.GetUID() != obj.GetUID() || now.GetLabels()[a.shard.Label()] != a.shard.Member || now.GetLabels()[a.shard.DrainLabel()] == "" || !still(now) {
-			return nil // changed otherwise: see above
+		if now == nil {
+			return true, nil // it left the cache: moved or deleted meanwhile
+		}
+		if now.GetUID() != obj.GetUID() || now.GetLabels()[a.shard.Label()] != a.shard.Member || now.GetLabels()[a.shard.DrainLabel()] == "" || !still(now) {
+			return false, nil // changed otherwise: see above
 		}
 		obj = now
 	}
