@@ -138,11 +138,7 @@
 // never read (managedFields is often a third of an object or more); a
 // namespace or label scope holds less; a metadata-only ListerWatcher
 // (reflector.NewMetadataListerWatcher) holds only metadata. Two informers
-// of different scope are two caches, even through a Factory. Objects of a
-// Go type that keep their managedFields share the field sets those
-// repeat, one copy for every object a client wrote the same way
-// (TestCachedObjectsShareTheFieldSetsTheirManagedFieldsRepeat,
-// BenchmarkFieldSetsHeldHeapPerObject).
+// of different scope are two caches, even through a Factory.
 //
 // # Concurrency
 //

@@ -24,10 +24,8 @@ func (e *TransformError) Error() string {
 // Unwrap returns the transform's error.
 func (e *TransformError) Unwrap() error { return e.Err }
 
-// transformed applies the transform, if one is set, to obj, and lets
-// what it keeps share its managedFields with the cache (fieldSets). A
-// rejection is reported (OnError and the trace) and returned as a
-// *TransformError.
+// transformed applies the transform, if one is set, to obj. A rejection
+// is reported (OnError and the trace) and returned as a *TransformError.
 //
 // The one rule for a rejected object, on the watch path and on a relist
 // alike: it does not enter the DeltaFIFO, so the cache keeps the version
@@ -36,7 +34,6 @@ func (e *TransformError) Unwrap() error { return e.Err }
 // and every rejection is reported with its key and resourceVersion.
 func (s *store[T]) transformed(obj T) (T, error) {
 	if s.transform == nil {
-		s.fields.share(obj)
 		return obj, nil
 	}
 	out, err := s.transform(obj)
@@ -44,7 +41,6 @@ func (s *store[T]) transformed(obj T) (T, error) {
 		err = errors.New("the transform returned nil")
 	}
 	if err == nil {
-		s.fields.share(out)
 		return out, nil
 	}
 	key, _ := informer.KeyOf(obj)
