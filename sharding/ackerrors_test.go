@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -161,5 +163,35 @@ func TestATerminalReconcileStillRetriesAnotherObjectsFailedAcknowledgement(t *te
 		require.GreaterOrEqual(t, m.patches.Load(), int32(2), "web-env's acknowledgement was refused once and tried again")
 		require.Empty(t, m.envDrainLabel(t),
 			"web-env is still draining a minute after one failed acknowledgement: web's Terminal gave the key up (%d PATCHes of web-env)", m.patches.Load())
+	})
+}
+
+// Scenario: web's own reconcile returns Terminal around a typed nil
+// (var err *apierrors.StatusError; return Terminal(err)), which
+// workqueue.Run survives, while web-env's acknowledgement under the same
+// key is refused twice. withOthers must not read the Terminal-marked
+// typed nil's text itself (it would panic inside the reconcile: Run
+// would recover a *PanicError, not a KeepRetrying error, and with
+// MaxRetries give the key up, web-env still draining on this member).
+//
+// Reconciler's doc: "The last step's failures (a PATCH refused or timed
+// out) are returned together with the key's own outcome, marked
+// workqueue.KeepRetrying, so the key is retried (even if its own outcome
+// is Terminal, or a panic, or the queue's MaxRetries is spent)"; Run's:
+// "an error holding a typed nil ..., itself or wrapped, marked or
+// joined, is an error that says so, with the same mark, not a crash".
+func TestATerminalTypedNilReconcileStillRetriesAnotherObjectsFailedAcknowledgement(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var reported []error
+		m := runEnvMember(t, func(n int32) bool { return n <= 2 }, // two transient failures
+			func(context.Context, informer.Key) (workqueue.Result, error) {
+				var typedNil *apierrors.StatusError
+				return workqueue.Result{}, workqueue.Terminal(typedNil)
+			}, workqueue.RunOptions[informer.Key]{MaxRetries: 1, OnError: func(_ informer.Key, err error) { reported = append(reported, err) }})
+
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Empty(t, m.envDrainLabel(t),
+			"web-env is still draining a minute after two failed acknowledgements (%d PATCHes of web-env); OnError got %q", m.patches.Load(), reported)
 	})
 }

@@ -160,10 +160,20 @@ func withOthers(others, own error) error {
 		return own
 	}
 	if _, terminal := errors.AsType[*workqueue.TerminalError](own); terminal {
-		own = errors.New(own.Error())
+		own = unmarked{own}
 	}
 	return workqueue.KeepRetrying(errors.Join(others, own))
 }
+
+// unmarked is an error's text without its marks (it wraps nothing, so
+// errors.As finds no Terminal in it). Its text is read only when asked
+// for: an error that panics when read (a typed nil in Terminal) then
+// panics where workqueue.Run can take it for what it is, not in the
+// reconcile
+// (TestATerminalTypedNilReconcileStillRetriesAnotherObjectsFailedAcknowledgement).
+type unmarked struct{ err error }
+
+func (u unmarked) Error() string { return u.err.Error() }
 
 // drainsUnder returns the drains this call of key lets go of besides
 // key's own object: this member's drained objects whose ring key is key,

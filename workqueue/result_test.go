@@ -176,7 +176,7 @@ func TestATypedNilErrorFromReconcileIsAFailureOfItsKeyNotACrash(t *testing.T) {
 			}()
 			assert.Nil(t, panicked, "Run's handling of the returned error panicked on its worker goroutine")
 			if assert.Len(t, reported, 1, "OnError receives every error reconcile returns") {
-				assert.ErrorContains(t, reported[0], "a nil *errors.StatusError")
+				assert.ErrorContains(t, reported[0], "panics when read")
 				assert.Equal(t, c.terminal, isTerminal(reported[0]), "the error's mark is kept")
 			}
 			assert.Equal(t, map[bool]int64{true: 1, false: 0}[c.terminal], q.GaveUp())

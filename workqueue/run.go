@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"runtime/debug"
 	"sync"
 
@@ -78,10 +77,11 @@ type RunOptions[K comparable] struct {
 //   - RequeueAfter d > 0 and no error: Forget(key), then AddAfter(key, d);
 //   - an error: OnError, then AddRateLimited(key), a retry with backoff;
 //   - a panic: recovered, reported to OnError as a *PanicError, then
-//     retried like an error; an error holding a typed nil (a nil
-//     pointer in the error interface, which is not == nil), itself or
-//     wrapped, marked or joined, is an error that says so, with the
-//     same mark, not a crash;
+//     retried like an error; an error that panics when read (a typed
+//     nil: a nil pointer in the error interface, which is not == nil,
+//     itself or wrapped) is replaced by one that says so, with the
+//     Terminal or KeepRetrying mark Run could still see: a failure of
+//     its key, not a crash;
 //   - a Terminal error, or an error once the key has been retried
 //     MaxRetries times (retries of errors marked [KeepRetrying] not
 //     counted, nor such an error given up): OnError, a KindGaveUp trace
@@ -233,47 +233,45 @@ func reconcileRecovered[K comparable](ctx context.Context, key K, reconcile Reco
 		}
 	}()
 	result, err = reconcile(ctx, key)
-	if nilType, ok := typedNilIn(err); ok {
-		safe := fmt.Errorf("workqueue: reconcile returned an error holding a nil %s (return a plain nil for no error)", nilType)
-		switch {
-		case isTerminal(err):
-			safe = Terminal(safe)
-		case keepsRetrying(err):
-			safe = KeepRetrying(safe)
-		}
-		err = safe
-	}
-	return result, err
+	return result, readable(err)
 }
 
-// typedNilIn finds a typed nil in err's tree (err itself, or what it
-// wraps, Terminal's and errors.Join's included) and returns its type: an
-// interface holding a nil pointer (var err *apierrors.StatusError;
-// return err), which is not == nil and panics when its Error is called.
-// Run takes such an error as a failure of its key, keeping its mark, not
-// a crash of the process
+// readable returns err if Run can read it: its text, and the marks and
+// causes process looks for. An error that panics when read — a typed nil
+// (a nil pointer in the error interface, which is not == nil) whose Error
+// or Unwrap dereferences it, bare or inside another — is replaced by one
+// that says so, marked Terminal or KeepRetrying if err could be seen to
+// be, so that it fails its key instead of crashing the process on a
+// worker's goroutine
 // (TestATypedNilErrorFromReconcileIsAFailureOfItsKeyNotACrash).
-func typedNilIn(err error) (reflect.Type, bool) {
+func readable(err error) error {
 	if err == nil {
-		return nil, false
+		return nil
 	}
-	switch v := reflect.ValueOf(err); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
-		if v.IsNil() {
-			return v.Type(), true
-		}
+	v := panicOf(func() {
+		_ = err.Error()
+		_, _, _ = isTerminal(err), keepsRetrying(err), isPanic(err)
+		_ = errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	})
+	if v == nil {
+		return err
 	}
-	switch e := err.(type) {
-	case interface{ Unwrap() error }:
-		return typedNilIn(e.Unwrap())
-	case interface{ Unwrap() []error }:
-		for _, inner := range e.Unwrap() {
-			if t, ok := typedNilIn(inner); ok {
-				return t, true
-			}
-		}
+	safe := fmt.Errorf("workqueue: reconcile returned an error (a %T) that panics when read (a typed nil inside?): %v", err, v)
+	var terminal, keep bool
+	if panicOf(func() { terminal = isTerminal(err) }) == nil && terminal {
+		return Terminal(safe)
 	}
-	return nil, false
+	if panicOf(func() { keep = keepsRetrying(err) }) == nil && keep {
+		return KeepRetrying(safe)
+	}
+	return safe
+}
+
+// panicOf runs f and returns what it panicked with, or nil.
+func panicOf(f func()) (v any) {
+	defer func() { v = recover() }()
+	f()
+	return nil
 }
 
 // report emits a Run event, under q.mu like every other event, so that a
@@ -303,7 +301,9 @@ type PanicError struct {
 
 func newPanicError(v any) *PanicError {
 	e := &PanicError{Value: fmt.Sprint(v), Stack: debug.Stack()}
-	e.Err, _ = v.(error)
+	if err, ok := v.(error); ok && readable(err) == err {
+		e.Err = err // kept for errors.Is and As only if it can be read: not a typed nil
+	}
 	return e
 }
 
