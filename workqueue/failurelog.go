@@ -86,7 +86,7 @@ func (l *failureLog[K]) gaveUp(key K, err error) {
 		return
 	}
 	l.forget(key)
-	slog.Default().Error("workqueue: reconcile failed; giving up until the key's next change", "key", fmt.Sprint(key), "err", err)
+	slog.Default().Error("workqueue: reconcile failed; giving up until the key is added again", "key", fmt.Sprint(key), "err", err)
 }
 
 // succeeded logs, at level Info, that a key whose failure was logged has

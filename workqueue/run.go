@@ -38,7 +38,8 @@ type RunOptions[K comparable] struct {
 	// fails again after that many retries is given up on as if its error
 	// were terminal (OnError receives a *RetryLimitError), unless the
 	// error is marked KeepRetrying. Its next change enqueues it again,
-	// with a fresh count. Default 0: no cap.
+	// with a fresh count, as does a retry or RequeueAfter scheduled
+	// before it was given up. Default 0: no cap.
 	MaxRetries int
 
 	// OnError receives every error reconcile returns and every panic it
@@ -60,7 +61,7 @@ type RunOptions[K comparable] struct {
 	//   - the end of it, at level Info ("workqueue: reconciled after
 	//     failing; no longer retried");
 	//   - giving up, at level Error, every time ("workqueue: reconcile
-	//     failed; giving up until the key's next change").
+	//     failed; giving up until the key is added again").
 	OnError func(key K, err error)
 
 	// Gate, when set, is asked before each reconcile whether the key must

@@ -363,10 +363,10 @@ func TestRunLogsGivingUpAtErrorAndCountsItInGaveUp(t *testing.T) {
 		assert.Equal(t, int64(2), q.GaveUp(), "a terminal error, and the retry cap reached")
 	})
 	log := stripTime(buf.String())
-	assert.Contains(t, log, `level=ERROR msg="workqueue: reconcile failed; giving up until the key's next change" key=bad err="terminal: invalid spec"`)
+	assert.Contains(t, log, `level=ERROR msg="workqueue: reconcile failed; giving up until the key is added again" key=bad err="terminal: invalid spec"`)
 	assert.Contains(t, log, `level=WARN msg="workqueue: reconcile failed; retrying" key=flaky err=unreachable retry=1`)
 	assert.NotContains(t, log, "retry=2", "the same error again is logged at level Debug")
-	assert.Contains(t, log, `level=ERROR msg="workqueue: reconcile failed; giving up until the key's next change" key=flaky err="giving up after 2 retries: unreachable"`)
+	assert.Contains(t, log, `level=ERROR msg="workqueue: reconcile failed; giving up until the key is added again" key=flaky err="giving up after 2 retries: unreachable"`)
 }
 
 func TestGaveUpCountsWhenOnErrorReplacesTheLogToo(t *testing.T) {

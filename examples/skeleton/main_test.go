@@ -189,7 +189,7 @@ func TestASecretNoConfigMapControlsIsNeitherChangedNorDeleted(t *testing.T) {
 	for _, name := range []string{"unlabelled", "labelled"} {
 		s.create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "demo"}}, Data: map[string]string{"k": "ours"}})
 		s.eventually(name+": the controller gives up on the key", func() bool {
-			return strings.Contains(log.String(), `level=ERROR msg="workqueue: reconcile failed; giving up until the key's next change" key=`+ns+"/"+name)
+			return strings.Contains(log.String(), `level=ERROR msg="workqueue: reconcile failed; giving up until the key is added again" key=`+ns+"/"+name)
 		})
 		assert.Equal(t, "theirs", s.secretData(name)["k"], name+": not changed")
 		s.eventually(name+": a Warning Event about the ConfigMap says why", func() bool { return s.refusedEvent(name) })
