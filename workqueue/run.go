@@ -234,38 +234,49 @@ func reconcileRecovered[K comparable](ctx context.Context, key K, reconcile Reco
 		}
 	}()
 	result, err = reconcile(ctx, key)
-	return result, readable(err)
+	return result, readable(ctx, err)
 }
 
 // readable returns err if Run can read it: its text, and the marks and
-// causes process looks for. An error that panics when read — a typed nil
-// (a nil pointer in the error interface, which is not == nil) whose Error
-// or Unwrap dereferences it, bare or inside another — is replaced by one
-// that says so, marked Terminal or KeepRetrying if err could be seen to
-// be, so that it fails its key instead of crashing the process on a
-// worker's goroutine
-// (TestATypedNilErrorFromReconcileIsAFailureOfItsKeyNotACrash).
-func readable(err error) error {
-	if err == nil {
-		return nil
-	}
-	v := panicOf(func() {
-		_ = err.Error()
-		_, _, _ = isTerminal(err), keepsRetrying(err), isPanic(err)
-		_ = errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-	})
-	if v == nil {
+// causes process looks for (the end of ctx, once ctx is done). An error
+// that panics when read — a typed nil (a nil pointer in the error
+// interface, which is not == nil) whose Error or Unwrap dereferences it,
+// bare or inside another — is replaced by one that says so, marked
+// Terminal or KeepRetrying if err could be seen to be, and wrapping ctx's
+// error if err could be seen to, so that it is settled as err would have
+// been instead of crashing the process on a worker's goroutine
+// (TestATypedNilErrorFromReconcileIsAFailureOfItsKeyNotACrash,
+// TestAnUnreadableErrorWrappingCtxErrOnceCtxIsDoneIsNotAFailure).
+func readable(ctx context.Context, err error) error {
+	if err == nil || canRead(ctx, err) {
 		return err
 	}
-	safe := fmt.Errorf("workqueue: reconcile returned an error (a %T) that panics when read (a typed nil inside?): %v", err, v)
-	var terminal, keep bool
-	if panicOf(func() { terminal = isTerminal(err) }) == nil && terminal {
+	var terminal, keep, ended bool
+	_ = panicOf(func() { terminal = isTerminal(err) })
+	_ = panicOf(func() { keep = keepsRetrying(err) })
+	_ = panicOf(func() { ended = ctx.Err() != nil && errors.Is(err, ctx.Err()) })
+	why := panicOf(func() { _ = err.Error() })
+	safe := fmt.Errorf("workqueue: reconcile returned an error (a %T) that panics when read (a typed nil inside?): %v", err, why)
+	switch {
+	case ended:
+		return fmt.Errorf("%w (%w)", ctx.Err(), safe)
+	case terminal:
 		return Terminal(safe)
-	}
-	if panicOf(func() { keep = keepsRetrying(err) }) == nil && keep {
+	case keep:
 		return KeepRetrying(safe)
 	}
 	return safe
+}
+
+// canRead reports whether process can read err without a panic.
+func canRead(ctx context.Context, err error) bool {
+	return panicOf(func() {
+		_ = err.Error()
+		_, _, _ = isTerminal(err), keepsRetrying(err), isPanic(err)
+		if ctx.Err() != nil {
+			_ = errors.Is(err, ctx.Err())
+		}
+	}) == nil
 }
 
 // panicOf runs f and returns what it panicked with, or nil.
@@ -302,7 +313,7 @@ type PanicError struct {
 
 func newPanicError(v any) *PanicError {
 	e := &PanicError{Value: fmt.Sprint(v), Stack: debug.Stack()}
-	if err, ok := v.(error); ok && readable(err) == err {
+	if err, ok := v.(error); ok && canRead(context.Background(), err) {
 		e.Err = err // kept for errors.Is and As only if it can be read: not a typed nil
 	}
 	return e

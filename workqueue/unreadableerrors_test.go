@@ -1,0 +1,184 @@
+package workqueue
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// errList is an error whose dynamic type cannot be compared with ==, as
+// k8s.io/apimachinery's utilerrors.Aggregate (an []error) and
+// field.ErrorList.ToAggregate are: a common error to panic with.
+type errList []error
+
+func (l errList) Error() string {
+	s := make([]string, len(l))
+	for i, err := range l {
+		s[i] = err.Error()
+	}
+	return strings.Join(s, ", ")
+}
+
+// Scenario: a reconcile panics with an error of an uncomparable type
+// (panic(utilerrors.NewAggregate(errs)), say). reconcileRecovered's
+// deferred recover calls newPanicError, which since c77c8b4 keeps the
+// value as Err only if readable(err) == err: comparing two interfaces
+// holding the same uncomparable type panics ("comparing uncomparable
+// type"), inside the deferred function, after recover: the panic leaves
+// the worker goroutine and ends the process. Before c77c8b4 (e.Err, _ =
+// v.(error)) it was a *PanicError like any other.
+//
+// Run's doc: "a panic: recovered, reported to OnError as a *PanicError,
+// then retried like an error"; "so that one bad key can neither crash the
+// process nor stop a worker" (reconcileRecovered).
+func TestAReconcileThatPanicsWithAnUncomparableErrorIsRecoveredNotACrash(t *testing.T) {
+	out, err := inChild(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		defer q.ShutDown()
+		var mu sync.Mutex
+		var reported []error
+		stop := startRun(q, func(context.Context, string) (Result, error) {
+			panic(errList{errors.New("spec.replicas: must be positive"), errors.New("spec.image: required")})
+		}, RunOptions[string]{OnError: func(_ string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			reported = append(reported, err)
+		}})
+		defer stop()
+		q.Add("k")
+		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(reported) > 0 }, 10*time.Second, time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		var p *PanicError
+		assert.True(t, errors.As(reported[0], &p), "OnError got %v", reported[0])
+	})
+	require.NoError(t, err, "the process running Run crashed:\n%s", out)
+}
+
+// uncomparablePanicGate panics on its first Hold with an error of an
+// uncomparable type, then lets every key pass.
+type uncomparablePanicGate struct {
+	mu    sync.Mutex
+	asked int
+}
+
+func (g *uncomparablePanicGate) Hold(string) (bool, <-chan struct{}, time.Duration) {
+	g.mu.Lock()
+	g.asked++
+	first := g.asked == 1
+	g.mu.Unlock()
+	if first {
+		panic(errList{errors.New("index lookup failed")})
+	}
+	return false, nil, 0
+}
+
+// The same for a Gate's Hold: holds.ask's deferred recover calls
+// newPanicError too. Run's doc: "A Hold that panics is a failure of its
+// key, retried like a reconcile's panic".
+func TestAGateWhoseHoldPanicsWithAnUncomparableErrorIsAFailureNotACrash(t *testing.T) {
+	out, err := inChild(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		defer q.ShutDown()
+		var mu sync.Mutex
+		var reported []error
+		stop := startRun(q, func(context.Context, string) (Result, error) { return Result{}, nil },
+			RunOptions[string]{Gate: &uncomparablePanicGate{}, OnError: func(_ string, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				reported = append(reported, err)
+			}})
+		defer stop()
+		q.Add("k")
+		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(reported) > 0 }, 10*time.Second, time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Contains(t, reported[0].Error(), "the Gate's Hold panicked")
+	})
+	require.NoError(t, err, "the process running Run crashed:\n%s", out)
+}
+
+// codeErr is an error with an Is method written for its own type only: it
+// asserts target's type without checking (a mistake, but one that never
+// shows while the error is compared with its own sentinels).
+type codeErr struct{ code int }
+
+func (e *codeErr) Error() string { return "code " + string(rune('0'+e.code)) }
+
+func (e *codeErr) Is(target error) bool { return e.code == target.(*codeErr).code }
+
+// Scenario: a reconcile returns a *codeErr, readable in every way process
+// reads it while ctx runs (its text; its marks: no Is method is called
+// by errors.As). readable also calls errors.Is(err, context.Canceled),
+// which process only does once ctx is done: the user's Is panics on that
+// foreign target, and the error is replaced by "workqueue: reconcile
+// returned an error (a *workqueue.codeErr) that panics when read (a typed
+// nil inside?)". OnError no longer finds the reconcile's error
+// (errors.As), nor its text.
+//
+// Run's doc: "an error that panics when read (a typed nil ...) is
+// replaced"; OnError "receives every error reconcile returns". This one
+// never panics where Run reads it before ctx is done.
+func TestAReadableErrorWhoseIsMethodRejectsForeignTargetsReachesOnErrorUnchanged(t *testing.T) {
+	q := New(Options[string]{})
+	defer q.ShutDown()
+	var mu sync.Mutex
+	var reported []error
+	stop := startRun(q, func(context.Context, string) (Result, error) {
+		return Result{}, &codeErr{code: 4}
+	}, RunOptions[string]{OnError: func(_ string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reported = append(reported, err)
+	}})
+	defer stop()
+	q.Add("k")
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(reported) > 0 }, 10*time.Second, time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	var ce *codeErr
+	assert.True(t, errors.As(reported[0], &ce), "OnError got %q, not the reconcile's *codeErr", reported[0])
+}
+
+// Scenario: Run's ctx ends while a reconcile is in flight; the reconcile
+// returns its ctx's error joined with a typed nil it also had (errors.Join
+// of ctx.Err() and a nil *url.Error). Run can see that the error wraps
+// ctx.Err() (errors.Is finds context.Canceled before it reaches the typed
+// nil) but its text panics, so readable replaces it with an error that
+// wraps nothing, and process then takes it for a failure: OnError, and
+// a retry with backoff (dropped if q shuts down before it is due).
+//
+// Run's doc: "ctx.Err() (or an error wrapping it) once ctx is done: not a
+// failure; the key is added again, unreported and uncounted, so that
+// whoever runs the queue next reconciles it".
+func TestAnUnreadableErrorWrappingCtxErrOnceCtxIsDoneIsNotAFailure(t *testing.T) {
+	q := New(Options[string]{})
+	defer q.ShutDown()
+	var mu sync.Mutex
+	var reported []error
+	started := make(chan struct{})
+	stop := startRun(q, func(ctx context.Context, _ string) (Result, error) {
+		close(started)
+		<-ctx.Done()
+		var typedNil *url.Error
+		return Result{}, errors.Join(ctx.Err(), typedNil)
+	}, RunOptions[string]{OnError: func(_ string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reported = append(reported, err)
+	}})
+	q.Add("k")
+	<-started
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, reported, "a reconcile ended by Run's ctx, its error wrapping ctx.Err(), was reported as a failure")
+	assert.Equal(t, 1, q.Len(), "the key is added again at once, for whoever runs the queue next")
+}
