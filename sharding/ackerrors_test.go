@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -193,5 +194,69 @@ func TestATerminalTypedNilReconcileStillRetriesAnotherObjectsFailedAcknowledgeme
 		synctest.Wait()
 		require.Empty(t, m.envDrainLabel(t),
 			"web-env is still draining a minute after two failed acknowledgements (%d PATCHes of web-env); OnError got %q", m.patches.Load(), reported)
+	})
+}
+
+// Scenario: web's own reconcile returns the classic typed nil bare (var
+// err *url.Error; ...; return Result{}, err: not == nil), while web-env's
+// acknowledgement under the same key is refused twice (a webhook's
+// hiccup). withOthers looks for a Terminal mark in web's error
+// (errors.AsType) inside the reconcile, outside any recover: errors.As
+// calls (*url.Error)(nil).Unwrap, which panics. Run recovers a
+// *PanicError, not a KeepRetrying error, and under MaxRetries gives the
+// key up: web-env stays draining on this member, nothing bringing its
+// key back. (c77c8b4 made withOthers read the text of a Terminal-marked
+// own error lazily, but the mark's search itself still walks the error.)
+//
+// Promise broken: Reconciler's doc, "The last step's failures ... are
+// returned together with the key's own outcome, marked
+// workqueue.KeepRetrying, so the key is retried (even if its own outcome
+// is Terminal, or a panic, or the queue's MaxRetries is spent)"; Run's
+// doc, "an error that panics when read (a typed nil ...) is replaced by
+// one that says so, with the Terminal or KeepRetrying mark Run could
+// still see".
+func TestATypedNilWhoseUnwrapPanicsStillRetriesAnotherObjectsFailedAcknowledgement(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var reported []string
+		m := runEnvMember(t, func(n int32) bool { return n <= 2 }, // two transient failures
+			func(context.Context, informer.Key) (workqueue.Result, error) {
+				var typedNil *url.Error
+				return workqueue.Result{}, typedNil
+			}, workqueue.RunOptions[informer.Key]{MaxRetries: 1, OnError: func(_ informer.Key, err error) {
+				reported = append(reported, strings.SplitN(err.Error(), "\n", 2)[0])
+			}})
+
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Empty(t, m.envDrainLabel(t),
+			"web-env is still draining a minute after two failed acknowledgements (%d PATCHes of web-env; keys given up: %d); OnError got %q",
+			m.patches.Load(), m.queue.GaveUp(), reported)
+	})
+}
+
+// The same with the typed nil panicked with rather than returned (`if
+// err != nil { panic(err) }`): Reconciler's own reconcileRecovered (used
+// while another object is drained under the key) keeps the typed nil as
+// the *PanicError's Err (workqueue's newPanicError, since c77c8b4, does
+// not), and withOthers's search for a Terminal mark walks into it and
+// panics inside the reconcile. Reconciler's doc: "... marked
+// workqueue.KeepRetrying, so the key is retried (even if its own outcome
+// is Terminal, or a panic, or the queue's MaxRetries is spent)".
+func TestAReconcileThatPanicsWithATypedNilStillRetriesAnotherObjectsFailedAcknowledgement(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var reported []string
+		m := runEnvMember(t, func(n int32) bool { return n <= 2 }, // two transient failures
+			func(context.Context, informer.Key) (workqueue.Result, error) {
+				var typedNil *url.Error
+				panic(typedNil)
+			}, workqueue.RunOptions[informer.Key]{MaxRetries: 1, OnError: func(_ informer.Key, err error) {
+				reported = append(reported, strings.SplitN(err.Error(), "\n", 2)[0])
+			}})
+
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		require.Empty(t, m.envDrainLabel(t),
+			"web-env is still draining a minute after two failed acknowledgements (%d PATCHes of web-env; keys given up: %d); OnError got %q",
+			m.patches.Load(), m.queue.GaveUp(), reported)
 	})
 }

@@ -159,10 +159,24 @@ func withOthers(others, own error) error {
 	if others == nil {
 		return own
 	}
-	if _, terminal := errors.AsType[*workqueue.TerminalError](own); terminal {
+	if terminalOrUnreadable(own) {
 		own = unmarked{own}
 	}
 	return workqueue.KeepRetrying(errors.Join(others, own))
+}
+
+// terminalOrUnreadable reports whether err is marked Terminal, or panics
+// when its marks are looked for (a typed nil whose Unwrap dereferences
+// it: TestATypedNilWhoseUnwrapPanicsStillRetriesAnotherObjectsFailedAcknowledgement,
+// TestAReconcileThatPanicsWithATypedNilStillRetriesAnotherObjectsFailedAcknowledgement).
+func terminalOrUnreadable(err error) (yes bool) {
+	defer func() {
+		if recover() != nil {
+			yes = true
+		}
+	}()
+	_, yes = errors.AsType[*workqueue.TerminalError](err)
+	return yes
 }
 
 // unmarked is an error's text without its marks (it wraps nothing, so
