@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -55,8 +56,9 @@ import (
 // or its ring key, its controller owner's (EnqueueMapped with RingKey),
 // when that owner is not in the cache — not sharded, or deleted. The
 // drained children of an object the member lets go follow it at once,
-// in the same call, whatever its key; a drained child of a parent this
-// member keeps stays with it: the sharder takes its drain back. Either
+// in the same call, whatever its key, and never go before it; a drained
+// child of a parent this member keeps stays with it: the sharder takes
+// its drain back. Either
 // way of keying lets every drained object of this lister's resource go;
 // key an object one way, so that no reconcile of it under the other key
 // runs while its drain is acknowledged. Objects of another resource
@@ -71,7 +73,7 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		return objects.Namespace(key.Namespace).Get(key.Name)
 	}
 	mine := labels.SelectorFromSet(labels.Set{shard.Label(): shard.Member})
-	acks := acker{shard: shard, client: client, resource: resource, busy: &busy, cached: func(key informer.Key) (metav1.Object, bool) {
+	acks := acker{shard: shard, client: client, resource: resource, busy: &busy, owed: &owedChildren{}, cached: func(key informer.Key) (metav1.Object, bool) {
 		obj, err := get(key)
 		return obj, err == nil
 	}, mine: func(namespace string) []metav1.Object {
@@ -88,9 +90,10 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		return out
 	}}
 	// letGo acknowledges the drains under key of objects other than
-	// key's own; letGoOwn, that of the object at key.
+	// key's own, and the children owed under it (owedChildren); letGoOwn,
+	// that of the object at key.
 	letGo := func(ctx context.Context, drained []T, c *call) error {
-		return acknowledgeAll(ctx, acks, c, drained, acks.stillUnder(c.key))
+		return errors.Join(acknowledgeAll(ctx, acks, c, drained, acks.stillUnder(c.key)), acks.payOwed(ctx, c))
 	}
 	letGoOwn := func(ctx context.Context, obj T, c *call) error {
 		return acknowledgeAll(ctx, acks, c, []T{obj}, func(metav1.Object) bool { return true })
@@ -235,7 +238,7 @@ func acknowledgeAll[T informer.Object](ctx context.Context, a acker, c *call, dr
 	var errs []error
 	c.cache.shard = a.shard // one budget for the call, however many 409s
 	for _, obj := range drained {
-		gone, err := a.acknowledge(ctx, c, obj, still)
+		gone, err := a.acknowledge(ctx, c, obj, still, nil)
 		if gone {
 			err = errors.Join(err, a.letGoChildren(ctx, c, obj, map[types.UID]bool{}))
 		}
@@ -255,6 +258,56 @@ type acker struct {
 	busy     *inFlight
 	cached   func(informer.Key) (metav1.Object, bool) // the object the member's cache holds at a key
 	mine     func(namespace string) []metav1.Object   // the member's cached objects in a namespace
+	owed     *owedChildren
+}
+
+// owedChildren are children whose acknowledgement failed after their
+// parent was let go, by the key of the call that let the parent go: that
+// key comes back (the failure is KeepRetrying), but the parent has left
+// the cache, so nothing else would find them under it
+// (TestAChildWhoseAcknowledgementAfterItsParentFailedOnceIsStillLetGoUnderARingKey).
+type owedChildren struct {
+	mu sync.Mutex
+	by map[informer.Key]map[informer.Key]types.UID // call key -> child key -> its parent's UID; guarded by mu
+}
+
+// owe records child, of the parent parentUID, under key.
+func (o *owedChildren) owe(key, child informer.Key, parentUID types.UID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.by == nil {
+		o.by = map[informer.Key]map[informer.Key]types.UID{}
+	}
+	if o.by[key] == nil {
+		o.by[key] = map[informer.Key]types.UID{}
+	}
+	o.by[key][child] = parentUID
+}
+
+// take returns and forgets what is owed under key.
+func (o *owedChildren) take(key informer.Key) map[informer.Key]types.UID {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	owed := o.by[key]
+	delete(o.by, key)
+	return owed
+}
+
+// payOwed tries again the children owed under c's key that are still
+// drained here and still children of the parent let go.
+func (a acker) payOwed(ctx context.Context, c *call) error {
+	var errs []error
+	for key, parentUID := range a.owed.take(c.key) {
+		child, ok := a.cached(key)
+		if !ok || child.GetLabels()[a.shard.Label()] != a.shard.Member || child.GetLabels()[a.shard.DrainLabel()] == "" {
+			continue // moved or deleted since
+		}
+		if ref := metav1.GetControllerOf(child); ref == nil || ref.UID != parentUID {
+			continue // another's child now: its own events bring its keys
+		}
+		errs = append(errs, a.letGoChild(ctx, c, child, map[types.UID]bool{parentUID: true}))
+	}
+	return errors.Join(errs...)
 }
 
 // letGoChildren lets go, once their parent has been let go, the drained
@@ -278,15 +331,24 @@ func (a acker) letGoChildren(ctx context.Context, c *call, parent metav1.Object,
 		if ref == nil || ref.UID != parent.GetUID() || ringKeyOf(child) != parentKey || visited[child.GetUID()] || child.GetLabels()[a.shard.DrainLabel()] == "" {
 			continue
 		}
-		gone, err := a.acknowledge(ctx, c, child, a.stillUnder(parentKey))
-		if gone {
-			err = errors.Join(err, a.letGoChildren(ctx, c, child, visited))
-		}
-		if errs = append(errs, err); ctx.Err() != nil {
+		if errs = append(errs, a.letGoChild(ctx, c, child, visited)); ctx.Err() != nil {
 			break
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// letGoChild lets go one drained child whose parent (in visited) has
+// been let go, then its own children; a failure is owed under c's key.
+func (a acker) letGoChild(ctx context.Context, c *call, child metav1.Object, visited map[types.UID]bool) error {
+	gone, err := a.acknowledge(ctx, c, child, a.stillUnder(ringKeyOf(child)), visited)
+	if err != nil {
+		a.owed.owe(c.key, informer.KeyFor(child), metav1.GetControllerOf(child).UID)
+	}
+	if gone {
+		err = errors.Join(err, a.letGoChildren(ctx, c, child, visited))
+	}
+	return err
 }
 
 // stillUnder reports whether an object, as the cache shows it now, is
@@ -299,24 +361,22 @@ func (a acker) stillUnder(key informer.Key) func(metav1.Object) bool {
 	}
 }
 
-// staysWithParent reports whether obj's controller owner is in this
-// member's cache, labelled for it and not draining: a parent this member
-// keeps. A drained child of it (adopted from elsewhere while drained) is
-// not let go: it follows its parent, here, and the sharder takes its
-// drain back (decideChild) (TestARetryAfterA409UnderItsOwnKeyDoesNotLetGoAChildAdoptedMeanwhileByAParentThisMemberReconciles).
-// A child of a parent that is draining goes right after it
-// (letGoChildren).
-func (a acker) staysWithParent(obj metav1.Object) bool {
+// waitsForParent reports whether obj's controller owner is in this
+// member's cache, labelled for it, and not among the parents this call
+// has let go (gone): a parent still here. A drained child of it waits:
+// if the parent is kept (the child was adopted while drained), it follows
+// its parent here, and the sharder takes its drain back (decideChild)
+// (TestARetryAfterA409UnderItsOwnKeyDoesNotLetGoAChildAdoptedMeanwhileByAParentThisMemberReconciles);
+// if the parent is draining, the call that lets the parent go lets the
+// child go right after it (letGoChildren), never before, under whatever
+// key the child comes (TestAChildKeyedByItsOwnKeyIsNotLetGoBeforeItsDrainingParent).
+func (a acker) waitsForParent(obj metav1.Object, gone map[types.UID]bool) bool {
 	ref := metav1.GetControllerOf(obj)
-	if ref == nil {
+	if ref == nil || gone[ref.UID] {
 		return false
 	}
 	parent, ok := a.cached(ringKeyOf(obj))
-	if !ok || parent.GetUID() != ref.UID {
-		return false
-	}
-	l := parent.GetLabels()
-	return l[a.shard.Label()] == a.shard.Member && l[a.shard.DrainLabel()] == ""
+	return ok && parent.GetUID() == ref.UID && parent.GetLabels()[a.shard.Label()] == a.shard.Member
 }
 
 // acknowledge lets go of a drained object for call c, once no other call
@@ -349,18 +409,18 @@ func (a acker) staysWithParent(obj metav1.Object) bool {
 // (TestADrainWhoseAcknowledgementFailedBrieflyIsLetGoUnderACappedRetryQueue,
 // TestAnAcknowledgementCutShortByAPerCallDeadlineIsNotGivenUpUnderMaxRetries);
 // Run still takes the end of its own context as no failure. An object
-// that stays with a parent this member keeps is not let go, at any try
-// (staysWithParent). gone reports that the object has left this member
+// whose parent is still here (not in goneParents, the parents this call
+// let go) is not let go, at any try (waitsForParent). gone reports that the object has left this member
 // (let go, deleted, or out of its cache): its drained children follow
 // (letGoChildren).
-func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, still func(metav1.Object) bool) (gone bool, err error) {
+func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, still func(metav1.Object) bool, goneParents map[types.UID]bool) (gone bool, err error) {
 	key := informer.KeyFor(obj)
 	failed := func(err error) error {
 		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
 	}
 	for try := 1; ; try++ {
-		if a.staysWithParent(obj) {
-			return false, nil // the sharder takes its drain back: see staysWithParent
+		if a.waitsForParent(obj, goneParents) {
+			return false, nil // its parent goes first, or the sharder takes its drain back: see waitsForParent
 		}
 		err := a.busy.waitFor(ctx, c, obj)
 		if err == nil {
