@@ -48,23 +48,12 @@ func TestAReconcileThatPanicsWithATypedNilErrorIsRecoveredNotACrash(t *testing.T
 	out, err := inChild(t, func(t *testing.T) {
 		q := New(Options[string]{})
 		defer q.ShutDown()
-		var mu sync.Mutex
-		var reported []error
-		stop := startRun(q, func(context.Context, string) (Result, error) {
+		got := firstReported(t, q, func(context.Context, string) (Result, error) {
 			var typedNil *url.Error
 			panic(typedNil)
-		}, RunOptions[string]{OnError: func(_ string, err error) {
-			mu.Lock()
-			defer mu.Unlock()
-			reported = append(reported, err)
-		}})
-		defer stop()
-		q.Add("k")
-		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(reported) > 0 }, 10*time.Second, time.Millisecond)
-		mu.Lock()
-		defer mu.Unlock()
+		}, nil)
 		var p *PanicError
-		assert.True(t, errors.As(reported[0], &p), "OnError got %v", reported[0])
+		assert.True(t, errors.As(got, &p), "OnError got %v", got)
 	})
 	require.NoError(t, err, "the process running Run crashed:\n%s", out)
 }
@@ -80,24 +69,13 @@ func TestAReconcileThatPanicsWithATypedNilErrorIsRecoveredNotACrash(t *testing.T
 func TestAJoinedTypedNilWhoseUnwrapPanicsIsAFailureNotAPanic(t *testing.T) {
 	q := New(Options[string]{})
 	defer q.ShutDown()
-	var mu sync.Mutex
-	var reported []error
-	stop := startRun(q, func(context.Context, string) (Result, error) {
+	got := firstReported(t, q, func(context.Context, string) (Result, error) {
 		var typedNil *url.Error
 		return Result{}, errors.Join(typedNil, Terminal(errors.New("web's spec is invalid")))
-	}, RunOptions[string]{OnError: func(_ string, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		reported = append(reported, err)
-	}})
-	defer stop()
-	q.Add("k")
-	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(reported) > 0 }, 10*time.Second, time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	assert.ErrorContains(t, reported[0], "panics when read", "the error says it could not be read")
+	}, nil)
+	assert.ErrorContains(t, got, "panics when read", "the error says it could not be read")
 	var p *PanicError
-	assert.False(t, errors.As(reported[0], &p), "not blamed on a panic of the reconcile: OnError got %q", reported[0])
+	assert.False(t, errors.As(got, &p), "not blamed on a panic of the reconcile: OnError got %q", got)
 }
 
 // typedNilPanicGate panics on its first Hold with a typed nil error (the
@@ -133,20 +111,30 @@ func (g *typedNilPanicGate) Hold(string) (bool, <-chan struct{}, time.Duration) 
 func TestAGateWhoseHoldPanicsWithATypedNilIsReportedAsTheGatesPanic(t *testing.T) {
 	q := New(Options[string]{})
 	defer q.ShutDown()
-	var mu sync.Mutex
-	var reported []error
-	stop := startRun(q, func(context.Context, string) (Result, error) { return Result{}, nil },
-		RunOptions[string]{Gate: &typedNilPanicGate{}, OnError: func(_ string, err error) {
-			mu.Lock()
-			defer mu.Unlock()
-			reported = append(reported, err)
-		}})
+	got := firstReported(t, q, func(context.Context, string) (Result, error) { return Result{}, nil }, &typedNilPanicGate{})
+	var p *PanicError
+	assert.True(t, errors.As(got, &p), "OnError got %q, not a *PanicError", got)
+	assert.NotContains(t, got.Error(), "reconcile", "the reconcile never ran")
+}
+
+// firstReported runs reconcile over q (with the gate, if any) until
+// OnError receives its first error, and returns it.
+func firstReported(t *testing.T, q *Queue[string], reconcile ReconcileFunc[string], gate Gate[string]) error {
+	t.Helper()
+	reported := make(chan error, 1)
+	stop := startRun(q, reconcile, RunOptions[string]{Gate: gate, OnError: func(_ string, err error) {
+		select {
+		case reported <- err:
+		default:
+		}
+	}})
 	defer stop()
 	q.Add("k")
-	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(reported) > 0 }, 10*time.Second, time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	var p *PanicError
-	assert.True(t, errors.As(reported[0], &p), "OnError got %q, not a *PanicError", reported[0])
-	assert.NotContains(t, reported[0].Error(), "reconcile", "the reconcile never ran")
+	select {
+	case err := <-reported:
+		return err
+	case <-time.After(time.Minute):
+		t.Fatal("OnError received nothing within a minute")
+		return nil
+	}
 }

@@ -42,22 +42,11 @@ func TestAReconcileThatPanicsWithAnUncomparableErrorIsRecoveredNotACrash(t *test
 	out, err := inChild(t, func(t *testing.T) {
 		q := New(Options[string]{})
 		defer q.ShutDown()
-		var mu sync.Mutex
-		var reported []error
-		stop := startRun(q, func(context.Context, string) (Result, error) {
+		got := firstReported(t, q, func(context.Context, string) (Result, error) {
 			panic(errList{errors.New("spec.replicas: must be positive"), errors.New("spec.image: required")})
-		}, RunOptions[string]{OnError: func(_ string, err error) {
-			mu.Lock()
-			defer mu.Unlock()
-			reported = append(reported, err)
-		}})
-		defer stop()
-		q.Add("k")
-		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(reported) > 0 }, 10*time.Second, time.Millisecond)
-		mu.Lock()
-		defer mu.Unlock()
+		}, nil)
 		var p *PanicError
-		assert.True(t, errors.As(reported[0], &p), "OnError got %v", reported[0])
+		assert.True(t, errors.As(got, &p), "OnError got %v", got)
 	})
 	require.NoError(t, err, "the process running Run crashed:\n%s", out)
 }
@@ -87,20 +76,8 @@ func TestAGateWhoseHoldPanicsWithAnUncomparableErrorIsAFailureNotACrash(t *testi
 	out, err := inChild(t, func(t *testing.T) {
 		q := New(Options[string]{})
 		defer q.ShutDown()
-		var mu sync.Mutex
-		var reported []error
-		stop := startRun(q, func(context.Context, string) (Result, error) { return Result{}, nil },
-			RunOptions[string]{Gate: &uncomparablePanicGate{}, OnError: func(_ string, err error) {
-				mu.Lock()
-				defer mu.Unlock()
-				reported = append(reported, err)
-			}})
-		defer stop()
-		q.Add("k")
-		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(reported) > 0 }, 10*time.Second, time.Millisecond)
-		mu.Lock()
-		defer mu.Unlock()
-		assert.Contains(t, reported[0].Error(), "the Gate's Hold panicked")
+		got := firstReported(t, q, func(context.Context, string) (Result, error) { return Result{}, nil }, &uncomparablePanicGate{})
+		assert.Contains(t, got.Error(), "the Gate's Hold panicked")
 	})
 	require.NoError(t, err, "the process running Run crashed:\n%s", out)
 }
@@ -129,22 +106,11 @@ func (e *codeErr) Is(target error) bool { return e.code == target.(*codeErr).cod
 func TestAReadableErrorWhoseIsMethodRejectsForeignTargetsReachesOnErrorUnchanged(t *testing.T) {
 	q := New(Options[string]{})
 	defer q.ShutDown()
-	var mu sync.Mutex
-	var reported []error
-	stop := startRun(q, func(context.Context, string) (Result, error) {
+	got := firstReported(t, q, func(context.Context, string) (Result, error) {
 		return Result{}, &codeErr{code: 4}
-	}, RunOptions[string]{OnError: func(_ string, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		reported = append(reported, err)
-	}})
-	defer stop()
-	q.Add("k")
-	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(reported) > 0 }, 10*time.Second, time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
+	}, nil)
 	var ce *codeErr
-	assert.True(t, errors.As(reported[0], &ce), "OnError got %q, not the reconcile's *codeErr", reported[0])
+	assert.True(t, errors.As(got, &ce), "OnError got %q, not the reconcile's *codeErr", got)
 }
 
 // Scenario: Run's ctx ends while a reconcile is in flight; the reconcile
