@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -396,90 +397,9 @@ func TestAChildLeftWithAKeptParentIsNotStuckDrainingWhenTheSharderThenDrainsTheP
 // P's key while P was in the cache, and went only with P's departure.
 func TestAChildLetGoWithItsDrainingParentIsNotMissingWhenThatDrainIsTakenBackAndTheParentReconciled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var parentName atomic.Value
-		parentName.Store("")
-		var refuseP atomic.Bool
-		refuseP.Store(true)
-		c := newFakeCluster(t, func(r *http.Request) fakeapiserver.Fault {
-			p := parentName.Load().(string)
-			if p == "" || r.Method != http.MethodPatch {
-				return fakeapiserver.Fault{}
-			}
-			switch {
-			case r.UserAgent() == "member" && strings.HasSuffix(r.URL.Path, "/configmaps/"+p) && refuseP.Load():
-				return fakeapiserver.Fault{Status: http.StatusInternalServerError} // a webhook refuses it for now
-			}
-			return fakeapiserver.Fault{}
-		})
-		ns := c.ns
-		ctx, cancel := context.WithCancel(t.Context())
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		defer cancel()
-
-		var mu sync.Mutex
-		var missing []string
-		run := func(ctx context.Context, shard sharding.Shard) {
-			scheme := runtime.NewScheme()
-			require.NoError(t, corev1.AddToScheme(scheme))
-			factory := must(si.NewFactory(c.as("member"), si.FactoryOptions{Scheme: scheme}))
-			cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
-			client := must(factory.RESTClient(corev1.SchemeGroupVersion))
-			queue := workqueue.New(workqueue.Options[informer.Key]{})
-			defer queue.ShutDown()
-			must(cms.AddEventHandler(byRingKey(queue)))
-			factory.Start(ctx)
-			defer factory.Wait()
-			if factory.WaitForCacheSync(ctx) != nil {
-				return
-			}
-			reconcile := func(_ context.Context, key informer.Key) (workqueue.Result, error) {
-				if p := parentName.Load().(string); key.Name == p {
-					if _, err := cms.Lister().Namespace(ns).Get("kid"); err != nil {
-						mu.Lock()
-						missing = append(missing, fmt.Sprintf("%s reconciled %s at %v without kid in its cache", shard.Member, p, time.Now()))
-						mu.Unlock()
-					}
-				}
-				return workqueue.Result{}, nil
-			}
-			workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps", reconcile),
-				workqueue.RunOptions[informer.Key]{Workers: 2})
-		}
-		bctx, stopB := context.WithCancel(ctx)
-		defer stopB()
-		a := startMembers(ctx, t, &wg, c.cfg, ns, []string{"a"}, run)[0]
-		b := startMembers(bctx, t, &wg, c.cfg, ns, []string{"b"}, run)[0]
-		r := must(sharding.NewRing([]string{a, b}, 0))
-		name := nameOn(r, ns, "parent", b)
-
-		var labels sync.Map
-		startSharder(ctx, t, &wg, c.as("sharder"), ns, &labels)
-		time.Sleep(3 * leaseDuration) // the sharder is elected
-
-		shard := sharding.Shard{Ring: ring}
-		parentName.Store(name)
-		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Labels: map[string]string{shard.Label(): a, shard.DrainLabel(): "true"}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-		kid := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kid",
-			Labels:          map[string]string{shard.Label(): a, shard.DrainLabel(): "true"},
-			OwnerReferences: controlledByConfigMap(parent)}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(kid).Do(ctx).Error())
-		time.Sleep(2 * time.Second) // P's acknowledgement is refused and retried
-		require.NotEmpty(t, drainLabelOf(ctx, t, c.core, shard, "kid"), "a let kid go before its draining parent was let go")
-		stopB()
-		time.Sleep(3 * leaseDuration) // the sharder undrains P
-		refuseP.Store(false)
-		time.Sleep(time.Minute)
-
-		var gotP, gotKid corev1.ConfigMap
-		require.NoError(t, c.core.Get().Namespace(ns).Resource("configmaps").Name(name).Do(ctx).Into(&gotP))
-		require.NoError(t, c.core.Get().Namespace(ns).Resource("configmaps").Name("kid").Do(ctx).Into(&gotKid))
-		t.Logf("a=%s b=%s P labels %v kid labels %v; undrains %d", a, b, gotP.Labels, gotKid.Labels, count(&labels, "undrain"))
-		mu.Lock()
-		defer mu.Unlock()
-		require.Empty(t, missing, "a owns P (labels %v) and reconciled it while kid, let go with P's drain that was then taken back, was gone from its cache", gotP.Labels)
+		got := takenBackScene(t, byRingKey)
+		require.NotEmpty(t, got.kidDrain, "a let kid go before its draining parent was let go")
+		require.Empty(t, got.missing, "a owns P (labels %v) and reconciled it while kid, let go with P's drain that was then taken back, was gone from its cache", got.parentLabels)
 	})
 }
 
@@ -583,92 +503,109 @@ func TestAChildWhoseAcknowledgementAfterItsParentFailedOnceIsStillLetGoUnderARin
 // parent".
 func TestAChildKeyedByItsOwnKeyIsNotLetGoBeforeItsDrainingParent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var parentName atomic.Value
-		parentName.Store("")
-		var refuseP atomic.Bool
-		refuseP.Store(true)
-		c := newFakeCluster(t, func(r *http.Request) fakeapiserver.Fault {
-			p := parentName.Load().(string)
-			if p == "" || r.Method != http.MethodPatch {
-				return fakeapiserver.Fault{}
-			}
-			if r.UserAgent() == "member" && strings.HasSuffix(r.URL.Path, "/configmaps/"+p) && refuseP.Load() {
-				return fakeapiserver.Fault{Status: http.StatusInternalServerError} // a webhook refuses it for now
-			}
-			return fakeapiserver.Fault{}
-		})
-		ns := c.ns
-		ctx, cancel := context.WithCancel(t.Context())
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		defer cancel()
-
-		var mu sync.Mutex
-		var missing []string
-		run := func(ctx context.Context, shard sharding.Shard) {
-			scheme := runtime.NewScheme()
-			require.NoError(t, corev1.AddToScheme(scheme))
-			factory := must(si.NewFactory(c.as("member"), si.FactoryOptions{Scheme: scheme}))
-			cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
-			client := must(factory.RESTClient(corev1.SchemeGroupVersion))
-			queue := workqueue.New(workqueue.Options[informer.Key]{})
-			defer queue.ShutDown()
-			must(cms.AddEventHandler(si.EnqueueKey[*corev1.ConfigMap](queue)))
-			factory.Start(ctx)
-			defer factory.Wait()
-			if factory.WaitForCacheSync(ctx) != nil {
-				return
-			}
-			reconcile := func(_ context.Context, key informer.Key) (workqueue.Result, error) {
-				if p := parentName.Load().(string); key.Name == p {
-					if _, err := cms.Lister().Namespace(ns).Get("kid"); err != nil {
-						mu.Lock()
-						missing = append(missing, fmt.Sprintf("%s reconciled %s at %v without kid in its cache", shard.Member, p, time.Now()))
-						mu.Unlock()
-					}
-				}
-				return workqueue.Result{}, nil
-			}
-			workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps", reconcile),
-				workqueue.RunOptions[informer.Key]{Workers: 2})
-		}
-		bctx, stopB := context.WithCancel(ctx)
-		defer stopB()
-		a := startMembers(ctx, t, &wg, c.cfg, ns, []string{"a"}, run)[0]
-		b := startMembers(bctx, t, &wg, c.cfg, ns, []string{"b"}, run)[0]
-		r := must(sharding.NewRing([]string{a, b}, 0))
-		name := nameOn(r, ns, "parent", b)
-
-		var labels sync.Map
-		startSharder(ctx, t, &wg, c.as("sharder"), ns, &labels)
-		time.Sleep(3 * leaseDuration) // the sharder is elected
-
-		shard := sharding.Shard{Ring: ring}
-		parentName.Store(name)
-		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Labels: map[string]string{shard.Label(): a, shard.DrainLabel(): "true"}}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
-		kid := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kid",
-			Labels:          map[string]string{shard.Label(): a, shard.DrainLabel(): "true"},
-			OwnerReferences: controlledByConfigMap(parent)}}
-		require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(kid).Do(ctx).Error())
-		time.Sleep(2 * time.Second) // P's acknowledgement is refused and retried
-		kidDrainWhileParentDraining := drainLabelOf(ctx, t, c.core, shard, "kid")
-		kidLabelWhileParentDraining := labelOf(ctx, t, c.core, ns, "kid")
-		stopB()
-		time.Sleep(3 * leaseDuration) // the sharder undrains P
-		refuseP.Store(false)
-		time.Sleep(time.Minute)
-
-		var gotP, gotKid corev1.ConfigMap
-		require.NoError(t, c.core.Get().Namespace(ns).Resource("configmaps").Name(name).Do(ctx).Into(&gotP))
-		require.NoError(t, c.core.Get().Namespace(ns).Resource("configmaps").Name("kid").Do(ctx).Into(&gotKid))
-		t.Logf("a=%s b=%s P labels %v kid labels %v; undrains %d; kid while P was draining and refused: label %q drain %q",
-			a, b, gotP.Labels, gotKid.Labels, count(&labels, "undrain"), kidLabelWhileParentDraining, kidDrainWhileParentDraining)
-		mu.Lock()
-		defer mu.Unlock()
-		require.Empty(t, missing, "a owns P (labels %v) and reconciled it while kid, let go under its own key before its draining parent (kid then: label %q, drain %q), was gone from its cache",
-			gotP.Labels, kidLabelWhileParentDraining, kidDrainWhileParentDraining)
-		require.NotEmpty(t, kidLabelWhileParentDraining, "a let kid go under its own key while its parent P was still a's and draining")
+		got := takenBackScene(t, si.EnqueueKey[*corev1.ConfigMap])
+		require.Empty(t, got.missing, "a owns P (labels %v) and reconciled it while kid, let go under its own key before its draining parent (kid then: label %q, drain %q), was gone from its cache",
+			got.parentLabels, got.kidLabel, got.kidDrain)
+		require.NotEmpty(t, got.kidLabel, "a let kid go under its own key while its parent P was still a's and draining")
 	})
+}
+
+// takenBack is what takenBackScene saw.
+type takenBack struct {
+	missing            []string          // a's reconciles of the parent that found kid missing from its cache
+	kidLabel, kidDrain string            // kid's labels while its parent was draining and its acknowledgement refused
+	parentLabels       map[string]string // the parent's, at the end
+}
+
+// takenBackScene plays a drain taken back, member a keying its ConfigMaps
+// with keyBy: a parent draining on a, whose acknowledgement a webhook
+// refuses for now, has a draining child kid; b, the parent's next owner,
+// stops, so the sharder takes the parent's drain back, and the refusal
+// ends. a must never reconcile the parent without kid in its cache.
+func takenBackScene(t *testing.T, keyBy func(si.Enqueuer) si.Handler[*corev1.ConfigMap]) takenBack {
+	var parentName atomic.Value
+	parentName.Store("")
+	var refuseP atomic.Bool
+	refuseP.Store(true)
+	c := newFakeCluster(t, func(r *http.Request) fakeapiserver.Fault {
+		p := parentName.Load().(string)
+		if p == "" || r.Method != http.MethodPatch {
+			return fakeapiserver.Fault{}
+		}
+		if r.UserAgent() == "member" && strings.HasSuffix(r.URL.Path, "/configmaps/"+p) && refuseP.Load() {
+			return fakeapiserver.Fault{Status: http.StatusInternalServerError} // a webhook refuses it for now
+		}
+		return fakeapiserver.Fault{}
+	})
+	ns := c.ns
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+
+	var mu sync.Mutex
+	var missing []string
+	run := func(ctx context.Context, shard sharding.Shard) {
+		scheme := runtime.NewScheme()
+		require.NoError(t, corev1.AddToScheme(scheme))
+		factory := must(si.NewFactory(c.as("member"), si.FactoryOptions{Scheme: scheme}))
+		cms := must(si.InformerFor[*corev1.ConfigMap](ctx, factory, si.InNamespace(ns), si.WithLabels(shard.Selector())))
+		client := must(factory.RESTClient(corev1.SchemeGroupVersion))
+		queue := workqueue.New(workqueue.Options[informer.Key]{})
+		defer queue.ShutDown()
+		must(cms.AddEventHandler(keyBy(queue)))
+		factory.Start(ctx)
+		defer factory.Wait()
+		if factory.WaitForCacheSync(ctx) != nil {
+			return
+		}
+		reconcile := func(_ context.Context, key informer.Key) (workqueue.Result, error) {
+			if p := parentName.Load().(string); key.Name == p {
+				if _, err := cms.Lister().Namespace(ns).Get("kid"); err != nil {
+					mu.Lock()
+					missing = append(missing, fmt.Sprintf("%s reconciled %s at %v without kid in its cache", shard.Member, p, time.Now()))
+					mu.Unlock()
+				}
+			}
+			return workqueue.Result{}, nil
+		}
+		workqueue.Run(ctx, queue, sharding.Reconciler(shard, cms.Lister(), client, "configmaps", reconcile),
+			workqueue.RunOptions[informer.Key]{Workers: 2})
+	}
+	bctx, stopB := context.WithCancel(ctx)
+	defer stopB()
+	a := startMembers(ctx, t, &wg, c.cfg, ns, []string{"a"}, run)[0]
+	b := startMembers(bctx, t, &wg, c.cfg, ns, []string{"b"}, run)[0]
+	r := must(sharding.NewRing([]string{a, b}, 0))
+	name := nameOn(r, ns, "parent", b)
+
+	var labels sync.Map
+	startSharder(ctx, t, &wg, c.as("sharder"), ns, &labels)
+	time.Sleep(3 * leaseDuration) // the sharder is elected
+
+	shard := sharding.Shard{Ring: ring}
+	parentName.Store(name)
+	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+		Labels: map[string]string{shard.Label(): a, shard.DrainLabel(): "true"}}}
+	require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(parent).Do(ctx).Into(parent))
+	kid := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kid",
+		Labels:          map[string]string{shard.Label(): a, shard.DrainLabel(): "true"},
+		OwnerReferences: controlledByConfigMap(parent)}}
+	require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(kid).Do(ctx).Error())
+	time.Sleep(2 * time.Second) // P's acknowledgement is refused and retried
+	kidDrainWhileParentDraining := drainLabelOf(ctx, t, c.core, shard, "kid")
+	kidLabelWhileParentDraining := labelOf(ctx, t, c.core, ns, "kid")
+	stopB()
+	time.Sleep(3 * leaseDuration) // the sharder undrains P
+	refuseP.Store(false)
+	time.Sleep(time.Minute)
+
+	var gotP, gotKid corev1.ConfigMap
+	require.NoError(t, c.core.Get().Namespace(ns).Resource("configmaps").Name(name).Do(ctx).Into(&gotP))
+	require.NoError(t, c.core.Get().Namespace(ns).Resource("configmaps").Name("kid").Do(ctx).Into(&gotKid))
+	t.Logf("a=%s b=%s P labels %v kid labels %v; undrains %d; kid while P was draining and refused: label %q drain %q",
+		a, b, gotP.Labels, gotKid.Labels, count(&labels, "undrain"), kidLabelWhileParentDraining, kidDrainWhileParentDraining)
+	mu.Lock()
+	defer mu.Unlock()
+	return takenBack{missing: slices.Clone(missing), kidLabel: kidLabelWhileParentDraining, kidDrain: kidDrainWhileParentDraining, parentLabels: gotP.Labels}
 }
