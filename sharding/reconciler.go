@@ -410,9 +410,9 @@ func (a acker) waitsForParent(obj metav1.Object, gone map[types.UID]bool) bool {
 // TestAnAcknowledgementCutShortByAPerCallDeadlineIsNotGivenUpUnderMaxRetries);
 // Run still takes the end of its own context as no failure. An object
 // whose parent is still here (not in goneParents, the parents this call
-// let go) is not let go, at any try (waitsForParent). gone reports that the object has left this member
-// (let go, deleted, or out of its cache): its drained children follow
-// (letGoChildren).
+// let go) is not let go, at any try (waitsForParent). gone reports that
+// the object has left this member (let go, deleted, or out of its
+// cache): its drained children follow (letGoChildren).
 func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, still func(metav1.Object) bool, goneParents map[types.UID]bool) (gone bool, err error) {
 	key := informer.KeyFor(obj)
 	failed := func(err error) error {
