@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"sync"
+
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharding"
@@ -258,5 +260,49 @@ func TestAReconcileThatPanicsWithATypedNilStillRetriesAnotherObjectsFailedAcknow
 		require.Empty(t, m.envDrainLabel(t),
 			"web-env is still draining a minute after two failed acknowledgements (%d PATCHes of web-env; keys given up: %d); OnError got %q",
 			m.patches.Load(), m.queue.GaveUp(), reported)
+	})
+}
+
+// Scenario (runEnvMember: m1 keys by ring key; ConfigMap web, kept, and
+// web-env, draining, under default/web; no PATCH refused): web's
+// reconcile panics with a typed nil (var err *url.Error; ...; panic(err)).
+// The call has a drain to let go after it, so the Reconciler recovers the
+// panic itself (reconcileRecovered) and, unlike Run's newPanicError, keeps
+// the typed nil as the *PanicError's Err (p.Err, _ = v.(error)). web-env
+// is let go, nothing else failed, and withOthers returns that *PanicError
+// as it is; Run's readable then finds that errors.As panics inside it
+// (the typed nil's Unwrap) and replaces the whole by "workqueue:
+// reconcile returned an error (a *workqueue.PanicError) that panics when
+// read": OnError gets no *PanicError, and the default log reports a
+// returned error at Warn, without the panic's stack, not a panic at Error.
+//
+// Promise broken: Run's doc, "a panic: recovered, reported to OnError as
+// a *PanicError"; docs/07, "a panic with one is a *PanicError that does
+// not hold it"; the Reconciler's reconcileRecovered, "turns a panic into
+// the *workqueue.PanicError Run would have made of it".
+func TestAReconcileThatPanicsWithATypedNilWhileADrainIsLetGoReachesOnErrorAsAPanicError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var reported []error
+		m := runEnvMember(t, func(int32) bool { return false },
+			func(_ context.Context, key informer.Key) (workqueue.Result, error) {
+				if key.Name == "web" {
+					var typedNil *url.Error
+					panic(typedNil)
+				}
+				return workqueue.Result{}, nil
+			}, workqueue.RunOptions[informer.Key]{OnError: func(_ informer.Key, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				reported = append(reported, err)
+			}})
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Empty(t, m.envDrainLabel(t), "web-env was let go")
+		mu.Lock()
+		defer mu.Unlock()
+		require.NotEmpty(t, reported)
+		var p *workqueue.PanicError
+		require.True(t, errors.As(reported[0], &p), "web's reconcile panicked, and OnError got %q, not a *workqueue.PanicError", reported[0])
 	})
 }

@@ -609,3 +609,92 @@ func takenBackScene(t *testing.T, keyBy func(si.Enqueuer) si.Handler[*corev1.Con
 	defer mu.Unlock()
 	return takenBack{missing: slices.Clone(missing), kidLabel: kidLabelWhileParentDraining, kidDrain: kidDrainWhileParentDraining, parentLabels: gotP.Labels}
 }
+
+// Scenario (member m1 keys by ring key, EnqueueMapped with RingKey, one
+// resource, MaxRetries 3; a real informer and queue over the in-memory
+// API server):
+//
+//   - ConfigMap web is m1's, kept; its reconcile panics (a bug in the
+//     user's code for that one object).
+//   - ConfigMap api is m1's; its controller is Deployment "web", not
+//     sharded: its ring key is default/web, the ConfigMap web's key too
+//     ("An object that merely has the name of another's owner ... does
+//     not hide that other's drain").
+//   - ConfigMap kid is m1's, a child of api (ring key default/api).
+//
+// kid is drained while api is kept (adopted while drained): default/api's
+// call leaves it with its parent. Then api is drained: its event brings
+// default/web, whose call (drained non-empty, so the panic is recovered)
+// lets api go and, right after, kid (letGoChildren); the server refuses
+// kid's PATCH twice (500: a webhook's hiccup), there and in the same
+// call's payOwed, which tries it again at once. kid is owed to default/web (owedChildren) and
+// default/web comes back, KeepRetrying. But api has left the cache, so
+// drainsUnder finds nothing under default/web: reconcileRecovered is
+// called with recovering false, web's reconcile panics straight through
+// the Reconciler, and letGo — and so payOwed — never runs. The outcome is
+// a bare panic, not KeepRetrying: after MaxRetries the key is given up,
+// and kid stays draining on m1 for ever (nothing else brings default/web,
+// and nothing brings default/api).
+//
+// Promise broken: Reconciler's doc, "The last step's failures ... are
+// returned together with the key's own outcome, marked
+// workqueue.KeepRetrying, so the key is retried (even if its own outcome
+// is Terminal, or a panic, or the queue's MaxRetries is spent) and no
+// object waits on another's refusal"; docs/16, "a child whose
+// acknowledgement fails then is tried again when that call's key comes
+// back".
+func TestAnOwedChildIsStillLetGoWhenTheOwingKeysReconcilePanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		shard := sharding.Shard{Ring: ring, Member: "m1"}
+		var kidPatches atomic.Int32
+		net := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(fakeapiserver.New(), func(r *http.Request) fakeapiserver.Fault {
+			if r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, "/kid") && kidPatches.Add(1) <= 2 {
+				return fakeapiserver.Fault{Status: http.StatusInternalServerError} // twice: in the call that lets api go, and in its payOwed right after
+			}
+			return fakeapiserver.Fault{}
+		}))
+		t.Cleanup(net.Close)
+		ctx := t.Context()
+		admin := must(testenv.CoreV1Client(net.Config()))
+		web := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web",
+			Labels: map[string]string{shard.Label(): "m1"}}}
+		api := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "api",
+			Labels:          map[string]string{shard.Label(): "m1"},
+			OwnerReferences: controlledBy("Deployment", "web", "deployment-web")}}
+		require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").Body(web).Do(ctx).Error())
+		require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").Body(api).Do(ctx).Into(api))
+		kid := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kid",
+			Labels:          map[string]string{shard.Label(): "m1", shard.DrainLabel(): "true"},
+			OwnerReferences: controlledByConfigMap(api)}}
+		require.NoError(t, admin.Post().Namespace("default").Resource("configmaps").Body(kid).Do(ctx).Error())
+
+		var mu sync.Mutex
+		var failures []string
+		reconcile := func(_ context.Context, key informer.Key) (workqueue.Result, error) {
+			if key.Name == "web" {
+				panic("web's reconcile has a bug")
+			}
+			return workqueue.Result{}, nil
+		}
+		queue := runByRingKey(t, ctx, net, shard, reconcile, workqueue.RunOptions[informer.Key]{Workers: 2, MaxRetries: 3,
+			OnError: func(key informer.Key, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				failures = append(failures, key.String()+": "+strings.SplitN(err.Error(), "\n", 2)[0])
+			}})
+		time.Sleep(time.Second) // default/api's call has left kid with its kept parent
+		require.Equal(t, "true", drainLabelOf(ctx, t, admin, shard, "kid"), "kid stays with its kept parent for now")
+
+		// The sharder drains api (the ring moved default/web).
+		require.NoError(t, admin.Patch(types.MergePatchType).Namespace("default").Resource("configmaps").Name("api").
+			Body([]byte(`{"metadata":{"labels":{"`+shard.DrainLabel()+`":"true"}}}`)).Do(ctx).Error())
+
+		time.Sleep(10 * time.Minute)
+		require.Empty(t, drainLabelOf(ctx, t, admin, shard, "api"), "api's own drain was acknowledged")
+		mu.Lock()
+		defer mu.Unlock()
+		require.Empty(t, drainLabelOf(ctx, t, admin, shard, "kid"),
+			"kid, owed to default/web after its acknowledgement was refused twice, is still draining on m1 ten minutes later: default/web's reconcile panicked before letGo paid it (PATCHes of kid: %d; gave up: %d; failures: %q)",
+			kidPatches.Load(), queue.GaveUp(), failures)
+	})
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -129,22 +128,22 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		// The others are let go after the reconcile, which may touch them
 		// (a member that keys by ring key reconciles them under key), even
 		// if it panics.
-		res, err := reconcileRecovered(ctx, key, reconcile, len(drained) > 0)
+		res, err := reconcileRecovered(ctx, key, reconcile, len(drained) > 0 || acks.owed.under(key))
 		busy.reconciled(c)
 		return res, withOthers(letGo(ctx, drained, c), err)
 	}
 }
 
-// reconcileRecovered calls reconcile and, if recover is set, turns a
+// reconcileRecovered calls reconcile and, if recovering is set (other
+// drains, or owed children, wait under key:
+// TestAnOwedChildIsStillLetGoWhenTheOwingKeysReconcilePanics), turns a
 // panic into the *workqueue.PanicError Run would have made of it, so that
 // the caller still lets the other objects under key go.
 func reconcileRecovered(ctx context.Context, key informer.Key, reconcile workqueue.ReconcileFunc[informer.Key], recovering bool) (res workqueue.Result, err error) {
 	if recovering {
 		defer func() {
 			if v := recover(); v != nil {
-				p := &workqueue.PanicError{Value: fmt.Sprint(v), Stack: debug.Stack()}
-				p.Err, _ = v.(error)
-				res, err = workqueue.Result{}, p
+				res, err = workqueue.Result{}, workqueue.NewPanicError(v)
 			}
 		}()
 	}
@@ -282,6 +281,13 @@ func (o *owedChildren) owe(key, child informer.Key, parentUID types.UID) {
 		o.by[key] = map[informer.Key]types.UID{}
 	}
 	o.by[key][child] = parentUID
+}
+
+// under reports whether anything is owed under key.
+func (o *owedChildren) under(key informer.Key) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.by[key]) > 0
 }
 
 // take returns and forgets what is owed under key.

@@ -143,7 +143,7 @@ func (h *holds[K]) admit(ctx context.Context, key K) (bool, error) {
 func (h *holds[K]) ask(key K) (hold bool, wake <-chan struct{}, within time.Duration, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			p := newPanicError(v)
+			p := NewPanicError(v)
 			p.in = "the Gate's Hold"
 			err = p
 		}

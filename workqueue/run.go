@@ -170,7 +170,7 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 		if result.RequeueAfter > 0 {
 			q.AddAfter(key, result.RequeueAfter)
 		}
-	case ctx.Err() != nil && errors.Is(err, ctx.Err()) && !isPanic(err):
+	case endedBy(ctx, err) && !isPanic(err):
 		q.Add(key)
 	case isTerminal(err):
 		q.giveUp(key, err, onError, log)
@@ -230,7 +230,7 @@ func isTerminal(err error) bool {
 func reconcileRecovered[K comparable](ctx context.Context, key K, reconcile ReconcileFunc[K]) (result Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = newPanicError(v)
+			err = NewPanicError(v)
 		}
 	}()
 	result, err = reconcile(ctx, key)
@@ -279,6 +279,17 @@ func canRead(ctx context.Context, err error) bool {
 	}) == nil
 }
 
+// endedBy reports whether ctx is done and err wraps its error; an Is
+// method that panics on that question answers no (readable already
+// checked err under the ctx of its reconcile, which may have ended since).
+func endedBy(ctx context.Context, err error) (ended bool) {
+	if ctx.Err() == nil {
+		return false
+	}
+	_ = panicOf(func() { ended = errors.Is(err, ctx.Err()) })
+	return ended
+}
+
 // panicOf runs f and returns what it panicked with, or nil.
 func panicOf(f func()) (v any) {
 	defer func() { v = recover() }()
@@ -311,10 +322,16 @@ type PanicError struct {
 	in string
 }
 
-func newPanicError(v any) *PanicError {
+// NewPanicError is the *PanicError Run makes of v, a value recovered
+// from a panic, called in the goroutine that panicked (its Stack). Err
+// holds v only if v is an error Run can read: not a typed nil
+// (TestAReconcileThatPanicsWithATypedNilErrorIsRecoveredNotACrash). A
+// wrapper of a ReconcileFunc that recovers panics itself (package
+// sharding's Reconciler) makes its *PanicError with it, as Run would.
+func NewPanicError(v any) *PanicError {
 	e := &PanicError{Value: fmt.Sprint(v), Stack: debug.Stack()}
 	if err, ok := v.(error); ok && canRead(context.Background(), err) {
-		e.Err = err // kept for errors.Is and As only if it can be read: not a typed nil
+		e.Err = err // kept for errors.Is and As only if it can be read
 	}
 	return e
 }

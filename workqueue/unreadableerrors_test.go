@@ -28,7 +28,7 @@ func (l errList) Error() string {
 
 // Scenario: a reconcile panics with an error of an uncomparable type
 // (panic(utilerrors.NewAggregate(errs)), say). reconcileRecovered's
-// deferred recover calls newPanicError, which since c77c8b4 keeps the
+// deferred recover calls NewPanicError, which since c77c8b4 keeps the
 // value as Err only if readable(err) == err: comparing two interfaces
 // holding the same uncomparable type panics ("comparing uncomparable
 // type"), inside the deferred function, after recover: the panic leaves
@@ -70,7 +70,7 @@ func (g *uncomparablePanicGate) Hold(string) (bool, <-chan struct{}, time.Durati
 }
 
 // The same for a Gate's Hold: holds.ask's deferred recover calls
-// newPanicError too. Run's doc: "A Hold that panics is a failure of its
+// NewPanicError too. Run's doc: "A Hold that panics is a failure of its
 // key, retried like a reconcile's panic".
 func TestAGateWhoseHoldPanicsWithAnUncomparableErrorIsAFailureNotACrash(t *testing.T) {
 	out, err := inChild(t, func(t *testing.T) {
@@ -147,4 +147,39 @@ func TestAnUnreadableErrorWrappingCtxErrOnceCtxIsDoneIsNotAFailure(t *testing.T)
 	defer mu.Unlock()
 	assert.Empty(t, reported, "a reconcile ended by Run's ctx, its error wrapping ctx.Err(), was reported as a failure")
 	assert.Equal(t, 1, q.Len(), "the key is added again at once, for whoever runs the queue next")
+}
+
+// Scenario: Run's ctx ends (the process shuts down) while a reconcile is
+// in flight, and the reconcile then panics with a *codeErr — an error
+// readable in every way (its text is fine, it is no typed nil) whose Is
+// method asserts its own target type. reconcileRecovered's deferred
+// recover calls newPanicError, whose canRead probes with
+// context.Background(): no errors.Is is tried, so the *codeErr is kept as
+// the PanicError's Err. process then asks ctx.Err() != nil &&
+// errors.Is(err, ctx.Err()) — ctx is done — and errors.Is unwraps the
+// PanicError to the *codeErr and calls its Is(context.Canceled), which
+// panics on the worker goroutine, outside any recover: the process dies.
+// (A *codeErr returned, not panicked, is probed by readable(ctx, err)
+// with ctx and replaced: no crash.)
+//
+// Run's doc: "a panic: recovered, reported to OnError as a *PanicError,
+// then retried like an error"; reconcileRecovered: "so that one bad key
+// can neither crash the process nor stop a worker"; readable: "the marks
+// and causes process looks for (the end of ctx, once ctx is done)".
+func TestAReconcileThatPanicsAfterCtxEndsWithAnErrorWhoseIsRejectsForeignTargetsIsNotACrash(t *testing.T) {
+	out, err := inChild(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		defer q.ShutDown()
+		started := make(chan struct{})
+		var once sync.Once
+		stop := startRun(q, func(ctx context.Context, _ string) (Result, error) {
+			once.Do(func() { close(started) })
+			<-ctx.Done()
+			panic(&codeErr{code: 4})
+		}, RunOptions[string]{OnError: func(string, error) {}})
+		q.Add("k")
+		<-started
+		stop()
+	})
+	require.NoError(t, err, "the process running Run crashed:\n%s", out)
 }
