@@ -698,3 +698,70 @@ func TestAnOwedChildIsStillLetGoWhenTheOwingKeysReconcilePanics(t *testing.T) {
 			kidPatches.Load(), queue.GaveUp(), failures)
 	})
 }
+
+// Scenario (member a; its cache held by hand, as a watch would change
+// it; a scripted server):
+//
+//   - ConfigMap api is a's and draining; its controller is Deployment
+//     top, not sharded: its ring key is ns/top.
+//   - ConfigMap kid is a's and draining, a child of api: ring key ns/api.
+//
+// The call of ns/top lets api go (it leaves a's cache) and, right after,
+// kid; a webhook refuses kid's PATCHes (500) in that call (letGoChildren, then payOwed): kid is owed to ns/top.
+// Before ns/top comes back, the ring moves back and the sharder gives
+// api to a again, kept (not draining): api's arrival is what brings
+// ns/top. That call finds nothing drained under ns/top (api is not
+// draining), and payOwed tries kid again with api's UID passed as a
+// parent this call has let go (visited {api}): waitsForParent answers no
+// though api is in a's cache, a's and kept, and kid is let go — it leaves
+// a, which owns and reconciles its parent, for an unlabelled state the
+// sharder must route back.
+//
+// Promise broken: waitsForParent's doc, "A drained child of it waits: if
+// the parent is kept ..., it follows its parent here, and the sharder
+// takes its drain back"; acknowledge's doc, "An object whose parent is
+// still here (not in goneParents, the parents this call let go) is not
+// let go, at any try" (payOwed's goneParents holds a parent this call
+// did not let go); docs/16, "A drained child of a parent the member keeps
+// ... is not let go: it follows its parent".
+func TestAnOwedChildIsNotLetGoOnceItsParentIsBackAndKeptOnTheMember(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		shard := sharding.Shard{Ring: ring, Member: "a"}
+		api := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", UID: "uid-api", ResourceVersion: "10",
+			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+			OwnerReferences: controlledBy("Deployment", "top", "uid-top")}}
+		kid := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "kid", UID: "uid-kid", ResourceVersion: "11",
+			Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+			OwnerReferences: controlledByConfigMap(api)}}
+		idx, cms := cacheOf(t, api, kid)
+		srv := &scriptedServer{}
+		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+			switch n {
+			case 1: // api let go: it leaves a's cache
+				require.NoError(t, idx.Delete(api))
+				return http.StatusOK, configMapJSON(t, api)
+			case 2, 3: // kid refused, in letGoChildren and in the same call's payOwed: a webhook's hiccup
+				return http.StatusInternalServerError, []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"InternalError","code":500,"message":"webhook hiccup"}`)
+			}
+			return http.StatusOK, configMapJSON(t, kid)
+		}
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", doNothing)
+		topKey := informer.Key{Namespace: "ns", Name: "top"}
+		_, err := reconcile(ctx, topKey)
+		require.Error(t, err, "kid's refused acknowledgement is returned, so ns/top comes back")
+		require.Len(t, srv.paths(), 3, "api, then kid (twice: letGoChildren, payOwed), were PATCHed")
+
+		// The ring moves back: the sharder gives api to a again, kept.
+		back := api.DeepCopy()
+		back.ResourceVersion = "20"
+		delete(back.Labels, shard.DrainLabel())
+		require.NoError(t, idx.Add(back))
+
+		_, err = reconcile(ctx, topKey) // api's arrival brings ns/top
+		require.NoError(t, err)
+		require.Len(t, srv.paths(), 3,
+			"kid, owed to ns/top, was let go while its parent api is back in a's cache, a's and kept (PATCHes %q)", srv.paths())
+	})
+}

@@ -300,7 +300,11 @@ func (o *owedChildren) take(key informer.Key) map[informer.Key]types.UID {
 }
 
 // payOwed tries again the children owed under c's key that are still
-// drained here and still children of the parent let go.
+// drained here and still children of the parent let go, once that parent
+// is out of this member's cache: a parent back here and kept (the ring
+// moved back) keeps its child, whose drain the sharder takes back
+// (TestAnOwedChildIsNotLetGoOnceItsParentIsBackAndKeptOnTheMember); one
+// the cache still shows draining leaves it owed, and the key retried.
 func (a acker) payOwed(ctx context.Context, c *call) error {
 	var errs []error
 	for key, parentUID := range a.owed.take(c.key) {
@@ -310,6 +314,14 @@ func (a acker) payOwed(ctx context.Context, c *call) error {
 		}
 		if ref := metav1.GetControllerOf(child); ref == nil || ref.UID != parentUID {
 			continue // another's child now: its own events bring its keys
+		}
+		if a.waitsForParent(child, nil) {
+			if parent, _ := a.cached(ringKeyOf(child)); parent.GetLabels()[a.shard.DrainLabel()] == "" {
+				continue // its parent is back here, kept: the sharder takes the child's drain back
+			}
+			a.owed.owe(c.key, key, parentUID) // its parent is still in the cache, draining: later
+			errs = append(errs, workqueue.KeepRetrying(fmt.Errorf("sharding: the drain of %s waits for its parent to leave this member's cache", key)))
+			continue
 		}
 		errs = append(errs, a.letGoChild(ctx, c, child, map[types.UID]bool{parentUID: true}))
 	}

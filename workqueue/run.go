@@ -248,7 +248,7 @@ func reconcileRecovered[K comparable](ctx context.Context, key K, reconcile Reco
 // (TestATypedNilErrorFromReconcileIsAFailureOfItsKeyNotACrash,
 // TestAnUnreadableErrorWrappingCtxErrOnceCtxIsDoneIsNotAFailure).
 func readable(ctx context.Context, err error) error {
-	if err == nil || canRead(ctx, err) {
+	if err == nil || canRead(err, endsOf(ctx)...) {
 		return err
 	}
 	var terminal, keep, ended bool
@@ -256,7 +256,7 @@ func readable(ctx context.Context, err error) error {
 	_ = panicOf(func() { keep = keepsRetrying(err) })
 	_ = panicOf(func() { ended = ctx.Err() != nil && errors.Is(err, ctx.Err()) })
 	why := panicOf(func() { _ = err.Error() })
-	safe := fmt.Errorf("workqueue: reconcile returned an error (a %T) that panics when read (a typed nil inside?): %v", err, why)
+	safe := fmt.Errorf("workqueue: reconcile returned an error (a %T) that panics when read (a typed nil inside?): %s", err, printed(why))
 	switch {
 	case ended:
 		return fmt.Errorf("%w (%w)", ctx.Err(), safe)
@@ -268,15 +268,35 @@ func readable(ctx context.Context, err error) error {
 	return safe
 }
 
-// canRead reports whether process can read err without a panic.
-func canRead(ctx context.Context, err error) bool {
+// canRead reports whether process can read err without a panic: its
+// text, its marks, and whether it wraps each of ends (the errors of a
+// context that is done).
+func canRead(err error, ends ...error) bool {
 	return panicOf(func() {
 		_ = err.Error()
 		_, _, _ = isTerminal(err), keepsRetrying(err), isPanic(err)
-		if ctx.Err() != nil {
-			_ = errors.Is(err, ctx.Err())
+		for _, end := range ends {
+			_ = errors.Is(err, end)
 		}
 	}) == nil
+}
+
+// endsOf is ctx's error if it is done: what process asks an error of.
+func endsOf(ctx context.Context) []error {
+	if err := ctx.Err(); err != nil {
+		return []error{err}
+	}
+	return nil
+}
+
+// printed is fmt.Sprint(v), or, when that panics (a value whose Error or
+// String panics with a value that panics when printed in turn, which
+// fmt would re-panic with), v's type: never a panic.
+func printed(v any) (s string) {
+	if panicOf(func() { s = fmt.Sprint(v) }) != nil {
+		s = fmt.Sprintf("a %T that panics when printed", v)
+	}
+	return s
 }
 
 // endedBy reports whether ctx is done and err wraps its error; an Is
@@ -324,14 +344,18 @@ type PanicError struct {
 
 // NewPanicError is the *PanicError Run makes of v, a value recovered
 // from a panic, called in the goroutine that panicked (its Stack). Err
-// holds v only if v is an error Run can read: not a typed nil
-// (TestAReconcileThatPanicsWithATypedNilErrorIsRecoveredNotACrash). A
+// holds v only if v is an error Run can read, before its context ends or
+// after: not a typed nil
+// (TestAReconcileThatPanicsWithATypedNilErrorIsRecoveredNotACrash,
+// TestAPanicRecoveredByAWrapperAfterCtxEndsReachesOnErrorAsAPanicError);
+// Value is printed so that printing never panics
+// (TestAReconcileThatPanicsWithAnErrorWhoseErrorPanicsWithItselfIsNotACrash). A
 // wrapper of a ReconcileFunc that recovers panics itself (package
 // sharding's Reconciler) makes its *PanicError with it, as Run would.
 func NewPanicError(v any) *PanicError {
-	e := &PanicError{Value: fmt.Sprint(v), Stack: debug.Stack()}
-	if err, ok := v.(error); ok && canRead(context.Background(), err) {
-		e.Err = err // kept for errors.Is and As only if it can be read
+	e := &PanicError{Value: printed(v), Stack: debug.Stack()}
+	if err, ok := v.(error); ok && canRead(err, context.Canceled, context.DeadlineExceeded) {
+		e.Err = err // kept for errors.Is and As only if it can be read, whenever Run reads it
 	}
 	return e
 }

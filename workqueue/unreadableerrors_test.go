@@ -183,3 +183,125 @@ func TestAReconcileThatPanicsAfterCtxEndsWithAnErrorWhoseIsRejectsForeignTargets
 	})
 	require.NoError(t, err, "the process running Run crashed:\n%s", out)
 }
+
+// selfBomb is an error whose Error method panics with itself: a bug in a
+// user's error type (an Error that panics with its receiver, or with
+// another value of a type whose Error panics too). Its first panic,
+// recovered by fmt, is printed by fmt with %v, which panics again inside
+// fmt's own recover: fmt re-panics ("Nested panics").
+type selfBomb struct{}
+
+func (selfBomb) Error() string { panic(selfBomb{}) }
+
+// Scenario: a reconcile panics with a selfBomb. reconcileRecovered's
+// deferred recover calls NewPanicError, whose fmt.Sprint(v) calls
+// v.Error(), which panics; fmt recovers that and prints the panic value
+// (the selfBomb again) with %v, which panics once more; fmt re-panics.
+// The panic leaves the deferred function after recover, on the worker's
+// goroutine: the process dies. (canRead, which NewPanicError calls after,
+// would have probed Error under recover: fmt.Sprint comes first and is
+// not.)
+//
+// Run's doc: "a panic: recovered, reported to OnError as a *PanicError,
+// then retried like an error"; reconcileRecovered: "so that one bad key
+// can neither crash the process nor stop a worker".
+func TestAReconcileThatPanicsWithAnErrorWhoseErrorPanicsWithItselfIsNotACrash(t *testing.T) {
+	out, err := inChild(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		defer q.ShutDown()
+		got := firstReported(t, q, func(context.Context, string) (Result, error) {
+			panic(selfBomb{})
+		}, nil)
+		_, ok := errors.AsType[*PanicError](got)
+		require.True(t, ok, "OnError got %T, not a *PanicError", got)
+	})
+	require.NoError(t, err, "the process running Run crashed:\n%s", out)
+}
+
+// Scenario: a reconcile returns a selfBomb. canRead finds that its Error
+// panics, and readable builds the replacement with
+// fmt.Errorf("... panics when read ...: %v", err, why), why being the
+// recovered value — the selfBomb — which fmt prints with %v and which
+// panics twice: fmt re-panics inside reconcileRecovered, whose deferred
+// recover then calls NewPanicError(selfBomb{}), whose fmt.Sprint panics
+// the same way inside the deferred function: the process dies.
+//
+// Run's doc: "an error that panics when read ... is replaced by one that
+// says so ...: a failure of its key, not a crash"; docs/07's table, "an
+// error that panics when read ... replaced by an error that says so ...
+// not a crash".
+func TestAReconcileThatReturnsAnErrorWhoseErrorPanicsWithItselfIsNotACrash(t *testing.T) {
+	out, err := inChild(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		defer q.ShutDown()
+		got := firstReported(t, q, func(context.Context, string) (Result, error) {
+			return Result{}, selfBomb{}
+		}, nil)
+		require.Error(t, got)
+	})
+	require.NoError(t, err, "the process running Run crashed:\n%s", out)
+}
+
+// Scenario: a wrapper of a ReconcileFunc recovers a panic itself and
+// returns workqueue.NewPanicError(v), as docs/07 tells it to ("a panic
+// ... reported as a *PanicError (workqueue.NewPanicError makes the same
+// of a panic a wrapper recovers itself)") and as package sharding's
+// Reconciler does whenever a drain waits under the key. Run's ctx ends
+// while the reconcile is in flight, and it then panics with a *codeErr
+// (readable, but its Is asserts its own target type). NewPanicError's
+// canRead probes with context.Background(), so the *codeErr is kept as
+// Err; Run's readable(ctx, err) then probes errors.Is(err,
+// context.Canceled) — ctx is done — which panics inside the *codeErr,
+// and replaces the whole *PanicError by "workqueue: reconcile returned an
+// error (a *workqueue.PanicError) that panics when read": OnError gets no
+// *PanicError (and the default log no stack, at Warn). The same panic
+// not recovered by the wrapper reaches OnError as a *PanicError
+// (TestAReconcileThatPanicsAfterCtxEndsWithAnErrorWhoseIsRejectsForeignTargetsIsNotACrash's
+// scene): NewPanicError does not make "the same" as Run makes.
+//
+// Run's doc: "a panic: recovered, reported to OnError as a *PanicError";
+// NewPanicError's doc: "the *PanicError Run makes of v ... A wrapper of a
+// ReconcileFunc that recovers panics itself ... makes its *PanicError
+// with it, as Run would".
+func TestAPanicRecoveredByAWrapperAfterCtxEndsReachesOnErrorAsAPanicError(t *testing.T) {
+	for _, wrapped := range []bool{false, true} {
+		name := map[bool]string{false: "Run recovers", true: "the wrapper recovers"}[wrapped]
+		t.Run(name, func(t *testing.T) {
+			q := New(Options[string]{})
+			defer q.ShutDown()
+			var mu sync.Mutex
+			var reported []error
+			started := make(chan struct{})
+			var once sync.Once
+			inner := func(ctx context.Context, _ string) (Result, error) {
+				once.Do(func() { close(started) })
+				<-ctx.Done()
+				panic(&codeErr{code: 4})
+			}
+			reconcile := inner
+			if wrapped {
+				reconcile = func(ctx context.Context, key string) (res Result, err error) {
+					defer func() {
+						if v := recover(); v != nil {
+							res, err = Result{}, NewPanicError(v)
+						}
+					}()
+					return inner(ctx, key)
+				}
+			}
+			stop := startRun(q, reconcile, RunOptions[string]{OnError: func(_ string, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				reported = append(reported, err)
+			}})
+			q.Add("k")
+			<-started
+			stop()
+			mu.Lock()
+			defer mu.Unlock()
+			require.Len(t, reported, 1)
+			_, ok := errors.AsType[*PanicError](reported[0])
+			require.True(t, ok, "%s: OnError got %T (%q), not a *PanicError", name, reported[0], reported[0])
+		})
+	}
+}
