@@ -306,3 +306,41 @@ func TestAReconcileThatPanicsWithATypedNilWhileADrainIsLetGoReachesOnErrorAsAPan
 		require.True(t, errors.As(reported[0], &p), "web's reconcile panicked, and OnError got %q, not a *workqueue.PanicError", reported[0])
 	})
 }
+
+// Scenario (member a; cache held by hand; a scripted server): ConfigMap
+// web is a's and kept; web-env, a's and drained, is a child of Deployment
+// web (not sharded), so its ring key is ns/web too. A webhook refuses
+// web-env's acknowledgement (500). web's reconcile panics with a Terminal
+// error (panic(workqueue.Terminal(err)): "this spec can never work").
+// Because a drain waits under ns/web, the Reconciler recovers the panic
+// itself into workqueue.NewPanicError(v) — "as Run would" — but then
+// withOthers sees a Terminal mark inside the *PanicError and wraps it in
+// unmarked{}, which wraps nothing: the error Run gets, and hands to
+// OnError unchanged, holds no *PanicError (errors.As finds none). The same
+// panic with no drain under the key reaches OnError as a *PanicError
+// (Run recovers it), and the default log then logs it at Error with its
+// stack; here it is a Warn with no stack.
+//
+// Promise broken: "OnError gets a *PanicError for a panic" (Run's doc, "a
+// panic: recovered, reported to OnError as a *PanicError");
+// reconcileRecovered's doc, "turns a panic into the *workqueue.PanicError
+// Run would have made of it".
+func TestATerminalPanicUnderAKeyWithAFailedDrainReachesOnErrorAsAPanicError(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	shard := sharding.Shard{Ring: ring, Member: "a"}
+	web := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid-cm-web", ResourceVersion: "5",
+		Labels: map[string]string{shard.Label(): "a"}}}
+	_, cms := cacheOf(t, web, drainedWebChild(shard, "web-env", "uid-env", "12"))
+	srv := &scriptedServer{}
+	srv.onPatch = func(int, []byte) (int, []byte) { return http.StatusInternalServerError, webhookHiccup }
+	reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps",
+		func(context.Context, informer.Key) (workqueue.Result, error) {
+			panic(workqueue.Terminal(errors.New("spec.replicas: this spec can never work")))
+		})
+	_, err := reconcile(ctx, webKey)
+	require.Error(t, err)
+	require.Len(t, srv.paths(), 1, "web-env's acknowledgement was tried")
+	_, ok := errors.AsType[*workqueue.PanicError](err)
+	require.True(t, ok, "the panic reaches Run (and OnError) as no *PanicError: %T %q", err, err)
+}

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"runtime/debug"
+
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/indexer"
@@ -26,6 +28,7 @@ import (
 	si "github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/testenv"
 	"github.com/listwatch/informer/workqueue"
+	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -765,3 +768,193 @@ func TestAnOwedChildIsNotLetGoOnceItsParentIsBackAndKeptOnTheMember(t *testing.T
 			"kid, owed to ns/top, was let go while its parent api is back in a's cache, a's and kept (PATCHes %q)", srv.paths())
 	})
 }
+
+// Scenario (member a, keys by ring key; cache held by hand; a scripted
+// server), the commit's own scene carried one step on:
+//
+//   - The call of ns/top lets api go (it leaves a's cache); kid's PATCHes
+//     are refused (500) in letGoChildren and in payOwed: kid is owed to
+//     ns/top.
+//   - ns/top comes back. payOwed checks, with the new code, whether kid's
+//     parent is back in a's cache: it is not, so letGoChild PATCHes kid.
+//     That PATCH gets a 409: kid changed meanwhile (a status writer), and
+//     in that same moment the ring moved back and the sharder gave api to
+//     a again, kept: the cache shows kid at its new version, still a's and
+//     draining, and api back, a's, not draining.
+//   - acknowledge waits for the cache (it moved), finds kid still drained
+//     and still under ns/api, and asks waitsForParent(kid, {uid-api}):
+//     api's UID is in goneParents, so the answer is no though api is in
+//     a's cache and kept, and kid's second PATCH lets it go.
+//
+// Promise broken: the commit's, "a drained child is never let go while
+// its parent is in the member's cache" (payOwed's doc: "a parent back here
+// and kept ... keeps its child"; acknowledge's: "An object whose parent is
+// still here ... is not let go, at any try"). payOwed's new check is made
+// once, before the first PATCH; acknowledge's retry after a 409 skips it
+// for a parent in goneParents, whatever the cache shows now.
+func TestAnOwedChildIsNotLetGoWhenItsParentComesBackKeptDuringA409Retry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		shard, api, kid := ownedChildScene(t)
+		idx, cms := cacheOf(t, api, kid)
+		srv := &scriptedServer{}
+		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+			switch n {
+			case 1: // api let go: it leaves a's cache
+				require.NoError(t, idx.Delete(api))
+				return http.StatusOK, configMapJSON(t, api)
+			case 2, 3: // kid refused, in letGoChildren and in payOwed
+				return http.StatusInternalServerError, webhookHiccup
+			case 4: // kid changed meanwhile; the ring moved back: api is a's again, kept
+				changed := kid.DeepCopy()
+				changed.ResourceVersion = "30"
+				require.NoError(t, idx.Update(changed))
+				back := api.DeepCopy()
+				back.ResourceVersion = "20"
+				delete(back.Labels, shard.DrainLabel())
+				require.NoError(t, idx.Add(back))
+				return http.StatusConflict, conflict
+			}
+			return http.StatusOK, configMapJSON(t, kid)
+		}
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", doNothing)
+		topKey := informer.Key{Namespace: "ns", Name: "top"}
+		_, err := reconcile(ctx, topKey)
+		require.Error(t, err, "kid's refused acknowledgement is returned, so ns/top comes back")
+		require.Len(t, srv.paths(), 3, "api, then kid (twice), were PATCHed")
+
+		_, _ = reconcile(ctx, topKey) // the retry of ns/top
+		require.Len(t, srv.paths(), 4,
+			"kid was let go after its 409 although its parent api is back in a's cache, a's and kept (PATCHes %q)", srv.paths())
+	})
+}
+
+// The same hole in the call that lets the parent go (letGoChildren, not
+// payOwed): api's PATCH lets it go; kid's gets a 409, and by the time the
+// cache shows why, api is back in a's cache, kept. kid is PATCHed again
+// and let go. Same promise.
+func TestAChildIsNotLetGoWhenItsParentComesBackKeptDuringItsFirst409Retry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		shard, api, kid := ownedChildScene(t)
+		idx, cms := cacheOf(t, api, kid)
+		srv := &scriptedServer{}
+		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+			switch n {
+			case 1:
+				require.NoError(t, idx.Delete(api))
+				return http.StatusOK, configMapJSON(t, api)
+			case 2:
+				changed := kid.DeepCopy()
+				changed.ResourceVersion = "30"
+				require.NoError(t, idx.Update(changed))
+				back := api.DeepCopy()
+				back.ResourceVersion = "20"
+				delete(back.Labels, shard.DrainLabel())
+				require.NoError(t, idx.Add(back))
+				return http.StatusConflict, conflict
+			}
+			return http.StatusOK, configMapJSON(t, kid)
+		}
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", doNothing)
+		_, _ = reconcile(ctx, informer.Key{Namespace: "ns", Name: "top"})
+		require.Len(t, srv.paths(), 2,
+			"kid was let go after its 409 although its parent api is back in a's cache, a's and kept (PATCHes %q)", srv.paths())
+	})
+}
+
+// Scenario (member a, keys by ring key; a cache changed by another
+// goroutine, as the informer's watch changes it; a scripted server that
+// refuses every PATCH after api's first): kid is owed to ns/top (api let
+// go, kid's PATCHes refused). api then comes and goes in a's cache (the
+// ring flaps: given back draining, taken away). Each retry of ns/top runs
+// payOwed, whose new check reads the cache twice: waitsForParent(kid)
+// finds api there, then a.cached(ringKeyOf(kid)) is read again, ignoring
+// its ok, and parent.GetLabels() is called on what it returns. When api
+// leaves the cache between the two reads, that is the lister's zero value
+// — a nil *ConfigMap in a metav1.Object — and GetLabels dereferences it:
+// the call panics, outside the reconcile's recover, after owed.take has
+// removed every child owed under ns/top. The panic reaches Run as a
+// *PanicError (retried, but not KeepRetrying: MaxRetries may give it up),
+// and the owed record is gone: with api out of the cache, nothing brings
+// kid's drain back (its ring key is ns/api, whose events no one sends):
+// kid drains on a for ever.
+//
+// Promises broken: "a drained child ... is never left draining for ever
+// while its member lives" (owedChildren's reason to be); the Reconciler
+// never panics itself on a cache that moves under it.
+func TestPayOwedDoesNotPanicWhenTheParentLeavesTheCacheBetweenItsTwoReads(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	shard, api, kid := ownedChildScene(t)
+	idx, cms := cacheOf(t, api, kid)
+	srv := &scriptedServer{}
+	srv.onPatch = func(n int, _ []byte) (int, []byte) {
+		if n == 1 { // api let go: it leaves a's cache
+			require.NoError(t, idx.Delete(api))
+			return http.StatusOK, configMapJSON(t, api)
+		}
+		return http.StatusInternalServerError, webhookHiccup
+	}
+	reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", doNothing)
+	topKey := informer.Key{Namespace: "ns", Name: "top"}
+	_, err := reconcile(ctx, topKey)
+	require.Error(t, err, "kid is owed to ns/top")
+
+	stop := make(chan struct{})
+	flipped := make(chan struct{})
+	go func() { // the ring flaps: api comes back draining, and goes
+		defer close(flipped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = idx.Add(api)
+			_ = idx.Delete(api)
+		}
+	}()
+	var where string
+	call := func() (panicked any) {
+		defer func() {
+			if panicked = recover(); panicked != nil {
+				where = string(debug.Stack())
+			}
+		}()
+		_, _ = reconcile(ctx, topKey)
+		return nil
+	}
+	var panicked any
+	deadline := time.Now().Add(3 * time.Second)
+	for panicked == nil && time.Now().Before(deadline) {
+		panicked = call()
+	}
+	close(stop)
+	<-flipped
+	_ = idx.Delete(api) // api has left a for good
+
+	assert.Nil(t, panicked, "a retry of ns/top panicked while api left a's cache:\n%s", where)
+	before := len(srv.paths())
+	_, _ = reconcile(ctx, topKey) // ns/top comes back once more (the panic's retry)
+	require.Greater(t, len(srv.paths()), before,
+		"kid, owed to ns/top, was not tried again: its owed record went with the panic, and it drains on a for ever")
+}
+
+// ownedChildScene is member a's cache and objects: ConfigMap api, a's and
+// draining, controlled by Deployment top (not sharded: ring key ns/top);
+// ConfigMap kid, a's and draining, a child of api (ring key ns/api).
+func ownedChildScene(t *testing.T) (sharding.Shard, *corev1.ConfigMap, *corev1.ConfigMap) {
+	shard := sharding.Shard{Ring: ring, Member: "a"}
+	api := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", UID: "uid-api", ResourceVersion: "10",
+		Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+		OwnerReferences: controlledBy("Deployment", "top", "uid-top")}}
+	kid := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "kid", UID: "uid-kid", ResourceVersion: "11",
+		Labels:          map[string]string{shard.Label(): "a", shard.DrainLabel(): "true"},
+		OwnerReferences: controlledByConfigMap(api)}}
+	return shard, api, kid
+}
+
+var webhookHiccup = []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"InternalError","code":500,"message":"webhook hiccup"}`)

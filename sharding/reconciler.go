@@ -161,7 +161,11 @@ func withOthers(others, own error) error {
 	if others == nil {
 		return own
 	}
-	if terminalOrUnreadable(own) {
+	if p, ok := own.(*workqueue.PanicError); ok && terminalOrUnreadable(own) {
+		bare := *p // a panic still, its value's mark hidden
+		bare.Err = nil
+		own = &bare
+	} else if terminalOrUnreadable(own) {
 		own = unmarked{own}
 	}
 	return workqueue.KeepRetrying(errors.Join(others, own))
@@ -316,7 +320,7 @@ func (a acker) payOwed(ctx context.Context, c *call) error {
 			continue // another's child now: its own events bring its keys
 		}
 		if a.waitsForParent(child, nil) {
-			if parent, _ := a.cached(ringKeyOf(child)); parent.GetLabels()[a.shard.DrainLabel()] == "" {
+			if parent, ok := a.cached(ringKeyOf(child)); ok && parent.GetLabels()[a.shard.DrainLabel()] == "" {
 				continue // its parent is back here, kept: the sharder takes the child's drain back
 			}
 			a.owed.owe(c.key, key, parentUID) // its parent is still in the cache, draining: later
@@ -390,11 +394,16 @@ func (a acker) stillUnder(key informer.Key) func(metav1.Object) bool {
 // key the child comes (TestAChildKeyedByItsOwnKeyIsNotLetGoBeforeItsDrainingParent).
 func (a acker) waitsForParent(obj metav1.Object, gone map[types.UID]bool) bool {
 	ref := metav1.GetControllerOf(obj)
-	if ref == nil || gone[ref.UID] {
+	if ref == nil {
 		return false
 	}
 	parent, ok := a.cached(ringKeyOf(obj))
-	return ok && parent.GetUID() == ref.UID && parent.GetLabels()[a.shard.Label()] == a.shard.Member
+	if !ok || parent.GetUID() != ref.UID || parent.GetLabels()[a.shard.Label()] != a.shard.Member {
+		return false
+	}
+	// A parent this call let go may still show, draining, in a cache
+	// behind; shown kept, it came back (TestAChildIsNotLetGoWhenItsParentComesBackKeptDuringItsFirst409Retry).
+	return !gone[ref.UID] || parent.GetLabels()[a.shard.DrainLabel()] == ""
 }
 
 // acknowledge lets go of a drained object for call c, once no other call

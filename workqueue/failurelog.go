@@ -43,7 +43,7 @@ func (l *failureLog[K]) retried(key K, err error, retry int, delay time.Duration
 	if l == nil {
 		return
 	}
-	attrs := []any{"key", fmt.Sprint(key), "err", err}
+	attrs := []any{"key", fmt.Sprint(key), "err", err.Error()}
 	level, what := slog.LevelWarn, "reconcile failed"
 	if apierrors.IsConflict(err) {
 		level, what = slog.LevelInfo, "conflict, the object changed since it was read"
@@ -86,7 +86,7 @@ func (l *failureLog[K]) gaveUp(key K, err error) {
 		return
 	}
 	l.forget(key)
-	slog.Default().Error("workqueue: reconcile failed; giving up until the key is added again", "key", fmt.Sprint(key), "err", err)
+	slog.Default().Error("workqueue: reconcile failed; giving up until the key is added again", "key", fmt.Sprint(key), "err", err.Error())
 }
 
 // succeeded logs, at level Info, that a key whose failure was logged has

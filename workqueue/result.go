@@ -77,7 +77,10 @@ type RetryLimitError struct {
 
 // Error says how many retries were spent and what the last failure was.
 func (e *RetryLimitError) Error() string {
-	return fmt.Sprintf("giving up after %d retries: %v", e.Retries, e.Err)
+	if e.Err == nil {
+		return fmt.Sprintf("giving up after %d retries", e.Retries)
+	}
+	return fmt.Sprintf("giving up after %d retries: %s", e.Retries, e.Err.Error()) // its text, which Run has read, not a Format of it
 }
 
 // Unwrap returns the last failure.

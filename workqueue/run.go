@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/listwatch/informer/internal/nilcheck"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // ReconcileFunc does the work for one key. It reads the object through a
@@ -269,12 +270,14 @@ func readable(ctx context.Context, err error) error {
 }
 
 // canRead reports whether process can read err without a panic: its
-// text, its marks, and whether it wraps each of ends (the errors of a
-// context that is done).
+// text, its marks, whether it is a 409 (the default log asks), and
+// whether it wraps each of ends (the errors of a context that is done)
+// (TestAWrappedTypedNilStatusErrorWithTheDefaultLogIsNotACrash).
 func canRead(err error, ends ...error) bool {
 	return panicOf(func() {
 		_ = err.Error()
 		_, _, _ = isTerminal(err), keepsRetrying(err), isPanic(err)
+		_ = apierrors.IsConflict(err) // what the default log asks (failureLog)
 		for _, end := range ends {
 			_ = errors.Is(err, end)
 		}

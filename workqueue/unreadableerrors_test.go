@@ -9,8 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"fmt"
+	"sync/atomic"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // errList is an error whose dynamic type cannot be compared with ==, as
@@ -304,4 +308,147 @@ func TestAPanicRecoveredByAWrapperAfterCtxEndsReachesOnErrorAsAPanicError(t *tes
 			require.True(t, ok, "%s: OnError got %T (%q), not a *PanicError", name, reported[0], reported[0])
 		})
 	}
+}
+
+// formatBomb reads fine through Error, but its Format (fmt's %+v, which
+// the default log's slog text handler uses for an error attribute) panics
+// with a selfBomb, which fmt cannot print in turn: fmt re-panics.
+type formatBomb struct{}
+
+func (formatBomb) Error() string { return "formatBomb" }
+
+func (formatBomb) Format(fmt.State, rune) { panic(selfBomb{}) }
+
+// Scenario: the classic typed-nil mistake, with the API's own error type:
+//
+//	var statusErr *apierrors.StatusError // set on some path, nil on this one
+//	return Result{}, fmt.Errorf("update ns/cm: %w", statusErr)
+//
+// fmt prints the nil pointer as "<nil>", so the wrapper's Error reads
+// fine; errors.As for Run's marks walks to the typed nil and calls no
+// method on it (*StatusError has no As nor Unwrap): canRead says
+// readable, and readable hands the error on unchanged. With no OnError,
+// process calls the default log, whose retried asks
+// apierrors.IsConflict(err): errors.As stops at the typed nil (it is an
+// APIStatus) and calls its Status(), a nil dereference on the worker's
+// goroutine, outside any recover: the process dies. The same with a panic
+// of that error (NewPanicError keeps it as Err; IsConflict sees through
+// PanicError.Unwrap).
+//
+// Promise broken: Run's doc, "an error that panics when read (a typed nil
+// ..., itself or wrapped) is replaced by one that says so ...: a failure
+// of its key, not a crash"; reconcileRecovered, "so that one bad key can
+// neither crash the process nor stop a worker". canRead probes only the
+// reads process makes, not the default log's (IsConflict's Status()).
+func TestAWrappedTypedNilStatusErrorWithTheDefaultLogIsNotACrash(t *testing.T) {
+	for _, panics := range []bool{false, true} {
+		name := map[bool]string{false: "returned", true: "panicked"}[panics]
+		t.Run(name, func(t *testing.T) {
+			out, err := inChild(t, func(t *testing.T) {
+				q := New(Options[string]{})
+				defer q.ShutDown()
+				var calls atomic.Int32
+				retried := make(chan struct{})
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					Run(ctx, q, func(context.Context, string) (Result, error) {
+						if calls.Add(1) == 2 {
+							close(retried)
+							return Result{}, nil
+						}
+						var statusErr *apierrors.StatusError
+						err := fmt.Errorf("update ns/cm: %w", statusErr)
+						if panics {
+							panic(err)
+						}
+						return Result{}, err
+					}, RunOptions[string]{}) // no OnError: the default log
+				}()
+				q.Add("k")
+				select {
+				case <-retried:
+				case <-time.After(time.Minute):
+					t.Fatal("the key was not retried within a minute")
+				}
+				cancel()
+				<-done
+			})
+			require.NoError(t, err, "the process running Run crashed:\n%s", out)
+		})
+	}
+}
+
+// Scenario: a reconcile returns (or panics with) an error whose Error
+// reads fine — canRead passes it, readable hands it on, NewPanicError
+// keeps it as Err and prints Value with printed() — but whose printing by
+// the default log panics: log.retried hands it to slog.Default() as the
+// "err" attribute, and the default handler formats it with fmt.Sprintf("%+v")
+// (Format first); slog recovers that panic and prints its value with
+// fmt.Sprintf("!PANIC: %v"), which re-panics on the selfBomb, under no
+// recover. The panic leaves process on the worker's goroutine: the
+// process dies. (A panicked value reaches slog as a *PanicError, whose
+// Error is safe: only the returned case crashes, so only it is tested.)
+//
+// Promise broken: the commit's "printing a panic never panics" / Run's doc
+// "a failure of its key, not a crash", for the default OnError (the zero
+// RunOptions): printed() guards NewPanicError's and readable's own
+// printing, not the default log's.
+func TestAnErrorThatPanicsWhenTheDefaultLogPrintsItIsNotACrash(t *testing.T) {
+	for name, bomb := range map[string]error{"Format": formatBomb{}} {
+		t.Run(name, func(t *testing.T) {
+			out, err := inChild(t, func(t *testing.T) {
+				q := New(Options[string]{})
+				defer q.ShutDown()
+				var calls atomic.Int32
+				retried := make(chan struct{})
+				stop := startRun(q, func(context.Context, string) (Result, error) {
+					if calls.Add(1) == 2 {
+						close(retried)
+						return Result{}, nil
+					}
+					return Result{}, bomb
+				}, RunOptions[string]{}) // no OnError: the default log
+				defer stop()
+				q.Add("k")
+				select {
+				case <-retried:
+				case <-time.After(time.Minute):
+					t.Fatal("the key was not retried within a minute")
+				}
+			})
+			require.NoError(t, err, "the process running Run crashed:\n%s", out)
+		})
+	}
+}
+
+// The same formatBomb, with an OnError that reads what it is given (any
+// OnError that logs calls err.Error()) and MaxRetries 1: the key fails
+// twice and is given up, and Run hands OnError a *RetryLimitError, whose
+// Error is fmt.Sprintf("giving up after %d retries: %v", ..., e.Err):
+// Format again, the same re-panic, now inside Run's own error's Error, on
+// the worker's goroutine. The reconcile's error reads fine; the error Run
+// made of it does not. Same promise, with an OnError.
+func TestTheRetryLimitErrorRunMakesOfAReadableErrorReadsWithoutACrash(t *testing.T) {
+	out, err := inChild(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		defer q.ShutDown()
+		read := make(chan string, 4)
+		stop := startRun(q, func(context.Context, string) (Result, error) {
+			return Result{}, formatBomb{}
+		}, RunOptions[string]{MaxRetries: 1, OnError: func(_ string, err error) {
+			read <- err.Error()
+		}})
+		defer stop()
+		q.Add("k")
+		for range 2 {
+			select {
+			case <-read:
+			case <-time.After(time.Minute):
+				t.Fatal("OnError was not called twice within a minute")
+			}
+		}
+	})
+	require.NoError(t, err, "the process running Run crashed:\n%s", out)
 }
