@@ -958,3 +958,174 @@ func ownedChildScene(t *testing.T) (sharding.Shard, *corev1.ConfigMap, *corev1.C
 }
 
 var webhookHiccup = []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"InternalError","code":500,"message":"webhook hiccup"}`)
+
+// Review of 962eba6. Scenario (member a keys by ring key; cache held by
+// hand; a scripted server), TestAChildIsNotLetGoWhenItsParentComesBackKeptDuringItsFirst409Retry
+// with api back DRAINING rather than kept:
+//
+//   - the call of ns/top lets api go (rv 10): api leaves a's cache;
+//   - kid's PATCH gets a 409; by the time the cache shows why, api is back
+//     in a's cache, a's, and draining anew (rv 20: the ring flapped, the
+//     sharder gave it back and drained it again);
+//   - acknowledge retries kid: waitsForParent(kid, {uid-api}) ignores api
+//     because its UID is in gone and the cache "shows it draining" — but
+//     this is not the stale copy of the api this call let go (rv 10, which
+//     left the cache), it is api here again at rv 20, not let go by anyone.
+//
+// kid is let go before its parent, which is in a's cache, a's and
+// draining, waiting for a later call. Should api's drain then be taken
+// back, api is reconciled on a while kid is missing from a's cache.
+// Promise broken: Reconciler's doc "The drained children of an object the
+// member lets go follow it ... and never go before it"; letGoChildren's
+// "A child drained while its parent was here ... waits for the parent".
+// waitsForParent tells "a cache behind" from "back" by the drain label
+// only, not by the version this call let go.
+func TestAChildIsNotLetGoWhenItsParentComesBackDrainingAnewDuringItsFirst409Retry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		shard, api, kid := ownedChildScene(t)
+		idx, cms := cacheOf(t, api, kid)
+		srv := &scriptedServer{}
+		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+			switch n {
+			case 1: // api (rv 10) let go: it leaves a's cache
+				require.NoError(t, idx.Delete(api))
+				return http.StatusOK, configMapJSON(t, api)
+			case 2: // kid changed meanwhile; api is back on a, draining anew
+				changed := kid.DeepCopy()
+				changed.ResourceVersion = "30"
+				require.NoError(t, idx.Update(changed))
+				back := api.DeepCopy()
+				back.ResourceVersion = "20"
+				require.NoError(t, idx.Add(back))
+				return http.StatusConflict, conflict
+			}
+			return http.StatusOK, configMapJSON(t, kid)
+		}
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", doNothing)
+		_, _ = reconcile(ctx, informer.Key{Namespace: "ns", Name: "top"})
+		require.Len(t, srv.paths(), 2,
+			"kid was let go after its 409 although its parent api is back in a's cache (rv 20, a's, draining, not let go by anyone) (PATCHes %q)", srv.paths())
+	})
+}
+
+// Scenario (member a keys by object key; cache held by hand; a scripted
+// server): the check "a parent back and kept holds its child at every
+// try" is made before acknowledge waits for the calls that may be
+// reconciling the child (inFlight.waitFor), not before its PATCH:
+//
+//   - a call of ns/kid reconciles kid (a's, kept) and takes its time;
+//   - kid is drained meanwhile (adopted while drained); api, kid's parent,
+//     is a's and draining;
+//   - the call of ns/api lets api go (it leaves a's cache) and turns to
+//     kid: waitsForParent says no (api is not in the cache), then
+//     waitFor(kid) waits for the call of ns/kid;
+//   - meanwhile api comes back to a, kept (the ring moved back);
+//   - the call of ns/kid returns; kid is PATCHed and let go though its
+//     parent is in a's cache, a's and kept.
+//
+// Promise broken: the commit's "a drained child is never let go while its
+// parent is in the member's cache and kept" / acknowledge's "An object
+// whose parent is still here ... is not let go, at any try". The window
+// is the whole of another call's reconcile, not a request's round trip.
+func TestAChildIsNotLetGoWhenItsParentComesBackKeptWhileItsAcknowledgementWaitsForAnotherCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		shard, api, drainedKid := ownedChildScene(t)
+		kid := drainedKid.DeepCopy()
+		delete(kid.Labels, shard.DrainLabel()) // kept, as its reconcile begins
+		idx, cms := cacheOf(t, api, kid)
+		srv := &scriptedServer{}
+		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+			if n == 1 { // api let go: it leaves a's cache
+				require.NoError(t, idx.Delete(api))
+				return http.StatusOK, configMapJSON(t, api)
+			}
+			return http.StatusOK, configMapJSON(t, kid)
+		}
+		kidKey := informer.Key{Namespace: "ns", Name: "kid"}
+		hold := holdKey(kidKey)
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", hold.reconcile)
+		kidDone := goReconcile(ctx, reconcile, kidKey)
+		<-hold.entered
+		require.NoError(t, idx.Update(drainedKid)) // kid drained mid-reconcile
+
+		apiDone := goReconcile(ctx, reconcile, informer.Key{Namespace: "ns", Name: "api"})
+		synctest.Wait() // api let go; kid's acknowledgement waits for the call of ns/kid
+		require.Len(t, srv.paths(), 1, "api was let go, kid not yet")
+
+		back := api.DeepCopy() // the ring moved back: api is a's again, kept
+		back.ResourceVersion = "20"
+		delete(back.Labels, shard.DrainLabel())
+		require.NoError(t, idx.Add(back))
+
+		close(hold.release)
+		<-kidDone
+		<-apiDone
+		require.Len(t, srv.paths(), 1,
+			"kid was let go although, when its PATCH was sent, its parent api was in a's cache, a's and kept (PATCHes %q)", srv.paths())
+	})
+}
+
+// Scenario (member a keys by ring key; a cache changed by another
+// goroutine, as a watch changes it; a server that refuses every PATCH
+// after api's first): kid is owed to ns/top (api let go, kid refused).
+// api is then deleted and a ConfigMap of the same name made again
+// (another UID, a's, kept), while the old api's last view flaps in a's
+// cache. payOwed still reads the parent twice (the commit says one read):
+// waitsForParent(kid) sees the old api (its UID, draining) and says wait;
+// the second read sees the new api, not draining, and payOwed drops kid
+// as "its parent is back here, kept" — a parent that is not kid's. kid's
+// ring key is ns/api, which nothing brings back (api's events map to
+// ns/top): kid drains on a for ever. Read once, the new api has another
+// UID, waitsForParent says no, and kid is tried again.
+func TestPayOwedDoesNotDropAChildOnASecondReadThatShowsAnotherParent(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	shard, api, kid := ownedChildScene(t)
+	idx, cms := cacheOf(t, api, kid)
+	srv := &scriptedServer{}
+	srv.onPatch = func(n int, _ []byte) (int, []byte) {
+		if n == 1 {
+			require.NoError(t, idx.Delete(api))
+			return http.StatusOK, configMapJSON(t, api)
+		}
+		return http.StatusInternalServerError, webhookHiccup
+	}
+	reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", doNothing)
+	topKey := informer.Key{Namespace: "ns", Name: "top"}
+	_, err := reconcile(ctx, topKey)
+	require.Error(t, err, "kid is owed to ns/top")
+
+	newAPI := api.DeepCopy()
+	newAPI.UID, newAPI.ResourceVersion = "uid-api-2", "40"
+	delete(newAPI.Labels, shard.DrainLabel())
+	stop, flapped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(flapped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = idx.Add(api)
+			_ = idx.Update(newAPI)
+		}
+	}()
+	dropped := false
+	for deadline := time.Now().Add(3 * time.Second); !dropped && time.Now().Before(deadline); {
+		_, err := reconcile(ctx, topKey)
+		dropped = err == nil // nothing owed any more
+	}
+	close(stop)
+	<-flapped
+	require.NoError(t, idx.Update(newAPI)) // the new api, a's and kept, is what stays
+
+	before := len(srv.paths())
+	_, _ = reconcile(ctx, topKey)
+	require.Greater(t, len(srv.paths()), before,
+		"kid (its parent uid-api gone) was dropped from what ns/top owes on a read of another api (uid-api-2) and is never tried again (dropped: %v)", dropped)
+}

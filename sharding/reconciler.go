@@ -241,9 +241,9 @@ func acknowledgeAll[T informer.Object](ctx context.Context, a acker, c *call, dr
 	var errs []error
 	c.cache.shard = a.shard // one budget for the call, however many 409s
 	for _, obj := range drained {
-		gone, err := a.acknowledge(ctx, c, obj, still, nil)
-		if gone {
-			err = errors.Join(err, a.letGoChildren(ctx, c, obj, map[types.UID]bool{}))
+		went, err := a.acknowledge(ctx, c, obj, still, nil)
+		if went != nil {
+			err = errors.Join(err, a.letGoChildren(ctx, c, went, letGone{}))
 		}
 		if ctx.Err() != nil {
 			return errors.Join(append(errs, err)...)
@@ -271,20 +271,25 @@ type acker struct {
 // (TestAChildWhoseAcknowledgementAfterItsParentFailedOnceIsStillLetGoUnderARingKey).
 type owedChildren struct {
 	mu sync.Mutex
-	by map[informer.Key]map[informer.Key]types.UID // call key -> child key -> its parent's UID; guarded by mu
+	by map[informer.Key]map[informer.Key]letGone // call key -> child key -> its parent, as let go; guarded by mu
 }
 
-// owe records child, of the parent parentUID, under key.
-func (o *owedChildren) owe(key, child informer.Key, parentUID types.UID) {
+// letGone are the objects a call let go, by UID, each at the
+// resourceVersion it went at: a cache behind still shows it there, and
+// any other version of it is it back (waitsForParent).
+type letGone map[types.UID]string
+
+// owe records child, whose parent went as gone says, under key.
+func (o *owedChildren) owe(key, child informer.Key, gone letGone) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.by == nil {
-		o.by = map[informer.Key]map[informer.Key]types.UID{}
+		o.by = map[informer.Key]map[informer.Key]letGone{}
 	}
 	if o.by[key] == nil {
-		o.by[key] = map[informer.Key]types.UID{}
+		o.by[key] = map[informer.Key]letGone{}
 	}
-	o.by[key][child] = parentUID
+	o.by[key][child] = gone
 }
 
 // under reports whether anything is owed under key.
@@ -295,7 +300,7 @@ func (o *owedChildren) under(key informer.Key) bool {
 }
 
 // take returns and forgets what is owed under key.
-func (o *owedChildren) take(key informer.Key) map[informer.Key]types.UID {
+func (o *owedChildren) take(key informer.Key) map[informer.Key]letGone {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	owed := o.by[key]
@@ -311,23 +316,27 @@ func (o *owedChildren) take(key informer.Key) map[informer.Key]types.UID {
 // the cache still shows draining leaves it owed, and the key retried.
 func (a acker) payOwed(ctx context.Context, c *call) error {
 	var errs []error
-	for key, parentUID := range a.owed.take(c.key) {
+	for key, parentGone := range a.owed.take(c.key) {
 		child, ok := a.cached(key)
 		if !ok || child.GetLabels()[a.shard.Label()] != a.shard.Member || child.GetLabels()[a.shard.DrainLabel()] == "" {
 			continue // moved or deleted since
 		}
-		if ref := metav1.GetControllerOf(child); ref == nil || ref.UID != parentUID {
+		ref := metav1.GetControllerOf(child)
+		if ref == nil {
+			continue // orphaned since: its own events bring its keys
+		}
+		if _, same := parentGone[ref.UID]; !same {
 			continue // another's child now: its own events bring its keys
 		}
-		if a.waitsForParent(child, nil) {
-			if parent, ok := a.cached(ringKeyOf(child)); ok && parent.GetLabels()[a.shard.DrainLabel()] == "" {
+		if parent, ok := a.cached(ringKeyOf(child)); ok && a.backHere(parent, ref.UID, parentGone) {
+			if parent.GetLabels()[a.shard.DrainLabel()] == "" {
 				continue // its parent is back here, kept: the sharder takes the child's drain back
 			}
-			a.owed.owe(c.key, key, parentUID) // its parent is still in the cache, draining: later
-			errs = append(errs, workqueue.KeepRetrying(fmt.Errorf("sharding: the drain of %s waits for its parent to leave this member's cache", key)))
+			a.owed.owe(c.key, key, parentGone) // its parent is back, draining anew: it goes after it
+			errs = append(errs, workqueue.KeepRetrying(fmt.Errorf("sharding: the drain of %s waits for its parent, back on this member", key)))
 			continue
 		}
-		errs = append(errs, a.letGoChild(ctx, c, child, map[types.UID]bool{parentUID: true}))
+		errs = append(errs, a.letGoChild(ctx, c, child, parentGone))
 	}
 	return errors.Join(errs...)
 }
@@ -344,13 +353,13 @@ func (a acker) payOwed(ctx context.Context, c *call) error {
 // a member that keys by ring key, whose parent's events bring another
 // key (TestAChildOfADrainingParentWhoseRingKeyIsAnothersIsLetGoUnderARingKey,
 // TestAChildLeftWithAKeptParentIsLetGoOnceThatParentDrainsUnderAnotherRingKey).
-func (a acker) letGoChildren(ctx context.Context, c *call, parent metav1.Object, visited map[types.UID]bool) error {
-	visited[parent.GetUID()] = true
+func (a acker) letGoChildren(ctx context.Context, c *call, parent metav1.Object, visited letGone) error {
+	visited[parent.GetUID()] = parent.GetResourceVersion()
 	parentKey := informer.KeyFor(parent)
 	var errs []error
 	for _, child := range a.mine(parent.GetNamespace()) {
 		ref := metav1.GetControllerOf(child)
-		if ref == nil || ref.UID != parent.GetUID() || ringKeyOf(child) != parentKey || visited[child.GetUID()] || child.GetLabels()[a.shard.DrainLabel()] == "" {
+		if _, seen := visited[child.GetUID()]; seen || ref == nil || ref.UID != parent.GetUID() || ringKeyOf(child) != parentKey || child.GetLabels()[a.shard.DrainLabel()] == "" {
 			continue
 		}
 		if errs = append(errs, a.letGoChild(ctx, c, child, visited)); ctx.Err() != nil {
@@ -362,13 +371,14 @@ func (a acker) letGoChildren(ctx context.Context, c *call, parent metav1.Object,
 
 // letGoChild lets go one drained child whose parent (in visited) has
 // been let go, then its own children; a failure is owed under c's key.
-func (a acker) letGoChild(ctx context.Context, c *call, child metav1.Object, visited map[types.UID]bool) error {
-	gone, err := a.acknowledge(ctx, c, child, a.stillUnder(ringKeyOf(child)), visited)
+func (a acker) letGoChild(ctx context.Context, c *call, child metav1.Object, visited letGone) error {
+	went, err := a.acknowledge(ctx, c, child, a.stillUnder(ringKeyOf(child)), visited)
 	if err != nil {
-		a.owed.owe(c.key, informer.KeyFor(child), metav1.GetControllerOf(child).UID)
+		parent := metav1.GetControllerOf(child).UID
+		a.owed.owe(c.key, informer.KeyFor(child), letGone{parent: visited[parent]})
 	}
-	if gone {
-		err = errors.Join(err, a.letGoChildren(ctx, c, child, visited))
+	if went != nil {
+		err = errors.Join(err, a.letGoChildren(ctx, c, went, visited))
 	}
 	return err
 }
@@ -392,18 +402,27 @@ func (a acker) stillUnder(key informer.Key) func(metav1.Object) bool {
 // if the parent is draining, the call that lets the parent go lets the
 // child go right after it (letGoChildren), never before, under whatever
 // key the child comes (TestAChildKeyedByItsOwnKeyIsNotLetGoBeforeItsDrainingParent).
-func (a acker) waitsForParent(obj metav1.Object, gone map[types.UID]bool) bool {
+func (a acker) waitsForParent(obj metav1.Object, gone letGone) bool {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil {
 		return false
 	}
 	parent, ok := a.cached(ringKeyOf(obj))
-	if !ok || parent.GetUID() != ref.UID || parent.GetLabels()[a.shard.Label()] != a.shard.Member {
+	return ok && a.backHere(parent, ref.UID, gone)
+}
+
+// backHere reports whether parent, as this member's cache shows it, is
+// the object uid, labelled for this member, and not as a call let it go
+// (gone): a parent this call let go may still show, at the version it
+// went at, in a cache behind; at any other, it came back
+// (TestAChildIsNotLetGoWhenItsParentComesBackKeptDuringItsFirst409Retry,
+// TestAChildIsNotLetGoWhenItsParentComesBackDrainingAnewDuringItsFirst409Retry).
+func (a acker) backHere(parent metav1.Object, uid types.UID, gone letGone) bool {
+	if parent.GetUID() != uid || parent.GetLabels()[a.shard.Label()] != a.shard.Member {
 		return false
 	}
-	// A parent this call let go may still show, draining, in a cache
-	// behind; shown kept, it came back (TestAChildIsNotLetGoWhenItsParentComesBackKeptDuringItsFirst409Retry).
-	return !gone[ref.UID] || parent.GetLabels()[a.shard.DrainLabel()] == ""
+	rv, went := gone[uid]
+	return !went || parent.GetResourceVersion() != rv
 }
 
 // acknowledge lets go of a drained object for call c, once no other call
@@ -437,39 +456,40 @@ func (a acker) waitsForParent(obj metav1.Object, gone map[types.UID]bool) bool {
 // TestAnAcknowledgementCutShortByAPerCallDeadlineIsNotGivenUpUnderMaxRetries);
 // Run still takes the end of its own context as no failure. An object
 // whose parent is still here (not in goneParents, the parents this call
-// let go) is not let go, at any try (waitsForParent). gone reports that
-// the object has left this member (let go, deleted, or out of its
-// cache): its drained children follow (letGoChildren).
-func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, still func(metav1.Object) bool, goneParents map[types.UID]bool) (gone bool, err error) {
+// let go) is not let go, at any try, asked after each wait for other
+// calls (waitsForParent). went is the object as it left this member (let
+// go, deleted, or out of its cache), nil if it did not: its drained
+// children follow (letGoChildren).
+func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, still func(metav1.Object) bool, goneParents letGone) (went metav1.Object, err error) {
 	key := informer.KeyFor(obj)
 	failed := func(err error) error {
 		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
 	}
 	for try := 1; ; try++ {
-		if a.waitsForParent(obj, goneParents) {
-			return false, nil // its parent goes first, or the sharder takes its drain back: see waitsForParent
-		}
 		err := a.busy.waitFor(ctx, c, obj)
+		if err == nil && a.waitsForParent(obj, goneParents) { // asked after the wait, which may be long
+			return nil, nil // its parent goes first, or the sharder takes its drain back: see waitsForParent
+		}
 		if err == nil {
 			err = patchAcknowledgement(ctx, a.client, a.resource, key, obj.GetResourceVersion(), a.shard)
 		}
 		switch {
 		case err == nil || apierrors.IsNotFound(err): // let go, or deleted meanwhile
-			return true, nil
+			return obj, nil
 		case !apierrors.IsConflict(err):
-			return false, failed(err)
+			return nil, failed(err)
 		case try == ackTries:
-			return false, failed(fmt.Errorf("refused %d times, at the version the cache showed each time: %w", ackTries, err))
+			return nil, failed(fmt.Errorf("refused %d times, at the version the cache showed each time: %w", ackTries, err))
 		}
 		now, err := cacheMoves(ctx, &c.cache, key, obj.GetResourceVersion(), a.cached)
 		if err != nil {
-			return false, failed(err)
+			return nil, failed(err)
 		}
 		if now == nil {
-			return true, nil // it left the cache: moved or deleted meanwhile
+			return obj, nil // it left the cache: moved or deleted meanwhile
 		}
 		if now.GetUID() != obj.GetUID() || now.GetLabels()[a.shard.Label()] != a.shard.Member || now.GetLabels()[a.shard.DrainLabel()] == "" || !still(now) {
-			return false, nil // changed otherwise: see above
+			return nil, nil // changed otherwise: see above
 		}
 		obj = now
 	}
