@@ -1129,3 +1129,89 @@ func TestPayOwedDoesNotDropAChildOnASecondReadThatShowsAnotherParent(t *testing.
 	require.Greater(t, len(srv.paths()), before,
 		"kid (its parent uid-api gone) was dropped from what ns/top owes on a read of another api (uid-api-2) and is never tried again (dropped: %v)", dropped)
 }
+
+var notFound404 = []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"message":"configmaps \"api\" not found","details":{"name":"api","kind":"configmaps"}}`)
+
+// Review of de7a97e. Member a keys by ring key (api's events bring
+// ns/top, kid's bring ns/api). api, a's and draining, is deleted on the
+// server after one more write (rv 15: a deletionTimestamp, a finalizer
+// removed, any update) that a's cache has not shown yet. The call of
+// ns/top PATCHes api at rv 10: 404, so api "went" at rv 10. Then a's
+// cache, behind, shows api at rv 15, still a's and draining (the step
+// before its delete). kid's acknowledgement asks waitsForParent: api is
+// in the cache at a version other than the one it went at, so backHere
+// says "back": acknowledge returns nil, nil: no PATCH, no error, nothing
+// owed. The call of ns/top ends clean. The cache then shows api's delete,
+// which brings ns/top again: api is not there, kid's ring key is ns/api,
+// nothing is owed: kid is never let go. Before de7a97e a parent this call
+// let go that showed draining was taken for a cache behind, and kid went.
+func TestAChildOfADrainingParentFoundDeletedIsLetGoThoughTheCacheThenShowsItsLastWriteBeforeTheDelete(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		shard, api, kid := ownedChildScene(t)
+		idx, cms := cacheOf(t, api, kid)
+		srv := &scriptedServer{}
+		srv.onPatch = func(n int, _ []byte) (int, []byte) {
+			if n == 1 { // api: deleted on the server after a write at rv 15 the cache shows only now
+				last := api.DeepCopy()
+				last.ResourceVersion = "15"
+				now := metav1.Now()
+				last.DeletionTimestamp = &now
+				require.NoError(t, idx.Update(last))
+				return http.StatusNotFound, notFound404
+			}
+			return http.StatusOK, configMapJSON(t, kid)
+		}
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", doNothing)
+		topKey := informer.Key{Namespace: "ns", Name: "top"}
+		_, err := reconcile(ctx, topKey)
+		t.Logf("first call of ns/top: err=%v, PATCHes %q", err, srv.paths())
+
+		require.NoError(t, idx.Delete(api)) // the cache shows api's delete: its event brings ns/top
+		_, err = reconcile(ctx, topKey)
+		t.Logf("second call of ns/top: err=%v", err)
+		require.Len(t, srv.paths(), 2,
+			"kid (its parent api deleted: 404, then gone from a's cache) is never let go: no PATCH, nothing owed, no key brings it back (PATCHes %q)", srv.paths())
+	})
+}
+
+// Review of de7a97e: the cost of asking after the wait. Member a keys
+// by object key. api is a's and kept; kid, its child, is drained (adopted
+// while drained): it stays with api, and the sharder takes its drain back.
+// A call of ns/api reconciles (and holds kid) for long. A call of ns/kid
+// used to see at once that kid's parent is here and return; now it first
+// waits (busy.waitFor) for the whole reconcile of ns/api, holding a
+// worker, only to learn that there is nothing to do.
+func TestACallOfAChildWhoseParentIsHereAndKeptDoesNotWaitForTheParentsReconcile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		shard, api, kid := ownedChildScene(t)
+		kept := api.DeepCopy()
+		delete(kept.Labels, shard.DrainLabel())
+		_, cms := cacheOf(t, kept, kid)
+		srv := &scriptedServer{}
+		apiKey := informer.Key{Namespace: "ns", Name: "api"}
+		hold := holdKey(apiKey)
+		reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps", hold.reconcile)
+		apiDone := goReconcile(ctx, reconcile, apiKey)
+		<-hold.entered
+		kidDone := goReconcile(ctx, reconcile, informer.Key{Namespace: "ns", Name: "kid"})
+		synctest.Wait()
+		returned := false
+		select {
+		case <-kidDone:
+			returned = true
+		default:
+		}
+		close(hold.release)
+		<-apiDone
+		if !returned {
+			<-kidDone
+		}
+		require.Empty(t, srv.paths())
+		require.True(t, returned,
+			"the call of ns/kid (its parent api here and kept: nothing to do) waited for the whole reconcile of ns/api, holding a worker")
+	})
+}

@@ -422,7 +422,19 @@ func (a acker) backHere(parent metav1.Object, uid types.UID, gone letGone) bool 
 		return false
 	}
 	rv, went := gone[uid]
-	return !went || parent.GetResourceVersion() != rv
+	return !went || (rv != deletedMark && parent.GetResourceVersion() != rv)
+}
+
+// deletedMark is the version letGone records for an object found
+// deleted (404): no version of that object (its UID) comes back, so any
+// the cache shows is a cache behind
+// (TestAChildOfADrainingParentFoundDeletedIsLetGoThoughTheCacheThenShowsItsLastWriteBeforeTheDelete).
+const deletedMark = "deleted"
+
+// deleted is obj as found deleted: its resourceVersion deletedMark, so
+// that letGoChildren records it so.
+func deleted(obj metav1.Object) metav1.Object {
+	return &metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace(), UID: obj.GetUID(), ResourceVersion: deletedMark}
 }
 
 // acknowledge lets go of a drained object for call c, once no other call
@@ -466,16 +478,21 @@ func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, stil
 		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
 	}
 	for try := 1; ; try++ {
-		err := a.busy.waitFor(ctx, c, obj)
-		if err == nil && a.waitsForParent(obj, goneParents) { // asked after the wait, which may be long
+		if a.waitsForParent(obj, goneParents) { // asked before the wait, which may be long, and after it
 			return nil, nil // its parent goes first, or the sharder takes its drain back: see waitsForParent
+		}
+		err := a.busy.waitFor(ctx, c, obj)
+		if err == nil && a.waitsForParent(obj, goneParents) {
+			return nil, nil
 		}
 		if err == nil {
 			err = patchAcknowledgement(ctx, a.client, a.resource, key, obj.GetResourceVersion(), a.shard)
 		}
 		switch {
-		case err == nil || apierrors.IsNotFound(err): // let go, or deleted meanwhile
+		case err == nil: // let go
 			return obj, nil
+		case apierrors.IsNotFound(err): // deleted meanwhile: no version of it comes back
+			return deleted(obj), nil
 		case !apierrors.IsConflict(err):
 			return nil, failed(err)
 		case try == ackTries:
