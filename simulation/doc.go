@@ -123,7 +123,8 @@
 // of them ("one leader"); a term that began after another
 // holds the greater fence ("fences grow"); a live member's object moves
 // to another member only through an acknowledged drain, as the checker's
-// own watch sees it ("moves only by drain"); within ConvergenceBound of
+// own watch sees it (a relabel it sees only across a gap of that watch,
+// a 410 and its relist, is not judged) ("moves only by drain"); within ConvergenceBound of
 // the last fault every object carries the label of the member the live
 // ring assigns it to and every parent was reconciled by its owner at its
 // latest tick, and, leader-elected, no child outlives its parent (the

@@ -3,6 +3,7 @@ package simulation
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -25,12 +26,15 @@ type move struct {
 // watchLabels records every direct relabel, as chaos/replicas' checker
 // does: it lists once, then watches as the admin (no faults) from that
 // resourceVersion, resuming from the last one seen. A 410 relists and
-// records a gap: a change in between may have been missed.
+// records a gap: a change in between may have been missed, so a
+// relabel the relist shows is not judged (a drain, its acknowledgement
+// and the assignment may all lie in the gap), and an object the relist
+// lacks is forgotten (its name's next object is another's life).
 func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 	var mu sync.Mutex
 	var out []move
 	last := map[string]*corev1.ConfigMap{}
-	record := func(cm *corev1.ConfigMap) {
+	record := func(cm *corev1.ConfigMap, acrossGap bool) {
 		old := last[cm.Name]
 		last[cm.Name] = cm
 		if old == nil {
@@ -44,6 +48,10 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 			}
 			m := move{at: time.Now(), ring: ring, object: cm.Name, from: from, to: to}
 			m.child = metav1.GetControllerOf(cm) != nil
+			if acrossGap {
+				w.hist.add(Event{What: Relabel, Ring: ring, Key: cm.Name, Member: from, Detail: fmt.Sprintf("%s→%s across a gap: not judged", from, to)})
+				continue
+			}
 			w.hist.add(Event{What: Relabel, Ring: ring, Key: cm.Name, Member: from, Detail: fmt.Sprintf("%s→%s", from, to)})
 			mu.Lock()
 			out = append(out, m)
@@ -54,9 +62,12 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 		for ctx.Err() == nil {
 			cms := &corev1.ConfigMapList{}
 			if err := w.core.Get().Namespace(Namespace).Resource("configmaps").Do(ctx).Into(cms); err == nil {
+				listed := map[string]bool{}
 				for i := range cms.Items {
-					record(&cms.Items[i])
+					record(&cms.Items[i], true)
+					listed[cms.Items[i].Name] = true
 				}
+				maps.DeleteFunc(last, func(name string, _ *corev1.ConfigMap) bool { return !listed[name] })
 				return cms.ResourceVersion
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -77,7 +88,7 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 				case watch.Added, watch.Modified:
 					cm := ev.Object.(*corev1.ConfigMap)
 					rv = cm.ResourceVersion
-					record(cm)
+					record(cm, false)
 				case watch.Deleted:
 					cm := ev.Object.(*corev1.ConfigMap)
 					rv = cm.ResourceVersion
