@@ -57,6 +57,9 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	}
 	c.note(Begin, key, "", nil)
 	defer c.note(End, key, "", nil)
+	if parent, ring, ok := childOf(key.Name); ok { // an orphan's own key (grouped seeds)
+		return c.adopt(ctx, key, parent, ring)
+	}
 	parent, err := c.cms.Lister().Namespace(key.Namespace).Get(key.Name)
 	c.note(Read, key, key.Name, parent)
 	if err != nil {

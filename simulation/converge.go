@@ -23,10 +23,14 @@ import (
 //   - every running replica has an open term in every ring (in the
 //     leader-elected scenario: exactly one replica leads);
 //   - sharded: every object carries each ring's label naming the member
-//     the ring of the open terms assigns it to, and no drain label;
+//     the ring of the open terms assigns it to (a child its parent's),
+//     and no drain label;
 //   - every parent was reconciled, in each ring, by its owner at its
-//     current tick, and has its child in each ring; with a Controller
-//     of the user's, its Converged says instead;
+//     current tick, and has its child in each ring (but a grouped
+//     parent, which only its children's events bring: groups.go); no
+//     child is an orphan while its parent exists (a grouped seed's
+//     controller adopts it); with a Controller of the user's, its
+//     Converged says instead;
 //   - leader-elected, with the built-in controller: no child outlives
 //     its parent (by name), since the writers leave a deleted parent's
 //     children to it one time in two and it deletes them (removeChild).
@@ -68,14 +72,15 @@ func (w *world) converged() []Violation {
 			return bad("ring %s: %v", ring, err)
 		}
 		shard := sharding.Shard{Ring: ring}
+		owner := func(u *unstructured.Unstructured) string { return hashRing.Owner(sharding.RingKey(placedBy(objs, u))) }
 		for _, name := range slices.Sorted(maps.Keys(objs)) {
 			u := objs[name]
-			want := hashRing.Owner(sharding.RingKey(u))
+			want := owner(u)
 			if got := u.GetLabels()[shard.Label()]; got != want || u.GetLabels()[shard.DrainLabel()] != "" {
 				return bad("%s: ring %s label %q drain %q, want %q", name, ring, got, u.GetLabels()[shard.DrainLabel()], want)
 			}
 		}
-		owners[ring] = func(u *unstructured.Unstructured) string { return hashRing.Owner(sharding.RingKey(u)) }
+		owners[ring] = owner
 	}
 	if c := w.opts.Controller; c != nil {
 		if c.Converged == nil {
@@ -88,10 +93,17 @@ func (w *world) converged() []Violation {
 	}
 	for _, name := range slices.Sorted(maps.Keys(objs)) {
 		u := objs[name]
-		if len(u.GetOwnerReferences()) > 0 {
-			if ref := metav1.GetControllerOfNoCopy(u); w.opts.Scenario == LeaderElected && ref != nil && objs[ref.Name] == nil {
+		ref := metav1.GetControllerOfNoCopy(u)
+		if !isParent(name) {
+			if w.opts.Scenario == LeaderElected && ref != nil && objs[ref.Name] == nil {
 				return bad("child %s outlives its parent %s", name, ref.Name)
 			}
+			if parent, _, _ := childOf(name); ref == nil && objs[parent] != nil {
+				return bad("orphan %s was not adopted by its parent %s", name, parent)
+			}
+			continue
+		}
+		if ref != nil { // grouped: its own events reconcile nothing (groups.go)
 			continue
 		}
 		tick, _, _ := unstructured.NestedString(u.Object, "data", "tick")
@@ -199,4 +211,22 @@ func (w *world) ringOf(name string, members []string) (*sharding.Ring, error) {
 	}
 	w.rings[name] = r
 	return r, nil
+}
+
+// placedBy is the object whose ring key places u: u's controller owner
+// if that is an object of objs (by UID), which the sharder makes u
+// follow, and so on up; else u itself.
+func placedBy(objs map[string]*unstructured.Unstructured, u *unstructured.Unstructured) *unstructured.Unstructured {
+	for range len(objs) { // an owner cycle ends somewhere
+		ref := metav1.GetControllerOfNoCopy(u)
+		if ref == nil {
+			return u
+		}
+		parent := objs[ref.Name]
+		if parent == nil || parent.GetUID() != ref.UID {
+			return u
+		}
+		u = parent
+	}
+	return u
 }

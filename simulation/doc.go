@@ -53,7 +53,15 @@
 // (creating the child, owned by the parent), every write a merge PATCH
 // guarded by the resourceVersion read, and recorded in a read-your-writes
 // guard whose hold the workers wait on (readyourwrites). Writers, as an admin with no
-// faults, update, delete and create parents twice a second. Lease timing
+// faults, update, delete and create parents twice a second. In one
+// sharded seed in two (grouped: groups.go) they also change owners at
+// each tick, among the first Family parents and their children: a
+// parent grouped under an owner that is not sharded (one of Groups,
+// Secrets, as ConfigMaps under a Deployment), moved to another group or
+// ungrouped, which drains it and its children with no member joining or
+// leaving; a child orphaned, or given to a parent, its own or another,
+// drained or not. The ring's controller adopts an orphan of its ring
+// back under the orphan's own key (its ring key). Lease timing
 // is short (4 s, 3 s, 500 ms), so every fault ends terms.
 //
 // # Faults
@@ -124,10 +132,14 @@
 // holds the greater fence ("fences grow"); a live member's object moves
 // to another member only through an acknowledged drain, as the checker's
 // own watch sees it (a relabel it sees only across a gap of that watch,
-// a 410 and its relist, is not judged) ("moves only by drain"); within ConvergenceBound of
-// the last fault every object carries the label of the member the live
-// ring assigns it to and every parent was reconciled by its owner at its
-// latest tick, and, leader-elected, no child outlives its parent (the
+// a 410 and its relist, is not judged) ("moves only by drain"); within
+// ConvergenceBound of the last fault every object carries the label of
+// the member the live ring assigns it to (a child its parent's) and
+// every parent was reconciled by its owner at its latest tick (but a
+// grouped one, whose own events bring its group's key, which
+// sharding.Reconciler reconciles nothing under), no orphan's parent
+// exists (its ring's controller adopts it), and, leader-elected, no
+// child outlives its parent (the
 // built-in controller deletes what the writers leave it) ("converged");
 // then, at quiescence (synctest.Wait) and
 // within the rest of the bound (at least two LeaseDurations, for a

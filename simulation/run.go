@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime"
 	"strings"
@@ -130,7 +131,8 @@ type Result struct {
 	Simulated, Converged time.Duration
 	// Coverage counts, by case, how often the run reached each order of
 	// events its scenario counts (the custom resources scenario's; in the
-	// others, the reads and stale runs "read your writes" judged): an
+	// others, the reads and stale runs "read your writes" judged, and a
+	// grouped seed's drains and adoptions: groups.go): an
 	// invariant judges such a case only in the runs that reach it.
 	// CoverageGaps lists the custom resources cases a sum of them missed.
 	Coverage map[string]int
@@ -195,6 +197,11 @@ func Run(opts Options, sched Schedule) (Result, error) {
 	defer cancel()
 	if w.crd != nil {
 		w.installCRD(CRDVersions[0])
+	}
+	if w.grouped {
+		if err := w.makeGroups(ctx); err != nil {
+			return res, err
+		}
 	}
 	for i := range Parents {
 		if err := w.createParent(ctx, parentName(i), 0); w.crd == nil && err != nil {
@@ -325,7 +332,9 @@ func Run(opts Options, sched Schedule) (Result, error) {
 		w.crd.mu.Unlock()
 		res.Coverage = w.crd.coverage()
 	} else {
-		res.Coverage = w.readYourWrites(w.hist.Events()).coverage()
+		events := w.hist.Events()
+		res.Coverage = w.readYourWrites(events).coverage()
+		maps.Copy(res.Coverage, w.groupedCoverage(events))
 	}
 	return res, nil
 }

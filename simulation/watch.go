@@ -43,6 +43,9 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 		for _, ring := range w.opts.Scenario.rings() {
 			label := sharding.Shard{Ring: ring}.Label()
 			from, to := old.Labels[label], cm.Labels[label]
+			if from != "" && to == "" && w.grouped {
+				w.reachLetGo(cm)
+			}
 			if from == "" || to == "" || from == to {
 				continue
 			}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	informer "github.com/listwatch/informer"
@@ -71,6 +72,10 @@ type world struct {
 	// deletes as of unknown UID: one opaque seed in two, from a stream of
 	// its own.
 	unknownUIDDeletes bool
+	// grouped is whether the writers also group parents under Groups and
+	// orphan children (groups.go); groups are the Groups' UIDs.
+	grouped bool
+	groups  map[string]types.UID
 	// crdWatchers are that scenario's checks waiting for a released
 	// handler to stop; they return once crd.ended closes.
 	crdWatchers sync.WaitGroup
@@ -91,6 +96,9 @@ type world struct {
 	// ringBroken are the writes a sharder sent to another ring's Leases
 	// ("a sharder keeps to its ring"); guarded by mu.
 	ringBroken []Violation
+	// groupedReached counts a grouped seed's cases (groupedCoverage);
+	// guarded by mu.
+	groupedReached map[string]int
 }
 
 // replica is one life of one slot: a process, in the real world.
@@ -124,6 +132,7 @@ func newWorld(opts Options) (*world, error) {
 	w := &world{opts: opts, srv: fakeapiserver.New(), hist: &History{}, looks: map[string][]look{},
 		opaqueGuards: rand.New(rand.NewPCG(uint64(opts.Seed), 0x0a9e)).IntN(2) == 0}
 	w.unknownUIDDeletes = w.opaqueGuards && rand.New(rand.NewPCG(uint64(opts.Seed), 0x0a9f)).IntN(2) == 0
+	w.grouped, w.groupedReached = groupedSeed(opts), map[string]int{}
 	if opts.Scenario == CustomResources {
 		w.crd = newCRDWorld()
 	}

@@ -24,10 +24,12 @@ func parentName(i int) string { return fmt.Sprintf("p-%02d", i) }
 // time in two, in the leader-elected scenario, the built-in controller's
 // are left for it to delete: in the sharded one sharding.Reconciler runs
 // no reconcile for a parent gone, and nothing would) or a create of a
-// missing one.
+// missing one. In a grouped seed, each tick also brings a change of
+// owners (regroup).
 func (w *world) write(ctx context.Context) {
 	rng := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0x3717e5))
 	leave := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0x1eaf)) // its own: rng's draws stay where they were
+	regroups := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0x6a0c))
 	tick := 0
 	for {
 		select {
@@ -51,6 +53,9 @@ func (w *world) write(ctx context.Context) {
 			}
 		default:
 			_ = w.createParent(ctx, name, tick)
+		}
+		if w.grouped {
+			w.regroup(ctx, regroups)
 		}
 	}
 }
