@@ -33,6 +33,8 @@ type interval struct {
 //   - "moves only by drain": a live member's object, a child as much as
 //     a parent, never moves straight to another member (the checker's
 //     watch) before the old member's term ended;
+//   - "children follow parents": no child is assigned to a member while
+//     its parent is labelled for another whose term runs;
 //   - "read your writes": see readYourWrites.
 func (w *world) checkHistory(moves []move) []Violation {
 	events := w.hist.Events()
@@ -113,6 +115,7 @@ func (w *world) checkHistory(moves []move) []Violation {
 	out = append(out, w.overlaps(leaderTerms, "one leader", freshAfterDelete)...)
 	out = append(out, fencesGrow(terms)...)
 	out = append(out, w.movesOffLiveMembers(moves, terms)...)
+	out = append(out, w.childrenFollowParents(moves, terms)...)
 	out = append(out, w.readYourWrites(events).violations...)
 	return out
 }
@@ -254,6 +257,9 @@ func (w *world) movesOffLiveMembers(moves []move, terms []interval) []Violation 
 	}
 	var out []Violation
 	for _, m := range moves {
+		if m.from == "" {
+			continue // an assignment: childrenFollowParents
+		}
 		t, ok := termOf[m.ring+" "+m.from]
 		if !ok || m.at.Before(t.start) || !m.at.Before(t.end) || w.paused(t) {
 			continue
@@ -264,6 +270,32 @@ func (w *world) movesOffLiveMembers(moves []move, terms []interval) []Violation 
 		}
 		out = append(out, Violation{Invariant: "moves only by drain", At: m.at, Text: fmt.Sprintf("ring %s %s %q moved %s→%s at %s while %s (%s) was in its term until %s",
 			m.ring, kind, m.object, m.from, m.to, clock(m.at), m.from, t.replica, clock(t.end))})
+	}
+	return out
+}
+
+// childrenFollowParents: a child assigned to a member while its parent
+// is labelled for another, whose term runs (not paused), reached a
+// member its parent had not left: the parent's member may reconcile the
+// parent without it, and create it again (docs/16, "Children follow
+// their parent"). The sharder assigns a child only to its parent's
+// member, or once the parent was let go (its label removed).
+func (w *world) childrenFollowParents(moves []move, terms []interval) []Violation {
+	termOf := map[string]interval{}
+	for _, t := range terms {
+		termOf[t.ring+" "+t.member] = t
+	}
+	var out []Violation
+	for _, m := range moves {
+		if m.parentOn == "" || m.parentOn == m.to {
+			continue
+		}
+		t, ok := termOf[m.ring+" "+m.parentOn]
+		if !ok || m.at.Before(t.start) || !m.at.Before(t.end) || w.paused(t) {
+			continue
+		}
+		out = append(out, Violation{Invariant: "children follow parents", At: m.at, Text: fmt.Sprintf("ring %s child %q assigned to %s at %s while its parent was on %s (%s), in its term until %s",
+			m.ring, m.object, m.to, clock(m.at), m.parentOn, t.replica, clock(t.end))})
 	}
 	return out
 }

@@ -94,6 +94,37 @@ func TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain(t *testing.T) {
 	}
 }
 
+// A child assigned to a member while its parent is labelled for another
+// member in its term breaks "children follow parents"; the same
+// assignment after that term ended, or of a child whose parent was let
+// go (no label), does not.
+func TestAChildAssignedAwayFromItsParentsLiveMemberBreaksChildrenFollowParents(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	w := &world{opts: Options{}.withDefaults(), hist: &History{events: []Event{
+		{At: at(0), What: TermStart, Replica: "r0-0", Ring: "web", Member: "m-a", Fence: 1},
+		{At: at(1), What: TermStart, Replica: "r1-0", Ring: "web", Member: "m-b", Fence: 2},
+		{At: at(10), What: TermEnd, Replica: "r0-0", Ring: "web", Member: "m-a", Deadline: at(10)},
+		{At: at(20), What: TermEnd, Replica: "r1-0", Ring: "web", Member: "m-b", Deadline: at(20)},
+	}}}
+	for _, tc := range []struct {
+		name string
+		m    move
+		want int
+	}{
+		{"in the parent's member's term", move{at: at(5), ring: "web", object: "p-00-web", to: "m-b", child: true, parentOn: "m-a"}, 1},
+		{"after the parent's member's term", move{at: at(12), ring: "web", object: "p-00-web", to: "m-b", child: true, parentOn: "m-a"}, 0},
+		{"to the parent's member", move{at: at(5), ring: "web", object: "p-00-web", to: "m-a", child: true, parentOn: "m-a"}, 0},
+		{"its parent let go", move{at: at(5), ring: "web", object: "p-00-web", to: "m-b", child: true}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := violations(w.checkHistory([]move{tc.m})); got["children follow parents"] != tc.want || len(got) > tc.want {
+				t.Fatalf("violations %v, want %d of children follow parents and nothing else", got, tc.want)
+			}
+		})
+	}
+}
+
 // At quiescence, a term's cache that differs from the server, and a
 // leading sharder whose cache holds fewer objects than the server (or
 // shows no gauge), break "cache equals server"; equal ones do not.

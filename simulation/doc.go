@@ -132,7 +132,11 @@
 // holds the greater fence ("fences grow"); a live member's object moves
 // to another member only through an acknowledged drain, as the checker's
 // own watch sees it (a relabel it sees only across a gap of that watch,
-// a 410 and its relist, is not judged) ("moves only by drain"); within
+// a 410 and its relist, is not judged) ("moves only by drain"); no
+// child is assigned to a member while its parent is labelled for
+// another member whose term runs: the sharder assigns a child to its
+// parent's member, or once the parent was let go ("children follow
+// parents"); within
 // ConvergenceBound of the last fault every object carries the label of
 // the member the live ring assigns it to (a child its parent's) and
 // every parent was reconciled by its owner at its latest tick (but a

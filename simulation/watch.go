@@ -21,6 +21,10 @@ type move struct {
 	at                     time.Time
 	ring, object, from, to string
 	child                  bool // the object has a controller owner
+	// parentOn is, for a child assigned (from ""), the member its parent
+	// was labelled for at that moment, draining or not ("": none, or no
+	// parent the watch has seen).
+	parentOn string
 }
 
 // watchLabels records every direct relabel, as chaos/replicas' checker
@@ -45,6 +49,14 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 			from, to := old.Labels[label], cm.Labels[label]
 			if from != "" && to == "" && w.grouped {
 				w.reachLetGo(cm)
+			}
+			if from == "" && to != "" && !acrossGap {
+				if on := parentOn(last, cm, label); on != "" && on != to {
+					w.hist.add(Event{What: Relabel, Ring: ring, Key: cm.Name, Member: to, Detail: fmt.Sprintf("assigned to %s, its parent on %s", to, on)})
+					mu.Lock()
+					out = append(out, move{at: time.Now(), ring: ring, object: cm.Name, to: to, child: true, parentOn: on})
+					mu.Unlock()
+				}
 			}
 			if from == "" || to == "" || from == to {
 				continue
@@ -116,4 +128,19 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 		defer mu.Unlock()
 		return append([]move(nil), out...)
 	}
+}
+
+// parentOn is the member cm's parent is labelled for in the ring whose
+// shard label is label, as the watch last saw the parent: its
+// controller owner, a ConfigMap of that UID ("": cm has none, or the
+// watch has not seen it).
+func parentOn(last map[string]*corev1.ConfigMap, cm *corev1.ConfigMap, label string) string {
+	ref := metav1.GetControllerOfNoCopy(cm)
+	if ref == nil || ref.Kind != "ConfigMap" {
+		return ""
+	}
+	if parent := last[ref.Name]; parent != nil && parent.UID == ref.UID {
+		return parent.Labels[label]
+	}
+	return ""
 }
