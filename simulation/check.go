@@ -257,8 +257,8 @@ func (w *world) movesOffLiveMembers(moves []move, terms []interval) []Violation 
 	}
 	var out []Violation
 	for _, m := range moves {
-		if m.from == "" {
-			continue // an assignment: childrenFollowParents
+		if m.from == "" || m.to == "" || m.parentOn != "" {
+			continue // an assignment, a let-go, or childrenFollowParents' record
 		}
 		t, ok := termOf[m.ring+" "+m.from]
 		if !ok || m.at.Before(t.start) || !m.at.Before(t.end) || w.paused(t) {
@@ -275,11 +275,15 @@ func (w *world) movesOffLiveMembers(moves []move, terms []interval) []Violation 
 }
 
 // childrenFollowParents: a child assigned to a member while its parent
-// is labelled for another, whose term runs (not paused), reached a
-// member its parent had not left: the parent's member may reconcile the
+// is labelled for another, whose term runs (not paused), or moved there
+// off a dead member, reached a member its parent had not left; a child its member let go while its
+// parent was still labelled for that member (draining or not) left
+// before its parent. Either way the parent's member may reconcile the
 // parent without it, and create it again (docs/16, "Children follow
 // their parent"). The sharder assigns a child only to its parent's
-// member, or once the parent was let go (its label removed).
+// member, or once the parent was let go (its label removed); a member
+// lets a drained child go only after its parent, and keeps one whose
+// parent it keeps.
 func (w *world) childrenFollowParents(moves []move, terms []interval) []Violation {
 	termOf := map[string]interval{}
 	for _, t := range terms {
@@ -287,15 +291,19 @@ func (w *world) childrenFollowParents(moves []move, terms []interval) []Violatio
 	}
 	var out []Violation
 	for _, m := range moves {
-		if m.parentOn == "" || m.parentOn == m.to {
-			continue
+		if m.parentOn == "" || m.parentOn == m.to || (m.to == "" && m.parentOn != m.from) {
+			continue // the parent's member, or a let-go of a child whose parent is elsewhere
 		}
 		t, ok := termOf[m.ring+" "+m.parentOn]
 		if !ok || m.at.Before(t.start) || !m.at.Before(t.end) || w.paused(t) {
 			continue
 		}
-		out = append(out, Violation{Invariant: "children follow parents", At: m.at, Text: fmt.Sprintf("ring %s child %q assigned to %s at %s while its parent was on %s (%s), in its term until %s",
-			m.ring, m.object, m.to, clock(m.at), m.parentOn, t.replica, clock(t.end))})
+		what := "moved to " + m.to
+		if m.to == "" {
+			what = "let go by " + m.from
+		}
+		out = append(out, Violation{Invariant: "children follow parents", At: m.at, Text: fmt.Sprintf("ring %s child %q %s at %s while its parent was on %s (%s), in its term until %s",
+			m.ring, m.object, what, clock(m.at), m.parentOn, t.replica, clock(t.end))})
 	}
 	return out
 }

@@ -95,10 +95,12 @@ func TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain(t *testing.T) {
 }
 
 // A child assigned to a member while its parent is labelled for another
-// member in its term breaks "children follow parents"; the same
-// assignment after that term ended, or of a child whose parent was let
-// go (no label), does not.
-func TestAChildAssignedAwayFromItsParentsLiveMemberBreaksChildrenFollowParents(t *testing.T) {
+// member in its term, or let go by the member its parent is still
+// labelled for, breaks "children follow parents"; the same assignment
+// after that term ended, or of a child whose parent was let go (no
+// label), and a let-go of a child whose parent is on another member, do
+// not.
+func TestAChildAwayFromItsParentsLiveMemberBreaksChildrenFollowParents(t *testing.T) {
 	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	w := &world{opts: Options{}.withDefaults(), hist: &History{events: []Event{
@@ -116,6 +118,9 @@ func TestAChildAssignedAwayFromItsParentsLiveMemberBreaksChildrenFollowParents(t
 		{"after the parent's member's term", move{at: at(12), ring: "web", object: "p-00-web", to: "m-b", child: true, parentOn: "m-a"}, 0},
 		{"to the parent's member", move{at: at(5), ring: "web", object: "p-00-web", to: "m-a", child: true, parentOn: "m-a"}, 0},
 		{"its parent let go", move{at: at(5), ring: "web", object: "p-00-web", to: "m-b", child: true}, 0},
+		{"let go while its parent is on its member", move{at: at(5), ring: "web", object: "p-00-web", from: "m-a", child: true, parentOn: "m-a"}, 1},
+		{"let go by a member that ended", move{at: at(12), ring: "web", object: "p-00-web", from: "m-a", child: true, parentOn: "m-a"}, 0},
+		{"let go to follow its parent elsewhere", move{at: at(5), ring: "web", object: "p-00-web", from: "m-a", child: true, parentOn: "m-b"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := violations(w.checkHistory([]move{tc.m})); got["children follow parents"] != tc.want || len(got) > tc.want {

@@ -133,9 +133,11 @@
 // to another member only through an acknowledged drain, as the checker's
 // own watch sees it (a relabel it sees only across a gap of that watch,
 // a 410 and its relist, is not judged) ("moves only by drain"); no
-// child is assigned to a member while its parent is labelled for
-// another member whose term runs: the sharder assigns a child to its
-// parent's member, or once the parent was let go ("children follow
+// child reaches a member (assigned, or moved off a dead member) while
+// its parent is labelled for another member whose term runs, nor is let
+// go by the member its parent is still labelled for: the sharder moves
+// a child to its parent's member, or once the parent was let go, and a
+// member lets a child go only after its parent ("children follow
 // parents"); within
 // ConvergenceBound of the last fault every object carries the label of
 // the member the live ring assigns it to (a child its parent's) and

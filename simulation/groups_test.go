@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"testing/synctest"
 
@@ -134,6 +135,65 @@ func TestAnOrphanWhoseParentExistsBreaksConverged(t *testing.T) {
 		}
 		if want := fmt.Sprintf("orphan %s was not adopted by its parent %s", orphan, plain.Name); got[0].Text != want {
 			t.Errorf("converged says %q, want %q", got[0].Text, want)
+		}
+	})
+}
+
+// The checker's watch records for "children follow parents" a child
+// let go while its parent is still labelled for that member, and a
+// child assigned away from its parent's member, with the parent's label
+// of that moment; not a child assigned once its parent was let go.
+func TestTheCheckersWatchRecordsAChildThatLeavesOrArrivesWithoutItsParent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		w, err := newWorld(Options{Scenario: Sharded}.withDefaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.admin.Close()
+		label := sharding.Shard{Ring: Rings[0]}.Label()
+		create := func(cm *corev1.ConfigMap) {
+			t.Helper()
+			cm.Namespace, cm.Labels = Namespace, map[string]string{"app": "sim", label: "m-a"}
+			if err := w.core.Post().Namespace(Namespace).Resource("configmaps").Body(cm).Do(ctx).Into(cm); err != nil {
+				t.Fatal(err)
+			}
+		}
+		relabel := func(name, member string) {
+			t.Helper()
+			value := "null"
+			if member != "" {
+				value = fmt.Sprintf("%q", member)
+			}
+			patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%s}}}`, label, value)
+			if err := w.core.Patch(types.MergePatchType).Namespace(Namespace).Resource("configmaps").Name(name).Body(patch).Do(ctx).Error(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: parentName(0)}}
+		create(parent)
+		yes := true
+		child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ChildName(parent.Name, Rings[0]), OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: "v1", Kind: "ConfigMap", Name: parent.Name, UID: parent.UID, Controller: &yes}}}}
+		create(child)
+		moves := w.watchLabels(ctx)
+
+		relabel(child.Name, "")    // let go before its parent: recorded
+		relabel(child.Name, "m-b") // assigned away from its parent on m-a: recorded
+		relabel(child.Name, "")    // let go by m-b, its parent on m-a: not the let-go judged
+		relabel(parent.Name, "")   // the parent let go
+		relabel(child.Name, "m-b") // assigned after its parent was let go: not recorded
+		synctest.Wait()
+
+		var got []string
+		for _, m := range moves() {
+			if m.parentOn != "" {
+				got = append(got, fmt.Sprintf("%s→%s parent on %s", m.from, m.to, m.parentOn))
+			}
+		}
+		want := []string{"m-a→ parent on m-a", "→m-b parent on m-a"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("recorded %q, want %q", got, want)
 		}
 	})
 }

@@ -21,9 +21,10 @@ type move struct {
 	at                     time.Time
 	ring, object, from, to string
 	child                  bool // the object has a controller owner
-	// parentOn is, for a child assigned (from ""), the member its parent
-	// was labelled for at that moment, draining or not ("": none, or no
-	// parent the watch has seen).
+	// parentOn is, for a child's record for "children follow parents"
+	// (one of its own beside the move's), the member its parent was
+	// labelled for at that moment, draining or not ("": not such a
+	// record).
 	parentOn string
 }
 
@@ -50,11 +51,18 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 			if from != "" && to == "" && w.grouped {
 				w.reachLetGo(cm)
 			}
-			if from == "" && to != "" && !acrossGap {
-				if on := parentOn(last, cm, label); on != "" && on != to {
-					w.hist.add(Event{What: Relabel, Ring: ring, Key: cm.Name, Member: to, Detail: fmt.Sprintf("assigned to %s, its parent on %s", to, on)})
+			if from != to && !acrossGap {
+				// judged: a child's arrival on a member not its parent's
+				// (assigned, or moved off a dead member), a let-go by its
+				// parent's own member
+				if on := parentOn(last, cm, label); on != "" && on != to && (to != "" || on == from) {
+					what := "moved to " + to
+					if to == "" {
+						what = "let go by " + from
+					}
+					w.hist.add(Event{What: Relabel, Ring: ring, Key: cm.Name, Member: from, Detail: fmt.Sprintf("%s, its parent on %s", what, on)})
 					mu.Lock()
-					out = append(out, move{at: time.Now(), ring: ring, object: cm.Name, to: to, child: true, parentOn: on})
+					out = append(out, move{at: time.Now(), ring: ring, object: cm.Name, from: from, to: to, child: true, parentOn: on})
 					mu.Unlock()
 				}
 			}
