@@ -98,7 +98,7 @@ func (w *world) converged() []Violation {
 			if w.opts.Scenario == LeaderElected && ref != nil && objs[ref.Name] == nil {
 				return bad("child %s outlives its parent %s", name, ref.Name)
 			}
-			if parent, _, _ := childOf(name); ref == nil && objs[parent] != nil {
+			if parent, _, child := childOf(name); child && ref == nil && objs[parent] != nil {
 				return bad("orphan %s was not adopted by its parent %s", name, parent)
 			}
 			continue
