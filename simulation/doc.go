@@ -58,8 +58,8 @@
 // each tick, among the first Family parents and their children: a
 // parent grouped under an owner that is not sharded (one of Groups,
 // Secrets, as ConfigMaps under a Deployment), moved to another group or
-// ungrouped, which drains it and its children with no member joining or
-// leaving; a child orphaned, or given to a parent, its own or another,
+// ungrouped, which, when its new ring key lands on another member,
+// drains it and its children with no member joining or leaving; a child orphaned, or given to a parent, its own or another,
 // drained or not. The ring's controller adopts an orphan of its ring
 // back under the orphan's own key (its ring key). Lease timing
 // is short (4 s, 3 s, 500 ms), so every fault ends terms.

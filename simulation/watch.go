@@ -48,7 +48,7 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 		for _, ring := range w.opts.Scenario.rings() {
 			label := sharding.Shard{Ring: ring}.Label()
 			from, to := old.Labels[label], cm.Labels[label]
-			if from != "" && to == "" && w.grouped {
+			if from != "" && to == "" && w.grouped && !acrossGap {
 				w.reachLetGo(cm)
 			}
 			if from != to && !acrossGap {
