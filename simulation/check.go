@@ -251,17 +251,14 @@ func fencesGrow(terms []interval) []Violation {
 // term ran (a member id may hold its Lease before its term starts: its
 // acquiring write timed out on its side, yet landed).
 func (w *world) movesOffLiveMembers(moves []move, terms []interval) []Violation {
-	termOf := map[string]interval{}
-	for _, t := range terms {
-		termOf[t.ring+" "+t.member] = t
-	}
+	termOf := termsByMember(terms)
 	var out []Violation
 	for _, m := range moves {
 		if m.from == "" || m.to == "" || m.parentOn != "" {
 			continue // an assignment, a let-go, or childrenFollowParents' record
 		}
-		t, ok := termOf[m.ring+" "+m.from]
-		if !ok || m.at.Before(t.start) || !m.at.Before(t.end) || w.paused(t) {
+		t, ok := w.inTerm(termOf, m.ring, m.from, m.at)
+		if !ok {
 			continue
 		}
 		kind := "object"
@@ -276,26 +273,23 @@ func (w *world) movesOffLiveMembers(moves []move, terms []interval) []Violation 
 
 // childrenFollowParents: a child assigned to a member while its parent
 // is labelled for another, whose term runs (not paused), or moved there
-// off a dead member, reached a member its parent had not left; a child its member let go while its
-// parent was still labelled for that member (draining or not) left
-// before its parent. Either way the parent's member may reconcile the
-// parent without it, and create it again (docs/16, "Children follow
-// their parent"). The sharder assigns a child only to its parent's
-// member, or once the parent was let go (its label removed); a member
-// lets a drained child go only after its parent, and keeps one whose
-// parent it keeps.
+// off a dead member, reached a member its parent had not left; a child
+// its member let go while its parent was still labelled for that member
+// (draining or not) left before its parent. Either way the parent's
+// member may reconcile the parent without it, and create it again
+// (docs/16, "Children follow their parent"). The sharder assigns a
+// child only to its parent's member, or once the parent was let go (its
+// label removed); a member lets a drained child go only after its
+// parent, and keeps one whose parent it keeps.
 func (w *world) childrenFollowParents(moves []move, terms []interval) []Violation {
-	termOf := map[string]interval{}
-	for _, t := range terms {
-		termOf[t.ring+" "+t.member] = t
-	}
+	termOf := termsByMember(terms)
 	var out []Violation
 	for _, m := range moves {
 		if m.parentOn == "" || m.parentOn == m.to || (m.to == "" && m.parentOn != m.from) {
 			continue // the parent's member, or a let-go of a child whose parent is elsewhere
 		}
-		t, ok := termOf[m.ring+" "+m.parentOn]
-		if !ok || m.at.Before(t.start) || !m.at.Before(t.end) || w.paused(t) {
+		t, ok := w.inTerm(termOf, m.ring, m.parentOn, m.at)
+		if !ok {
 			continue
 		}
 		what := "moved to " + m.to
@@ -306,6 +300,24 @@ func (w *world) childrenFollowParents(moves []move, terms []interval) []Violatio
 			m.ring, m.object, what, clock(m.at), m.parentOn, t.replica, clock(t.end))})
 	}
 	return out
+}
+
+// termsByMember indexes terms by ring and member; a member id is one
+// term's (Member.Run draws a fresh one each term).
+func termsByMember(terms []interval) map[string]interval {
+	out := map[string]interval{}
+	for _, t := range terms {
+		out[t.ring+" "+t.member] = t
+	}
+	return out
+}
+
+// inTerm returns member's term in ring if it ran at at, and its replica
+// was not paused during it (a paused process is not fenced: its moves
+// are judged apart).
+func (w *world) inTerm(termOf map[string]interval, ring, member string, at time.Time) (interval, bool) {
+	t, ok := termOf[ring+" "+member]
+	return t, ok && !at.Before(t.start) && at.Before(t.end) && !w.paused(t)
 }
 
 func filter(s []interval, keep func(interval) bool) []interval {
