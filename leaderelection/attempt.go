@@ -2,6 +2,7 @@ package leaderelection
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -93,6 +94,9 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 		// term's fence, below that term's: this term is over, and a new
 		// one, with a new fence, may begin.
 		return false, time.Time{}, nil
+	}
+	if e.cfg.OwnLeaseOnly && holder != e.cfg.Identity {
+		return false, time.Time{}, fmt.Errorf("leaderelection: lease %s is held by %q: %w", e.lease(), holder, ErrNotOwnLease)
 	}
 	if holder != "" && holder != e.cfg.Identity && !e.observedExpired() {
 		return false, time.Time{}, nil // held by another, and not expired

@@ -66,6 +66,16 @@ type Config struct {
 	// a context of its own (the caller's is done by then), bounded by
 	// AttemptTimeout. Default: off (the Lease expires).
 	ReleaseOnCancel bool
+	// OwnLeaseOnly makes the Lease this Identity's alone, as a sharding
+	// member's Lease is its id's: the candidate creates it, or renews it
+	// while it holds it (a create that timed out on its side yet landed
+	// included), but never takes a Lease that exists held by another
+	// identity, or by none, expired or not. Finding one, Run returns an
+	// error wrapping ErrNotOwnLease: whoever wrote it may have acted on
+	// this identity's absence (a sharder moves a dead member's objects
+	// without asking), and the identity must not lead again. Default:
+	// off (an expired or released Lease is free to take).
+	OwnLeaseOnly bool
 	// HealthTolerance is how long past LeaseDuration without a renew
 	// Healthy still reports a leader healthy. Default: 0.
 	HealthTolerance time.Duration

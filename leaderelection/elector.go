@@ -90,6 +90,10 @@ func (e *Elector) acquire(ctx context.Context) (time.Time, error) {
 	var lastErr error
 	for {
 		held, sent, err := e.attempt(ctx, false)
+		if errors.Is(err, ErrNotOwnLease) {
+			e.cfg.Logger.Info("leaderelection: the Lease is not this identity's; not acquiring it", "lease", e.lease(), "identity", e.cfg.Identity, "err", err)
+			return time.Time{}, err
+		}
 		if held {
 			e.mu.Lock()
 			e.inTerm, e.lastRenew = true, sent

@@ -15,6 +15,10 @@ import (
 // candidate holds the Lease. Run's error wraps it too.
 var ErrLost = errors.New("leadership lost")
 
+// ErrNotOwnLease is what Run of a Config.OwnLeaseOnly candidate returns,
+// wrapped, when it finds its Lease held by another identity or by none.
+var ErrNotOwnLease = errors.New("the Lease is not this identity's")
+
 // Term is what a leader knows of its current term. OnStartedLeading's
 // context carries it: TermOf(ctx).
 type Term struct {
