@@ -81,8 +81,13 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 // when it cannot renew it (or ctx ends); then Run waits RetryPeriod and
 // joins again as a new member, with a new id and a new Lease. An id is
 // never reused: the sharder may have moved the old id's objects without
-// asking, and nothing may reconcile under that id again. Run returns nil
-// when ctx ends.
+// asking, and nothing may reconcile under that id again. That holds for
+// an id that never began a term too: its create may have landed though
+// its answer was lost, the sharder counted it alive, then took its
+// Lease over; an id that finds its Lease held by another, or released,
+// joins again under a new one
+// (TestAMemberIDWhoseLeaseASharderTookOverNeverStartsATerm). Run
+// returns nil when ctx ends.
 func (m *Member) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		id, err := newMemberID(m.cfg.Ring, m.cfg.Name)
@@ -114,6 +119,7 @@ func (m *Member) elector(id string) (*leaderelection.Elector, error) {
 		Labels:        leaseLabels(m.cfg.Ring, id),
 		LeaseDuration: m.cfg.LeaseDuration, RenewDeadline: m.cfg.RenewDeadline, RetryPeriod: m.cfg.RetryPeriod,
 		ReleaseOnCancel: true,
+		OwnLeaseOnly:    true, // a Lease a sharder took over, or that was released, is the id's end
 		Logger:          m.cfg.Logger,
 		Clock:           m.cfg.Clock,
 		Callbacks: leaderelection.Callbacks{

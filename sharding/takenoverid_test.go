@@ -1,0 +1,71 @@
+package sharding_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/internal/random"
+	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/sharding"
+)
+
+// A member id whose Lease a sharder took over before the id's first term
+// began never starts a term. The member's acquiring create timed out on
+// its side yet landed; it then could not renew for a LeaseDuration, so
+// the sharder, which had counted the id alive and given it objects, took
+// the Lease over and moved them without a drain. The id's elector used
+// to wait the taken-over Lease out and acquire it: its term ran while
+// the sharder, until its next poll, still took the id for dead and moved
+// the rest of its objects (found by review, simulated: "moves only by
+// drain" and "children follow parents" would both fail). Promise:
+// Member.Run, "An id is never reused ... nothing may reconcile under
+// that id again".
+func TestAMemberIDWhoseLeaseASharderTookOverNeverStartsATerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		net := fakeapiserver.ServeInMemory(fakeapiserver.New())
+		t.Cleanup(net.Close)
+		leases := must(leaderelection.NewClient(net.Config()))
+		restore := random.Seed(7)
+		token, err := random.Token(ring+"/zz", 4)
+		restore()
+		require.NoError(t, err)
+		defer random.Seed(7)() // the member's first id is "zz-"+token
+		id := "zz-" + token
+
+		by, seconds, now := "taken-over-by-sharder:s1", int32(4), metav1.NewMicroTime(time.Now())
+		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: sharding.LeaseName(ring, id),
+			Labels: map[string]string{sharding.LeaseRingLabel: ring, sharding.LeaseMemberLabel: id}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &by, RenewTime: &now, LeaseDurationSeconds: &seconds}}
+		require.NoError(t, leases.Post().Namespace("default").Resource("leases").Body(lease).Do(ctx).Error())
+
+		var mu sync.Mutex
+		var started []string
+		m := must(sharding.NewMember(sharding.MemberConfig{Client: leases, Namespace: "default", Ring: ring, Name: "zz",
+			LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
+			Run: func(ctx context.Context, shard sharding.Shard) {
+				mu.Lock()
+				started = append(started, shard.Member)
+				mu.Unlock()
+				<-ctx.Done()
+			}}))
+		done := make(chan struct{})
+		go func() { defer close(done); _ = m.Run(ctx) }()
+		time.Sleep(20 * time.Second)
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		require.NotContains(t, started, id, "member id %s started a term on the Lease a sharder had taken over (holder %q)", id, by)
+		require.NotEmpty(t, started, "the member never joined under a new id")
+	})
+}
