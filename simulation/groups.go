@@ -25,12 +25,14 @@ import (
 //     Groups, Secrets the world makes at the start: ConfigMaps
 //     controlled by an unsharded Deployment, in a real cluster), moved
 //     to another group, or ungrouped. A grouped parent sits on the ring
-//     at its group's key (sharding.RingKey), so regrouping drains it,
-//     and its children follow it, with no member joining or leaving;
+//     at its group's key (sharding.RingKey), so regrouping drains it
+//     when that key lands on another member, and its children follow
+//     it, with no member joining or leaving;
 //   - a child is orphaned (its owner references removed): it sits on
 //     the ring at its own key, so it is drained from its parent's
-//     member, and the ring's controller adopts it back (adopt), which
-//     drains it again, to follow its parent;
+//     member when that key lands elsewhere, and the ring's controller
+//     adopts it back (adopt), which drains it again, to follow its
+//     parent;
 //   - a child is given to a parent, its own or another, whatever its
 //     labels say: a drained child adopted before its drain is
 //     acknowledged, as another controller may.
