@@ -64,10 +64,18 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 		// candidate that never saw the Lease creates it (a first start;
 		// see the package doc, "A deleted Lease").
 		e.sawAbsent()
+		if e.cfg.OwnLeaseOnly && !leading && (e.observed != nil || e.createSent) {
+			// Its Lease, seen or perhaps created, is gone: whoever
+			// deleted it may have taken it first (a sharder collects a
+			// dead member's Lease after taking it over), and may have
+			// acted on this identity's absence.
+			return false, time.Time{}, fmt.Errorf("leaderelection: lease %s was deleted: %w", e.lease(), ErrNotOwnLease)
+		}
 		if e.observed != nil && !(leading && holderOf(e.observed) == e.cfg.Identity) && !e.absenceWaitedOut() {
 			return false, time.Time{}, nil
 		}
 		sent := e.cfg.Clock.Now()
+		e.createSent = true
 		created, err := e.leases.create(ctx, e.renewal(&coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Namespace: e.cfg.Namespace, Name: e.cfg.Name, Labels: e.cfg.Labels},
 		}, sent))

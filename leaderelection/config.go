@@ -67,14 +67,20 @@ type Config struct {
 	// AttemptTimeout. Default: off (the Lease expires).
 	ReleaseOnCancel bool
 	// OwnLeaseOnly makes the Lease this Identity's alone, as a sharding
-	// member's Lease is its id's: the candidate creates it, or renews it
-	// while it holds it (a create that timed out on its side yet landed
-	// included), but never takes a Lease that exists held by another
-	// identity, or by none, expired or not. Finding one, Run returns an
-	// error wrapping ErrNotOwnLease: whoever wrote it may have acted on
-	// this identity's absence (a sharder moves a dead member's objects
-	// without asking), and the identity must not lead again. Default:
-	// off (an expired or released Lease is free to take).
+	// member's Lease is its id's: the candidate creates it once, or
+	// renews it while it holds it (a create that timed out on its side
+	// yet landed included), but never takes a Lease held by another
+	// identity, or by none (released), expired or not, and never creates
+	// again a Lease it saw or sent a create of that has since been
+	// deleted. Finding one before it leads, Run returns an error
+	// wrapping ErrNotOwnLease: whoever wrote or deleted it may have acted
+	// on this identity's absence (a sharder moves a dead member's objects
+	// without asking, then deletes its Lease), and the identity must not
+	// lead again; stand again under a new Identity. A leader that finds
+	// its Lease taken loses its term (ErrLost), as any leader does, and a
+	// Run after that, or after a term whose Lease it released, returns
+	// ErrNotOwnLease. Default: off (an expired or released Lease is free
+	// to take).
 	OwnLeaseOnly bool
 	// HealthTolerance is how long past LeaseDuration without a renew
 	// Healthy still reports a leader healthy. Default: 0.

@@ -16,7 +16,8 @@ import (
 var ErrLost = errors.New("leadership lost")
 
 // ErrNotOwnLease is what Run of a Config.OwnLeaseOnly candidate returns,
-// wrapped, when it finds its Lease held by another identity or by none.
+// wrapped, when, before it leads, it finds its Lease held by another
+// identity or by none, or deleted after it saw it or sent its create.
 var ErrNotOwnLease = errors.New("the Lease is not this identity's")
 
 // Term is what a leader knows of its current term. OnStartedLeading's

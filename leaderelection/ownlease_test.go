@@ -3,6 +3,9 @@ package leaderelection_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -66,3 +69,101 @@ func TestAnOwnLeaseOnlyCandidateNeverTakesALeaseHeldByAnotherOrReleased(t *testi
 }
 
 func ptr(s string) *string { return &s }
+
+// An OwnLeaseOnly candidate whose create landed though its answer was
+// lost, and that then could not reach the API server while another
+// took the Lease over and deleted it (a sharder collects a dead
+// member's Lease), does not create it again and lead: Run returns
+// ErrNotOwnLease. It never saw its Lease; that it sent a create is
+// enough.
+func TestAnOwnLeaseOnlyCandidateWhoseLandedCreateWasTakenAndDeletedDoesNotLead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		srv := fakeapiserver.New()
+		admin := inMemory(t, srv)
+		var cut atomic.Bool
+		var creates atomic.Int32
+		side := inMemory(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.Method == http.MethodPost && creates.Add(1) == 1:
+				srv.ServeHTTP(httptest.NewRecorder(), r) // the create lands...
+				cut.Store(true)                          // ...and from here the candidate reaches nothing,
+				panic(http.ErrAbortHandler)              // its answer lost with the connection
+			case cut.Load():
+				http.Error(w, "unreachable", http.StatusServiceUnavailable)
+			default:
+				srv.ServeHTTP(w, r)
+			}
+		}))
+		leases := must(leaderelection.NewClient(admin.Config()))
+		ts := newTerms()
+		cfg, _ := config(t, side.Config(), "default", "own", "me", ts.callbacks("me", nil))
+		cfg.OwnLeaseOnly = true
+		el := must(leaderelection.New(cfg))
+		done := make(chan error, 1)
+		go func() { done <- el.Run(ctx) }()
+
+		time.Sleep(2 * attemptTimeout)
+		lease := &coordinationv1.Lease{}
+		require.NoError(t, leases.Get().Namespace("default").Resource("leases").Name("own").Do(ctx).Into(lease))
+		require.Equal(t, "me", *lease.Spec.HolderIdentity, "the candidate's create landed late")
+
+		time.Sleep(leaseDuration) // the sharder takes it over, then collects it
+		other := "taken-over-by-sharder:s1"
+		lease.Spec.HolderIdentity = &other
+		require.NoError(t, leases.Put().Namespace("default").Resource("leases").Name("own").Body(lease).Do(ctx).Into(lease))
+		require.NoError(t, leases.Delete().Namespace("default").Resource("leases").Name("own").Do(ctx).Error())
+		cut.Store(false)
+
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(3 * leaseDuration):
+			cancel()
+			err = <-done
+		}
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		require.Empty(t, ts.all, "a term began on the Lease its create made, after %q took it over and deleted it", other)
+		require.True(t, errors.Is(err, leaderelection.ErrNotOwnLease), "Run returned %v, want ErrNotOwnLease", err)
+	})
+}
+
+// An OwnLeaseOnly leader that finds its Lease taken loses its term with
+// ErrLost, as any leader does, and a Run after that does not take the
+// Lease back: it returns ErrNotOwnLease.
+func TestAnOwnLeaseOnlyLeaderWhoseLeaseIsTakenLosesItsTermAndDoesNotLeadAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		net := inMemory(t, fakeapiserver.New())
+		admin := must(leaderelection.NewClient(net.Config()))
+		ts := newTerms()
+		cfg, _ := config(t, net.Config(), "default", "own", "me", ts.callbacks("me", nil))
+		cfg.OwnLeaseOnly = true
+		el := must(leaderelection.New(cfg))
+		done := make(chan error, 1)
+		go func() { done <- el.Run(ctx) }()
+		awaitTerm(t, ts, 2*attemptTimeout, "the candidate creates its Lease")
+
+		lease := getLease(ctx, t, net.Config(), "default", "own")
+		other := "taken-over-by-sharder:s1"
+		lease.Spec.HolderIdentity = &other
+		require.NoError(t, admin.Put().Namespace("default").Resource("leases").Name("own").Body(lease).Do(ctx).Error())
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(renewDeadline + attemptTimeout):
+			t.Fatal("the leader did not see its Lease taken")
+		}
+		require.True(t, errors.Is(err, leaderelection.ErrLost), "the leader's Run returned %v, want ErrLost", err)
+
+		time.Sleep(2 * leaseDuration) // the taker's hold expires
+		err = el.Run(ctx)
+		require.True(t, errors.Is(err, leaderelection.ErrNotOwnLease), "a second Run returned %v, want ErrNotOwnLease", err)
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		require.Len(t, ts.all, 1, "the identity led again on a Lease %q took", other)
+	})
+}
