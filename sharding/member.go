@@ -84,9 +84,11 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 // asking, and nothing may reconcile under that id again. That holds for
 // an id that never began a term too: its create may have landed though
 // its answer was lost, the sharder counted it alive, then took its
-// Lease over; an id that finds its Lease held by another, or released,
-// joins again under a new one
-// (TestAMemberIDWhoseLeaseASharderTookOverNeverStartsATerm). Run
+// Lease over, and may have deleted it since; an id that finds its Lease
+// held by another, released, or gone after it sent its create, joins
+// again under a new one
+// (TestAMemberIDWhoseLeaseASharderTookOverNeverStartsATerm,
+// TestAMemberIDWhoseTakenOverLeaseWasCollectedNeverStartsATerm). Run
 // returns nil when ctx ends.
 func (m *Member) Run(ctx context.Context) error {
 	for ctx.Err() == nil {

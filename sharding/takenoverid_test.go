@@ -2,7 +2,10 @@ package sharding_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -66,6 +69,76 @@ func TestAMemberIDWhoseLeaseASharderTookOverNeverStartsATerm(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		require.NotContains(t, started, id, "member id %s started a term on the Lease a sharder had taken over (holder %q)", id, by)
+		require.NotEmpty(t, started, "the member never joined under a new id")
+	})
+}
+
+// The same when the sharder, having taken the id's Lease over, collected
+// it (it deletes a dead member's Lease once no object names the id):
+// the id's create landed though its answer was lost, so its elector
+// never saw the Lease, and it used to create it afresh on the NotFound
+// and lead (found by review). Now an id that sent a create treats its
+// Lease's absence as the end of the id.
+func TestAMemberIDWhoseTakenOverLeaseWasCollectedNeverStartsATerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		srv := fakeapiserver.New()
+		admin := fakeapiserver.ServeInMemory(srv)
+		t.Cleanup(admin.Close)
+		var cut atomic.Bool
+		var creates atomic.Int32
+		memberSide := fakeapiserver.ServeInMemory(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.Method == http.MethodPost && creates.Add(1) == 1:
+				srv.ServeHTTP(httptest.NewRecorder(), r) // the create lands...
+				cut.Store(true)                          // ...and from here the member reaches nothing,
+				panic(http.ErrAbortHandler)              // its answer lost with the connection
+			case cut.Load():
+				http.Error(w, "unreachable", http.StatusServiceUnavailable)
+			default:
+				srv.ServeHTTP(w, r)
+			}
+		}))
+		t.Cleanup(memberSide.Close)
+		leases := must(leaderelection.NewClient(admin.Config()))
+		restore := random.Seed(7)
+		token, err := random.Token(ring+"/zz", 4)
+		restore()
+		require.NoError(t, err)
+		defer random.Seed(7)() // the member's first id is "zz-"+token
+		id := "zz-" + token
+
+		var mu sync.Mutex
+		var started []string
+		m := must(sharding.NewMember(sharding.MemberConfig{Client: must(leaderelection.NewClient(memberSide.Config())),
+			Namespace: "default", Ring: ring, Name: "zz",
+			LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
+			Run: func(ctx context.Context, shard sharding.Shard) {
+				mu.Lock()
+				started = append(started, shard.Member)
+				mu.Unlock()
+				<-ctx.Done()
+			}}))
+		done := make(chan struct{})
+		go func() { defer close(done); _ = m.Run(ctx) }()
+
+		time.Sleep(5 * time.Second) // the sharder: takes the Lease over, moves the objects, collects the Lease
+		name := sharding.LeaseName(ring, id)
+		current := &coordinationv1.Lease{}
+		require.NoError(t, leases.Get().Namespace("default").Resource("leases").Name(name).Do(ctx).Into(current), "the member's create landed")
+		by := "taken-over-by-sharder:s1"
+		current.Spec.HolderIdentity = &by
+		require.NoError(t, leases.Put().Namespace("default").Resource("leases").Name(name).Body(current).Do(ctx).Into(current))
+		require.NoError(t, leases.Delete().Namespace("default").Resource("leases").Name(name).Do(ctx).Error())
+
+		cut.Store(false) // the member reaches the API server again
+		time.Sleep(10 * time.Second)
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		require.NotContains(t, started, id, "member id %s started a term after a sharder took its Lease over (holder %q) and collected it", id, by)
 		require.NotEmpty(t, started, "the member never joined under a new id")
 	})
 }
