@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"time"
 
@@ -40,6 +41,10 @@ type Fault struct {
 	// Drop closes the connection without an answer, as a network cut
 	// does: the client sees an EOF or a reset.
 	Drop bool
+	// AnswerLost serves the request, then closes the connection without
+	// its answer, as a cut after the server acted does: a write lands
+	// though its client sees it fail, an EOF or a reset.
+	AnswerLost bool
 }
 
 // Injector chooses the Fault for each request; it is called once per
@@ -78,6 +83,9 @@ func WithFaults(next http.Handler, inject Injector) http.Handler {
 			next.ServeHTTP(w, r)
 		case f.Drop:
 			panic(http.ErrAbortHandler) // net/http closes the connection, unlogged
+		case f.AnswerLost:
+			next.ServeHTTP(httptest.NewRecorder(), r)
+			panic(http.ErrAbortHandler)
 		case f.Status != 0:
 			err := apierrors.NewGenericServerResponse(f.Status, verbOf(r), schema.GroupResource{}, "",
 				fmt.Sprintf("injected fault: %d", f.Status), f.RetryAfter, false)

@@ -18,7 +18,8 @@ import (
 
 // Each fault does what it says, on simulated time: a status answers
 // instead of the server, latency delays, a hang lasts until the
-// client's timeout, a drop breaks the connection.
+// client's timeout, a drop breaks the connection, and a lost answer
+// breaks it after the server acted.
 func TestFaultsAnswerForTheServerOnSimulatedTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
@@ -57,6 +58,13 @@ func TestFaultsAnswerForTheServerOnSimulatedTime(t *testing.T) {
 		set(fakeapiserver.Fault{Drop: true})
 		err, _ = get(time.Minute)
 		assert.Error(t, err)
+
+		set(fakeapiserver.Fault{AnswerLost: true})
+		err = client.Post().Namespace("default").Resource("configmaps").MaxRetries(0).
+			Body([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"landed"}}`)).Do(t.Context()).Error()
+		assert.Error(t, err, "the create's answer was lost")
+		set(fakeapiserver.Fault{})
+		assert.NoError(t, client.Get().Namespace("default").Resource("configmaps").Name("landed").Do(t.Context()).Error(), "yet it landed")
 
 		set(fakeapiserver.Fault{})
 		err, _ = get(time.Minute)
