@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/leaderelection"
@@ -47,11 +47,7 @@ func TestAnOwnLeaseOnlyCandidateNeverTakesALeaseHeldByAnotherOrReleased(t *testi
 					require.NoError(t, leases.Post().Namespace("default").Resource("leases").Body(lease).Do(ctx).Error())
 				}
 				ts := newTerms()
-				cfg, _ := config(t, net.Config(), "default", "own", "me", ts.callbacks("me", nil))
-				cfg.OwnLeaseOnly = true
-				el := must(leaderelection.New(cfg))
-				done := make(chan error, 1)
-				go func() { done <- el.Run(ctx) }()
+				_, done := runOwnLeaseOnly(ctx, t, net.Config(), ts)
 				time.Sleep(3 * leaseDuration) // past any expiry
 				cancel()
 				err := <-done
@@ -66,6 +62,18 @@ func TestAnOwnLeaseOnlyCandidateNeverTakesALeaseHeldByAnotherOrReleased(t *testi
 			})
 		})
 	}
+}
+
+// runOwnLeaseOnly runs candidate "me" of Lease default/own, OwnLeaseOnly,
+// over cfg until ctx ends; its terms go to ts, Run's error to the
+// channel returned.
+func runOwnLeaseOnly(ctx context.Context, t *testing.T, cfg *rest.Config, ts *terms) (*leaderelection.Elector, <-chan error) {
+	c, _ := config(t, cfg, "default", "own", "me", ts.callbacks("me", nil))
+	c.OwnLeaseOnly = true
+	el := must(leaderelection.New(c))
+	done := make(chan error, 1)
+	go func() { done <- el.Run(ctx) }()
+	return el, done
 }
 
 func ptr(s string) *string { return &s }
@@ -84,25 +92,19 @@ func TestAnOwnLeaseOnlyCandidateWhoseLandedCreateWasTakenAndDeletedDoesNotLead(t
 		admin := inMemory(t, srv)
 		var cut atomic.Bool
 		var creates atomic.Int32
-		side := inMemory(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		side := inMemory(t, fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
 			switch {
 			case r.Method == http.MethodPost && creates.Add(1) == 1:
-				srv.ServeHTTP(httptest.NewRecorder(), r) // the create lands...
-				cut.Store(true)                          // ...and from here the candidate reaches nothing,
-				panic(http.ErrAbortHandler)              // its answer lost with the connection
+				cut.Store(true)                              // from here the candidate reaches nothing;
+				return fakeapiserver.Fault{AnswerLost: true} // its create lands unanswered
 			case cut.Load():
-				http.Error(w, "unreachable", http.StatusServiceUnavailable)
-			default:
-				srv.ServeHTTP(w, r)
+				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
 			}
+			return fakeapiserver.Fault{}
 		}))
 		leases := must(leaderelection.NewClient(admin.Config()))
 		ts := newTerms()
-		cfg, _ := config(t, side.Config(), "default", "own", "me", ts.callbacks("me", nil))
-		cfg.OwnLeaseOnly = true
-		el := must(leaderelection.New(cfg))
-		done := make(chan error, 1)
-		go func() { done <- el.Run(ctx) }()
+		_, done := runOwnLeaseOnly(ctx, t, side.Config(), ts)
 
 		time.Sleep(2 * attemptTimeout)
 		lease := &coordinationv1.Lease{}
@@ -140,11 +142,7 @@ func TestAnOwnLeaseOnlyLeaderWhoseLeaseIsTakenLosesItsTermAndDoesNotLeadAgain(t 
 		net := inMemory(t, fakeapiserver.New())
 		admin := must(leaderelection.NewClient(net.Config()))
 		ts := newTerms()
-		cfg, _ := config(t, net.Config(), "default", "own", "me", ts.callbacks("me", nil))
-		cfg.OwnLeaseOnly = true
-		el := must(leaderelection.New(cfg))
-		done := make(chan error, 1)
-		go func() { done <- el.Run(ctx) }()
+		el, done := runOwnLeaseOnly(ctx, t, net.Config(), ts)
 		awaitTerm(t, ts, 2*attemptTimeout, "the candidate creates its Lease")
 
 		lease := getLease(ctx, t, net.Config(), "default", "own")

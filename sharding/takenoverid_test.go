@@ -3,7 +3,7 @@ package sharding_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/internal/random"
@@ -38,12 +39,7 @@ func TestAMemberIDWhoseLeaseASharderTookOverNeverStartsATerm(t *testing.T) {
 		net := fakeapiserver.ServeInMemory(fakeapiserver.New())
 		t.Cleanup(net.Close)
 		leases := must(leaderelection.NewClient(net.Config()))
-		restore := random.Seed(7)
-		token, err := random.Token(ring+"/zz", 4)
-		restore()
-		require.NoError(t, err)
-		defer random.Seed(7)() // the member's first id is "zz-"+token
-		id := "zz-" + token
+		id := pinnedMemberID(t)
 
 		by, seconds, now := "taken-over-by-sharder:s1", int32(4), metav1.NewMicroTime(time.Now())
 		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: sharding.LeaseName(ring, id),
@@ -51,23 +47,10 @@ func TestAMemberIDWhoseLeaseASharderTookOverNeverStartsATerm(t *testing.T) {
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &by, RenewTime: &now, LeaseDurationSeconds: &seconds}}
 		require.NoError(t, leases.Post().Namespace("default").Resource("leases").Body(lease).Do(ctx).Error())
 
-		var mu sync.Mutex
-		var started []string
-		m := must(sharding.NewMember(sharding.MemberConfig{Client: leases, Namespace: "default", Ring: ring, Name: "zz",
-			LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
-			Run: func(ctx context.Context, shard sharding.Shard) {
-				mu.Lock()
-				started = append(started, shard.Member)
-				mu.Unlock()
-				<-ctx.Done()
-			}}))
-		done := make(chan struct{})
-		go func() { defer close(done); _ = m.Run(ctx) }()
+		terms := runRecordingMember(ctx, leases)
 		time.Sleep(20 * time.Second)
 		cancel()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
+		started := terms()
 		require.NotContains(t, started, id, "member id %s started a term on the Lease a sharder had taken over (holder %q)", id, by)
 		require.NotEmpty(t, started, "the member never joined under a new id")
 	})
@@ -88,40 +71,21 @@ func TestAMemberIDWhoseTakenOverLeaseWasCollectedNeverStartsATerm(t *testing.T) 
 		t.Cleanup(admin.Close)
 		var cut atomic.Bool
 		var creates atomic.Int32
-		memberSide := fakeapiserver.ServeInMemory(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		memberSide := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(srv, func(r *http.Request) fakeapiserver.Fault {
 			switch {
 			case r.Method == http.MethodPost && creates.Add(1) == 1:
-				srv.ServeHTTP(httptest.NewRecorder(), r) // the create lands...
-				cut.Store(true)                          // ...and from here the member reaches nothing,
-				panic(http.ErrAbortHandler)              // its answer lost with the connection
+				cut.Store(true)                              // from here the member reaches nothing;
+				return fakeapiserver.Fault{AnswerLost: true} // its create lands unanswered
 			case cut.Load():
-				http.Error(w, "unreachable", http.StatusServiceUnavailable)
-			default:
-				srv.ServeHTTP(w, r)
+				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
 			}
+			return fakeapiserver.Fault{}
 		}))
 		t.Cleanup(memberSide.Close)
 		leases := must(leaderelection.NewClient(admin.Config()))
-		restore := random.Seed(7)
-		token, err := random.Token(ring+"/zz", 4)
-		restore()
-		require.NoError(t, err)
-		defer random.Seed(7)() // the member's first id is "zz-"+token
-		id := "zz-" + token
+		id := pinnedMemberID(t)
 
-		var mu sync.Mutex
-		var started []string
-		m := must(sharding.NewMember(sharding.MemberConfig{Client: must(leaderelection.NewClient(memberSide.Config())),
-			Namespace: "default", Ring: ring, Name: "zz",
-			LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
-			Run: func(ctx context.Context, shard sharding.Shard) {
-				mu.Lock()
-				started = append(started, shard.Member)
-				mu.Unlock()
-				<-ctx.Done()
-			}}))
-		done := make(chan struct{})
-		go func() { defer close(done); _ = m.Run(ctx) }()
+		terms := runRecordingMember(ctx, must(leaderelection.NewClient(memberSide.Config())))
 
 		time.Sleep(5 * time.Second) // the sharder: takes the Lease over, moves the objects, collects the Lease
 		name := sharding.LeaseName(ring, id)
@@ -135,10 +99,43 @@ func TestAMemberIDWhoseTakenOverLeaseWasCollectedNeverStartsATerm(t *testing.T) 
 		cut.Store(false) // the member reaches the API server again
 		time.Sleep(10 * time.Second)
 		cancel()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
+		started := terms()
 		require.NotContains(t, started, id, "member id %s started a term after a sharder took its Lease over (holder %q) and collected it", id, by)
 		require.NotEmpty(t, started, "the member never joined under a new id")
 	})
+}
+
+// pinnedMemberID seeds the library's random source so that a member
+// named "zz" of ring takes a known first id, and returns that id; the
+// seed is restored when the test ends.
+func pinnedMemberID(t *testing.T) string {
+	restore := random.Seed(7)
+	token, err := random.Token(ring+"/zz", 4)
+	restore()
+	require.NoError(t, err)
+	t.Cleanup(random.Seed(7)) // the member's first id is "zz-"+token
+	return "zz-" + token
+}
+
+// runRecordingMember runs member "zz" of ring over client until ctx
+// ends; terms returns the ids whose terms started, once Run returned.
+func runRecordingMember(ctx context.Context, client *rest.RESTClient) (terms func() []string) {
+	var mu sync.Mutex
+	var started []string
+	m := must(sharding.NewMember(sharding.MemberConfig{Client: client, Namespace: "default", Ring: ring, Name: "zz",
+		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
+		Run: func(ctx context.Context, shard sharding.Shard) {
+			mu.Lock()
+			started = append(started, shard.Member)
+			mu.Unlock()
+			<-ctx.Done()
+		}}))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = m.Run(ctx) }()
+	return func() []string {
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(started)
+	}
 }
