@@ -63,19 +63,26 @@ func TestATermThatBeganLaterWithoutAGreaterFenceBreaksFencesGrow(t *testing.T) {
 	}
 }
 
+// twoTermsInWeb is a world whose history holds two terms of ring web:
+// m-a's from 0 s to 10 s, m-b's from 1 s to 20 s; at(s) is the moment s
+// seconds in.
+func twoTermsInWeb() (w *world, at func(s int) time.Time) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	at = func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	return &world{opts: Options{}.withDefaults(), hist: &History{events: []Event{
+		{At: at(0), What: TermStart, Replica: "r0-0", Ring: "web", Member: "m-a", Fence: 1},
+		{At: at(1), What: TermStart, Replica: "r1-0", Ring: "web", Member: "m-b", Fence: 2},
+		{At: at(10), What: TermEnd, Replica: "r0-0", Ring: "web", Member: "m-a", Deadline: at(10)},
+		{At: at(20), What: TermEnd, Replica: "r1-0", Ring: "web", Member: "m-b", Deadline: at(20)},
+	}}}, at
+}
+
 // An object relabelled from a member straight to another while the old
 // member's term runs breaks "moves only by drain"; the same move after
 // that term ended does not. A child is no exception: it leaves a live
 // member by a drain too, even when its parent has left that member.
 func TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain(t *testing.T) {
-	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	w := &world{opts: Options{}.withDefaults(), hist: &History{events: []Event{
-		{At: at(0), What: TermStart, Replica: "r0-0", Ring: "web", Member: "m-a", Fence: 1},
-		{At: at(1), What: TermStart, Replica: "r1-0", Ring: "web", Member: "m-b", Fence: 2},
-		{At: at(10), What: TermEnd, Replica: "r0-0", Ring: "web", Member: "m-a", Deadline: at(10)},
-		{At: at(20), What: TermEnd, Replica: "r1-0", Ring: "web", Member: "m-b", Deadline: at(20)},
-	}}}
+	w, at := twoTermsInWeb()
 	for _, tc := range []struct {
 		name string
 		m    move
@@ -101,14 +108,7 @@ func TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain(t *testing.T) {
 // label), and a let-go of a child whose parent is on another member, do
 // not.
 func TestAChildAwayFromItsParentsLiveMemberBreaksChildrenFollowParents(t *testing.T) {
-	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	w := &world{opts: Options{}.withDefaults(), hist: &History{events: []Event{
-		{At: at(0), What: TermStart, Replica: "r0-0", Ring: "web", Member: "m-a", Fence: 1},
-		{At: at(1), What: TermStart, Replica: "r1-0", Ring: "web", Member: "m-b", Fence: 2},
-		{At: at(10), What: TermEnd, Replica: "r0-0", Ring: "web", Member: "m-a", Deadline: at(10)},
-		{At: at(20), What: TermEnd, Replica: "r1-0", Ring: "web", Member: "m-b", Deadline: at(20)},
-	}}}
+	w, at := twoTermsInWeb()
 	for _, tc := range []struct {
 		name string
 		m    move
