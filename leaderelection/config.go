@@ -70,9 +70,11 @@ type Config struct {
 	// member's Lease is its id's: the candidate creates it once, or
 	// renews it while it holds it (a create that timed out on its side
 	// yet landed included), but never takes a Lease held by another
-	// identity, or by none (released), expired or not, and never creates
-	// again a Lease it saw or sent a create of that has since been
-	// deleted. Finding one before it leads, Run returns an error
+	// identity, or by none (released), expired or not, and, out of a
+	// term, never creates again a Lease it saw, or sent a create of that
+	// the server did not refuse (a 4xx but 408 and 409: it may have
+	// landed), that has since been deleted. Finding one before it leads,
+	// Run returns an error
 	// wrapping ErrNotOwnLease: whoever wrote or deleted it may have acted
 	// on this identity's absence (a sharder moves a dead member's objects
 	// without asking, then deletes its Lease), and the identity must not
