@@ -2,6 +2,7 @@ package fakeapiserver
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,7 +44,9 @@ type Fault struct {
 	Drop bool
 	// AnswerLost serves the request, then closes the connection without
 	// its answer, as a cut after the server acted does: a write lands
-	// though its client sees it fail, an EOF or a reset.
+	// though its client sees it fail, an EOF or a reset. With Hang and
+	// Until, after the hang ends. A watch is served only until it would
+	// send its headers.
 	AnswerLost bool
 }
 
@@ -79,12 +82,12 @@ func WithFaults(next http.Handler, inject Injector) http.Handler {
 			}
 		}
 		switch {
+		case f.AnswerLost:
+			serveUnanswered(next, r)
+			panic(http.ErrAbortHandler) // net/http closes the connection, unlogged
 		case f.Hang:
 			next.ServeHTTP(w, r)
 		case f.Drop:
-			panic(http.ErrAbortHandler) // net/http closes the connection, unlogged
-		case f.AnswerLost:
-			next.ServeHTTP(httptest.NewRecorder(), r)
 			panic(http.ErrAbortHandler)
 		case f.Status != 0:
 			err := apierrors.NewGenericServerResponse(f.Status, verbOf(r), schema.GroupResource{}, "",
@@ -129,4 +132,29 @@ func verbOf(r *http.Request) string {
 		return "watch"
 	}
 	return "get"
+}
+
+// serveUnanswered serves r into a recorder, and ends r's context for the
+// handler as soon as it starts its answer: a write has been applied by
+// then, and a watch, which would stream until it ends, stops there.
+func serveUnanswered(next http.Handler, r *http.Request) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	next.ServeHTTP(&answerStarts{ResponseRecorder: httptest.NewRecorder(), started: cancel}, r.WithContext(ctx))
+}
+
+// answerStarts is a recorder that calls started when the answer begins.
+type answerStarts struct {
+	*httptest.ResponseRecorder
+	started func()
+}
+
+func (a *answerStarts) WriteHeader(code int) {
+	a.started()
+	a.ResponseRecorder.WriteHeader(code)
+}
+
+func (a *answerStarts) Write(b []byte) (int, error) {
+	a.started()
+	return a.ResponseRecorder.Write(b)
 }
