@@ -195,8 +195,9 @@ func (s *Sharder) childStep(child *metav1.PartialObjectMetadata, member string, 
 // with member, before the parent itself is: so the children are there
 // when the new owner first reconciles the parent. A child on a live
 // member is drained first (childStep). Any child it could not move (a
-// conflict: the sharder's cache is behind), or that drains or waits
-// first, fails the parent's step, which is tried again soon.
+// conflict: the sharder's cache is behind), that drains or waits first,
+// or that the cache shows on member already but the API server at
+// another version, fails the parent's step, which is tried again soon.
 func (s *Sharder) moveChildren(ctx context.Context, pr *resource, parent *metav1.PartialObjectMetadata, member string, ring *liveRing, all []*resource) error {
 	return s.moveTree(ctx, pr, parent, member, ring, all, map[types.UID]bool{})
 }
@@ -253,6 +254,23 @@ func (s *Sharder) moveTree(ctx context.Context, pr *resource, parent *metav1.Par
 			case childStays:
 				if child.Labels[shard.Label()] != member || child.Labels[shard.DrainLabel()] != "" {
 					waiting = true // draining, or its member not judged yet
+					continue
+				}
+				// There already, the cache says; but the cache may not
+				// show yet this sharder's own drain of it, which its
+				// member may have let go since: read it from the API
+				// server, and only if it is still that version does the
+				// parent go to it
+				// (TestAParentAssignedBackToItsMemberIsNotReconciledThereWithoutTheChildWhoseDrainTheSharderHadNotSeen).
+				fresh, err := freshMeta(ctx, r, key)
+				if apierrors.IsNotFound(err) {
+					continue // deleted meanwhile: nothing to wait for
+				}
+				if err != nil {
+					return err
+				}
+				if fresh.ResourceVersion != child.ResourceVersion {
+					waiting = true
 				}
 				continue
 			case childDrains:
