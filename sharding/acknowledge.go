@@ -44,6 +44,7 @@ type acker struct {
 	cached   func(informer.Key) (metav1.Object, bool) // the object the member's cache holds at a key
 	mine     func(namespace string) []metav1.Object   // the member's cached objects in a namespace
 	owed     *owedChildren
+	kept     *keptChildren
 }
 
 // stillUnder reports whether an object, as the cache shows it now, is

@@ -52,7 +52,8 @@ import (
 // drained children of an object the member lets go follow it at once,
 // in the same call, whatever its key, and never go before it; a drained
 // child of a parent this member keeps stays with it: the sharder takes
-// its drain back. Either
+// its drain back, or, if the parent is deleted first, the call its
+// delete brings lets the child go (keptChildren). Either
 // way of keying lets every drained object of this lister's resource go;
 // key an object one way, so that no reconcile of it under the other key
 // runs while its drain is acknowledged. Objects of another resource
@@ -67,7 +68,7 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		return objects.Namespace(key.Namespace).Get(key.Name)
 	}
 	mine := labels.SelectorFromSet(labels.Set{shard.Label(): shard.Member})
-	acks := acker{shard: shard, client: client, resource: resource, busy: &busy, owed: &owedChildren{}, cached: func(key informer.Key) (metav1.Object, bool) {
+	acks := acker{shard: shard, client: client, resource: resource, busy: &busy, owed: &owedChildren{}, kept: &keptChildren{}, cached: func(key informer.Key) (metav1.Object, bool) {
 		obj, err := get(key)
 		return obj, err == nil
 	}, mine: func(namespace string) []metav1.Object {
@@ -84,10 +85,10 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		return out
 	}}
 	// letGo acknowledges the drains under key of objects other than
-	// key's own, and the children owed under it (owedChildren); letGoOwn,
-	// that of the object at key.
+	// key's own, and the children owed (owedChildren) or kept
+	// (keptChildren) under it; letGoOwn, that of the object at key.
 	letGo := func(ctx context.Context, drained []T, c *call) error {
-		return errors.Join(acknowledgeAll(ctx, acks, c, drained, acks.stillUnder(c.key)), acks.payOwed(ctx, c))
+		return errors.Join(acknowledgeAll(ctx, acks, c, drained, acks.stillUnder(c.key)), acks.payOwed(ctx, c), acks.payKept(ctx, c))
 	}
 	letGoOwn := func(ctx context.Context, obj T, c *call) error {
 		return acknowledgeAll(ctx, acks, c, []T{obj}, func(metav1.Object) bool { return true })
@@ -97,7 +98,7 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		defer leave()
 		obj, err := get(key)
 		if apierrors.IsNotFound(err) { // not ours (any more): see the pitfall above
-			drained := drainsUnder(shard, objects, key, nil, &busy, c)
+			drained, _ := drainsUnder(shard, objects, key, nil, &busy, c)
 			busy.reconciled(c)
 			return workqueue.Result{}, letGo(ctx, drained, c)
 		}
@@ -110,7 +111,8 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		// Nor does that other's failed acknowledgement (a webhook that
 		// refuses it) keep this object from its turn: the failure is
 		// returned with this object's outcome, and the key retried.
-		drained := drainsUnder(shard, objects, key, obj, &busy, c)
+		drained, left := drainsUnder(shard, objects, key, obj, &busy, c)
+		acks.keepChildren(c, obj, left)
 		labels := obj.GetLabels()
 		switch {
 		case labels[shard.Label()] != shard.Member:
@@ -198,12 +200,12 @@ func (u unmarked) Error() string { return u.err.Error() }
 // TestADrainedObjectAtItsRingKeyWithoutAUIDIsAcknowledgedOncePerCall)
 // and its children (their controller is atKey, the cached object at key,
 // nil if none): those follow their parent, let go once it is
-// (acker.letGoChildren), or stay with it. For a member that keys by ring
+// (acker.letGoChildren), or stay with it (left: its drained ones). For a member that keys by ring
 // key, key is the one it holds for them. It also records in c every
 // object of this member whose ring key is key: what a reconcile of key
 // may touch. Its cost is one pass over the member's cached objects of
 // key's namespace, matching a selector.
-func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key informer.Key, atKey metav1.Object, busy *inFlight, c *call) []T {
+func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key informer.Key, atKey metav1.Object, busy *inFlight, c *call) (drained []T, left []metav1.Object) {
 	mine := labels.SelectorFromSet(labels.Set{shard.Label(): shard.Member})
 	var found []T
 	if key.Namespace == "" {
@@ -211,7 +213,6 @@ func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key 
 	} else {
 		found = objects.Namespace(key.Namespace).List(mine)
 	}
-	var drained []T
 	for _, obj := range found {
 		if ringKeyOf(obj) != key {
 			continue
@@ -221,9 +222,13 @@ func drainsUnder[T informer.Object](shard Shard, objects *lister.Lister[T], key 
 			continue // the object at key, whose ring key is key (it has its owner's name): its own drain is the call's
 		}
 		ref := metav1.GetControllerOf(obj)
-		if ref != nil && (atKey == nil || ref.UID != atKey.GetUID()) && obj.GetLabels()[shard.DrainLabel()] != "" {
+		switch {
+		case ref == nil || obj.GetLabels()[shard.DrainLabel()] == "":
+		case atKey == nil || ref.UID != atKey.GetUID():
 			drained = append(drained, obj)
+		default:
+			left = append(left, obj)
 		}
 	}
-	return drained
+	return drained, left
 }
