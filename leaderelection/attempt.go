@@ -2,9 +2,7 @@ package leaderelection
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -77,11 +75,11 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 			return false, time.Time{}, nil
 		}
 		sent := e.cfg.Clock.Now()
-		created, err := e.leases.create(ctx, e.renewal(&coordinationv1.Lease{
+		created, mayHaveLanded, err := e.leases.create(ctx, e.renewal(&coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Namespace: e.cfg.Namespace, Name: e.cfg.Name, Labels: e.cfg.Labels},
 		}, sent))
-		if !refused(err) {
-			e.createSent = true // it may have landed, answered or not
+		if mayHaveLanded {
+			e.createSent = true // answered or not: never reset
 		}
 		if apierrors.IsAlreadyExists(err) {
 			return false, time.Time{}, nil // another candidate created it first
@@ -218,18 +216,4 @@ func holderOf(lease *coordinationv1.Lease) string {
 		return ""
 	}
 	return *lease.Spec.HolderIdentity
-}
-
-// refused reports whether err is the API server's answer that it did
-// not act on a request: a Status of 4xx (a 429, a 403, an invalid
-// object...), but a 408 timeout and a 409, which say nothing of
-// whether, or report that, the object exists. A 5xx, a timeout or a
-// lost connection may come after the write landed.
-func refused(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return false
-	}
-	code := status.Status().Code
-	return code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusConflict
 }

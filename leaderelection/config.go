@@ -72,9 +72,14 @@ type Config struct {
 	// yet landed included), but never takes a Lease held by another
 	// identity, or by none (released), expired or not, and, out of a
 	// term, never creates again a Lease it saw, or sent a create of that
-	// the server did not refuse (a 4xx but 408 and 409: it may have
-	// landed), that has since been deleted. Finding one before it leads,
-	// Run returns an error
+	// may have landed, that has since been deleted. A create may have
+	// landed unless the server refused it (a 4xx but 408 and 409, the
+	// answer to that one POST: client-go does not retry it) or it never
+	// left the client (it waited in the client's rate limiter, or for a
+	// connection, when the attempt ended; net/http/httptrace tells so,
+	// and through a transport that reports no trace every create the
+	// server did not refuse counts as possibly landed). Finding one
+	// before it leads, Run returns an error
 	// wrapping ErrNotOwnLease: whoever wrote or deleted it may have acted
 	// on this identity's absence (a sharder moves a dead member's objects
 	// without asking, then deletes its Lease), and the identity must not

@@ -29,7 +29,7 @@ type Elector struct {
 	observed   *coordinationv1.Lease // the last version read or written; nil before the first
 	observedAt time.Time             // this host's time when observed's resourceVersion was first seen, or its absence
 	absent     bool                  // every look since observed found the Lease deleted; observedAt is when the first did
-	createSent bool                  // a create of the Lease was sent and not refused (it may have landed)
+	createSent bool                  // a create of the Lease may have landed: it left the client and was not refused (leases.create)
 	reported   string                // the holder last passed to OnNewLeader
 	leaders    *notifier             // calls OnNewLeader apart from Run's goroutine
 	lastLogged string                // the last failure logged, so each distinct failure is logged once

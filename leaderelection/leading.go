@@ -18,7 +18,7 @@ var ErrLost = errors.New("leadership lost")
 // ErrNotOwnLease is what Run of a Config.OwnLeaseOnly candidate returns,
 // wrapped, when, before it leads, it finds its Lease held by another
 // identity or by none, or deleted after it saw it or sent a create that
-// may have landed.
+// may have landed (see Config.OwnLeaseOnly).
 var ErrNotOwnLease = errors.New("the Lease is not this identity's")
 
 // Term is what a leader knows of its current term. OnStartedLeading's
