@@ -60,8 +60,12 @@
 // Secrets, as ConfigMaps under a Deployment), moved to another group or
 // ungrouped, which, when its new ring key lands on another member,
 // drains it and its children with no member joining or leaving; a child orphaned, or given to a parent, its own or another,
-// drained or not. The ring's controller adopts an orphan of its ring
-// back under the orphan's own key (its ring key). Lease timing
+// drained or not. A regrouped parent is often put back a moment later
+// (its drain taken back while its member may be letting it or its
+// children go) or deleted a moment later, and a deleted parent's
+// children are often deleted only a moment after it, as a garbage
+// collector behind its watch does. The ring's controller adopts an
+// orphan of its ring back under the orphan's own key (its ring key). Lease timing
 // is short (4 s, 3 s, 500 ms), so every fault ends terms.
 //
 // # Faults

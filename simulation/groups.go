@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/sharding"
 	"github.com/listwatch/informer/workqueue"
 )
 
@@ -35,7 +36,19 @@ import (
 //     parent;
 //   - a child is given to a parent, its own or another, whatever its
 //     labels say: a drained child adopted before its drain is
-//     acknowledged, as another controller may.
+//     acknowledged, as another controller may;
+//   - a regrouped parent is, one time in two, put back under the owner
+//     it had 50 to 400 ms later (flipBack), so the sharder takes its
+//     drain back while its member may be letting it or its children
+//     go: a parent that comes back, kept, in the middle of a member's
+//     call;
+//   - a regrouped parent is, one time in four, deleted 50 to 400 ms
+//     later, while its drain (and its children's) may be under way;
+//   - a deleted parent's children are, one time in two (and always
+//     after the delete above), deleted 100 to 600 ms after it
+//     (collectOrphansOf), as the garbage collector does behind its
+//     watch, not at once: a drained child whose parent is found
+//     deleted.
 //
 // The members key every object by its ring key (as in every sharded
 // seed), so a grouped parent's own events bring its group's key, which
@@ -77,18 +90,27 @@ const Family = 3
 
 // regroup is a grouped seed's writers' extra change, drawn from their
 // own stream rng, among the Family's parents and their children: a
-// parent grouped under a group (another, if it has one), a parent
+// parent grouped under a group (another, if it has one; drawn from
+// flips, one time in two put back a moment later, flipBack, one time in
+// four deleted a moment later), a parent
 // ungrouped, a child orphaned (and, one time in two, 100 to 400 ms
 // later, given to a parent, often while the sharder drains it as an
 // orphan), or a child given to a parent, its own or another (an orphan
 // adopted, as another controller than the ring's may, at any moment,
 // drained or not).
-func (w *world) regroup(ctx context.Context, rng *rand.Rand) {
+func (w *world) regroup(ctx context.Context, rng, flips *rand.Rand) {
 	parent := parentName(rng.IntN(Family))
 	child := ChildName(parent, Rings[rng.IntN(len(Rings))])
 	switch p := rng.IntN(20); {
 	case p < 8:
 		group := Groups[rng.IntN(len(Groups))]
+		switch after := time.Duration(50+flips.IntN(350)) * time.Millisecond; flips.IntN(4) {
+		case 0, 1:
+			w.flipBack(ctx, parent, after)
+		case 2:
+			gc := time.Duration(100+flips.IntN(500)) * time.Millisecond
+			w.later(ctx, after, func() { w.deleteParent(ctx, parent, gc) })
+		}
 		w.setOwner(ctx, parent, "Secret", group, w.groups[group])
 	case p < 11:
 		w.setOwner(ctx, parent, "", "", "")
@@ -108,6 +130,66 @@ func (w *world) regroup(ctx context.Context, rng *rand.Rand) {
 		if err := w.core.Get().Namespace(Namespace).Resource("configmaps").Name(parentName(rng.IntN(Family))).Do(ctx).Into(adopter); err == nil {
 			w.setOwner(ctx, child, "ConfigMap", adopter.Name, adopter.UID)
 		}
+	}
+}
+
+// flipBack reads parent's controller owner now and, after, in a
+// goroutine of its own (the writers' ticks keep their times), puts it
+// back unguarded, unless ctx ends first: the writers stop with faults,
+// and a write after that would land in the quiet the checks need.
+func (w *world) flipBack(ctx context.Context, parent string, after time.Duration) {
+	cm := &corev1.ConfigMap{}
+	if err := w.core.Get().Namespace(Namespace).Resource("configmaps").Name(parent).Do(ctx).Into(cm); err != nil {
+		return
+	}
+	kind, name, uid := "", "", types.UID("")
+	if ref := metav1.GetControllerOfNoCopy(cm); ref != nil {
+		kind, name, uid = ref.Kind, ref.Name, ref.UID
+	}
+	w.later(ctx, after, func() { w.setOwner(ctx, parent, kind, name, uid) })
+}
+
+// deleteParent deletes parent, and its children gc later
+// (collectOrphansOf), unless ctx ends first.
+func (w *world) deleteParent(ctx context.Context, parent string, gc time.Duration) {
+	_ = w.core.Delete().Namespace(Namespace).Resource("configmaps").Name(parent).Do(ctx).Error()
+	w.later(ctx, gc, func() { w.collectOrphansOf(ctx, parent) })
+}
+
+// later runs f after d in a goroutine of its own, unless ctx ends
+// first.
+func (w *world) later(ctx context.Context, d time.Duration, f func()) {
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-time.After(d):
+			f()
+		}
+	}()
+}
+
+// collectOrphansOf deletes, as the garbage collector would behind its
+// watch, each of parent's children (by name) whose controller owner no
+// longer exists: none of that name, or one of another UID. A child
+// adopted meanwhile, or made for a parent created again, stays. The
+// delete is guarded by the child's UID.
+func (w *world) collectOrphansOf(ctx context.Context, parent string) {
+	for _, ring := range w.opts.Scenario.rings() {
+		child := &corev1.ConfigMap{}
+		if err := w.core.Get().Namespace(Namespace).Resource("configmaps").Name(ChildName(parent, ring)).Do(ctx).Into(child); err != nil {
+			continue
+		}
+		ref := metav1.GetControllerOfNoCopy(child)
+		if ref == nil {
+			continue
+		}
+		owner := &corev1.ConfigMap{}
+		err := w.core.Get().Namespace(Namespace).Resource("configmaps").Name(ref.Name).Do(ctx).Into(owner)
+		if err == nil && owner.UID == ref.UID || err != nil && !apierrors.IsNotFound(err) {
+			continue
+		}
+		_ = w.core.Delete().Namespace(Namespace).Resource("configmaps").Name(child.Name).
+			Body(&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &child.UID}}).Do(ctx).Error()
 	}
 }
 
@@ -189,6 +271,11 @@ const (
 	caseOrphanLetGo = "an orphan let go by its member (grouped seeds)"
 	// A ring's controller adopted an orphan (adopt wrote).
 	caseAdopted = "an orphan adopted (grouped seeds)"
+	// A drain was taken back: the drain label gone, the shard label
+	// still naming the same member.
+	caseDrainTakenBack = "a drain taken back (grouped seeds)"
+	// A parent was deleted while a child of its sat drained.
+	caseParentGoneChildDrained = "a parent deleted while its child drained (grouped seeds)"
 )
 
 // reachLetGo counts a grouped seed's case of cm, whose shard label a
@@ -205,6 +292,39 @@ func (w *world) reachLetGo(cm *corev1.ConfigMap) {
 	}
 }
 
+// reachChange counts a grouped seed's cases of a ring's labels changing
+// on an object from old to cm (their shard and drain labels).
+func (w *world) reachChange(old, cm *corev1.ConfigMap, label, drain string) {
+	if !w.grouped || old.Labels[drain] == "" || cm.Labels[drain] != "" || old.Labels[label] != cm.Labels[label] || cm.Labels[label] == "" {
+		return
+	}
+	w.mu.Lock()
+	w.groupedReached[caseDrainTakenBack]++
+	w.mu.Unlock()
+}
+
+// reachDeleted counts a grouped seed's case of a parent deleted while a
+// child of its, among the objects last seen, sat drained in some ring.
+func (w *world) reachDeleted(last map[string]*corev1.ConfigMap, deleted *corev1.ConfigMap) {
+	if !w.grouped || !isParent(deleted.Name) {
+		return
+	}
+	for _, cm := range last {
+		ref := metav1.GetControllerOfNoCopy(cm)
+		if ref == nil || ref.UID != deleted.UID {
+			continue
+		}
+		for _, ring := range w.opts.Scenario.rings() {
+			if cm.Labels[sharding.Shard{Ring: ring}.DrainLabel()] != "" {
+				w.mu.Lock()
+				w.groupedReached[caseParentGoneChildDrained]++
+				w.mu.Unlock()
+				return
+			}
+		}
+	}
+}
+
 // groupedCoverage is a grouped seed's cases, 0 included, with the
 // adoptions the history records; nil for a seed not grouped.
 func (w *world) groupedCoverage(events []Event) map[string]int {
@@ -212,7 +332,10 @@ func (w *world) groupedCoverage(events []Event) map[string]int {
 		return nil
 	}
 	w.mu.Lock()
-	out := map[string]int{caseGroupedParentLetGo: w.groupedReached[caseGroupedParentLetGo], caseOrphanLetGo: w.groupedReached[caseOrphanLetGo]}
+	out := map[string]int{}
+	for _, c := range []string{caseGroupedParentLetGo, caseOrphanLetGo, caseDrainTakenBack, caseParentGoneChildDrained} {
+		out[c] = w.groupedReached[c]
+	}
 	w.mu.Unlock()
 	for _, e := range events {
 		if _, _, child := childOf(e.Object); e.What == Wrote && child && e.Key == Namespace+"/"+e.Object {

@@ -51,6 +51,9 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 			if from != "" && to == "" && w.grouped && !acrossGap {
 				w.reachLetGo(cm)
 			}
+			if !acrossGap {
+				w.reachChange(old, cm, label, sharding.Shard{Ring: ring}.DrainLabel())
+			}
 			if from != to && !acrossGap {
 				// judged: a child's arrival on a member not its parent's
 				// (assigned, or moved off a dead member), a let-go by its
@@ -115,6 +118,7 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 				case watch.Deleted:
 					cm := ev.Object.(*corev1.ConfigMap)
 					rv = cm.ResourceVersion
+					w.reachDeleted(last, cm)
 					delete(last, cm.Name)
 					w.hist.add(Event{What: Deleted, Key: Namespace + "/" + cm.Name, Version: cm.ResourceVersion})
 				case watch.Bookmark:

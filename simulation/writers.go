@@ -25,11 +25,13 @@ func parentName(i int) string { return fmt.Sprintf("p-%02d", i) }
 // are left for it to delete: in the sharded one sharding.Reconciler runs
 // no reconcile for a parent gone, and nothing would) or a create of a
 // missing one. In a grouped seed, each tick also brings a change of
-// owners (regroup).
+// owners (regroup), and a deleted parent's children are, one time in
+// two, deleted a moment after it (groups.go).
 func (w *world) write(ctx context.Context) {
 	rng := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0x3717e5))
 	leave := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0x1eaf)) // its own: rng's draws stay where they were
 	regroups := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0x6a0c))
+	flips := rand.New(rand.NewPCG(uint64(w.opts.Seed), 0xf11b)) // a grouped seed's moments: flipBack, late children
 	tick := 0
 	for {
 		select {
@@ -48,6 +50,10 @@ func (w *world) write(ctx context.Context) {
 			if w.opts.Scenario == LeaderElected && w.opts.Controller == nil && leave.IntN(2) == 0 {
 				break // the children are the terms' controllers' to delete (removeChild)
 			}
+			if w.grouped && flips.IntN(2) == 0 {
+				w.later(ctx, time.Duration(100+flips.IntN(500))*time.Millisecond, func() { w.collectOrphansOf(ctx, name) })
+				break
+			}
 			for _, ring := range w.opts.Scenario.rings() {
 				_ = w.core.Delete().Namespace(Namespace).Resource("configmaps").Name(ChildName(name, ring)).Do(ctx).Error()
 			}
@@ -55,7 +61,7 @@ func (w *world) write(ctx context.Context) {
 			_ = w.createParent(ctx, name, tick)
 		}
 		if w.grouped {
-			w.regroup(ctx, regroups)
+			w.regroup(ctx, regroups, flips)
 		}
 	}
 }
