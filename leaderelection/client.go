@@ -62,22 +62,12 @@ func (e *LeaseError) Unwrap() error { return e.Err }
 // leases reads and writes one Lease. Every write carries the
 // resourceVersion it read, so the API server refuses it (409 Conflict)
 // if anyone wrote in between: optimistic concurrency, no lock held.
-// Every request carries a trace (see traced), so that create can tell
-// a create that never left this client from one that may have landed.
 type leases struct {
 	client          *rest.RESTClient
 	namespace, name string
-	// transportReportsTraces is set once any request's trace saw
-	// GetConn, which net/http's transport reports for every request it
-	// is handed: from then on, a request that saw no GotConn (which it
-	// reports, as surely, for every connection it hands a request) was
-	// never handed one. A RoundTripper that reports nothing leaves it
-	// false, and every create not refused counts as possibly landed.
-	transportReportsTraces atomic.Bool
 }
 
 func (l *leases) get(ctx context.Context) (*coordinationv1.Lease, error) {
-	ctx, _ = l.traced(ctx)
 	out := &coordinationv1.Lease{}
 	err := l.client.Get().Namespace(l.namespace).Resource("leases").Name(l.name).Do(ctx).Into(out)
 	return out, l.wrap("get", err)
@@ -85,29 +75,49 @@ func (l *leases) get(ctx context.Context) (*coordinationv1.Lease, error) {
 
 // create sends one POST of lease, and fails with AlreadyExists (409)
 // when another candidate created the Lease first. It also reports
-// whether the create may have landed, answered or not: it did not when
-// the server refused this POST (see refused), nor when it never left
-// this client (it waited in the client's rate limiter, or for a
-// connection, when ctx ended). The POST is sent once (MaxRetries(0)):
-// client-go would otherwise send it again on a 429 or a 5xx with a
-// Retry-After, and answer with the last try's error only, so a first
-// POST that landed (a 500 ServerTimeout: its write may yet commit)
-// followed by a refused retry would count as never sent; and it would
-// wait out a 429's Retry-After until ctx ended, turning a refusal into
-// a context error. Each POST's own answer is what the elector judges;
-// its loop, every RetryPeriod, is the retry.
+// whether the create may have landed, answered or not. It did not:
+//
+//   - when ctx ended while it waited for the client's rate limiter. It
+//     waits here, not inside client-go (the POST itself goes
+//     unthrottled), so that such a wait is known to have sent nothing
+//     (TestAnOwnLeaseOnlyCandidateWhoseCreateNeverLeftTheClientStillLeads);
+//   - when the server refused this POST (see refused);
+//   - when net/http's transport, as this request's own trace tells,
+//     looked for a connection for it (GetConn) and was never handed one
+//     (GotConn): a failed dial. A transport that reports nothing (not
+//     net/http's) tells nothing, and a create through it that fails
+//     otherwise than by a refusal may have landed
+//     (TestAnOwnLeaseOnlyCandidateWhosePOSTGoesThroughAnUntracedRouteCountsItsLostCreateAsPossiblyLanded).
+//
+// The POST is sent once (MaxRetries(0)): client-go would otherwise send
+// it again on a 429 or a 5xx with a Retry-After, and answer with the
+// last try's error only, so a first POST that landed (a 500
+// ServerTimeout: its write may yet commit) followed by a refused retry
+// would count as never sent; and it would wait out a 429's Retry-After
+// until ctx ended, turning a refusal into a context error. Each POST's
+// own answer is what the elector judges; its loop, every RetryPeriod,
+// is the retry.
 func (l *leases) create(ctx context.Context, lease *coordinationv1.Lease) (created *coordinationv1.Lease, mayHaveLanded bool, err error) {
-	ctx, trace := l.traced(ctx)
+	if limiter := l.client.GetRateLimiter(); limiter != nil {
+		if err := limiter.Wait(ctx); err != nil {
+			return nil, false, l.wrap("create", err)
+		}
+	}
+	var lookedForConn, gotConn atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GetConn: func(string) { lookedForConn.Store(true) },
+		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
+	})
 	out := &coordinationv1.Lease{}
-	err = l.client.Post().Namespace(l.namespace).Resource("leases").Body(lease).MaxRetries(0).Do(ctx).Into(out)
-	leftTheClient := trace.gotConn.Load() || !l.transportReportsTraces.Load()
-	return out, err == nil || (leftTheClient && !refused(err)), l.wrap("create", err)
+	err = l.client.Post().Namespace(l.namespace).Resource("leases").Body(lease).
+		Throttle(nil).MaxRetries(0).Do(ctx).Into(out)
+	neverSent := lookedForConn.Load() && !gotConn.Load()
+	return out, err == nil || (!refused(err) && !neverSent), l.wrap("create", err)
 }
 
 // update fails with Conflict (409) when lease.ResourceVersion is no
 // longer the stored one.
 func (l *leases) update(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
-	ctx, _ = l.traced(ctx)
 	out := &coordinationv1.Lease{}
 	err := l.client.Put().Namespace(l.namespace).Resource("leases").Name(l.name).Body(lease).Do(ctx).Into(out)
 	return out, l.wrap("update", err)
@@ -118,28 +128,6 @@ func (l *leases) wrap(op string, err error) error {
 		return nil
 	}
 	return &LeaseError{Op: op, Namespace: l.namespace, Name: l.name, Err: err}
-}
-
-// requestTrace is what net/http/httptrace told of one request.
-type requestTrace struct {
-	// gotConn: the transport handed the request a connection, and may
-	// have written it from then on. net/http reports GotConn on the
-	// goroutine that sends the request, before it is written, so it is
-	// set by the time Do returns; WroteHeaders would say more, but
-	// HTTP/2 reports it after the write, on another goroutine, which
-	// may still be writing when Do returns on ctx's end.
-	gotConn atomic.Bool
-}
-
-// traced returns ctx carrying a trace of the request sent with it: its
-// GetConn tells l that the transport reports traces, its GotConn that
-// the request was handed a connection.
-func (l *leases) traced(ctx context.Context) (context.Context, *requestTrace) {
-	t := &requestTrace{}
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GetConn: func(string) { l.transportReportsTraces.Store(true) },
-		GotConn: func(httptrace.GotConnInfo) { t.gotConn.Store(true) },
-	}), t
 }
 
 // refused reports whether err is the API server's answer that it did

@@ -75,10 +75,11 @@ type Config struct {
 	// may have landed, that has since been deleted. A create may have
 	// landed unless the server refused it (a 4xx but 408 and 409, the
 	// answer to that one POST: client-go does not retry it) or it never
-	// left the client (it waited in the client's rate limiter, or for a
-	// connection, when the attempt ended; net/http/httptrace tells so,
-	// and through a transport that reports no trace every create the
-	// server did not refuse counts as possibly landed). Finding one
+	// left the client (it waited in the client's rate limiter, which
+	// the elector waits for itself, or net/http's transport never got
+	// it a connection, as net/http/httptrace tells; through a transport
+	// that reports no trace, every create the server did not refuse
+	// counts as possibly landed). Finding one
 	// before it leads, Run returns an error
 	// wrapping ErrNotOwnLease: whoever wrote or deleted it may have acted
 	// on this identity's absence (a sharder moves a dead member's objects

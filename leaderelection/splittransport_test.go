@@ -29,21 +29,15 @@ func (b byMethod) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.reads.RoundTrip(r)
 }
 
-// leases.create decides "this create never left the client" from one
-// flag for the whole client (transportReportsTraces: any request ever
-// saw GetConn) and the POST's own trace (GotConn). Here the GETs go
-// through net/http's transport, which reports GetConn, and the POST
-// through a RoundTripper that reports nothing: the POST lands, its
-// answer is lost (the connection reset), and the elector counts it as
-// never sent — the flag says "this transport reports traces", the POST
-// saw no GotConn. Its Lease is then deleted (taken over and collected),
-// and the candidate, having "sent" no create that may have landed,
-// creates it again and leads: Config.OwnLeaseOnly's promise ("never
-// creates again a Lease it ... sent a create of that may have landed,
-// that has since been deleted"; "through a transport that reports no
-// trace every create the server did not refuse counts as possibly
-// landed") is broken. Passing means Run returns ErrNotOwnLease and no
-// term begins.
+// A client whose GETs go through net/http's transport, which reports
+// traces, and whose POSTs through a RoundTripper that reports nothing:
+// the POST lands, its answer is lost (the connection reset), and its
+// Lease is then deleted (taken over and collected). Nothing told the
+// elector the create never left, so it counts it as possibly landed and
+// never creates that Lease again: Run returns ErrNotOwnLease and no term
+// begins (Config.OwnLeaseOnly). Judging by a flag learned from other
+// requests ("this transport reports traces") once counted it as never
+// sent, and the candidate led.
 func TestAnOwnLeaseOnlyCandidateWhosePOSTGoesThroughAnUntracedRouteCountsItsLostCreateAsPossiblyLanded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := fakeapiserver.New()
