@@ -13,81 +13,103 @@ import (
 
 // keptChildren are drained children a call left with their parent, the
 // object at the call's key, which this member keeps (drainsUnder: a
-// child follows its parent, and the sharder takes its drain back). They
-// are recorded by the parent's ring key, since, should the parent be
-// deleted before the sharder takes the drain back, its delete brings
-// that key to a member that keys by ring key, and nothing brings the
-// child's: its own events bring its ring key, the parent's own key, and
-// the child does not change (TestADrainedChildLeftWithAKeptParentIsLetGoOnceThatParentIsDeleted).
-// A member that keys by object gets the parent's own key on its delete,
-// where drainsUnder finds the child; its records here are dropped the
-// next time the parent's ring key is called, if ever.
+// child follows its parent, and the sharder takes its drain back). Should
+// the parent be deleted before the sharder takes the drain back, nothing
+// would bring a key that finds the child: for a member that keys by ring
+// key, the parent's delete brings the parent's ring key (its unsharded
+// owner's, which may have changed since), the child's events bring the
+// parent's own key, and the child does not change
+// (TestADrainedChildLeftWithAKeptParentIsLetGoOnceThatParentIsDeleted,
+// TestAKeptChildIsLetGoOnceItsParentIsDeletedAfterItsParentsRingKeyChanged).
+// So every call, whatever its key, looks at them (payKept): a call comes
+// with the parent's delete, and each record costs one cache read. A
+// record is dropped once its child has moved, undrained, or has another
+// parent.
 type keptChildren struct {
 	mu sync.Mutex
-	by map[informer.Key]map[informer.Key]types.UID // parent's ring key -> child key -> parent UID; guarded by mu
+	by map[informer.Key]types.UID // child key -> the UID of the parent it was left with; guarded by mu
 }
 
-// keep records child, left with its kept parent, under the parent's
-// ring key.
-func (k *keptChildren) keep(parentRingKey, child informer.Key, parent types.UID) {
+// keep records child as left with its kept parent.
+func (k *keptChildren) keep(child informer.Key, parent types.UID) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.by == nil {
-		k.by = map[informer.Key]map[informer.Key]types.UID{}
+		k.by = map[informer.Key]types.UID{}
 	}
-	if k.by[parentRingKey] == nil {
-		k.by[parentRingKey] = map[informer.Key]types.UID{}
-	}
-	k.by[parentRingKey][child] = parent
+	k.by[child] = parent
 }
 
-// take returns and forgets what is recorded under key.
-func (k *keptChildren) take(key informer.Key) map[informer.Key]types.UID {
+// any reports whether a child is recorded.
+func (k *keptChildren) any() bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	kept := k.by[key]
-	delete(k.by, key)
-	return kept
+	return len(k.by) > 0
+}
+
+// takeIf returns and forgets the records that gone, asked under the
+// lock, says are to be paid or dropped; the others stay.
+func (k *keptChildren) takeIf(gone func(child informer.Key, parent types.UID) bool) map[informer.Key]types.UID {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := map[informer.Key]types.UID{}
+	for child, parent := range k.by {
+		if gone(child, parent) {
+			out[child] = parent
+			delete(k.by, child)
+		}
+	}
+	return out
 }
 
 // keepChildren records the drained children of parent, the object at
 // c's key, that c left with it (drainsUnder), if this member keeps
 // parent (labelled for it, not draining: a parent that leaves takes
-// them along, letGoChildren) and its ring key is not c's key (its delete
-// would bring c's key, where drainsUnder finds them).
-func (a acker) keepChildren(c *call, parent metav1.Object, left []metav1.Object) {
+// them along, letGoChildren).
+func (a acker) keepChildren(parent metav1.Object, left []metav1.Object) {
 	labels := parent.GetLabels()
-	ringKey := ringKeyOf(parent)
-	if labels[a.shard.Label()] != a.shard.Member || labels[a.shard.DrainLabel()] != "" || ringKey == c.key {
+	if labels[a.shard.Label()] != a.shard.Member || labels[a.shard.DrainLabel()] != "" {
 		return
 	}
 	for _, child := range left {
-		a.kept.keep(ringKey, informer.KeyFor(child), parent.GetUID())
+		a.kept.keep(informer.KeyFor(child), parent.GetUID())
 	}
 }
 
-// payKept lets go the children recorded under c's key whose parent has
-// left this member's cache (deleted: a parent let go takes its drained
-// children along, letGoChildren) and that are still drained here and
-// still that parent's. One whose parent is still here stays recorded. A
+// payKept lets go, in call c, the recorded children still drained here
+// and still their parent's whose parent has left this member's cache
+// (deleted: a parent let go takes its drained children along,
+// letGoChildren), and forgets those that moved, undrained, or have
+// another parent; a child whose parent is still here stays recorded. A
 // failure is owed under c's key (letGoChild), the parent recorded as
-// found deleted, so that no version of it a cache behind shows holds
-// the child.
+// found deleted, so that no version of it a cache behind shows holds the
+// child.
 func (a acker) payKept(ctx context.Context, c *call) error {
+	if !a.kept.any() {
+		return nil
+	}
 	var errs []error
-	for key, parentUID := range a.kept.take(c.key) {
+	for key, parentUID := range a.kept.takeIf(func(key informer.Key, parentUID types.UID) bool {
 		child, ok := a.cached(key)
-		if !ok || child.GetLabels()[a.shard.Label()] != a.shard.Member || child.GetLabels()[a.shard.DrainLabel()] == "" {
-			continue // moved, deleted or undrained since
+		if !a.keptHere(child, ok, parentUID) {
+			return true // nothing to do: forget it
 		}
-		if ref := metav1.GetControllerOf(child); ref == nil || ref.UID != parentUID {
-			continue // orphaned or given another parent since: its own events bring its keys
+		parent, ok := a.cached(ringKeyOf(child))
+		return !ok || parent.GetUID() != parentUID
+	}) {
+		if child, ok := a.cached(key); a.keptHere(child, ok, parentUID) {
+			errs = append(errs, a.letGoChild(ctx, c, child, letGone{parentUID: deletedMark}))
 		}
-		if parent, ok := a.cached(ringKeyOf(child)); ok && parent.GetUID() == parentUID {
-			a.kept.keep(c.key, key, parentUID) // still here: still kept
-			continue
-		}
-		errs = append(errs, a.letGoChild(ctx, c, child, letGone{parentUID: deletedMark}))
 	}
 	return errors.Join(errs...)
+}
+
+// keptHere reports whether child (ok: in the cache) is still drained on
+// this member and a child of parentUID.
+func (a acker) keptHere(child metav1.Object, ok bool, parentUID types.UID) bool {
+	if !ok || child.GetLabels()[a.shard.Label()] != a.shard.Member || child.GetLabels()[a.shard.DrainLabel()] == "" {
+		return false
+	}
+	ref := metav1.GetControllerOf(child)
+	return ref != nil && ref.UID == parentUID
 }

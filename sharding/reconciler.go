@@ -112,7 +112,7 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		// refuses it) keep this object from its turn: the failure is
 		// returned with this object's outcome, and the key retried.
 		drained, left := drainsUnder(shard, objects, key, obj, &busy, c)
-		acks.keepChildren(c, obj, left)
+		acks.keepChildren(obj, left)
 		labels := obj.GetLabels()
 		switch {
 		case labels[shard.Label()] != shard.Member:
@@ -125,7 +125,7 @@ func Reconciler[T informer.Object](shard Shard, objects *lister.Lister[T], clien
 		// The others are let go after the reconcile, which may touch them
 		// (a member that keys by ring key reconciles them under key), even
 		// if it panics.
-		res, err := reconcileRecovered(ctx, key, reconcile, len(drained) > 0 || acks.owed.under(key))
+		res, err := reconcileRecovered(ctx, key, reconcile, len(drained) > 0 || acks.owed.under(key) || acks.kept.any())
 		busy.reconciled(c)
 		return res, withOthers(letGo(ctx, drained, c), err)
 	}
