@@ -203,7 +203,11 @@ func (w *world) overlaps(all []interval, invariant string, excused func(a, b int
 }
 
 // paused reports whether iv's replica was paused at any moment of it.
-func (w *world) paused(iv interval) bool {
+func (w *world) paused(iv interval) bool { return w.pausedBy(iv, iv.end) }
+
+// pausedBy reports whether iv's replica was paused at a moment of iv no
+// later than at: a pause that began after at excuses nothing at at.
+func (w *world) pausedBy(iv interval, at time.Time) bool {
 	slot := slotOf(iv.replica)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -212,7 +216,7 @@ func (w *world) paused(iv interval) bool {
 		if to.IsZero() {
 			to = iv.end
 		}
-		if p.slot == slot && !p.from.After(iv.end) && !to.Before(iv.start) {
+		if p.slot == slot && !p.from.After(iv.end) && !p.from.After(at) && !to.Before(iv.start) {
 			return true
 		}
 	}
@@ -313,11 +317,12 @@ func termsByMember(terms []interval) map[string]interval {
 }
 
 // inTerm returns member's term in ring if it ran at at, and its replica
-// was not paused during it (a paused process is not fenced: its moves
-// are judged apart).
+// had not been paused in it by then (a paused process is not fenced:
+// the sharder may rightly move its objects once its Lease runs out, so
+// a move from a pause on is judged apart; one before it is not).
 func (w *world) inTerm(termOf map[string]interval, ring, member string, at time.Time) (interval, bool) {
 	t, ok := termOf[ring+" "+member]
-	return t, ok && !at.Before(t.start) && at.Before(t.end) && !w.paused(t)
+	return t, ok && !at.Before(t.start) && at.Before(t.end) && !w.pausedBy(t, at)
 }
 
 func filter(s []interval, keep func(interval) bool) []interval {

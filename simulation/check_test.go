@@ -107,3 +107,22 @@ func TestTheFreshCandidateExcuseGoesByTheCandidatesLooks(t *testing.T) {
 		})
 	}
 }
+
+// A pause excuses a member's moves from the moment it began, when the
+// sharder may rightly take the paused member's Lease over, not the whole
+// term: a direct move off a live member before its replica was paused
+// breaks "moves only by drain" all the same. (Found by review: a pause
+// at any moment of a term excused the whole term.)
+func TestAPauseExcusesOnlyTheMovesFromItsStartOn(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	w := &world{opts: Options{Scenario: Sharded}.withDefaults(), hist: &History{}}
+	w.pauses = []span{{slot: 0, from: at(20), to: at(30)}}
+	terms := []interval{{replica: "r0-0", ring: "web", member: "m0", start: at(1), end: at(40)}}
+	before := move{at: at(10), ring: "web", object: "p-01", from: "m0", to: "m1"}
+	after := move{at: at(25), ring: "web", object: "p-02", from: "m0", to: "m1"}
+	got := w.movesOffLiveMembers([]move{before, after}, terms)
+	if len(got) != 1 || got[0].At != before.at {
+		t.Fatalf("want one violation, the move at 10 s before the pause at 20 s; got %v", got)
+	}
+}

@@ -136,7 +136,9 @@
 // holds the greater fence ("fences grow"); a live member's object moves
 // to another member only through an acknowledged drain, as the checker's
 // own watch sees it (a relabel it sees only across a gap of that watch,
-// a 410 and its relist, is not judged) ("moves only by drain"); no
+// a 410 and its relist, is not judged, nor one from the moment the
+// member's replica was paused in that term: the sharder may then take
+// its Lease over) ("moves only by drain"); no
 // child reaches a member (assigned, or moved off a dead member) while
 // its parent is labelled for another member whose term runs, nor is let
 // go by the member its parent is still labelled for: the sharder moves
