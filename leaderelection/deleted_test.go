@@ -17,8 +17,9 @@ import (
 // The leader is cut off (its renews hang) and someone deletes its Lease.
 // Its term runs on until its renew deadline whatever happened to the
 // Lease, so a standby that saw the Lease held must treat its absence like
-// an unchanged Lease and wait LeaseDuration from when it last saw it
-// change: it leads only after the old term ended. (A leader that can
+// an unchanged Lease and wait LeaseDuration from when it first saw it
+// gone (docs/14, "A deleted Lease"): it leads only after the old term
+// ended. (A leader that can
 // still renew puts a deleted Lease back on its next renew: the API server
 // creates a Lease on update.) On the fake API server, in a synctest
 // bubble.

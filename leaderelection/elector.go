@@ -68,8 +68,12 @@ func (e *Elector) Identity() string { return e.cfg.Identity }
 // It returns nil when ctx ended a term; an error wrapping ErrLost when
 // leadership was lost; an error wrapping ctx.Err() (and the last failed
 // attempt's error, such as a Forbidden) when ctx ended before the Lease
-// was acquired. Run again to stand again. It never exits the process:
-// what to do on loss is the caller's choice.
+// was acquired. Run again to stand again. With Config.OwnLeaseOnly it
+// takes only a Lease that is absent or already its own, and, before it
+// leads, returns an error wrapping ErrNotOwnLease once it finds its
+// Lease another's, released, or deleted: that identity may not stand
+// again. It never exits the process: what to do on loss is the
+// caller's choice.
 func (e *Elector) Run(ctx context.Context) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return errors.New("leaderelection: Run is already running on this Elector")

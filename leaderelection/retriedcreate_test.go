@@ -20,17 +20,17 @@ import (
 	"github.com/listwatch/informer/leaderelection"
 )
 
-// client-go retries a create answered with a 5xx and a Retry-After, as
+// A create that landed and was answered with a 5xx and a Retry-After, as
 // kube-apiserver answers one whose etcd write timed out and may yet
-// commit (500 ServerTimeout, Retry-After). refused judges only the last
-// answer: when the retry is refused (a 429 here; a 401 of a token that
-// expired meanwhile, a 403, would do the same), the first create, which
-// landed, counts for nothing. The candidate, cut off from the server, never
-// sees the Lease its create made; a sharder takes it over and collects
-// it; the candidate then finds it absent and, having "sent" no create,
-// creates it again and leads — what OwnLeaseOnly promises never happens
-// ("never creates again a Lease it ... sent a create of that the server
-// did not refuse": the server did not refuse the first).
+// commit (500 ServerTimeout, Retry-After), followed here by a refusal of
+// any retry (a 429; a 401 of a token that expired meanwhile, a 403,
+// would do the same). The candidate, cut off from the server, never sees
+// the Lease its create made; a sharder takes it over and collects it.
+// The elector sends each create once and judges it by its own answer, a
+// 500, so it counts as possibly landed, and the candidate never creates
+// that Lease again (OwnLeaseOnly). (Before, client-go retried the
+// create and the elector judged only the refused retry: the candidate
+// created the Lease again and led.)
 func TestAnOwnLeaseOnlyCandidateWhoseRetriedCreateLandedDoesNotLeadOnceItsLeaseIsTakenAndDeleted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())

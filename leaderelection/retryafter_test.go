@@ -13,11 +13,12 @@ import (
 
 // As TestAnOwnLeaseOnlyCandidateWhoseCreateWasRefusedStillLeads, with
 // the 429 a real API server sends: API Priority and Fairness always
-// names a Retry-After. client-go then waits to retry the create, the
-// attempt's context ends during that wait, and the create fails with
-// a context error instead of the 429: refused does not see the Status,
-// the refused create counts as possibly landed, and the next NotFound
-// ends the identity ("lease default/own was deleted").
+// names a Retry-After. The elector sends the create once, so it sees the
+// 429 itself, counts the create for nothing, and leads once creates are
+// accepted. (Before, client-go waited out the Retry-After to retry, the
+// attempt's context ended meanwhile, and the refused create, failed with
+// a context error, ended the identity: "lease default/own was
+// deleted".)
 func TestAnOwnLeaseOnlyCandidateWhoseCreateWasRefusedWithARetryAfterStillLeads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())

@@ -19,10 +19,11 @@ import (
 // reached the server, no Lease ever existed. Config.OwnLeaseOnly ends
 // an identity only for a Lease it saw, or "sent a create of that the
 // server did not refuse"; and Run's doc says "Run again to stand
-// again". The second Run should create the Lease and lead. It returns
-// ErrNotOwnLease, "lease default/own was deleted", instead: every error
-// that is not a 4xx Status counts as a create sent, the client-side
-// ones (rate limiter, a context already done) included.
+// again". The second Run creates the Lease and leads: the elector waits
+// for the client's rate limiter itself, so it knows such a create sent
+// nothing. (Before, every error that was not a 4xx Status counted as a
+// create sent, and the second Run returned ErrNotOwnLease, "lease
+// default/own was deleted".)
 func TestAnOwnLeaseOnlyCandidateWhoseCreateNeverLeftTheClientStillLeads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var posts atomic.Int32

@@ -17,9 +17,9 @@ import (
 
 // While the API server refuses creates with a Status (429, not
 // processed), no member Lease exists: nothing lands, nothing can be
-// taken over or collected. A member should keep its one id until a
-// create is accepted. Each refused create now burns its id: the member
-// walks through a new id every couple of RetryPeriods.
+// taken over or collected. A member keeps its one id until a create is
+// accepted. (Before, each refused create burned its id: the member
+// walked through a new id every couple of RetryPeriods.)
 func TestAMemberDoesNotBurnIDsOnCreatesTheServerRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())

@@ -23,12 +23,13 @@ import (
 // As TestAMemberIDWhoseTakenOverLeaseWasCollectedNeverStartsATerm, but
 // the member's create that landed was answered 500 ServerTimeout with a
 // Retry-After (kube-apiserver's answer to a create whose etcd write
-// timed out and may yet commit), and client-go's automatic retry of it
-// was refused (429). The elector judges the create by that last answer
-// only, so it counts as never sent; once the sharder has taken the
-// id's Lease over and collected it, the id creates it again and starts
-// a term: an id reused after the sharder moved its objects (Member.Run:
-// "An id is never reused").
+// timed out and may yet commit), any retry of it refused (429). The
+// elector sends each create once and judges it by its own answer, so
+// the create counts as possibly landed, and once the sharder has taken
+// the id's Lease over and collected it, the id never starts a term
+// (Member.Run: "An id is never reused"). (Before, client-go retried it
+// and the elector judged only the refused retry: the id created its
+// Lease again and started a term.)
 func TestAMemberIDWhoseRetriedCreateLandedNeverStartsATermOnceItsLeaseWasCollected(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())

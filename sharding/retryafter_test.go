@@ -18,10 +18,10 @@ import (
 // As TestAMemberDoesNotBurnIDsOnCreatesTheServerRefused, with the 429 a
 // real API server sends: API Priority and Fairness names a Retry-After
 // (fakeapiserver.Fault.RetryAfter: "as a real server's 429 does").
-// client-go waits it out before retrying the create, the elector's
-// attempt times out meanwhile, and the create fails with a context
-// error: the refused create counts as possibly landed, and the member
-// burns an id on every one.
+// The elector sends each create once and sees the 429 itself, so the
+// member keeps its id. (Before, client-go waited the Retry-After out to
+// retry, the attempt timed out meanwhile, the refused create counted as
+// possibly landed, and the member burned an id on every one.)
 func TestAMemberDoesNotBurnIDsOnCreatesRefusedWithARetryAfter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())

@@ -371,8 +371,9 @@
 // leader-elected scenario with -race, 10 s of faults each, over two
 // processes (TestTwoHundredFaultSchedulesOfALeaderElectedReplicaSetKeepEveryInvariant:
 // 55 s on a quiet 2-core machine), the tests of Options.Controller, and
-// the skeleton's three seeds (examples/skeleton), and 20 seeds of the
-// custom resources scenario with -race, 10 s of faults each
+// the skeleton's three seeds (examples/skeleton), and 24 seeds of the
+// custom resources scenario with -race (1 to 20, and four that reach
+// its rarest case), 10 s of faults each
 // (TestTwentyFaultSchedulesOfTheCustomResourcesScenarioKeepEveryInvariant:
 // 15 s on a loaded 2-core machine); the sweep's test is
 // built only with the simsweep tag.
