@@ -115,7 +115,8 @@ sharded: tools
 # sim runs the simulator (package simulation) for SEEDS seeds from
 # SIM_FIRST (default 1), scenario SCENARIO (sharded, leader or crds), each with
 # FAULTS of faults, without -race, in SIM_PROCS processes at once (one per
-# core, each over its own part of the seeds, at GOGC=400 and GOMAXPROCS=1:
+# core, each over its own part of the seeds, at GOGC=off under a 1 GiB
+# GOMEMLIMIT and GOMAXPROCS=1:
 # see hack/sim.sh), and prints each process's
 # seeds per minute and simulated-to-real ratio, then the sweep's seeds per
 # minute. A failing seed prints its replay command, schedule and history,

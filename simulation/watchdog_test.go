@@ -17,8 +17,8 @@ import (
 // machine's memory first (a crds sweep's process was killed by the
 // kernel at 12.7 GB, its seed unknown, before the real-time bound came).
 // A seed's heap stays far below either bound (a process holds under
-// 100 MB, about five times that with garbage at GOGC=400). stop ends
-// the watch.
+// 100 MB, about five times that with garbage at GOGC=400, and up to its
+// 1 GiB GOMEMLIMIT at hack/sim.sh's GOGC=off). stop ends the watch.
 func watchSeed(seed int64, scenario string, maxReal time.Duration, maxHeap uint64) (stop func()) {
 	done := make(chan struct{})
 	go func() {
