@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptrace"
-	"sync/atomic"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -81,13 +79,14 @@ func (l *leases) get(ctx context.Context) (*coordinationv1.Lease, error) {
 //     waits here, not inside client-go (the POST itself goes
 //     unthrottled), so that such a wait is known to have sent nothing
 //     (TestAnOwnLeaseOnlyCandidateWhoseCreateNeverLeftTheClientStillLeads);
-//   - when the server refused this POST (see refused);
-//   - when net/http's transport, as this request's own trace tells,
-//     looked for a connection for it (GetConn) and was never handed one
-//     (GotConn): a failed dial. A transport that reports nothing (not
-//     net/http's) tells nothing, and a create through it that fails
-//     otherwise than by a refusal may have landed
-//     (TestAnOwnLeaseOnlyCandidateWhosePOSTGoesThroughAnUntracedRouteCountsItsLostCreateAsPossiblyLanded).
+//   - when the server refused this POST (see refused).
+//
+// Every other failure may have landed: what the client's transport did
+// with the request is not the elector's to know. A failed dial proves
+// nothing either, since a RoundTripper may then send the request by
+// another route
+// (TestAnOwnLeaseOnlyCandidateWhoseClientFailsOverAfterAFailedDialCountsItsLostCreateAsPossiblyLanded,
+// TestAnOwnLeaseOnlyCandidateWhosePOSTGoesThroughAnUntracedRouteCountsItsLostCreateAsPossiblyLanded).
 //
 // The POST is sent once (MaxRetries(0)): client-go would otherwise send
 // it again on a 429 or a 5xx with a Retry-After, and answer with the
@@ -103,16 +102,10 @@ func (l *leases) create(ctx context.Context, lease *coordinationv1.Lease) (creat
 			return nil, false, l.wrap("create", err)
 		}
 	}
-	var lookedForConn, gotConn atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GetConn: func(string) { lookedForConn.Store(true) },
-		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
-	})
 	out := &coordinationv1.Lease{}
 	err = l.client.Post().Namespace(l.namespace).Resource("leases").Body(lease).
 		Throttle(nil).MaxRetries(0).Do(ctx).Into(out)
-	neverSent := lookedForConn.Load() && !gotConn.Load()
-	return out, err == nil || (!refused(err) && !neverSent), l.wrap("create", err)
+	return out, !refused(err), l.wrap("create", err)
 }
 
 // update fails with Conflict (409) when lease.ResourceVersion is no

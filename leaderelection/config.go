@@ -76,10 +76,8 @@ type Config struct {
 	// landed unless the server refused it (a 4xx but 408 and 409, the
 	// answer to that one POST: client-go does not retry it) or it never
 	// left the client (it waited in the client's rate limiter, which
-	// the elector waits for itself, or net/http's transport never got
-	// it a connection, as net/http/httptrace tells; through a transport
-	// that reports no trace, every create the server did not refuse
-	// counts as possibly landed). Finding one
+	// the elector waits for itself, when the attempt ended); every other
+	// failure may have landed. Finding one
 	// before it leads, Run returns an error
 	// wrapping ErrNotOwnLease: whoever wrote or deleted it may have acted
 	// on this identity's absence (a sharder moves a dead member's objects
