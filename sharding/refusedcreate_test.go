@@ -21,6 +21,13 @@ import (
 // accepted. (Before, each refused create burned its id: the member
 // walked through a new id every couple of RetryPeriods.)
 func TestAMemberDoesNotBurnIDsOnCreatesTheServerRefused(t *testing.T) {
+	membersIDsWhileCreatesAreRefused(t, fakeapiserver.Fault{Status: http.StatusTooManyRequests})
+}
+
+// membersIDsWhileCreatesAreRefused runs a member against a server that
+// answers its creates with refusal for 10 s, then accepts them, and
+// requires that the member started one term under one id.
+func membersIDsWhileCreatesAreRefused(t *testing.T, refusal fakeapiserver.Fault) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
@@ -34,7 +41,7 @@ func TestAMemberDoesNotBurnIDsOnCreatesTheServerRefused(t *testing.T) {
 				names[r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]] = true
 			}
 			if r.Method == http.MethodPost && refusing {
-				return fakeapiserver.Fault{Status: http.StatusTooManyRequests}
+				return refusal
 			}
 			return fakeapiserver.Fault{}
 		}))
@@ -50,6 +57,6 @@ func TestAMemberDoesNotBurnIDsOnCreatesTheServerRefused(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		require.Len(t, started, 1)
-		require.Len(t, names, 1, "the member went through %d ids (%v) while creates were refused; none of them ever had a Lease", len(names), names)
+		require.Len(t, names, 1, "the member went through %d ids (%v) while creates were refused (%+v); none of them ever had a Lease", len(names), names, refusal)
 	})
 }
