@@ -78,12 +78,14 @@ func (a acker) keepChildren(parent metav1.Object, left []metav1.Object) {
 
 // payKept lets go, in call c, the recorded children still drained here
 // and still their parent's whose parent has left this member's cache
-// (deleted: a parent let go takes its drained children along,
-// letGoChildren), and forgets those that moved, undrained, or have
-// another parent; a child whose parent is still here stays recorded. A
-// failure is owed under c's key (letGoChild), the parent recorded as
-// found deleted, so that no version of it a cache behind shows holds the
-// child.
+// (deleted, or let go: a parent let go takes its drained children along,
+// letGoChildren, but one that failed is owed and looked at here too),
+// and forgets those that moved, undrained, or have another parent; a
+// child whose parent is still here stays recorded. A failure is owed
+// under c's key (letGoChild) with no version of the parent as it went:
+// the parent has left the cache, which never shows it again unless it
+// comes back, so any version of it seen here later is it back, and holds
+// the child (TestAKeptChildWhoseParentMovedAwayIsNotLetGoOnceThatParentIsBackAndKept).
 func (a acker) payKept(ctx context.Context, c *call) error {
 	if !a.kept.any() {
 		return nil
@@ -98,11 +100,16 @@ func (a acker) payKept(ctx context.Context, c *call) error {
 		return !ok || parent.GetUID() != parentUID
 	}) {
 		if child, ok := a.cached(key); a.keptHere(child, ok, parentUID) {
-			errs = append(errs, a.letGoChild(ctx, c, child, letGone{parentUID: deletedMark}))
+			errs = append(errs, a.letGoChild(ctx, c, child, letGone{parentUID: notSeenGoing}))
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// notSeenGoing is the version letGone records for a parent that left
+// the cache unseen by the call (payKept): no version the cache shows is
+// the one it went at, so any is it back (backHere).
+const notSeenGoing = ""
 
 // keptHere reports whether child (ok: in the cache) is still drained on
 // this member and a child of parentUID.
