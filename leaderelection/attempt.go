@@ -81,9 +81,14 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 		if mayHaveLanded {
 			e.createSent = true // answered or not: never reset
 		}
-		if apierrors.IsAlreadyExists(err) {
+		if apierrors.IsAlreadyExists(err) && !leading {
 			return false, time.Time{}, nil // another candidate created it first
 		}
+		// A leader's AlreadyExists may be its own earlier create, landed
+		// late: a failed attempt, not a lost term. The next one reads the
+		// Lease, renews it if it names this leader, and ends the term if
+		// it names another
+		// (TestALeaderWhoseReCreateIsAnsweredByItsOwnLandedCreateKeepsItsTerm).
 		if err != nil {
 			return false, time.Time{}, err
 		}
