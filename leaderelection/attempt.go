@@ -81,14 +81,17 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 		if mayHaveLanded {
 			e.createSent = true // answered or not: never reset
 		}
-		if apierrors.IsAlreadyExists(err) && !leading {
-			return false, time.Time{}, nil // another candidate created it first
+		if apierrors.IsAlreadyExists(err) {
+			if leading && e.ownLeaseCreatedMeanwhile(ctx) {
+				// Its own earlier create, landed late: a failed attempt,
+				// not a lost term; the next one renews the Lease
+				// (TestALeaderWhoseReCreateIsAnsweredByItsOwnLandedCreateKeepsItsTerm).
+				return false, time.Time{}, err
+			}
+			// Another candidate created it first
+			// (TestALeaderWhoseReCreateIsAnsweredByAnotherCandidatesCreateEndsItsTerm).
+			return false, time.Time{}, nil
 		}
-		// A leader's AlreadyExists may be its own earlier create, landed
-		// late: a failed attempt, not a lost term. The next one reads the
-		// Lease, renews it if it names this leader, and ends the term if
-		// it names another
-		// (TestALeaderWhoseReCreateIsAnsweredByItsOwnLandedCreateKeepsItsTerm).
 		if err != nil {
 			return false, time.Time{}, err
 		}
@@ -213,6 +216,21 @@ func (e *Elector) reportLeader() {
 	e.reported = holder
 	e.cfg.Logger.Info("leaderelection: new leader observed", "lease", e.lease(), "holder", holder)
 	e.leaders.notify(holder)
+}
+
+// ownLeaseCreatedMeanwhile reads the Lease a create of this leader's was
+// just answered AlreadyExists for, and reports whether it names this
+// leader: only its own create, landed late, can have made it since the
+// delete it saw. A Lease another holds, absent again, or not read, tells
+// that another term may have begun; the leader takes it so, and its
+// term ends rather than go on below that term's fence.
+func (e *Elector) ownLeaseCreatedMeanwhile(ctx context.Context) bool {
+	current, err := e.leases.get(ctx)
+	if err != nil {
+		return false
+	}
+	e.observe(current) // a lost term names its holder
+	return holderOf(current) == e.cfg.Identity
 }
 
 // holderOf is the Lease's holder, "" for none (or no Lease).
