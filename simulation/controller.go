@@ -27,7 +27,7 @@ const AppLabel = "app=sim"
 func ReconciledBy(ring string) string { return "sim.listwatch.dev/reconciled-by-" + ring }
 
 // ChildName is parent's child in ring: one per parent and ring, so a
-// second create can only answer AlreadyExists.
+// second create can only answer AlreadyExists (create).
 func ChildName(parent, ring string) string { return parent + "-" + ring }
 
 // controller is the simulated replicas' reconcile, chaos/replicas'
@@ -171,7 +171,14 @@ func (c *controller) annotate(ctx context.Context, owner informer.Key, obj *core
 }
 
 // create makes parent's child for this ring, owned by parent, and
-// records the write under owner.
+// records the write under owner. AlreadyExists is a failure, and the
+// key is looked at again a second later: the child this member's cache
+// lacks may be on its way here, or be a child of a parent of that name
+// deleted before (its UID another), which a garbage collector deletes
+// only a moment later, and whose delete event reaches the member that
+// held it, not this one. Taking AlreadyExists for done left a parent
+// made anew without its child for ever (sharded seed 1568, once
+// deleted parents' children were collected late).
 func (c *controller) create(ctx context.Context, owner informer.Key, parent *corev1.ConfigMap, want string) error {
 	yes := true
 	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
@@ -181,11 +188,7 @@ func (c *controller) create(ctx context.Context, owner informer.Key, parent *cor
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: parent.Name, UID: parent.UID,
 			Controller: &yes}},
 	}}
-	err := c.write(ctx, owner, c.client.Post().Namespace(parent.Namespace).Resource("configmaps").Body(child))
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	return err
+	return c.write(ctx, owner, c.client.Post().Namespace(parent.Namespace).Resource("configmaps").Body(child))
 }
 
 // write sends req through the read-your-writes guard's Cache, which
