@@ -82,7 +82,7 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 			e.createSent = true // answered or not: never reset
 		}
 		if apierrors.IsAlreadyExists(err) {
-			if leading && e.ownLeaseCreatedMeanwhile(ctx) {
+			if e.lookAfterAlreadyExists(ctx) && leading {
 				// Its own earlier create, landed late: a failed attempt,
 				// not a lost term; the next one renews the Lease
 				// (TestALeaderWhoseReCreateIsAnsweredByItsOwnLandedCreateKeepsItsTerm).
@@ -218,20 +218,34 @@ func (e *Elector) reportLeader() {
 	e.leaders.notify(holder)
 }
 
-// ownLeaseCreatedMeanwhile reads the Lease a create of this leader's was
-// just answered AlreadyExists for, and reports whether it names this
-// leader: only its own create, landed late, can have made it since the
-// delete it saw. A Lease another holds, absent again, or not read, tells
-// that another term may have begun; the leader takes it so, and its
-// term ends rather than go on below that term's fence.
-func (e *Elector) ownLeaseCreatedMeanwhile(ctx context.Context) bool {
+// lookAfterAlreadyExists reads the Lease a create of this candidate's
+// was just answered AlreadyExists for, and reports whether it names this
+// candidate: for a leader, only its own create, landed late, can have
+// made it since the delete it saw. The answer is a sight of the Lease,
+// present: whoever put it back may lead until its renew deadline, so
+// what this candidate saw of its absence bounds nothing any more, and a
+// wait for it starts afresh from the next absence seen
+// (TestAStandbyWhoseCreateIsAnsweredAlreadyExistsWaitsAgainForALeaseDeletedAgain).
+// A Lease gone again, or not read, is recorded as seen held by someone
+// unknown (unknownHolder), so that even a candidate that never saw it
+// before waits.
+func (e *Elector) lookAfterAlreadyExists(ctx context.Context) bool {
 	current, err := e.leases.get(ctx)
 	if err != nil {
+		e.observe(unknownHolder())
+		if apierrors.IsNotFound(err) {
+			e.sawAbsent()
+		}
 		return false
 	}
-	e.observe(current) // a lost term names its holder
+	e.observe(current)
 	return holderOf(current) == e.cfg.Identity
 }
+
+// unknownHolder stands for a Lease seen held, by whom and for how long
+// not known: a create's AlreadyExists, the Lease gone or unreadable by
+// the next look.
+func unknownHolder() *coordinationv1.Lease { return &coordinationv1.Lease{} }
 
 // holderOf is the Lease's holder, "" for none (or no Lease).
 func holderOf(lease *coordinationv1.Lease) string {

@@ -146,7 +146,7 @@ func (e *Elector) lead(ctx context.Context, acquired time.Time) error {
 				e.logFailure(err)
 			}
 		default:
-			leading.stop(fmt.Errorf("%w: lease %s is held by %q", ErrLost, e.lease(), holderOf(e.observed)))
+			leading.stop(e.lostTo())
 		}
 	}
 	cause := context.Cause(leading)
@@ -206,3 +206,13 @@ func jittered(d time.Duration) time.Duration {
 }
 
 func (e *Elector) lease() string { return e.cfg.Namespace + "/" + e.cfg.Name }
+
+// lostTo is the ErrLost of a term that found the Lease another's: it
+// names the holder last seen, or, when none was seen (a create answered
+// AlreadyExists, the Lease then gone or unread), says so.
+func (e *Elector) lostTo() error {
+	if holder := holderOf(e.observed); holder != "" && holder != e.cfg.Identity {
+		return fmt.Errorf("%w: lease %s is held by %q", ErrLost, e.lease(), holder)
+	}
+	return fmt.Errorf("%w: lease %s was created by another candidate, its holder not seen", ErrLost, e.lease())
+}
