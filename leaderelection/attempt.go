@@ -210,7 +210,7 @@ func (e *Elector) absenceWaitedOut() bool {
 // reportLeader hands the observed holder to OnNewLeader when it changed.
 func (e *Elector) reportLeader() {
 	holder := holderOf(e.observed)
-	if e.observed == nil || holder == e.reported {
+	if e.observed == nil || e.observed == heldByUnknown || holder == e.reported {
 		return
 	}
 	e.reported = holder
@@ -227,12 +227,12 @@ func (e *Elector) reportLeader() {
 // wait for it starts afresh from the next absence seen
 // (TestAStandbyWhoseCreateIsAnsweredAlreadyExistsWaitsAgainForALeaseDeletedAgain).
 // A Lease gone again, or not read, is recorded as seen held by someone
-// unknown (unknownHolder), so that even a candidate that never saw it
+// unknown (heldByUnknown), so that even a candidate that never saw it
 // before waits.
 func (e *Elector) lookAfterAlreadyExists(ctx context.Context) bool {
 	current, err := e.leases.get(ctx)
 	if err != nil {
-		e.observe(unknownHolder())
+		e.observe(heldByUnknown)
 		if apierrors.IsNotFound(err) {
 			e.sawAbsent()
 		}
@@ -242,10 +242,13 @@ func (e *Elector) lookAfterAlreadyExists(ctx context.Context) bool {
 	return holderOf(current) == e.cfg.Identity
 }
 
-// unknownHolder stands for a Lease seen held, by whom and for how long
+// heldByUnknown stands for a Lease seen held, by whom and for how long
 // not known: a create's AlreadyExists, the Lease gone or unreadable by
-// the next look.
-func unknownHolder() *coordinationv1.Lease { return &coordinationv1.Lease{} }
+// the next look. It is not a released Lease (holder ""): OnNewLeader is
+// not told of it (TestAStandbyWhoseCreateIsAnsweredAlreadyExistsDoesNotReportTheLeaseReleased),
+// and ErrLost says so (lostTo). Nothing writes it: every write starts
+// from a Lease naming this candidate.
+var heldByUnknown = &coordinationv1.Lease{}
 
 // holderOf is the Lease's holder, "" for none (or no Lease).
 func holderOf(lease *coordinationv1.Lease) string {

@@ -33,7 +33,8 @@
 // its writer read, so of two candidates writing at once the API server
 // accepts one and answers the other 409 Conflict (or AlreadyExists, when
 // both create a missing Lease). A 409 is a lost race, not an error: the
-// loser reads the winner's Lease on its next attempt.
+// loser reads the winner's Lease (at once after an AlreadyExists, on its
+// next attempt after a Conflict).
 //
 //   - A standby reads the Lease every RetryPeriod (plus jitter). It takes
 //     the Lease when it is free, or when it has not changed for

@@ -208,11 +208,18 @@ func jittered(d time.Duration) time.Duration {
 func (e *Elector) lease() string { return e.cfg.Namespace + "/" + e.cfg.Name }
 
 // lostTo is the ErrLost of a term that found the Lease another's: it
-// names the holder last seen, or, when none was seen (a create answered
-// AlreadyExists, the Lease then gone or unread), says so.
+// names the holder last seen, says it was released, or, when none was
+// seen (a create answered AlreadyExists, the Lease then gone or
+// unread: heldByUnknown), says so
+// (TestALeaderWhoseReCreateMeetsALeaseGoneAgainDoesNotSayItHoldsIt,
+// TestALeaderWhoseLeaseIsReleasedUnderItDoesNotSayAnotherCreatedIt).
 func (e *Elector) lostTo() error {
-	if holder := holderOf(e.observed); holder != "" && holder != e.cfg.Identity {
+	switch holder := holderOf(e.observed); {
+	case e.observed == heldByUnknown:
+		return fmt.Errorf("%w: lease %s was created by another candidate, its holder not seen", ErrLost, e.lease())
+	case holder == "":
+		return fmt.Errorf("%w: lease %s was released", ErrLost, e.lease())
+	default:
 		return fmt.Errorf("%w: lease %s is held by %q", ErrLost, e.lease(), holder)
 	}
-	return fmt.Errorf("%w: lease %s was created by another candidate, its holder not seen", ErrLost, e.lease())
 }
