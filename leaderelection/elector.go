@@ -60,8 +60,10 @@ func (e *Elector) Identity() string { return e.cfg.Identity }
 //	acquiring: try every RetryPeriod (plus jitter) until the Lease is
 //	           free, expired or ours; then start OnStartedLeading.
 //	leading:   renew every RetryPeriod; the term ends when ctx ends, when
-//	           another candidate holds the Lease, or at the last successful
-//	           renew plus RenewDeadline.
+//	           another candidate holds the Lease, when a renew meets
+//	           another's write twice in one attempt (a 409 Conflict to
+//	           the update of a Lease it read as its own), or at the last
+//	           successful renew plus RenewDeadline.
 //	stopping:  wait for OnStartedLeading to return, release the Lease if
 //	           ReleaseOnCancel, call OnStoppedLeading, return.
 //
@@ -79,6 +81,11 @@ func (e *Elector) Run(ctx context.Context) error {
 		return errors.New("leaderelection: Run is already running on this Elector")
 	}
 	defer e.running.Store(false)
+	// Between two Runs this candidate took no look: the Lease may have
+	// been put back, renewed and deleted again meanwhile, so an absence
+	// seen before bounds nothing now, and its wait starts afresh
+	// (TestAStandbyThatRunsAgainAfterAGapWaitsOutADeleteItSawBeforeTheGap).
+	e.lostSight()
 	e.leaders = startNotifier(e.cfg.Callbacks.OnNewLeader)
 	defer e.leaders.stop()
 	acquired, err := e.acquire(ctx)
@@ -212,11 +219,15 @@ func (e *Elector) lease() string { return e.cfg.Namespace + "/" + e.cfg.Name }
 // seen (a create answered AlreadyExists, the Lease then gone or
 // unread: heldByUnknown), says so
 // (TestALeaderWhoseReCreateMeetsALeaseGoneAgainDoesNotSayItHoldsIt,
-// TestALeaderWhoseLeaseIsReleasedUnderItDoesNotSayAnotherCreatedIt).
+// TestALeaderWhoseLeaseIsReleasedUnderItDoesNotSayAnotherCreatedIt), or
+// that its renew met another's write
+// (TestALeaderWhoseSlowPathUpdateConflictsDoesNotSayItHoldsTheLease).
 func (e *Elector) lostTo() error {
 	switch holder := holderOf(e.observed); {
 	case e.observed == heldByUnknown:
 		return fmt.Errorf("%w: lease %s was created by another candidate, its holder not seen", ErrLost, e.lease())
+	case holder == e.cfg.Identity: // its renew met another's write, of the Lease it read as its own
+		return fmt.Errorf("%w: lease %s was written by another since this leader read it (409 Conflict)", ErrLost, e.lease())
 	case holder == "":
 		return fmt.Errorf("%w: lease %s was released", ErrLost, e.lease())
 	default:
