@@ -96,7 +96,7 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 				maps.DeleteFunc(last, func(name string, _ *corev1.ConfigMap) bool { return !listed[name] })
 				return cms.ResourceVersion
 			}
-			time.Sleep(100 * time.Millisecond)
+			pause(ctx, 100*time.Millisecond)
 		}
 		return ""
 	}
@@ -106,7 +106,7 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 			watcher, err := w.core.Get().Namespace(Namespace).Resource("configmaps").
 				Param("resourceVersion", rv).Param("allowWatchBookmarks", "true").Param("watch", "true").Watch(ctx)
 			if err != nil {
-				time.Sleep(100 * time.Millisecond)
+				pause(ctx, 100*time.Millisecond)
 				continue
 			}
 			for ev := range watcher.ResultChan() {
@@ -155,4 +155,16 @@ func parentOn(last map[string]*corev1.ConfigMap, cm *corev1.ConfigMap, label str
 		return parent.Labels[label]
 	}
 	return ""
+}
+
+// pause waits d, or until ctx ends: a retry's wait that a cancelled run
+// does not sit out, so the checker's goroutines have ended once the run
+// returns (a bubble whose test returns with one still asleep panics:
+// TestTheCheckersWatchRecordsAChildThatLeavesOrArrivesWithoutItsParent
+// did, once in a suite, when its cancel met a re-watch).
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
 }
