@@ -1,0 +1,152 @@
+package leaderelection_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/fakeapiserver"
+	"github.com/listwatch/informer/leaderelection"
+)
+
+// pausingClock is the bubble's clock, except that once armed, the next
+// wait other than an attempt's timeout (the sleep between two looks)
+// lasts pause: Run's goroutine not scheduled for that long (a stopped
+// process, a frozen VM, a throttled container), its clock running on.
+type pausingClock struct {
+	armed  atomic.Bool
+	pause  time.Duration
+	paused chan struct{} // closed when the paused wait begins
+}
+
+func (c *pausingClock) Now() time.Time { return time.Now() }
+
+func (c *pausingClock) AfterFunc(d time.Duration, f func()) informer.Timer {
+	if d != attemptTimeout && c.armed.CompareAndSwap(true, false) {
+		d = c.pause
+		close(c.paused)
+	}
+	return time.AfterFunc(d, f)
+}
+
+// The eighth review's gap, inside one Run. 7b170fe starts the wait for a
+// deleted Lease afresh when Run starts again ("between two Runs no look
+// was taken"), but what makes an old first sight of the absence bound
+// nothing is time without a look, not a Run boundary: a standby that
+// sees the Lease deleted, then is not scheduled for 30 s between two
+// looks of the same Run, wakes with e.absent still true and observedAt
+// 30 s old. Meanwhile the leader put the Lease back, renewed it, and was
+// cut off as someone deleted it again; the standby's next look finds it
+// absent, absenceWaitedOut says yes, and it creates the Lease at once,
+// while the leader's term runs until its last renew plus RenewDeadline
+// (6 s here; the leader's Lease names 8 s, which b waits for too).
+// docs/14 concedes only a put-back-and-delete "between two successful
+// looks, one to 2.2 RetryPeriods apart". Passing means the terms do not
+// overlap.
+func TestAStandbyPausedBetweenTwoLooksWaitsOutADeleteItSawBeforeThePause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		refused := fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+		sd := newSides(t, refused, refused)
+		terms := make(chan span, 8)
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		del := func() { deleteLease(ctx, t, sd.admin, "paused") }
+		clock := &pausingClock{pause: 30 * time.Second, paused: make(chan struct{})}
+
+		// a's renew deadline is long enough that its term outlasts the
+		// moments before b's pause begins, whatever the jitter.
+		wg.Go(func() {
+			_ = bubbleCandidate(t, sd.a, "paused", "a", terms, func(c *leaderelection.Config) {
+				c.LeaseDuration, c.RenewDeadline = 8*time.Second, 6*time.Second
+			}).Run(ctx)
+		})
+		time.Sleep(time.Second) // a leads
+		b := bubbleCandidate(t, sd.b, "paused", "b", terms, func(c *leaderelection.Config) {
+			c.Clock, c.AttemptTimeout = clock, attemptTimeout // the pause is not an attempt's timeout
+		})
+		wg.Go(func() { _ = b.Run(ctx) })
+		time.Sleep(time.Second) // b sees it held
+
+		sd.aFaulty.Store(true) // a cannot put the Lease back yet
+		del()
+		time.Sleep(1300 * time.Millisecond) // b sees it absent
+		clock.armed.Store(true)
+		<-clock.paused // b is not scheduled for 30 s from now
+		sd.aFaulty.Store(false)
+		time.Sleep(28500 * time.Millisecond) // a puts the Lease back and renews
+		require.Equal(t, "a", *getLease(ctx, t, sd.admin.Config(), "kube-system", "paused").Spec.HolderIdentity, "a renews")
+		sd.aFaulty.Store(true) // a's term ends 6 s after its last renew
+		del()
+
+		time.Sleep(20 * time.Second) // b wakes and looks
+		cancel()
+		wg.Wait()
+		got := collect(terms)
+		require.GreaterOrEqual(t, len(got), 2, "a's term and b's")
+		requireDisjoint(t, got)
+	})
+}
+
+// The price of 7b170fe's reset, beyond what docs/14 states ("a standby
+// whose looks keep failing"): a standby whose Run is started again more
+// often than LeaseDuration never takes a deleted Lease, though every look
+// it takes works and it is started again at once, with no more time
+// between its last look and its next than between two looks of one Run.
+// Here its caller stands in 3 s turns (a Run with a deadline, again at
+// once), the leader is dead and its Lease deleted: no one ever leads,
+// while a candidate never run before would create the Lease at once.
+// Passing means a Run started again without a gap keeps its sight of the
+// absence, and b leads about LeaseDuration after it first saw it.
+func TestAStandbyRunAgainAtOnceTakesALeaseDeletedUnderADeadLeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sd := newSides(t, fakeapiserver.Fault{}, fakeapiserver.Fault{})
+		terms := make(chan span, 64)
+		ctx, cancel := context.WithCancel(t.Context())
+		ctxA, killA := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		bLeads := make(chan time.Time, 1)
+
+		wg.Go(func() { _ = bubbleCandidate(t, sd.a, "turns", "a", terms).Run(ctxA) })
+		time.Sleep(time.Second) // a leads
+		b := bubbleCandidate(t, sd.b, "turns", "b", terms, func(c *leaderelection.Config) {
+			lead := c.Callbacks.OnStartedLeading
+			c.Callbacks.OnStartedLeading = func(ctx context.Context) {
+				select {
+				case bLeads <- time.Now():
+				default:
+				}
+				lead(ctx)
+			}
+		})
+		wg.Go(func() {
+			for ctx.Err() == nil { // stand in turns of 3 s, again at once
+				turn, end := context.WithTimeout(ctx, 3*time.Second)
+				_ = b.Run(turn)
+				end()
+			}
+		})
+		time.Sleep(2 * time.Second) // b sees a's Lease
+
+		killA() // a dies without releasing
+		time.Sleep(100 * time.Millisecond)
+		deleteLease(ctx, t, sd.admin, "turns")
+		deleted := time.Now()
+		select {
+		case at := <-bLeads:
+			t.Logf("b leads %v after the delete", at.Sub(deleted))
+		case <-time.After(60 * time.Second):
+			t.Fatalf("b, started again every 3 s and every look working, did not lead within 60 s of the delete")
+		}
+	})
+}
