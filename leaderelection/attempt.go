@@ -46,7 +46,11 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 		}
 	}
 
+	lookAt := e.cfg.Clock.Now()
 	current, err := e.leases.get(ctx)
+	if err == nil || apierrors.IsNotFound(err) {
+		e.looked(lookAt)
+	}
 	if apierrors.IsNotFound(err) {
 		// A Lease this candidate has seen, now absent, is not free: since
 		// its last sight, which may be old (its requests may have failed
@@ -182,6 +186,29 @@ func (e *Elector) sawAbsent() {
 // the last renew. The next absence seen starts the wait afresh.
 func (e *Elector) lostSight() {
 	e.absent = false
+}
+
+// looked records a look at the Lease sent at, answered. A look further
+// from the one before than looks are ever spaced (lookSpacing: the
+// candidate was paused, or stopped between two Runs) is as a failed
+// look: the Lease may have been put back, renewed and deleted again
+// meanwhile, unseen, so an absence seen before it bounds nothing now,
+// and the wait starts afresh
+// (TestAStandbyPausedBetweenTwoLooksWaitsOutADeleteItSawBeforeThePause,
+// TestAStandbyThatRunsAgainAfterAGapWaitsOutADeleteItSawBeforeTheGap).
+// A Run started again at once keeps its sight
+// (TestAStandbyRunAgainAtOnceTakesALeaseDeletedUnderADeadLeader).
+func (e *Elector) looked(at time.Time) {
+	if !e.lastLook.IsZero() && at.Sub(e.lastLook) > e.lookSpacing() {
+		e.lostSight()
+	}
+	e.lastLook = at
+}
+
+// lookSpacing is the most two looks of a running candidate are apart:
+// one jittered wait and two attempts.
+func (e *Elector) lookSpacing() time.Duration {
+	return time.Duration((1+JitterFactor)*float64(e.cfg.RetryPeriod)) + 2*e.cfg.AttemptTimeout
 }
 
 // observedExpired reports whether the observed Lease has gone

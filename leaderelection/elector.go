@@ -29,6 +29,7 @@ type Elector struct {
 	observed   *coordinationv1.Lease // the last version read or written; nil before the first
 	observedAt time.Time             // this host's time when observed's resourceVersion was first seen, or its absence
 	absent     bool                  // every look since observed found the Lease deleted; observedAt is when the first did
+	lastLook   time.Time             // this host's time when the last look (a GET answered, or 404) was sent; zero before the first
 	createSent bool                  // a create of the Lease may have landed: it left the client and was not refused (leases.create)
 	reported   string                // the holder last passed to OnNewLeader
 	leaders    *notifier             // calls OnNewLeader apart from Run's goroutine
@@ -81,11 +82,6 @@ func (e *Elector) Run(ctx context.Context) error {
 		return errors.New("leaderelection: Run is already running on this Elector")
 	}
 	defer e.running.Store(false)
-	// Between two Runs this candidate took no look: the Lease may have
-	// been put back, renewed and deleted again meanwhile, so an absence
-	// seen before bounds nothing now, and its wait starts afresh
-	// (TestAStandbyThatRunsAgainAfterAGapWaitsOutADeleteItSawBeforeTheGap).
-	e.lostSight()
 	e.leaders = startNotifier(e.cfg.Callbacks.OnNewLeader)
 	defer e.leaders.stop()
 	acquired, err := e.acquire(ctx)
