@@ -36,20 +36,17 @@ func (c *pausingClock) AfterFunc(d time.Duration, f func()) informer.Timer {
 	return time.AfterFunc(d, f)
 }
 
-// The eighth review's gap, inside one Run. 7b170fe starts the wait for a
-// deleted Lease afresh when Run starts again ("between two Runs no look
-// was taken"), but what makes an old first sight of the absence bound
-// nothing is time without a look, not a Run boundary: a standby that
-// sees the Lease deleted, then is not scheduled for 30 s between two
-// looks of the same Run, wakes with e.absent still true and observedAt
-// 30 s old. Meanwhile the leader put the Lease back, renewed it, and was
+// What makes an old first sight of the Lease's absence bound nothing is
+// time without a look, inside one Run or across two (looked,
+// lookSpacing): a standby that sees the Lease deleted, then is not
+// scheduled for 30 s between two looks of the same Run, wakes with its
+// sight 30 s old. Meanwhile the leader put the Lease back, renewed it, and was
 // cut off as someone deleted it again; the standby's next look finds it
-// absent, absenceWaitedOut says yes, and it creates the Lease at once,
-// while the leader's term runs until its last renew plus RenewDeadline
-// (6 s here; the leader's Lease names 8 s, which b waits for too).
-// docs/14 concedes only a put-back-and-delete "between two successful
-// looks, one to 2.2 RetryPeriods apart". Passing means the terms do not
-// overlap.
+// absent. The leader's term runs until its last renew plus
+// RenewDeadline (6 s here; the leader's Lease names 8 s, which b waits
+// for too). The gap counts as a failed look, the wait starts afresh, and
+// the terms do not overlap. (Before, b took its old sight as waited out
+// and created the Lease at once.)
 func TestAStandbyPausedBetweenTwoLooksWaitsOutADeleteItSawBeforeThePause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		refused := fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
@@ -96,16 +93,13 @@ func TestAStandbyPausedBetweenTwoLooksWaitsOutADeleteItSawBeforeThePause(t *test
 	})
 }
 
-// The price of 7b170fe's reset, beyond what docs/14 states ("a standby
-// whose looks keep failing"): a standby whose Run is started again more
-// often than LeaseDuration never takes a deleted Lease, though every look
-// it takes works and it is started again at once, with no more time
-// between its last look and its next than between two looks of one Run.
-// Here its caller stands in 3 s turns (a Run with a deadline, again at
-// once), the leader is dead and its Lease deleted: no one ever leads,
-// while a candidate never run before would create the Lease at once.
-// Passing means a Run started again without a gap keeps its sight of the
-// absence, and b leads about LeaseDuration after it first saw it.
+// A standby whose Run is started again more often than LeaseDuration,
+// at once each time, every look working, keeps its sight of the Lease's
+// absence across Runs (no more time passes between its last look and
+// its next than between two looks of one Run): here its caller stands
+// in 3 s turns, the leader is dead and its Lease deleted, and b leads
+// about LeaseDuration after it first saw it absent. (7b170fe's reset at
+// every Run's start kept it from ever leading.)
 func TestAStandbyRunAgainAtOnceTakesALeaseDeletedUnderADeadLeader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sd := newSides(t, fakeapiserver.Fault{}, fakeapiserver.Fault{})
@@ -148,5 +142,56 @@ func TestAStandbyRunAgainAtOnceTakesALeaseDeletedUnderADeadLeader(t *testing.T) 
 		case <-time.After(60 * time.Second):
 			t.Fatalf("b, started again every 3 s and every look working, did not lead within 60 s of the delete")
 		}
+	})
+}
+
+// A standby sees the Lease held by a, then deleted (its first sight of
+// the absence starts its wait), and its Run's ctx ends (a caller that
+// stops standing for a while: "Run again to stand again"). a puts the
+// Lease back and renews on for minutes; then someone deletes it again
+// and a is cut off: a's term runs until its last renew plus
+// RenewDeadline. The standby Runs again, on the same Elector, and its
+// first look finds the Lease absent: that look is further from its last
+// than looks are ever spaced, so its old sight of the absence counts for
+// nothing and it waits afresh; the terms do not overlap. (Before, it
+// took the old sight as waited out, created the Lease at once and led
+// beside a.)
+func TestAStandbyThatRunsAgainAfterAGapWaitsOutADeleteItSawBeforeTheGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		refused := fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+		sd := newSides(t, refused, refused)
+		terms := make(chan span, 8)
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		del := func() { deleteLease(ctx, t, sd.admin, "gap") }
+
+		wg.Go(func() { _ = bubbleCandidate(t, sd.a, "gap", "a", terms).Run(ctx) })
+		time.Sleep(time.Second) // a leads
+		b := bubbleCandidate(t, sd.b, "gap", "b", terms)
+		bctx, bstop := context.WithCancel(ctx)
+		bdone := make(chan struct{})
+		go func() { defer close(bdone); _ = b.Run(bctx) }()
+		time.Sleep(time.Second) // b sees it held
+
+		sd.aFaulty.Store(true) // a cannot put the Lease back yet
+		del()
+		time.Sleep(1300 * time.Millisecond) // b sees it absent
+		bstop()                             // b stops standing
+		<-bdone
+		sd.aFaulty.Store(false) // a puts it back and renews on
+		time.Sleep(2 * time.Minute)
+		require.Equal(t, "a", *getLease(ctx, t, sd.admin.Config(), "kube-system", "gap").Spec.HolderIdentity, "a renews")
+		sd.aFaulty.Store(true) // a's term ends 3 s after its last renew
+		del()
+
+		wg.Go(func() { _ = b.Run(ctx) }) // b stands again
+		time.Sleep(20 * time.Second)
+		cancel()
+		wg.Wait()
+		got := collect(terms)
+		require.GreaterOrEqual(t, len(got), 2, "a's term and b's")
+		requireDisjoint(t, got)
 	})
 }
