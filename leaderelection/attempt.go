@@ -205,10 +205,16 @@ func (e *Elector) looked(at time.Time) {
 	e.lastLook = at
 }
 
-// lookSpacing is the most two looks of a running candidate are apart:
-// one jittered wait and two attempts.
+// lookSpacing is the most two looks of a running candidate are apart,
+// each taken as its GET is about to be sent: a standby's at its
+// attempt's start, one attempt and one jittered wait after the one
+// before; a leader's after its fast path's write, so one attempt, a
+// RetryPeriod and one more attempt's write after the one before
+// (TestAStandbyPausedLongerThanItsLooksAreSpacedWaitsOutADeleteItSawBeforeThePause).
 func (e *Elector) lookSpacing() time.Duration {
-	return time.Duration((1+JitterFactor)*float64(e.cfg.RetryPeriod)) + 2*e.cfg.AttemptTimeout
+	standby := e.cfg.AttemptTimeout + time.Duration((1+JitterFactor)*float64(e.cfg.RetryPeriod))
+	leader := 2*e.cfg.AttemptTimeout + e.cfg.RetryPeriod
+	return max(standby, leader)
 }
 
 // observedExpired reports whether the observed Lease has gone
