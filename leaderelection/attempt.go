@@ -49,7 +49,7 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 	lookAt := e.cfg.Clock.Now()
 	current, err := e.leases.get(ctx)
 	if err == nil || apierrors.IsNotFound(err) {
-		e.looked(lookAt)
+		e.looked(lookAt, leading)
 	}
 	if apierrors.IsNotFound(err) {
 		// A Lease this candidate has seen, now absent, is not free: since
@@ -198,23 +198,27 @@ func (e *Elector) lostSight() {
 // TestAStandbyThatRunsAgainAfterAGapWaitsOutADeleteItSawBeforeTheGap).
 // A Run started again at once keeps its sight
 // (TestAStandbyRunAgainAtOnceTakesALeaseDeletedUnderADeadLeader).
-func (e *Elector) looked(at time.Time) {
-	if !e.lastLook.IsZero() && at.Sub(e.lastLook) > e.lookSpacing() {
+func (e *Elector) looked(at time.Time, leading bool) {
+	if !e.lastLook.IsZero() && at.Sub(e.lastLook) > e.lookSpacing(e.lastLookLeading) {
 		e.lostSight()
 	}
-	e.lastLook = at
+	e.lastLook, e.lastLookLeading = at, leading
 }
 
-// lookSpacing is the most two looks of a running candidate are apart,
-// each taken as its GET is about to be sent: a standby's at its
-// attempt's start, one attempt and one jittered wait after the one
-// before; a leader's after its fast path's write, so one attempt, a
-// RetryPeriod and one more attempt's write after the one before
-// (TestAStandbyPausedLongerThanItsLooksAreSpacedWaitsOutADeleteItSawBeforeThePause).
-func (e *Elector) lookSpacing() time.Duration {
-	standby := e.cfg.AttemptTimeout + time.Duration((1+JitterFactor)*float64(e.cfg.RetryPeriod))
-	leader := 2*e.cfg.AttemptTimeout + e.cfg.RetryPeriod
-	return max(standby, leader)
+// lookSpacing is the most a look is apart from the one after it, each
+// taken as its GET is about to be sent: a standby's at its attempt's
+// start, so the next comes one attempt and one jittered wait later; a
+// leader's after its fast path's write, so the next comes one attempt,
+// a RetryPeriod and one more attempt's write later. It goes by the kind
+// of the earlier look: the larger of the two would let a standby's sight
+// outlive a pause between the two
+// (TestAStandbyPausedLongerThanItsLooksAreSpacedWaitsOutADeleteItSawBeforeThePause,
+// TestAStandbyPausedLongerThanAStandbysLooksAreSpacedButWithinALeadersWaitsOutADeleteItSawBeforeThePause).
+func (e *Elector) lookSpacing(leading bool) time.Duration {
+	if leading {
+		return 2*e.cfg.AttemptTimeout + e.cfg.RetryPeriod
+	}
+	return e.cfg.AttemptTimeout + time.Duration((1+JitterFactor)*float64(e.cfg.RetryPeriod))
 }
 
 // observedExpired reports whether the observed Lease has gone

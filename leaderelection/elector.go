@@ -26,14 +26,15 @@ type Elector struct {
 	running atomic.Bool // true while Run runs: one Run at a time
 
 	// Owned by Run's goroutine (Run, attempt, release):
-	observed   *coordinationv1.Lease // the last version read or written; nil before the first
-	observedAt time.Time             // this host's time when observed's resourceVersion was first seen, or its absence
-	absent     bool                  // every look since observed found the Lease deleted; observedAt is when the first did
-	lastLook   time.Time             // this host's time when the last look (a GET answered, or 404) was sent; zero before the first
-	createSent bool                  // a create of the Lease may have landed: it left the client and was not refused (leases.create)
-	reported   string                // the holder last passed to OnNewLeader
-	leaders    *notifier             // calls OnNewLeader apart from Run's goroutine
-	lastLogged string                // the last failure logged, so each distinct failure is logged once
+	observed        *coordinationv1.Lease // the last version read or written; nil before the first
+	observedAt      time.Time             // this host's time when observed's resourceVersion was first seen, or its absence
+	absent          bool                  // every look since observed found the Lease deleted; observedAt is when the first did
+	lastLook        time.Time             // this host's time when the last look (a GET answered, or 404) was sent; zero before the first
+	lastLookLeading bool                  // the last look was a leader's (lookSpacing)
+	createSent      bool                  // a create of the Lease may have landed: it left the client and was not refused (leases.create)
+	reported        string                // the holder last passed to OnNewLeader
+	leaders         *notifier             // calls OnNewLeader apart from Run's goroutine
+	lastLogged      string                // the last failure logged, so each distinct failure is logged once
 
 	mu        sync.Mutex
 	inTerm    bool      // guarded by mu; from acquisition until OnStoppedLeading is called
