@@ -199,7 +199,7 @@ func (e *Elector) lostSight() {
 // A Run started again at once keeps its sight
 // (TestAStandbyRunAgainAtOnceTakesALeaseDeletedUnderADeadLeader).
 func (e *Elector) looked(at time.Time, leading bool) {
-	if !e.lastLook.IsZero() && at.Sub(e.lastLook) > e.lookSpacing(e.lastLookLeading) {
+	if !e.lastLook.IsZero() && at.Sub(e.lastLook) > e.lookSpacing(e.lastLookLeading && leading) {
 		e.lostSight()
 	}
 	e.lastLook, e.lastLookLeading = at, leading
@@ -208,10 +208,13 @@ func (e *Elector) looked(at time.Time, leading bool) {
 // lookSpacing is the most a look is apart from the one after it, each
 // taken as its GET is about to be sent: a standby's at its attempt's
 // start, so the next comes one attempt and one jittered wait later; a
-// leader's after its fast path's write, so the next comes one attempt,
-// a RetryPeriod and one more attempt's write later. It goes by the kind
-// of the earlier look: the larger of the two would let a standby's sight
-// outlive a pause between the two
+// leader's after its fast path's write, so a leader's next comes one
+// attempt, a RetryPeriod and one more attempt's write later. looked
+// allows the leader's only between two looks of a leader: a standby's
+// look, after a term ended too, is held to the standby's
+// (TestAFormerLeaderRunAgainAfterAGapLongerThanAStandbysSpacingWaitsOutADeleteItSawAsLeader);
+// the larger of the two for all would let a standby's sight outlive a
+// pause between the two
 // (TestAStandbyPausedLongerThanItsLooksAreSpacedWaitsOutADeleteItSawBeforeThePause,
 // TestAStandbyPausedLongerThanAStandbysLooksAreSpacedButWithinALeadersWaitsOutADeleteItSawBeforeThePause).
 func (e *Elector) lookSpacing(leading bool) time.Duration {

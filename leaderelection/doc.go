@@ -62,10 +62,11 @@
 //     liveness: a standby whose looks keep failing, once or more every
 //     LeaseDuration, never takes a deleted Lease; it does once its looks
 //     work for a LeaseDuration. A Lease put back and deleted again
-//     between two successful looks (a RetryPeriod to an attempt and
-//     2.2 RetryPeriods apart, by the jitter of JitterFactor; a look
-//     further apart counts as failed) is not seen: deleting the Lease
-//     over and over can still make two leaders. The leader creates it again on its next
+//     between two successful looks (a standby's a RetryPeriod to an
+//     attempt and 2.2 RetryPeriods apart, by the jitter of
+//     JitterFactor, a leader's up to two attempts and a RetryPeriod; a
+//     look further apart counts as failed) is not seen: deleting the
+//     Lease over and over can still make two leaders. The leader creates it again on its next
 //     renew and goes on. (A standby that never saw the Lease before the
 //     delete, because it started after it or every look it took failed,
 //     cannot know: it creates it at once, as client-go's would.)

@@ -39,6 +39,13 @@ func (e *Elector) release() error {
 		}
 		current, err := e.leases.get(ctx)
 		if err != nil {
+			// The 409 was a sight of the Lease, written since: what this
+			// candidate saw of its absence bounds nothing now
+			// (TestAFormerLeaderWhoseReleaseMeetsALeasePutBackAndDeletedAgainWaitsAfresh).
+			e.observe(heldByUnknown)
+			if apierrors.IsNotFound(err) {
+				e.sawAbsent()
+			}
 			return err
 		}
 		e.observe(current)

@@ -21,13 +21,14 @@ import (
 // next look, had its caller Run again at once, would come at most
 // AttemptTimeout + RetryPeriod (4 s here) after that last look. Its caller
 // Runs again 6.5 s after the last look: longer than a standby's looks are
-// ever apart (AttemptTimeout + 2.2·RetryPeriod, 5.2 s), but within a
-// leader's (2·AttemptTimeout + RetryPeriod, 7 s), which looked applies
-// since the earlier look was a leader's. Meanwhile c, which never saw the
-// Lease, created it, led, and was cut off as someone deleted it again. b,
-// as a standby now, keeps its 7.7 s old sight of the absence, creates the
-// Lease at once and leads beside c.
-func TestRev12AFormerLeaderRunAgainAfterAGapLongerThanAStandbysSpacingWaitsOutADeleteItSawAsLeader(t *testing.T) {
+// ever apart (AttemptTimeout + 2.2·RetryPeriod, 5.2 s), though within a
+// leader's (2·AttemptTimeout + RetryPeriod, 7 s). Meanwhile c, which
+// never saw the Lease, created it, led, and was cut off as someone
+// deleted it again. b's look, a standby's, is held to a standby's
+// spacing: it counts as failed, b waits afresh, and the terms do not
+// overlap. (Judged by the earlier look's kind, a leader's, b kept its
+// 7.7 s old sight and led beside c.)
+func TestAFormerLeaderRunAgainAfterAGapLongerThanAStandbysSpacingWaitsOutADeleteItSawAsLeader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := fakeapiserver.New()
 		admin := fakeapiserver.ServeInMemory(srv)
@@ -97,12 +98,12 @@ func TestRev12AFormerLeaderRunAgainAfterAGapLongerThanAStandbysSpacingWaitsOutAD
 // refused) and its term ends at its renew deadline. Meanwhile c, which
 // never saw the Lease, creates it and leads. b's release is answered 409
 // Conflict: someone wrote the Lease since b saw it absent. release reads
-// it, finds it deleted again (and c cut off), and returns; nothing of
-// that sight is recorded, so b, Run again at once, keeps its first sight
-// of the absence from before c's term, takes it as waited out, and leads
-// beside c. (lookAfterAlreadyExists treats the same evidence, an
-// AlreadyExists, as a sight of the Lease held, and waits afresh.)
-func TestRev12AFormerLeaderWhoseReleaseMeetsALeasePutBackAndDeletedAgainWaitsAfresh(t *testing.T) {
+// it and finds it deleted again (and c cut off). The 409 is a sight of
+// the Lease held, as lookAfterAlreadyExists takes an AlreadyExists: b,
+// Run again at once, waits afresh, and the terms do not overlap.
+// (Before, nothing of that sight was recorded, and b took its first
+// sight of the absence, from before c's term, as waited out.)
+func TestAFormerLeaderWhoseReleaseMeetsALeasePutBackAndDeletedAgainWaitsAfresh(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := fakeapiserver.New()
 		admin := fakeapiserver.ServeInMemory(srv)
