@@ -24,10 +24,10 @@ import (
 // absence, and may lead until its renew deadline. The standby's next
 // attempt finds the Lease absent and, its absence wait counted from its
 // first sight (before the newcomer's create), creates it at once and leads
-// while the newcomer still does. (attempt.go's AlreadyExists branch, which
-// 5eda07f rewrote, returns without restarting the wait, as lostSight does
-// for a failed look; ownLeaseCreatedMeanwhile, the leader's side, reads
-// the Lease but, finding it gone, leaves the old absence standing too.)
+// while the newcomer still does. That was 5eda07f's AlreadyExists
+// branch, which left the old absence standing; now the AlreadyExists is
+// a sight of the Lease held (lookAfterAlreadyExists), and the wait
+// starts afresh.
 //
 // Promise broken: doc.go, "the wait ... runs from when it first saw it
 // absent ... That holds while every look since found it absent"; docs/14
@@ -119,11 +119,10 @@ func TestAStandbyWhoseCreateIsAnsweredAlreadyExistsWaitsAgainForALeaseDeletedAga
 // A leader's re-create is answered 409 by a newcomer's create, and the
 // Lease is deleted again before the leader's GET (the scenario of
 // TestALeaderWhoseReCreateIsAnsweredByAnotherCandidatesCreateEndsItsTerm).
-// ownLeaseCreatedMeanwhile finds it absent and the term ends, rightly;
-// but e.observed is still the leader's own last write, and lead's ErrLost
-// reads "lease default/taken is held by "leader"": it names the leader
-// itself as the holder that deposed it. Passing means ErrLost does not
-// name the losing leader as the Lease's holder.
+// The leader's look after the 409 finds it absent and the term ends,
+// rightly, and its ErrLost says the Lease was created by another
+// candidate whose holder it did not see, not that the leader itself
+// holds it. (Before, it read "lease default/taken is held by "leader"".)
 func TestALeaderWhoseReCreateMeetsALeaseGoneAgainDoesNotSayItHoldsIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())

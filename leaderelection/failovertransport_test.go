@@ -21,8 +21,8 @@ import (
 // failover tries each request on primary and, if primary fails, sends
 // it on secondary: a client of several API server endpoints, or one
 // with a fallback route (a tunnel, an egress proxy), whose first
-// endpoint is down. Its primary is net/http's transport, which reports
-// GetConn and, its dial refused, no GotConn.
+// endpoint is down. Its primary is net/http's transport, whose dial is
+// refused.
 type failover struct{ primary, secondary http.RoundTripper }
 
 func (f failover) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -33,17 +33,14 @@ func (f failover) RoundTrip(r *http.Request) (*http.Response, error) {
 	return f.secondary.RoundTrip(r)
 }
 
-// A client whose POST first goes to an endpoint that refuses the dial
-// (net/http's transport reports GetConn for that request, and no
-// GotConn), and then through a fallback route that reports nothing: the
-// POST lands there, its answer is lost (the connection reset), and the
-// Lease is then deleted (taken over and collected). GetConn without
-// GotConn says only that net/http's dial failed, not that no route
-// carried the request: the create may have landed, and an OwnLeaseOnly
-// candidate must not lead on that Lease again (Config.OwnLeaseOnly, "a
-// create may have landed unless the server refused it or it never left
-// the client"). c319950 counts it as never sent, creates the Lease
-// again and leads.
+// A client whose POST first goes to an endpoint that refuses the dial,
+// and then through a fallback route: the POST lands there, its answer
+// is lost (the connection reset), and the Lease is then deleted (taken
+// over and collected). A failed dial says only that one route failed,
+// not that no route carried the request: the create may have landed,
+// and an OwnLeaseOnly candidate does not lead on that Lease again
+// (Config.OwnLeaseOnly). (c319950 took a failed dial for a create never
+// sent, created the Lease again and led.)
 func TestAnOwnLeaseOnlyCandidateWhoseClientFailsOverAfterAFailedDialCountsItsLostCreateAsPossiblyLanded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := fakeapiserver.New()

@@ -22,12 +22,11 @@ import (
 // A standby sees the Lease held by "old" (OnNewLeader("old")). The Lease
 // is deleted; the standby waits it out and creates it, but "newcomer"
 // created it first (409 AlreadyExists), and it is deleted again before
-// the standby's look after the 409 (lookAfterAlreadyExists, 2a016a4).
-// The standby records unknownHolder(), an empty Lease, as observed, and
-// reportLeader hands its holder, "", to OnNewLeader. Config.OnNewLeader
-// says '"" means the Lease was released'; nobody released it: the 409
-// said it was held, by someone unseen. Passing means OnNewLeader is never
-// told of a release that did not happen.
+// the standby's look after the 409 (lookAfterAlreadyExists). The
+// standby records the Lease as held by someone unknown (heldByUnknown),
+// which reportLeader does not hand to OnNewLeader: Config.OnNewLeader
+// says '"" means the Lease was released', and nobody released it.
+// (2a016a4 recorded an empty Lease, and OnNewLeader was told "".)
 func TestAStandbyWhoseCreateIsAnsweredAlreadyExistsDoesNotReportTheLeaseReleased(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
