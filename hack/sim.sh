@@ -14,7 +14,8 @@
 # under a GOMEMLIMIT of 1 GiB (the default here, unless either is set)
 # lets the collector run only as a process nears that limit, about a
 # tenth less time again (two interleaved pairs of 40 sharded seeds,
-# 0.91 and 0.92 of the time at GOGC=400). Two processes hold at most
+# 0.91 and 0.92 of the time at GOGC=400, measured beside other work:
+# not a quiet-machine figure). Two processes hold at most
 # about 2 GiB; the sweep's watchdog stops one past 2 GiB (-seed-heap).
 #
 # Each process runs one seed at a time and PROCS processes share the
