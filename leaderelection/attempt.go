@@ -283,8 +283,8 @@ func (e *Elector) lookAfterAlreadyExists(ctx context.Context) bool {
 }
 
 // heldByUnknown stands for a Lease seen held, by whom and for how long
-// not known: a create's AlreadyExists, the Lease gone or unreadable by
-// the next look. It is not a released Lease (holder ""): OnNewLeader is
+// not known: a create's AlreadyExists or a release's Conflict, the
+// Lease gone or unreadable by the next look. It is not a released Lease (holder ""): OnNewLeader is
 // not told of it (TestAStandbyWhoseCreateIsAnsweredAlreadyExistsDoesNotReportTheLeaseReleased),
 // and ErrLost says so (lostTo). Nothing writes it: every write starts
 // from a Lease naming this candidate.

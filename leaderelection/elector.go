@@ -213,8 +213,8 @@ func (e *Elector) lease() string { return e.cfg.Namespace + "/" + e.cfg.Name }
 
 // lostTo is the ErrLost of a term that found the Lease another's: it
 // names the holder last seen, says it was released, or, when none was
-// seen (a create answered AlreadyExists, the Lease then gone or
-// unread: heldByUnknown), says so
+// seen (a create answered AlreadyExists or a release Conflict, the
+// Lease then gone or unread: heldByUnknown), says so
 // (TestALeaderWhoseReCreateMeetsALeaseGoneAgainDoesNotSayItHoldsIt,
 // TestALeaderWhoseLeaseIsReleasedUnderItDoesNotSayAnotherCreatedIt), or
 // that its renew met another's write
