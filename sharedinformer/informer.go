@@ -290,7 +290,11 @@ func (i *Informer[T]) LastSyncResourceVersion() string { return i.fifo.AppliedRe
 // SetTransform sets a function applied to every object before it is
 // queued and cached, such as one that drops managedFields (pitfall 7).
 // It must return the object to keep, which it may modify (it is the
-// informer's own copy), or an error to reject the object. It fails once
+// informer's own copy), or an error to reject the object. The object
+// returned becomes the cache's: the informer writes into it to share
+// what it repeats with the objects cached before it (see Memory in the
+// package doc), so it must not be one the transform keeps or hands to
+// anyone else. It fails once
 // Run has started, since objects already cached would not have been
 // transformed.
 //

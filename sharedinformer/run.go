@@ -123,6 +123,7 @@ func (i *Informer[T]) checkSynced() {
 type store[T informer.Object] struct {
 	i         *Informer[T]
 	transform func(T) (T, error) // nil for none
+	shared    interner           // the values cached objects repeat, kept once
 }
 
 // Add, Update, Delete and Replace hand the reflector's writes to the
@@ -215,7 +216,8 @@ func (s *store[T]) FinishReplace(resourceVersion string) error {
 	return nil
 }
 
-// transformedList transforms the objects of a list, or of a part of one.
+// transformedList transforms the objects of a list, or of a part of one,
+// and shares what they repeat (see transformed).
 // In place of an object the transform rejects it puts the last known
 // version, if any and if it is the same object: left out, the object
 // would become a delete whose final state is unknown for an object the
@@ -228,6 +230,9 @@ func (s *store[T]) FinishReplace(resourceVersion string) error {
 // have to be relisted.
 func (s *store[T]) transformedList(objs []T) ([]T, error) {
 	if s.transform == nil {
+		for _, obj := range objs {
+			s.shared.share(obj)
+		}
 		return objs, nil
 	}
 	kept := make([]T, 0, len(objs))

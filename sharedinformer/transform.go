@@ -24,8 +24,10 @@ func (e *TransformError) Error() string {
 // Unwrap returns the transform's error.
 func (e *TransformError) Unwrap() error { return e.Err }
 
-// transformed applies the transform, if one is set, to obj. A rejection
-// is reported (OnError and the trace) and returned as a *TransformError.
+// transformed applies the transform, if one is set, to obj, and shares
+// the values the object it keeps repeats with the objects cached before
+// it (see interner). A rejection is reported (OnError and the trace) and
+// returned as a *TransformError.
 //
 // The one rule for a rejected object, on the watch path and on a relist
 // alike: it does not enter the DeltaFIFO, so the cache keeps the version
@@ -34,6 +36,7 @@ func (e *TransformError) Unwrap() error { return e.Err }
 // and every rejection is reported with its key and resourceVersion.
 func (s *store[T]) transformed(obj T) (T, error) {
 	if s.transform == nil {
+		s.shared.share(obj)
 		return obj, nil
 	}
 	out, err := s.transform(obj)
@@ -41,6 +44,7 @@ func (s *store[T]) transformed(obj T) (T, error) {
 		err = errors.New("the transform returned nil")
 	}
 	if err == nil {
+		s.shared.share(out)
 		return out, nil
 	}
 	key, _ := informer.KeyOf(obj)

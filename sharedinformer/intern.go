@@ -1,0 +1,160 @@
+package sharedinformer
+
+import (
+	"sync"
+	"time"
+	"unsafe"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Objects of one kind repeat much of what they carry, and a decoder gives
+// each its own copy of it: every Widget of 100,000 holds its apiVersion,
+// "bench.listwatch.dev/v1", and its one managedFields entry holds the
+// same manager, apiVersion, field set and, for objects written in the same
+// second, the same time as its neighbours'. The interner keeps one copy
+// of each such value and points every object the cache takes at it: 231
+// of a Widget's 2,173 bytes, measured at 100k (docs/17-at-scale.md,
+// "Sharing what objects repeat").
+//
+// What it shares, and why no more:
+//
+//   - TypeMeta's apiVersion and kind; ObjectMeta's namespace and
+//     generateName; each owner reference's apiVersion, kind, name and UID
+//     (a ReplicaSet's pods all name it); each managedFields entry's
+//     manager, operation, apiVersion, fieldsType and subresource strings,
+//     and its Time and FieldsV1, by value.
+//   - Not labels and annotations: their values are short, and Go's
+//     allocator packs a string of under 16 bytes into a block with others,
+//     so sharing one frees nothing; a long one (an annotation holding the
+//     last applied configuration) is rarely repeated. Nor names, UIDs or
+//     resourceVersions, which no two objects share.
+//   - Not an unstructured object, whose fields are behind maps of any.
+//
+// Sharing is safe because nobody changes a cached object (pitfall 2):
+// strings are immutable, and the two pointers shared, a managedFields
+// entry's Time and FieldsV1, are shared only among cached objects;
+// DeepCopy copies them. It writes into the object, so it runs on an
+// object fresh from the reflector (or the transform) before anything else
+// can read it, and never on one already cached.
+//
+// The table is bounded: once its values pass internBudget bytes it starts
+// afresh, and a value longer than internLongest is never kept, so what the
+// interner holds beyond what the cache holds anyway is at most about
+// internBudget. Sharing then starts again from the next object; objects
+// already cached keep what they point at.
+type interner struct {
+	mu      sync.Mutex
+	strings map[string]string
+	fields  map[string]*metav1.FieldsV1
+	times   map[time.Time]*metav1.Time
+	bytes   int // the size of the values held, toward internBudget
+}
+
+const (
+	internBudget  = 1 << 20
+	internLongest = 64 << 10
+)
+
+// share points obj's repeated values (above) at the interner's copies.
+// An object without a typed ObjectMeta (an unstructured one) is left as
+// it is.
+func (in *interner) share(obj runtime.Object) {
+	meta, ok := objectMeta(obj)
+	if !ok {
+		return
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if tm, ok := obj.GetObjectKind().(*metav1.TypeMeta); ok {
+		shareString(in, &tm.APIVersion)
+		shareString(in, &tm.Kind)
+	}
+	shareString(in, &meta.Namespace)
+	shareString(in, &meta.GenerateName)
+	for i := range meta.OwnerReferences {
+		o := &meta.OwnerReferences[i]
+		shareString(in, &o.APIVersion)
+		shareString(in, &o.Kind)
+		shareString(in, &o.Name)
+		shareString(in, &o.UID)
+	}
+	for i := range meta.ManagedFields {
+		m := &meta.ManagedFields[i]
+		shareString(in, &m.Manager)
+		shareString(in, &m.Operation)
+		shareString(in, &m.APIVersion)
+		shareString(in, &m.FieldsType)
+		shareString(in, &m.Subresource)
+		m.Time = in.time(m.Time)
+		m.FieldsV1 = in.fieldSet(m.FieldsV1)
+	}
+}
+
+// objectMeta is obj's ObjectMeta, if its type embeds one, as every
+// generated type and PartialObjectMetadata do.
+func objectMeta(obj runtime.Object) (*metav1.ObjectMeta, bool) {
+	a, ok := obj.(interface{ GetObjectMeta() metav1.Object })
+	if !ok {
+		return nil, false
+	}
+	meta, ok := a.GetObjectMeta().(*metav1.ObjectMeta)
+	return meta, ok && meta != nil
+}
+
+// shareString replaces *s with the table's copy of the same text, or
+// makes *s that copy. It writes *s only when it changes, so an object
+// whose values are already the table's is not written at all.
+func shareString[S ~string](in *interner, s *S) {
+	text := string(*s)
+	if text == "" || len(text) > internLongest {
+		return
+	}
+	if kept, ok := in.strings[text]; ok {
+		if unsafe.StringData(kept) != unsafe.StringData(text) {
+			*s = S(kept)
+		}
+		return
+	}
+	in.makeRoom(len(text))
+	in.strings[text] = text
+}
+
+// time is the table's *metav1.Time for t's instant, or t made so.
+func (in *interner) time(t *metav1.Time) *metav1.Time {
+	if t == nil {
+		return nil
+	}
+	if kept, ok := in.times[t.Time]; ok {
+		return kept
+	}
+	in.makeRoom(int(unsafe.Sizeof(*t)))
+	in.times[t.Time] = t
+	return t
+}
+
+// fieldSet is the table's *metav1.FieldsV1 with f's bytes, or f made so.
+func (in *interner) fieldSet(f *metav1.FieldsV1) *metav1.FieldsV1 {
+	if f == nil || len(f.Raw) > internLongest {
+		return f
+	}
+	if kept, ok := in.fields[string(f.Raw)]; ok {
+		return kept
+	}
+	in.makeRoom(len(f.Raw))
+	in.fields[string(f.Raw)] = f
+	return f
+}
+
+// makeRoom counts n more bytes toward internBudget, starting the table
+// afresh first if they would pass it, and makes its maps on first use.
+func (in *interner) makeRoom(n int) {
+	if in.strings == nil || in.bytes+n > internBudget {
+		in.strings = map[string]string{}
+		in.fields = map[string]*metav1.FieldsV1{}
+		in.times = map[time.Time]*metav1.Time{}
+		in.bytes = 0
+	}
+	in.bytes += n
+}
