@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -30,7 +31,8 @@ import (
 //     so sharing one frees nothing; a long one (an annotation holding the
 //     last applied configuration) is rarely repeated. Nor names, UIDs or
 //     resourceVersions, which no two objects share.
-//   - Not an unstructured object, whose fields are behind maps of any.
+//   - An unstructured object shares the same, and its managedFields
+//     entries whole (internunstructured.go).
 //
 // Sharing is safe because nobody changes a cached object (pitfall 2):
 // strings are immutable, and the two pointers shared, a managedFields
@@ -49,7 +51,8 @@ type interner struct {
 	strings map[string]string
 	fields  map[string]*metav1.FieldsV1
 	times   map[time.Time]*metav1.Time
-	bytes   int // the size of the values held, toward internBudget
+	entries map[entryKey]map[string]any // unstructured managedFields entries
+	bytes   int                         // the size of the values held, toward internBudget
 }
 
 const (
@@ -58,9 +61,13 @@ const (
 )
 
 // share points obj's repeated values (above) at the interner's copies.
-// An object without a typed ObjectMeta (an unstructured one) is left as
-// it is.
+// An object that is neither unstructured nor has a typed ObjectMeta is
+// left as it is.
 func (in *interner) share(obj runtime.Object) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		in.shareUnstructured(u)
+		return
+	}
 	meta, ok := objectMeta(obj)
 	if !ok {
 		return
@@ -154,6 +161,7 @@ func (in *interner) makeRoom(n int) {
 		in.strings = map[string]string{}
 		in.fields = map[string]*metav1.FieldsV1{}
 		in.times = map[time.Time]*metav1.Time{}
+		in.entries = map[entryKey]map[string]any{}
 		in.bytes = 0
 	}
 	in.bytes += n

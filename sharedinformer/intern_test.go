@@ -1,6 +1,8 @@
 package sharedinformer_test
 
 import (
+	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -9,8 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/listwatch/informer/memlistwatch"
 	"github.com/listwatch/informer/sharedinformer"
 )
 
@@ -80,4 +85,69 @@ func TestCachedObjectsShareTheValuesTheyRepeat(t *testing.T) {
 	require.Equal(t, listed, copied)
 	require.NotSame(t, listed.ManagedFields[0].FieldsV1, copied.ManagedFields[0].FieldsV1, "a DeepCopy shares the cache's field set")
 	require.NotSame(t, listed.ManagedFields[0].Time, copied.ManagedFields[0].Time, "a DeepCopy shares the cache's time")
+}
+
+// widgetWrittenBy is an unstructured Widget whose one managedFields entry
+// names manager and the field set fields, with every map and string its
+// own, as a decoder makes them.
+func widgetWrittenBy(name, manager string, fields map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": strings.Clone("example.com/v1"), "kind": strings.Clone("Widget"),
+		"metadata": map[string]any{
+			"namespace": strings.Clone("default"), "name": name,
+			"managedFields": []any{map[string]any{
+				"manager": strings.Clone(manager), "operation": "Update", "apiVersion": "example.com/v1",
+				"time": "2026-12-06T01:02:03Z", "fieldsType": "FieldsV1", "fieldsV1": runtime.DeepCopyJSONValue(fields),
+			}},
+		},
+		"spec": map[string]any{"size": int64(len(name))},
+	}}
+}
+
+// entryOf is the first managedFields entry of u, as the map it is.
+func entryOf(u *unstructured.Unstructured) map[string]any {
+	return u.Object["metadata"].(map[string]any)["managedFields"].([]any)[0].(map[string]any)
+}
+
+// sameMap reports whether a and b are one map, not two equal ones.
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// TestCachedUnstructuredObjectsShareTheManagedFieldsEntriesTheyRepeat
+// proves the interner's promise for unstructured objects: two Widgets
+// written alike by one manager are cached pointing at one managedFields
+// entry (a tree of maps, most of an unstructured object's metadata) and
+// one apiVersion; a Widget whose field set differs keeps its own entry;
+// a DeepCopy shares none of it.
+func TestCachedUnstructuredObjectsShareTheManagedFieldsEntriesTheyRepeat(t *testing.T) {
+	lw := memlistwatch.New[*unstructured.Unstructured]()
+	inf, err := sharedinformer.New(sharedinformer.Options[*unstructured.Unstructured]{ListerWatcher: lw})
+	require.NoError(t, err)
+	specOnly := map[string]any{"f:spec": map[string]any{".": map[string]any{}, "f:size": map[string]any{}}}
+	withLabels := map[string]any{"f:spec": map[string]any{".": map[string]any{}, "f:size": map[string]any{}}, "f:metadata": map[string]any{"f:labels": map[string]any{}}}
+	for name, fields := range map[string]map[string]any{"a": specOnly, "b": specOnly, "c": withLabels} {
+		_, err := lw.Create(widgetWrittenBy(name, "widget-controller", fields))
+		require.NoError(t, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- inf.Run(ctx) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	waitSynced(t, inf)
+
+	get := func(name string) *unstructured.Unstructured {
+		u, err := inf.Lister().Namespace("default").Get(name)
+		require.NoError(t, err)
+		return u
+	}
+	a, b, c := get("a"), get("b"), get("c")
+	require.True(t, sameMap(entryOf(a), entryOf(b)), "two Widgets written alike hold two copies of one managedFields entry")
+	require.True(t, sameBytes(a.GetAPIVersion(), b.GetAPIVersion()), "two copies of one apiVersion")
+	require.False(t, sameMap(entryOf(a), entryOf(c)), "a Widget whose field set differs was given another's entry")
+	require.Equal(t, withLabels, entryOf(c)["fieldsV1"], "a Widget's own field set changed")
+
+	copied := a.DeepCopy()
+	require.Equal(t, a, copied)
+	require.False(t, sameMap(entryOf(a), entryOf(copied)), "a DeepCopy shares the cache's managedFields entry")
 }
