@@ -21,7 +21,11 @@ import (
 // Options configure an Informer. ListerWatcher is required; every other
 // field has the default its comment gives.
 type Options[T informer.Object] struct {
-	// ListerWatcher is the collection to mirror. Required.
+	// ListerWatcher is the collection to mirror. Required. Each object it
+	// lists or watches becomes the informer's, which writes into it to
+	// share what it repeats with the objects cached before it (see Memory
+	// in the package doc): it must hand out a fresh object every time, as
+	// a decoder does and memlistwatch does, not one it keeps.
 	ListerWatcher reflector.ListerWatcher[T]
 	// Name identifies the informer in logs, errors and the sync wait's
 	// report. Default: what the ListerWatcher says it lists if it is a

@@ -39,7 +39,9 @@ import (
 // entry's Time and FieldsV1, are shared only among cached objects;
 // DeepCopy copies them. It writes into the object, so it runs on an
 // object fresh from the reflector (or the transform) before anything else
-// can read it, and never on one already cached.
+// can read it, and never on one already cached; and it writes a field
+// only when that changes it, so an object whose values are already the
+// table's is not written at all.
 //
 // The table is bounded: once its values pass internBudget bytes it starts
 // afresh, and a value longer than internLongest is never kept, so what the
@@ -94,8 +96,12 @@ func (in *interner) share(obj runtime.Object) {
 		shareString(in, &m.APIVersion)
 		shareString(in, &m.FieldsType)
 		shareString(in, &m.Subresource)
-		m.Time = in.time(m.Time)
-		m.FieldsV1 = in.fieldSet(m.FieldsV1)
+		if t := in.time(m.Time); t != m.Time {
+			m.Time = t
+		}
+		if f := in.fieldSet(m.FieldsV1); f != m.FieldsV1 {
+			m.FieldsV1 = f
+		}
 	}
 }
 

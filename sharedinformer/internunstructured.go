@@ -1,6 +1,7 @@
 package sharedinformer
 
 import (
+	"reflect"
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,8 +49,12 @@ func (in *interner) shareUnstructured(u *unstructured.Unstructured) {
 	}
 	if entries, ok := meta["managedFields"].([]any); ok {
 		for i, e := range entries {
-			if entry, ok := e.(map[string]any); ok {
-				entries[i] = in.sharedEntry(entry)
+			entry, ok := e.(map[string]any)
+			if !ok {
+				continue
+			}
+			if kept := in.sharedEntry(entry); !sameMap(kept, entry) {
+				entries[i] = kept
 			}
 		}
 	}
@@ -67,6 +72,11 @@ func (in *interner) shareValue(m map[string]any, field string) {
 	if unsafe.StringData(s) != before {
 		m[field] = s
 	}
+}
+
+// sameMap reports whether a and b are one map, not two equal ones.
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // sharedEntry is the table's managedFields entry equal to entry, or entry
