@@ -16,26 +16,6 @@ import (
 	"github.com/listwatch/informer/leaderelection"
 )
 
-// pausingClock is the bubble's clock, except that once armed, the next
-// wait other than an attempt's timeout (the sleep between two looks)
-// lasts pause: Run's goroutine not scheduled for that long (a stopped
-// process, a frozen VM, a throttled container), its clock running on.
-type pausingClock struct {
-	armed  atomic.Bool
-	pause  time.Duration
-	paused chan struct{} // closed when the paused wait begins
-}
-
-func (c *pausingClock) Now() time.Time { return time.Now() }
-
-func (c *pausingClock) AfterFunc(d time.Duration, f func()) informer.Timer {
-	if d != attemptTimeout && c.armed.CompareAndSwap(true, false) {
-		d = c.pause
-		close(c.paused)
-	}
-	return time.AfterFunc(d, f)
-}
-
 // What makes an old first sight of the Lease's absence bound nothing is
 // time without a look, inside one Run or across two (looked,
 // lookSpacing): a standby that sees the Lease deleted, then is not
@@ -57,7 +37,7 @@ func TestAStandbyPausedBetweenTwoLooksWaitsOutADeleteItSawBeforeThePause(t *test
 		defer wg.Wait()
 		defer cancel()
 		del := func() { deleteLease(ctx, t, sd.admin, "paused") }
-		clock := &pausingClock{pause: 30 * time.Second, paused: make(chan struct{})}
+		clock := &steadyClock{attempt: attemptTimeout, pause: 30 * time.Second, paused: make(chan struct{})}
 
 		// a's renew deadline is long enough that its term outlasts the
 		// moments before b's pause begins, whatever the jitter.
@@ -197,10 +177,11 @@ func TestAStandbyThatRunsAgainAfterAGapWaitsOutADeleteItSawBeforeTheGap(t *testi
 }
 
 // steadyClock is the bubble's clock, except that every wait other than
-// an attempt's timeout lasts period exactly (the least the jitter
-// gives, so the looks fall at known times) until armed; then the next
-// such wait lasts pause (Run's goroutine not scheduled for that long),
-// and every wait after it is the bubble's own.
+// an attempt's timeout lasts period exactly, if period is set (the least
+// the jitter gives, so the looks fall at known times), until armed; then
+// the next such wait lasts pause: Run's goroutine not scheduled for that
+// long (a stopped process, a frozen VM, a throttled container), its
+// clock running on. Every wait after it is the bubble's own.
 type steadyClock struct {
 	attempt, period, pause time.Duration
 	armed, over            atomic.Bool
@@ -211,7 +192,9 @@ func (c *steadyClock) Now() time.Time { return time.Now() }
 
 func (c *steadyClock) AfterFunc(d time.Duration, f func()) informer.Timer {
 	if d != c.attempt && !c.over.Load() {
-		d = c.period
+		if c.period > 0 {
+			d = c.period
+		}
 		if c.armed.CompareAndSwap(true, false) {
 			d = c.pause
 			c.over.Store(true)
