@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/listwatch/informer/internal/jsonvalue"
 )
 
 // optimisticLock is kube-apiserver's message for a write whose
@@ -138,10 +140,10 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetCreationTimestamp(old.GetCreationTimestamp())
 	u.SetGeneration(old.GetGeneration())
 	u.SetManagedFields(nil)
-	if res.Custom && !equalValues(withoutMetadata(u), withoutMetadata(old)) {
+	if res.Custom && !jsonvalue.Equal(withoutMetadata(u), withoutMetadata(old)) {
 		u.SetGeneration(old.GetGeneration() + 1)
 	}
-	if equalValues(withoutTypeMeta(u), withoutTypeMeta(old)) {
+	if jsonvalue.Equal(withoutTypeMeta(u), withoutTypeMeta(old)) {
 		return old, false, nil
 	}
 	return s.commitLocked(gr, modified, u), false, nil

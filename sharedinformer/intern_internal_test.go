@@ -59,26 +59,6 @@ func TestTheInternerNeverKeepsAValueLongerThanItsLongest(t *testing.T) {
 	require.Zero(t, len(in.fields))
 }
 
-// TestTwoJSONValuesAreEqualOnlyIfEveryPartIs proves equalJSON, on which
-// sharing an unstructured managedFields entry rests: a number of another
-// Go type, a missing or extra key, a list in another order, each makes
-// two values unequal.
-func TestTwoJSONValuesAreEqualOnlyIfEveryPartIs(t *testing.T) {
-	tree := func() any {
-		return map[string]any{"f:spec": map[string]any{".": map[string]any{}}, "k": []any{"a", int64(1), 1.5, true, nil}}
-	}
-	require.True(t, equalJSON(tree(), tree()))
-	for what, other := range map[string]any{
-		"an int64 against a float64": map[string]any{"f:spec": map[string]any{".": map[string]any{}}, "k": []any{"a", 1.0, 1.5, true, nil}},
-		"a key missing":              map[string]any{"f:spec": map[string]any{".": map[string]any{}}},
-		"a key more":                 map[string]any{"f:spec": map[string]any{".": map[string]any{}, "x": nil}, "k": []any{"a", int64(1), 1.5, true, nil}},
-		"a list in another order":    map[string]any{"f:spec": map[string]any{".": map[string]any{}}, "k": []any{int64(1), "a", 1.5, true, nil}},
-		"a map against a list":       []any{},
-	} {
-		require.False(t, equalJSON(tree(), other), what)
-	}
-}
-
 // TestAManagedFieldsEntryWithAFieldTheAPIDoesNotDefineIsNeverShared
 // proves that an entry the key cannot tell apart from another, one with
 // a field beside those the API defines, stays the object's own.

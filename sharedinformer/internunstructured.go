@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/listwatch/informer/internal/jsonvalue"
 )
 
 // An unstructured object holds what it repeats in maps of any: its
@@ -86,7 +88,7 @@ func (in *interner) sharedEntry(entry map[string]any) map[string]any {
 	if !ok {
 		return entry
 	}
-	if kept, ok := in.entries[key]; ok && equalJSON(kept["fieldsV1"], entry["fieldsV1"]) {
+	if kept, ok := in.entries[key]; ok && jsonvalue.Equal(kept["fieldsV1"], entry["fieldsV1"]) {
 		return kept
 	}
 	size := sizeOfJSON(entry["fieldsV1"])
@@ -132,41 +134,6 @@ func keyOfEntry(entry map[string]any) (entryKey, bool) {
 		}
 	}
 	return k, true
-}
-
-// equalJSON reports whether a and b, decoded from JSON, are the same
-// value: the same maps, lists, strings, numbers (of the same Go type),
-// booleans or nulls.
-func equalJSON(a, b any) bool {
-	switch a := a.(type) {
-	case map[string]any:
-		b, ok := b.(map[string]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for k, av := range a {
-			bv, ok := b[k]
-			if !ok || !equalJSON(av, bv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		b, ok := b.([]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if !equalJSON(a[i], b[i]) {
-				return false
-			}
-		}
-		return true
-	case string, bool, int64, float64, nil:
-		return a == b
-	default:
-		return false
-	}
 }
 
 // sizeOfJSON is roughly how many bytes v holds: 64 for each map entry

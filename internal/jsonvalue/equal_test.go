@@ -1,4 +1,4 @@
-package fakeapiserver
+package jsonvalue
 
 import (
 	"math"
@@ -8,12 +8,12 @@ import (
 	"pgregory.net/rapid"
 )
 
-// equalValues says what reflect.DeepEqual says of any two values an
+// Equal says what reflect.DeepEqual says of any two values an
 // unstructured object may hold, nested maps and slices, nil and empty
 // ones, numbers of either type and NaN among them: the cases that tell
 // them apart, then values drawn from small sets, so that equal ones come
 // up often.
-func TestEqualValuesIsReflectDeepEqualOnUnstructuredValues(t *testing.T) {
+func TestEqualIsReflectDeepEqualOnUnstructuredValues(t *testing.T) {
 	for _, c := range [][2]any{
 		{map[string]any(nil), map[string]any{}},
 		{[]any(nil), []any{}},
@@ -23,8 +23,8 @@ func TestEqualValuesIsReflectDeepEqualOnUnstructuredValues(t *testing.T) {
 		{1, 1},
 		{map[string]any{"x": nil}, map[string]any{"y": nil}},
 	} {
-		if got, want := equalValues(c[0], c[1]), reflect.DeepEqual(c[0], c[1]); got != want {
-			t.Errorf("equalValues(%#v, %#v) = %v, reflect.DeepEqual says %v", c[0], c[1], got, want)
+		if got, want := Equal(c[0], c[1]), reflect.DeepEqual(c[0], c[1]); got != want {
+			t.Errorf("Equal(%#v, %#v) = %v, reflect.DeepEqual says %v", c[0], c[1], got, want)
 		}
 	}
 	rapid.Check(t, func(t *rapid.T) {
@@ -32,8 +32,8 @@ func TestEqualValuesIsReflectDeepEqualOnUnstructuredValues(t *testing.T) {
 		if rapid.Bool().Draw(t, "b is a's copy") {
 			b = copyValue(a)
 		}
-		if got, want := equalValues(a, b), reflect.DeepEqual(a, b); got != want {
-			t.Fatalf("equalValues(%#v, %#v) = %v, reflect.DeepEqual says %v", a, b, got, want)
+		if got, want := Equal(a, b), reflect.DeepEqual(a, b); got != want {
+			t.Fatalf("Equal(%#v, %#v) = %v, reflect.DeepEqual says %v", a, b, got, want)
 		}
 	})
 }
