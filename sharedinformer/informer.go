@@ -297,8 +297,9 @@ func (i *Informer[T]) LastSyncResourceVersion() string { return i.fifo.AppliedRe
 // informer's own copy), or an error to reject the object. The object
 // returned becomes the cache's: the informer writes into it to share
 // what it repeats with the objects cached before it (see Memory in the
-// package doc), so it must not be one the transform keeps or hands to
-// anyone else. It fails once
+// package doc), so it must be the object given or a new one: not one
+// the transform keeps, hands to anyone else, or took from the cache. It
+// fails once
 // Run has started, since objects already cached would not have been
 // transformed.
 //

@@ -43,11 +43,12 @@ import (
 // only when that changes it, so an object whose values are already the
 // table's is not written at all.
 //
-// The table is bounded: once its values pass internBudget bytes it starts
-// afresh, and a value longer than internLongest is never kept, so what the
-// interner holds beyond what the cache holds anyway is at most about
-// internBudget. Sharing then starts again from the next object; objects
-// already cached keep what they point at.
+// The table is bounded: once its values, each counted with its map
+// entry (entryBytes), pass internBudget bytes it starts afresh, and a
+// value longer than internLongest is never kept, so what the interner
+// holds beyond what the cache holds anyway is at most about internBudget.
+// Sharing then starts again from the next object; objects already cached
+// keep what they point at.
 type interner struct {
 	mu      sync.Mutex
 	strings map[string]string
@@ -60,6 +61,10 @@ type interner struct {
 const (
 	internBudget  = 1 << 20
 	internLongest = 64 << 10
+	// entryBytes is what a table entry costs beside its value: its slot
+	// in a map (key and value headers, control byte, spare room) and,
+	// for a time or field set, the struct pointed at.
+	entryBytes = 64
 )
 
 // share points obj's repeated values (above) at the interner's copies.
@@ -142,7 +147,7 @@ func (in *interner) time(t *metav1.Time) *metav1.Time {
 	if kept, ok := in.times[t.Time]; ok {
 		return kept
 	}
-	in.makeRoom(int(unsafe.Sizeof(*t)))
+	in.makeRoom(0)
 	in.times[t.Time] = t
 	return t
 }
@@ -160,9 +165,11 @@ func (in *interner) fieldSet(f *metav1.FieldsV1) *metav1.FieldsV1 {
 	return f
 }
 
-// makeRoom counts n more bytes toward internBudget, starting the table
-// afresh first if they would pass it, and makes its maps on first use.
+// makeRoom counts an entry of n more bytes toward internBudget, starting
+// the table afresh first if it would pass it, and makes its maps on first
+// use.
 func (in *interner) makeRoom(n int) {
+	n += entryBytes
 	if in.strings == nil || in.bytes+n > internBudget {
 		in.strings = map[string]string{}
 		in.fields = map[string]*metav1.FieldsV1{}

@@ -21,22 +21,39 @@ func withFieldSet(raw []byte) *corev1.ConfigMap {
 
 // TestTheInternerHoldsAtMostItsBudgetAndSharesAgainAfterStartingAfresh
 // proves the interner's bound: objects that repeat nothing (a field set
-// of 1 KiB each, three budgets' worth) never make it hold more than
-// internBudget bytes, and once it has started afresh, objects that repeat
-// a value share it again.
+// of 1 KiB each, three budgets' worth; then short namespaces, whose map
+// entries cost more than their text) never make it hold more than
+// internBudget bytes, each entry counted with its map slot, and once it
+// has started afresh, objects that repeat a value share it again.
 func TestTheInternerHoldsAtMostItsBudgetAndSharesAgainAfterStartingAfresh(t *testing.T) {
 	var in interner
+	held := func() int {
+		n := 0
+		for raw := range in.fields {
+			n += len(raw) + entryBytes
+		}
+		for s := range in.strings {
+			n += len(s) + entryBytes
+		}
+		return n + len(in.times)*entryBytes + len(in.entries)*entryBytes
+	}
+	// The count is checked on every object, and checked against what the
+	// table holds (a walk of it) every few hundred.
 	for i := range 3 * internBudget / 1024 {
 		in.share(withFieldSet(fmt.Appendf(bytes.Repeat([]byte("x"), 1024-8), "%08d", i)))
 		require.LessOrEqual(t, in.bytes, internBudget, "after %d objects", i+1)
-		held := 0
-		for raw := range in.fields {
-			held += len(raw)
+		if i%97 == 0 {
+			require.Equal(t, held(), in.bytes, "after %d objects the table holds other than it counts", i+1)
 		}
-		for s := range in.strings {
-			held += len(s)
+	}
+	for i := range 3 * internBudget / entryBytes {
+		cm := withFieldSet(nil)
+		cm.Namespace = fmt.Sprintf("n%d", i)
+		in.share(cm)
+		require.LessOrEqual(t, in.bytes, internBudget, "after %d short namespaces", i+1)
+		if i%997 == 0 {
+			require.Equal(t, held(), in.bytes, "after %d short namespaces the table holds other than it counts", i+1)
 		}
-		require.LessOrEqual(t, held, internBudget, "after %d objects the table holds more than its budget", i+1)
 	}
 
 	raw := []byte(`{"f:data":{}}`)
