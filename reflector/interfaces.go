@@ -20,6 +20,14 @@ import (
 // selects the collection (namespace, label and field selectors). Both calls
 // must return when ctx ends.
 //
+// Every object either call hands out must be the caller's alone, fresh,
+// as a decoder makes it: the reflector's store owns what it is given, and
+// an informer writes into it (sharedinformer shares the values cached
+// objects repeat). A ListerWatcher that handed one object to two callers,
+// or kept it, would share it with a writer. RESTListerWatcher decodes
+// every object anew; memlistwatch hands out deep copies
+// (TestObjectsReadFromAListOrAWatchAreCopies).
+//
 // [RESTListerWatcher] talks to kube-apiserver; package memlistwatch is an
 // in-memory one for examples and unit tests.
 type ListerWatcher[T informer.Object] interface {

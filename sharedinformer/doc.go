@@ -133,7 +133,8 @@
 //     TestAHandlerThatMutatesTheCacheIsCaughtByTheMutationDetector.
 //     Cached objects also share with each other what they repeat (their
 //     namespace, owners, managedFields: see Memory), so a change to one
-//     can show in others; a DeepCopy shares none of it. Proved by
+//     can show in others; a DeepCopy copies every shared value that could
+//     change. Proved by
 //     TestCachedObjectsShareTheValuesTheyRepeat and
 //     TestCachedUnstructuredObjectsShareTheManagedFieldsEntriesTheyRepeat.
 //

@@ -25,7 +25,8 @@ type Options[T informer.Object] struct {
 	// lists or watches becomes the informer's, which writes into it to
 	// share what it repeats with the objects cached before it (see Memory
 	// in the package doc): it must hand out a fresh object every time, as
-	// a decoder does and memlistwatch does, not one it keeps.
+	// reflector.ListerWatcher requires, not one it keeps or gives another
+	// informer too.
 	ListerWatcher reflector.ListerWatcher[T]
 	// Name identifies the informer in logs, errors and the sync wait's
 	// report. Default: what the ListerWatcher says it lists if it is a
@@ -297,7 +298,8 @@ func (i *Informer[T]) LastSyncResourceVersion() string { return i.fifo.AppliedRe
 // informer's own copy), or an error to reject the object. The object
 // returned becomes the cache's: the informer writes into it to share
 // what it repeats with the objects cached before it (see Memory in the
-// package doc), so it must be the object given or a new one: not one
+// package doc), so it must be the object given or a new one, and
+// neither it nor any part of it (a slice, a map, a pointer it holds) one
 // the transform keeps, hands to anyone else, or took from the cache. It
 // fails once
 // Run has started, since objects already cached would not have been

@@ -1,6 +1,7 @@
 package sharedinformer
 
 import (
+	"bytes"
 	"sync"
 	"time"
 	"unsafe"
@@ -37,7 +38,12 @@ import (
 // Sharing is safe because nobody changes a cached object (pitfall 2):
 // strings are immutable, and the two pointers shared, a managedFields
 // entry's Time and FieldsV1, are shared only among cached objects;
-// DeepCopy copies them. It writes into the object, so it runs on an
+// DeepCopy copies them. A reader that breaks the rule and changes a
+// shared time or field set in place changes it for every object cached
+// with it so far (the mutation detector names each of them); the table
+// checks a kept value against what it was kept for before handing it out
+// again, so objects cached later hold what the server sent
+// (TestAMutationOfOneCachedObjectNeverReachesObjectsCachedAfterIt). It writes into the object, so it runs on an
 // object fresh from the reflector (or the transform) before anything else
 // can read it, and never on one already cached; and it writes a field
 // only when that changes it, so an object whose values are already the
@@ -139,28 +145,35 @@ func shareString[S ~string](in *interner, s *S) {
 	in.strings[text] = text
 }
 
-// time is the table's *metav1.Time for t's instant, or t made so.
+// time is the table's *metav1.Time for t's instant, or t made so. A
+// kept time no longer equal to the instant it was kept for was changed
+// in place by a reader (pitfall 2): it is not handed out again, and t
+// takes its place.
 func (in *interner) time(t *metav1.Time) *metav1.Time {
 	if t == nil {
 		return nil
 	}
-	if kept, ok := in.times[t.Time]; ok {
+	if kept, ok := in.times[t.Time]; ok && kept.Time == t.Time {
 		return kept
 	}
-	in.makeRoom(0)
+	in.makeRoom(int(unsafe.Sizeof(*t)) + 8) // the time, which the table keeps alive, rounded to its size class
 	in.times[t.Time] = t
 	return t
 }
 
 // fieldSet is the table's *metav1.FieldsV1 with f's bytes, or f made so.
+// An empty one is left as it is: it saves nothing, and a nil and an
+// empty Raw (absent and empty on the wire) would look alike in the
+// table. A kept one whose bytes were changed in place is not handed out
+// again, as for times. The table's key is a copy of the bytes, counted.
 func (in *interner) fieldSet(f *metav1.FieldsV1) *metav1.FieldsV1 {
-	if f == nil || len(f.Raw) > internLongest {
+	if f == nil || len(f.Raw) == 0 || len(f.Raw) > internLongest {
 		return f
 	}
-	if kept, ok := in.fields[string(f.Raw)]; ok {
+	if kept, ok := in.fields[string(f.Raw)]; ok && bytes.Equal(kept.Raw, f.Raw) {
 		return kept
 	}
-	in.makeRoom(len(f.Raw))
+	in.makeRoom(2 * len(f.Raw))
 	in.fields[string(f.Raw)] = f
 	return f
 }

@@ -88,8 +88,8 @@ func (in *interner) sharedEntry(entry map[string]any) map[string]any {
 	if !ok {
 		return entry
 	}
-	if kept, ok := in.entries[key]; ok && jsonvalue.Equal(kept["fieldsV1"], entry["fieldsV1"]) {
-		return kept
+	if kept, ok := in.entries[key]; ok && jsonvalue.Equal(kept, entry) {
+		return kept // compared whole: a kept entry a reader changed is not handed out again
 	}
 	size := sizeOfJSON(entry["fieldsV1"])
 	if size > internLongest {
