@@ -146,12 +146,12 @@
 // (reflector.NewMetadataListerWatcher) holds only metadata. Two informers
 // of different scope are two caches, even through a Factory.
 //
-// What the cached objects repeat is kept once: each object that the
-// cache takes, after the transform, is pointed at one copy of its
-// namespace, its owners' references and its managedFields entries'
-// strings, times and field sets (an unstructured object's entries whole),
-// shared with the objects cached before it (intern.go says what, and why
-// not labels).
+// What the cached objects repeat is kept once: each object of a Go type
+// that the cache takes, after the transform, is pointed at one copy of
+// its namespace, its owners' references and its managedFields entries'
+// strings, times and field sets, and an unstructured object at one copy
+// of each managedFields entry, shared with the objects cached before it
+// (intern.go says what, and why not labels).
 // Written by one client, one field set serves thousands of objects; for
 // 100k custom resources of about 1 KiB it saves about a tenth of the heap
 // (docs/17, "Sharing what objects repeat").

@@ -32,8 +32,8 @@ import (
 //     so sharing one frees nothing; a long one (an annotation holding the
 //     last applied configuration) is rarely repeated. Nor names, UIDs or
 //     resourceVersions, which no two objects share.
-//   - An unstructured object shares the same, and its managedFields
-//     entries whole (internunstructured.go).
+//   - An unstructured object shares its managedFields entries, whole,
+//     and nothing else (internunstructured.go says why).
 //
 // Sharing is safe because nobody changes a cached object (pitfall 2):
 // strings are immutable, and the two pointers shared, a managedFields

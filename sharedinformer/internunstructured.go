@@ -2,77 +2,57 @@ package sharedinformer
 
 import (
 	"reflect"
-	"unsafe"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/listwatch/informer/internal/jsonvalue"
 )
 
-// An unstructured object holds what it repeats in maps of any: its
-// apiVersion and kind, its metadata's namespace, its owners, and its
-// managedFields, each entry a map whose fieldsV1 is a tree of maps, one
-// for every field it names. That tree is most of an unstructured
-// object's metadata, and one client writes it alike on every object it
-// makes, so the interner shares a managedFields entry whole: an entry
-// equal, field for field, to one seen before (same manager, operation,
-// apiVersion, time, fieldsType, subresource, and an equal fieldsV1 tree)
-// is replaced by that one. The strings are shared as for a Go type.
+// An unstructured object holds its managedFields as a list of maps, each
+// entry's fieldsV1 a tree of maps, one for every field it names: most of
+// its metadata, and the same on every object one client writes. The
+// interner shares such an entry whole: an entry equal to one kept before,
+// every field present in one present in the other with the same value,
+// is replaced by that one, a write into the object's list, not a map.
 //
-// Every map written here is the object's own, decoded for it a moment
-// before; a shared entry is only ever read from then on.
+// Nothing else of an unstructured object is shared. Its strings (the
+// apiVersion, the namespace) sit in maps, and a write into a full small
+// map, even of a key it holds, makes the runtime grow it: sharing a
+// string there cost more than it saved
+// (TestSharingUnstructuredObjectsDoesNotGrowTheHeapTheyHold).
+//
+// Only an entry of the shape the API server writes is kept: string
+// fields the API defines, and a fieldsV1 of maps alone (no numbers, so
+// no -0 to take for 0). Each kept entry is counted toward the budget at
+// what its maps cost, so the table holds about internBudget whatever the
+// entries (TestTheInternerStaysWithinItsBudgetWhateverTheEntries).
 
-// entryKey is what a managedFields entry is looked up by; its fieldsV1
-// tree is then compared in full.
+// entryKey is what a managedFields entry is looked up by; the entry is
+// then compared whole.
 type entryKey struct {
 	manager, operation, apiVersion, time, fieldsType, subresource string
 }
 
-// shareUnstructured shares what u repeats (above).
+// shareUnstructured shares u's managedFields entries (above).
 func (in *interner) shareUnstructured(u *unstructured.Unstructured) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.shareValue(u.Object, "apiVersion")
-	in.shareValue(u.Object, "kind")
 	meta, ok := u.Object["metadata"].(map[string]any)
 	if !ok {
 		return
 	}
-	in.shareValue(meta, "namespace")
-	in.shareValue(meta, "generateName")
-	if owners, ok := meta["ownerReferences"].([]any); ok {
-		for _, o := range owners {
-			if owner, ok := o.(map[string]any); ok {
-				for _, field := range [...]string{"apiVersion", "kind", "name", "uid"} {
-					in.shareValue(owner, field)
-				}
-			}
-		}
-	}
-	if entries, ok := meta["managedFields"].([]any); ok {
-		for i, e := range entries {
-			entry, ok := e.(map[string]any)
-			if !ok {
-				continue
-			}
-			if kept := in.sharedEntry(entry); !sameMap(kept, entry) {
-				entries[i] = kept
-			}
-		}
-	}
-}
-
-// shareValue replaces m[field], if it is a string, with the table's copy
-// of the same text (see shareString); it writes m only when that changes.
-func (in *interner) shareValue(m map[string]any, field string) {
-	s, ok := m[field].(string)
+	entries, ok := meta["managedFields"].([]any)
 	if !ok {
 		return
 	}
-	before := unsafe.StringData(s)
-	shareString(in, &s)
-	if unsafe.StringData(s) != before {
-		m[field] = s
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for i, e := range entries {
+		entry, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		if kept := in.sharedEntry(entry); !sameMap(kept, entry) {
+			entries[i] = kept
+		}
 	}
 }
 
@@ -82,30 +62,28 @@ func sameMap(a, b map[string]any) bool {
 }
 
 // sharedEntry is the table's managedFields entry equal to entry, or entry
-// made the table's, its strings shared.
+// made the table's if it is of the shape kept (above).
 func (in *interner) sharedEntry(entry map[string]any) map[string]any {
 	key, ok := keyOfEntry(entry)
 	if !ok {
 		return entry
 	}
+	// Compared whole: a field present in one and not the other, or a kept
+	// entry a reader changed in place, is not the same entry.
 	if kept, ok := in.entries[key]; ok && jsonvalue.Equal(kept, entry) {
-		return kept // compared whole: a kept entry a reader changed is not handed out again
+		return kept
 	}
-	size := sizeOfJSON(entry["fieldsV1"])
-	if size > internLongest {
+	size, ok := mapBytes(entry, entry["fieldsV1"])
+	if !ok || size > internLongest {
 		return entry
-	}
-	for _, field := range [...]string{"manager", "operation", "apiVersion", "time", "fieldsType", "subresource"} {
-		in.shareValue(entry, field)
 	}
 	in.makeRoom(size)
 	in.entries[key] = entry
 	return entry
 }
 
-// keyOfEntry is entry's key; false if it has a field that is not a
-// string where the API has one, or a field the API does not define, so
-// that an entry the key would not tell apart is never shared.
+// keyOfEntry is entry's key; false if it has a field the API does not
+// define, or a string field that is not a string.
 func keyOfEntry(entry map[string]any) (entryKey, bool) {
 	var k entryKey
 	for field, v := range entry {
@@ -136,25 +114,52 @@ func keyOfEntry(entry map[string]any) (entryKey, bool) {
 	return k, true
 }
 
-// sizeOfJSON is roughly how many bytes v holds: 64 for each map entry
-// or list item, beside its strings.
-func sizeOfJSON(v any) int {
-	switch v := v.(type) {
-	case map[string]any:
-		n := 0
-		for k, x := range v {
-			n += 64 + len(k) + sizeOfJSON(x)
+// A small map (eight entries or fewer) is one group of eight slots
+// whatever it holds; a larger one about a slot and a half an entry. A
+// slot of a map[string]any is a string header and an interface: 32 bytes.
+const (
+	smallMapBytes = 48 + 8*32 + 8 // header, slots, control word
+	mapSlotBytes  = 48
+)
+
+// mapBytes is about what entry costs, its fieldsV1 tree included: its
+// maps as above, and its keys' and strings' bytes; false if the tree
+// holds anything but maps (fieldsV1 absent is an empty tree).
+func mapBytes(entry map[string]any, fields any) (int, bool) {
+	n := smallMapBytes
+	for k, v := range entry {
+		n += len(k)
+		if s, ok := v.(string); ok {
+			n += len(s)
 		}
-		return n
-	case []any:
-		n := 0
-		for _, x := range v {
-			n += 64 + sizeOfJSON(x)
-		}
-		return n
-	case string:
-		return len(v)
-	default:
-		return 8
 	}
+	if fields == nil {
+		if _, present := entry["fieldsV1"]; present {
+			return 0, false // null: kept as the server sent it, not shared
+		}
+		return n, true
+	}
+	tree, ok := treeBytes(fields)
+	return n + tree, ok
+}
+
+// treeBytes is about what a fieldsV1 tree costs; false if it holds
+// anything but maps.
+func treeBytes(v any) (int, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return 0, false
+	}
+	n := smallMapBytes
+	if len(m) > 8 {
+		n = len(m) * mapSlotBytes
+	}
+	for k, child := range m {
+		c, ok := treeBytes(child)
+		if !ok {
+			return 0, false
+		}
+		n += len(k) + c
+	}
+	return n, true
 }
