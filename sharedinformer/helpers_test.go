@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/memlistwatch"
 	"github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
@@ -29,7 +30,7 @@ func configMap(name string) *corev1.ConfigMap {
 }
 
 // runInformer runs inf until the test ends and waits for Run to return.
-func runInformer(t *testing.T, inf *cmInformer) {
+func runInformer[T informer.Object](t *testing.T, inf *sharedinformer.Informer[T]) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)

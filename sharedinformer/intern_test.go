@@ -1,7 +1,6 @@
 package sharedinformer_test
 
 import (
-	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -130,10 +129,7 @@ func TestCachedUnstructuredObjectsShareTheManagedFieldsEntriesTheyRepeat(t *test
 		_, err := lw.Create(widgetWrittenBy(name, "widget-controller", fields))
 		require.NoError(t, err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- inf.Run(ctx) }()
-	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	runInformer(t, inf)
 	waitSynced(t, inf)
 
 	get := func(name string) *unstructured.Unstructured {

@@ -65,10 +65,7 @@ func TestACachedUnstructuredObjectReadsAsTheServerSentIt(t *testing.T) {
 
 			inf, err := sharedinformer.New(sharedinformer.Options[*unstructured.Unstructured]{ListerWatcher: lw})
 			require.NoError(t, err)
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error)
-			go func() { done <- inf.Run(ctx) }()
-			t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+			runInformer(t, inf)
 			waitSynced(t, inf)
 
 			b, err := inf.Lister().Namespace("default").Get("b")
