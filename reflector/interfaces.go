@@ -20,7 +20,8 @@ import (
 // selects the collection (namespace, label and field selectors). Both calls
 // must return when ctx ends.
 //
-// Every object either call hands out must be the caller's alone, fresh,
+// Every object either call (or a PartLister's ListInParts) hands out must
+// be the caller's alone, fresh,
 // as a decoder makes it: the reflector's store owns what it is given, and
 // an informer writes into it (sharedinformer shares the values cached
 // objects repeat). A ListerWatcher that handed one object to two callers,

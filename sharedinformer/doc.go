@@ -131,30 +131,35 @@
 //     own: never modify them (pitfall 2; Options.DetectMutations). Proved
 //     by TestHandlersAndTheListerGetTheCachesOwnObjects and
 //     TestAHandlerThatMutatesTheCacheIsCaughtByTheMutationDetector.
-//     Cached objects also share with each other what they repeat (their
-//     namespace, owners, managedFields: see Memory), so a change to one
-//     can show in others; a DeepCopy copies every shared value that could
-//     change. Proved by
+//     Cached objects also share with each other what they repeat (for a
+//     Go type their namespace, owners' strings and managedFields' strings,
+//     times and field sets; for an unstructured object its managedFields
+//     entries: see Memory), so a change made in place to a shared time,
+//     field set or entry shows in the others cached with it; a DeepCopy
+//     copies every shared value that could change. Proved by
 //     TestCachedObjectsShareTheValuesTheyRepeat and
 //     TestCachedUnstructuredObjectsShareTheManagedFieldsEntriesTheyRepeat.
 //
 // # Memory (pitfall 7)
 //
 // A cache holds every object of its scope. SetTransform can drop what you
-// never read (managedFields is often a third of an object or more); a
+// never read (managedFields, of which the informer already shares what
+// one client writes alike: see below); a
 // namespace or label scope holds less; a metadata-only ListerWatcher
 // (reflector.NewMetadataListerWatcher) holds only metadata. Two informers
 // of different scope are two caches, even through a Factory.
 //
 // What the cached objects repeat is kept once: each object of a Go type
 // that the cache takes, after the transform, is pointed at one copy of
-// its namespace, its owners' references and its managedFields entries'
+// its apiVersion, kind, namespace and generateName, its owners'
+// apiVersion, kind, name and UID, and its managedFields entries'
 // strings, times and field sets, and an unstructured object at one copy
 // of each managedFields entry, shared with the objects cached before it
 // (intern.go says what, and why not labels).
 // Written by one client, one field set serves thousands of objects; for
-// 100k custom resources of about 1 KiB it saves about a tenth of the heap
-// (docs/17, "Sharing what objects repeat").
+// 100k custom resources of about 1 KiB it saves about a tenth of a Go
+// type's heap, a fifth of a metadata-only object's and two fifths of an
+// unstructured one's (docs/17, "Sharing what objects repeat").
 //
 // # Concurrency
 //

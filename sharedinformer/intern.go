@@ -27,18 +27,22 @@ import (
 //     (a ReplicaSet's pods all name it); each managedFields entry's
 //     manager, operation, apiVersion, fieldsType and subresource strings,
 //     and its Time and FieldsV1, by value.
-//   - Not labels and annotations: their values are short, and Go's
-//     allocator packs a string of under 16 bytes into a block with others,
-//     so sharing one frees nothing; a long one (an annotation holding the
-//     last applied configuration) is rarely repeated. Nor names, UIDs or
-//     resourceVersions, which no two objects share.
+//   - Not labels and annotations: they are maps the object owns, and to
+//     share a value is to write into the map, which can make the runtime
+//     grow it (a full small map grows on any write); their values are
+//     mostly short, where sharing frees little (Go's allocator packs
+//     strings of under 16 bytes into blocks together: measured, nothing
+//     on the Widgets), and a long one (the last applied configuration)
+//     is rarely repeated. Nor an object's own name, UID or
+//     resourceVersion, which no two objects share.
 //   - An unstructured object shares its managedFields entries, whole,
 //     and nothing else (internunstructured.go says why).
 //
 // Sharing is safe because nobody changes a cached object (pitfall 2):
-// strings are immutable, and the two pointers shared, a managedFields
-// entry's Time and FieldsV1, are shared only among cached objects;
-// DeepCopy copies them. A reader that breaks the rule and changes a
+// strings are immutable, and what is shared by pointer (a managedFields
+// entry's Time and FieldsV1, an unstructured object's whole entry) is
+// shared only among objects the informer hands out, cached objects and
+// deletes' final states; DeepCopy copies all of it. A reader that breaks the rule and changes a
 // shared time or field set in place changes it for every object cached
 // with it so far (the mutation detector names each of them); the table
 // checks a kept value against what it was kept for before handing it out
@@ -69,7 +73,8 @@ const (
 	internLongest = 64 << 10
 	// entryBytes is what a table entry costs beside its value: its slot
 	// in a map (key and value headers, control byte, spare room) and,
-	// for a time or field set, the struct pointed at.
+	// for a field set, the FieldsV1 pointed at (a time counts its own
+	// struct).
 	entryBytes = 64
 )
 

@@ -67,12 +67,11 @@ func TestSharingAWidgetWhoseValuesTheTableKnowsAllocatesNoMoreThanItsStrings(t *
 	require.LessOrEqual(t, perObject, uint64(3*16), "bytes allocated a Widget shared (%d allocations)", (after.Mallocs-before.Mallocs)/uint64(len(objs)-1))
 }
 
-// TestSharingUnstructuredObjectsDoesNotGrowTheHeapTheyHold proves the
-// interner's purpose, that the objects it shares hold less (doc.go,
-// Memory: "What the cached objects repeat is kept once"), for the
-// unstructured objects it now shares: 20,000 Widgets as the cache would
-// hold them, before and after the interner has shared their apiVersion,
-// kind and namespace. Writing a map entry, even one the map holds, makes
+// TestSharingUnstructuredObjectsDoesNotGrowTheHeapTheyHold proves that
+// sharing writes nothing into an unstructured object's maps: 20,000
+// Widgets with no managedFields, as the cache would hold them, hold no
+// more after the interner has seen them. It once shared their
+// apiVersion, kind and namespace; writing a map entry, even one the map holds, makes
 // the runtime grow a full small map (eight entries, as this metadata
 // has) to a table (reflector's
 // TestJSONNumbersWritesNothingIntoAnObjectWithNoFloat says so too), so

@@ -14,15 +14,15 @@ import (
 // what the mutation detector is for (pitfall 2, docs/05): a reader that
 // changes a cached object in place is named by CheckMutations, and the
 // damage is its own object's until the server's next version of it
-// replaces it. With the interner it is not: the reader changes the
-// managedFields time of "listed" in place (the mistake the detector
-// exists to catch); that *metav1.Time is the interner's copy of the
-// instant, so every object the informer caches later with the same
-// instant is pointed at the changed time. "created" is never touched by
-// anyone, yet its cached managedFields time is one the server never sent;
-// the server's next version of "listed" gets it too; and once "listed"
-// has been replaced, CheckMutations finds nothing at all, since each
-// later object's snapshot was taken from the changed value.
+// replaces it. The reader here changes the managedFields time of
+// "listed" in place (the mistake the detector exists to catch); that
+// *metav1.Time is the interner's kept copy of the instant. The review
+// that wrote this test found every object cached later with the same
+// instant pointed at the changed time ("created", never touched by
+// anyone, and the server's next version of "listed"), and CheckMutations
+// blind to them, each later snapshot taken from the changed value. The
+// interner now checks a kept time against its instant before handing it
+// out again.
 //
 // Passing means every cached object holds what the server sent for it,
 // except the one a reader changed, and CheckMutations names every

@@ -11,15 +11,18 @@ import (
 // An unstructured object holds its managedFields as a list of maps, each
 // entry's fieldsV1 a tree of maps, one for every field it names: most of
 // its metadata, and the same on every object one client writes. The
-// interner shares such an entry whole: an entry equal to one kept before,
-// every field present in one present in the other with the same value,
-// is replaced by that one, a write into the object's list, not a map.
+// interner shares such an entry whole: an entry equal to the one the
+// table keeps for its manager, operation, apiVersion, time, fieldsType
+// and subresource (every field present in one present in the other with
+// the same value) is replaced by it, a write into the object's list, not
+// a map.
 //
 // Nothing else of an unstructured object is shared. Its strings (the
 // apiVersion, the namespace) sit in maps, and a write into a full small
 // map, even of a key it holds, makes the runtime grow it: sharing a
 // string there cost more than it saved
-// (TestSharingUnstructuredObjectsDoesNotGrowTheHeapTheyHold).
+// (TestSharingUnstructuredObjectsDoesNotGrowTheHeapTheyHold holds the
+// interner to writing none).
 //
 // Only an entry of the shape the API server writes is kept: string
 // fields the API defines, and a fieldsV1 of maps alone (no numbers, so
@@ -62,7 +65,8 @@ func sameMap(a, b map[string]any) bool {
 }
 
 // sharedEntry is the table's managedFields entry equal to entry, or entry
-// made the table's if it is of the shape kept (above).
+// made the table's if it is of the shape kept (above) and its cost is
+// within internLongest.
 func (in *interner) sharedEntry(entry map[string]any) map[string]any {
 	key, ok := keyOfEntry(entry)
 	if !ok {
