@@ -21,12 +21,12 @@ import (
 // must return when ctx ends.
 //
 // Every object either call (or a PartLister's ListInParts) hands out must
-// be the caller's alone, fresh,
-// as a decoder makes it: the reflector's store owns what it is given, and
-// an informer writes into it (sharedinformer shares the values cached
-// objects repeat). A ListerWatcher that handed one object to two callers,
-// or kept it, would share it with a writer. RESTListerWatcher decodes
-// every object anew; memlistwatch hands out deep copies
+// be the caller's alone, fresh, as a decoder makes it: the reflector's
+// store owns what it is given, and an informer writes into it
+// (sharedinformer shares the values cached objects repeat). A
+// ListerWatcher that handed one object to two callers, or kept it, would
+// share it with a writer. RESTListerWatcher decodes every object anew;
+// memlistwatch hands out deep copies
 // (TestObjectsReadFromAListOrAWatchAreCopies).
 //
 // [RESTListerWatcher] talks to kube-apiserver; package memlistwatch is an
