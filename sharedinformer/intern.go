@@ -1,7 +1,6 @@
 package sharedinformer
 
 import (
-	"bytes"
 	"sync"
 	"time"
 	"unsafe"
@@ -42,16 +41,20 @@ import (
 // strings are immutable, and what is shared by pointer (a managedFields
 // entry's Time and FieldsV1, an unstructured object's whole entry) is
 // shared only among objects the informer hands out, cached objects and
-// deletes' final states; DeepCopy copies all of it. A reader that breaks the rule and changes a
-// shared time or field set in place changes it for every object cached
-// with it so far (the mutation detector names each of them); the table
-// checks a kept value against what it was kept for before handing it out
-// again, so objects cached later hold what the server sent
-// (TestAMutationOfOneCachedObjectNeverReachesObjectsCachedAfterIt). It writes into the object, so it runs on an
-// object fresh from the reflector (or the transform) before anything else
-// can read it, and never on one already cached; and it writes a field
-// only when that changes it, so an object whose values are already the
-// table's is not written at all.
+// deletes' final states; DeepCopy copies all of it. A reader that
+// breaks the rule and changes a shared time or field set in place changes
+// it for every object that holds it: those cached so far, which the
+// mutation detector names, and any the informer has received and not yet
+// cached, which it does not (their copies are taken as they are cached).
+// The table checks a kept value against what it was kept for before
+// handing it out again, so objects received later hold what the server
+// sent (TestAMutationOfOneCachedObjectNeverReachesObjectsCachedAfterIt).
+//
+// The interner writes into the object, so it runs on an object fresh from
+// the reflector (or the transform) before anything else can read it, and
+// never on one already cached; and it writes a field only when that
+// changes it, so an object whose values are already the table's is not
+// written at all.
 //
 // The table is bounded: once its values, each counted with its map
 // entry (entryBytes), pass internBudget bytes it starts afresh, and a
@@ -168,18 +171,22 @@ func (in *interner) time(t *metav1.Time) *metav1.Time {
 
 // fieldSet is the table's *metav1.FieldsV1 with f's bytes, or f made so.
 // An empty one is left as it is: it saves nothing, and a nil and an
-// empty Raw (absent and empty on the wire) would look alike in the
+// empty one (absent and empty on the wire) would look alike in the
 // table. A kept one whose bytes were changed in place is not handed out
 // again, as for times. The table's key is a copy of the bytes, counted.
+// The bytes are read through FieldsV1's methods, which apimachinery keeps
+// for both of its representations (a []byte by default; under the build
+// tag fieldsv1string, an interned string of its own).
 func (in *interner) fieldSet(f *metav1.FieldsV1) *metav1.FieldsV1 {
-	if f == nil || len(f.Raw) == 0 || len(f.Raw) > internLongest {
+	raw := f.GetRawBytes()
+	if len(raw) == 0 || len(raw) > internLongest {
 		return f
 	}
-	if kept, ok := in.fields[string(f.Raw)]; ok && bytes.Equal(kept.Raw, f.Raw) {
+	if kept, ok := in.fields[string(raw)]; ok && kept.Equal(*f) {
 		return kept
 	}
-	in.makeRoom(2 * len(f.Raw))
-	in.fields[string(f.Raw)] = f
+	in.makeRoom(2 * len(raw))
+	in.fields[string(raw)] = f
 	return f
 }
 

@@ -72,14 +72,16 @@ func (in *interner) sharedEntry(entry map[string]any) map[string]any {
 	if !ok {
 		return entry
 	}
+	// An entry of another shape is neither kept nor matched: only a tree
+	// of maps alone makes equality identity (0 and -0 are equal numbers).
+	size, ok := mapBytes(entry, entry["fieldsV1"])
+	if !ok || size > internLongest {
+		return entry
+	}
 	// Compared whole: a field present in one and not the other, or a kept
 	// entry a reader changed in place, is not the same entry.
 	if kept, ok := in.entries[key]; ok && jsonvalue.Equal(kept, entry) {
 		return kept
-	}
-	size, ok := mapBytes(entry, entry["fieldsV1"])
-	if !ok || size > internLongest {
-		return entry
 	}
 	in.makeRoom(size)
 	in.entries[key] = entry
