@@ -15,7 +15,7 @@ import (
 func withFieldSet(raw []byte) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 		Namespace:     strings.Clone("default"),
-		ManagedFields: []metav1.ManagedFieldsEntry{{FieldsV1: &metav1.FieldsV1{Raw: bytes.Clone(raw)}}},
+		ManagedFields: []metav1.ManagedFieldsEntry{{FieldsV1: metav1.NewFieldsV1(string(raw))}},
 	}}
 }
 
@@ -109,7 +109,7 @@ func TestSharingAnObjectWhoseValuesAreAlreadySharedWritesNothing(t *testing.T) {
 	go func() {
 		defer close(done)
 		for range 100 {
-			_ = again.Namespace + again.OwnerReferences[0].Name + string(again.ManagedFields[0].FieldsV1.Raw)
+			_ = again.Namespace + again.OwnerReferences[0].Name + again.ManagedFields[0].FieldsV1.GetRawString()
 			_ = again.ManagedFields[0].Time.IsZero()
 		}
 	}()

@@ -34,7 +34,7 @@ func writtenTogether(name string) *corev1.ConfigMap {
 			ManagedFields: []metav1.ManagedFieldsEntry{{
 				Manager: fresh("web-frontend-controller"), Operation: metav1.ManagedFieldsOperationType(fresh("Update")), APIVersion: fresh("v1"),
 				Time: &at, FieldsType: fresh("FieldsV1"),
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:v":{}},"f:metadata":{"f:labels":{".":{},"f:app":{}}}}`)},
+				FieldsV1: metav1.NewFieldsV1(`{"f:data":{".":{},"f:v":{}},"f:metadata":{"f:labels":{".":{},"f:app":{}}}}`),
 			}},
 		},
 		Data: map[string]string{"v": name},
