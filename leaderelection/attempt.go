@@ -272,14 +272,22 @@ func (e *Elector) reportLeader() {
 func (e *Elector) lookAfterAlreadyExists(ctx context.Context) bool {
 	current, err := e.leases.get(ctx)
 	if err != nil {
-		e.observe(heldByUnknown)
-		if apierrors.IsNotFound(err) {
-			e.sawAbsent()
-		}
+		e.sawHeldByUnknown(err)
 		return false
 	}
 	e.observe(current)
 	return holderOf(current) == e.cfg.Identity
+}
+
+// sawHeldByUnknown records a Lease seen held, by whom not known (a
+// create's AlreadyExists, a release's Conflict), whose next read failed
+// with err: as heldByUnknown, and, if err says it is gone again, as
+// absent from now on.
+func (e *Elector) sawHeldByUnknown(err error) {
+	e.observe(heldByUnknown)
+	if apierrors.IsNotFound(err) {
+		e.sawAbsent()
+	}
 }
 
 // heldByUnknown stands for a Lease seen held, by whom and for how long

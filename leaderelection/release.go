@@ -42,10 +42,7 @@ func (e *Elector) release() error {
 			// The 409 was a sight of the Lease, written since: what this
 			// candidate saw of its absence bounds nothing now
 			// (TestAFormerLeaderWhoseReleaseMeetsALeasePutBackAndDeletedAgainWaitsAfresh).
-			e.observe(heldByUnknown)
-			if apierrors.IsNotFound(err) {
-				e.sawAbsent()
-			}
+			e.sawHeldByUnknown(err)
 			return err
 		}
 		e.observe(current)
