@@ -33,6 +33,12 @@ type Delta[T informer.Object] struct {
 	// DeletedFinalStateUnknown tombstone type; here it is a field, so no
 	// type switch is ever needed.
 	FinalStateUnknown bool
+	// Resyncs is how many resyncs the DeltaFIFO had begun when it queued
+	// this delta (see DeltaFIFO.Resyncs); for a Sync delta, the number of
+	// the resync that queued it. A resync skips a key that is already
+	// queued, so a consumer whose resyncs overlap (one not yet popped when
+	// the next begins) reads it to tell which resyncs a key's pop answers.
+	Resyncs uint64
 }
 
 // Deltas are the changes queued for one key, oldest first. A popped Deltas

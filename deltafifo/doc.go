@@ -52,7 +52,12 @@
 //     FinalStateUnknown for every key known or queued; it is not a list,
 //     so it does not make HasSynced true.
 //   - Resync queues Sync for each known key with nothing queued. It
-//     replays the cache; it cannot call the API server.
+//     replays the cache; it cannot call the API server. Resyncs are
+//     numbered, and each delta carries how many had begun when it was
+//     queued (Delta.Resyncs), so a consumer can tell which resyncs a
+//     key's pop answers. Proved by
+//     TestResyncReplaysOnlyCachedKeysWithNothingQueued and
+//     TestEachDeltaCarriesTheNumberOfResyncsBegunWhenItWasQueued.
 //   - HasSynced is true once every key of the first Replace was popped.
 //   - Bad input (nil objects, objects without a valid key) is an error,
 //     and a Replace with one bad object queues nothing. New, too, returns

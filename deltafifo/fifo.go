@@ -115,6 +115,10 @@ type DeltaFIFO[T informer.Object] struct {
 
 	closed bool // set by Close; writes fail, Pop drains what is queued, then returns ErrClosed
 
+	// resyncs counts the Resync calls begun (see Resyncs). Written under
+	// mu, read without it.
+	resyncs atomic.Uint64
+
 	// The applied resourceVersion (see applied.go). seq numbers writes;
 	// items[k].at is the number of the write that queued k;
 	// marks[marksHead:] are the writes not yet

@@ -1,12 +1,14 @@
 package deltafifo_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/deltafifo"
 	"github.com/listwatch/informer/indexer"
 )
@@ -145,6 +147,31 @@ func TestResyncReplaysOnlyCachedKeysWithNothingQueued(t *testing.T) {
 		{"default/busy", "Updated@3", false},
 		{"default/idle", "Sync@1", false},
 	}, popAll(t, f, c))
+}
+
+// TestEachDeltaCarriesTheNumberOfResyncsBegunWhenItWasQueued: a Sync
+// delta carries the number of the resync that queued it, any other delta
+// how many had begun, so a consumer can tell that a key queued before a
+// resync was skipped by it.
+func TestEachDeltaCarriesTheNumberOfResyncsBegunWhenItWasQueued(t *testing.T) {
+	c := cache{key("idle"): cm("idle", "1"), key("busy"): cm("busy", "2")}
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
+	require.NoError(t, f.Update(cm("busy", "3"))) // queued before resync 1: skipped by it
+	require.NoError(t, f.Resync())                // 1: a Sync for idle
+	require.NoError(t, f.Resync())                // 2: skips both, queued
+	require.NoError(t, f.Update(cm("busy", "4")))
+	assert.Equal(t, uint64(2), f.Resyncs())
+	got := map[string][]uint64{}
+	for f.Len() > 0 {
+		require.NoError(t, f.Pop(context.Background(), func(k informer.Key, d deltafifo.Deltas[*corev1.ConfigMap], _ bool) error {
+			for _, delta := range d {
+				got[k.Name] = append(got[k.Name], delta.Resyncs)
+			}
+			c.apply(k, d)
+			return nil
+		}))
+	}
+	assert.Equal(t, map[string][]uint64{"busy": {0, 2}, "idle": {1}}, got)
 }
 
 func TestResyncWithoutKnownObjectsDoesNothing(t *testing.T) {

@@ -166,7 +166,11 @@ func (f *DeltaFIFO[T]) lastKnownLocked(key informer.Key) (T, bool) {
 
 // Resync queues a Sync delta for every key in KnownObjects that has no
 // delta queued, carrying the cached object. A key with queued deltas is
-// skipped: it is about to be processed anyway, with newer state.
+// skipped: it is about to be processed anyway, with newer state. Each
+// call is numbered (Resyncs), and every delta carries the number of the
+// latest (Delta.Resyncs), so a consumer can tell which resyncs skipped a
+// key: those numbered above its oldest delta's, up to Resyncs when it
+// is popped.
 //
 // This is what a resync is: the cache replayed to the consumer. It reads
 // only KnownObjects and makes no API call. Without KnownObjects it does
@@ -177,6 +181,7 @@ func (f *DeltaFIFO[T]) Resync() error {
 	if f.closed {
 		return ErrClosed
 	}
+	f.resyncs.Add(1)
 	if f.known == nil {
 		return nil
 	}
@@ -199,3 +204,8 @@ func (f *DeltaFIFO[T]) Resync() error {
 	}
 	return nil
 }
+
+// Resyncs returns how many times Resync has begun. It takes no lock, so
+// the process function may call it: while Pop holds mu no Resync can
+// begin, so the number stays put until process returns.
+func (f *DeltaFIFO[T]) Resyncs() uint64 { return f.resyncs.Load() }

@@ -57,6 +57,7 @@ func (f *DeltaFIFO[T]) write(op string, t DeltaType, obj T) error {
 // queueLocked appends d to key's deltas, collapsing a repeated delete, and
 // queues key at the back if it was not queued. The caller holds mu.
 func (f *DeltaFIFO[T]) queueLocked(key informer.Key, d Delta[T]) {
+	d.Resyncs = f.resyncs.Load()
 	q, wasQueued := f.items[key]
 	var merged bool
 	q.deltas, merged = append(q.deltas, d).coalesce()
