@@ -123,9 +123,16 @@
 //     TestRunReturnsPromptlyAfterCancelAndNoBufferedCallStarts and
 //     TestStoppedTellsWhenARemovedHandlersCallInProgressHasReturned.
 //   - Resync replays the cache as OnUpdate(obj, obj) to handlers whose
-//     period elapsed. It makes no API call (pitfall 6). Proved by
+//     period elapsed: each object once for each resync it was due at,
+//     also when one replay is still being delivered as the next begins
+//     (a reminder still queued as the next resync begins answers both);
+//     a relist tells no handler of an object that did not change,
+//     unless a resync skipped it while it was queued. It makes no API
+//     call (pitfall 6). Proved by
 //     TestResyncRemindsOnlyHandlersWhosePeriodElapsedAndMakesNoRequest,
-//     TestAHandlerIsNeverResyncedMoreOftenThanItsPeriod and
+//     TestAHandlerIsNeverResyncedMoreOftenThanItsPeriod,
+//     TestAResyncStillBeingPoppedWhenTheNextTickComesReachesTheHandlersItWasFor,
+//     TestARelistLongAfterAResyncTellsNoHandlerOfAnObjectThatDidNotChange and
 //     TestResyncDeliversUpdatesAndMakesZeroAPIRequests.
 //   - Objects handed to handlers and returned by listers are the cache's
 //     own: never modify them (pitfall 2; Options.DetectMutations). Proved

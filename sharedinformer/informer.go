@@ -146,9 +146,12 @@ type Informer[T informer.Object] struct {
 	// listeners are the registered handlers.
 	listeners     map[*Registration]*listener[T]
 	handlersAdded int // to name handlers "handler-N"
-	// resyncing are the handlers due at the latest resync: Sync deltas go
-	// to them only.
-	resyncing map[*listener[T]]bool
+	// dueAt[n] are the handlers found due at the DeltaFIFO's resync
+	// number n (store.Resync). A popped key's reminder (a Sync, or a
+	// relisted object that did not change) goes only to the handlers due
+	// at the resyncs it answers (owedBy); an entry no queued key can
+	// still answer is dropped as keys pop (forgetAnswered).
+	dueAt map[uint64][]*listener[T]
 	// resyncCheck is the reflector's resync period, fixed by Run: the
 	// smallest resync period of the handlers registered before Run.
 	resyncCheck time.Duration

@@ -19,20 +19,73 @@ import (
 func (i *Informer[T]) process(key informer.Key, deltas deltafifo.Deltas[T], initial bool) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	first := firstAnswered(deltas)
+	owed := i.owedBy(first)
 	var errs []error
 	for _, d := range deltas {
 		// A change the cache refuses (an IndexFunc's error) is dropped
 		// alone: the key's later changes are others the server made, and
 		// a delete among them still deletes
 		// (TestADeleteQueuedBehindAnUpdateTheIndexRejectsStillDeletesTheObject).
-		if err := i.apply(key, d, initial); err != nil {
+		if err := i.apply(key, d, initial, &owed); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	i.forgetAnswered(first)
 	return errors.Join(errs...)
 }
 
-func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool) error {
+// firstAnswered returns the number of the first resync a popped key's
+// deltas answer. A Sync answers the resync that queued it; every resync
+// after its oldest delta skipped the key, which was queued, so the pop
+// answers those too (deltafifo.Delta.Resyncs).
+func firstAnswered[T informer.Object](deltas deltafifo.Deltas[T]) uint64 {
+	oldest := deltas.Oldest()
+	if oldest.Type == deltafifo.Sync {
+		return oldest.Resyncs
+	}
+	return oldest.Resyncs + 1
+}
+
+// owedBy returns the handlers found due at the resyncs from first up to
+// the DeltaFIFO's latest: those a popped key's reminder is owed to. The
+// caller holds mu.
+func (i *Informer[T]) owedBy(first uint64) map[*listener[T]]bool {
+	if len(i.dueAt) == 0 {
+		return nil
+	}
+	last := i.fifo.Resyncs()
+	var owed map[*listener[T]]bool
+	for n, due := range i.dueAt {
+		if n < first || n > last {
+			continue
+		}
+		if owed == nil {
+			owed = map[*listener[T]]bool{}
+		}
+		for _, l := range due {
+			owed[l] = true
+		}
+	}
+	return owed
+}
+
+// forgetAnswered drops the handlers recorded for resyncs before first.
+// Keys are queued in order of arrival and a delta's resync number only
+// grows, so every key still queued, or queued later, answers resyncs
+// from first on. The caller holds mu.
+func (i *Informer[T]) forgetAnswered(first uint64) {
+	for n := range i.dueAt {
+		if n < first {
+			delete(i.dueAt, n)
+		}
+	}
+}
+
+// apply applies one delta to the cache and tells the handlers. A
+// reminder (a Sync, or a relisted object that did not change) goes only
+// to the handlers in *owed, once: *owed is then cleared.
+func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool, owed *map[*listener[T]]bool) error {
 	if d.Type == deltafifo.Deleted {
 		if _, exists := i.indexer.Get(key); !exists {
 			// Its add was refused earlier in this batch: no handler
@@ -44,7 +97,7 @@ func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool
 		if err := i.indexer.Delete(d.Object); err != nil {
 			return err
 		}
-		i.distribute(notification[T]{kind: deleteNotification, obj: d.Object, flag: d.FinalStateUnknown}, false)
+		i.distribute(notification[T]{kind: deleteNotification, obj: d.Object, flag: d.FinalStateUnknown})
 		return nil
 	}
 
@@ -53,7 +106,7 @@ func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool
 		if err := i.indexer.Add(d.Object); err != nil {
 			return err
 		}
-		i.distribute(notification[T]{kind: addNotification, obj: d.Object, flag: initial}, false)
+		i.distribute(notification[T]{kind: addNotification, obj: d.Object, flag: initial})
 		return nil
 	}
 	if d.Type == deltafifo.Replaced && replacedByAnother(old, d.Object) {
@@ -71,24 +124,42 @@ func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool
 		if err := i.indexer.Delete(old); err != nil {
 			return err
 		}
-		i.distribute(notification[T]{kind: deleteNotification, obj: old, flag: true}, false)
+		i.distribute(notification[T]{kind: deleteNotification, obj: old, flag: true})
 		if err := i.indexer.Add(d.Object); err != nil {
 			return err
 		}
-		i.distribute(notification[T]{kind: addNotification, obj: d.Object, flag: initial}, false)
+		i.distribute(notification[T]{kind: addNotification, obj: d.Object, flag: initial})
 		return nil
 	}
 	if err := i.indexer.Update(d.Object); err != nil {
 		return err
 	}
 	// A Sync, or a relisted object whose resourceVersion and UID did not
-	// change, is a reminder, not a change: only handlers due for a resync
-	// get it. A UID that appears or goes at the same version is a change
+	// change, is a reminder, not a change: only handlers whose resync
+	// this pop answers get it, as OnUpdate(obj, obj), and each once. A
+	// UID that appears or goes at the same version is a change
 	// (TestARelistGivingAnObjectWithNoUIDAUIDAtTheSameVersionReachesHandlers).
-	isResync := d.Type == deltafifo.Sync ||
-		(d.Type == deltafifo.Replaced && old.GetResourceVersion() == d.Object.GetResourceVersion() && old.GetUID() == d.Object.GetUID())
-	i.distribute(notification[T]{kind: updateNotification, old: old, obj: d.Object}, isResync)
+	if d.Type == deltafifo.Sync ||
+		(d.Type == deltafifo.Replaced && old.GetResourceVersion() == d.Object.GetResourceVersion() && old.GetUID() == d.Object.GetUID()) {
+		i.remind(d.Object, *owed)
+		*owed = nil
+		return nil
+	}
+	i.distribute(notification[T]{kind: updateNotification, old: old, obj: d.Object})
 	return nil
+}
+
+// remind tells each handler in owed still registered of obj, as a
+// resync: OnUpdate(obj, obj). The caller holds mu.
+func (i *Informer[T]) remind(obj T, owed map[*listener[T]]bool) {
+	if len(owed) == 0 {
+		return
+	}
+	for _, l := range i.listeners {
+		if owed[l] {
+			l.add(notification[T]{kind: updateNotification, old: obj, obj: obj})
+		}
+	}
 }
 
 // replacedByAnother reports whether obj, listed under old's key, is
@@ -101,13 +172,10 @@ func replacedByAnother[T informer.Object](old, obj T) bool {
 	return old.GetUID() != "" && obj.GetUID() != "" && old.GetUID() != obj.GetUID()
 }
 
-// distribute hands n to every handler, or, for a resync, to the handlers
-// whose resync is due (i.resyncing). It never blocks. The caller holds mu.
-func (i *Informer[T]) distribute(n notification[T], isResync bool) {
+// distribute hands n to every handler. It never blocks. The caller
+// holds mu.
+func (i *Informer[T]) distribute(n notification[T]) {
 	for _, l := range i.listeners {
-		if isResync && !i.resyncing[l] {
-			continue
-		}
 		l.add(n)
 	}
 }

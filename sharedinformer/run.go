@@ -259,19 +259,33 @@ func (s *store[T]) transformedList(objs []T) ([]T, error) {
 // last resync (or its registration), never sooner: between two of its
 // resyncs lie at least its period and at most its period plus one resync
 // check period (the reflector's tick, armed again after each resync), as
-// in client-go.
+// in client-go. A replay still being popped when the next resync comes
+// reaches the handlers it was for: the DeltaFIFO numbers its resyncs,
+// and each handler found due is recorded under the number of the resync
+// that will remind it (dueAt, read by process).
 func (s *store[T]) Resync() error {
 	i := s.i
+	// The number the DeltaFIFO gives the Resync below: the reflector's
+	// goroutine is its only caller, so none comes between.
+	n := i.fifo.Resyncs() + 1
 	i.mu.Lock()
 	now := i.opts.Clock.Now()
-	due := map[*listener[T]]bool{}
+	var due []*listener[T]
 	for _, l := range i.listeners {
 		if l.resyncPeriod > 0 && !now.Before(l.nextResync) {
-			due[l] = true
+			due = append(due, l)
 			l.nextResync = now.Add(l.resyncPeriod)
 		}
 	}
-	i.resyncing = due
+	// With nothing cached, no key can owe a reminder for this resync
+	// (a key cached later is news to every handler), so nothing is
+	// recorded that no pop would ever drop.
+	if len(due) > 0 && i.indexer.Len() > 0 {
+		if i.dueAt == nil {
+			i.dueAt = map[uint64][]*listener[T]{}
+		}
+		i.dueAt[n] = due
+	}
 	i.mu.Unlock()
 	if len(due) == 0 {
 		return nil
