@@ -15,10 +15,14 @@ import (
 // report what its cache holds, not what the reflector last received.
 
 // rvMark is one write's place in the order of writes and the
-// resourceVersion it brought ("" for a Resync, which brings none).
+// resourceVersion it brought ("" for a Resync, which brings none). list
+// marks the end of a list: its resourceVersion is applied even when older
+// than the one before (etcd restored from a backup, a server behind),
+// since the cache then holds that list's state and nothing newer.
 type rvMark struct {
-	seq uint64
-	rv  string
+	seq  uint64
+	rv   string
+	list bool
 }
 
 // markLocked records the start of a write that brings rv; queueLocked
@@ -26,6 +30,13 @@ type rvMark struct {
 func (f *DeltaFIFO[T]) markLocked(rv string) {
 	f.seq++
 	f.marks = append(f.marks, rvMark{seq: f.seq, rv: rv})
+}
+
+// markListLocked records the end of a list at rv (see rvMark). The
+// caller holds mu.
+func (f *DeltaFIFO[T]) markListLocked(rv string) {
+	f.markLocked(rv)
+	f.marks[len(f.marks)-1].list = true
 }
 
 // advanceLocked moves the applied resourceVersion past every write that
@@ -38,7 +49,7 @@ func (f *DeltaFIFO[T]) advanceLocked() {
 		if len(f.queue) > 0 && m.seq >= f.items[f.queue[0]].at {
 			break
 		}
-		if m.rv != "" && !olderRV(m.rv, f.AppliedResourceVersion()) {
+		if m.rv != "" && (m.list || !olderRV(m.rv, f.AppliedResourceVersion())) {
 			f.applied.Store(&m.rv)
 		}
 		f.marksHead++
@@ -115,8 +126,8 @@ func (f *DeltaFIFO[T]) AppliedResourceVersion() string {
 // olderRV reports whether rv is older than than, when both are integers
 // (as etcd's are). A delete the consumer must still see can carry an older
 // resourceVersion than the event that caused it (the last known object);
-// the applied resourceVersion must not move back for it. Opaque
-// resourceVersions are never compared.
+// the applied resourceVersion must not move back for it (a list's may:
+// see rvMark). Opaque resourceVersions are never compared.
 func olderRV(rv, than string) bool {
 	a, errA := strconv.ParseUint(rv, 10, 64)
 	b, errB := strconv.ParseUint(than, 10, 64)

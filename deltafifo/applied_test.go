@@ -85,3 +85,24 @@ func assertClosed(t *testing.T, ch <-chan struct{}, why string) {
 		t.Errorf("open, but should be closed: %s", why)
 	}
 }
+
+// TestAListAtAnOlderResourceVersionIsAppliedAtItsOwn: once a list is all
+// popped the cache holds its state and nothing newer, so the applied
+// resourceVersion is the list's even when it is older than the one
+// before (etcd restored from a backup: the reflector relists,
+// reflector.ErrResourceVersionWentBack). Otherwise a read-your-writes
+// wait for a write made after the restore (at 60) would be judged
+// applied by a resourceVersion (1000) of a state the cache no longer
+// holds. Found by an adversarial hunt.
+func TestAListAtAnOlderResourceVersionIsAppliedAtItsOwn(t *testing.T) {
+	c := cache{}
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c})
+	require.NoError(t, f.Add(cm("a", "1000")))
+	popAll(t, f, c)
+	require.Equal(t, "1000", f.AppliedResourceVersion())
+
+	require.NoError(t, f.Replace([]*corev1.ConfigMap{cm("b", "50")}, "50"))
+	popAll(t, f, c)
+	require.Equal(t, cache{key("b"): cm("b", "50")}, c)
+	assert.Equal(t, "50", f.AppliedResourceVersion())
+}

@@ -96,7 +96,7 @@ func (f *DeltaFIFO[T]) partLocked(part []T, keys []informer.Key) {
 // known but not listed, and the list's resourceVersion, applied once
 // everything queued so far is. The caller holds mu.
 func (f *DeltaFIFO[T]) finishLocked(resourceVersion string) {
-	f.markLocked(resourceVersion)
+	f.markListLocked(resourceVersion)
 	defer f.advanceLocked() // an empty list over an empty cache queues nothing
 	var known []informer.Key
 	if f.listed != nil && f.known != nil {
