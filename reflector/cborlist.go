@@ -129,7 +129,7 @@ func decodeCBORList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 		err = checkListType(head, want)
 	}
 	if err == nil && d == nil {
-		err = fmt.Errorf("%w: the LIST answer has no items", ErrUnexpectedObject)
+		err = ownFault{fmt.Errorf("%w: the LIST answer has no items", ErrUnexpectedObject)}
 	}
 	if err == nil {
 		err = s.end()
@@ -139,7 +139,7 @@ func decodeCBORList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 	}
 	if err != nil {
 		if !errors.Is(err, ErrUnexpectedObject) {
-			err = fmt.Errorf("%w: the LIST answer is not a CBOR list: %v", ErrUnexpectedObject, err)
+			err = ownFault{fmt.Errorf("%w: the LIST answer is not a CBOR list: %v", ErrUnexpectedObject, err)}
 		}
 		return metav1.ListMeta{}, err
 	}
@@ -162,7 +162,7 @@ func (s *cborScanner) eachItem(add func(read func([]byte) ([]byte, error)) error
 		return err
 	}
 	if h.major != cborArray {
-		return fmt.Errorf("%w: the list's items are CBOR major type %d, not an array", ErrUnexpectedObject, h.major)
+		return ownFault{fmt.Errorf("%w: the list's items are CBOR major type %d, not an array", ErrUnexpectedObject, h.major)}
 	}
 	for i := uint64(0); h.indefinite || i < h.arg; i++ {
 		next, err := s.r.Peek(1)
@@ -174,7 +174,7 @@ func (s *cborScanner) eachItem(add func(read func([]byte) ([]byte, error)) error
 			return nil
 		}
 		if next[0]>>5 != cborMap {
-			return fmt.Errorf("%w: list item %d is not a CBOR map", ErrUnexpectedObject, i)
+			return ownFault{fmt.Errorf("%w: list item %d is not a CBOR map", ErrUnexpectedObject, i)}
 		}
 		if err := add(func(buf []byte) ([]byte, error) { return s.appendItem(buf, 0) }); err != nil {
 			return err
@@ -189,18 +189,18 @@ func listMetaFrom(m map[string]any) (metav1.ListMeta, error) {
 	var ok bool
 	if v, present := m["resourceVersion"]; present {
 		if lm.ResourceVersion, ok = v.(string); !ok {
-			return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answer's resourceVersion is %T, not a string", ErrUnexpectedObject, v)
+			return metav1.ListMeta{}, ownFault{fmt.Errorf("%w: the LIST answer's resourceVersion is %T, not a string", ErrUnexpectedObject, v)}
 		}
 	}
 	if v, present := m["continue"]; present {
 		if lm.Continue, ok = v.(string); !ok {
-			return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answer's continue token is %T, not a string", ErrUnexpectedObject, v)
+			return metav1.ListMeta{}, ownFault{fmt.Errorf("%w: the LIST answer's continue token is %T, not a string", ErrUnexpectedObject, v)}
 		}
 	}
 	if v, present := m["remainingItemCount"]; present && v != nil {
 		n, ok := v.(int64)
 		if !ok {
-			return metav1.ListMeta{}, fmt.Errorf("%w: the LIST answer's remainingItemCount is %T, not an integer", ErrUnexpectedObject, v)
+			return metav1.ListMeta{}, ownFault{fmt.Errorf("%w: the LIST answer's remainingItemCount is %T, not an integer", ErrUnexpectedObject, v)}
 		}
 		lm.RemainingItemCount = &n
 	}
@@ -213,7 +213,7 @@ func listMetaFrom(m map[string]any) (metav1.ListMeta, error) {
 func unstructuredCBORItem(data []byte, head metav1.TypeMeta, index int) (*unstructured.Unstructured, error) {
 	var m map[string]any
 	if err := direct.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)
+		return nil, ownFault{fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)}
 	}
 	jsonNumbers(m)
 	return unstructuredItem(m, head, index)

@@ -93,7 +93,9 @@
 // With Options.Served, an object of another type (a bookmark too: the
 // API server stamps one with the kind the resource holds), or of a kind
 // the client's scheme does not know, listed, streamed or watched (not one
-// with a fault of its own, nor a watch cut mid-read), asks it first whether
+// with a fault of its own, nor a watch cut mid-read:
+// TestAListedItemWithAFaultOfItsOwnDoesNotAskServed,
+// TestAListedItemOfAnotherKindThatDoesNotDecodeAsksServed), asks it first whether
 // the resource now holds another kind (Serving.OtherKind), which is
 // handled as a resource not served; if it says served, a watch ends and
 // relists (cause other-kind), and the list asks again.

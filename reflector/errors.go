@@ -148,9 +148,25 @@ func statusError(obj runtime.Object) error {
 	err := apierrors.FromObject(obj)
 	var notStatus *apierrors.UnexpectedObjectError
 	if errors.As(err, &notStatus) {
-		return fmt.Errorf("%w: an ERROR event with %T instead of a Status", ErrUnexpectedObject, obj)
+		return ownFault{fmt.Errorf("%w: an ERROR event with %T instead of a Status", ErrUnexpectedObject, obj)}
 	}
 	return err
+}
+
+// ownFault marks an ErrUnexpectedObject that is the answer's own fault:
+// bytes that do not decode, a list with no items or no kind, an ERROR
+// event without a Status. It says nothing of what the resource holds, so
+// with Options.Served it does not ask whether the resource now holds
+// another kind; the list is retried after the backoff. An object of
+// another type or kind is never one.
+type ownFault struct{ error }
+
+func (f ownFault) Unwrap() error { return f.error }
+
+// isOwnFault reports whether err is, or wraps, an ownFault.
+func isOwnFault(err error) bool {
+	var f ownFault
+	return errors.As(err, &f)
 }
 
 // unknownKind reports whether err, a watch's ERROR event's, is the

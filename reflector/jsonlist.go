@@ -113,7 +113,7 @@ func decodeJSONList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 	}
 	if err == nil && d == nil {
 		// Taken as an empty list, it would delete the whole cache.
-		err = fmt.Errorf("%w: the LIST answer has no items", ErrUnexpectedObject)
+		err = ownFault{fmt.Errorf("%w: the LIST answer has no items", ErrUnexpectedObject)}
 	}
 	if err == nil {
 		err = s.end()
@@ -123,7 +123,7 @@ func decodeJSONList[T informer.Object](r io.Reader, want metav1.TypeMeta, decode
 	}
 	if err != nil {
 		if !errors.Is(err, ErrUnexpectedObject) {
-			err = fmt.Errorf("%w: the LIST answer is not a JSON list: %v", ErrUnexpectedObject, err)
+			err = ownFault{fmt.Errorf("%w: the LIST answer is not a JSON list: %v", ErrUnexpectedObject, err)}
 		}
 		return metav1.ListMeta{}, err
 	}
@@ -158,7 +158,7 @@ func (s *jsonScanner) eachItem(add func(read func([]byte) ([]byte, error)) error
 			}
 		}
 		if c != '{' {
-			return fmt.Errorf("%w: list item %d is not a JSON object", ErrUnexpectedObject, i)
+			return ownFault{fmt.Errorf("%w: list item %d is not a JSON object", ErrUnexpectedObject, i)}
 		}
 		if err := add(s.appendValue); err != nil {
 			return err
@@ -188,7 +188,7 @@ func itemHead(head, want metav1.TypeMeta) metav1.TypeMeta {
 func checkListType(got, want metav1.TypeMeta) error {
 	switch {
 	case got.Kind == "":
-		return fmt.Errorf("%w: the LIST answer names no kind", ErrUnexpectedObject)
+		return ownFault{fmt.Errorf("%w: the LIST answer names no kind", ErrUnexpectedObject)}
 	case want.Kind != "" && got.Kind != want.Kind:
 		return fmt.Errorf("%w: the LIST answered kind %q, want %q", ErrUnexpectedObject, got.Kind, want.Kind)
 	case want.APIVersion != "" && got.APIVersion != want.APIVersion && (got.APIVersion != "" || want.Kind != ""):
@@ -209,7 +209,14 @@ func typedJSONItem[T informer.Object](itemKind string) jsonItemDecoder[T] {
 		obj := newObject[T]()
 		var zero T
 		if err := kjson.UnmarshalCaseSensitivePreserveInts(data, obj); err != nil {
-			return zero, fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)
+			// An item of another kind may fail to decode into T before
+			// its kind is read: that is news of what the resource holds,
+			// not the item's own fault.
+			var head metav1.TypeMeta
+			if kjson.UnmarshalCaseSensitivePreserveInts(data, &head) == nil && head.Kind != "" && head.Kind != itemKind {
+				return zero, fmt.Errorf("%w: list item %d is of kind %q, want %q", ErrUnexpectedObject, index, head.Kind, itemKind)
+			}
+			return zero, ownFault{fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)}
 		}
 		if kind := obj.GetObjectKind().GroupVersionKind().Kind; kind != "" && kind != itemKind {
 			return zero, fmt.Errorf("%w: list item %d is of kind %q, want %q", ErrUnexpectedObject, index, kind, itemKind)
@@ -224,7 +231,7 @@ func typedJSONItem[T informer.Object](itemKind string) jsonItemDecoder[T] {
 func unstructuredJSONItem(data []byte, head metav1.TypeMeta, index int) (*unstructured.Unstructured, error) {
 	var m map[string]any
 	if err := utiljson.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)
+		return nil, ownFault{fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)}
 	}
 	return unstructuredItem(m, head, index)
 }
@@ -235,7 +242,7 @@ func unstructuredItem(m map[string]any, head metav1.TypeMeta, index int) (*unstr
 	u := &unstructured.Unstructured{Object: m}
 	if u.GetKind() == "" && u.GetAPIVersion() == "" {
 		if head.Kind == "" || head.APIVersion == "" {
-			return nil, fmt.Errorf("%w: list item %d names no kind and apiVersion, and the list names no %s ahead of its items for it to take", ErrUnexpectedObject, index, missingType(head))
+			return nil, ownFault{fmt.Errorf("%w: list item %d names no kind and apiVersion, and the list names no %s ahead of its items for it to take", ErrUnexpectedObject, index, missingType(head))}
 		}
 		u.SetKind(strings.TrimSuffix(head.Kind, "List"))
 		u.SetAPIVersion(head.APIVersion)

@@ -249,7 +249,7 @@ func decodeProtobufItem[T informer.Object](data []byte, index int) (T, error) {
 	obj := newObject[T]()
 	if err := any(obj).(protobufMessage).Unmarshal(data); err != nil {
 		var zero T
-		return zero, fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)
+		return zero, ownFault{fmt.Errorf("%w: list item %d: %v", ErrUnexpectedObject, index, err)}
 	}
 	return obj, nil
 }

@@ -74,12 +74,13 @@ type Serving struct {
 
 // untilServedAgain runs after a step failed with err: a 404, or a list
 // or watch event of objects that are not T's (ErrUnexpectedObject: the
-// resource may hold another kind now, see Serving.OtherKind). It reports
+// resource may hold another kind now, see Serving.OtherKind; not an
+// ownFault, which says nothing of what it holds). It reports
 // whether the resource has stopped being served; if it has, it returns
 // only once it is served again (with the relist to make) or ctx ended
 // (with the zero state, which Run does not use).
 func (r *Reflector[T]) untilServedAgain(ctx context.Context, err error) (state, bool) {
-	if r.opts.Served == nil || !apierrors.IsNotFound(err) && !errors.Is(err, ErrUnexpectedObject) {
+	if r.opts.Served == nil || isOwnFault(err) || !apierrors.IsNotFound(err) && !errors.Is(err, ErrUnexpectedObject) {
 		return state{}, false
 	}
 	answer, askErr := r.servedNow(ctx)
