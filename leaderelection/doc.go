@@ -22,7 +22,7 @@
 //			OnStoppedLeading: func() { log.Print("no longer leading") },
 //		},
 //	})
-//	err = el.Run(ctx) // nil when ctx ended the term; wraps ErrLost when leadership was lost
+//	err = el.Run(ctx) // nil when ctx ended the term and the release landed; wraps ErrLost when leadership was lost
 //
 // # The protocol
 //
@@ -53,8 +53,9 @@
 //   - A Lease that someone deletes is not free. Its leader may lead until
 //     its renew deadline whatever happened to it, so a standby that has
 //     seen the Lease at all (held, released, or held by itself as a
-//     former leader) waits out its own LeaseDuration from when it first
-//     saw it absent: the delete came after the leader's last renew,
+//     former leader) waits out the longer of its own LeaseDuration and
+//     the one the Lease last named, from when it first saw it absent:
+//     the delete came after the leader's last renew,
 //     whatever this standby saw last. That holds while every look since
 //     found it absent; a look that failed starts the wait afresh, from
 //     the next one that finds it absent (meanwhile the leader may have

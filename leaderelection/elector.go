@@ -69,8 +69,10 @@ func (e *Elector) Identity() string { return e.cfg.Identity }
 //	stopping:  wait for OnStartedLeading to return, release the Lease if
 //	           ReleaseOnCancel, call OnStoppedLeading, return.
 //
-// It returns nil when ctx ended a term; an error wrapping ErrLost when
-// leadership was lost; an error wrapping ctx.Err() (and the last failed
+// It returns nil when ctx ended a term (with ReleaseOnCancel, once the
+// release landed: a release that failed is the error, naming it); an
+// error wrapping ErrLost when leadership was lost; an error wrapping
+// ctx.Err() (and the last failed
 // attempt's error, such as a Forbidden) when ctx ended before the Lease
 // was acquired. Run again to stand again. With Config.OwnLeaseOnly it
 // takes only a Lease that is absent or already its own, and, before it
@@ -166,8 +168,9 @@ func (e *Elector) lead(ctx context.Context, acquired time.Time) error {
 		e.cfg.Logger.Warn("leaderelection: lost", "lease", e.lease(), "err", lost)
 	}
 	if e.cfg.ReleaseOnCancel {
-		if releaseErr = e.release(); releaseErr != nil {
-			e.cfg.Logger.Warn("leaderelection: release failed", "lease", e.lease(), "err", releaseErr)
+		if err := e.release(); err != nil {
+			releaseErr = fmt.Errorf("leaderelection: releasing the Lease on the way out (the next leader waits it out): %w", err)
+			e.cfg.Logger.Warn("leaderelection: release failed", "lease", e.lease(), "err", err)
 		}
 	}
 	e.mu.Lock()
