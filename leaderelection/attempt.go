@@ -38,9 +38,13 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 			e.observe(updated)
 			return true, sent, nil
 		}
-		// A conflict means someone else wrote since; a NotFound, that
-		// someone deleted the Lease. The slow path below judges both:
-		// a deleted Lease is created again, and the term goes on.
+		// A conflict means someone else wrote since, or deleted the
+		// Lease (the update carries the UID it read, and a Lease created
+		// since has another: kube-apiserver answers 409, not 404, to an
+		// update whose UID precondition fails); a NotFound, from a server
+		// that does not check it, a deletion too. The slow path below
+		// judges both: a deleted Lease is created again, and the term
+		// goes on.
 		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			return false, time.Time{}, err
 		}

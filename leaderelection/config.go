@@ -41,9 +41,13 @@ type Config struct {
 	// 16 random hex digits, new for every Elector.
 	Identity string
 
-	// LeaseDuration is how long a standby waits, from the moment it saw
-	// the Lease last change, before taking it over. A whole number of
-	// seconds (the Lease stores seconds). Default: 15 s.
+	// LeaseDuration is the term a leader writes into the Lease it holds
+	// (leaseDurationSeconds): how long a standby waits, from the moment
+	// it saw the Lease last change, before taking it over. A standby
+	// waits the duration the Lease names, its own only when the Lease
+	// names none; a Lease it saw absent, at least its own (see the
+	// package doc). A whole number of seconds (the Lease stores
+	// seconds). Default: 15 s.
 	LeaseDuration time.Duration
 	// RenewDeadline is how long a leader keeps leading without a
 	// successful renew: its leading context ends at the last successful

@@ -20,8 +20,9 @@ import (
 // an unchanged Lease and wait LeaseDuration from when it first saw it
 // gone (docs/14, "A deleted Lease"): it leads only after the old term
 // ended. (A leader that can
-// still renew puts a deleted Lease back on its next renew: the API server
-// creates a Lease on update.) On the fake API server, in a synctest
+// still renew puts a deleted Lease back on its next renew: its update,
+// which carries the old UID, is answered 409, and the renew's read finds
+// the Lease gone and creates it.) On the fake API server, in a synctest
 // bubble.
 func TestAStandbyWaitsOutALeaseDeletedUnderItsLeader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -96,7 +96,9 @@ type Tuning struct {
 
 	// BackoffInitial is the wait after a first failure. Default: 800ms.
 	BackoffInitial time.Duration
-	// BackoffMax caps the wait between retries. Default: 30s.
+	// BackoffMax caps the base wait between retries; BackoffJitter adds
+	// to it, so at the default jitter a wait reaches up to twice
+	// BackoffMax. Default: 30s.
 	BackoffMax time.Duration
 	// BackoffFactor multiplies the wait after each further failure.
 	// Default: 2.
