@@ -36,7 +36,7 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 	r.emitRelist(s.why)
 	timeout := r.watchTimeoutSeconds()
 	send := true
-	w, err := r.lw.Watch(ctx, metav1.ListOptions{
+	w, err := r.openWatch(ctx, metav1.ListOptions{
 		SendInitialEvents:    &send,
 		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
 		ResourceVersion:      "", // the newest state: a consistent read

@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/internal/nilcheck"
 	"github.com/listwatch/informer/internal/random"
 )
 
@@ -46,7 +48,7 @@ func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
 			return state{phase: watching}, nil
 		}
 		var err error
-		if w, err = r.lw.Watch(ctx, r.watchOptions(rv)); err != nil {
+		if w, err = r.openWatch(ctx, r.watchOptions(rv)); err != nil {
 			return r.watchFailed(rv, err)
 		}
 		r.emit(KindWatch, "", rv, "")
@@ -94,6 +96,22 @@ func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
 		}
 	}
 }
+
+// openWatch opens the ListerWatcher's watch. A ListerWatcher that gives
+// neither a watch nor an error is broken; that is an error here, never a
+// panic on the nil watch later
+// (TestAListerWatcherThatGivesNoWatchAndNoErrorIsAnErrorNotAPanic).
+func (r *Reflector[T]) openWatch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	w, err := r.lw.Watch(ctx, opts)
+	if err == nil && nilcheck.IsNil(w) {
+		return nil, errNoWatch
+	}
+	return w, err
+}
+
+// errNoWatch is openWatch's error for a ListerWatcher that broke its
+// contract.
+var errNoWatch = errors.New("reflector: ListerWatcher.Watch returned neither a watch nor an error")
 
 // watchOptions asks for the changes after rv, with bookmarks, and a
 // randomised server-side timeout.
