@@ -33,12 +33,17 @@
 //     TestTheSameObjectAtANewResourceVersionIsStillOneSeries and
 //     TestAnOccurrenceSixMinutesAfterTheLastIsANewEvent.
 //   - An Event is never created twice: repeats that arrive while its
-//     create is in flight are written to its series afterwards. Each
+//     create is in flight are written to its series afterwards, and a
+//     create that got no answer (a cut connection, a timeout) is taken
+//     as created, since it may have landed. Each
 //     Event's name is unique to its Recorder and valid, whatever the
 //     object's name. When a series write finds its Event gone (the API
-//     server keeps one an hour; anyone may delete one), the occurrences
+//     server keeps one an hour; anyone may delete one; a create that got
+//     no answer never landed), the occurrences
 //     it never stored are created as a new Event. Proved by
 //     TestAnEventIsNeverCreatedTwiceWhileItsCreateIsInFlight,
+//     TestAnEventWhoseCreateAnswerWasLostIsNotCreatedTwice,
+//     TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence,
 //     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,
 //     TestAnEventsNameStartsWithTheObjectsNameMadeValid and
 //     TestARemadeEventCountsEveryOccurrenceTheServerDidNotStore.

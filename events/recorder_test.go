@@ -13,8 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -130,7 +132,7 @@ func TestARefusedCreateIsCountedAndLoggedAndTheNextOccurrenceTriesAnew(t *testin
 		refuse := true
 		sink := &fakeSink{fail: func() error {
 			if refuse {
-				return errors.New(`events is forbidden: User "x" cannot create resource "events"`)
+				return apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "", errors.New(`User "x" cannot create resource "events"`))
 			}
 			return nil
 		}}

@@ -129,8 +129,24 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 			return // stopping
 		}
 		r.stats.Refused++
+		regarding := s.key.regarding.Kind + " " + s.key.regarding.Namespace + "/" + s.key.regarding.Name
+		if !created && mayHaveLanded(err) {
+			// No answer (a cut connection, a timeout), or the Event is
+			// there already: it may be stored, under the name this
+			// Recorder gave it, so it is taken as created and the next
+			// occurrence updates its series. If it never landed, that
+			// update finds it missing and creates it anew (below), with
+			// the occurrences since.
+			r.warnLocked(time.Now(), "events: an Event's create got no answer; it is taken as created",
+				"reason", s.key.reason, "regarding", regarding, "err", err)
+			s.created, s.sent = true, count
+			if s.count > s.sent {
+				r.enqueueLocked(s)
+			}
+			return
+		}
 		r.warnLocked(time.Now(), "events: the API server refused an Event; it is not retried",
-			"reason", s.key.reason, "regarding", s.key.regarding.Kind+" "+s.key.regarding.Namespace+"/"+s.key.regarding.Name, "err", err)
+			"reason", s.key.reason, "regarding", regarding, "err", err)
 		switch {
 		case created && apierrors.IsNotFound(err) && s.count > s.sent && r.series[s.key] == s:
 			// The Event expired (or was deleted): the occurrences it never
@@ -156,6 +172,14 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	if s.count > s.sent {
 		r.enqueueLocked(s)
 	}
+}
+
+// mayHaveLanded reports whether a create that failed with err may still
+// have stored its Event: no answer came (the connection went, or the
+// request timed out), or the server says it exists.
+func mayHaveLanded(err error) bool {
+	var status apierrors.APIStatus
+	return !errors.As(err, &status) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsAlreadyExists(err)
 }
 
 // restSink writes Events to events.k8s.io/v1.
