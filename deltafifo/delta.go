@@ -54,7 +54,8 @@ func (d Deltas[T]) Oldest() Delta[T] { return d[0] }
 
 // coalesce merges a delete appended right after another delete: an object
 // cannot be deleted twice, so the two describe one deletion. The one that
-// knows the final state wins; between two that agree, the newer one.
+// knows the final state wins; between two that agree, the newer one. The
+// merged delete keeps the older's Resyncs, as it keeps its place.
 // It reports whether it merged.
 func (d Deltas[T]) coalesce() (Deltas[T], bool) {
 	n := len(d)
@@ -65,6 +66,7 @@ func (d Deltas[T]) coalesce() (Deltas[T], bool) {
 	if newer.FinalStateUnknown && !older.FinalStateUnknown {
 		newer = older
 	}
+	newer.Resyncs = older.Resyncs // it takes the older's place: and its number
 	d[n-2] = newer
 	var zero Delta[T]
 	d[n-1] = zero // release the dropped object
