@@ -125,13 +125,17 @@
 //   - Resync replays the cache as OnUpdate(obj, obj) to handlers whose
 //     period elapsed: each object once for each resync it was due at,
 //     also when one replay is still being delivered as the next begins
-//     (a reminder still queued as the next resync begins answers both);
+//     (a reminder still queued as the next resync begins answers both;
+//     a pop loop stuck for more than 64 resyncs loses the oldest's);
 //     a relist tells no handler of an object that did not change,
 //     unless a resync skipped it while it was queued. It makes no API
 //     call (pitfall 6). Proved by
 //     TestResyncRemindsOnlyHandlersWhosePeriodElapsedAndMakesNoRequest,
 //     TestAHandlerIsNeverResyncedMoreOftenThanItsPeriod,
 //     TestAResyncStillBeingPoppedWhenTheNextTickComesReachesTheHandlersItWasFor,
+//     TestACoalescedTombstoneDoesNotCostAKeyBehindItsResync,
+//     TestAResyncWhoseCacheFillsBeforeItsReplayStillRemindsItsHandlers,
+//     TestTheDueTableStaysBoundedWhileNothingPops,
 //     TestARelistLongAfterAResyncTellsNoHandlerOfAnObjectThatDidNotChange and
 //     TestResyncDeliversUpdatesAndMakesZeroAPIRequests.
 //   - Objects handed to handlers and returned by listers are the cache's

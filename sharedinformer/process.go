@@ -2,6 +2,8 @@ package sharedinformer
 
 import (
 	"errors"
+	"maps"
+	"slices"
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/deltafifo"
@@ -68,6 +70,25 @@ func (i *Informer[T]) owedBy(first uint64) map[*listener[T]]bool {
 		}
 	}
 	return owed
+}
+
+// maxDue bounds dueAt. Pops drop its entries (forgetAnswered), but while
+// nothing pops (an empty cache whose resyncs replay nothing, a pop loop
+// stuck in a handler's index function) each resync with a handler due
+// adds one; past maxDue the oldest goes, and a key still queued from that
+// resync reminds no handler for it.
+const maxDue = 64
+
+// recordDue records the handlers due at resync n (see dueAt). The caller
+// holds mu.
+func (i *Informer[T]) recordDue(n uint64, due []*listener[T]) {
+	if i.dueAt == nil {
+		i.dueAt = map[uint64][]*listener[T]{}
+	}
+	i.dueAt[n] = due
+	for len(i.dueAt) > maxDue {
+		delete(i.dueAt, slices.Min(slices.Collect(maps.Keys(i.dueAt))))
+	}
 }
 
 // forgetAnswered drops the handlers recorded for resyncs before first.

@@ -277,14 +277,8 @@ func (s *store[T]) Resync() error {
 			l.nextResync = now.Add(l.resyncPeriod)
 		}
 	}
-	// With nothing cached, no key can owe a reminder for this resync
-	// (a key cached later is news to every handler), so nothing is
-	// recorded that no pop would ever drop.
-	if len(due) > 0 && i.indexer.Len() > 0 {
-		if i.dueAt == nil {
-			i.dueAt = map[uint64][]*listener[T]{}
-		}
-		i.dueAt[n] = due
+	if len(due) > 0 {
+		i.recordDue(n, due)
 	}
 	i.mu.Unlock()
 	if len(due) == 0 {
