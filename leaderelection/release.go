@@ -2,6 +2,7 @@ package leaderelection
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,9 +19,12 @@ import (
 func (e *Elector) release() error {
 	ctx, cancel := informer.WithTimeout(context.Background(), e.cfg.Clock, e.cfg.AttemptTimeout)
 	defer cancel()
-	for range 2 { // a conflict (a renew that landed after its timeout, say) earns one more try
+	for tries := 0; ; tries++ {
 		if holderOf(e.observed) != e.cfg.Identity {
 			return nil // not ours to release
+		}
+		if tries == 2 { // a conflict (a renew that landed after its timeout, say) earns one more try, not two
+			return fmt.Errorf("leaderelection: the Lease %s changed under the release twice and still names %s: not released", e.lease(), e.cfg.Identity)
 		}
 		released := e.observed.DeepCopy()
 		now := metav1.NewMicroTime(e.cfg.Clock.Now())
@@ -47,5 +51,4 @@ func (e *Elector) release() error {
 		}
 		e.observe(current)
 	}
-	return nil
 }
