@@ -1,6 +1,7 @@
 package readyourwrites
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/listwatch/informer/metrics"
@@ -20,7 +21,10 @@ var (
 		Help: "Recorded writes not yet known to be in their caches."}
 )
 
-// guardMetrics are one guard's series; a nil one counts nothing.
+// guardMetrics are one guard's series; a nil one counts nothing. Its
+// series outlive it: the next guard of its name (the next term's) takes
+// them over, so a closed guard's count nothing more (off), and a new
+// guard starts with no pending writes.
 type guardMetrics struct {
 	reg      *metrics.Registry
 	name     string
@@ -28,6 +32,7 @@ type guardMetrics struct {
 	holdTime metrics.Histogram
 	stale    metrics.Counter
 	pending  metrics.Gauge
+	off      atomic.Bool // set by unregister
 }
 
 // newGuardMetrics registers the guard name with reg: nil, nil for a nil
@@ -58,36 +63,43 @@ func newGuardMetrics(reg *metrics.Registry, name string) (*guardMetrics, error) 
 		reg.Unregister("guard", name)
 		return nil, err
 	}
+	m.pending.Set(0) // not the last guard's of this name
 	return m, nil
 }
 
+// unregister gives the name back; the guard's metrics count nothing
+// more.
 func (m *guardMetrics) unregister() {
-	if m != nil {
+	if m != nil && !m.off.Swap(true) {
+		m.pending.Set(0)
 		m.reg.Unregister("guard", m.name)
 	}
 }
 
+// on reports whether m counts: not nil, and its guard not closed.
+func (m *guardMetrics) on() bool { return m != nil && !m.off.Load() }
+
 func (m *guardMetrics) held() {
-	if m != nil {
+	if m.on() {
 		m.holds.Add(1)
 	}
 }
 
 func (m *guardMetrics) released(after time.Duration) {
-	if m != nil {
+	if m.on() {
 		m.holdTime.Observe(after.Seconds())
 	}
 }
 
 func (m *guardMetrics) ranStale(after time.Duration) {
-	if m != nil {
+	if m.on() {
 		m.stale.Add(1)
 		m.holdTime.Observe(after.Seconds())
 	}
 }
 
 func (m *guardMetrics) setPending(n int) {
-	if m != nil {
+	if m.on() {
 		m.pending.Set(float64(n))
 	}
 }
