@@ -2,9 +2,7 @@ package leaderelection_test
 
 import (
 	"context"
-	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -57,38 +55,5 @@ func TestOnShutdownAReleasedLeaseIsTakenOnTheStandbysNextAttempt(t *testing.T) {
 		t.Logf("standby led %v after the release (bound %v = %v + 2×%v)", took.Round(time.Millisecond),
 			releaseBound, maxAcquireWait, attemptTimeout)
 		require.Less(t, took, releaseBound)
-	})
-}
-
-// TestARunEndedByItsContextReturnsTheReleasesErrorWhenTheReleaseFails:
-// with ReleaseOnCancel, a term its context ended returns nil only if the
-// release landed; a release the server refused is Run's error (not
-// ErrLost: the term was not lost), so a caller can tell the next leader
-// must wait the Lease out.
-func TestARunEndedByItsContextReturnsTheReleasesErrorWhenTheReleaseFails(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var refuseWrites atomic.Bool
-		srv := fakeapiserver.WithFaults(fakeapiserver.New(), func(r *http.Request) fakeapiserver.Fault {
-			if refuseWrites.Load() && r.Method != http.MethodGet {
-				return fakeapiserver.Fault{Status: http.StatusInternalServerError}
-			}
-			return fakeapiserver.Fault{}
-		})
-		mem := inMemory(t, srv)
-		ts := newTerms()
-		ctx, stop := context.WithCancel(context.Background())
-		defer stop()
-		cfg, _ := config(t, mem.Config(), "default", "refused-release", "leaving", ts.callbacks("leaving", nil))
-		cfg.ReleaseOnCancel = true
-		done := make(chan error, 1)
-		go func() { done <- must(leaderelection.New(cfg)).Run(ctx) }()
-		awaitTerm(t, ts, takeoverBound+time.Minute, "the candidate leads")
-
-		refuseWrites.Store(true)
-		stop()
-		err := <-done
-		require.Error(t, err, "the release was refused")
-		require.NotErrorIs(t, err, leaderelection.ErrLost, "the term was ended by its context, not lost")
-		require.ErrorContains(t, err, "releasing the Lease")
 	})
 }
