@@ -69,8 +69,16 @@ func Track[T informer.Object](g *Guard, inf *si.Informer[T]) *Cache[T] {
 // reconcile (with Options.OpaqueResourceVersions: at exactly that
 // resourceVersion, or a change of that object after it). A generateName
 // create is recorded like any other: the answer names the object. A
-// failed write records nothing and returns its error.
+// failed write records nothing and returns its error. A nil req or out
+// is an error, and nothing is sent
+// (TestWriteRefusesANilRequestOrANilAnswerBeforeSendingAnything).
 func (c *Cache[T]) Write(ctx context.Context, owner informer.Key, req *rest.Request, out T) error {
+	switch {
+	case req == nil:
+		return fmt.Errorf("readyourwrites: %v: Write for %s: the request is nil", c, owner)
+	case nilcheck.IsNil(out):
+		return fmt.Errorf("readyourwrites: %v: Write for %s: out is nil, so the answer would have nowhere to go; nothing was sent", c, owner)
+	}
 	result := req.Do(ctx)
 	if err := result.Error(); err != nil {
 		return err
