@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -55,16 +56,20 @@ func lostFirstCreate(t *testing.T, fault fakeapiserver.Fault) (*events.Recorder,
 // Found by an adversarial hunt: the series was forgotten, and the next
 // occurrence created a second Event.
 func TestAnEventWhoseCreateAnswerWasLostIsNotCreatedTwice(t *testing.T) {
-	r, stored := lostFirstCreate(t, fakeapiserver.Fault{AnswerLost: true})
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u-1"}}
-	require.NoError(t, r.Eventf(cm, events.Warning, "SecretNotOurs", "Create", "secret web exists"))
-	require.Eventually(t, func() bool { return r.Stats().Refused == 1 }, time.Minute, time.Millisecond)
-	require.Equal(t, 1, stored(), "the lost answer's create landed")
+	synctest.Test(t, func(t *testing.T) {
+		r, stored := lostFirstCreate(t, fakeapiserver.Fault{AnswerLost: true})
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u-1"}}
+		require.NoError(t, r.Eventf(cm, events.Warning, "SecretNotOurs", "Create", "secret web exists"))
+		synctest.Wait()
+		require.Equal(t, int64(1), r.Stats().Refused)
+		require.Equal(t, 1, stored(), "the lost answer's create landed")
 
-	require.NoError(t, r.Eventf(cm, events.Warning, "SecretNotOurs", "Create", "secret web exists"))
-	require.Eventually(t, func() bool { return r.Stats().Updated == 1 }, time.Minute, time.Millisecond,
-		"the repeat was not written to the series: %+v", r.Stats())
-	assert.Equal(t, 1, stored(), "two Events for one series: %+v", r.Stats())
+		require.NoError(t, r.Eventf(cm, events.Warning, "SecretNotOurs", "Create", "secret web exists"))
+		time.Sleep(time.Minute) // the series update is due
+		synctest.Wait()
+		require.Equal(t, int64(1), r.Stats().Updated, "the repeat was not written to the series: %+v", r.Stats())
+		assert.Equal(t, 1, stored(), "two Events for one series: %+v", r.Stats())
+	})
 }
 
 // TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence:
@@ -72,13 +77,17 @@ func TestAnEventWhoseCreateAnswerWasLostIsNotCreatedTwice(t *testing.T) {
 // Recorder cannot tell); the next occurrence's series update finds no
 // Event and creates it.
 func TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence(t *testing.T) {
-	r, stored := lostFirstCreate(t, fakeapiserver.Fault{Drop: true})
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u-1"}}
-	require.NoError(t, r.Eventf(cm, events.Warning, "SecretNotOurs", "Create", "secret web exists"))
-	require.Eventually(t, func() bool { return r.Stats().Refused == 1 }, time.Minute, time.Millisecond)
-	require.Zero(t, stored(), "the cut create never landed")
+	synctest.Test(t, func(t *testing.T) {
+		r, stored := lostFirstCreate(t, fakeapiserver.Fault{Drop: true})
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u-1"}}
+		require.NoError(t, r.Eventf(cm, events.Warning, "SecretNotOurs", "Create", "secret web exists"))
+		synctest.Wait()
+		require.Equal(t, int64(1), r.Stats().Refused)
+		require.Zero(t, stored(), "the cut create never landed")
 
-	require.NoError(t, r.Eventf(cm, events.Warning, "SecretNotOurs", "Create", "secret web exists"))
-	require.Eventually(t, func() bool { return stored() == 1 }, time.Minute, time.Millisecond,
-		"the next occurrence made no Event: %+v", r.Stats())
+		require.NoError(t, r.Eventf(cm, events.Warning, "SecretNotOurs", "Create", "secret web exists"))
+		time.Sleep(time.Minute) // the series update is due, finds no Event, makes it
+		synctest.Wait()
+		require.Equal(t, 1, stored(), "the next occurrence made no Event: %+v", r.Stats())
+	})
 }

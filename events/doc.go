@@ -34,16 +34,18 @@
 //     TestAnOccurrenceSixMinutesAfterTheLastIsANewEvent.
 //   - An Event is never created twice: repeats that arrive while its
 //     create is in flight are written to its series afterwards, and a
-//     create that got no answer (a cut connection, a timeout) is taken
-//     as created, since it may have landed. Each
-//     Event's name is unique to its Recorder and valid, whatever the
-//     object's name. When a series write finds its Event gone (the API
-//     server keeps one an hour; anyone may delete one; a create that got
-//     no answer never landed), the occurrences
-//     it never stored are created as a new Event. Proved by
+//     create that got no answer (a cut connection, a timeout) or a
+//     server error (5xx) is taken as created, since it may have landed.
+//     Each Event's name is unique to its Recorder and valid, whatever
+//     the object's name. When a series write finds its Event gone (the
+//     API server keeps one an hour; anyone may delete one; a create
+//     taken as created never landed), the occurrences it never stored
+//     are created as a new Event. Proved by
 //     TestAnEventIsNeverCreatedTwiceWhileItsCreateIsInFlight,
 //     TestAnEventWhoseCreateAnswerWasLostIsNotCreatedTwice,
 //     TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence,
+//     TestACreateThatLandedAnsweredBadGatewayIsNotCreatedTwice,
+//     TestACutCreateRemadeByTheNextOccurrenceCountsBothOccurrences,
 //     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,
 //     TestAnEventsNameStartsWithTheObjectsNameMadeValid and
 //     TestARemadeEventCountsEveryOccurrenceTheServerDidNotStore.

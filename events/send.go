@@ -139,7 +139,7 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 			// the occurrences since.
 			r.warnLocked(time.Now(), "events: an Event's create got no answer; it is taken as created",
 				"reason", s.key.reason, "regarding", regarding, "err", err)
-			s.created, s.sent = true, count
+			s.created, s.unconfirmed, s.sent = true, true, count
 			if s.count > s.sent {
 				r.enqueueLocked(s)
 			}
@@ -150,8 +150,13 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 		switch {
 		case created && apierrors.IsNotFound(err) && s.count > s.sent && r.series[s.key] == s:
 			// The Event expired (or was deleted): the occurrences it never
-			// stored, this write's and any since, make a new Event.
-			r.restartLocked(s, s.sent)
+			// stored, this write's and any since, make a new Event. One
+			// whose create got no answer never landed: it stored none.
+			stored := s.sent
+			if s.unconfirmed {
+				stored = 0
+			}
+			r.restartLocked(s, stored)
 		case !created || apierrors.IsNotFound(err): // never made, or gone with nothing new: the next occurrence makes a new one
 			if r.series[s.key] == s {
 				delete(r.series, s.key)
@@ -161,6 +166,7 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	}
 	if created {
 		r.stats.Updated++
+		s.unconfirmed = false // the update found it
 	} else {
 		r.stats.Created++
 		s.created = true
@@ -176,10 +182,15 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 
 // mayHaveLanded reports whether a create that failed with err may still
 // have stored its Event: no answer came (the connection went, or the
-// request timed out), or the server says it exists.
+// request timed out), a server error (a 5xx, from the API server or a
+// proxy before it, may come after the write), or the server says it
+// exists. A 4xx other than that refused it.
 func mayHaveLanded(err error) bool {
 	var status apierrors.APIStatus
-	return !errors.As(err, &status) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsAlreadyExists(err)
+	if !errors.As(err, &status) {
+		return true
+	}
+	return status.Status().Code >= 500 || apierrors.IsAlreadyExists(err)
 }
 
 // restSink writes Events to events.k8s.io/v1.

@@ -30,6 +30,7 @@ type series struct {
 	key          seriesKey
 	event        *eventsv1.Event // as created, or to be created
 	created      bool            // the API server has the Event
+	unconfirmed  bool            // created is a guess: its create got no answer
 	count        int32           // occurrences so far
 	sent         int32           // the count the API server has (1 once created without a series)
 	lastObserved time.Time       // the latest occurrence
@@ -72,7 +73,7 @@ func (r *Recorder) record(k seriesKey, regarding corev1.ObjectReference) {
 // Event, it does not add one.
 func (r *Recorder) restartLocked(s *series, stored int32) {
 	s.event = r.newEventLocked(s.key, s.event.Regarding, time.Now())
-	s.created = false
+	s.created, s.unconfirmed = false, false
 	s.count -= stored
 	s.sent = 0
 	r.creating++
