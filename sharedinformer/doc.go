@@ -126,7 +126,7 @@
 //     period elapsed: each object once for each resync it was due at,
 //     also when one replay is still being delivered as the next begins
 //     (a reminder still queued as the next resync begins answers both;
-//     a pop loop stuck for more than 64 resyncs loses the oldest's);
+//     a pop loop more than 64 resyncs behind loses the oldest's);
 //     a relist tells no handler of an object that did not change,
 //     unless a resync skipped it while it was queued. It makes no API
 //     call (pitfall 6). Proved by
@@ -135,6 +135,7 @@
 //     TestAResyncStillBeingPoppedWhenTheNextTickComesReachesTheHandlersItWasFor,
 //     TestACoalescedTombstoneDoesNotCostAKeyBehindItsResync,
 //     TestAResyncWhoseCacheFillsBeforeItsReplayStillRemindsItsHandlers,
+//     TestARelistOfAnObjectNotYetCachedAtTheResyncRemindsNoHandler,
 //     TestTheDueTableStaysBoundedWhileNothingPops,
 //     TestARelistLongAfterAResyncTellsNoHandlerOfAnObjectThatDidNotChange and
 //     TestResyncDeliversUpdatesAndMakesZeroAPIRequests.

@@ -74,9 +74,10 @@ func (i *Informer[T]) owedBy(first uint64) map[*listener[T]]bool {
 
 // maxDue bounds dueAt. Pops drop its entries (forgetAnswered), but while
 // nothing pops (an empty cache whose resyncs replay nothing, a pop loop
-// stuck in a handler's index function) each resync with a handler due
-// adds one; past maxDue the oldest goes, and a key still queued from that
-// resync reminds no handler for it.
+// stuck in a slow index function) each resync with a handler due adds
+// one; past maxDue the oldest goes, and a key still queued from that
+// resync (a pop loop more than maxDue resyncs behind) reminds no handler
+// for it.
 const maxDue = 64
 
 // recordDue records the handlers due at resync n (see dueAt). The caller
@@ -105,8 +106,15 @@ func (i *Informer[T]) forgetAnswered(first uint64) {
 
 // apply applies one delta to the cache and tells the handlers. A
 // reminder (a Sync, or a relisted object that did not change) goes only
-// to the handlers in *owed, once: *owed is then cleared.
+// to the handlers in *owed, once: *owed is then cleared. So is it once a
+// change has been told to every handler: each has heard of the object
+// since the resyncs it was owed for (a key first queued before it was
+// cached was never replayed, and owes no reminder).
 func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool, owed *map[*listener[T]]bool) error {
+	tell := func(n notification[T]) {
+		i.distribute(n)
+		*owed = nil
+	}
 	if d.Type == deltafifo.Deleted {
 		if _, exists := i.indexer.Get(key); !exists {
 			// Its add was refused earlier in this batch: no handler
@@ -118,7 +126,7 @@ func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool
 		if err := i.indexer.Delete(d.Object); err != nil {
 			return err
 		}
-		i.distribute(notification[T]{kind: deleteNotification, obj: d.Object, flag: d.FinalStateUnknown})
+		tell(notification[T]{kind: deleteNotification, obj: d.Object, flag: d.FinalStateUnknown})
 		return nil
 	}
 
@@ -127,7 +135,7 @@ func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool
 		if err := i.indexer.Add(d.Object); err != nil {
 			return err
 		}
-		i.distribute(notification[T]{kind: addNotification, obj: d.Object, flag: initial})
+		tell(notification[T]{kind: addNotification, obj: d.Object, flag: initial})
 		return nil
 	}
 	if d.Type == deltafifo.Replaced && replacedByAnother(old, d.Object) {
@@ -145,11 +153,11 @@ func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool
 		if err := i.indexer.Delete(old); err != nil {
 			return err
 		}
-		i.distribute(notification[T]{kind: deleteNotification, obj: old, flag: true})
+		tell(notification[T]{kind: deleteNotification, obj: old, flag: true})
 		if err := i.indexer.Add(d.Object); err != nil {
 			return err
 		}
-		i.distribute(notification[T]{kind: addNotification, obj: d.Object, flag: initial})
+		tell(notification[T]{kind: addNotification, obj: d.Object, flag: initial})
 		return nil
 	}
 	if err := i.indexer.Update(d.Object); err != nil {
@@ -166,7 +174,7 @@ func (i *Informer[T]) apply(key informer.Key, d deltafifo.Delta[T], initial bool
 		*owed = nil
 		return nil
 	}
-	i.distribute(notification[T]{kind: updateNotification, old: old, obj: d.Object})
+	tell(notification[T]{kind: updateNotification, old: old, obj: d.Object})
 	return nil
 }
 
