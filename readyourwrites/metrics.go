@@ -1,7 +1,7 @@
 package readyourwrites
 
 import (
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/listwatch/informer/metrics"
@@ -24,7 +24,9 @@ var (
 // guardMetrics are one guard's series; a nil one counts nothing. Its
 // series outlive it: the next guard of its name (the next term's) takes
 // them over, so a closed guard's count nothing more (off), and a new
-// guard starts with no pending writes.
+// guard starts with no pending writes. mu makes the check of off and the
+// write one step, so that no write of the closed guard's lands after
+// unregister.
 type guardMetrics struct {
 	reg      *metrics.Registry
 	name     string
@@ -32,7 +34,8 @@ type guardMetrics struct {
 	holdTime metrics.Histogram
 	stale    metrics.Counter
 	pending  metrics.Gauge
-	off      atomic.Bool // set by unregister
+	mu       sync.Mutex
+	off      bool // set by unregister; guarded by mu
 }
 
 // newGuardMetrics registers the guard name with reg: nil, nil for a nil
@@ -70,36 +73,45 @@ func newGuardMetrics(reg *metrics.Registry, name string) (*guardMetrics, error) 
 // unregister gives the name back; the guard's metrics count nothing
 // more.
 func (m *guardMetrics) unregister() {
-	if m != nil && !m.off.Swap(true) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.off {
+		m.off = true
 		m.pending.Set(0)
 		m.reg.Unregister("guard", m.name)
 	}
 }
 
-// on reports whether m counts: not nil, and its guard not closed.
-func (m *guardMetrics) on() bool { return m != nil && !m.off.Load() }
+// count runs write unless m is nil or its guard closed.
+func (m *guardMetrics) count(write func()) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.off {
+		write()
+	}
+}
 
 func (m *guardMetrics) held() {
-	if m.on() {
-		m.holds.Add(1)
-	}
+	m.count(func() { m.holds.Add(1) })
 }
 
 func (m *guardMetrics) released(after time.Duration) {
-	if m.on() {
-		m.holdTime.Observe(after.Seconds())
-	}
+	m.count(func() { m.holdTime.Observe(after.Seconds()) })
 }
 
 func (m *guardMetrics) ranStale(after time.Duration) {
-	if m.on() {
+	m.count(func() {
 		m.stale.Add(1)
 		m.holdTime.Observe(after.Seconds())
-	}
+	})
 }
 
 func (m *guardMetrics) setPending(n int) {
-	if m.on() {
-		m.pending.Set(float64(n))
-	}
+	m.count(func() { m.pending.Set(float64(n)) })
 }
