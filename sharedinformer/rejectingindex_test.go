@@ -30,7 +30,7 @@ type rejectingInformer struct {
 	// processedA has a value each time the informer has processed a.
 	processedA chan struct{}
 
-	blockOnce, queuedOnce           sync.Once
+	queuedOnce                      sync.Once
 	blocked, unblock, queuedDeleteA chan struct{}
 }
 
@@ -41,21 +41,9 @@ func newRejectingInformer(t *testing.T, names ...string) *rejectingInformer {
 	s := &rejectingInformer{rec: &recorder{}, processedA: make(chan struct{}, 16),
 		blocked: make(chan struct{}), unblock: make(chan struct{}), queuedDeleteA: make(chan struct{})}
 	s.inf, s.lw = newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{
-		Indexers: map[string]indexer.IndexFunc[*corev1.ConfigMap]{"owner": func(cm *corev1.ConfigMap) ([]string, error) {
-			if cm.Data["bad"] != "" {
-				return nil, errors.New("no owner label")
-			}
-			return []string{"ok"}, nil
-		}},
-		Trace: s.trace,
-		OnError: func(err error) {
-			if strings.Contains(err.Error(), "default/x") {
-				s.blockOnce.Do(func() {
-					close(s.blocked)
-					<-s.unblock
-				})
-			}
-		},
+		Indexers: rejectingBad(),
+		Trace:    s.trace,
+		OnError:  holdAt("default/x", s.blocked, s.unblock),
 	})
 	for _, name := range names {
 		_, err := s.lw.Create(configMap(name))
@@ -109,6 +97,33 @@ func (s *rejectingInformer) releaseOnceADeleteQueued(t *testing.T) {
 	case <-s.processedA:
 	case <-time.After(hangGuard):
 		t.Fatal("a was never processed")
+	}
+}
+
+// rejectingBad is an "owner" index that rejects every ConfigMap with
+// data "bad" (badConfigMap).
+func rejectingBad() map[string]indexer.IndexFunc[*corev1.ConfigMap] {
+	return map[string]indexer.IndexFunc[*corev1.ConfigMap]{"owner": func(cm *corev1.ConfigMap) ([]string, error) {
+		if cm.Data["bad"] != "" {
+			return nil, errors.New("no owner label")
+		}
+		return []string{"ok"}, nil
+	}}
+}
+
+// holdAt is an OnError that, the first time it reports key's rejection,
+// closes blocked and waits until unblock is closed: the informer's pop
+// loop held outside the DeltaFIFO's lock, while writes, resyncs and
+// relists queue behind it.
+func holdAt(key string, blocked, unblock chan struct{}) func(error) {
+	var once sync.Once
+	return func(err error) {
+		if strings.Contains(err.Error(), key) {
+			once.Do(func() {
+				close(blocked)
+				<-unblock
+			})
+		}
 	}
 }
 

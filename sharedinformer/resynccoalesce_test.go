@@ -1,8 +1,6 @@
 package sharedinformer_test
 
 import (
-	"errors"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/deltafifo"
-	"github.com/listwatch/informer/indexer"
 	"github.com/listwatch/informer/sharedinformer"
 	"github.com/listwatch/informer/workqueue"
 )
@@ -33,13 +30,12 @@ import (
 // down; the relist queues [b, a-tombstone]; b's rejection holds the pop
 // loop in OnError, outside the DeltaFIFO's lock, with a queued. The t=1s
 // resync (h due) skips a and queues b's Sync behind it. A second relist
-// tombstones a again: coalesced, a's only delta now says resync 1. Let go,
-// a's pop (first answered 2) forgets dueAt[1]; b's Sync (resync 1) then
-// finds no handler owed.
+// tombstones a again: coalesced, a's only delta keeps resync 0's number.
+// Let go, h hears of b's Sync (with the newer number, a's pop forgot h's
+// due resync, and b's Sync found no handler owed).
 func TestACoalescedTombstoneDoesNotCostAKeyBehindItsResync(t *testing.T) {
 	clock := workqueue.NewFakeClock(time.Unix(1_000_000, 0))
 	blocked, unblock := make(chan struct{}), make(chan struct{})
-	var blockOnce sync.Once
 	aTombstoned, resynced, aCoalesced, relistedAfter := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var tombOnce, resyncOnce, coalOnce, relistOnce sync.Once
 	var coalesced atomic.Bool
@@ -60,22 +56,10 @@ func TestACoalescedTombstoneDoesNotCostAKeyBehindItsResync(t *testing.T) {
 		}
 	}
 	inf, lw := newMemInformer(t, sharedinformer.Options[*corev1.ConfigMap]{
-		Clock: clock,
-		Trace: trace,
-		Indexers: map[string]indexer.IndexFunc[*corev1.ConfigMap]{"owner": func(cm *corev1.ConfigMap) ([]string, error) {
-			if cm.Data["bad"] != "" {
-				return nil, errors.New("no owner label")
-			}
-			return []string{"ok"}, nil
-		}},
-		OnError: func(err error) {
-			if strings.Contains(err.Error(), "default/b") {
-				blockOnce.Do(func() {
-					close(blocked)
-					<-unblock
-				})
-			}
-		},
+		Clock:    clock,
+		Trace:    trace,
+		Indexers: rejectingBad(),
+		OnError:  holdAt("default/b", blocked, unblock),
 	})
 	for _, name := range []string{"a", "b"} {
 		_, err := lw.Create(configMap(name))
