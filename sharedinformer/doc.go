@@ -136,6 +136,7 @@
 //     TestACoalescedTombstoneDoesNotCostAKeyBehindItsResync,
 //     TestAResyncWhoseCacheFillsBeforeItsReplayStillRemindsItsHandlers,
 //     TestARelistOfAnObjectNotYetCachedAtTheResyncRemindsNoHandler,
+//     TestAResyncThatSkippedAKeyWhoseUpdateTheIndexRefusesStillReminds,
 //     TestTheDueTableStaysBoundedWhileNothingPops,
 //     TestARelistLongAfterAResyncTellsNoHandlerOfAnObjectThatDidNotChange and
 //     TestResyncDeliversUpdatesAndMakesZeroAPIRequests.

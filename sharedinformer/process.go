@@ -33,6 +33,14 @@ func (i *Informer[T]) process(key informer.Key, deltas deltafifo.Deltas[T], init
 			errs = append(errs, err)
 		}
 	}
+	if len(owed) > 0 {
+		// The index refused every change: no handler heard of the key,
+		// and the resyncs it answers still owe a reminder of what the
+		// cache holds.
+		if obj, cached := i.indexer.Get(key); cached {
+			i.remind(obj, owed)
+		}
+	}
 	i.forgetAnswered(first)
 	return errors.Join(errs...)
 }
