@@ -46,6 +46,7 @@
 //     TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence,
 //     TestACreateThatLandedAnsweredBadGatewayIsNotCreatedTwice,
 //     TestACutCreateRemadeByTheNextOccurrenceCountsBothOccurrences,
+//     TestOccurrencesOfACutCreateAreNotLostWhenANewSeriesStartsMeanwhile,
 //     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,
 //     TestAnEventsNameStartsWithTheObjectsNameMadeValid and
 //     TestARemadeEventCountsEveryOccurrenceTheServerDidNotStore.

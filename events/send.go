@@ -148,10 +148,13 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 		r.warnLocked(time.Now(), "events: the API server refused an Event; it is not retried",
 			"reason", s.key.reason, "regarding", regarding, "err", err)
 		switch {
-		case created && apierrors.IsNotFound(err) && s.count > s.sent && r.series[s.key] == s:
+		case created && apierrors.IsNotFound(err) && s.count > s.sent:
 			// The Event expired (or was deleted): the occurrences it never
 			// stored, this write's and any since, make a new Event. One
-			// whose create got no answer never landed: it stored none.
+			// whose create got no answer never landed: it stored none. A
+			// series a later occurrence has replaced meanwhile (past the
+			// series window) is remade all the same, as an Event of its
+			// own.
 			stored := s.sent
 			if s.unconfirmed {
 				stored = 0
