@@ -70,7 +70,9 @@ func (r *Recorder) record(k seriesKey, regarding corev1.ObjectReference) {
 // `stored` of it, whose Event the API server no longer has (an Event
 // lives an hour, and anyone may delete one): they are created anew, not
 // lost. Like a repeat, it is not held to MaxPending: it replaces an
-// Event, it does not add one.
+// Event, it does not add one (a series a later one replaced in the
+// Recorder's map, past the series window, adds one at most for that key,
+// beside the newer series').
 func (r *Recorder) restartLocked(s *series, stored int32) {
 	s.event = r.newEventLocked(s.key, s.event.Regarding, time.Now())
 	s.created, s.unconfirmed = false, false
