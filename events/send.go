@@ -131,13 +131,13 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 		r.stats.Refused++
 		regarding := s.key.regarding.Kind + " " + s.key.regarding.Namespace + "/" + s.key.regarding.Name
 		if !created && mayHaveLanded(err) {
-			// No answer (a cut connection, a timeout), or the Event is
-			// there already: it may be stored, under the name this
-			// Recorder gave it, so it is taken as created and the next
-			// occurrence updates its series. If it never landed, that
-			// update finds it missing and creates it anew (below), with
-			// the occurrences since.
-			r.warnLocked(time.Now(), "events: an Event's create got no answer; it is taken as created",
+			// No answer (a cut connection, a timeout), a server error
+			// (5xx), or the Event is there already: it may be stored,
+			// under the name this Recorder gave it, so it is taken as
+			// created and the next occurrence updates its series. If it
+			// never landed, that update finds it missing and creates it
+			// anew (below), with every occurrence.
+			r.warnLocked(time.Now(), "events: an Event's create may have landed; it is taken as created",
 				"reason", s.key.reason, "regarding", regarding, "err", err)
 			s.created, s.unconfirmed, s.sent = true, true, count
 			if s.count > s.sent {
@@ -151,7 +151,7 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 		case created && apierrors.IsNotFound(err) && s.count > s.sent:
 			// The Event expired (or was deleted): the occurrences it never
 			// stored, this write's and any since, make a new Event. One
-			// whose create got no answer never landed: it stored none. A
+			// taken as created that never landed stored none. A
 			// series a later occurrence has replaced meanwhile (past the
 			// series window) is remade all the same, as an Event of its
 			// own.

@@ -30,7 +30,7 @@ type series struct {
 	key          seriesKey
 	event        *eventsv1.Event // as created, or to be created
 	created      bool            // the API server has the Event
-	unconfirmed  bool            // created is a guess: its create got no answer
+	unconfirmed  bool            // created is a guess: its create may have landed
 	count        int32           // occurrences so far
 	sent         int32           // the count the API server has (1 once created without a series)
 	lastObserved time.Time       // the latest occurrence
