@@ -48,10 +48,14 @@
 //     timeoutSeconds; selector transitions as ADDED/DELETED.
 //   - writes: POST (409 AlreadyExists; the namespace must exist;
 //     generateName; a name valid for its resource, or 422; valid label
-//     keys and values, or 422, on every create and update), PUT (409
-//     Conflict on a stale resourceVersion or a wrong uid; create-on-update
-//     for Leases; an unchanged object is not written; a custom
-//     resource's generation rises with any change outside metadata, its
+//     keys and values, or 422, on every create and update; a body that
+//     carries a resourceVersion, 500 as etcd's store answers), PUT (409
+//     Conflict on a stale resourceVersion or a wrong uid; no
+//     resourceVersion, 422, for Leases and custom resources;
+//     create-on-update for Leases; setting deletionTimestamp, 422; an
+//     unchanged object is not written; a custom resource's empty labels,
+//     annotations, finalizers and owner references are dropped, and its
+//     generation rises with any change outside metadata, its
 //     CRD having no status subresource), PATCH as a JSON merge patch (404 for a missing object;
 //     a resourceVersion in the patch is a precondition, 409; null
 //     removes a field; an unchanged result is not written; a patched uid
@@ -79,7 +83,11 @@
 // # What it does not model
 //
 // Authentication and authorization (everyone may do anything), admission
-// and validation beyond the checks above, defaulting, managedFields,
+// and validation beyond the checks above (an Event, served as a custom
+// resource by this library's tests, is not validated as events.k8s.io
+// validates it; a DELETE's propagationPolicy is not checked), defaulting,
+// managedFields, a GET at a resourceVersion newer than the server's (the
+// real one waits about 3 s and answers 504; this one answers at once),
 // finalizers and graceful deletion (a DELETE removes at once; a deleted
 // namespace vanishes instead of staying Terminating, and its objects
 // stay), PATCH types other than merge patch (JSON patch, strategic merge,

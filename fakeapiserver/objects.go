@@ -3,6 +3,7 @@ package fakeapiserver
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,7 +34,8 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 	return s.createLocked(res, u)
 }
 
-// createLocked is POST: a name (or one generated from generateName)
+// createLocked is POST: no resourceVersion (etcd's store answers 500 to
+// a create that carries one), a name (or one generated from generateName)
 // that is valid for res (validateName, 422), valid labels
 // (validateLabels, 422), a namespace that exists, a
 // key not taken (409 AlreadyExists); then the system fields (uid,
@@ -41,6 +43,12 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 // resourceVersion. s.mu must be held.
 func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gr := res.GroupResource()
+	if u.GetResourceVersion() != "" {
+		// Not a Status from the registry but the storage's plain error,
+		// which the handler answers as 500 with no reason.
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+			Message: "resourceVersion should not be set on objects to be created"}}
+	}
 	if u.GetName() == "" {
 		if u.GetGenerateName() == "" {
 			return nil, apierrors.NewInvalid(res.GVK().GroupKind(), "", field.ErrorList{
@@ -72,6 +80,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetGeneration(0)
 	if res.Custom {
 		u.SetGeneration(1)
+		dropEmptyMetadata(u)
 	}
 	return s.commitLocked(gr, added, u), nil
 }
@@ -84,8 +93,10 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 //     create-on-update (Leases), is created whatever resourceVersion the
 //     body carries (201);
 //   - a resourceVersion must be the stored one (409 Conflict); none means
-//     "whatever is stored" for built-in resources and is refused (422) for
-//     custom ones;
+//     "whatever is stored" for most built-in resources and is refused
+//     (422) for custom ones and Leases (ConditionalUpdateOnly);
+//   - deletionTimestamp may not be set (422 Invalid: only a delete sets
+//     it);
 //   - labels must be valid (validateLabels: 422 Invalid);
 //   - a custom resource's generation rises with any change outside
 //     metadata (its CRD has no status subresource);
@@ -126,11 +137,15 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 		return obj, err == nil, err
 	}
 	switch rv := u.GetResourceVersion(); {
-	case rv == "" && res.Custom:
+	case rv == "" && (res.Custom || res.ConditionalUpdateOnly):
 		return nil, false, apierrors.NewInvalid(schemaGroupKind(res), u.GetName(), field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "resourceVersion"), int64(0), "must be specified for an update")})
 	case rv != "" && rv != old.GetResourceVersion():
 		return nil, false, apierrors.NewConflict(gr, u.GetName(), errors.New(optimisticLock))
+	}
+	if ts := u.GetDeletionTimestamp(); ts != nil && old.GetDeletionTimestamp() == nil {
+		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "deletionTimestamp"), ts, "field is immutable; may only be changed via deletion")})
 	}
 	if err := validateLabels(res, u); err != nil {
 		return nil, false, err
@@ -140,6 +155,9 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetCreationTimestamp(old.GetCreationTimestamp())
 	u.SetGeneration(old.GetGeneration())
 	u.SetManagedFields(nil)
+	if res.Custom {
+		dropEmptyMetadata(u)
+	}
 	if res.Custom && !jsonvalue.Equal(withoutMetadata(u), withoutMetadata(old)) {
 		u.SetGeneration(old.GetGeneration() + 1)
 	}
@@ -147,6 +165,29 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 		return old, false, nil
 	}
 	return s.commitLocked(gr, modified, u), false, nil
+}
+
+// dropEmptyMetadata removes a custom resource's empty labels,
+// annotations, finalizers and owner references, as kube-apiserver does
+// when it reads an object's metadata (empty ones are omitted), so that a
+// PUT without them is no change.
+func dropEmptyMetadata(u *unstructured.Unstructured) {
+	m, ok := u.Object["metadata"].(map[string]any)
+	if !ok {
+		return
+	}
+	for _, field := range []string{"labels", "annotations", "finalizers", "ownerReferences"} {
+		switch v := m[field].(type) {
+		case map[string]any:
+			if len(v) == 0 {
+				delete(m, field)
+			}
+		case []any:
+			if len(v) == 0 {
+				delete(m, field)
+			}
+		}
+	}
 }
 
 // schemaGroupKind is how kube-apiserver names a resource in an Invalid

@@ -31,6 +31,10 @@ type Resource struct {
 	// strategy (AllowCreateOnUpdate) does. ConfigMaps and custom resources
 	// answer 404 instead.
 	CreateOnUpdate bool
+	// ConditionalUpdateOnly refuses a PUT of an existing object without a
+	// resourceVersion (422), as Leases' strategy does
+	// (AllowUnconditionalUpdate false); custom resources always do.
+	ConditionalUpdateOnly bool
 }
 
 // GVK is the resource's GroupVersionKind.
@@ -48,7 +52,7 @@ func BuiltIns() []Resource {
 		core("secrets", "Secret", true),
 		core("pods", "Pod", true),
 		core("services", "Service", true),
-		{GroupVersionResource: coordinationv1.SchemeGroupVersion.WithResource("leases"), Kind: "Lease", ListKind: "LeaseList", Namespaced: true, CreateOnUpdate: true},
+		{GroupVersionResource: coordinationv1.SchemeGroupVersion.WithResource("leases"), Kind: "Lease", ListKind: "LeaseList", Namespaced: true, CreateOnUpdate: true, ConditionalUpdateOnly: true},
 	}
 }
 

@@ -47,6 +47,18 @@ func leaseRequests(t *testing.T) (w *world, send func(method, agent, name, body 
 	return w, send, lease
 }
 
+// leaseRV is the resourceVersion of the world's Lease called name.
+func leaseRV(t *testing.T, w *world, name string) string {
+	t.Helper()
+	for _, l := range w.srv.Objects(coordinationv1.SchemeGroupVersion.WithResource("leases")) {
+		if l.GetName() == name {
+			return l.GetResourceVersion()
+		}
+	}
+	t.Fatalf("no Lease %s", name)
+	return ""
+}
+
 // A sharder's write to a shard Lease of another ring breaks "a sharder
 // keeps to its ring"; its writes to its own ring's Leases, and anyone
 // else's writes, do not. The rings share a prefix, as the scenario's do.
@@ -96,7 +108,10 @@ func TestASharderCreatingOrRelabellingALeaseIntoAnotherRingBreaksASharderKeepsTo
 		if len(w.ringBroken) != 1 {
 			t.Fatalf("ring web's sharder created a Lease of ring web-api; violations: %v, want one", w.ringBroken)
 		}
-		if code := send(http.MethodPut, sharderAgentPrefix+"web", "web-m1", lease("web-m1", "web-api")); code != http.StatusOK {
+		// A Lease's PUT carries the stored resourceVersion (kube-apiserver
+		// refuses an unconditional update of a Lease).
+		relabel := strings.Replace(lease("web-m1", "web-api"), `"name":"web-m1"`, `"name":"web-m1","resourceVersion":"`+leaseRV(t, w, "web-m1")+`"`, 1)
+		if code := send(http.MethodPut, sharderAgentPrefix+"web", "web-m1", relabel); code != http.StatusOK {
 			t.Fatalf("relabelling Lease web-m1: %d", code)
 		}
 		if len(w.ringBroken) != 2 {
