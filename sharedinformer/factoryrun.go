@@ -37,17 +37,21 @@ func (f *Factory) Start(ctx context.Context) {
 // first. That default bound is what it adds to the package-level
 // [WaitForCacheSync], which only ctx bounds. An informer released by its
 // last holder, before or during the wait, is not waited for, nor are its
-// handlers. It returns an error at once if Start has started no informer.
+// handlers. It returns an error at once if Start has started no informer,
+// whatever handlers it is given
+// (TestAFactoryWaitGivenHandlersButNoStartFailsAtOnce).
 func (f *Factory) WaitForCacheSync(ctx context.Context, handlers ...Syncer) error {
 	f.mu.Lock()
 	syncers := handlers
+	started := 0
 	for _, h := range f.informers {
 		if h.stop != nil {
 			syncers = append(syncers, h.inf)
+			started++
 		}
 	}
 	f.mu.Unlock()
-	if len(syncers) == 0 {
+	if started == 0 { // handlers of informers that never run would be waited for until SyncTimeout
 		return errors.New("sharedinformer: Factory.WaitForCacheSync with no started informer: call Start first")
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.opts.SyncTimeout)
