@@ -101,7 +101,10 @@ type Factory struct {
 	// successor, which takes its metrics' name (on an informer's own
 	// goroutine it returns a *StillStoppingError instead). Guarded by mu.
 	stopping map[factoryKey]*held
-	running  sync.WaitGroup // the Run goroutines
+	// started says Start has started an informer, released since or
+	// not. Guarded by mu.
+	started bool
+	running sync.WaitGroup // the Run goroutines
 }
 
 // factoryKey identifies one shared informer: its Go type and its

@@ -18,6 +18,7 @@ func (f *Factory) Start(ctx context.Context) {
 		}
 		runCtx, stop := context.WithCancelCause(ctx) // Release stops this one alone
 		h.stop = stop
+		f.started = true
 		f.running.Go(func() {
 			defer f.stopped(key, h)
 			defer h.inf.afterRun()
@@ -43,15 +44,16 @@ func (f *Factory) Start(ctx context.Context) {
 func (f *Factory) WaitForCacheSync(ctx context.Context, handlers ...Syncer) error {
 	f.mu.Lock()
 	syncers := handlers
-	started := 0
 	for _, h := range f.informers {
 		if h.stop != nil {
 			syncers = append(syncers, h.inf)
-			started++
 		}
 	}
+	started := f.started
 	f.mu.Unlock()
-	if started == 0 { // handlers of informers that never run would be waited for until SyncTimeout
+	// Handlers of informers that never ran would be waited for until
+	// SyncTimeout; a released one's (started once) are not waited for.
+	if !started {
 		return errors.New("sharedinformer: Factory.WaitForCacheSync with no started informer: call Start first")
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.opts.SyncTimeout)
