@@ -30,8 +30,9 @@ func TestAnUpdateSettingDeletionTimestampIsRefusedAsByKubeAPIServer(t *testing.T
 }
 
 // TestACustomResourcesEmptyLabelsAreDroppedAsByKubeAPIServer: a custom
-// resource's empty labels map is not kept, from a create or a patch
-// removing the last label, so a later PUT without it changes nothing.
+// resource's empty or null labels are not kept, from a create or a patch
+// removing the last label, so a later PUT without them changes nothing.
+// (null: found by an adversarial review of the first fix.)
 func TestACustomResourcesEmptyLabelsAreDroppedAsByKubeAPIServer(t *testing.T) {
 	conform(t, testenv.Shared(t), conformCustomResourceEmptyLabels)
 }
@@ -78,6 +79,12 @@ func conformCustomResourceEmptyLabels(ctx context.Context, t *testing.T, tg *tar
 	hasLabels := func(o map[string]any) bool { _, ok := o["metadata"].(map[string]any)["labels"]; return ok }
 	code, a := tg.do(ctx, t, "POST", col, "", obj("a", map[string]any{}))
 	rec.add("create with empty labels: %s labels key %v", outcome(code, a), hasLabels(a))
+	nullLabels := obj("n", nil)
+	nullLabels["metadata"].(map[string]any)["labels"] = nil
+	code, n := tg.do(ctx, t, "POST", col, "", nullLabels)
+	rec.add("create with null labels: %s labels key %v", outcome(code, n), hasLabels(n))
+	code, n2 := tg.do(ctx, t, "PUT", col+"/n", "", setMeta(obj("n", nil), "resourceVersion", meta(n, "resourceVersion")))
+	rec.add("PUT without the null labels: %s %s", outcome(code, n2), newer(meta(n, "resourceVersion"), meta(n2, "resourceVersion")))
 	code, b := tg.do(ctx, t, "POST", col, "", obj("b", map[string]any{"k": "v"}))
 	rec.add("create b: %s", outcome(code, b))
 	code, b2 := tg.patch(ctx, t, col+"/b", "application/merge-patch+json", map[string]any{"metadata": map[string]any{"labels": map[string]any{"k": nil}}})

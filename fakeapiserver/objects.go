@@ -167,7 +167,7 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	return s.commitLocked(gr, modified, u), false, nil
 }
 
-// dropEmptyMetadata removes a custom resource's empty labels,
+// dropEmptyMetadata removes a custom resource's empty or null labels,
 // annotations, finalizers and owner references, as kube-apiserver does
 // when it reads an object's metadata (empty ones are omitted), so that a
 // PUT without them is no change.
@@ -177,7 +177,13 @@ func dropEmptyMetadata(u *unstructured.Unstructured) {
 		return
 	}
 	for _, field := range []string{"labels", "annotations", "finalizers", "ownerReferences"} {
-		switch v := m[field].(type) {
+		v, present := m[field]
+		if !present {
+			continue
+		}
+		switch v := v.(type) {
+		case nil:
+			delete(m, field)
 		case map[string]any:
 			if len(v) == 0 {
 				delete(m, field)
