@@ -59,7 +59,10 @@
 // is then ErrInformerReleased). Asking again makes a fresh one once the
 // released one has stopped; asked on an informer's own goroutine (a
 // handler, OnError) before then, InformerFor returns a
-// *StillStoppingError at once rather than wait for itself.
+// *StillStoppingError at once rather than wait for itself. An informer
+// stopped because the ctx given to Start ended is not handed out again
+// either: InformerFor makes a fresh one for the next Start, so one
+// factory may serve successive terms.
 //
 // The factory's clients, its informers' and the writers Factory.RESTClient
 // builds, share one client-side rate limiter: the rest.Config's QPS and

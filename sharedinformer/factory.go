@@ -122,6 +122,11 @@ type runnable interface {
 	Name() string
 	// afterRun is called once Run has returned.
 	afterRun()
+	// retire records that f took the informer out of its map after the
+	// ctx given to Start ended; retiredBy reports that factory (nil if
+	// none did).
+	retire(f *Factory)
+	retiredBy() *Factory
 }
 
 // NewFactory returns a Factory whose informers connect with cfg. It makes
@@ -205,9 +210,12 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) (*Factory, error) {
 //
 // Each call is one hold on the informer, which runs until its last
 // holder gives it back with Release (or until the ctx given to Start
-// ends). An informer released by its last holder is never handed out
-// again: the next InformerFor makes a fresh one, once the old one has
-// stopped, and waits for that within ctx. Asked on an informer's own
+// ends). An informer released by its last holder, or stopped because the
+// ctx given to Start ended, is never handed out again: the next
+// InformerFor makes a fresh one, which the next Start runs, once the old
+// one has stopped, and waits for that within ctx (so one factory may
+// serve a leader's successive terms,
+// TestAnInformerStoppedWithStartsContextIsNotHandedOutAgain). Asked on an informer's own
 // goroutine (a handler, OnError, a hook, a Transform), where the old one
 // may be waiting for this very call to return, it does not wait: it
 // returns a *StillStoppingError at once; ask from another goroutine.

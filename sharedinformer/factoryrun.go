@@ -3,7 +3,10 @@ package sharedinformer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 )
 
 // Start runs every informer made so far that is not running yet, each in
@@ -17,7 +20,7 @@ func (f *Factory) Start(ctx context.Context) {
 			continue
 		}
 		runCtx, stop := context.WithCancelCause(ctx) // Release stops this one alone
-		h.stop = stop
+		h.stop, h.ctx = stop, runCtx
 		f.started = true
 		f.running.Go(func() {
 			defer f.stopped(key, h)
@@ -40,17 +43,29 @@ func (f *Factory) Start(ctx context.Context) {
 // last holder, before or during the wait, is not waited for, nor are its
 // handlers. It returns an error at once if Start has started no informer,
 // whatever handlers it is given
-// (TestAFactoryWaitGivenHandlersButNoStartFailsAtOnce).
+// (TestAFactoryWaitGivenHandlersButNoStartFailsAtOnce), and if an
+// informer it would wait for stopped because the ctx given to Start
+// ended: its cache will never move again, so it is never reported synced
+// (TestAFactoryWaitOnAnInformerStoppedWithStartsContextIsAnError).
 func (f *Factory) WaitForCacheSync(ctx context.Context, handlers ...Syncer) error {
 	f.mu.Lock()
 	syncers := handlers
+	var ended []string
 	for _, h := range f.informers {
-		if h.stop != nil {
+		switch {
+		case h.ended():
+			ended = append(ended, h.inf.Name())
+		case h.stop != nil:
 			syncers = append(syncers, h.inf)
 		}
 	}
 	started := f.started
 	f.mu.Unlock()
+	if len(ended) > 0 { // a cache that stopped following the server is never reported synced
+		slices.Sort(ended)
+		return fmt.Errorf("sharedinformer: Factory.WaitForCacheSync: the informers of %s stopped when the ctx given to Start ended and will not follow the server again: ask InformerFor again for fresh ones, which the next Start runs",
+			strings.Join(ended, "; "))
+	}
 	// Handlers of informers that never ran would be waited for until
 	// SyncTimeout; a released one's (started once) are not waited for.
 	if !started {

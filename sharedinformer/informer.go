@@ -138,6 +138,10 @@ type Informer[T informer.Object] struct {
 	// for an informer made with New.
 	released     chan struct{}
 	releasedOnce sync.Once
+	// retiredFrom is the factory that took the informer out of its map
+	// once the ctx given to Start had ended (see retireEndedLocked); nil
+	// until then, and for an informer made with New.
+	retiredFrom atomic.Pointer[Factory]
 
 	// mu guards the fields below. process holds it while it updates the
 	// cache and notifies handlers, so registration and removal of handlers
@@ -245,6 +249,9 @@ func (i *Informer[T]) afterRun() {
 
 // markReleased records that the informer's last holder released it.
 func (i *Informer[T]) markReleased() { i.releasedOnce.Do(func() { close(i.released) }) }
+
+func (i *Informer[T]) retire(f *Factory)   { i.retiredFrom.Store(f) }
+func (i *Informer[T]) retiredBy() *Factory { return i.retiredFrom.Load() }
 
 // releasedSignal is closed once the informer's last holder released it.
 func (i *Informer[T]) releasedSignal() <-chan struct{} { return i.released }

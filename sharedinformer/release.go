@@ -43,13 +43,23 @@ func (e *StillStoppingError) Error() string {
 // Its life: InformerFor makes it (1 holder) or counts one more holder;
 // Start runs it under a context of its own (stop cancels it); Release
 // counts one holder fewer, and at 0 the informer leaves the factory's
-// map, is stopped, and done closes once its Run has returned.
+// map, is stopped, and done closes once its Run has returned. If the ctx
+// given to Start ends first, it stops with it, and the next InformerFor
+// of its scope retires it (retireEndedLocked): it leaves the map, and
+// Release of it is nothing to do.
 type held struct {
 	inf     runnable
 	holders int                     // InformerFor calls not yet given back by Release; guarded by Factory.mu
 	stop    context.CancelCauseFunc // set by Start; nil until then; guarded by Factory.mu
+	ctx     context.Context         // what Start runs it under (stop cancels it); nil until then; guarded by Factory.mu
 	done    chan struct{}           // closed once the informer has stopped for good
 }
+
+// ended reports whether h's Run context has ended while h is still held:
+// the ctx given to Start ended (a release takes h out of the map first).
+// Such an informer will never follow the server again. Call with
+// Factory.mu held.
+func (h *held) ended() bool { return h.ctx != nil && h.ctx.Err() != nil }
 
 // Release gives back one hold on inf, taken by one InformerFor. While
 // others hold it, nothing changes. When the last holder gives it back, the
@@ -77,7 +87,9 @@ type held struct {
 // is called (see WaitForCacheSync).
 //
 // It fails if inf is not held from f: not made by f, or released by its
-// last holder already.
+// last holder already. An informer that stopped with the ctx given to
+// Start, and that InformerFor has since replaced with a fresh one, has
+// nothing left to give back: Release of it returns nil.
 func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T]) error {
 	if f == nil || inf == nil {
 		return errors.New("sharedinformer: Release: the factory or the informer is nil")
@@ -92,6 +104,9 @@ func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T
 	}
 	if h == nil {
 		f.mu.Unlock()
+		if inf.retiredBy() == f {
+			return nil // it stopped with the ctx given to Start, and a fresh one took its place
+		}
 		return fmt.Errorf("sharedinformer: Release: the informer of %s is not held from this factory (released by its last holder already?)", inf.Name())
 	}
 	if h.holders--; h.holders > 0 {
@@ -139,6 +154,7 @@ func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T
 func (f *Factory) lockOnceStopped(ctx context.Context, key factoryKey) error {
 	for {
 		f.mu.Lock()
+		f.retireEndedLocked(key)
 		h, ok := f.stopping[key]
 		if !ok {
 			return nil
@@ -152,6 +168,27 @@ func (f *Factory) lockOnceStopped(ctx context.Context, key factoryKey) error {
 		case <-ctx.Done():
 			return fmt.Errorf("sharedinformer: InformerFor: waiting for the released informer of the same scope to stop: %w", ctx.Err())
 		}
+	}
+}
+
+// retireEndedLocked takes the informer of key out of the factory's map
+// if the ctx given to Start has ended, so that InformerFor makes a fresh
+// one, which the next Start runs, rather than hand out one that stopped
+// for good (TestAnInformerStoppedWithStartsContextIsNotHandedOutAgain).
+// Until it has stopped, it is stopping as a released one is: its
+// successor takes its metrics' name. Its holders need not release it
+// (Release of it returns nil). Call with f.mu held.
+func (f *Factory) retireEndedLocked(key factoryKey) {
+	h, ok := f.informers[key]
+	if !ok || !h.ended() {
+		return
+	}
+	delete(f.informers, key)
+	h.inf.retire(f)
+	select {
+	case <-h.done:
+	default:
+		f.stopping[key] = h
 	}
 }
 
