@@ -152,6 +152,16 @@ func TestAWrongResourceASingularNameAndABadSelectorAreErrorsWhenBuilt(t *testing
 	assert.ErrorContains(t, err, `label selector "app in ("`)
 }
 
+// WithTransform(nil) is a mistake (a transform function not yet
+// assigned, say), not a request for none: leave the option out for that.
+// It was accepted, and the informer ran with no transform.
+func TestWithTransformOfANilFunctionIsAnError(t *testing.T) {
+	f := newFactory(t, testenv.Shared(t).Config())
+	var shrink func(*corev1.ConfigMap) (*corev1.ConfigMap, error) // never assigned
+	_, err := sharedinformer.InformerFor[*corev1.ConfigMap](t.Context(), f, sharedinformer.InNamespace("transformed"), sharedinformer.WithTransform(shrink))
+	assert.ErrorContains(t, err, "WithTransform was given a nil function")
+}
+
 func TestUnstructuredNeedsForResource(t *testing.T) {
 	f := newFactory(t, testenv.Shared(t).Config())
 	_, err := sharedinformer.InformerFor[*unstructured.Unstructured](t.Context(), f)

@@ -94,7 +94,8 @@ func WithIndexers[T informer.Object](indexers map[string]indexer.IndexFunc[T]) I
 }
 
 // WithTransform sets the informer's transform (Informer.SetTransform).
-// Only the InformerFor that makes the informer may set it.
+// Only the InformerFor that makes the informer may set it. A nil function
+// is an error: leave the option out for no transform.
 func WithTransform[T informer.Object](transform func(T) (T, error)) InformerOption {
 	return func(c *informerConfig) { c.transform = transform; c.shaped = append(c.shaped, "WithTransform") }
 }
@@ -154,6 +155,9 @@ func typedTransform[T informer.Object](c *informerConfig) (func(T) (T, error), e
 	fn, ok := c.transform.(func(T) (T, error))
 	if !ok {
 		return nil, fmt.Errorf("sharedinformer: WithTransform of %v given to an informer of %v", reflect.TypeOf(c.transform).In(0), reflect.TypeFor[T]())
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("sharedinformer: WithTransform was given a nil function for the informer of %v: leave the option out for no transform", reflect.TypeFor[T]())
 	}
 	return fn, nil
 }
