@@ -58,9 +58,11 @@ func (m Mark) Manager() string { return m.manager }
 
 // Set marks child as owner's: the labels ManagedByLabel and
 // OwnerUIDLabel, the annotation OwnerAnnotation. It keeps the child's
-// other labels and annotations. owner must have a UID (it is an object
-// read from the API server or a cache). A nil child or owner is an
-// error (TestSetOfANilChildOrOwnerIsAnErrorNotAPanic).
+// other labels and annotations. owner must have a UID that is a label
+// value, as the API server's are (it is an object read from the API
+// server or a cache; TestSetRefusesAnOwnerUIDThatIsNotALabelValue). A
+// nil child or owner is an error
+// (TestSetOfANilChildOrOwnerIsAnErrorNotAPanic).
 func (m Mark) Set(child, owner metav1.Object) error {
 	if m.manager == "" {
 		return fmt.Errorf("ownership: Set: the zero Mark marks nothing; make one with New")
@@ -73,6 +75,9 @@ func (m Mark) Set(child, owner metav1.Object) error {
 	}
 	if owner.GetUID() == "" {
 		return fmt.Errorf("ownership: Set: owner %s has no UID; mark children with an owner read from the API server", informer.KeyFor(owner))
+	}
+	if errs := validation.IsValidLabelValue(string(owner.GetUID())); len(errs) > 0 {
+		return fmt.Errorf("ownership: Set: owner %s has UID %q, which is not a label value (%s); the API server's UIDs are", informer.KeyFor(owner), owner.GetUID(), strings.Join(errs, "; "))
 	}
 	labels := child.GetLabels()
 	if labels == nil {
