@@ -46,7 +46,11 @@
 //
 // Not simulated: label and field selectors (answered with 400 rather than
 // ignored), the watch cache, and admission, validation and preconditions on
-// writes.
+// writes. Nor are the fields the API server sets on a create: an object
+// keeps the UID (and creationTimestamp) it was given, none if none, where
+// kube-apiserver gives every new object a UID of its own. So a test of an
+// object deleted and created again under the same name gives each life
+// its own UID, or the code under test cannot tell the two apart.
 //
 // # Invariants
 //

@@ -77,7 +77,9 @@ func New[T informer.Object]() *ListerWatcher[T] {
 var resource = schema.GroupResource{Resource: "objects"}
 
 // Create stores a copy of obj at the next resourceVersion and returns that
-// copy, or an AlreadyExists error if its key is taken.
+// copy, or an AlreadyExists error if its key is taken. Unlike
+// kube-apiserver it sets no UID: the copy keeps obj's (see the package
+// doc).
 func (lw *ListerWatcher[T]) Create(obj T) (T, error) {
 	return lw.write(watch.Added, obj)
 }
