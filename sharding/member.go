@@ -38,7 +38,9 @@ type MemberConfig struct {
 	// Run is the replica's work for one term: start informers scoped
 	// with shard.Selector(), run workers, and return soon after ctx
 	// ends. ctx ends when Member.Run's context does, or at the last
-	// successful renew plus RenewDeadline. Required.
+	// successful renew plus RenewDeadline. A Run that returns sooner
+	// (its informer could not sync, say) ends the term: the Lease is
+	// released and the member joins again under a new id. Required.
 	Run func(ctx context.Context, shard Shard)
 	// Logger receives terms starting and ending. Default: slog.Default().
 	Logger *slog.Logger
@@ -70,7 +72,7 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 	}
 	cfg.Clock = informer.ClockOrReal(cfg.Clock)
 	m := &Member{cfg: cfg}
-	if _, err := m.elector(cfg.Name + "-00000000"); err != nil { // the timing and the client, checked once
+	if _, err := m.elector(cfg.Name+"-00000000", func() {}); err != nil { // the timing and the client, checked once
 		return nil, err
 	}
 	return m, nil
@@ -96,11 +98,17 @@ func (m *Member) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		el, err := m.elector(id)
+		// A Run that returns before the term ends ends the term: nothing
+		// reconciles under id any more, so its Lease must not say alive
+		// (TestAMemberWhoseRunReturnsBeforeItsTermEndsLetsItsLeaseGo).
+		term, endTerm := context.WithCancel(ctx)
+		el, err := m.elector(id, endTerm)
 		if err != nil {
+			endTerm()
 			return err
 		}
-		err = el.Run(ctx)
+		err = el.Run(term)
+		endTerm()
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -113,8 +121,9 @@ func (m *Member) Run(ctx context.Context) error {
 // elector is the Elector of member id's Lease: its only candidate.
 // ReleaseOnCancel empties the Lease when the term ends, after Run
 // returned, so the sharder moves its objects at once instead of after
-// LeaseDuration.
-func (m *Member) elector(id string) (*leaderelection.Elector, error) {
+// LeaseDuration. endTerm ends the term once Run has returned, early or
+// not.
+func (m *Member) elector(id string, endTerm context.CancelFunc) (*leaderelection.Elector, error) {
 	shard := Shard{Ring: m.cfg.Ring, Member: id, RequestTimeout: requestTimeout(m.cfg.RenewDeadline), Clock: m.cfg.Clock}
 	return leaderelection.New(leaderelection.Config{
 		Client: m.cfg.Client, Namespace: m.cfg.Namespace, Name: LeaseName(m.cfg.Ring, id), Identity: id,
@@ -127,6 +136,7 @@ func (m *Member) elector(id string) (*leaderelection.Elector, error) {
 		Callbacks: leaderelection.Callbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				m.cfg.Logger.Info("sharding: member term started", "member", id)
+				defer endTerm()
 				m.cfg.Run(ctx, shard)
 			},
 			OnStoppedLeading: func() { m.cfg.Logger.Info("sharding: member term stopped", "member", id) },
