@@ -2,10 +2,12 @@ package sharding
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -106,6 +108,8 @@ type Sharder struct {
 	// member, so each is logged once, not at every object or retry. It
 	// only quiets the log: decide judges every value afresh.
 	strays sync.Map
+	// running is set while Run runs: its Elector runs once at a time.
+	running atomic.Bool
 }
 
 // NewSharder validates cfg and returns a Sharder. A *ConfigError or a
@@ -180,8 +184,14 @@ func requestTimeout(renewDeadline time.Duration) time.Duration {
 // Run stands for sharder until ctx ends, and shards while elected: a
 // lost term is followed by standing again. Meanwhile it polls the shard
 // Leases every RetryPeriod (plus jitter), elected or not. It returns nil
-// when ctx ends, and once everything it started has stopped.
+// when ctx ends, and once everything it started has stopped; an error at
+// once if another Run of this Sharder is running
+// (TestASecondRunOfOneSharderDoesNotSpin).
 func (s *Sharder) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return errors.New("sharding: Run is already running on this Sharder")
+	}
+	defer s.running.Store(false)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
