@@ -38,8 +38,8 @@ type SharderConfig struct {
 	LeaseNamespace string
 	// Ring names the ring, as the members' MemberConfig.Ring. Required.
 	Ring string
-	// Resources are the sharded resources: every object of them (in
-	// Namespace) is labelled with its owner. Objects with a controller
+	// Resources are the sharded resources, each once: every object of
+	// them (in Namespace) is labelled with its owner. Objects with a controller
 	// owner reference follow their owner's key (RingKey). At least one.
 	// Not objects in a cycle of controller owners (one that controls
 	// itself, two that control each other): each waits for the other,
@@ -131,6 +131,14 @@ func NewSharder(cfg SharderConfig) (*Sharder, error) {
 		return nil, &ConfigError{Field: "SyncTimeout", Reason: fmt.Sprintf("(%v) must not be negative", cfg.SyncTimeout)}
 	case cfg.MaxSyncBackoff < 0:
 		return nil, &ConfigError{Field: "MaxSyncBackoff", Reason: fmt.Sprintf("(%v) must not be negative", cfg.MaxSyncBackoff)}
+	}
+	for i, gvr := range cfg.Resources {
+		if slices.Contains(cfg.Resources[:i], gvr) {
+			// Its informer would be asked for twice, which the factory
+			// refuses: no sync could ever succeed
+			// (TestAResourceListedTwiceIsRefusedOrSharded).
+			return nil, &ConfigError{Field: "Resources", Reason: fmt.Sprintf("lists %v twice", gvr)}
+		}
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = 4
