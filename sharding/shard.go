@@ -73,15 +73,18 @@ func (s Shard) Owns(obj metav1.Object) bool {
 }
 
 // RingKey is the key an object is placed on the ring by: its own
-// namespace/name, or, for an object with a controller owner reference,
-// its owner's. Children so land with their owner, and a handler that maps
-// a child's event to its owner's key (sharedinformer.EnqueueOwner) finds
-// the owner in the same member's cache.
+// key's text (informer.Key.String: namespace/name, or name for a
+// cluster-scoped object), or, for an object with a controller owner
+// reference, its owner's. Children so land with their owner, and a
+// handler that maps a child's event to its owner's key
+// (sharedinformer.EnqueueOwner, or EnqueueMapped with
+// informer.ParseKey(RingKey(obj))) finds the owner in the same member's
+// cache (TestTheRingKeyOfAClusterScopedObjectParsesAsItsKey).
 func RingKey(obj metav1.Object) string {
 	if ref := metav1.GetControllerOf(obj); ref != nil {
-		return obj.GetNamespace() + "/" + ref.Name
+		return informer.Key{Namespace: obj.GetNamespace(), Name: ref.Name}.String()
 	}
-	return obj.GetNamespace() + "/" + obj.GetName()
+	return informer.KeyFor(obj).String()
 }
 
 // LeaseRingLabel and LeaseMemberLabel label every shard Lease with its
