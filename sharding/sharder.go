@@ -246,7 +246,7 @@ func (s *Sharder) lead(ctx context.Context) {
 	// a resource the server does not serve yet) is retried with a fresh
 	// factory after a growing backoff: the Lease is held either way, and
 	// a sharder that holds it must shard.
-	backoff := s.cfg.RetryPeriod
+	backoff := min(s.cfg.RetryPeriod, s.cfg.MaxSyncBackoff) // the cap holds from the first wait
 	for {
 		err := s.shard(ctx)
 		if ctx.Err() != nil {
