@@ -107,6 +107,10 @@
 // them, not 1/N. Every assignment and every move is one PATCH from the
 // sharder (a move from a live member: three PATCHes, two of them the
 // sharder's; one GET more per sharded resource of its owner's API group
-// for an object whose controller owner the cache lacks), so its client's
+// for an object whose controller owner the cache lacks). Children add
+// reads: the sharder GETs a parent's metadata from the API server before
+// it moves the parent's children, before a child catches up with its
+// parent, and for each child already at a parent's new member before
+// that parent follows (its cache may lag its own writes). Its client's
 // QPS bounds how fast a rebalance goes.
 package sharding
