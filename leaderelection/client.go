@@ -109,8 +109,25 @@ func (l *leases) create(ctx context.Context, lease *coordinationv1.Lease) (creat
 }
 
 // update fails with Conflict (409) when lease.ResourceVersion is no
-// longer the stored one.
+// longer the stored one. The PUT is sent once (MaxRetries(0)), as the
+// create is: client-go would send it again after a 500 ServerTimeout
+// with a Retry-After, whose write may have landed, and answer with its
+// retry's 409, which the elector would take for another's write and end
+// a term over its own renew
+// (TestALeaderWhoseLandedRenewIsRetriedByTheClientKeepsItsTerm). The
+// elector's loop is the retry.
 func (l *leases) update(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	out := &coordinationv1.Lease{}
+	err := l.client.Put().Namespace(l.namespace).Resource("leases").Name(l.name).Body(lease).
+		MaxRetries(0).Do(ctx).Into(out)
+	return out, l.wrap("update", err)
+}
+
+// release is update with client-go's retries: a release is sent within
+// one AttemptTimeout, with no loop of the elector's behind it, and a
+// retry's 409 after a landed release is judged by the Lease read then
+// (Elector.release), which no longer names this candidate.
+func (l *leases) release(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
 	out := &coordinationv1.Lease{}
 	err := l.client.Put().Namespace(l.namespace).Resource("leases").Name(l.name).Body(lease).Do(ctx).Into(out)
 	return out, l.wrap("update", err)

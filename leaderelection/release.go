@@ -32,7 +32,7 @@ func (e *Elector) release() error {
 		released.Spec.HolderIdentity = nil
 		released.Spec.LeaseDurationSeconds = &one
 		released.Spec.RenewTime = &now
-		updated, err := e.leases.update(ctx, released)
+		updated, err := e.leases.release(ctx, released)
 		if err == nil {
 			e.observe(updated)
 			e.cfg.Logger.Info("leaderelection: released", "lease", e.lease())
