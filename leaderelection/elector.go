@@ -155,8 +155,8 @@ func (e *Elector) lead(ctx context.Context, acquired time.Time) error {
 			leading.stop(e.lostTo())
 		}
 	}
-	cause := context.Cause(leading)
-	leading.stop(cause) // stops the watchdog; the cause is already set
+	leading.stop(context.Cause(leading)) // stops the watchdog; the cause is already set
+	cause := leading.ownCause()          // nil when Run's ctx ended the term, whatever its cause
 	<-returned
 
 	var lost, releaseErr error

@@ -100,6 +100,7 @@ type leadingContext struct {
 	renewDeadline time.Duration
 
 	mu    sync.Mutex
+	lost  error          // guarded by mu; the cause this term ended with, when it ended itself (not by its parent)
 	end   time.Time      // guarded by mu; last successful renew + renewDeadline
 	timer informer.Timer // guarded by mu; fires at end
 	armed uint64         // guarded by mu; counts arms, so a stale timer does nothing
@@ -148,7 +149,7 @@ func (c *leadingContext) arm(renewedAt time.Time) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.armed == armed { // not re-armed since: the deadline passed
-			c.cancel(fmt.Errorf("%w: lease %s not renewed within the renew deadline (%v)", ErrLost, c.term.Lease, c.renewDeadline))
+			c.endWith(fmt.Errorf("%w: lease %s not renewed within the renew deadline (%v)", ErrLost, c.term.Lease, c.renewDeadline))
 		}
 	})
 }
@@ -158,5 +159,25 @@ func (c *leadingContext) stop(cause error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.timer.Stop()
+	c.endWith(cause)
+}
+
+// endWith ends the term with cause, and records it as the term's own unless
+// the context had ended already: a context inherits its parent's cause,
+// so a Run inside another term would otherwise take that term's ErrLost
+// for its own (TestAnInnerRunWhoseContextEndsWithAnOuterTermReturnsNil).
+// c.mu must be held.
+func (c *leadingContext) endWith(cause error) {
+	if c.Err() == nil {
+		c.lost = cause
+	}
 	c.cancel(cause)
+}
+
+// ownCause is the cause the term ended itself with (the watchdog, or
+// stop before its parent ended), nil when its parent ended it.
+func (c *leadingContext) ownCause() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lost
 }
