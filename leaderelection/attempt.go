@@ -54,6 +54,7 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 	current, err := e.leases.get(ctx)
 	if err == nil || apierrors.IsNotFound(err) {
 		e.looked(lookAt, leading)
+		e.unanswered = false // what an earlier write did, this look shows
 	}
 	if apierrors.IsNotFound(err) {
 		// A Lease this candidate has seen, now absent, is not free: since
@@ -101,6 +102,7 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 			return false, time.Time{}, nil
 		}
 		if err != nil {
+			e.unanswered = e.unanswered || (mayHaveLanded && !leading)
 			return false, time.Time{}, err
 		}
 		e.observe(created)
@@ -133,6 +135,7 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 		return false, time.Time{}, nil // another candidate wrote first
 	}
 	if err != nil {
+		e.unanswered = e.unanswered || (!leading && !refused(err))
 		return false, time.Time{}, err
 	}
 	e.observe(updated)

@@ -68,7 +68,10 @@ type Config struct {
 	// RetryPeriod·(1+JitterFactor) + 2·AttemptTimeout — instead of after
 	// a LeaseDuration. The release is written with
 	// a context of its own (the caller's is done by then), bounded by
-	// AttemptTimeout. Default: off (the Lease expires).
+	// AttemptTimeout. A candidate whose context ends before it led
+	// releases too a Lease its last write, unanswered (a create or update
+	// that may have landed), made its own. Default: off (the Lease
+	// expires).
 	ReleaseOnCancel bool
 	// OwnLeaseOnly makes the Lease this Identity's alone, as a sharding
 	// member's Lease is its id's: the candidate creates it once, or

@@ -32,6 +32,7 @@ type Elector struct {
 	lastLook        time.Time             // this host's time when the last look (a GET answered, or 404) was sent; zero before the first
 	lastLookLeading bool                  // the last look was a leader's (lookSpacing)
 	createSent      bool                  // a create of the Lease may have landed: it left the client and was not refused (leases.create)
+	unanswered      bool                  // a standby's write since its last look may have made the Lease its own, unanswered
 	reported        string                // the holder last passed to OnNewLeader
 	leaders         *notifier             // calls OnNewLeader apart from Run's goroutine
 	lastLogged      string                // the last failure logged, so each distinct failure is logged once
@@ -118,6 +119,9 @@ func (e *Elector) acquire(ctx context.Context) (time.Time, error) {
 			e.logFailure(err)
 		}
 		if !informer.Sleep(ctx, e.cfg.Clock, jittered(e.cfg.RetryPeriod)) {
+			if e.cfg.ReleaseOnCancel && e.unanswered {
+				e.releaseUnanswered()
+			}
 			if lastErr != nil {
 				return time.Time{}, fmt.Errorf("leaderelection: lease %s not acquired: %w; last attempt: %w", e.lease(), ctx.Err(), lastErr)
 			}

@@ -52,3 +52,22 @@ func (e *Elector) release() error {
 		e.observe(current)
 	}
 }
+
+// releaseUnanswered gives up, as a candidate leaving before it led, a
+// Lease that its last write may have made its own though no answer said
+// so (a create or update that landed, its answer lost): no term of its
+// runs, so a standby may start at once rather than wait out a
+// LeaseDuration for a candidate that left
+// (TestACandidateLeavingWhileItsAcquiringWriteLandedUnansweredReleasesTheLease).
+func (e *Elector) releaseUnanswered() {
+	ctx, cancel := informer.WithTimeout(context.Background(), e.cfg.Clock, e.cfg.AttemptTimeout)
+	current, err := e.leases.get(ctx)
+	cancel()
+	if err != nil || holderOf(current) != e.cfg.Identity {
+		return
+	}
+	e.observe(current)
+	if err := e.release(); err != nil {
+		e.cfg.Logger.Warn("leaderelection: releasing a Lease acquired unanswered on the way out failed", "lease", e.lease(), "err", err)
+	}
+}
