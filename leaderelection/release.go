@@ -19,6 +19,9 @@ import (
 func (e *Elector) release() error {
 	ctx, cancel := informer.WithTimeout(context.Background(), e.cfg.Clock, e.cfg.AttemptTimeout)
 	defer cancel()
+	// What the release wrote ("") or read is told to OnNewLeader, before
+	// Run stops the notifier (TestALeaderThatReleasesTheLeaseIsToldItWasReleased).
+	defer e.reportLeader()
 	for tries := 0; ; tries++ {
 		if holderOf(e.observed) != e.cfg.Identity {
 			return nil // not ours to release
