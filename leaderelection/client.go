@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 
+	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/internal/restclient"
 )
 
@@ -63,6 +65,7 @@ func (e *LeaseError) Unwrap() error { return e.Err }
 type leases struct {
 	client          *rest.RESTClient
 	namespace, name string
+	clock           informer.Clock // times the wait a 429 asks for (update)
 }
 
 func (l *leases) get(ctx context.Context) (*coordinationv1.Lease, error) {
@@ -116,11 +119,21 @@ func (l *leases) create(ctx context.Context, lease *coordinationv1.Lease) (creat
 // a term over its own renew
 // (TestALeaderWhoseLandedRenewIsRetriedByTheClientKeepsItsTerm). The
 // elector's loop is the retry.
+//
+// A 429 with a Retry-After, which the server did not act on, is sent
+// again after that wait, as client-go would, while ctx lasts: API
+// Priority and Fairness throttling a renew costs it no attempt.
 func (l *leases) update(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
-	out := &coordinationv1.Lease{}
-	err := l.client.Put().Namespace(l.namespace).Resource("leases").Name(l.name).Body(lease).
-		MaxRetries(0).Do(ctx).Into(out)
-	return out, l.wrap("update", err)
+	for {
+		out := &coordinationv1.Lease{}
+		err := l.client.Put().Namespace(l.namespace).Resource("leases").Name(l.name).Body(lease).
+			MaxRetries(0).Do(ctx).Into(out)
+		seconds, delay := apierrors.SuggestsClientDelay(err)
+		if !apierrors.IsTooManyRequests(err) || !delay || seconds <= 0 ||
+			!informer.Sleep(ctx, l.clock, time.Duration(seconds)*time.Second) {
+			return out, l.wrap("update", err)
+		}
+	}
 }
 
 // release is update with client-go's retries: a release is sent within

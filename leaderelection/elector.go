@@ -52,7 +52,7 @@ func New(cfg Config) (*Elector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Elector{cfg: cfg, leases: leases{client: cfg.Client, namespace: cfg.Namespace, name: cfg.Name}}, nil
+	return &Elector{cfg: cfg, leases: leases{client: cfg.Client, namespace: cfg.Namespace, name: cfg.Name, clock: cfg.Clock}}, nil
 }
 
 // Identity is what this candidate writes as the Lease's holder.
