@@ -22,7 +22,7 @@
 //			OnStoppedLeading: func() { log.Print("no longer leading") },
 //		},
 //	})
-//	err = el.Run(ctx) // nil when ctx ended the term and the release landed; wraps ErrLost when leadership was lost
+//	err = el.Run(ctx) // nil when ctx ended the term and the release landed (or the Lease was gone); wraps ErrLost when leadership was lost
 //
 // # The protocol
 //

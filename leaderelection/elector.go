@@ -71,7 +71,8 @@ func (e *Elector) Identity() string { return e.cfg.Identity }
 //	           ReleaseOnCancel, call OnStoppedLeading, return.
 //
 // It returns nil when ctx ended a term (with ReleaseOnCancel, once the
-// release landed: a release that failed is the error, naming it); an
+// release landed, or found the Lease deleted: a release that failed is
+// the error, naming it); an
 // error wrapping ErrLost when leadership was lost; an error wrapping
 // ctx.Err() (and the last failed
 // attempt's error, such as a Forbidden) when ctx ended before the Lease

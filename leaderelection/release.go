@@ -41,6 +41,10 @@ func (e *Elector) release() error {
 			e.cfg.Logger.Info("leaderelection: released", "lease", e.lease())
 			return nil
 		}
+		if apierrors.IsNotFound(err) { // from a server that does not check the UID: deleted
+			e.sawHeldByUnknown(err)
+			return nil // nobody holds a Lease that is gone: nothing to give up
+		}
 		if !apierrors.IsConflict(err) {
 			return err
 		}
@@ -50,6 +54,11 @@ func (e *Elector) release() error {
 			// candidate saw of its absence bounds nothing now
 			// (TestAFormerLeaderWhoseReleaseMeetsALeasePutBackAndDeletedAgainWaitsAfresh).
 			e.sawHeldByUnknown(err)
+			if apierrors.IsNotFound(err) {
+				// Deleted: nothing of this candidate's is left to give up
+				// (TestAReleaseThatFindsTheLeaseDeletedIsNoError).
+				return nil
+			}
 			return err
 		}
 		e.observe(current)
