@@ -177,8 +177,9 @@ func (w *world) intervals(events []Event, endOf func(string) time.Time) (reconci
 }
 
 // overlaps finds intervals of one ring and key, of two members, that
-// overlap in time. Those where either replica was paused meanwhile, or
-// that excused allows, are not violations.
+// overlap in time. Those where either replica had been paused in its
+// interval by the moment the overlap began, or that excused allows, are
+// not violations.
 func (w *world) overlaps(all []interval, invariant string, excused func(a, b interval) bool) []Violation {
 	byKey := map[string][]interval{}
 	for _, iv := range all {
@@ -191,7 +192,10 @@ func (w *world) overlaps(all []interval, invariant string, excused func(a, b int
 				if !b.start.Before(a.end) {
 					break
 				}
-				if a.member == b.member || w.paused(a) || w.paused(b) || (excused != nil && excused(a, b)) {
+				// A pause excuses an overlap only if it began by the
+				// time the overlap did: one that came later cannot have
+				// brought it about.
+				if a.member == b.member || w.pausedBy(a, b.start) || w.pausedBy(b, b.start) || (excused != nil && excused(a, b)) {
 					continue
 				}
 				out = append(out, Violation{Invariant: invariant, At: b.start, Text: fmt.Sprintf("ring %s key %q: %s (%s) %s–%s and %s (%s) %s–%s",
