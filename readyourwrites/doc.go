@@ -35,6 +35,9 @@
 // seen only once its cache has held that object at exactly the written
 // resourceVersion, or has applied a change of that object after it
 // (TestWithOpaqueResourceVersionsAKeyIsHeldUntilItsCacheHoldsTheWrittenVersion).
+// A written version the informer never holds, because its selector left
+// the object out then (a child created before it is labelled for the
+// informer's shard), holds its key for MaxHold.
 //
 // # The pattern
 //

@@ -29,8 +29,10 @@ type observer struct {
 // equals server"), and what its handler was told must be that cache.
 //
 // inf must be an informer of the term's ConfigMaps: of Term.Namespace,
-// with Term.Selector (an informer of another scope is judged against
-// the term's objects all the same, and fails). Call Observe in
+// with Term.Selector. An informer of another scope is judged against the
+// term's objects all the same: one with another selector fails, but one
+// of every namespace passes, since the run's ConfigMaps are all in
+// Term.Namespace. Call Observe in
 // Controller.Run, before or after starting inf; the last informer
 // observed in a Run is the one judged, and a new Run starts with none.
 // Without Observe the simulator compares no cache of yours.

@@ -336,7 +336,7 @@ func drawSchedule(rng *rand.Rand, replicas int, length time.Duration, kinds []Ki
 		case Forbidden:
 			f.For = seconds(rng, 2, 15)
 		case Lag:
-			f.For = seconds(rng, 2, 12) // past the guards' MaxHold (5 s) about two times in five
+			f.For = seconds(rng, 2, 12) // past the guards' MaxHold (5 s) seven times in ten
 		case Skew:
 			f.For = seconds(rng, 5, 30)
 			f.Rate = 1 + maxRateSkew*(2*rng.Float64()-1)
