@@ -64,6 +64,27 @@ func TestNewSharderNamesTheFieldItRejects(t *testing.T) {
 	}
 }
 
+// A resource listed twice in SharderConfig.Resources, in one version or
+// in two (the same objects either way), is refused: its informer would be
+// asked for twice, which the factory refuses, so every sync attempt of
+// every term failed and nothing was labelled; in two versions, two
+// workers would decide the same objects. (Found by our own hunt: the
+// same version was accepted, and then, once refused, another version.)
+func TestNewSharderRefusesAResourceListedTwiceInAnyVersion(t *testing.T) {
+	deployments := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	for name, resources := range map[string][]schema.GroupVersionResource{
+		"one version":  {corev1.SchemeGroupVersion.WithResource("configmaps"), corev1.SchemeGroupVersion.WithResource("configmaps")},
+		"two versions": {deployments.WithVersion("v1"), deployments.WithVersion("v1beta2")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := NewSharder(SharderConfig{Config: &rest.Config{Host: "https://127.0.0.1:1"}, LeaseClient: leaseClient(t),
+				LeaseNamespace: "ns", Ring: "orders", Resources: resources})
+			requireConfigError(t, "Resources", err)
+			require.ErrorContains(t, err, "twice")
+		})
+	}
+}
+
 // Against an address where nothing listens, a member and a sharder
 // retry until their context ends; then Run returns, and not one of their
 // goroutines is left behind.

@@ -38,7 +38,7 @@ type SharderConfig struct {
 	LeaseNamespace string
 	// Ring names the ring, as the members' MemberConfig.Ring. Required.
 	Ring string
-	// Resources are the sharded resources, each once: every object of
+	// Resources are the sharded resources, each once, in one version: every object of
 	// them (in Namespace) is labelled with its owner. Objects with a controller
 	// owner reference follow their owner's key (RingKey). At least one.
 	// Not objects in a cycle of controller owners (one that controls
@@ -133,11 +133,12 @@ func NewSharder(cfg SharderConfig) (*Sharder, error) {
 		return nil, &ConfigError{Field: "MaxSyncBackoff", Reason: fmt.Sprintf("(%v) must not be negative", cfg.MaxSyncBackoff)}
 	}
 	for i, gvr := range cfg.Resources {
-		if slices.Contains(cfg.Resources[:i], gvr) {
+		if slices.ContainsFunc(cfg.Resources[:i], func(seen schema.GroupVersionResource) bool { return seen.GroupResource() == gvr.GroupResource() }) {
 			// Its informer would be asked for twice, which the factory
-			// refuses: no sync could ever succeed
-			// (TestAResourceListedTwiceIsRefusedOrSharded).
-			return nil, &ConfigError{Field: "Resources", Reason: fmt.Sprintf("lists %v twice", gvr)}
+			// refuses, so no sync could ever succeed; in another version,
+			// two workers would decide the same objects
+			// (TestNewSharderRefusesAResourceListedTwiceInAnyVersion).
+			return nil, &ConfigError{Field: "Resources", Reason: fmt.Sprintf("lists %v twice (each resource once, in one version)", gvr.GroupResource())}
 		}
 	}
 	if cfg.Workers == 0 {
