@@ -118,7 +118,12 @@ type Callbacks struct {
 	// its fencing number. ctx.Deadline() is Run's ctx's, never the moving
 	// end, so timeouts derived from ctx fire at their own time. It must
 	// return soon after ctx ends: Run waits for it before releasing the
-	// Lease and returning. Required.
+	// Lease and returning. Returning sooner does not end the term, as in
+	// client-go: the candidate goes on renewing, and Healthy reports it
+	// healthy, with no work running (a caller may start goroutines and
+	// return; TestAnOnStartedLeadingThatReturnsAtOnceDoesNotEndTheTerm).
+	// Cancel Run's ctx to end the term; sharding.Member does so for its
+	// Run. Required.
 	OnStartedLeading func(ctx context.Context)
 	// OnStoppedLeading is called once at the end of each term, after
 	// OnStartedLeading returned and after any release. Required.
