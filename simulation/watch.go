@@ -39,6 +39,13 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 	var mu sync.Mutex
 	var out []move
 	last := map[string]*corev1.ConfigMap{}
+	// undrained[ring+" "+name] is the member an object with no
+	// controller owner was unlabelled from with no drain label on it: a
+	// move in two writes, judged as one when it is labelled again
+	// (TestAnObjectUnlabelledWithoutADrainThenGivenToAnotherLiveMemberBreaksMovesOnlyByDrain).
+	// A child is let go so by its member after its parent's drain: it is
+	// judged by "children follow parents".
+	undrained := map[string]string{}
 	record := func(cm *corev1.ConfigMap, acrossGap bool) {
 		old := last[cm.Name]
 		last[cm.Name] = cm
@@ -48,6 +55,7 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 		for _, ring := range w.opts.Scenario.rings() {
 			label := sharding.Shard{Ring: ring}.Label()
 			from, to := old.Labels[label], cm.Labels[label]
+			from = w.undrainedFrom(undrained, ring, old, cm, label, acrossGap)
 			if from != "" && to == "" && w.grouped && !acrossGap {
 				w.reachLetGo(cm)
 			}
@@ -120,6 +128,9 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 					rv = cm.ResourceVersion
 					w.reachDeleted(last, cm)
 					delete(last, cm.Name)
+					for _, ring := range w.opts.Scenario.rings() {
+						delete(undrained, ring+" "+cm.Name)
+					}
 					w.hist.add(Event{What: Deleted, Key: Namespace + "/" + cm.Name, Version: cm.ResourceVersion})
 				case watch.Bookmark:
 					if cm, ok := ev.Object.(*corev1.ConfigMap); ok {
@@ -167,4 +178,30 @@ func pause(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// undrainedFrom is the member a relabel of cm in ring is judged to come
+// from: old's label, or, when old had none, the member it was taken from
+// without a drain (undrained), so that a move in two writes (unlabelled,
+// then labelled for another member) is judged as the one write it
+// amounts to. It keeps undrained up to date: an object with no
+// controller owner unlabelled from a version with no drain label is
+// recorded; a relabel, a drain or a gap ends the record.
+func (w *world) undrainedFrom(undrained map[string]string, ring string, old, cm *corev1.ConfigMap, label string, acrossGap bool) string {
+	key := ring + " " + cm.Name
+	from, to := old.Labels[label], cm.Labels[label]
+	drain := sharding.Shard{Ring: ring}.DrainLabel()
+	switch {
+	case acrossGap:
+		delete(undrained, key)
+	case from != "" && to == "" && old.Labels[drain] == "" && metav1.GetControllerOf(old) == nil:
+		undrained[key] = from
+	case from == "" && to != "":
+		was, ok := undrained[key]
+		delete(undrained, key)
+		if ok && was != to {
+			return was
+		}
+	}
+	return from
 }
