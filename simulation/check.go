@@ -112,11 +112,41 @@ func (w *world) checkHistory(moves []move) []Violation {
 		tb, okB := termOf(b)
 		return a.ring == LeaderRing && okA && okB && freshAfterDelete(ta, tb) || ghost(a) || ghost(b)
 	})...)
+	out = append(out, begunTwice(events)...)
 	out = append(out, w.overlaps(leaderTerms, "one leader", freshAfterDelete)...)
 	out = append(out, fencesGrow(terms)...)
 	out = append(out, w.movesOffLiveMembers(moves, terms)...)
 	out = append(out, w.childrenFollowParents(moves, terms)...)
 	out = append(out, w.readYourWrites(events).violations...)
+	return out
+}
+
+// begunTwice: a reconcile of a key begun by a member whose earlier
+// reconcile of that key has not ended. One workqueue never hands out a
+// key twice at once, so two workqueues of one member did: in the
+// leader-elected scenario, whose terms of one replica share its name as
+// their member, a term's workers left running into the replica's next
+// term (TestAReconcileOfALeadersEarlierTermOverlappingItsNextTermsBreaksOneReconcilePerKey).
+// overlaps judges only two members.
+func begunTwice(events []Event) []Violation {
+	type k struct{ ring, member, key string }
+	open := map[k][]time.Time{}
+	var out []Violation
+	for _, e := range events {
+		at := k{e.Ring, e.Member, e.Key}
+		switch e.What {
+		case Begin:
+			if len(open[at]) > 0 {
+				out = append(out, Violation{Invariant: "one reconcile per key", At: e.At, Text: fmt.Sprintf("ring %s key %q: %s (%s) began it at %s while its reconcile begun at %s had not ended",
+					e.Ring, e.Key, e.Member, e.Replica, clock(e.At), clock(open[at][0]))})
+			}
+			open[at] = append(open[at], e.At)
+		case End:
+			if len(open[at]) > 0 {
+				open[at] = open[at][1:]
+			}
+		}
+	}
 	return out
 }
 
