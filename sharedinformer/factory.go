@@ -102,9 +102,11 @@ type Factory struct {
 	// goroutine it returns a *StillStoppingError instead). Guarded by mu.
 	stopping map[factoryKey]*held
 	// started says Start has started an informer, released since or
-	// not. Guarded by mu.
-	started bool
-	running sync.WaitGroup // the Run goroutines
+	// not, and still holds one running if any was retired since
+	// (retireEndedLocked). retiredSome says an informer was retired.
+	// Guarded by mu.
+	started, retiredSome bool
+	running              sync.WaitGroup // the Run goroutines
 }
 
 // factoryKey identifies one shared informer: its Go type and its

@@ -3,10 +3,7 @@ package sharedinformer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 )
 
 // Start runs every informer made so far that is not running yet, each in
@@ -15,6 +12,7 @@ import (
 func (f *Factory) Start(ctx context.Context) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.retireEndedLocked() // they stopped for good: InformerFor makes fresh ones
 	for key, h := range f.informers {
 		if h.stop != nil {
 			continue
@@ -43,32 +41,27 @@ func (f *Factory) Start(ctx context.Context) {
 // last holder, before or during the wait, is not waited for, nor are its
 // handlers. It returns an error at once if Start has started no informer,
 // whatever handlers it is given
-// (TestAFactoryWaitGivenHandlersButNoStartFailsAtOnce), and if an
-// informer it would wait for stopped because the ctx given to Start
-// ended: its cache will never move again, so it is never reported synced
-// (TestAFactoryWaitOnAnInformerStoppedWithStartsContextIsAnError).
+// (TestAFactoryWaitGivenHandlersButNoStartFailsAtOnce). An informer
+// that stopped because the ctx given to Start ended is never counted: its
+// cache will never move again; if no informer runs since, that is the
+// error (TestAFactoryWaitOnAnInformerStoppedWithStartsContextIsAnError).
 func (f *Factory) WaitForCacheSync(ctx context.Context, handlers ...Syncer) error {
 	f.mu.Lock()
+	f.retireEndedLocked() // a cache that stopped following the server is never counted
 	syncers := handlers
-	var ended []string
 	for _, h := range f.informers {
-		switch {
-		case h.ended():
-			ended = append(ended, h.inf.Name())
-		case h.stop != nil:
+		if h.stop != nil {
 			syncers = append(syncers, h.inf)
 		}
 	}
-	started := f.started
+	started, retired := f.started, f.retiredSome
 	f.mu.Unlock()
-	if len(ended) > 0 { // a cache that stopped following the server is never reported synced
-		slices.Sort(ended)
-		return fmt.Errorf("sharedinformer: Factory.WaitForCacheSync: the informers of %s stopped when the ctx given to Start ended and will not follow the server again: ask InformerFor again for fresh ones, which the next Start runs",
-			strings.Join(ended, "; "))
-	}
 	// Handlers of informers that never ran would be waited for until
 	// SyncTimeout; a released one's (started once) are not waited for.
-	if !started {
+	switch {
+	case !started && retired:
+		return errors.New("sharedinformer: Factory.WaitForCacheSync with no informer running: those Start ran stopped when its ctx ended; ask InformerFor again for fresh ones and call Start")
+	case !started:
 		return errors.New("sharedinformer: Factory.WaitForCacheSync with no started informer: call Start first")
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.opts.SyncTimeout)

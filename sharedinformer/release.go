@@ -44,9 +44,9 @@ func (e *StillStoppingError) Error() string {
 // Start runs it under a context of its own (stop cancels it); Release
 // counts one holder fewer, and at 0 the informer leaves the factory's
 // map, is stopped, and done closes once its Run has returned. If the ctx
-// given to Start ends first, it stops with it, and the next InformerFor
-// of its scope retires it (retireEndedLocked): it leaves the map, and
-// Release of it is nothing to do.
+// given to Start ends first, it stops with it, and the factory's next
+// Start, InformerFor or WaitForCacheSync retires it (retireEndedLocked):
+// it leaves the map, and Release of it is nothing to do.
 type held struct {
 	inf     runnable
 	holders int                     // InformerFor calls not yet given back by Release; guarded by Factory.mu
@@ -154,7 +154,7 @@ func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T
 func (f *Factory) lockOnceStopped(ctx context.Context, key factoryKey) error {
 	for {
 		f.mu.Lock()
-		f.retireEndedLocked(key)
+		f.retireEndedLocked()
 		h, ok := f.stopping[key]
 		if !ok {
 			return nil
@@ -171,24 +171,41 @@ func (f *Factory) lockOnceStopped(ctx context.Context, key factoryKey) error {
 	}
 }
 
-// retireEndedLocked takes the informer of key out of the factory's map
-// if the ctx given to Start has ended, so that InformerFor makes a fresh
-// one, which the next Start runs, rather than hand out one that stopped
-// for good (TestAnInformerStoppedWithStartsContextIsNotHandedOutAgain).
-// Until it has stopped, it is stopping as a released one is: its
-// successor takes its metrics' name. Its holders need not release it
-// (Release of it returns nil). Call with f.mu held.
-func (f *Factory) retireEndedLocked(key factoryKey) {
-	h, ok := f.informers[key]
-	if !ok || !h.ended() {
+// retireEndedLocked takes out of the factory's map every informer whose
+// Start ctx has ended: it stopped for good, so InformerFor makes a fresh
+// one of its scope, which the next Start runs, rather than hand it out
+// again (TestAnInformerStoppedWithStartsContextIsNotHandedOutAgain), and
+// a sync wait does not count it. Until it has stopped, it is stopping as
+// a released one is: its successor takes its metrics' name. Its holders
+// need not release it (Release of it returns nil). Once any is retired,
+// the factory counts as started only if an informer it holds runs, so a
+// term that starts nothing is told so by WaitForCacheSync
+// (TestAReusedFactoryDoesNotCallAnUnstartedSuccessorSynced). Start,
+// InformerFor and WaitForCacheSync call it first. Call with f.mu held.
+func (f *Factory) retireEndedLocked() {
+	retired := false
+	for key, h := range f.informers {
+		if !h.ended() {
+			continue
+		}
+		delete(f.informers, key)
+		h.inf.retire(f)
+		retired = true
+		select {
+		case <-h.done:
+		default:
+			f.stopping[key] = h
+		}
+	}
+	if !retired {
 		return
 	}
-	delete(f.informers, key)
-	h.inf.retire(f)
-	select {
-	case <-h.done:
-	default:
-		f.stopping[key] = h
+	f.retiredSome = true
+	f.started = false
+	for _, h := range f.informers {
+		if h.stop != nil {
+			f.started = true
+		}
 	}
 }
 
