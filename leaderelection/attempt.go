@@ -54,7 +54,11 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context, leading bool) (bool, ti
 	current, err := e.leases.get(ctx)
 	if err == nil || apierrors.IsNotFound(err) {
 		e.looked(lookAt, leading)
-		e.unanswered = false // what an earlier write did, this look shows
+		// What an earlier write did, this look shows: a Lease that names
+		// this standby is its own though no term runs, and is released
+		// if it leaves before a write of it is answered
+		// (TestACandidateLeavingWhileThrottledAfterItsUnansweredCreateLandedReleasesTheLease).
+		e.unanswered = !leading && err == nil && holderOf(current) == e.cfg.Identity
 	}
 	if apierrors.IsNotFound(err) {
 		// A Lease this candidate has seen, now absent, is not free: since
