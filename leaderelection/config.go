@@ -129,7 +129,8 @@ type Callbacks struct {
 	// OnStartedLeading returned and after any release. Required.
 	OnStoppedLeading func()
 	// OnNewLeader is called when the holder this candidate observes
-	// changes, this candidate included; "" means the Lease was released.
+	// changes, this candidate included; "" means the Lease was released
+	// (or, told by a leader whose release found it deleted, is gone).
 	// It runs in a goroutine of its own, one call at a time, in the order
 	// observed, so a slow callback delays no renew; Run returns after its
 	// last call. Optional.

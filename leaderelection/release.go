@@ -42,7 +42,7 @@ func (e *Elector) release() error {
 			return nil
 		}
 		if apierrors.IsNotFound(err) { // from a server that does not check the UID: deleted
-			e.sawHeldByUnknown(err)
+			e.releasedGone(err)
 			return nil // nobody holds a Lease that is gone: nothing to give up
 		}
 		if !apierrors.IsConflict(err) {
@@ -53,15 +53,29 @@ func (e *Elector) release() error {
 			// The 409 was a sight of the Lease, written since: what this
 			// candidate saw of its absence bounds nothing now
 			// (TestAFormerLeaderWhoseReleaseMeetsALeasePutBackAndDeletedAgainWaitsAfresh).
-			e.sawHeldByUnknown(err)
 			if apierrors.IsNotFound(err) {
 				// Deleted: nothing of this candidate's is left to give up
 				// (TestAReleaseThatFindsTheLeaseDeletedIsNoError).
+				e.releasedGone(err)
 				return nil
 			}
+			e.sawHeldByUnknown(err)
 			return err
 		}
 		e.observe(current)
+	}
+}
+
+// releasedGone records a release that found the Lease deleted: seen
+// held by someone unknown, as any absence after a sight of it is (see
+// sawHeldByUnknown), and told to OnNewLeader as "" (no holder), so that a
+// caller tracking the leader does not go on believing this candidate
+// leads (TestALeaderWhoseReleaseFindsTheLeaseDeletedIsNotLeftNamedLeader).
+func (e *Elector) releasedGone(err error) {
+	e.sawHeldByUnknown(err)
+	if e.reported != "" {
+		e.reported = ""
+		e.leaders.notify("")
 	}
 }
 
