@@ -155,7 +155,7 @@ func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, stil
 		switch {
 		case err == nil: // let go
 			return obj, nil
-		case objectNotFound(err): // deleted meanwhile: no version of it comes back
+		case apierrors.IsNotFound(err): // deleted meanwhile, or with its CRD: no version of it comes back
 			return deleted(obj), nil
 		case !apierrors.IsConflict(err):
 			return nil, failed(err)
@@ -174,28 +174,6 @@ func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, stil
 		}
 		obj = now
 	}
-}
-
-// objectNotFound reports whether err is the API server's 404 for an
-// object it does not have, and not one for a path it does not serve (a
-// resource misnamed in Reconciler, a client of another group), whose
-// body is no Status: client-go marks those with an
-// UnexpectedServerResponse cause. Taken for a delete, such a 404 would
-// report a drain let go that never was
-// (TestAnAcknowledgementAnsweredNotFoundWhileTheObjectExistsIsAFailure).
-func objectNotFound(err error) bool {
-	if !apierrors.IsNotFound(err) {
-		return false
-	}
-	var status apierrors.APIStatus
-	if errors.As(err, &status) && status.Status().Details != nil {
-		for _, cause := range status.Status().Details.Causes {
-			if cause.Type == metav1.CauseTypeUnexpectedServerResponse {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // ackTries is how many PATCHes acknowledge sends for one object in a

@@ -25,7 +25,11 @@ import (
 //   - does nothing for it if it is labelled for another member;
 //   - acknowledges its drain: removes the shard and drain labels, guarded
 //     by the resourceVersion it read, so the sharder can give the object
-//     to its new owner;
+//     to its new owner (a 404 means the object is gone: deleted, or with
+//     its CRD, whose path the server no longer serves,
+//     TestAnAcknowledgementAfterItsCRDWasDeletedIsNoFailure; the same 404
+//     answers a resource misnamed here, so spell resource as the server
+//     does);
 //   - otherwise calls reconcile;
 //   - and, last (after reconcile, which may touch them, even if it
 //     panics), acknowledges the drains of the objects in the cache whose
