@@ -79,7 +79,11 @@ func (s Shard) Owns(obj metav1.Object) bool {
 // handler that maps a child's event to its owner's key
 // (sharedinformer.EnqueueOwner, or EnqueueMapped with
 // informer.ParseKey(RingKey(obj))) finds the owner in the same member's
-// cache (TestTheRingKeyOfAClusterScopedObjectParsesAsItsKey).
+// cache (TestTheRingKeyOfAClusterScopedObjectParsesAsItsKey). An owner
+// reference does not say its owner's scope: the owner is taken to be in
+// the object's namespace, as a namespaced owner must be, so the
+// namespaced children of a cluster-scoped owner are placed by their
+// namespace and its name, not with it.
 func RingKey(obj metav1.Object) string {
 	if ref := metav1.GetControllerOf(obj); ref != nil {
 		return informer.Key{Namespace: obj.GetNamespace(), Name: ref.Name}.String()
