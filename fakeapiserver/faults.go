@@ -39,6 +39,12 @@ type Fault struct {
 	// RetryAfter, with Status, is the Retry-After the answer carries, in
 	// seconds, as a real server's 429 does. Zero sends none.
 	RetryAfter int
+	// Landed, with Status, serves the request first and answers Status
+	// in place of its answer, as kube-apiserver answers a write that etcd
+	// committed too slowly (500 ServerTimeout, with a Retry-After): the
+	// write lands though its client sees it fail, and a client that
+	// retries it meets its own write.
+	Landed bool
 	// Drop closes the connection without an answer, as a network cut
 	// does: the client sees an EOF or a reset.
 	Drop bool
@@ -90,6 +96,9 @@ func WithFaults(next http.Handler, inject Injector) http.Handler {
 		case f.Drop:
 			panic(http.ErrAbortHandler)
 		case f.Status != 0:
+			if f.Landed {
+				serveUnanswered(next, r)
+			}
 			err := apierrors.NewGenericServerResponse(f.Status, verbOf(r), schema.GroupResource{}, "",
 				fmt.Sprintf("injected fault: %d", f.Status), f.RetryAfter, false)
 			if f.RetryAfter > 0 {
