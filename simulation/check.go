@@ -113,6 +113,7 @@ func (w *world) checkHistory(moves []move) []Violation {
 		return a.ring == LeaderRing && okA && okB && freshAfterDelete(ta, tb) || ghost(a) || ghost(b)
 	})...)
 	out = append(out, begunTwice(events)...)
+	out = append(out, lostOnlyToOthers(events)...)
 	out = append(out, w.overlaps(leaderTerms, "one leader", freshAfterDelete)...)
 	out = append(out, fencesGrow(terms)...)
 	out = append(out, w.movesOffLiveMembers(moves, terms)...)

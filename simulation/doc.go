@@ -75,7 +75,10 @@
 // bound), Hang (each request, with a probability, until its client gives
 // up or the window ends; a request still waiting then is served, late,
 // as a recovered server serves what it held), Errors (429, 500 or 503
-// answers with a probability; 409 as kube-apiserver gives it, a
+// answers with a probability; half the writes answered 500 are served
+// first, as kube-apiserver's ServerTimeout answers a write etcd
+// committed too slowly, with a Retry-After client-go acts on; 409 as
+// kube-apiserver gives it, a
 // conflicting writer changing the object just before a PATCH or PUT,
 // never a made-up answer), Forbidden (403 for each new request for the
 // ConfigMaps, as RBAC taking access away for a while does: Leases,
@@ -132,7 +135,13 @@
 // deposed leader led, by its looks at the Lease: it never saw the Lease
 // before the delete, or its looks had found it absent, without a break,
 // for a LeaseDuration, the Lease put back and deleted again between two
-// of them ("one leader"); a term that began after another
+// of them ("one leader"); a leader whose Run says its term was lost to
+// another's write of the Lease lost it to a write that landed, of
+// another replica, of the conflicting writer of a 409 fault, or to a
+// delete of the Lease, since its term began, never to its own writes
+// ("a term is lost only to another",
+// TestATermLostToItsOwnWritesBreaksATermIsLostOnlyToAnother); a term
+// that began after another
 // holds the greater fence ("fences grow"); a live member's object moves
 // to another member only through an acknowledged drain, as the checker's
 // own watch sees it (a relabel it sees only across a gap of that watch,
@@ -334,6 +343,7 @@
 //	go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=leader -seeds=1000 -first=5000
 //	go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=crds -seeds=1000
 //	make sim SEEDS=1000 SIM_PROCS=2                                 # no -race, two processes at GOMAXPROCS=1; seeds/minute and simulated/real
+//	go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=leader -timing=15s/10s/2s -seeds=1000   # kube-controller-manager's Lease timing
 //
 // A failing seed prints its replay command, its schedule, the history
 // around each violation, and (with -shrink, the default) the smallest

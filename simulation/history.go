@@ -47,6 +47,12 @@ const (
 	Retry      = "retry"   // a term's controller (its setup, or a Controller's Run) ended early and is tried again
 	Stuck      = "stuck"   // Replica did not stop within a minute of its kill
 	Stopped    = "stopped" // Replica was killed: everything of it has stopped
+	// LeaseWritten: a write of Replica's changed the leader's Lease (the
+	// server answered 2xx, whatever reached the replica).
+	LeaseWritten = "lease-written"
+	// LostToWrite: Replica's leader term ended, Run said, to another's
+	// write of the Lease.
+	LostToWrite = "lost-to-write"
 
 	Read  = "read"  // a reconcile of Key read Object from its cache at Version ("" if absent); its informer had Applied
 	Wrote = "wrote" // ... wrote Object, and the API server answered Version

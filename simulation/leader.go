@@ -63,6 +63,6 @@ func (leaderElected) run(ctx context.Context, w *world, r *replica) {
 		return
 	}
 	for ctx.Err() == nil {
-		_ = el.Run(ctx) // a lost term is followed by standing again
+		w.noteLost(r.name, el.Run(ctx)) // a lost term is followed by standing again
 	}
 }

@@ -98,8 +98,14 @@ func (l *link) inject(r *http.Request) fakeapiserver.Fault {
 		switch {
 		case l.status != http.StatusConflict:
 			f.Status = l.status
-			if l.status == http.StatusTooManyRequests {
+			switch {
+			case l.status == http.StatusTooManyRequests:
 				f.RetryAfter = 1
+			case l.status == http.StatusInternalServerError && r.Method != http.MethodGet && rng.IntN(2) == 0:
+				// kube-apiserver's ServerTimeout: a write etcd committed
+				// too slowly lands, answered 500 with a Retry-After,
+				// which client-go sends again.
+				f.Landed, f.RetryAfter = true, 1
 			}
 		case r.Method == http.MethodPatch || r.Method == http.MethodPut:
 			// kube-apiserver answers 409 only to a write that lost a

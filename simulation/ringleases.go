@@ -83,16 +83,37 @@ func bodyRing(r *http.Request) string {
 		}
 		return patch.Metadata.Labels[sharding.LeaseRingLabel]
 	}
+	lease, ok := decodeLease(body)
+	if !ok {
+		return ""
+	}
+	return lease.Labels[sharding.LeaseRingLabel]
+}
+
+// bodyName is the name a create's body gives its Lease, "" if it names
+// none. It leaves r's body for the server to read.
+func bodyName(r *http.Request) string {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil || len(body) == 0 || r.Method != http.MethodPost {
+		return ""
+	}
+	lease, _ := decodeLease(body)
+	return lease.Name
+}
+
+// decodeLease reads a Lease from a write's body, protobuf or JSON.
+func decodeLease(body []byte) (coordinationv1.Lease, bool) {
 	var lease coordinationv1.Lease
 	if raw, ok := bytes.CutPrefix(body, []byte("k8s\x00")); ok { // protobuf: a runtime.Unknown around the Lease
 		var envelope runtime.Unknown
 		if envelope.Unmarshal(raw) != nil || lease.Unmarshal(envelope.Raw) != nil {
-			return ""
+			return coordinationv1.Lease{}, false
 		}
 	} else if json.Unmarshal(body, &lease) != nil {
-		return ""
+		return coordinationv1.Lease{}, false
 	}
-	return lease.Labels[sharding.LeaseRingLabel]
+	return lease, true
 }
 
 // leaseNamed is the name of the Lease of the run's namespace that path

@@ -24,7 +24,9 @@ const (
 	// until its client gives up: a stalled server or a lost packet.
 	Hang Kind = "hang"
 	// Errors answers each request of the replica, with probability P,
-	// with Status (409, 429, 500 or 503) instead of serving it.
+	// with Status (409, 429, 500 or 503) instead of serving it; a 500
+	// answers half the writes after serving them, as kube-apiserver's
+	// ServerTimeout does (the write landed, a Retry-After is sent).
 	Errors Kind = "errors"
 	// Partition cuts the replica off: its open watches end, and every
 	// request hangs until its client gives up.

@@ -37,8 +37,31 @@ var (
 	replays  = flag.Int("replays", 0, "run -seed (default 1) this many times (default 3) and report how many runs had the first run's history and outcome")
 	realMax  = flag.Duration("seed-timeout", 2*time.Minute, "real time one seed may take before the sweep panics with every goroutine's stack: a goroutine that spins keeps simulated time from advancing, so no invariant of the run can report it")
 	heapMax  = flag.Uint64("seed-heap", 2048, "MiB of heap the process may reach before the sweep panics with every goroutine's stack, naming the seed: a run that allocates without end")
+	timing   = flag.String("timing", "", "the Lease timing LEASE/RENEW/RETRY, such as 15s/10s/2s (kube-controller-manager's); default the simulator's, 4s/3s/500ms")
 	history  = flag.String("history", "", "write a failing seed's whole history, the library's debug logs and its trace events to this file (with -seed, also a run that passed); a %d in its name is the seed (one file per failing seed with -keep-going)")
 )
+
+// leaseTiming is -timing's Timing, the zero Timing (the default) if it
+// is unset; a malformed one stops the sweep.
+func leaseTiming() simulation.Timing {
+	if *timing == "" {
+		return simulation.Timing{}
+	}
+	var d [3]time.Duration
+	parts := strings.Split(*timing, "/")
+	for i := range d {
+		var err error
+		if len(parts) != 3 {
+			err = fmt.Errorf("want three durations")
+		} else {
+			d[i], err = time.ParseDuration(parts[i])
+		}
+		if err != nil {
+			panic(fmt.Sprintf("-timing=%q: not LEASE/RENEW/RETRY: %v", *timing, err))
+		}
+	}
+	return simulation.Timing{Lease: d[0], Renew: d[1], Retry: d[2], Work: simulation.DefaultTiming.Work}
+}
 
 // logs holds the current seed's library logs and trace events when
 // -history is set; each seed starts it afresh.
@@ -52,7 +75,7 @@ func options(s int64) simulation.Options {
 	case "crds":
 		sc = simulation.CustomResources
 	}
-	opts := simulation.Options{Seed: s, Scenario: sc, Replicas: *replicas, Faults: *faults}
+	opts := simulation.Options{Seed: s, Scenario: sc, Replicas: *replicas, Faults: *faults, Timing: leaseTiming()}
 	if *history != "" {
 		logs.Reset()
 		opts.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -97,8 +120,8 @@ func TestSimulate(t *testing.T) {
 			}
 			continue
 		}
-		t.Errorf("seed %d failed; replay: GOMAXPROCS=%d go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=%s -replicas=%d -faults=%v -seed=%d -v\n%s",
-			s, runtime.GOMAXPROCS(0), *scenario, *replicas, *faults, s, res.Report())
+		t.Errorf("seed %d failed; replay: GOMAXPROCS=%d go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=%s -replicas=%d -faults=%v%s -seed=%d -v\n%s",
+			s, runtime.GOMAXPROCS(0), *scenario, *replicas, *faults, timingFlag(), s, res.Report())
 		if *history != "" {
 			writeHistory(t, s, res)
 		}
@@ -188,4 +211,12 @@ func writeHistory(t *testing.T, seed int64, res simulation.Result) {
 	if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
 		t.Error(err)
 	}
+}
+
+// timingFlag is -timing as a replay passes it, "" when unset.
+func timingFlag() string {
+	if *timing == "" {
+		return ""
+	}
+	return " -timing=" + *timing
 }

@@ -193,7 +193,7 @@ func (w *world) start(ctx context.Context, slot int) {
 	w.gens[slot]++
 	l := w.links[slot]
 	ctx, cancel := context.WithCancel(ctx)
-	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(w.flipDiscovery(logWrites(w.log.With("replica", name), w.keepingToRings(name, w.srv)))))))
+	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(w.flipDiscovery(logWrites(w.log.With("replica", name), w.keepingToRings(name, w.notingLeaderLeaseWrites(name, w.srv))))))))
 	cfg := net.Config()
 	cfg.QPS, cfg.Burst = 50, 100
 	r := &replica{name: name, slot: slot, link: l, net: net, cfg: cfg, cancel: cancel, done: make(chan struct{}), terms: map[string]*openTerm{}, sharders: map[string]*metrics.Memory{},
@@ -317,7 +317,7 @@ func (w *world) conflict(r *http.Request) {
 	req := httptest.NewRequestWithContext(r.Context(), http.MethodPatch, r.URL.Path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/merge-patch+json")
 	rec := httptest.NewRecorder()
-	w.srv.ServeHTTP(rec, req)
+	w.notingLeaderLeaseWrites("a conflicting writer", w.srv).ServeHTTP(rec, req)
 	w.log.Debug("simulation: a conflicting write", "path", r.URL.Path, "status", rec.Code)
 }
 
