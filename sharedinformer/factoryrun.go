@@ -3,7 +3,10 @@ package sharedinformer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 )
 
 // Start runs every informer made so far that is not running yet, each in
@@ -31,7 +34,7 @@ func (f *Factory) Start(ctx context.Context) {
 	}
 }
 
-// WaitForCacheSync waits until every started informer has synced, and
+// WaitForCacheSync waits until every informer it holds has synced, and
 // each of handlers (Registrations) has handled its initial list, and
 // returns nil; or returns a *NotSyncedError naming each one that has not,
 // with its informer's last failure (a 403, a 404), once ctx ends or
@@ -41,28 +44,38 @@ func (f *Factory) Start(ctx context.Context) {
 // last holder, before or during the wait, is not waited for, nor are its
 // handlers. It returns an error at once if Start has started no informer,
 // whatever handlers it is given
-// (TestAFactoryWaitGivenHandlersButNoStartFailsAtOnce). An informer
-// that stopped because the ctx given to Start ended is never counted: its
-// cache will never move again; if no informer runs since, that is the
-// error (TestAFactoryWaitOnAnInformerStoppedWithStartsContextIsAnError).
+// (TestAFactoryWaitGivenHandlersButNoStartFailsAtOnce), and if an
+// informer it holds was made after the last Start and never started
+// (TestAReusedFactoryWhoseLastTermReleasedItsInformerDoesNotCallAnUnstartedSuccessorSynced).
+// An informer that stopped because the ctx given to Start ended is never
+// counted, nor are its handlers: its cache will never move again; if no
+// informer runs since, that is the error
+// (TestAFactoryWaitOnAnInformerStoppedWithStartsContextIsAnError).
 func (f *Factory) WaitForCacheSync(ctx context.Context, handlers ...Syncer) error {
 	f.mu.Lock()
 	f.retireEndedLocked() // a cache that stopped following the server is never counted
 	syncers := handlers
+	var unstarted []string
 	for _, h := range f.informers {
 		if h.stop != nil {
 			syncers = append(syncers, h.inf)
+		} else {
+			unstarted = append(unstarted, h.inf.Name())
 		}
 	}
+	running := len(syncers) > len(handlers)
 	started, retired := f.started, f.retiredSome
 	f.mu.Unlock()
 	// Handlers of informers that never ran would be waited for until
 	// SyncTimeout; a released one's (started once) are not waited for.
 	switch {
-	case !started && retired:
+	case !started && retired, !running && retired && len(unstarted) == 0:
 		return errors.New("sharedinformer: Factory.WaitForCacheSync with no informer running: those Start ran stopped when its ctx ended; ask InformerFor again for fresh ones and call Start")
 	case !started:
 		return errors.New("sharedinformer: Factory.WaitForCacheSync with no started informer: call Start first")
+	case len(unstarted) > 0:
+		slices.Sort(unstarted)
+		return fmt.Errorf("sharedinformer: Factory.WaitForCacheSync: the informers of %s were made after the last Start and never started: call Start again", strings.Join(unstarted, "; "))
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.opts.SyncTimeout)
 	defer cancel()

@@ -250,7 +250,10 @@ func (i *Informer[T]) afterRun() {
 // markReleased records that the informer's last holder released it.
 func (i *Informer[T]) markReleased() { i.releasedOnce.Do(func() { close(i.released) }) }
 
-func (i *Informer[T]) retire(f *Factory)   { i.retiredFrom.Store(f) }
+func (i *Informer[T]) retire(f *Factory) {
+	i.retiredFrom.Store(f)
+	i.markReleased() // it will never sync again, and its factory holds it no more
+}
 func (i *Informer[T]) retiredBy() *Factory { return i.retiredFrom.Load() }
 
 // releasedSignal is closed once the informer's last holder released it.

@@ -88,8 +88,9 @@ func (h *held) ended() bool { return h.ctx != nil && h.ctx.Err() != nil }
 //
 // It fails if inf is not held from f: not made by f, or released by its
 // last holder already. An informer that stopped with the ctx given to
-// Start, and that InformerFor has since replaced with a fresh one, has
-// nothing left to give back: Release of it returns nil.
+// Start, and that the factory has retired since (see InformerFor), has
+// nothing left to give back: Release of it returns nil once it has
+// stopped.
 func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T]) error {
 	if f == nil || inf == nil {
 		return errors.New("sharedinformer: Release: the factory or the informer is nil")
@@ -102,11 +103,23 @@ func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T
 			key, h = k, candidate
 		}
 	}
+	if h == nil && inf.retiredBy() == f {
+		// It stopped, or is stopping, with the ctx given to Start: nothing
+		// to give back, but the last holder waits for the stop, as for a
+		// release (TestTheLastReleaseOfAnInformerRetiredWhileStillStoppingWaitsForItToStop).
+		for _, stopping := range f.stopping {
+			if stopping.inf == runnable(inf) {
+				h = stopping
+			}
+		}
+		f.mu.Unlock()
+		if h == nil || onInformerGoroutine() {
+			return nil // stopped already; or waiting here would wait for this very call
+		}
+		return waitStopped(ctx, inf.Name(), h)
+	}
 	if h == nil {
 		f.mu.Unlock()
-		if inf.retiredBy() == f {
-			return nil // it stopped with the ctx given to Start, and a fresh one took its place
-		}
 		return fmt.Errorf("sharedinformer: Release: the informer of %s is not held from this factory (released by its last holder already?)", inf.Name())
 	}
 	if h.holders--; h.holders > 0 {
@@ -133,11 +146,17 @@ func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T
 	if onInformerGoroutine() {
 		return nil // waiting here would wait for this very call to return
 	}
+	return waitStopped(ctx, inf.Name(), h)
+}
+
+// waitStopped waits until h's informer, named name, has stopped, or ctx
+// ends (the informer still stops, in the background).
+func waitStopped(ctx context.Context, name string, h *held) error {
 	select {
 	case <-h.done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("sharedinformer: Release: the informer of %s is stopping but has not stopped yet: %w", inf.Name(), ctx.Err())
+		return fmt.Errorf("sharedinformer: Release: the informer of %s is stopping but has not stopped yet: %w", name, ctx.Err())
 	}
 }
 
@@ -189,7 +208,7 @@ func (f *Factory) retireEndedLocked() {
 			continue
 		}
 		delete(f.informers, key)
-		h.inf.retire(f)
+		h.inf.retire(f) // marks it released too: sync waits given it, or its handlers, skip it
 		retired = true
 		select {
 		case <-h.done:
