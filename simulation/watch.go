@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
@@ -102,6 +103,10 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 					listed[cms.Items[i].Name] = true
 				}
 				maps.DeleteFunc(last, func(name string, _ *corev1.ConfigMap) bool { return !listed[name] })
+				maps.DeleteFunc(undrained, func(key, _ string) bool { // ring+" "+name: a life the relist no longer shows
+					_, name, _ := strings.Cut(key, " ")
+					return !listed[name]
+				})
 				return cms.ResourceVersion
 			}
 			pause(ctx, 100*time.Millisecond)
