@@ -81,9 +81,10 @@ func (s Shard) Owns(obj metav1.Object) bool {
 // informer.ParseKey(RingKey(obj))) finds the owner in the same member's
 // cache (TestTheRingKeyOfAClusterScopedObjectParsesAsItsKey). An owner
 // reference does not say its owner's scope: the owner is taken to be in
-// the object's namespace, as a namespaced owner must be, so the
-// namespaced children of a cluster-scoped owner are placed by their
-// namespace and its name, not with it.
+// the object's namespace, as a namespaced owner must be, so the RingKey
+// of a cluster-scoped owner's namespaced child is the child's namespace
+// and the owner's name, not the owner's key, and a handler that maps it
+// with informer.ParseKey enqueues no owner.
 func RingKey(obj metav1.Object) string {
 	if ref := metav1.GetControllerOf(obj); ref != nil {
 		return informer.Key{Namespace: obj.GetNamespace(), Name: ref.Name}.String()
