@@ -46,7 +46,7 @@ func (e *StillStoppingError) Error() string {
 // map, is stopped, and done closes once its Run has returned. If the ctx
 // given to Start ends first, it stops with it, and the factory's next
 // Start, InformerFor or WaitForCacheSync retires it (retireEndedLocked):
-// it leaves the map, and Release of it is nothing to do.
+// it leaves the map, and Release of it only waits for it to stop.
 type held struct {
 	inf     runnable
 	holders int                     // InformerFor calls not yet given back by Release; guarded by Factory.mu
@@ -196,7 +196,8 @@ func (f *Factory) lockOnceStopped(ctx context.Context, key factoryKey) error {
 // again (TestAnInformerStoppedWithStartsContextIsNotHandedOutAgain), and
 // a sync wait does not count it. Until it has stopped, it is stopping as
 // a released one is: its successor takes its metrics' name. Its holders
-// need not release it (Release of it returns nil). Once any is retired,
+// need not release it (Release of it returns nil once it has stopped).
+// Once any is retired,
 // the factory counts as started only if an informer it holds runs, so a
 // term that starts nothing is told so by WaitForCacheSync
 // (TestAReusedFactoryDoesNotCallAnUnstartedSuccessorSynced). Start,
