@@ -114,7 +114,8 @@ sharded: tools
 
 # sim runs the simulator (package simulation) for SEEDS seeds from
 # SIM_FIRST (default 1), scenario SCENARIO (sharded, leader or crds), each with
-# FAULTS of faults, without -race, in SIM_PROCS processes at once (one per
+# FAULTS of faults (and, if TIMING is set, that Lease timing,
+# LEASE/RENEW/RETRY such as 15s/10s/2s), without -race, in SIM_PROCS processes at once (one per
 # core, each over its own part of the seeds, at GOGC=off under a 1 GiB
 # GOMEMLIMIT and GOMAXPROCS=1:
 # see hack/sim.sh), and prints each process's
@@ -129,4 +130,4 @@ FAULTS ?= 30s
 sim:
 	@mkdir -p bin
 	$(GO) test -tags simsweep -c -o bin/sim.test ./simulation
-	hack/sim.sh bin/sim.test $(SEEDS) $(SIM_FIRST) $(SIM_PROCS) -scenario=$(SCENARIO) -faults=$(FAULTS)
+	hack/sim.sh bin/sim.test $(SEEDS) $(SIM_FIRST) $(SIM_PROCS) -scenario=$(SCENARIO) -faults=$(FAULTS) $(if $(TIMING),-timing=$(TIMING))

@@ -343,7 +343,7 @@
 //	go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=leader -seeds=1000 -first=5000
 //	go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=crds -seeds=1000
 //	make sim SEEDS=1000 SIM_PROCS=2                                 # no -race, two processes at GOMAXPROCS=1; seeds/minute and simulated/real
-//	go test -tags simsweep ./simulation -run 'TestSimulate$' -scenario=leader -timing=15s/10s/2s -seeds=1000   # kube-controller-manager's Lease timing
+//	make sim SEEDS=1000 SCENARIO=leader TIMING=15s/10s/2s                 # kube-controller-manager's Lease timing
 //
 // A failing seed prints its replay command, its schedule, the history
 // around each violation, and (with -shrink, the default) the smallest
