@@ -101,10 +101,9 @@ type Factory struct {
 	// successor, which takes its metrics' name (on an informer's own
 	// goroutine it returns a *StillStoppingError instead). Guarded by mu.
 	stopping map[factoryKey]*held
-	// started says Start has started an informer, released since or
-	// not, and still holds one running if any was retired since
-	// (retireEndedLocked). retiredSome says an informer was retired.
-	// Guarded by mu.
+	// started says Start has started an informer, released or retired
+	// since or not. retiredSome says an informer was retired
+	// (retireEndedLocked) since Start last started one. Guarded by mu.
 	started, retiredSome bool
 	running              sync.WaitGroup // the Run goroutines
 }
@@ -268,7 +267,7 @@ func InformerFor[T informer.Object](ctx context.Context, f *Factory, opts ...Inf
 	}
 
 	key := factoryKey{goType: goType, source: src}
-	if err := f.lockOnceStopped(ctx, key); err != nil {
+	if err := f.lockOnceStopped(ctx, key, c.name); err != nil {
 		return nil, err
 	}
 	defer f.mu.Unlock()

@@ -22,7 +22,7 @@ func (f *Factory) Start(ctx context.Context) {
 		}
 		runCtx, stop := context.WithCancelCause(ctx) // Release stops this one alone
 		h.stop, h.ctx = stop, runCtx
-		f.started = true
+		f.started, f.retiredSome = true, false
 		f.running.Go(func() {
 			defer f.stopped(key, h)
 			defer h.inf.afterRun()
@@ -34,7 +34,7 @@ func (f *Factory) Start(ctx context.Context) {
 	}
 }
 
-// WaitForCacheSync waits until every informer it holds has synced, and
+// WaitForCacheSync waits until every started informer has synced, and
 // each of handlers (Registrations) has handled its initial list, and
 // returns nil; or returns a *NotSyncedError naming each one that has not,
 // with its informer's last failure (a 403, a 404), once ctx ends or
@@ -44,13 +44,19 @@ func (f *Factory) Start(ctx context.Context) {
 // last holder, before or during the wait, is not waited for, nor are its
 // handlers. It returns an error at once if Start has started no informer,
 // whatever handlers it is given
-// (TestAFactoryWaitGivenHandlersButNoStartFailsAtOnce), and if an
-// informer it holds was made after the last Start and never started
-// (TestAReusedFactoryWhoseLastTermReleasedItsInformerDoesNotCallAnUnstartedSuccessorSynced).
-// An informer that stopped because the ctx given to Start ended is never
-// counted, nor are its handlers: its cache will never move again; if no
-// informer runs since, that is the error
-// (TestAFactoryWaitOnAnInformerStoppedWithStartsContextIsAnError).
+// (TestAFactoryWaitGivenHandlersButNoStartFailsAtOnce), and, with no
+// informer running, if one was made after the last Start and never
+// started
+// (TestAReusedFactoryWhoseLastTermReleasedItsInformerDoesNotCallAnUnstartedSuccessorSynced;
+// with one running, the started ones are waited for:
+// TestAControllersWaitIsNotRefusedForAnotherControllersInformerNotStartedYet).
+// An informer that stopped because the ctx given to Start ended is not
+// counted by a wait that begins after, nor are its handlers: its cache
+// will never move again; if no informer runs since, that is the error
+// (TestAFactoryWaitOnAnInformerStoppedWithStartsContextIsAnError,
+// TestAFactoryWaitAfterATermReleasedItsStoppedInformerIsAnError). A wait
+// already underway when that ctx ends still waits for it, until it syncs
+// or the wait's bound passes.
 func (f *Factory) WaitForCacheSync(ctx context.Context, handlers ...Syncer) error {
 	f.mu.Lock()
 	f.retireEndedLocked() // a cache that stopped following the server is never counted
@@ -66,16 +72,22 @@ func (f *Factory) WaitForCacheSync(ctx context.Context, handlers ...Syncer) erro
 	running := len(syncers) > len(handlers)
 	started, retired := f.started, f.retiredSome
 	f.mu.Unlock()
-	// Handlers of informers that never ran would be waited for until
-	// SyncTimeout; a released one's (started once) are not waited for.
-	switch {
-	case !started && retired, !running && retired && len(unstarted) == 0:
-		return errors.New("sharedinformer: Factory.WaitForCacheSync with no informer running: those Start ran stopped when its ctx ended; ask InformerFor again for fresh ones and call Start")
-	case !started:
-		return errors.New("sharedinformer: Factory.WaitForCacheSync with no started informer: call Start first")
-	case len(unstarted) > 0:
+	// With an informer running, the wait is for the started ones (others
+	// may be made meanwhile, by another controller on this factory:
+	// TestAControllersWaitIsNotRefusedForAnotherControllersInformerNotStartedYet).
+	// With none, handlers of informers that never ran would be waited for
+	// until SyncTimeout, and a cache that stopped would be called synced;
+	// a released one's handlers (started once) are not waited for.
+	if !running {
 		slices.Sort(unstarted)
-		return fmt.Errorf("sharedinformer: Factory.WaitForCacheSync: the informers of %s were made after the last Start and never started: call Start again", strings.Join(unstarted, "; "))
+		switch {
+		case !started:
+			return errors.New("sharedinformer: Factory.WaitForCacheSync with no started informer: call Start first")
+		case len(unstarted) > 0:
+			return fmt.Errorf("sharedinformer: Factory.WaitForCacheSync: the informers of %s were made after the last Start and never started: call Start again", strings.Join(unstarted, "; "))
+		case retired:
+			return errors.New("sharedinformer: Factory.WaitForCacheSync with no informer running: those Start ran stopped when its ctx ended; ask InformerFor again for fresh ones and call Start")
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.opts.SyncTimeout)
 	defer cancel()

@@ -96,6 +96,7 @@ func Release[T informer.Object](ctx context.Context, f *Factory, inf *Informer[T
 		return errors.New("sharedinformer: Release: the factory or the informer is nil")
 	}
 	f.mu.Lock()
+	f.retireEndedLocked() // one whose Start ctx ended is released already (TestAFactoryWaitAfterATermReleasedItsStoppedInformerIsAnError)
 	var key factoryKey
 	var h *held
 	for k, candidate := range f.informers {
@@ -170,11 +171,19 @@ func waitStopped(ctx context.Context, name string, h *held) error {
 // zeroed once it stops), so the name is handed over only once it has
 // stopped. The stack is read only when a released informer of key is
 // stopping, which is rare.
-func (f *Factory) lockOnceStopped(ctx context.Context, key factoryKey) error {
+func (f *Factory) lockOnceStopped(ctx context.Context, key factoryKey, name string) error {
 	for {
 		f.mu.Lock()
 		f.retireEndedLocked()
 		h, ok := f.stopping[key]
+		for _, other := range f.stopping {
+			// One of another scope that holds the name asked for
+			// (WithName: a member's selector changes every term) is
+			// waited for too (TestASuccessorNamedLikeARetiredInformerStillStoppingWaitsForItsName).
+			if !ok && name != "" && other.inf.Name() == name {
+				h, ok = other, true
+			}
+		}
 		if !ok {
 			return nil
 		}
@@ -197,34 +206,23 @@ func (f *Factory) lockOnceStopped(ctx context.Context, key factoryKey) error {
 // a sync wait does not count it. Until it has stopped, it is stopping as
 // a released one is: its successor takes its metrics' name. Its holders
 // need not release it (Release of it returns nil once it has stopped).
-// Once any is retired,
-// the factory counts as started only if an informer it holds runs, so a
-// term that starts nothing is told so by WaitForCacheSync
-// (TestAReusedFactoryDoesNotCallAnUnstartedSuccessorSynced). Start,
-// InformerFor and WaitForCacheSync call it first. Call with f.mu held.
+// It records that one was (retiredSome), so that a term that starts
+// nothing is told so by WaitForCacheSync
+// (TestAFactoryWaitOnAnInformerStoppedWithStartsContextIsAnError).
+// Start, InformerFor, Release and WaitForCacheSync call it first. Call
+// with f.mu held.
 func (f *Factory) retireEndedLocked() {
-	retired := false
 	for key, h := range f.informers {
 		if !h.ended() {
 			continue
 		}
 		delete(f.informers, key)
 		h.inf.retire(f) // marks it released too: sync waits given it, or its handlers, skip it
-		retired = true
+		f.retiredSome = true
 		select {
 		case <-h.done:
 		default:
 			f.stopping[key] = h
-		}
-	}
-	if !retired {
-		return
-	}
-	f.retiredSome = true
-	f.started = false
-	for _, h := range f.informers {
-		if h.stop != nil {
-			f.started = true
 		}
 	}
 }
