@@ -176,11 +176,14 @@ func (f *Factory) lockOnceStopped(ctx context.Context, key factoryKey, name stri
 		f.mu.Lock()
 		f.retireEndedLocked()
 		h, ok := f.stopping[key]
-		for _, other := range f.stopping {
-			// One of another scope that holds the name asked for
-			// (WithName: a member's selector changes every term) is
-			// waited for too (TestASuccessorNamedLikeARetiredInformerStillStoppingWaitsForItsName).
-			if !ok && name != "" && other.inf.Name() == name {
+		for k, other := range f.stopping {
+			// One of another scope of the same resource that holds the
+			// name asked for (WithName: a member's selector changes every
+			// term) is waited for too: its metrics' series are the
+			// successor's (TestASuccessorNamedLikeARetiredInformerStillStoppingWaitsForItsName;
+			// another resource's are not,
+			// TestAnInformerIsMadeWhileAnotherResourcesInformerOfItsNameStops).
+			if !ok && name != "" && k.source.Resource == key.source.Resource && other.inf.Name() == name {
 				h, ok = other, true
 			}
 		}
