@@ -126,10 +126,13 @@
 //
 // Checked on every run, from a history recorded in the bubble (one
 // clock): no two members reconcile one key of one ring at once, outside
-// pauses, unless one of them reconciles a deleted object its cache still
-// holds while the object created again under that name is reconciled by
-// its new owner (sharding promises one object, not one name; a Lag
-// brought it about, TestAMemberReconcilingADeletedObjectsGhostDoesNotBreakOneReconcilePerKey)
+// pauses, unless one of them reconciles a deleted object (its cache
+// still holds it, or it was deleted while the reconcile ran) while the
+// object created again under that name is reconciled by its new owner
+// (sharding promises one object, not one name; a Lag brought it about,
+// TestAMemberReconcilingADeletedObjectsGhostDoesNotBreakOneReconcilePerKey,
+// and so did a slow reconcile at kube-controller-manager's timing,
+// TestAReconcileOfAnObjectDeletedWhileItRunsOverlapsItsSuccessorsLife)
 // ("one reconcile per key"); no two leader terms overlap, outside
 // pauses and the documented cases of a candidate that could not know the
 // deposed leader led, by its looks at the Lease: it never saw the Lease
