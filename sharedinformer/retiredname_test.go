@@ -2,20 +2,14 @@ package sharedinformer_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/listwatch/informer/fakeapiserver"
-	"github.com/listwatch/informer/metrics"
 	"github.com/listwatch/informer/sharedinformer"
-	"github.com/listwatch/informer/testenv"
 )
 
 // TestASuccessorNamedLikeARetiredInformerStillStoppingWaitsForItsName:
@@ -35,28 +29,13 @@ import (
 // holding the name to stop, then makes the successor (no error).
 func TestASuccessorNamedLikeARetiredInformerStillStoppingWaitsForItsName(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := fakeapiserver.ServeInMemory(fakeapiserver.New())
-		defer mem.Close()
-		client, err := testenv.CoreV1Client(mem.Config())
-		require.NoError(t, err)
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "slow", Labels: map[string]string{"term": "1"}}}
-		require.NoError(t, client.Post().Namespace("default").Resource("configmaps").Body(cm).Do(t.Context()).Error())
-		reg, err := metrics.NewRegistry(metrics.NewMemory())
-		require.NoError(t, err)
-		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme, Metrics: reg,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-		require.NoError(t, err)
+		f, _ := factoryWithASlowObject(t, map[string]string{"term": "1"}, true)
 
 		term1, end1 := context.WithCancel(t.Context())
 		inf, err := sharedinformer.InformerFor[*corev1.ConfigMap](term1, f, sharedinformer.InNamespace("default"),
 			sharedinformer.WithLabels("term=1"), sharedinformer.WithName("member"))
 		require.NoError(t, err)
-		inHandler, finish := make(chan struct{}), make(chan struct{})
-		_, err = inf.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.ConfigMap]{AddFunc: func(*corev1.ConfigMap, bool) {
-			close(inHandler)
-			<-finish // a slow call, still running when the term ends
-		}})
-		require.NoError(t, err)
+		_, inHandler, finish := slowHandler(t, inf)
 		f.Start(term1)
 		<-inHandler
 		end1()

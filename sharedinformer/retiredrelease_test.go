@@ -2,19 +2,14 @@ package sharedinformer_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/sharedinformer"
-	"github.com/listwatch/informer/testenv"
 )
 
 // TestTheLastReleaseOfAnInformerRetiredWhileStillStoppingWaitsForItToStop:
@@ -34,26 +29,12 @@ import (
 // still running.
 func TestTheLastReleaseOfAnInformerRetiredWhileStillStoppingWaitsForItToStop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := fakeapiserver.ServeInMemory(fakeapiserver.New())
-		defer mem.Close()
-		client, err := testenv.CoreV1Client(mem.Config())
-		require.NoError(t, err)
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "slow"}}
-		require.NoError(t, client.Post().Namespace("default").Resource("configmaps").Body(cm).Do(t.Context()).Error())
-
-		f, err := sharedinformer.NewFactory(mem.Config(), sharedinformer.FactoryOptions{Scheme: factoryScheme,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnError: func(error) {}})
-		require.NoError(t, err)
+		f, _ := factoryWithASlowObject(t, nil, false)
 
 		term1, end1 := context.WithCancel(t.Context())
 		inf, err := sharedinformer.InformerFor[*corev1.ConfigMap](term1, f, sharedinformer.InNamespace("default"))
 		require.NoError(t, err)
-		inHandler, finish := make(chan struct{}), make(chan struct{})
-		reg, err := inf.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.ConfigMap]{AddFunc: func(*corev1.ConfigMap, bool) {
-			close(inHandler)
-			<-finish // a slow call, still running when the term ends
-		}})
-		require.NoError(t, err)
+		reg, inHandler, finish := slowHandler(t, inf)
 		f.Start(term1)
 		<-inHandler
 		end1()
