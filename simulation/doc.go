@@ -125,174 +125,154 @@
 // # Invariants
 //
 // Checked on every run, from a history recorded in the bubble (one
-// clock): no two members reconcile one key of one ring at once, outside
-// pauses, unless one of them reconciles a deleted object (its cache
-// still holds it, or it was deleted while the reconcile ran) while the
-// object created again under that name is reconciled by its new owner
-// (sharding promises one object, not one name; a Lag brought it about,
-// TestAMemberReconcilingADeletedObjectsGhostDoesNotBreakOneReconcilePerKey,
-// and so did a slow reconcile at kube-controller-manager's timing,
-// TestAReconcileOfAnObjectDeletedWhileItRunsOverlapsItsSuccessorsLife)
-// ("one reconcile per key"); no two leader terms overlap, outside
-// pauses and the documented cases of a candidate that could not know the
-// deposed leader led, by its looks at the Lease: it never saw the Lease
-// before the delete, or its looks had found it absent, without a break,
-// for a LeaseDuration, the Lease put back and deleted again between two
-// of them ("one leader"); a leader whose Run says its term was lost to
-// another's write of the Lease lost it to a write that landed, of
-// another replica, of the conflicting writer of a 409 fault, or to a
-// delete of the Lease, since its term began, never to its own writes
-// ("a term is lost only to another",
-// TestATermLostToItsOwnWritesBreaksATermIsLostOnlyToAnother); a term
-// that began after another
-// holds the greater fence ("fences grow"); a live member's object moves
-// to another member only through an acknowledged drain, as the checker's
-// own watch sees it (a relabel it sees only across a gap of that watch,
-// a 410 and its relist, is not judged, nor one from the moment the
-// member's replica was paused in that term: the sharder may then take
-// its Lease over) ("moves only by drain"); no
-// child reaches a member (assigned, or moved off a dead member) while
-// its parent is labelled for another member whose term runs, nor is let
-// go by the member its parent is still labelled for: the sharder moves
-// a child to its parent's member, or once the parent was let go, and a
-// member lets a child go only after its parent ("children follow
-// parents"); within
-// ConvergenceBound of the last fault every object carries the label of
-// the member the live ring assigns it to (a child its parent's) and
-// every parent was reconciled by its owner at its latest tick (but a
-// grouped one, whose own events bring its group's key, which
-// sharding.Reconciler reconciles nothing under), no orphan's parent
-// exists (its ring's controller adopts it), and, leader-elected, no
-// child outlives its parent (the
-// built-in controller deletes what the writers leave it) ("converged");
-// then, at quiescence (synctest.Wait) and
-// within the rest of the bound (at least two LeaseDurations, for a
-// reflector still in its backoff), every open term's cache equals the
-// server, and every leading sharder's cache of all objects holds as many
-// as the server (its size, read from its informer's cached-objects
-// gauge: the sharder shows no cache) ("cache equals server"). Each
-// term's informer has a second handler that replays what it is told:
-// key by key its events must read as a life (an add of an object it
-// does not hold, updates whose old object is the last it was given and
-// whose resourceVersion never goes back within a life, a delete of one
-// it holds), and at quiescence what it holds by its
-// events must be the term's cache ("handler stream consistent"). Each
-// setup of a term's controller reconciles through a read-your-writes
-// guard (readyourwrites, at its default MaxHold; in one seed in two with
-// OpaqueResourceVersions, so that the writes are seen arriving through
-// its handler, not by comparing numbers), and the history holds
-// what each reconcile read and each write the API server answered: a
-// reconcile of a key never reads its parent older than an earlier
-// reconcile of the key wrote it, nor misses a child that one created
-// while its informer had not applied the create, nor, in the
-// leader-elected scenario, reads a child of the UID that one deleted
-// (the writers leave a deleted parent's children to the controller one
-// time in two; in one opaque seed in two it records its deletes as of
-// unknown UID; the sharded scenario's reconciles never run for a parent
-// gone, sharding.Reconciler's rule), unless the guard let
-// the key run past MaxHold, which it counts, and no sooner than MaxHold
-// after the key's last write, by the replica's clock ("read your
-// writes"). In the sharded scenario, whose two rings' names share a
-// prefix, no write a sharder sends reaches a shard Lease labelled with
-// the other ring (its Lease client's user agent names its ring; "a
-// sharder keeps to its ring",
-// TestASharderWritingAnotherRingsLeaseBreaksASharderKeepsToItsRing). A key is asked again only when an event or an error's
-// requeue brings it back, and a lagging watch brings none. Each run
-// counts the reads judged against their key's own write and the stale
-// runs (Result.Coverage). The stale runs come from the seeds whose
-// guards take resourceVersions as opaque (one in two), not from the Lag
-// fault: there a child is created before the sharder labels it for the
-// member's shard, so the member's informer never holds its created
-// version, and each child create holds its parent's key for MaxHold
-// (docs/09). On sharded seeds 201 to 800 every seed judged reads and 323
-// judged a stale run; of seeds 201 to 220, each opaque one ran stale 11
-// to 23 times, with a Lag fault or not, and no other seed did, the six
-// with a Lag fault included (our own audit of the checks). The
-// child's name is fixed, so a second create can only answer
-// AlreadyExists; a read that misses the reconcile's own child is what,
-// with generateName, would create a second: this is the simulator's
-// "nothing created twice". That
-// the checker reports each when it breaks is proved by
-// TestAControllerThatIgnoresItsShardIsCaughtReconcilingAKeyInTwoMembersAtOnce
-// and TestTheFreshCandidateExcuseDoesNotCoverALateTerm (one reconcile
-// per key, one leader), TestTheFreshCandidateExcuseGoesByTheCandidatesLooks
-// (one leader),
-// TestATermThatBeganLaterWithoutAGreaterFenceBreaksFencesGrow,
-// TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain,
-// TestAControllerThatNeverConvergesBreaksConverged,
-// TestACacheThatDiffersFromTheServerBreaksCacheEqualsServer and
-// TestATermsHandlerToldOutOfOrderOrOfOtherObjectsBreaksHandlerStreamConsistent,
-// TestAnUpdateToAnOlderResourceVersionBreaksTheStream and
-// TestAReconcileThatReadsOlderThanItsKeysOwnWriteBreaksReadYourWrites; that the
-// library keeps them, by TestAReplicaSetWithNoFaultsKeepsEveryInvariant
-// and TestTwoHundredFaultSchedulesOfALeaderElectedReplicaSetKeepEveryInvariant.
+// clock). Each is named as a failing run reports it, and each item names
+// the test that shows the checker catches its violation; that the
+// library keeps them all is TestAReplicaSetWithNoFaultsKeepsEveryInvariant
+// (all three scenarios) and
+// TestTwoHundredFaultSchedulesOfALeaderElectedReplicaSetKeepEveryInvariant.
+// A pause excuses what it could have caused and nothing from before it
+// began (TestAPauseLongAfterTwoLeadersOverlappedDoesNotExcuseTheOverlap,
+// TestAPauseExcusesOnlyTheMovesFromItsStartOn).
+//
+//   - "One reconcile per key": no two members reconcile one key of one
+//     ring at once, nor one leader replica in two terms, unless one of
+//     them reconciles a deleted object (its cache still holds it, or it
+//     was deleted while the reconcile ran) while the object created again
+//     under that name is reconciled by its new owner: sharding promises
+//     one object, not one name
+//     (TestAControllerThatIgnoresItsShardIsCaughtReconcilingAKeyInTwoMembersAtOnce,
+//     TestAReconcileOfALeadersEarlierTermOverlappingItsNextTermsBreaksOneReconcilePerKey;
+//     the excuse: TestAMemberReconcilingADeletedObjectsGhostDoesNotBreakOneReconcilePerKey,
+//     TestAReconcileOfAnObjectDeletedWhileItRunsOverlapsItsSuccessorsLife).
+//   - "One leader": no two leader terms overlap, but for a candidate
+//     that could not know the deposed leader led, by its looks at the
+//     Lease: it never saw the Lease before the delete, or its looks had
+//     found it absent, without a break, for a LeaseDuration, the Lease
+//     put back and deleted again between two of them
+//     (TestTheFreshCandidateExcuseDoesNotCoverALateTerm,
+//     TestTheFreshCandidateExcuseGoesByTheCandidatesLooks).
+//   - "A term is lost only to another": a leader whose Run says another's
+//     write of the Lease ended its term lost it to a write that landed
+//     since its term began, of another replica or of the conflicting
+//     writer of a 409 fault, or to a delete of the Lease, never to its
+//     own writes (TestATermLostToItsOwnWritesBreaksATermIsLostOnlyToAnother).
+//   - "Fences grow": a term that began after another holds the greater
+//     fence (TestATermThatBeganLaterWithoutAGreaterFenceBreaksFencesGrow).
+//   - "Moves only by drain": a live member's object moves to another
+//     member only through an acknowledged drain, as the checker's own
+//     watch sees it; a relabel seen only across a gap of that watch (a
+//     410 and its relist) is not judged, nor one from the moment the
+//     member's replica was paused in that term, when the sharder may
+//     take its Lease over
+//     (TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain,
+//     TestAnObjectUnlabelledWithoutADrainThenGivenToAnotherLiveMemberBreaksMovesOnlyByDrain).
+//   - "Children follow parents": no child reaches a member (assigned, or
+//     moved off a dead member) while its parent is labelled for another
+//     member whose term runs, nor is let go by the member its parent is
+//     still labelled for
+//     (TestAChildAwayFromItsParentsLiveMemberBreaksChildrenFollowParents,
+//     TestAChildMovedOffADeadMemberAwayFromItsParentsLiveMemberBreaksChildrenFollowParents).
+//   - "Converged": within ConvergenceBound of the last fault every object
+//     carries the label of the member the live ring assigns it to (a
+//     child its parent's), every parent was reconciled by its owner at
+//     its latest tick (but a grouped one, whose events bring its group's
+//     key), no orphan's parent exists (its ring's controller adopts it),
+//     and, leader-elected, no child outlives its parent (the built-in
+//     controller deletes what the writers leave it)
+//     (TestAControllerThatNeverConvergesBreaksConverged,
+//     TestAnOrphanWhoseParentExistsBreaksConverged).
+//   - "Cache equals server": then, at quiescence (synctest.Wait) and
+//     within the rest of the bound, every open term's cache equals the
+//     server, and every leading sharder's cache of all objects holds as
+//     many as the server (read from its cached-objects gauge)
+//     (TestACacheThatDiffersFromTheServerBreaksCacheEqualsServer).
+//   - "Handler stream consistent": each term's informer has a second
+//     handler that replays what it is told; key by key its events read
+//     as a life (an add of an object it does not hold, updates whose old
+//     object is the last it was given and whose resourceVersion never
+//     goes back within a life, a delete of one it holds), and at
+//     quiescence what it holds by its events is the term's cache
+//     (TestATermsHandlerToldOutOfOrderOrOfOtherObjectsBreaksHandlerStreamConsistent,
+//     TestAnUpdateToAnOlderResourceVersionBreaksTheStream).
+//   - "Read your writes": each term's controller reconciles through a
+//     read-your-writes guard (readyourwrites, at its default MaxHold; in
+//     one seed in two with OpaqueResourceVersions), and no reconcile of a
+//     key reads its parent older than an earlier reconcile of the key
+//     wrote it, misses a child that one created, or, leader-elected,
+//     reads a child of the UID that one deleted (a sharded reconcile
+//     never runs for a parent gone, sharding.Reconciler's rule), unless
+//     the guard let the key run past MaxHold, which it counts, and no
+//     sooner than MaxHold after the key's last write, by the replica's
+//     clock
+//     (TestAReconcileThatReadsOlderThanItsKeysOwnWriteBreaksReadYourWrites,
+//     TestAStaleRunBeforeMaxHoldIsNotExcusedByAPauseThatCouldOnlyDelayIt).
+//     The child's name is fixed, so a second create can only answer
+//     AlreadyExists; a read that misses the reconcile's own child is
+//     what, with generateName, would create a second: this is the
+//     simulator's "nothing created twice". Each run counts the reads
+//     judged and the stale runs in Result.Coverage (docs/18 says which
+//     seeds run stale, and why).
+//   - "A sharder keeps to its ring": in the sharded scenario, whose two
+//     rings' names share a prefix, no write a sharder sends reaches a
+//     shard Lease labelled with the other ring (its Lease client's user
+//     agent names its ring)
+//     (TestASharderWritingAnotherRingsLeaseBreaksASharderKeepsToItsRing,
+//     TestASharderCreatingOrRelabellingALeaseIntoAnotherRingBreaksASharderKeepsToItsRing).
 //
 // The custom resources scenario checks its own, recorded as they break
-// or read at quiescence. "Sync wait returns": a WaitForCacheSync on a
-// holder's informer and handler returns within a second of both having
-// synced, or of the hold's release when it was the informer's last
-// (a wait whose resource is not served is bounded by its 10 s ctx, as
-// the library documents: it waits, since the CRD may come). "Release
-// returns": a Release from a handler or OnError returns within a
-// second, one from elsewhere within 10 s and without error. "Re-ask
-// returns": InformerFor returns within a second from a handler (a
-// *StillStoppingError while the released informer stops), within 10 s
-// elsewhere (a successor's, once the informer it waits for stops). "Released informer stops": a released hold's handler
-// stops within 40 s, and at quiescence each factory's metrics Registry
-// holds the names of the informers held and no other (a released
-// informer gives its name back only once all of it has stopped). "No
-// delete of a live object": a handler never gets a delete for a Widget
-// whose UID the server holds at that moment (no exception is needed:
-// no holder uses a selector a Widget could leave). "Handler stream
-// consistent": the events each hold's handler gets read, key by key, as
-// a life (an add of a Widget it does not hold, updates whose old object
-// is the last it was given and whose resourceVersion never goes back
-// within a life, a delete of one it holds), and at
-// quiescence what a kept hold's handler holds by its events is its
-// informer's cache (a handed-over hold's handler, which works on each
-// event, is judged at its events only). At quiescence, and within two
-// minutes past the bound (the holders' informers keep the reflector's
-// default backoff, up to a minute; a 404 whose served check saw the CRD
-// half moved, or could not ask, is retried only that late):
-// "held informer equals server" (a held informer of the served version
-// has synced and caches the server's Widgets at their
-// resourceVersions) and "not served says so" (one of a version not
-// served has its resource_not_served gauge at 1, and caches nothing if
-// the CRD is removed or cluster-scoped, the holders' informers reading
-// one namespace, or if it holds Gadgets and the informer is the typed
-// keeper's). Once the faults end, "refused only when not served": an
-// InformerFor refused with a *ScopeError is one of a cluster-scoped CRD,
-// and one refused with a *KindError is the typed keeper's while the CRD
-// holds Gadgets (the holder then keeps the refusal, as it would a
-// hold). A pause
-// excuses the calls' bounds. That the
-// checker reports each is proved by
-// TestASyncWaitThatOutlivesItsReleaseOrSyncBreaksSyncWaitReturns,
-// TestACallPastItsBoundBreaksReleaseReturnsUnlessItsReplicaWasPaused,
-// TestADeleteOfAWidgetTheServerHoldsBreaksNoDeleteOfALiveObject,
-// TestAHandlerToldOfChangesOutOfOrderBreaksHandlerStreamConsistent,
-// TestAHandlerThatWasNotToldWhatItsCacheHoldsBreaksHandlerStreamConsistent and
-// TestQuiescentChecksReportAStaleCacheASilentInformerAndANameNotGivenBack;
-// that the library keeps them, by
-// TestTwentyFaultSchedulesOfTheCustomResourcesScenarioKeepEveryInvariant.
+// or read at quiescence; a pause excuses the calls' bounds, and
+// TestTwentyFaultSchedulesOfTheCustomResourcesScenarioKeepEveryInvariant
+// shows the library keeps them:
+//
+//   - "Sync wait returns": a WaitForCacheSync on a holder's informer and
+//     handler returns within a second of both having synced, or of the
+//     hold's release when it was the informer's last; a wait whose
+//     resource is not served is bounded by its 10 s ctx, as the library
+//     documents (TestASyncWaitThatOutlivesItsReleaseOrSyncBreaksSyncWaitReturns).
+//   - "Release returns" and "Re-ask returns": a Release from a handler or
+//     OnError returns within a second, one from elsewhere within 10 s and
+//     without error; InformerFor returns within a second from a handler
+//     (a *StillStoppingError while the released informer stops), within
+//     10 s elsewhere
+//     (TestACallPastItsBoundBreaksReleaseReturnsUnlessItsReplicaWasPaused).
+//   - "Released informer stops": a released hold's handler stops within
+//     40 s, and at quiescence each factory's metrics Registry holds the
+//     names of the informers held and no other
+//     (TestQuiescentChecksReportAStaleCacheASilentInformerAndANameNotGivenBack).
+//   - "No delete of a live object": a handler never gets a delete for a
+//     Widget whose UID the server holds at that moment
+//     (TestADeleteOfAWidgetTheServerHoldsBreaksNoDeleteOfALiveObject).
+//   - "Handler stream consistent", as above, for each hold's handler; a
+//     handed-over hold's handler, which works on each event, is judged at
+//     its events only
+//     (TestAHandlerToldOfChangesOutOfOrderBreaksHandlerStreamConsistent,
+//     TestAHandlerThatWasNotToldWhatItsCacheHoldsBreaksHandlerStreamConsistent).
+//   - "Held informer equals server" and "not served says so": at
+//     quiescence, and within two minutes past the bound (the holders'
+//     reflectors back off up to a minute), a held informer of the served
+//     version has synced and caches the server's Widgets at their
+//     resourceVersions, and one of a version not served has its
+//     resource_not_served gauge at 1 and caches nothing if the CRD is
+//     removed or cluster-scoped, or holds Gadgets and the informer is the
+//     typed keeper's
+//     (TestQuiescentChecksReportAStaleCacheASilentInformerAndANameNotGivenBack,
+//     TestATypedKeepersStaleCacheBreaksHeldInformerEqualsServer).
+//   - "Refused only when not served": once the faults end, an InformerFor
+//     refused with a *ScopeError is one of a cluster-scoped CRD, and one
+//     refused with a *KindError is the typed keeper's while the CRD holds
+//     Gadgets (TestACRDRecreatedClusterScopedIsNotServedToAHeldInformerOfANamespace).
+//
 // An invariant judges an order of events only in the runs that bring it
-// about, so each run also counts the scenario's cases
-// (Result.Coverage: a re-ask from a handler that meets its informer
-// still stopping, one from a holder that waits for a released informer
-// still stopping, a sync wait ended by its release, a release from
-// OnError, and at quiescence a held informer compared with Widgets on
-// the server, the typed keeper's compared likewise, the CRD removed, a
-// hold of the version not served, a hold
-// while the CRD is cluster-scoped, the typed keeper's hold while it
-// holds Gadgets; and once the faults ended a namespace refused, the CRD
-// cluster-scoped, and the widget type refused, the CRD holding
-// Gadgets), the
-// sweep prints in how many seeds each was reached, and CoverageGaps
-// names those a set of runs missed
-// (TestCoverageGapsNameEachCaseNoRunReached).
-// A goroutine that spins never lets simulated time advance, so no
-// invariant can see it: the sweep panics with every stack when one seed
-// runs past -seed-timeout of real time (2 minutes by default).
+// about, so each run also counts the scenario's cases (Result.Coverage:
+// a re-ask from a handler that meets its informer still stopping, a
+// sync wait ended by its release, a release from OnError, a held
+// informer compared with Widgets on the server, the CRD removed,
+// cluster-scoped or holding Gadgets, and more), the sweep prints in how
+// many seeds each was reached, and CoverageGaps names those a set of
+// runs missed (TestCoverageGapsNameEachCaseNoRunReached). A goroutine
+// that spins never lets simulated time advance, so no invariant can see
+// it: the sweep panics with every stack when one seed runs past
+// -seed-timeout of real time (2 minutes by default).
 //
 // Not built yet: the sharder's own exclusivity per ring (a deposed
 // sharder's PATCHes are guarded, and its term has no recorded deadline);
