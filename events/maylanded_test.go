@@ -17,29 +17,34 @@ import (
 )
 
 // storeSink models the API server's store of Events: a series patch of a
-// name it does not hold is a 404. firstCreate decides the first create's
-// fate: whether it lands, and the error its client sees.
+// name it does not hold is a 404. firstCreate, if set, decides the first
+// create's fate: whether it lands, and the error its client sees; it is
+// called without the sink's lock, so it may block (a hung connection).
 type storeSink struct {
 	mu          sync.Mutex
 	stored      map[string]*eventsv1.Event
 	creates     int
-	firstCreate func() (lands bool, err error)
+	firstCreate func(ctx context.Context) (lands bool, err error)
 }
 
-func (s *storeSink) create(_ context.Context, ev *eventsv1.Event) (*eventsv1.Event, error) {
+func (s *storeSink) create(ctx context.Context, ev *eventsv1.Event) (*eventsv1.Event, error) {
+	s.mu.Lock()
+	s.creates++
+	first := s.creates == 1
+	s.mu.Unlock()
+	lands, err := true, error(nil)
+	if first && s.firstCreate != nil {
+		lands, err = s.firstCreate(ctx)
+	}
+	if !lands {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.creates++
-	lands, err := true, error(nil)
-	if s.creates == 1 && s.firstCreate != nil {
-		lands, err = s.firstCreate()
+	if s.stored == nil {
+		s.stored = map[string]*eventsv1.Event{}
 	}
-	if lands {
-		if s.stored == nil {
-			s.stored = map[string]*eventsv1.Event{}
-		}
-		s.stored[ev.Name] = ev.DeepCopy()
-	}
+	s.stored[ev.Name] = ev.DeepCopy()
 	return ev, err
 }
 
@@ -77,7 +82,7 @@ func (s *storeSink) counts() []int32 {
 // second.
 func TestACutCreateRemadeByTheNextOccurrenceCountsBothOccurrences(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sink := &storeSink{firstCreate: func() (bool, error) {
+		sink := &storeSink{firstCreate: func(context.Context) (bool, error) {
 			return false, errors.New("read tcp: connection reset by peer")
 		}}
 		r, _ := newTestRecorder(t, sink, Options{})
@@ -101,7 +106,7 @@ func TestACutCreateRemadeByTheNextOccurrenceCountsBothOccurrences(t *testing.T) 
 // review: only a timeout counted as "may have landed".
 func TestACreateThatLandedAnsweredBadGatewayIsNotCreatedTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sink := &storeSink{firstCreate: func() (bool, error) {
+		sink := &storeSink{firstCreate: func(context.Context) (bool, error) {
 			return true, apierrors.NewGenericServerResponse(http.StatusBadGateway, "create",
 				schema.GroupResource{Group: "events.k8s.io", Resource: "events"}, "", "bad gateway", 0, false)
 		}}
