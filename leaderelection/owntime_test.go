@@ -105,3 +105,45 @@ func TestRunReleasesTheLeaseOnlyAfterOnStartedLeadingHasReturned(t *testing.T) {
 		require.False(t, got[0].start.Before(returned), "b led at %v, before a's work stopped at %v", got[0].start, returned)
 	})
 }
+
+// A standby waits out the leaseDurationSeconds the Lease names, the
+// holder's setting, not its own LeaseDuration (as client-go does): one
+// configured with three times the holder's takes a dead holder's Lease
+// after the holder's duration, so a longer LeaseDuration on the standby
+// buys no margin against a live holder.
+func TestAStandbyWaitsTheLeaseDurationTheLeaseNamesNotItsOwn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := inMemory(t, fakeapiserver.New())
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		seconds := int32(leaseDuration / time.Second)
+		now := metav1.NewMicroTime(time.Now())
+		dead := "dead"
+		lease := &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "named"},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &dead, LeaseDurationSeconds: &seconds,
+				AcquireTime: &now, RenewTime: &now},
+		}
+		client := must(leaderelection.NewClient(mem.Config()))
+		require.NoError(t, client.Post().Namespace("kube-system").Resource("leases").Body(lease).Do(ctx).Error())
+
+		terms := make(chan span, 1)
+		began := time.Now()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			_ = bubbleCandidate(t, mem, "named", "standby", terms, func(c *leaderelection.Config) {
+				c.LeaseDuration = 3 * leaseDuration
+			}).Run(ctx)
+		})
+		time.Sleep(3*leaseDuration + time.Minute)
+		cancel()
+		wg.Wait()
+
+		got := collect(terms)
+		require.Len(t, got, 1, "the standby led once")
+		waited := got[0].start.Sub(began)
+		require.GreaterOrEqual(t, waited, leaseDuration, "it waited out the Lease's duration")
+		require.LessOrEqual(t, waited, leaseDuration+maxAcquireWait,
+			"it waited %v, its own LeaseDuration (%v), not the %v the Lease names", waited, 3*leaseDuration, leaseDuration)
+	})
+}
