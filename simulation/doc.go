@@ -374,7 +374,8 @@
 // custom resources scenario with -race (1 to 20, and four that reach
 // its rarest case), 10 s of faults each
 // (TestTwentyFaultSchedulesOfTheCustomResourcesScenarioKeepEveryInvariant:
-// 15 s on a loaded 2-core machine); the sweep's test is
+// 12.6 s on a 2-core machine beside one other busy process); the
+// sweep's test is
 // built only with the simsweep tag.
 //
 // # What it has found, and where it stands
