@@ -1,7 +1,9 @@
 package leaderelection_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -52,5 +54,41 @@ func TestACandidateLeavingWhileItsAcquiringWriteLandedUnansweredReleasesTheLease
 		}
 		lease := getLease(t.Context(), t, mem.Config(), "default", "leaving")
 		require.Nil(t, lease.Spec.HolderIdentity, "the Lease still names the candidate that left (Run: %v)", err)
+	})
+}
+
+// As above, but the read on the way out fails (503): the candidate
+// cannot tell whether its unanswered create made the Lease its own, so
+// the Lease may go on naming it for a LeaseDuration; it says so in a
+// warning rather than leave in silence.
+func TestACandidateLeavingUnansweredWhoseLastReadFailsSaysSo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var lose, leaving atomic.Bool
+		lose.Store(true)
+		mem := inMemory(t, fakeapiserver.WithFaults(fakeapiserver.New(), func(r *http.Request) fakeapiserver.Fault {
+			switch {
+			case r.Method == http.MethodPost && lose.Swap(false):
+				return fakeapiserver.Fault{AnswerLost: true} // the create lands; its answer is lost
+			case r.Method == http.MethodGet && leaving.Load():
+				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+			}
+			return fakeapiserver.Fault{}
+		}))
+		ts := newTerms()
+		cfg, _ := config(t, mem.Config(), "default", "leaving", "leaving", ts.callbacks("leaving", nil))
+		cfg.ReleaseOnCancel = true
+		var logs bytes.Buffer // written by Run only, read once Run has returned
+		cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		ctx, stop := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- must(leaderelection.New(cfg)).Run(ctx) }()
+		time.Sleep(retryPeriod / 2) // the first attempt: GET 404, the create lands unanswered
+		synctest.Wait()
+		require.False(t, lose.Load(), "the create was sent")
+		leaving.Store(true)
+		stop()
+		require.Error(t, <-done, "Run never led")
+		require.Contains(t, logs.String(), "could not read the Lease on the way out",
+			"a failed read on the way out left no word of a Lease that may still name the candidate")
 	})
 }

@@ -89,7 +89,13 @@ func (e *Elector) releaseUnanswered() {
 	ctx, cancel := informer.WithTimeout(context.Background(), e.cfg.Clock, e.cfg.AttemptTimeout)
 	current, err := e.leases.get(ctx)
 	cancel()
-	if err != nil || holderOf(current) != e.cfg.Identity {
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			e.cfg.Logger.Warn("leaderelection: could not read the Lease on the way out, to release it if a write that went unanswered made it ours; if it did, a standby waits out its LeaseDuration", "lease", e.lease(), "err", err)
+		}
+		return
+	}
+	if holderOf(current) != e.cfg.Identity {
 		return
 	}
 	e.observe(current)
