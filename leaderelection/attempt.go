@@ -3,6 +3,7 @@ package leaderelection
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -168,7 +169,24 @@ func (e *Elector) renewal(lease *coordinationv1.Lease, now time.Time) *coordinat
 	out.Spec.HolderIdentity = &e.cfg.Identity
 	out.Spec.LeaseDurationSeconds = &seconds
 	out.Spec.RenewTime = &at
+	e.relabel(out)
 	return out
+}
+
+// relabel puts Config.Labels on lease, a copy about to be written: every
+// write carries them, not only the create, so that a reader that finds
+// the Lease by a label selector (a sharder polling its ring) finds it
+// again after someone stripped them, from this candidate's next write on
+// (TestAMemberLeaseStrippedOfItsRingLabelsIsLabelledAgainAndItsObjectsMoveWhenItLeaves).
+// Labels of others are kept.
+func (e *Elector) relabel(lease *coordinationv1.Lease) {
+	if len(e.cfg.Labels) == 0 {
+		return
+	}
+	if lease.Labels == nil {
+		lease.Labels = map[string]string{}
+	}
+	maps.Copy(lease.Labels, e.cfg.Labels)
 }
 
 // observe records lease as the latest version seen. When its

@@ -30,10 +30,12 @@ type Config struct {
 	Client *rest.RESTClient
 	// Namespace and Name name the Lease. Required.
 	Namespace, Name string
-	// Labels are written on the Lease when this candidate creates it,
-	// so that a reader can find a family of Leases by a label selector
-	// (package sharding finds a ring's member Leases so). Each must be a
-	// label the API server accepts, or New fails. Optional.
+	// Labels are written on the Lease with every write of this
+	// candidate's (create, renew, release), so that a reader can find a
+	// family of Leases by a label selector (package sharding finds a
+	// ring's member Leases so), even after someone removed them. Other
+	// labels on the Lease are kept. Each must be a label the API server
+	// accepts, or New fails. Optional.
 	Labels map[string]string
 	// Identity is what this candidate writes as the Lease's holder. It
 	// must differ between candidates: two candidates with one identity

@@ -35,6 +35,7 @@ func (e *Elector) release() error {
 		released.Spec.HolderIdentity = nil
 		released.Spec.LeaseDurationSeconds = &one
 		released.Spec.RenewTime = &now
+		e.relabel(released)
 		updated, err := e.leases.release(ctx, released)
 		if err == nil {
 			e.observe(updated)
