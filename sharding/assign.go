@@ -54,6 +54,12 @@ func (r *resource) patchLabels(ctx context.Context, key informer.Key, rv string,
 		Resource(r.gvr.Resource).Name(key.Name).Body(patch).Do(ctx).Error()
 }
 
+// informerName names the sharder's informer of gvr in ring, in logs
+// and metrics: the same every term, and another in every ring.
+func informerName(ring string, gvr schema.GroupVersionResource) string {
+	return fmt.Sprintf("%s of the sharder of ring %s (metadata only)", gvr.GroupResource(), ring)
+}
+
 // shard runs the elected sharder's work until ctx ends: every object
 // event and every membership change enqueues keys, and workers bring
 // each key's labels one step closer to what the ring says (decide). It
@@ -89,7 +95,12 @@ func (s *Sharder) shard(ctx context.Context) error {
 	for _, gvr := range s.cfg.Resources {
 		// After a fault that refused everything (see retry.go) the
 		// sharder sees and retries within a lease or two of its end.
+		// Its name carries the ring: the sharders of two rings over one
+		// resource, in one process with one metrics Registry, would
+		// otherwise claim one name, and the second could never sync
+		// (TestTheShardersOfTwoRingsOverOneResourceShareAMetricsRegistry).
 		objects, err1 := si.InformerFor[*metav1.PartialObjectMetadata](ctx, factory, si.ForResource(gvr), si.InNamespace(s.cfg.Namespace),
+			si.WithName(informerName(s.cfg.Ring, gvr)),
 			si.WithIndexers(map[string]indexer.IndexFunc[*metav1.PartialObjectMetadata]{controllerIndex: controllerUID}),
 			si.WithReflector(RetryTuning(s.cfg.LeaseDuration)))
 		client, err2 := factory.RESTClient(gvr.GroupVersion())

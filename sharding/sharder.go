@@ -84,7 +84,11 @@ type SharderConfig struct {
 	// 30 seconds.
 	MaxSyncBackoff time.Duration
 	// Metrics, if set, receives the sharder's metrics and its informers'
-	// (named after the resource, the same every term). Optional.
+	// (named after the ring and the resource, the same every term).
+	// The sharders of several rings may share one Registry; two
+	// Sharders of one ring may not (the second NewSharder fails with a
+	// *metrics.DuplicateError): one Sharder runs for a process's life,
+	// standing again after each lost term. Optional.
 	Metrics *metrics.Registry
 	// Clock times the polls, the waits and the election. Default:
 	// informer.RealClock.
