@@ -27,10 +27,11 @@ func TestNewMemberNamesTheFieldItRejects(t *testing.T) {
 	_, err := NewMember(good)
 	require.NoError(t, err)
 	for field, change := range map[string]func(*MemberConfig){
-		"Ring":      func(c *MemberConfig) { c.Ring = "Orders" },
-		"Name":      func(c *MemberConfig) { c.Name = "a-name-far-too-long-to-leave-room-for-the-term-suffix-x" },
-		"Run":       func(c *MemberConfig) { c.Run = nil },
-		"Namespace": func(c *MemberConfig) { c.Namespace = "" },
+		"Ring":             func(c *MemberConfig) { c.Ring = "Orders" },
+		"Name":             func(c *MemberConfig) { c.Name = "a-name-far-too-long-to-leave-room-for-the-term-suffix-x" },
+		"Run":              func(c *MemberConfig) { c.Run = nil },
+		"MaxRejoinBackoff": func(c *MemberConfig) { c.MaxRejoinBackoff = -time.Second },
+		"Namespace":        func(c *MemberConfig) { c.Namespace = "" },
 		"LeaseDuration": func(c *MemberConfig) {
 			c.LeaseDuration, c.RenewDeadline = 2*time.Second, 3*time.Second
 		},

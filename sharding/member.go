@@ -42,6 +42,13 @@ type MemberConfig struct {
 	// (its informer could not sync, say) ends the term: the Lease is
 	// released and the member joins again under a new id. Required.
 	Run func(ctx context.Context, shard Shard)
+	// MaxRejoinBackoff caps the wait before joining again after a term
+	// that Run ended, by returning, sooner than this: the wait doubles
+	// from RetryPeriod with each such term in a row, and is RetryPeriod
+	// again after any other term. Every term is a join and a leave that
+	// the sharder answers by moving objects, so a Run that gives up at
+	// once, every term, must not rejoin at once. Default: 30 seconds.
+	MaxRejoinBackoff time.Duration
 	// Logger receives terms starting and ending. Default: slog.Default().
 	Logger *slog.Logger
 	// Clock times the Lease and the wait before rejoining. Default:
@@ -67,12 +74,16 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 	if cfg.Run == nil {
 		return nil, &ConfigError{Field: "Run", Reason: "is nil"}
 	}
+	if cfg.MaxRejoinBackoff < 0 {
+		return nil, &ConfigError{Field: "MaxRejoinBackoff", Reason: fmt.Sprintf("(%v) must not be negative", cfg.MaxRejoinBackoff)}
+	}
+	cfg.MaxRejoinBackoff = durationOr(cfg.MaxRejoinBackoff, 30*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	cfg.Clock = informer.ClockOrReal(cfg.Clock)
 	m := &Member{cfg: cfg}
-	if _, err := m.elector(cfg.Name+"-00000000", func() {}); err != nil { // the timing and the client, checked once
+	if _, err := m.elector(cfg.Name+"-00000000", func() {}, &termEnd{}); err != nil { // the timing and the client, checked once
 		return nil, err
 	}
 	return m, nil
@@ -80,8 +91,14 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 
 // Run is the replica's life in the ring, one term after another, until
 // ctx ends. A term begins when the member creates its Lease and ends
-// when it cannot renew it (or ctx ends); then Run waits RetryPeriod and
-// joins again as a new member, with a new id and a new Lease. An id is
+// when it cannot renew it, or MemberConfig.Run returns (or ctx ends);
+// then Run waits RetryPeriod and joins again as a new member, with a new
+// id and a new Lease. After a term that Run itself ended (it returned
+// while the term lasted) in less than MaxRejoinBackoff, the wait is
+// twice the last one instead, up to MaxRejoinBackoff, so that a Run that
+// gives up every term does not have the sharder move objects to it and
+// back every RetryPeriod
+// (TestAMemberWhoseTermsEndAtOnceRejoinsAfterAGrowingBackoff). An id is
 // never reused: the sharder may have moved the old id's objects without
 // asking, and nothing may reconcile under that id again. That holds for
 // an id that never began a term too: its create may have landed though
@@ -93,6 +110,7 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 // TestAMemberIDWhoseTakenOverLeaseWasCollectedNeverStartsATerm). Run
 // returns nil when ctx ends.
 func (m *Member) Run(ctx context.Context) error {
+	var wait time.Duration // before the next join; 0 until a term ends
 	for ctx.Err() == nil {
 		id, err := newMemberID(m.cfg.Ring, m.cfg.Name)
 		if err != nil {
@@ -102,28 +120,49 @@ func (m *Member) Run(ctx context.Context) error {
 		// reconciles under id any more, so its Lease must not say alive
 		// (TestAMemberWhoseRunReturnsBeforeItsTermEndsLetsItsLeaseGo).
 		term, endTerm := context.WithCancel(ctx)
-		el, err := m.elector(id, endTerm)
+		var ended termEnd
+		el, err := m.elector(id, endTerm, &ended)
 		if err != nil {
 			endTerm()
 			return err
 		}
-		err = el.Run(term)
+		err = el.Run(term) // ended is set by now, if the term began: OnStartedLeading has returned
 		endTerm()
 		if ctx.Err() != nil {
 			return nil
 		}
-		m.cfg.Logger.Warn("sharding: member term ended; joining again as a new member", "member", id, "err", err)
-		informer.Sleep(ctx, m.cfg.Clock, m.retryPeriod())
+		wait = m.rejoinWait(wait, ended)
+		m.cfg.Logger.Warn("sharding: member term ended; joining again as a new member", "member", id, "in", wait, "err", err)
+		informer.Sleep(ctx, m.cfg.Clock, wait)
 	}
 	return nil
+}
+
+// termEnd is how a term ended, as the next join's wait depends on it.
+type termEnd struct {
+	began  time.Time // when the term began; zero if it never did
+	gaveUp bool      // MemberConfig.Run returned while the term lasted
+}
+
+// rejoinWait is the wait before the next join, after the last wait and a
+// term that ended so: twice the last wait, from RetryPeriod up to
+// MaxRejoinBackoff, after a term shorter than MaxRejoinBackoff that
+// MemberConfig.Run ended by returning; RetryPeriod after any other (a
+// lost renew, a cut-off replica's, rejoins as soon as before).
+func (m *Member) rejoinWait(last time.Duration, ended termEnd) time.Duration {
+	short := ended.gaveUp && m.cfg.Clock.Now().Sub(ended.began) < m.cfg.MaxRejoinBackoff
+	if !short || last == 0 {
+		return min(m.retryPeriod(), m.cfg.MaxRejoinBackoff) // the cap holds from the first wait
+	}
+	return min(2*last, m.cfg.MaxRejoinBackoff)
 }
 
 // elector is the Elector of member id's Lease: its only candidate.
 // ReleaseOnCancel empties the Lease when the term ends, after Run
 // returned, so the sharder moves its objects at once instead of after
 // LeaseDuration. endTerm ends the term once Run has returned, early or
-// not.
-func (m *Member) elector(id string, endTerm context.CancelFunc) (*leaderelection.Elector, error) {
+// not; ended records how the term went.
+func (m *Member) elector(id string, endTerm context.CancelFunc, ended *termEnd) (*leaderelection.Elector, error) {
 	shard := Shard{Ring: m.cfg.Ring, Member: id, RequestTimeout: requestTimeout(m.cfg.RenewDeadline), Clock: m.cfg.Clock}
 	return leaderelection.New(leaderelection.Config{
 		Client: m.cfg.Client, Namespace: m.cfg.Namespace, Name: LeaseName(m.cfg.Ring, id), Identity: id,
@@ -135,9 +174,11 @@ func (m *Member) elector(id string, endTerm context.CancelFunc) (*leaderelection
 		Clock:           m.cfg.Clock,
 		Callbacks: leaderelection.Callbacks{
 			OnStartedLeading: func(ctx context.Context) {
+				ended.began = m.cfg.Clock.Now()
 				m.cfg.Logger.Info("sharding: member term started", "member", id)
 				defer endTerm()
 				m.cfg.Run(ctx, shard)
+				ended.gaveUp = ctx.Err() == nil
 			},
 			OnStoppedLeading: func() { m.cfg.Logger.Info("sharding: member term stopped", "member", id) },
 		},
