@@ -2,8 +2,10 @@ package sharding
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -60,6 +62,8 @@ type MemberConfig struct {
 // for as long as it can renew it, and runs MemberConfig.Run meanwhile.
 type Member struct {
 	cfg MemberConfig
+	// running is set while Run runs: a Member holds one term at a time.
+	running atomic.Bool
 }
 
 // NewMember validates cfg and returns a Member. A *ConfigError or a
@@ -108,8 +112,15 @@ func NewMember(cfg MemberConfig) (*Member, error) {
 // again under a new one
 // (TestAMemberIDWhoseLeaseASharderTookOverNeverStartsATerm,
 // TestAMemberIDWhoseTakenOverLeaseWasCollectedNeverStartsATerm). Run
-// returns nil when ctx ends.
+// returns nil when ctx ends; an error at once if another Run of this
+// Member is running, which would be a second member in this replica,
+// with MemberConfig.Run called for both at once
+// (TestASecondRunOfOneMemberIsRefusedAndStartsNoSecondTerm).
 func (m *Member) Run(ctx context.Context) error {
+	if !m.running.CompareAndSwap(false, true) {
+		return errors.New("sharding: Run is already running on this Member")
+	}
+	defer m.running.Store(false)
 	var wait time.Duration // before the next join; 0 until a term ends
 	for ctx.Err() == nil {
 		id, err := newMemberID(m.cfg.Ring, m.cfg.Name)
