@@ -37,7 +37,9 @@
 //	go sharder.Run(ctx)
 //	err = member.Run(ctx)
 //
-// examples/sharded is a whole program.
+// examples/sharded is a whole program. Under RBAC, bind SharderRules to
+// the sharder's identity and MemberRules, with what its controller
+// needs of its own, to the members'.
 //
 // # Invariants
 //
