@@ -121,7 +121,7 @@ func (m *Member) Run(ctx context.Context) error {
 		return errors.New("sharding: Run is already running on this Member")
 	}
 	defer m.running.Store(false)
-	var wait time.Duration // before the next join; 0 until a term ends
+	var backoff time.Duration // after terms Run gave up early, in a row; 0 if the last was none
 	for ctx.Err() == nil {
 		id, err := newMemberID(m.cfg.Ring, m.cfg.Name)
 		if err != nil {
@@ -142,7 +142,8 @@ func (m *Member) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		wait = m.rejoinWait(wait, ended)
+		var wait time.Duration
+		wait, backoff = m.rejoinWait(backoff, ended)
 		m.cfg.Logger.Warn("sharding: member term ended; joining again as a new member", "member", id, "in", wait, "err", err)
 		informer.Sleep(ctx, m.cfg.Clock, wait)
 	}
@@ -155,17 +156,24 @@ type termEnd struct {
 	gaveUp bool      // MemberConfig.Run returned while the term lasted
 }
 
-// rejoinWait is the wait before the next join, after the last wait and a
-// term that ended so: twice the last wait, from RetryPeriod up to
-// MaxRejoinBackoff, after a term shorter than MaxRejoinBackoff that
-// MemberConfig.Run ended by returning; RetryPeriod after any other (a
-// lost renew, a cut-off replica's, rejoins as soon as before).
-func (m *Member) rejoinWait(last time.Duration, ended termEnd) time.Duration {
-	short := ended.gaveUp && m.cfg.Clock.Now().Sub(ended.began) < m.cfg.MaxRejoinBackoff
-	if !short || last == 0 {
-		return min(m.retryPeriod(), m.cfg.MaxRejoinBackoff) // the cap holds from the first wait
+// rejoinWait returns the wait before the next join, and the backoff to
+// carry to the one after, given the backoff so far and how the term
+// ended. After a term that MemberConfig.Run ended by returning within
+// MaxRejoinBackoff of its start, the backoff is RetryPeriod the first
+// time and doubles with each such term in a row, up to MaxRejoinBackoff,
+// and the wait is that backoff (never less than RetryPeriod). After any
+// other term (a lost renew, a cut-off replica's) the wait is RetryPeriod
+// and the backoff starts over.
+func (m *Member) rejoinWait(backoff time.Duration, ended termEnd) (wait, next time.Duration) {
+	retry := m.retryPeriod()
+	if !ended.gaveUp || m.cfg.Clock.Now().Sub(ended.began) >= m.cfg.MaxRejoinBackoff {
+		return retry, 0
 	}
-	return min(2*last, m.cfg.MaxRejoinBackoff)
+	next = retry
+	if backoff > 0 {
+		next = min(2*backoff, m.cfg.MaxRejoinBackoff)
+	}
+	return max(next, retry), next
 }
 
 // elector is the Elector of member id's Lease: its only candidate.
