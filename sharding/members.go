@@ -2,6 +2,7 @@ package sharding
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -284,6 +285,9 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &by, RenewTime: &now, LeaseDurationSeconds: &seconds},
 		}
 		err = m.client.Post().Namespace(m.namespace).Resource("leases").Body(taken).Do(ctx).Into(&written)
+		if apierrors.IsAlreadyExists(err) {
+			return false, m.relabelUnseen(ctx, taken.Name, s.id)
+		}
 	}
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err) {
 		return false, nil // it changed since judged: judge it again
@@ -299,4 +303,38 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 	o.write = m.writes
 	m.leases[s.id] = o
 	return true, nil
+}
+
+// relabelUnseen is a takeover's create answered AlreadyExists: the
+// member's Lease is there, though the polls, which find a ring's Leases
+// by label, did not see it. A Lease that carries no ring label at all
+// was stripped of its labels by someone, after its member's last write
+// (a member puts them back with each of its own): the polls would never
+// see it and every takeover would meet it, its member's objects held
+// for good. So its labels are put back, guarded by the version read and
+// changing nothing else, and the next polls judge it as any other
+// (TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove).
+// A Lease labelled with another ring is left alone: it is that ring's.
+// Any other answer is the Lease changing meanwhile, judged again.
+func (m *members) relabelUnseen(ctx context.Context, name, id string) error {
+	var lease coordinationv1.Lease
+	err := m.client.Get().Namespace(m.namespace).Resource("leases").Name(name).Do(ctx).Into(&lease)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, ringed := lease.Labels[LeaseRingLabel]; ringed {
+		return nil
+	}
+	if lease.Labels == nil {
+		lease.Labels = map[string]string{}
+	}
+	maps.Copy(lease.Labels, leaseLabels(m.ring, id))
+	err = m.client.Put().Namespace(m.namespace).Resource("leases").Name(name).Body(&lease).Do(ctx).Error()
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
