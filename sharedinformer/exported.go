@@ -160,7 +160,7 @@ func (m *ExportedMetrics) unregister() {
 		return
 	}
 	m.mu.Lock()
-	for _, g := range []metrics.Gauge{m.queued, m.cached, m.lag, m.notServed} {
+	for _, g := range []metrics.Gauge{m.queued, m.storeRV, m.cached, m.lag, m.notServed} {
 		g.Set(0)
 	}
 	for _, g := range m.handlers {

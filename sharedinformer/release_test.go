@@ -74,6 +74,8 @@ func TestAnInformerStopsWithItsLastHolderAndTheNextAskMakesAFreshOne(t *testing.
 	assert.ErrorIs(t, handler.Err(), sharedinformer.ErrInformerReleased)
 	assert.NoError(t, goleak.Find(before, idleConn), "the released informer's goroutines are gone")
 	assert.Zero(t, cached(), "a stopped informer's gauges say it holds nothing")
+	applied, _ := mem.Value("informer_store_resource_version", first.Name(), "", "v1", "configmaps")
+	assert.Zero(t, applied, "a stopped informer's cache has applied no resourceVersion: it holds nothing")
 	assert.ErrorContains(t, sharedinformer.Release(t.Context(), f, first), "not held from this factory")
 	_, err = first.AddEventHandler(&recorder{})
 	assert.ErrorContains(t, err, "has stopped")
