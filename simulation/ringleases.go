@@ -125,12 +125,11 @@ func leaseNamed(path string) (string, bool) {
 // leaseRing is the ring label of the Lease called name on the server, ""
 // if there is none (no such Lease, or not a shard Lease).
 func (w *world) leaseRing(name string) string {
-	for _, u := range w.srv.Objects(leaseResource) {
-		if u.GetNamespace() == Namespace && u.GetName() == name {
-			return u.GetLabels()[sharding.LeaseRingLabel]
-		}
+	u, ok := w.srv.Object(leaseResource, Namespace, name)
+	if !ok {
+		return ""
 	}
-	return ""
+	return u.GetLabels()[sharding.LeaseRingLabel]
 }
 
 // breakRing records a sharder's write to another ring's Lease.
