@@ -42,13 +42,34 @@ func validateName(res Resource, name string) error {
 // ending with an alphanumeric. A bad one is refused with 422 Invalid, so
 // a client that writes labels from data (a candidate's Lease labels)
 // meets here the refusal a real server gives.
-func validateLabels(res Resource, u *unstructured.Unstructured) error {
-	errs := metav1validation.ValidateLabels(u.GetLabels(), field.NewPath("metadata", "labels"))
-	if len(errs) == 0 {
-		return nil
+//
+// A label's check reads the label alone, so one that passed passes on
+// every later write: the pairs that passed are kept in s.validLabels
+// and not checked again (a run writes a few labels over and over, on
+// each Lease renewal and each reconcile's patch). s.mu must be held.
+func (s *Server) validateLabelsLocked(res Resource, u *unstructured.Unstructured) error {
+	var unchecked map[string]string
+	for k, v := range u.GetLabels() {
+		if _, ok := s.validLabels[label{k, v}]; ok {
+			continue
+		}
+		if unchecked == nil {
+			unchecked = map[string]string{}
+		}
+		unchecked[k] = v
 	}
-	return apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
+	errs := metav1validation.ValidateLabels(unchecked, field.NewPath("metadata", "labels"))
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
+	}
+	for k, v := range unchecked {
+		s.validLabels[label{k, v}] = struct{}{}
+	}
+	return nil
 }
+
+// label is one label, key and value.
+type label struct{ key, value string }
 
 // maxGenerateNamePrefix is how much of a generateName kube-apiserver
 // keeps before the 5 characters it adds (apiserver's storage/names): a

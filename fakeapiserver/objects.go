@@ -60,7 +60,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	if err := validateName(res, u.GetName()); err != nil {
 		return nil, err
 	}
-	if err := validateLabels(res, u); err != nil {
+	if err := s.validateLabelsLocked(res, u); err != nil {
 		return nil, err
 	}
 	if res.Namespaced {
@@ -147,7 +147,7 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "deletionTimestamp"), ts, "field is immutable; may only be changed via deletion")})
 	}
-	if err := validateLabels(res, u); err != nil {
+	if err := s.validateLabelsLocked(res, u); err != nil {
 		return nil, false, err
 	}
 	u.SetResourceVersion(old.GetResourceVersion())

@@ -45,6 +45,8 @@ type Server struct {
 	// uids and names number the UIDs and generated names handed out, so
 	// a run is the same every time.
 	uids, names int
+	// validLabels are the labels validateLabelsLocked passed.
+	validLabels map[label]struct{}
 
 	// encoded keeps the stored objects' encodings (its own lock; taken
 	// inside mu by commitLocked and Compact, alone by the encoders).
@@ -84,6 +86,7 @@ func New() *Server {
 		current:     map[schema.GroupResource]map[objectKey]*unstructured.Unstructured{},
 		base:        map[schema.GroupResource]map[objectKey]*unstructured.Unstructured{},
 		watchers:    map[*watcher]struct{}{},
+		validLabels: map[label]struct{}{},
 	}
 	for _, r := range BuiltIns() {
 		s.resources[r.GroupResource()] = r
