@@ -9,8 +9,11 @@
 // # Where it sits
 //
 // Beside the data flow, reading it: every stage already tells what it does
-// through its trace hook, and the metrics are computed from those events
-// and nothing else, so a number and the trace cannot disagree.
+// through its trace hook, and the queue's and the informer's metrics are
+// computed from those events and nothing else, so a number and the trace
+// cannot disagree. The read-your-writes guard's, the sharder's and the
+// client's rate-limiter wait are counted where they happen: no trace
+// event tells them.
 //
 //	stage ──TraceEvent──▶ workqueue.ExportedMetrics / sharedinformer.ExportedMetrics
 //	      ──Add / Set / Observe──▶ Provider's series ──▶ your /metrics endpoint

@@ -77,7 +77,7 @@ func identity(kind string, labelValues []string) string {
 // DuplicateError says that a queue or an informer was registered under an
 // identity that another already has.
 type DuplicateError struct {
-	Kind        string   // "workqueue" or "informer"
+	Kind        string   // "workqueue", "informer", "guard" or "sharder"
 	LabelValues []string // the identity: name first, then the rest
 }
 

@@ -17,7 +17,11 @@ const UnfinishedWorkPeriod = 500 * time.Millisecond
 // The workqueue metrics, as client-go's workqueue exports them to
 // Prometheus (k8s.io/component-base/metrics/prometheus/workqueue): the
 // same names, units, buckets and one label, "name", the queue's name.
-// Histogram buckets run from 10ns to 10s, a factor of 10 apart.
+// Histogram buckets run from 10ns to 10s, a factor of 10 apart. Two count
+// something narrower than client-go's: retries are AddRateLimited calls
+// (client-go counts every AddAfter), and a key added while a worker holds
+// it enters depth and starts its queue wait when it is queued at Done
+// (client-go counts it at the Add).
 var (
 	queueLabels   = []string{"name"}
 	queueBuckets  = clientGoBuckets()

@@ -176,3 +176,32 @@ func TestTheDurationBucketsAreClientGosTenFrom10nsTo10s(t *testing.T) {
 	assert.Equal(t, 10e-9, queueBuckets[0])
 	assert.Equal(t, 10.0, queueBuckets[9])
 }
+
+// Two metrics count something narrower than client-go's (docs/15): an
+// AddAfter is no retry, only AddRateLimited is; and a key added while a
+// worker holds it enters the depth, and starts its wait, when Done
+// queues it, not at the Add.
+func TestExportedRetriesCountAddRateLimitedOnlyAndAPostponedKeyCountsFromDone(t *testing.T) {
+	reg, mem := newRegistry(t)
+	clock := NewFakeClock(epoch)
+	qm, err := NewExportedMetrics(reg, "q", clock)
+	require.NoError(t, err)
+	q := New(Options[string]{Clock: clock, Trace: qm.Hook(),
+		RateLimiter: must(NewExponentialRateLimiter[string](time.Second, time.Minute))})
+
+	q.AddAfter("later", time.Minute)
+	assert.Zero(t, value(t, mem, "workqueue_retries_total"), "an AddAfter is no retry")
+
+	q.Add("a")
+	mustGet(t, q)
+	q.Add("a") // postponed: a worker holds it
+	assert.Zero(t, value(t, mem, "workqueue_depth"), "a postponed key is not queued yet")
+	clock.Step(5 * time.Second)
+	q.Done("a") // queued now
+	assert.Equal(t, 1.0, value(t, mem, "workqueue_depth"))
+	clock.Step(2 * time.Second)
+	mustGet(t, q)
+	sum, ok := mem.Sum("workqueue_queue_duration_seconds", "q")
+	require.True(t, ok)
+	assert.Equal(t, 2.0, sum, "the waits: 0 s, then 2 s from Done, not 7 s from the Add")
+}
