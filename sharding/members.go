@@ -286,7 +286,7 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 		}
 		err = m.client.Post().Namespace(m.namespace).Resource("leases").Body(taken).Do(ctx).Into(&written)
 		if apierrors.IsAlreadyExists(err) {
-			return false, m.relabelUnseen(ctx, taken.Name, s.id)
+			err = m.takeOverUnseen(ctx, taken, s.id, err, &written)
 		}
 	}
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err) {
@@ -305,36 +305,34 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 	return true, nil
 }
 
-// relabelUnseen is a takeover's create answered AlreadyExists: the
+// takeOverUnseen is a takeover's create answered AlreadyExists (err): the
 // member's Lease is there, though the polls, which find a ring's Leases
-// by label, did not see it. A Lease that carries no ring label at all
-// was stripped of its labels by someone, after its member's last write
-// (a member puts them back with each of its own): the polls would never
-// see it and every takeover would meet it, its member's objects held
-// for good. So its labels are put back, guarded by the version read and
-// changing nothing else, and the next polls judge it as any other
+// by their two labels, found it absent for a LeaseDuration. A member
+// writes both labels with each of its writes, so a Lease that lacks them
+// (stripped, or changed, by someone) has had no write of its member
+// since, a LeaseDuration at least: its member stopped leading a
+// RenewDeadline after its last renew, as dead as if its Lease were gone.
+// It is taken over as an absent Lease is, holder, renew time, duration
+// and labels written as taken, guarded by the version read, into
+// written; a write of its member meanwhile fails it with 409, judged
+// again
 // (TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove).
-// A Lease labelled with another ring is left alone: it is that ring's.
-// Any other answer is the Lease changing meanwhile, judged again.
-func (m *members) relabelUnseen(ctx context.Context, name, id string) error {
-	var lease coordinationv1.Lease
-	err := m.client.Get().Namespace(m.namespace).Resource("leases").Name(name).Do(ctx).Into(&lease)
-	if apierrors.IsNotFound(err) {
-		return nil
+// Its name is this ring's and this member's alone (LeaseName), whatever
+// its labels say. A Lease that carries them was written since the polls
+// last looked: err, judged again.
+func (m *members) takeOverUnseen(ctx context.Context, taken *coordinationv1.Lease, id string, err error, written *coordinationv1.Lease) error {
+	var found coordinationv1.Lease
+	if getErr := m.client.Get().Namespace(m.namespace).Resource("leases").Name(taken.Name).Do(ctx).Into(&found); getErr != nil {
+		return getErr
 	}
-	if err != nil {
+	if found.Labels[LeaseRingLabel] == m.ring && found.Labels[LeaseMemberLabel] == id {
 		return err
 	}
-	if _, ringed := lease.Labels[LeaseRingLabel]; ringed {
-		return nil
+	found.Spec.HolderIdentity, found.Spec.RenewTime = taken.Spec.HolderIdentity, taken.Spec.RenewTime
+	found.Spec.LeaseDurationSeconds = taken.Spec.LeaseDurationSeconds
+	if found.Labels == nil {
+		found.Labels = map[string]string{}
 	}
-	if lease.Labels == nil {
-		lease.Labels = map[string]string{}
-	}
-	maps.Copy(lease.Labels, leaseLabels(m.ring, id))
-	err = m.client.Put().Namespace(m.namespace).Resource("leases").Name(name).Body(&lease).Do(ctx).Error()
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	maps.Copy(found.Labels, taken.Labels)
+	return m.client.Put().Namespace(m.namespace).Resource("leases").Name(taken.Name).Body(&found).Do(ctx).Into(written)
 }

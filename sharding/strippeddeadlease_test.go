@@ -2,6 +2,7 @@ package sharding_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -10,8 +11,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
@@ -19,51 +23,88 @@ import (
 
 // Member a's replica is cut off (every request of it answered 503), so
 // its Lease, still naming a, is never renewed nor released; then someone
-// strips the Lease's ring labels. The sharder finds Leases by label, so
-// to it a's Lease is absent: it waits that out and takes a over by a
-// create, which the Lease still there answers AlreadyExists, poll after
-// poll. Nothing put the labels back (a could not write), so a's objects
-// stayed labelled with it for good, reconciled by no one.
+// changes the Lease's labels: strips both, strips the member label, or
+// gives it another ring's. The sharder finds Leases by both labels, so to
+// it a's Lease is absent: it waits that out and takes a over by a create,
+// which the Lease still there answers AlreadyExists, poll after poll.
+// Nothing put the labels back (a could not write), so a's objects stayed
+// labelled with it for good, reconciled by no one. A first fix put the
+// labels back and judged the Lease again: its own write then read as a
+// renew, and a was back on the ring for a LeaseDuration, given objects.
 //
-// Passing: the sharder, answered AlreadyExists, puts the ring's labels
-// back on the Lease it could not see, judges it as any Lease it sees,
-// takes it over once expired, and a's objects move to b.
+// Passing: the sharder takes the Lease it could not see over as it would
+// an absent one, labels put back; a's objects move to b, and from the
+// label change on no object is labelled toward a, not even the parents
+// created while a is off the ring.
 func TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var cutOff atomic.Bool
-		c := newFakeCluster(t, func(r *http.Request) fakeapiserver.Fault {
-			if r.UserAgent() == "replica-a" && cutOff.Load() {
-				return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
-			}
-			return fakeapiserver.Fault{}
+	for name, patch := range map[string]string{
+		"both labels removed":  `{"metadata":{"labels":null}}`,
+		"member label removed": `{"metadata":{"labels":{"` + sharding.LeaseMemberLabel + `":null}}}`,
+		"another ring's label": `{"metadata":{"labels":{"` + sharding.LeaseRingLabel + `":"web"}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var cutOff, changed atomic.Bool
+				c := newFakeCluster(t, func(r *http.Request) fakeapiserver.Fault {
+					if r.UserAgent() == "replica-a" && cutOff.Load() {
+						return fakeapiserver.Fault{Status: http.StatusServiceUnavailable}
+					}
+					return fakeapiserver.Fault{}
+				})
+				ns, cfg := c.ns, c.cfg
+				ctx, cancel := context.WithCancel(t.Context())
+				const parents, later = 20, 10
+				createParents(ctx, t, c.core, ns, parents)
+
+				rec := newRecords()
+				var labels sync.Map
+				var dead atomic.Value // a's id
+				dead.Store("")
+				var mu sync.Mutex
+				var towardDead []string // label writes toward a once its labels changed
+				var wg sync.WaitGroup
+				defer wg.Wait()
+				defer cancel()
+				startSharder(ctx, t, &wg, cfg, ns, &labels, func(sc *sharding.SharderConfig) {
+					sc.OnLabel = func(action string, key informer.Key, member string) {
+						if changed.Load() && member == dead.Load().(string) {
+							mu.Lock()
+							towardDead = append(towardDead, action+" "+key.Name)
+							mu.Unlock()
+						}
+					}
+				})
+				wg.Go(func() { runReplica(ctx, t, c.as("replica-a"), ns, "a", rec) })
+				guard := time.Minute // simulated: many times what converging takes
+				_, alive := awaitConverged(ctx, t, cfg, ns, 1, 2*parents, guard)
+				a := alive[0]
+				dead.Store(a)
+				wg.Go(func() { runReplica(ctx, t, cfg, ns, "b", rec) })
+				awaitConverged(ctx, t, cfg, ns, 2, 2*parents, guard)
+
+				cutOff.Store(true)
+				synctest.Wait()
+				changed.Store(true)
+				require.NoError(t, must(leaderelection.NewClient(cfg)).Patch(types.MergePatchType).Namespace(ns).Resource("leases").
+					Name(sharding.LeaseName(ring, a)).Body([]byte(patch)).Do(ctx).Error())
+				time.Sleep(4 * retryPeriod) // a few polls: a is off the ring
+				for i := range later {
+					cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("later-%03d", i), Namespace: ns,
+						Labels: map[string]string{"role": "parent"}}}
+					require.NoError(t, c.core.Post().Namespace(ns).Resource("configmaps").Body(cm).Do(ctx).Error())
+				}
+
+				owners, alive := awaitConverged(ctx, t, cfg, ns, 1, 2*(parents+later), guard)
+				for _, owner := range owners {
+					require.Equal(t, alive[0], owner, "an object stayed with the cut-off member %s", a)
+				}
+				time.Sleep(4 * leaseDuration) // and it stays so
+				awaitConverged(ctx, t, cfg, ns, 1, 2*(parents+later), guard)
+				mu.Lock()
+				defer mu.Unlock()
+				require.Empty(t, towardDead, "objects were labelled toward the cut-off member %s after its Lease's labels changed", a)
+				requireNoOverlap(t, rec)
+			})
 		})
-		ns, cfg := c.ns, c.cfg
-		ctx, cancel := context.WithCancel(t.Context())
-		const parents = 20
-		createParents(ctx, t, c.core, ns, parents)
-
-		rec := newRecords()
-		var labels sync.Map
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		defer cancel()
-		startSharder(ctx, t, &wg, cfg, ns, &labels)
-		wg.Go(func() { runReplica(ctx, t, c.as("replica-a"), ns, "a", rec) })
-		guard := time.Minute // simulated: many times what converging takes
-		_, alive := awaitConverged(ctx, t, cfg, ns, 1, 2*parents, guard)
-		a := alive[0]
-		wg.Go(func() { runReplica(ctx, t, cfg, ns, "b", rec) })
-		awaitConverged(ctx, t, cfg, ns, 2, 2*parents, guard)
-
-		cutOff.Store(true)
-		synctest.Wait()
-		require.NoError(t, must(leaderelection.NewClient(cfg)).Patch(types.MergePatchType).Namespace(ns).Resource("leases").
-			Name(sharding.LeaseName(ring, a)).Body([]byte(`{"metadata":{"labels":null}}`)).Do(ctx).Error())
-
-		owners, alive := awaitConverged(ctx, t, cfg, ns, 1, 2*parents, guard)
-		for _, owner := range owners {
-			require.Equal(t, alive[0], owner, "an object stayed with the cut-off member %s", a)
-		}
-		requireNoOverlap(t, rec)
-	})
+	}
 }
