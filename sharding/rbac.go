@@ -10,29 +10,30 @@ import (
 // Rules are what a sharder or a member needs of RBAC, in two places:
 // Leases, for a Role in the Lease namespace; objects, for a Role in the
 // sharded namespace (SharderConfig.Namespace), or a ClusterRole bound
-// with a ClusterRoleBinding if the sharder shards every namespace.
+// with a ClusterRoleBinding if the sharder shards every namespace or a
+// cluster-scoped resource.
 type Rules struct {
 	Leases  []rbacv1.PolicyRule
 	Objects []rbacv1.PolicyRule
 }
 
-// SharderRules are the least a sharder candidate of ring needs to shard
-// resources: get on its election Lease, "sharder-<ring>"; list on
-// leases, to poll the ring's; create and update on leases, for its
-// election and to take a member's Lease over; delete on leases, to
-// collect a dead member's. Member Lease names are new every term, so
-// those rules name no Lease (nor can a create: RBAC checks it before the
-// name is known). On each resource: list and watch (its metadata
+// SharderRules are the least a sharder candidate needs to shard
+// resources: get on leases, for its election Lease ("sharder-<ring>")
+// and to read a member's Lease that its polls could not find (see
+// members.takeOverUnseen); list, to poll the ring's; create and update,
+// for its election and to take a member's Lease over; delete, to collect
+// a dead member's. Member Lease names are new every term, so the rule
+// names no Lease (nor can a create: RBAC checks it before the name is
+// known). On each resource: list and watch (its metadata
 // informer), patch (the labels), and get (a parent's metadata, or an
 // owner its cache lacks). Proved enough against a real kube-apiserver
 // under RBAC by TestUnderRBACASharderAndItsMembersNeedNoMoreThanTheirRules
-// (a join, a drain, a leave and a collected Lease, with no request
-// refused).
-func SharderRules(ring string, resources []schema.GroupVersionResource) Rules {
+// (a join, a drain, a leave, a collected Lease and a takeover of a Lease
+// stripped of its labels, with no request refused).
+func SharderRules(resources []schema.GroupVersionResource) Rules {
 	return Rules{
 		Leases: []rbacv1.PolicyRule{
-			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{sharderLeaseName(ring)}, Verbs: []string{"get"}},
-			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"list", "create", "update", "delete"}},
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
 		},
 		Objects: objectRules(resources, "get", "list", "watch", "patch"),
 	}

@@ -2,6 +2,7 @@ package sharding_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"sync"
@@ -17,8 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
+	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
 	"github.com/listwatch/informer/testenv"
 )
@@ -26,14 +29,15 @@ import (
 // Under RBAC, a sharder bound to exactly SharderRules and members bound
 // to exactly MemberRules (plus what the test's controller itself needs:
 // list and watch for its informer, create for the children it makes)
-// assign, drain, acknowledge, move and collect a left member's Lease,
-// and the API server refuses none of their requests.
+// assign, drain, acknowledge, move, collect a left member's Lease, and
+// take over a cut-off member's Lease stripped of its labels (a read by
+// name), and the API server refuses none of their requests.
 func TestUnderRBACASharderAndItsMembersNeedNoMoreThanTheirRules(t *testing.T) {
 	cp := testenv.Private(t, testenv.Options{RBAC: true, Users: []string{"sharder", "member"}})
 	ns, admin := cp.Namespace(t), fast(cp.Config())
 	resources := []schema.GroupVersionResource{corev1.SchemeGroupVersion.WithResource("configmaps")}
 	controller := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch", "create"}}}
-	sr, mr := sharding.SharderRules(ring, resources), sharding.MemberRules(resources)
+	sr, mr := sharding.SharderRules(resources), sharding.MemberRules(resources)
 	bindRole(t, admin, ns, "sharder", slices.Concat(sr.Leases, sr.Objects))
 	bindRole(t, admin, ns, "member", slices.Concat(mr.Leases, mr.Objects, controller))
 	refused := map[string]*atomic.Int32{}
@@ -61,7 +65,8 @@ func TestUnderRBACASharderAndItsMembersNeedNoMoreThanTheirRules(t *testing.T) {
 	_, alive := awaitConverged(ctx, t, admin, ns, 1, 2*parents, guard)
 	a := alive[0]
 	wg.Go(func() { runReplica(ctx, t, memberCfg, ns, "b", rec) })
-	awaitConverged(ctx, t, admin, ns, 2, 2*parents, guard)
+	_, alive = awaitConverged(ctx, t, admin, ns, 2, 2*parents, guard)
+	b := slices.DeleteFunc(alive, func(id string) bool { return id == a })[0]
 	require.Positive(t, count(&labels, "drain"), "the join drained objects, and a acknowledged")
 
 	stopA() // a releases its Lease; its objects move to b, and its Lease is collected
@@ -69,6 +74,31 @@ func TestUnderRBACASharderAndItsMembersNeedNoMoreThanTheirRules(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return !slices.Contains(leaseNames(ctx, t, admin, ns), sharding.LeaseName(ring, a))
 	}, guard, 100*time.Millisecond, "the sharder deleted a's Lease")
+
+	// c joins, is cut off, and its Lease loses its labels: the sharder
+	// reads it by name and takes it over (TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove).
+	var cutOff atomic.Bool
+	cutOffCfg := rest.CopyConfig(memberCfg)
+	counted := memberCfg.WrapTransport
+	cutOffCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		rt = counted(rt)
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if cutOff.Load() {
+				return nil, errors.New("cut off")
+			}
+			return rt.RoundTrip(req)
+		})
+	}
+	wg.Go(func() { runReplica(ctx, t, cutOffCfg, ns, "c", rec) })
+	awaitConverged(ctx, t, admin, ns, 2, 2*parents, guard)
+	c := slices.DeleteFunc(aliveMembers(ctx, t, admin, ns), func(id string) bool { return id == b })[0]
+	cutOff.Store(true)
+	require.NoError(t, must(leaderelection.NewClient(admin)).Patch(types.MergePatchType).Namespace(ns).Resource("leases").
+		Name(sharding.LeaseName(ring, c)).Body([]byte(`{"metadata":{"labels":null}}`)).Do(ctx).Error())
+	owners, _ := awaitConverged(ctx, t, admin, ns, 1, 2*parents, guard)
+	for _, owner := range owners {
+		require.Equal(t, b, owner, "an object stayed with the cut-off member %s", c)
+	}
 	for user, n := range refused {
 		require.Zero(t, n.Load(), "requests of %s were refused (403)", user)
 	}
