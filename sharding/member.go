@@ -152,21 +152,22 @@ func (m *Member) Run(ctx context.Context) error {
 
 // termEnd is how a term ended, as the next join's wait depends on it.
 type termEnd struct {
-	began  time.Time // when the term began; zero if it never did
-	gaveUp bool      // MemberConfig.Run returned while the term lasted
+	began  time.Time     // when the term began; zero if it never did
+	gaveUp bool          // MemberConfig.Run returned while the term lasted
+	lasted time.Duration // from the term's start until Run returned, if it gave up
 }
 
 // rejoinWait returns the wait before the next join, and the backoff to
 // carry to the one after, given the backoff so far and how the term
-// ended. After a term that MemberConfig.Run ended by returning within
-// MaxRejoinBackoff of its start, the backoff is RetryPeriod the first
-// time and doubles with each such term in a row, up to MaxRejoinBackoff,
-// and the wait is that backoff (never less than RetryPeriod). After any
-// other term (a lost renew, a cut-off replica's) the wait is RetryPeriod
-// and the backoff starts over.
+// ended. After a term that MemberConfig.Run ended by returning less
+// than MaxRejoinBackoff after the term began, the backoff is RetryPeriod
+// the first time and doubles with each such term in a row, up to
+// MaxRejoinBackoff, and the wait is that backoff (never less than
+// RetryPeriod). After any other term (a lost renew, a cut-off replica's)
+// the wait is RetryPeriod and the backoff starts over.
 func (m *Member) rejoinWait(backoff time.Duration, ended termEnd) (wait, next time.Duration) {
 	retry := m.retryPeriod()
-	if !ended.gaveUp || m.cfg.Clock.Now().Sub(ended.began) >= m.cfg.MaxRejoinBackoff {
+	if !ended.gaveUp || ended.lasted >= m.cfg.MaxRejoinBackoff {
 		return retry, 0
 	}
 	next = retry
@@ -198,6 +199,7 @@ func (m *Member) elector(id string, endTerm context.CancelFunc, ended *termEnd) 
 				defer endTerm()
 				m.cfg.Run(ctx, shard)
 				ended.gaveUp = ctx.Err() == nil
+				ended.lasted = m.cfg.Clock.Now().Sub(ended.began) // not the release after it, which may hang
 			},
 			OnStoppedLeading: func() { m.cfg.Logger.Info("sharding: member term stopped", "member", id) },
 		},

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	informer "github.com/listwatch/informer"
 )
 
 // The wait before rejoining grows only over terms in a row that Run gave
@@ -14,12 +12,13 @@ import (
 // term that Run did not end (a lost renew) rejoins after RetryPeriod and
 // starts the backoff over, so the next early give-up waits RetryPeriod
 // again, not twice the backoff before the lost term. A cap below
-// RetryPeriod never makes a wait shorter than RetryPeriod.
+// RetryPeriod never makes a wait shorter than RetryPeriod. A term counts
+// as given up early by how long it lasted until Run returned, not until
+// the release after it, which may take an AttemptTimeout.
 func TestTheRejoinBackoffGrowsOverGiveUpsInARowAndStartsOverAfterAnyOtherTerm(t *testing.T) {
-	clock := informer.RealClock{}
-	m := &Member{cfg: MemberConfig{RetryPeriod: 2 * time.Second, MaxRejoinBackoff: 10 * time.Second, Clock: clock}}
-	gaveUp := termEnd{began: clock.Now(), gaveUp: true}
-	lost := termEnd{began: clock.Now()}
+	m := &Member{cfg: MemberConfig{RetryPeriod: 2 * time.Second, MaxRejoinBackoff: 10 * time.Second}}
+	gaveUp := termEnd{gaveUp: true, lasted: time.Second}
+	lost := termEnd{}
 	var backoff time.Duration
 	var waits []time.Duration
 	for _, ended := range []termEnd{gaveUp, gaveUp, gaveUp, gaveUp, lost, gaveUp, gaveUp} {
@@ -31,9 +30,9 @@ func TestTheRejoinBackoffGrowsOverGiveUpsInARowAndStartsOverAfterAnyOtherTerm(t 
 	require.Equal(t, []time.Duration{2 * s, 4 * s, 8 * s, 10 * s, 2 * s, 2 * s, 4 * s}, waits)
 
 	m.cfg.MaxRejoinBackoff = time.Second
-	wait, _ := m.rejoinWait(0, termEnd{began: clock.Now(), gaveUp: true})
+	wait, _ := m.rejoinWait(0, termEnd{gaveUp: true, lasted: time.Millisecond})
 	require.Equal(t, 2*s, wait, "a cap below RetryPeriod shortened the wait")
-	long := termEnd{began: clock.Now().Add(-time.Minute), gaveUp: true}
+	long := termEnd{gaveUp: true, lasted: time.Minute}
 	wait, next := m.rejoinWait(8*s, long)
 	require.Equal(t, []time.Duration{2 * s, 0}, []time.Duration{wait, next}, "a term longer than the cap that Run ended is no early give-up")
 }
