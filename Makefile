@@ -57,7 +57,8 @@ fuzz:
 cluster: tools
 	$(GO) run ./cmd/controlplane run
 
-# bench runs bench/: every workload through this library and through
+# bench runs bench/: the parts (queue, store, lister, fan-out, DeltaFIFO,
+# the decode of one list) through this library and through
 # client-go v0.37.2 side by side in one run (BENCH_FULL=1 adds the large
 # sizes), compares them with benchstat, and regenerates
 # docs/13-benchmarks.md and its charts from the results. client-go's feature

@@ -1,6 +1,6 @@
 package bench
 
-// Workloads 10–12: against the real local etcd + kube-apiserver that
+// Workloads 9 and 10: against the real local etcd + kube-apiserver that
 // TestMain starts (testenv).
 
 import (
@@ -25,8 +25,6 @@ import (
 	"github.com/listwatch/informer/testenv"
 	"github.com/listwatch/informer/workqueue"
 )
-
-const protobufType = "application/vnd.kubernetes.protobuf"
 
 // unlimited returns cfg with client-side rate limiting off, so that only
 // the libraries differ, not how long each waited for a token.
@@ -68,106 +66,6 @@ func createConfigMaps(b *testing.B, cfg *rest.Config, ns string, n int) {
 	}
 }
 
-// Workload 10: an informer started against n ConfigMaps on the real
-// apiserver, until its sync signal (our Synced channel, client-go's
-// HasSyncedChecker().Done(); neither polls). mode=list pages a LIST
-// (client-go's ListerWatcher then declares it cannot stream);
-// mode=stream is the streaming list (WATCH with sendInitialEvents).
-// impl=baseline is one bare LIST of the same collection, decoded.
-func BenchmarkAPIServerInitialSync(b *testing.B) {
-	cp := testenv.Shared(b)
-	for _, n := range sizes([]int{2000}, 10_000, 20_000) {
-		ns := cp.Namespace(b)
-		createConfigMaps(b, cp.Config(), ns, n)
-		for _, enc := range []string{"json", "protobuf"} {
-			cfg := unlimited(cp.Config())
-			if enc == "protobuf" {
-				cfg.ContentType = protobufType
-				cfg.AcceptContentTypes = protobufType + ",application/json"
-			}
-			// mode=list compares each library as it ships: ours LISTs
-			// consistently (resourceVersion "") in pages of 500; client-go
-			// asks for resourceVersion "0", which the watch cache answers
-			// in one response. mode=list-rv0 makes ours ask the same.
-			for _, mode := range []string{"list", "list-rv0", "stream"} {
-				prefix := "configmaps=" + count(n) + "/enc=" + enc + "/mode=" + mode + "/"
-				b.Run(prefix+ours, func(b *testing.B) {
-					lw, err := reflector.NewTypedListerWatcher[*corev1.ConfigMap](unlimited(cp.Config()), codecsScheme, reflector.Source{
-						Resource:  corev1.SchemeGroupVersion.WithResource("configmaps"),
-						Namespace: ns,
-						Protobuf:  enc == "protobuf",
-					})
-					if err != nil {
-						b.Fatal(err)
-					}
-					b.ReportAllocs()
-					for b.Loop() {
-						ctx, cancel := context.WithCancel(context.Background())
-						inf, err := sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{
-							ListerWatcher: lw,
-							Reflector:     reflectorFor(mode),
-							OnError:       quietOnError,
-							Logger:        discard,
-						})
-						if err != nil {
-							b.Fatal(err)
-						}
-						go func() { _ = inf.Run(ctx) }()
-						<-inf.Synced()
-						if got := len(inf.Indexer().ListKeys()); got != n {
-							b.Fatalf("synced %d objects, want %d", got, n)
-						}
-						cancel()
-					}
-				})
-				b.Run(prefix+clientgo, func(b *testing.B) {
-					client := coreClient(b, cfg)
-					b.ReportAllocs()
-					for b.Loop() {
-						ctx, cancel := context.WithCancel(context.Background())
-						var lw cache.ListerWatcher = cache.NewListWatchFromClient(client, "configmaps", ns, fields.Everything())
-						if mode != "stream" {
-							lw = clientGoLW{lw.(*cache.ListWatch)}
-						}
-						inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-						go inf.RunWithContext(ctx)
-						<-inf.HasSyncedChecker().Done()
-						if got := len(inf.GetStore().ListKeys()); got != n {
-							b.Fatalf("synced %d objects, want %d", got, n)
-						}
-						cancel()
-					}
-				})
-				if mode == "list" {
-					b.Run(prefix+"impl=baseline", func(b *testing.B) {
-						client := coreClient(b, cfg)
-						b.ReportAllocs()
-						for b.Loop() {
-							list := &corev1.ConfigMapList{}
-							if err := client.Get().Namespace(ns).Resource("configmaps").Do(context.Background()).Into(list); err != nil {
-								b.Fatal(err)
-							}
-							if len(list.Items) != n {
-								b.Fatalf("listed %d objects, want %d", len(list.Items), n)
-							}
-						}
-					})
-				}
-			}
-		}
-	}
-}
-
-func reflectorFor(mode string) reflector.Tuning {
-	switch mode {
-	case "stream":
-		return reflector.Tuning{StreamingList: true}
-	case "list-rv0":
-		return reflector.Tuning{InitialList: reflector.ListAny}
-	}
-	return reflector.Tuning{}
-}
-
 // queueRunner runs workers over a queue of keys; add enqueues one key.
 type queueRunner struct {
 	add  func(string)
@@ -206,7 +104,7 @@ func runClientGo(workers int, reconcile func(string)) queueRunner {
 	return queueRunner{add: q.Add, stop: func() { q.ShutDown(); wg.Wait() }}
 }
 
-// Workload 11: reconcile throughput. m keys are queued; each reconcile
+// Workload 9: reconcile throughput. m keys are queued; each reconcile
 // makes k=1 API call (a PATCH) through a fault proxy that adds the RTT,
 // with W workers and a client rate limit. One op reconciles every key once.
 // model-rec/s is min(QPS/k, W/(k·RTT)), the ceiling the knobs allow
@@ -295,7 +193,7 @@ func BenchmarkReconcileThroughput(b *testing.B) {
 	}
 }
 
-// Workload 12: watch throughput. Writers update ConfigMaps paced at
+// Workload 10: watch throughput. Writers update ConfigMaps paced at
 // 1000/s, each carrying its send time; the informer's handler records
 // event-to-handler latency. One op is one update.
 func BenchmarkWatchLatency(b *testing.B) {

@@ -1,15 +1,15 @@
 package bench
 
-// Workloads 8 and 9: the initial sync and relists, from pre-encoded LIST
-// responses, so that only the client side is measured.
+// Workload 8: the initial sync, from pre-encoded LIST responses, so that
+// only the client side is measured. Whole syncs and relists against a real
+// API server, through each library's factory, are chapter 17's (bench/scale
+// and bench/cmd/syncpair).
 
 import (
 	"context"
 	"runtime"
 	"strconv"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,97 +117,6 @@ func BenchmarkInitialSync(b *testing.B) {
 					})
 				}
 			}
-		}
-	}
-}
-
-// Workload 9: a store of n ConfigMaps relisted again and again (each
-// watch ends with 410 Gone). One op is one relist, from the 410 until the
-// handler has seen every object again. Reported: the peak heap during the
-// relists (sampled every 5 ms) against the steady heap after the first sync.
-func BenchmarkRelistStorm(b *testing.B) {
-	for _, n := range sizes([]int{10_000}, 50_000) {
-		// Two versions of the list, alternated, so every relist changes
-		// every object (an unchanged relist may be skipped).
-		var data [2][]byte
-		for v := range data {
-			list := &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(v + 1)}}
-			for i := range n {
-				list.Items = append(list.Items, *configMap("ns-"+strconv.Itoa(i%namespaces), i, v+1))
-			}
-			data[v] = encode(list, true)
-		}
-		var lists atomic.Int64
-		for _, impl := range []string{ours, clientgo} {
-			b.Run("objects="+count(n)+"/"+impl, func(b *testing.B) {
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				src := newFakeSource(func() []byte { return data[lists.Add(1)%2] })
-				var seen atomic.Int64
-				if impl == ours {
-					inf, err := sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{
-						ListerWatcher: oursLW[*corev1.ConfigMap]{src},
-						Reflector:     reflectorPageAll,
-						OnError:       quietOnError,
-						Logger:        discard,
-					})
-					if err != nil {
-						b.Fatal(err)
-					}
-					_, _ = inf.AddEventHandler(sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
-						AddFunc:    func(*corev1.ConfigMap, bool) { seen.Add(1) },
-						UpdateFunc: func(_, _ *corev1.ConfigMap) { seen.Add(1) },
-					}, sharedinformer.HandlerOptions{})
-					go func() { _ = inf.Run(ctx) }()
-				} else {
-					inf := cache.NewSharedIndexInformer(newClientGoLW(src), &corev1.ConfigMap{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-					_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-						AddFunc:    func(any) { seen.Add(1) },
-						UpdateFunc: func(_, _ any) { seen.Add(1) },
-					})
-					go inf.RunWithContext(ctx)
-				}
-				w := <-src.watches
-				for seen.Load() < int64(n) {
-					time.Sleep(time.Millisecond)
-				}
-				steady := heapAlloc()
-				var peak atomic.Uint64
-				stopSampling := make(chan struct{})
-				sampled := make(chan struct{})
-				go func() {
-					defer close(sampled)
-					var ms runtime.MemStats
-					t := time.NewTicker(5 * time.Millisecond)
-					defer t.Stop()
-					for {
-						select {
-						case <-stopSampling:
-							return
-						case <-t.C:
-							runtime.ReadMemStats(&ms)
-							if ms.HeapAlloc > peak.Load() {
-								peak.Store(ms.HeapAlloc)
-							}
-						}
-					}
-				}()
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := range b.N {
-					w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
-					for seen.Load() < int64(n)*int64(i+2) {
-						time.Sleep(100 * time.Microsecond)
-					}
-					w = <-src.watches
-				}
-				b.StopTimer()
-				close(stopSampling)
-				<-sampled
-				b.ReportMetric(float64(steady)/(1<<20), "steady-heap-MiB")
-				b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
-				b.ReportMetric(float64(peak.Load())/float64(steady), "peak/steady")
-			})
 		}
 	}
 }

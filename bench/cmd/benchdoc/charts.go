@@ -60,7 +60,7 @@ func drawCharts(res *results, dir string) ([]string, error) {
 	var names []string
 	var ours, cg, model plotter.Values
 	for _, r := range res.cases {
-		if r.workload != 11 {
+		if r.workload != 9 {
 			continue
 		}
 		names = append(names, r.cas)

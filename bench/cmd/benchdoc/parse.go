@@ -27,16 +27,15 @@ type results struct {
 var workloads = map[string]int{
 	"QueueCycle": 1, "QueueContendedAdd": 2, "QueueRateLimited": 3,
 	"StoreUpdateUnderReaders": 4, "ListerSelector": 5, "Fanout": 6,
-	"FIFOSlowConsumer": 7, "InitialSync": 8, "RelistStorm": 9,
-	"APIServerInitialSync": 10, "ReconcileThroughput": 11, "WatchLatency": 12,
+	"FIFOSlowConsumer": 7, "InitialSync": 8, "ReconcileThroughput": 9,
+	"WatchLatency": 10,
 }
 
 var workloadNames = map[int]string{
 	1: "queue add/get/done cycle", 2: "contended add", 3: "rate-limited churn / add-after",
 	4: "store updates under readers", 5: "lister selector", 6: "handler fan-out",
-	7: "FIFO, slow consumer", 8: "initial sync, pre-encoded Pods", 9: "relist storm",
-	10: "initial sync, real apiserver", 11: "reconcile throughput under RTT",
-	12: "watch event-to-handler latency",
+	7: "FIFO, slow consumer", 8: "initial sync, pre-encoded Pods",
+	9: "reconcile throughput under RTT", 10: "watch event-to-handler latency",
 }
 
 // parse reads benchmark lines ("Benchmark<Name>/a=b/impl=ours-2  N  v unit ...")

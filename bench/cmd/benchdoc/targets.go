@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strings"
 )
 
@@ -51,13 +50,9 @@ func targets(res *results) []string {
 		case r.workload == 4 && strings.Contains(r.cas, "readers=10"):
 			x := r.ratio("writes/s", "ours", "clientgo")
 			out = append(out, fmt.Sprintf("Store writes under 10 readers %s ≥ 10× client-go: %s — %.2f×.", caseName(r), mark(x >= 10), x))
-		case r.workload == 8 && strings.Contains(r.cas, "transform=none"), r.workload == 10 && !strings.Contains(r.cas, "mode=stream"):
+		case r.workload == 8 && strings.Contains(r.cas, "transform=none"):
 			x := r.ratio("ns/op", "ours", "clientgo")
 			y := r.ratio("ns/op", "ours", "baseline")
-			if r.workload == 10 && math.IsNaN(y) {
-				// The bare LIST is measured once per encoding, under mode=list.
-				y = r.impls["ours"]["ns/op"] / baselineOf(res, strings.Replace(r.cas, "mode=list-rv0", "mode=list", 1))
-			}
 			out = append(out, fmt.Sprintf("Initial sync %s ≤ client-go and ≤ 1.2× the bare LIST + decode: %s — %.2f× client-go, %.2f× bare.", caseName(r), mark(x <= 1 && y <= 1.2), x, y))
 		}
 		if r.workload == 8 {
@@ -66,18 +61,6 @@ func targets(res *results) []string {
 		}
 	}
 	return out
-}
-
-// baselineOf returns the bare LIST time of case cas in workload 10.
-func baselineOf(res *results, cas string) float64 {
-	for _, r := range res.cases {
-		if r.workload == 10 && r.cas == cas {
-			if v, ok := r.impls["baseline"]["ns/op"]; ok {
-				return v
-			}
-		}
-	}
-	return math.NaN()
 }
 
 // caseName is a case as go test names it, without its impl:
