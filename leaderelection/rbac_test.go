@@ -8,11 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/leaderelection"
@@ -66,7 +62,7 @@ func TestUnderRBACTheMinimalRoleIsEnoughAndItsAbsenceIsReportedAsForbidden(t *te
 	})
 
 	t.Run("with the minimal role", func(t *testing.T) {
-		bindRules(t, cp.Config(), ns, "candidate", leaderelection.Rules("guarded"))
+		require.NoError(t, cp.Grant(t.Context(), ns, "candidate", leaderelection.Rules("guarded")))
 		ts := newTerms()
 		cfg, _ := config(t, userCfg, ns, "guarded", "candidate", ts.callbacks("candidate", nil))
 		cfg.ReleaseOnCancel = true
@@ -80,29 +76,6 @@ func TestUnderRBACTheMinimalRoleIsEnoughAndItsAbsenceIsReportedAsForbidden(t *te
 		lease := getLease(context.Background(), t, cp.Config(), ns, "guarded")
 		require.Nil(t, lease.Spec.HolderIdentity, "released")
 	})
-}
-
-// bindRules creates a Role with rules and binds it to user, as the admin.
-func bindRules(t *testing.T, admin *rest.Config, ns, user string, rules []rbacv1.PolicyRule) {
-	t.Helper()
-	scheme := runtime.NewScheme()
-	require.NoError(t, rbacv1.AddToScheme(scheme))
-	metav1.AddToGroupVersion(scheme, rbacv1.SchemeGroupVersion)
-	cfg := rest.CopyConfig(admin)
-	cfg.APIPath = "/apis"
-	cfg.GroupVersion = &rbacv1.SchemeGroupVersion
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	client := must(rest.RESTClientFor(cfg))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "leader-election"}, Rules: rules}
-	require.NoError(t, client.Post().Namespace(ns).Resource("roles").Body(role).Do(ctx).Error())
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "leader-election"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "leader-election"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}},
-	}
-	require.NoError(t, client.Post().Namespace(ns).Resource("rolebindings").Body(binding).Do(ctx).Error())
 }
 
 func countLines(s, substr string) int {

@@ -14,10 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
@@ -38,8 +35,8 @@ func TestUnderRBACASharderAndItsMembersNeedNoMoreThanTheirRules(t *testing.T) {
 	resources := []schema.GroupVersionResource{corev1.SchemeGroupVersion.WithResource("configmaps")}
 	controller := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch", "create"}}}
 	sr, mr := sharding.SharderRules(resources), sharding.MemberRules(resources)
-	bindRole(t, admin, ns, "sharder", slices.Concat(sr.Leases, sr.Objects))
-	bindRole(t, admin, ns, "member", slices.Concat(mr.Leases, mr.Objects, controller))
+	require.NoError(t, cp.Grant(t.Context(), ns, "sharder", slices.Concat(sr.Leases, sr.Objects)))
+	require.NoError(t, cp.Grant(t.Context(), ns, "member", slices.Concat(mr.Leases, mr.Objects, controller)))
 	refused := map[string]*atomic.Int32{}
 	configAs := func(user string) *rest.Config {
 		cfg := must(cp.ConfigAs(user))
@@ -103,30 +100,6 @@ func TestUnderRBACASharderAndItsMembersNeedNoMoreThanTheirRules(t *testing.T) {
 		require.Zero(t, n.Load(), "requests of %s were refused (403)", user)
 	}
 	requireNoOverlap(t, rec)
-}
-
-// bindRole creates a Role named after user with rules and binds it to
-// user, as the admin.
-func bindRole(t *testing.T, admin *rest.Config, ns, user string, rules []rbacv1.PolicyRule) {
-	t.Helper()
-	scheme := runtime.NewScheme()
-	require.NoError(t, rbacv1.AddToScheme(scheme))
-	metav1.AddToGroupVersion(scheme, rbacv1.SchemeGroupVersion)
-	cfg := rest.CopyConfig(admin)
-	cfg.APIPath = "/apis"
-	cfg.GroupVersion = &rbacv1.SchemeGroupVersion
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	client := must(rest.RESTClientFor(cfg))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}
-	require.NoError(t, client.Post().Namespace(ns).Resource("roles").Body(role).Do(ctx).Error())
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}},
-	}
-	require.NoError(t, client.Post().Namespace(ns).Resource("rolebindings").Body(binding).Do(ctx).Error())
 }
 
 // awaitAllowed waits until cfg's user may list the namespace's

@@ -60,7 +60,8 @@
 // no other test.
 //
 // Also at hand: Options.RBAC with Options.Users and ConfigAs, for a client
-// that is not the admin (a 403 to provoke, a Role to prove minimal);
+// that is not the admin (a 403 to provoke), and Grant, to give it a Role
+// of rules to prove minimal;
 // InstallCRD, for a custom resource served in one call; and Current, the
 // control plane Main started, for Example functions, which have no
 // *testing.T; and SaveEtcdData with Options.EtcdDataFrom, to populate
