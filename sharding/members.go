@@ -65,6 +65,11 @@ type observation struct {
 	// may have come back and gone again meanwhile, so at bounds nothing,
 	// and the next poll that finds it absent starts the wait afresh.
 	unsure bool
+	// unlisted marks a Lease read by name that the polls cannot list: its
+	// labels were changed by someone (see seeUnlisted). It is judged by
+	// its version as any other, but never counts as alive (it is off the
+	// ring to every poll), and a poll that does not list it keeps it.
+	unlisted bool
 }
 
 func newMembers(client *rest.RESTClient, namespace, ring string, clock informer.Clock, fallback, timeout time.Duration) *members {
@@ -126,7 +131,7 @@ func (m *members) poll(ctx context.Context) error {
 		longest = max(longest, m.leases[id].duration)
 	}
 	for id, o := range m.leases {
-		if !seen[id] && (o.lease != nil || o.unsure) && o.write <= sent {
+		if !seen[id] && (o.lease != nil || o.unsure) && o.write <= sent && !o.unlisted {
 			m.leases[id] = observation{holder: o.holder, duration: o.duration, at: now} // absent since now
 		}
 	}
@@ -200,7 +205,7 @@ func (m *members) alive() (ids []string, judged bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for id, o := range m.leases {
-		if o.lease != nil && o.holder == id && now.Before(o.at.Add(o.duration)) {
+		if o.lease != nil && o.holder == id && !o.unlisted && now.Before(o.at.Add(o.duration)) {
 			ids = append(ids, id)
 		}
 	}
@@ -277,7 +282,14 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 	if o := s.judged; o.lease != nil {
 		taken := o.lease.DeepCopy() // carries the resourceVersion judged
 		taken.Spec.HolderIdentity, taken.Spec.RenewTime = &by, &now
+		if taken.Labels == nil {
+			taken.Labels = map[string]string{}
+		}
+		maps.Copy(taken.Labels, leaseLabels(m.ring, s.id)) // an unlisted Lease's are put back
 		err = m.client.Put().Namespace(m.namespace).Resource("leases").Name(taken.Name).Body(taken).Do(ctx).Into(&written)
+		if o.unlisted && (apierrors.IsConflict(err) || apierrors.IsNotFound(err)) {
+			return false, m.seeUnlisted(ctx, s.id) // it changed: look again, and wait again
+		}
 	} else {
 		seconds := int32(o.duration / time.Second)
 		taken := &coordinationv1.Lease{
@@ -286,7 +298,7 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 		}
 		err = m.client.Post().Namespace(m.namespace).Resource("leases").Body(taken).Do(ctx).Into(&written)
 		if apierrors.IsAlreadyExists(err) {
-			err = m.takeOverUnseen(ctx, taken, s.id, err, &written)
+			return false, m.seeUnlisted(ctx, s.id)
 		}
 	}
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err) {
@@ -305,34 +317,45 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 	return true, nil
 }
 
-// takeOverUnseen is a takeover's create answered AlreadyExists (err): the
-// member's Lease is there, though the polls, which find a ring's Leases
-// by their two labels, found it absent for a LeaseDuration. A member
-// writes both labels with each of its writes, so a Lease that lacks them
-// (stripped, or changed, by someone) has had no write of its member
-// since, a LeaseDuration at least: its member stopped leading a
-// RenewDeadline after its last renew, as dead as if its Lease were gone.
-// It is taken over as an absent Lease is, holder, renew time, duration
-// and labels written as taken, guarded by the version read, into
-// written; a write of its member meanwhile fails it with 409, judged
-// again
-// (TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove).
-// Its name is this ring's and this member's alone (LeaseName), whatever
-// its labels say. A Lease that carries them was written since the polls
-// last looked: err, judged again.
-func (m *members) takeOverUnseen(ctx context.Context, taken *coordinationv1.Lease, id string, err error, written *coordinationv1.Lease) error {
-	var found coordinationv1.Lease
-	if getErr := m.client.Get().Namespace(m.namespace).Resource("leases").Name(taken.Name).Do(ctx).Into(&found); getErr != nil {
-		return getErr
-	}
-	if found.Labels[LeaseRingLabel] == m.ring && found.Labels[LeaseMemberLabel] == id {
+// seeUnlisted reads member id's Lease by name, for a takeover that met
+// it where the polls saw none (its create was answered AlreadyExists), or
+// saw it change (its guarded write was answered 409 or 404). The polls
+// find a ring's Leases by their two labels; a Lease whose labels someone
+// changed is there to every read by name and to none of them. A member
+// writes both labels with each of its writes, but whoever changed them
+// may change them again after each, so such a Lease says nothing of its
+// member's life but by its version: it is recorded as unlisted (see
+// observation.unlisted), judged from now as any Lease the polls see,
+// and taken over, labels put back, only once that version has gone
+// unchanged for its duration; a write of its member meanwhile makes the
+// takeover fail, and the wait begins again
+// (TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove,
+// TestALiveMemberWhoseLabelsAreStrippedAfterEachWriteIsNotTakenOver).
+// A Lease that carries both labels is left to the polls, and one gone is
+// absent from now. Its name is this ring's and this member's alone
+// (LeaseName), whatever its labels say.
+func (m *members) seeUnlisted(ctx context.Context, id string) error {
+	var lease coordinationv1.Lease
+	err := m.client.Get().Namespace(m.namespace).Resource("leases").Name(LeaseName(m.ring, id)).Do(ctx).Into(&lease)
+	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	found.Spec.HolderIdentity, found.Spec.RenewTime = taken.Spec.HolderIdentity, taken.Spec.RenewTime
-	found.Spec.LeaseDurationSeconds = taken.Spec.LeaseDurationSeconds
-	if found.Labels == nil {
-		found.Labels = map[string]string{}
+	now := m.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.leases[id]
+	switch {
+	case apierrors.IsNotFound(err):
+		if old.lease != nil {
+			m.leases[id] = observation{holder: old.holder, duration: old.duration, at: now} // absent since now
+		}
+	case lease.Labels[LeaseRingLabel] == m.ring && lease.Labels[LeaseMemberLabel] == id:
+		// Listed again: the next poll records it.
+	default:
+		m.record(id, &lease, now)
+		o := m.leases[id]
+		o.unlisted = true
+		m.leases[id] = o
 	}
-	maps.Copy(found.Labels, taken.Labels)
-	return m.client.Put().Namespace(m.namespace).Resource("leases").Name(taken.Name).Body(&found).Do(ctx).Into(written)
+	return nil
 }

@@ -20,7 +20,7 @@ type Rules struct {
 // SharderRules are the least a sharder candidate needs to shard
 // resources: get on leases, for its election Lease ("sharder-<ring>")
 // and to read a member's Lease that its polls could not find (see
-// members.takeOverUnseen); list, to poll the ring's; create and update,
+// members.seeUnlisted); list, to poll the ring's; create and update,
 // for its election and to take a member's Lease over; delete, to collect
 // a dead member's. Member Lease names are new every term, so the rule
 // names no Lease (nor can a create: RBAC checks it before the name is

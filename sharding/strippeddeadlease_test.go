@@ -30,12 +30,15 @@ import (
 // Nothing put the labels back (a could not write), so a's objects stayed
 // labelled with it for good, reconciled by no one. A first fix put the
 // labels back and judged the Lease again: its own write then read as a
-// renew, and a was back on the ring for a LeaseDuration, given objects.
+// renew, and a was back on the ring for a LeaseDuration, given objects;
+// a second took the Lease over at once, which took over a live member
+// too (TestALiveMemberWhoseLabelsAreStrippedAfterEachWriteIsNotTakenOver).
 //
-// Passing: the sharder takes the Lease it could not see over as it would
-// an absent one, labels put back; a's objects move to b, and from the
-// label change on no object is labelled toward a, not even the parents
-// created while a is off the ring.
+// Passing: the sharder reads the Lease it could not see by name, judges
+// it by its version, and takes it over once that version has gone
+// unchanged for a LeaseDuration, labels put back; a's objects move to b,
+// and from the label change on no object is labelled toward a, not even
+// the parents created while a is off the ring.
 func TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove(t *testing.T) {
 	for name, patch := range map[string]string{
 		"both labels removed":  `{"metadata":{"labels":null}}`,
