@@ -96,6 +96,11 @@ func leaseSelector(ring string) string {
 // member taken over or forgotten since this poll was sent keeps what the
 // takeover's answer said, or stays forgotten: the list may be from before
 // it, and would bring a member dead for certain back to life for a lease.
+// A member dead for certain stays so when its Lease is no longer listed
+// (someone changed its labels, or deleted it: collection then finds it
+// gone), and so does a Lease read by name that no poll lists (see
+// seeUnlisted)
+// (TestATakenOverLeaseStrippedOfItsLabelsAgainStaysDeadForCertain).
 func (m *members) poll(ctx context.Context) error {
 	ctx, cancel := informer.WithTimeout(ctx, m.clock, m.timeout)
 	defer cancel()
@@ -131,7 +136,8 @@ func (m *members) poll(ctx context.Context) error {
 		longest = max(longest, m.leases[id].duration)
 	}
 	for id, o := range m.leases {
-		if !seen[id] && (o.lease != nil || o.unsure) && o.write <= sent && !o.unlisted {
+		deadForCertain := o.lease != nil && o.holder != id // an id is never reused: it stays dead
+		if !seen[id] && (o.lease != nil || o.unsure) && o.write <= sent && !o.unlisted && !deadForCertain {
 			m.leases[id] = observation{holder: o.holder, duration: o.duration, at: now} // absent since now
 		}
 	}
@@ -345,12 +351,14 @@ func (m *members) seeUnlisted(ctx context.Context, id string) error {
 	defer m.mu.Unlock()
 	old := m.leases[id]
 	switch {
-	case apierrors.IsNotFound(err):
-		if old.lease != nil {
-			m.leases[id] = observation{holder: old.holder, duration: old.duration, at: now} // absent since now
-		}
-	case lease.Labels[LeaseRingLabel] == m.ring && lease.Labels[LeaseMemberLabel] == id:
-		// Listed again: the next poll records it.
+	case apierrors.IsNotFound(err), lease.Labels[LeaseRingLabel] == m.ring && lease.Labels[LeaseMemberLabel] == id:
+		// Gone, or listed again (the next poll records it). Either way
+		// the Lease was there a moment ago, where the last judgement
+		// had it absent or at an older version: its absence counts from
+		// now, as a poll's does, so a member that puts its deleted Lease
+		// back has the time it needs
+		// (TestALiveMemberWhoseUnlistedLeaseIsDeletedBeforeItIsReadIsNotTakenOver).
+		m.leases[id] = observation{holder: old.holder, duration: old.duration, at: now}
 	default:
 		m.record(id, &lease, now)
 		o := m.leases[id]
