@@ -220,6 +220,9 @@ func (s *Sharder) takeOverSuspects(ctx context.Context) bool {
 	took := false
 	for _, sus := range s.members.suspects() {
 		taken, err := s.members.takeOver(ctx, sus, takenOverBy(s.cfg.Identity))
+		if errors.Is(err, errUnseen) {
+			continue // neither taken nor found alive: judged again
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				s.cfg.Logger.Warn("sharding: taking over a member's Lease", "member", sus.id, "err", err)

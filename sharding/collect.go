@@ -14,7 +14,9 @@ import (
 // never renews again and its Lease is only clutter, which every sharder
 // candidate would list on every poll forever. The delete carries the
 // resourceVersion that was judged dead: if the Lease changed since, the
-// API server refuses it (409), and the next pass judges it again. Each
+// API server refuses it (409), the Lease is read again by name
+// (rereadDead: the polls may not list it), and the next pass deletes it
+// by the version read, if it still names another holder than its member. Each
 // delete is bounded like every request of the sharder: one that hangs
 // must not stop the loop that watches the members.
 func (s *Sharder) collectLeases(ctx context.Context, resources []*resource) {
@@ -36,7 +38,13 @@ func (s *Sharder) collectLeases(ctx context.Context, resources []*resource) {
 		switch {
 		case err == nil || apierrors.IsNotFound(err):
 			s.members.forget(id) // gone for good: an object naming it later is judged afresh
-		case apierrors.IsConflict(err) || ctx.Err() != nil:
+		case apierrors.IsConflict(err):
+			rctx, cancel := informer.WithTimeout(ctx, s.cfg.Clock, s.members.timeout)
+			if err := s.members.rereadDead(rctx, id); err != nil && ctx.Err() == nil {
+				s.cfg.Logger.Warn("sharding: reading a dead member's Lease again", "member", id, "err", err)
+			}
+			cancel()
+		case ctx.Err() != nil:
 		default:
 			s.cfg.Logger.Warn("sharding: deleting a dead member's Lease", "member", id, "err", err)
 		}

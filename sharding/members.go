@@ -2,6 +2,7 @@ package sharding
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -97,8 +98,9 @@ func leaseSelector(ring string) string {
 // takeover's answer said, or stays forgotten: the list may be from before
 // it, and would bring a member dead for certain back to life for a lease.
 // A member dead for certain stays so when its Lease is no longer listed
-// (someone changed its labels, or deleted it: collection then finds it
-// gone), and so does a Lease read by name that no poll lists (see
+// (someone changed its labels, or deleted it; collection's delete then
+// finds it gone, or, refused for another version, reads it again: see
+// rereadDead), and so does a Lease read by name that no poll lists (see
 // seeUnlisted)
 // (TestATakenOverLeaseStrippedOfItsLabelsAgainStaysDeadForCertain).
 func (m *members) poll(ctx context.Context) error {
@@ -304,7 +306,10 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 		}
 		err = m.client.Post().Namespace(m.namespace).Resource("leases").Body(taken).Do(ctx).Into(&written)
 		if apierrors.IsAlreadyExists(err) {
-			return false, m.seeUnlisted(ctx, s.id)
+			if err := m.seeUnlisted(ctx, s.id); err != nil {
+				return false, err
+			}
+			return false, errUnseen
 		}
 	}
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err) {
@@ -322,6 +327,11 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 	m.leases[s.id] = o
 	return true, nil
 }
+
+// errUnseen is takeOver's answer when its create met a Lease the polls
+// did not list, now read by name (seeUnlisted): not taken, and not
+// found alive either.
+var errUnseen = errors.New("sharding: the member's Lease was there unlisted; read by name, judged again")
 
 // seeUnlisted reads member id's Lease by name, for a takeover that met
 // it where the polls saw none (its create was answered AlreadyExists), or
@@ -365,5 +375,33 @@ func (m *members) seeUnlisted(ctx context.Context, id string) error {
 		o.unlisted = true
 		m.leases[id] = o
 	}
+	return nil
+}
+
+// rereadDead reads by name the Lease of member id, dead for certain,
+// whose delete, guarded by the version judged, met another (409).
+// Polls may not list it (its labels changed: see seeUnlisted), and then
+// nothing else would bring the version a delete needs, and the Lease
+// would never be collected
+// (TestATakenOverLeaseStrippedOfItsLabelsAgainStaysDeadForCertain).
+// Gone, the member is forgotten; there, its version is recorded, and
+// the next pass deletes it by that.
+func (m *members) rereadDead(ctx context.Context, id string) error {
+	var lease coordinationv1.Lease
+	err := m.client.Get().Namespace(m.namespace).Resource("leases").Name(LeaseName(m.ring, id)).Do(ctx).Into(&lease)
+	if apierrors.IsNotFound(err) {
+		m.forget(id)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	listed := lease.Labels[LeaseRingLabel] == m.ring && lease.Labels[LeaseMemberLabel] == id
+	m.record(id, &lease, m.clock.Now())
+	o := m.leases[id]
+	o.unlisted = !listed
+	m.leases[id] = o
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/leaderelection"
+	"github.com/listwatch/informer/metrics"
 	"github.com/listwatch/informer/sharding"
 )
 
@@ -38,7 +39,9 @@ import (
 // it by its version, and takes it over once that version has gone
 // unchanged for a LeaseDuration, labels put back; a's objects move to b,
 // and from the label change on no object is labelled toward a, not even
-// the parents created while a is off the ring.
+// the parents created while a is off the ring. The takeovers metric
+// counts one taken and none found alive: the create that met the Lease
+// found it, not its member.
 func TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove(t *testing.T) {
 	for name, patch := range map[string]string{
 		"both labels removed":  `{"metadata":{"labels":null}}`,
@@ -68,7 +71,9 @@ func TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove(t
 				var wg sync.WaitGroup
 				defer wg.Wait()
 				defer cancel()
+				memory := metrics.NewMemory()
 				startSharder(ctx, t, &wg, cfg, ns, &labels, func(sc *sharding.SharderConfig) {
+					sc.Metrics = must(metrics.NewRegistry(memory))
 					sc.OnLabel = func(action string, key informer.Key, member string) {
 						if changed.Load() && member == dead.Load().(string) {
 							mu.Lock()
@@ -106,6 +111,9 @@ func TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove(t
 				mu.Lock()
 				defer mu.Unlock()
 				require.Empty(t, towardDead, "objects were labelled toward the cut-off member %s after its Lease's labels changed", a)
+				taken, _ := memory.Value("listwatch_sharder_takeovers_total", ring, "taken")
+				found, _ := memory.Value("listwatch_sharder_takeovers_total", ring, "alive")
+				require.Equal(t, []float64{1, 0}, []float64{taken, found}, "takeovers: taken, found alive")
 				requireNoOverlap(t, rec)
 			})
 		})
