@@ -16,9 +16,9 @@ import (
 // resourceVersion that was judged dead: if the Lease changed since, the
 // API server refuses it (409), the Lease is read again by name
 // (rereadDead: the polls may not list it), and the next pass deletes it
-// by the version read, if it still names another holder than its member. Each
-// delete is bounded like every request of the sharder: one that hangs
-// must not stop the loop that watches the members.
+// by the version read, if it still names another holder than its
+// member. Each delete is bounded like every request of the sharder: one
+// that hangs must not stop the loop that watches the members.
 func (s *Sharder) collectLeases(ctx context.Context, resources []*resource) {
 	dead := s.members.dead()
 	if len(dead) == 0 {

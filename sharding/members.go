@@ -351,9 +351,8 @@ var errUnseen = errors.New("sharding: the member's Lease was there unlisted; rea
 // absent from now. Its name is this ring's and this member's alone
 // (LeaseName), whatever its labels say.
 func (m *members) seeUnlisted(ctx context.Context, id string) error {
-	var lease coordinationv1.Lease
-	err := m.client.Get().Namespace(m.namespace).Resource("leases").Name(LeaseName(m.ring, id)).Do(ctx).Into(&lease)
-	if err != nil && !apierrors.IsNotFound(err) {
+	lease, err := m.read(ctx, id)
+	if err != nil {
 		return err
 	}
 	now := m.clock.Now()
@@ -361,7 +360,7 @@ func (m *members) seeUnlisted(ctx context.Context, id string) error {
 	defer m.mu.Unlock()
 	old := m.leases[id]
 	switch {
-	case apierrors.IsNotFound(err), lease.Labels[LeaseRingLabel] == m.ring && lease.Labels[LeaseMemberLabel] == id:
+	case lease == nil || m.listed(lease, id):
 		// Gone, or listed again (the next poll records it). Either way
 		// the Lease was there a moment ago, where the last judgement
 		// had it absent or at an older version: its absence counts from
@@ -370,10 +369,7 @@ func (m *members) seeUnlisted(ctx context.Context, id string) error {
 		// (TestALiveMemberWhoseUnlistedLeaseIsDeletedBeforeItIsReadIsNotTakenOver).
 		m.leases[id] = observation{holder: old.holder, duration: old.duration, at: now}
 	default:
-		m.record(id, &lease, now)
-		o := m.leases[id]
-		o.unlisted = true
-		m.leases[id] = o
+		m.recordRead(id, lease, now)
 	}
 	return nil
 }
@@ -387,21 +383,45 @@ func (m *members) seeUnlisted(ctx context.Context, id string) error {
 // Gone, the member is forgotten; there, its version is recorded, and
 // the next pass deletes it by that.
 func (m *members) rereadDead(ctx context.Context, id string) error {
-	var lease coordinationv1.Lease
-	err := m.client.Get().Namespace(m.namespace).Resource("leases").Name(LeaseName(m.ring, id)).Do(ctx).Into(&lease)
-	if apierrors.IsNotFound(err) {
-		m.forget(id)
-		return nil
-	}
+	lease, err := m.read(ctx, id)
 	if err != nil {
 		return err
 	}
+	if lease == nil {
+		m.forget(id)
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	listed := lease.Labels[LeaseRingLabel] == m.ring && lease.Labels[LeaseMemberLabel] == id
-	m.record(id, &lease, m.clock.Now())
-	o := m.leases[id]
-	o.unlisted = !listed
-	m.leases[id] = o
+	m.recordRead(id, lease, m.clock.Now())
 	return nil
+}
+
+// read reads member id's Lease by name: nil if there is none.
+func (m *members) read(ctx context.Context, id string) (*coordinationv1.Lease, error) {
+	lease := &coordinationv1.Lease{}
+	err := m.client.Get().Namespace(m.namespace).Resource("leases").Name(LeaseName(m.ring, id)).Do(ctx).Into(lease)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return lease, nil
+}
+
+// listed reports whether lease carries both labels by which a poll
+// finds member id's Lease.
+func (m *members) listed(lease *coordinationv1.Lease, id string) bool {
+	return lease.Labels[LeaseRingLabel] == m.ring && lease.Labels[LeaseMemberLabel] == id
+}
+
+// recordRead records lease, read by name, as member id's latest
+// version, seen at now; unlisted if a poll cannot list it. m.mu must be
+// held.
+func (m *members) recordRead(id string, lease *coordinationv1.Lease, now time.Time) {
+	m.record(id, lease, now)
+	o := m.leases[id]
+	o.unlisted = !m.listed(lease, id)
+	m.leases[id] = o
 }
