@@ -2,7 +2,6 @@ package sharding_test
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -93,31 +92,15 @@ func TestALiveMemberWhoseLabelsAreStrippedAfterEachWriteIsNotTakenOver(t *testin
 				c, target, strips := stripAfterWrites(t, "replica-a", delay, &pending)
 				defer pending.Wait()
 				defer target.Store("")
-				ns, cfg := c.ns, c.cfg
-				ctx, cancel := context.WithCancel(t.Context())
-				const parents = 20
-				createParents(ctx, t, c.core, ns, parents)
+				m := joinTwo(t, c, c.as("replica-a"), 20)
+				moved := count(m.labels, "move")
 
-				rec := newRecords()
-				var labels sync.Map
-				var wg sync.WaitGroup
-				defer wg.Wait()
-				defer cancel()
-				startSharder(ctx, t, &wg, cfg, ns, &labels)
-				wg.Go(func() { runReplica(ctx, t, c.as("replica-a"), ns, "a", rec) })
-				guard := time.Minute
-				_, alive := awaitConverged(ctx, t, cfg, ns, 1, 2*parents, guard)
-				a := alive[0]
-				wg.Go(func() { runReplica(ctx, t, cfg, ns, "b", rec) })
-				awaitConverged(ctx, t, cfg, ns, 2, 2*parents, guard)
-				moved := count(&labels, "move")
-
-				target.Store(sharding.LeaseName(ring, a))
+				target.Store(sharding.LeaseName(ring, m.a))
 				time.Sleep(leaseDuration + 8*retryPeriod)
 				t.Logf("strips after a's writes: %d", strips.Load())
 				require.Positive(t, strips.Load(), "a's renews were stripped")
-				require.Equal(t, moved, count(&labels, "move"), "objects moved off the live member %s", a)
-				requireNoOverlap(t, rec)
+				require.Equal(t, moved, count(m.labels, "move"), "objects moved off the live member %s", m.a)
+				requireNoOverlap(t, m.rec)
 			})
 		})
 	}

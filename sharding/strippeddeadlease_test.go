@@ -1,7 +1,6 @@
 package sharding_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -57,22 +56,13 @@ func TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove(t
 					}
 					return fakeapiserver.Fault{}
 				})
-				ns, cfg := c.ns, c.cfg
-				ctx, cancel := context.WithCancel(t.Context())
 				const parents, later = 20, 10
-				createParents(ctx, t, c.core, ns, parents)
-
-				rec := newRecords()
-				var labels sync.Map
 				var dead atomic.Value // a's id
 				dead.Store("")
 				var mu sync.Mutex
 				var towardDead []string // label writes toward a once its labels changed
-				var wg sync.WaitGroup
-				defer wg.Wait()
-				defer cancel()
 				memory := metrics.NewMemory()
-				startSharder(ctx, t, &wg, cfg, ns, &labels, func(sc *sharding.SharderConfig) {
+				m := joinTwo(t, c, c.as("replica-a"), parents, func(sc *sharding.SharderConfig) {
 					sc.Metrics = must(metrics.NewRegistry(memory))
 					sc.OnLabel = func(action string, key informer.Key, member string) {
 						if changed.Load() && member == dead.Load().(string) {
@@ -82,13 +72,8 @@ func TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove(t
 						}
 					}
 				})
-				wg.Go(func() { runReplica(ctx, t, c.as("replica-a"), ns, "a", rec) })
-				guard := time.Minute // simulated: many times what converging takes
-				_, alive := awaitConverged(ctx, t, cfg, ns, 1, 2*parents, guard)
-				a := alive[0]
+				a, ctx, ns, cfg, guard := m.a, m.ctx, c.ns, c.cfg, time.Minute
 				dead.Store(a)
-				wg.Go(func() { runReplica(ctx, t, cfg, ns, "b", rec) })
-				awaitConverged(ctx, t, cfg, ns, 2, 2*parents, guard)
 
 				cutOff.Store(true)
 				synctest.Wait()
@@ -114,7 +99,7 @@ func TestADeadMembersLeaseStrippedOfItsRingLabelsIsFoundAgainAndItsObjectsMove(t
 				taken, _ := memory.Value("listwatch_sharder_takeovers_total", ring, "taken")
 				found, _ := memory.Value("listwatch_sharder_takeovers_total", ring, "alive")
 				require.Equal(t, []float64{1, 0}, []float64{taken, found}, "takeovers: taken, found alive")
-				requireNoOverlap(t, rec)
+				requireNoOverlap(t, m.rec)
 			})
 		})
 	}

@@ -1,8 +1,6 @@
 package sharding_test
 
 import (
-	"context"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -28,38 +26,22 @@ import (
 func TestAMemberLeaseStrippedOfItsRingLabelsIsLabelledAgainAndItsObjectsMoveWhenItLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newFakeCluster(t, nil)
-		ns, cfg := c.ns, c.cfg
-		ctx, cancel := context.WithCancel(t.Context())
 		const parents = 20
-		createParents(ctx, t, c.core, ns, parents)
-
-		rec := newRecords()
-		var labels sync.Map
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		defer cancel()
-		startSharder(ctx, t, &wg, cfg, ns, &labels)
-		ctxA, stopA := context.WithCancel(ctx)
-		defer stopA()
-		wg.Go(func() { runReplica(ctxA, t, cfg, ns, "a", rec) })
-		guard := time.Minute // simulated: many times what converging takes
-		_, alive := awaitConverged(ctx, t, cfg, ns, 1, 2*parents, guard)
-		a := alive[0]
-		wg.Go(func() { runReplica(ctx, t, cfg, ns, "b", rec) })
-		awaitConverged(ctx, t, cfg, ns, 2, 2*parents, guard)
-		moved := count(&labels, "move")
+		m := joinTwo(t, c, c.cfg, parents)
+		a, ctx, ns, cfg, guard := m.a, m.ctx, c.ns, c.cfg, time.Minute
+		moved := count(m.labels, "move")
 
 		require.NoError(t, must(leaderelection.NewClient(cfg)).Patch(types.MergePatchType).Namespace(ns).Resource("leases").
 			Name(sharding.LeaseName(ring, a)).Body([]byte(`{"metadata":{"labels":null}}`)).Do(ctx).Error())
 		time.Sleep(leaseDuration + 4*retryPeriod) // past the wait before a takeover, and a few polls more
-		require.Equal(t, moved, count(&labels, "move"), "objects moved off a live member")
+		require.Equal(t, moved, count(m.labels, "move"), "objects moved off a live member")
 		awaitConverged(ctx, t, cfg, ns, 2, 2*parents, guard) // a's Lease is found by its ring label again
 
-		stopA() // a leaves, releasing its Lease: its objects go to b
+		m.stopA() // a leaves, releasing its Lease: its objects go to b
 		owners, alive := awaitConverged(ctx, t, cfg, ns, 1, 2*parents, guard)
 		for _, owner := range owners {
 			require.Equal(t, alive[0], owner)
 		}
-		requireNoOverlap(t, rec)
+		requireNoOverlap(t, m.rec)
 	})
 }

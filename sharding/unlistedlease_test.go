@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -127,25 +126,11 @@ func TestALiveMemberWhoseUnlistedLeaseIsDeletedBeforeItIsReadIsNotTakenOver(t *t
 				blockedUntil.Store(time.Now().Add(time.Second).UnixNano())
 			}
 		}
-		ns, cfg := c.ns, c.cfg
-		ctx, cancel := context.WithCancel(t.Context())
-		const parents = 20
-		createParents(ctx, t, c.core, ns, parents)
-		rec := newRecords()
-		var labels sync.Map
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		defer cancel()
-		startSharder(ctx, t, &wg, cfg, ns, &labels)
 		aCfg := c.as("replica-a")
 		blockedWhile(aCfg, func() bool { return time.Now().UnixNano() < blockedUntil.Load() })
-		wg.Go(func() { runReplica(ctx, t, aCfg, ns, "a", rec) })
-		guard := time.Minute
-		_, alive := awaitConverged(ctx, t, cfg, ns, 1, 2*parents, guard)
-		a := alive[0]
-		wg.Go(func() { runReplica(ctx, t, cfg, ns, "b", rec) })
-		awaitConverged(ctx, t, cfg, ns, 2, 2*parents, guard)
-		moved := count(&labels, "move")
+		m := joinTwo(t, c.fakeCluster, aCfg, 20)
+		a, ctx := m.a, m.ctx
+		moved := count(m.labels, "move")
 
 		name := sharding.LeaseName(ring, a)
 		c.target.Store(name)
@@ -155,8 +140,8 @@ func TestALiveMemberWhoseUnlistedLeaseIsDeletedBeforeItIsReadIsNotTakenOver(t *t
 		}
 		c.target.Store("")
 		require.True(t, deleted.Load(), "the takeover's create met AlreadyExists and the Lease was deleted before the read")
-		require.Equal(t, moved, count(&labels, "move"), "objects moved off the live member %s", a)
-		requireNoOverlap(t, rec)
+		require.Equal(t, moved, count(m.labels, "move"), "objects moved off the live member %s", a)
+		requireNoOverlap(t, m.rec)
 	})
 }
 
@@ -186,23 +171,11 @@ func TestATakenOverLeaseStrippedOfItsLabelsAgainStaysDeadForCertain(t *testing.T
 				time.Sleep(300 * time.Millisecond) // the sharder's label PATCHes take a while: many objects, a client QPS
 			}
 		}
-		ns, cfg := c.ns, c.cfg
-		ctx, cancel := context.WithCancel(t.Context())
-		const parents = 20
-		createParents(ctx, t, c.core, ns, parents)
-		rec := newRecords()
-		var labels sync.Map
-		var wg sync.WaitGroup
-		defer func() { cancel(); wg.Wait(); time.Sleep(time.Second) }() // the hook's sleeps end too
-		startSharder(ctx, t, &wg, cfg, ns, &labels)
 		aCfg := c.as("replica-a")
 		blockedWhile(aCfg, cut.Load)
-		wg.Go(func() { runReplica(ctx, t, aCfg, ns, "a", rec) })
-		guard := time.Minute
-		_, alive := awaitConverged(ctx, t, cfg, ns, 1, 2*parents, guard)
-		a := alive[0]
-		wg.Go(func() { runReplica(ctx, t, cfg, ns, "b", rec) })
-		awaitConverged(ctx, t, cfg, ns, 2, 2*parents, guard)
+		m := joinTwo(t, c.fakeCluster, aCfg, 20)
+		defer func() { m.stop(); time.Sleep(time.Second) }() // the hook's sleeps end too
+		a, ctx, ns, guard := m.a, m.ctx, c.ns, time.Minute
 
 		cut.Store(true)
 		synctest.Wait()
