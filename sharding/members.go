@@ -32,7 +32,12 @@ import (
 // member that still renews makes fail.
 //
 // It keeps only observations, never decisions: a new sharder builds its
-// own from the Leases, and that is all the state there is.
+// own from the Leases, and that is all the state there is. A standby
+// (a sharder not leading) keeps only what its last poll listed, as a
+// sharder started then would: what it saw of members gone would grow
+// with their churn for its process's life, and once elected it would
+// take over (create) the Leases of members long gone
+// (TestAStandbyElectedCreatesNoLeaseForMembersThatLeftWhileItStoodBy).
 type members struct {
 	client    *rest.RESTClient
 	namespace string
@@ -48,6 +53,7 @@ type members struct {
 	// dropped a member, until a poll sent after it answers: a poll sent
 	// before would bring the member back from the Lease it listed.
 	forgot   map[string]uint64 // guarded by mu
+	leading  bool              // guarded by mu; see leads
 	firstAt  time.Time         // guarded by mu; the first successful poll
 	judgedAt time.Time         // guarded by mu; firstAt + the longest lease then
 }
@@ -85,8 +91,8 @@ func leaseSelector(ring string) string {
 }
 
 // poll lists the ring's Leases once, within the request timeout, and
-// records what changed. A member whose Lease it saw and no longer finds
-// is kept as absent, its clock restarting now: absence is a change. Its
+// records what changed. A standby forgets a member whose Lease it no
+// longer finds (see members); a leader keeps it as absent, its clock restarting now: absence is a change. Its
 // member may have renewed after this observer last saw the Lease (polls
 // fail too), but not after the delete, which came before this poll; so
 // a takeover, a lease duration from now, comes after the member's term
@@ -137,6 +143,10 @@ func (m *members) poll(ctx context.Context) error {
 		longest = max(longest, m.leases[id].duration)
 	}
 	for id, o := range m.leases {
+		if !seen[id] && !m.leading {
+			delete(m.leases, id) // a standby keeps what the Leases say now
+			continue
+		}
 		deadForCertain := o.lease != nil && o.holder != id // an id is never reused: it stays dead
 		if !seen[id] && (o.lease != nil || o.unsure) && o.write <= sent && !o.unlisted && !deadForCertain {
 			m.leases[id] = observation{holder: o.holder, duration: o.duration, at: now} // absent since now
@@ -151,6 +161,14 @@ func (m *members) poll(ctx context.Context) error {
 		m.firstAt, m.judgedAt = now, now.Add(longest)
 	}
 	return nil
+}
+
+// leads records whether this observer's sharder leads: only then does it
+// keep members its polls no longer list (see members).
+func (m *members) leads(leading bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.leading = leading
 }
 
 // lostSight marks every absence as unsure after a failed poll (see

@@ -235,6 +235,8 @@ func (s *Sharder) pollMembers(ctx context.Context) {
 
 // lead shards until ctx (the sharder's term) ends.
 func (s *Sharder) lead(ctx context.Context) {
+	s.members.leads(true)
+	defer s.members.leads(false)
 	s.cfg.OnLeading(true)
 	defer s.cfg.OnLeading(false)
 	s.cfg.Logger.Info("sharding: sharder elected", "ring", s.cfg.Ring)
