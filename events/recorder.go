@@ -173,7 +173,8 @@ func (o Options) withDefaults() (Options, error) {
 // its reason (why, in UpperCamelCase, such as "SecretNotOurs"), its
 // action (what the controller did or failed to do, such as "Create"),
 // and a note for people, formatted from format and args and cut to the
-// API server's 1024 bytes. It returns at once, with an error only for
+// API server's 1024 bytes (bytes that are not UTF-8 count as the three of
+// the U+FFFD that JSON carries them as). It returns at once, with an error only for
 // arguments the API server would refuse; the Event is sent by Run.
 func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, format string, args ...any) error {
 	ref, err := r.reference(regarding)
@@ -188,7 +189,7 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, f
 	case action == "" || len(action) > maxAction:
 		return fmt.Errorf("events: Eventf: action %q must be 1 to %d characters", action, maxAction)
 	}
-	note := truncate(fmt.Sprintf(format, args...), maxNote)
+	note := truncate(validUTF8(fmt.Sprintf(format, args...)), maxNote)
 	key := seriesKey{regarding: *ref, eventType: eventType, reason: reason, action: action, note: note}
 	key.regarding.ResourceVersion = "" // a change of the object by anyone does not end the series
 	r.record(key, *ref)
@@ -234,7 +235,27 @@ func namePrefix(name string) string {
 	return prefix
 }
 
-// truncate cuts s to at most n bytes, at a rune boundary.
+// validUTF8 replaces each byte of s that is not UTF-8 with U+FFFD, as
+// encoding/json does on the way to the API server, which then counts
+// the note's bytes: so the note is cut as the server will see it.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// truncate cuts s, valid UTF-8, to at most n bytes, at a rune boundary.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -9,15 +9,18 @@ import (
 
 // Memory is a Provider that keeps every series in memory and prints them:
 // for tests, examples and `// Output:` lines, where a metrics system would
-// be too much. It checks what Prometheus checks: one Desc per name, and as
-// many label values as label names.
+// be too much. It checks what Prometheus checks: one Desc (help, label
+// names, buckets) and one kind per name, whatever the label values, and
+// as many label values as label names.
 //
 // A Memory is safe for concurrent use. Create one with NewMemory.
 type Memory struct {
 	mu sync.Mutex
-	// descs holds the Desc of each name seen; series every series made,
-	// by name and label values. Guarded by mu, as are the series' values.
+	// descs holds the Desc of each name seen, and kinds its kind; series
+	// every series made, by name and label values. Guarded by mu, as are
+	// the series' values.
 	descs  map[string]Desc
+	kinds  map[string]string
 	series map[string]*memorySeries
 }
 
@@ -33,7 +36,7 @@ type memorySeries struct {
 
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
-	return &Memory{descs: map[string]Desc{}, series: map[string]*memorySeries{}}
+	return &Memory{descs: map[string]Desc{}, kinds: map[string]string{}, series: map[string]*memorySeries{}}
 }
 
 // Counter returns the counter of d with labelValues, made at the first call.
@@ -62,18 +65,24 @@ func (m *Memory) make(kind string, d Desc, labelValues []string) (*memorySeries,
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if old, ok := m.descs[d.Name]; ok && !slices.Equal(old.Labels, d.Labels) {
-		return nil, fmt.Errorf("already made with labels %v, now asked with %v", old.Labels, d.Labels)
+	if old, ok := m.descs[d.Name]; ok {
+		switch {
+		case !slices.Equal(old.Labels, d.Labels):
+			return nil, fmt.Errorf("already made with labels %v, now asked with %v", old.Labels, d.Labels)
+		case m.kinds[d.Name] != kind:
+			return nil, fmt.Errorf("already made as a %s, now asked for a %s", m.kinds[d.Name], kind)
+		case old.Help != d.Help:
+			return nil, fmt.Errorf("already made with help %q, now asked with %q", old.Help, d.Help)
+		case !slices.Equal(old.Buckets, d.Buckets):
+			return nil, fmt.Errorf("already made with buckets %v, now asked with %v", old.Buckets, d.Buckets)
+		}
 	}
-	m.descs[d.Name] = d
+	m.descs[d.Name], m.kinds[d.Name] = d, kind
 	id := seriesID(d.Name, d.Labels, labelValues)
 	s, ok := m.series[id]
 	if !ok {
 		s = &memorySeries{m: m, kind: kind}
 		m.series[id] = s
-	}
-	if s.kind != kind {
-		return nil, fmt.Errorf("already made as a %s, now asked for a %s", s.kind, kind)
 	}
 	return s, nil
 }

@@ -40,6 +40,25 @@ func TestMemoryRefusesWhatPrometheusWouldRefuse(t *testing.T) {
 	assert.ErrorContains(t, err, "needs a name")
 }
 
+// One Desc and one kind per name, whatever the label values, as
+// Prometheus (and this module's adapter for it) refuse a family asked for
+// again in another shape: a test that passes on Memory must not fail on
+// the adapter. (Found by review: Memory checked the kind per series
+// only, and let a second Desc of one name replace the first.)
+func TestMemoryRefusesANameAskedForAgainAsAnotherKindOrWithAnotherDesc(t *testing.T) {
+	mem := metrics.NewMemory()
+	_, err := mem.Counter(hits, []string{"a"})
+	require.NoError(t, err)
+	_, err = mem.Gauge(hits, []string{"b"})
+	assert.ErrorContains(t, err, "already made as a counter", "another kind, other label values")
+	_, err = mem.Counter(metrics.Desc{Name: "hits_total", Labels: []string{"name"}, Help: "other help"}, []string{"b"})
+	assert.ErrorContains(t, err, "already made with help", "another help text")
+	_, err = mem.Counter(metrics.Desc{Name: "hits_total", Labels: []string{"name"}, Buckets: []float64{1}}, []string{"b"})
+	assert.ErrorContains(t, err, "already made with buckets", "other buckets")
+	_, err = mem.Counter(hits, []string{"b"})
+	assert.NoError(t, err, "the same Desc and kind, other label values: a second series")
+}
+
 func TestRegistryRefusesANilProviderAndNamesTheMetricAProviderRefused(t *testing.T) {
 	_, err := metrics.NewRegistry(nil)
 	assert.ErrorContains(t, err, "the Provider is nil")

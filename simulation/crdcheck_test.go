@@ -262,7 +262,8 @@ func TestQuiescentChecksReportAStaleCacheASilentInformerAndANameNotGivenBack(t *
 
 		delete(w.crd.final, h)
 		fo.registry.Register("informer", "widgets nobody holds", CRDGroup, "v1", widgets.Resource)
-		if _, err := fo.metrics.Gauge(metrics.Desc{Name: "listwatch_informer_cached_objects", Labels: []string{"name", "group", "version", "resource"}},
+		if _, err := fo.metrics.Gauge(metrics.Desc{Name: "listwatch_informer_cached_objects", Labels: []string{"name", "group", "version", "resource"},
+			Help: "Objects in the informer's cache (listwatch/informer's own metric)."}, // sharedinformer's Desc: Memory refuses another for the name
 			[]string{"widgets nobody holds", CRDGroup, "v1", widgets.Resource}); err != nil {
 			t.Fatal(err)
 		}

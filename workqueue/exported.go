@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/internal/nilcheck"
 	"github.com/listwatch/informer/metrics"
 )
 
@@ -84,8 +85,9 @@ type ExportedMetrics struct {
 }
 
 // NewExportedMetrics registers a queue named name with reg and makes its
-// series. clock must be the queue's Options.Clock (nil: the real clock),
-// since the in-progress gauges compare it with the events' times.
+// series. clock must be the queue's Options.Clock (nil, or a nil pointer
+// held in it: the real clock, as [New] takes it), since the in-progress
+// gauges compare it with the events' times.
 // It returns nil, nil for a nil reg: no metrics. It fails for an empty
 // name, a name reg already has (a *metrics.DuplicateError), or a series
 // the provider refuses.
@@ -95,6 +97,9 @@ func NewExportedMetrics(reg *metrics.Registry, name string, clock Clock) (*Expor
 	}
 	if err := reg.Register("workqueue", name); err != nil {
 		return nil, err
+	}
+	if nilcheck.IsNil(clock) {
+		clock = nil // as New takes it: the real clock
 	}
 	m := &ExportedMetrics{
 		clock:     informer.ClockOrReal(clock),

@@ -205,3 +205,19 @@ func TestExportedRetriesCountAddRateLimitedOnlyAndAPostponedKeyCountsFromDone(t 
 	require.True(t, ok)
 	assert.Equal(t, 2.0, sum, "the waits: 0 s, then 2 s from Done, not 7 s from the Add")
 }
+
+// New takes a nil pointer held in Options.Clock as the real clock, and
+// NewExportedMetrics, told to take the queue's clock, must take the same
+// value the same way rather than panic in Run. (Found by review: Run
+// panicked on the nil *FakeClock.)
+func TestExportedMetricsTakeANilPointerClockAsTheRealClockAsNewDoes(t *testing.T) {
+	reg, _ := newRegistry(t)
+	var clock *FakeClock // a fake clock only some runs set
+	qm, err := NewExportedMetrics(reg, "q", clock)
+	require.NoError(t, err)
+	q := New(Options[string]{Clock: clock, Trace: qm.Hook()})
+	q.Add("a")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.NotPanics(t, func() { qm.Run(ctx) })
+}

@@ -58,6 +58,9 @@ func newExponential[K comparable](base, max time.Duration) *ExponentialRateLimit
 // this one, and counts this failure.
 func (r *ExponentialRateLimiter[K]) When(key K, _ time.Time) time.Duration {
 	n := r.count(key) - 1
+	if r.base == 0 {
+		return 0 // 0·2ⁿ is 0 for every n, the 64th failure's too
+	}
 	// base·2ⁿ ≤ max exactly when base ≤ max>>n; testing that first also
 	// keeps the shift from overflowing.
 	if n >= 63 || r.base > r.max>>n {

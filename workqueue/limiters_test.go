@@ -44,6 +44,16 @@ func TestExponentialRateLimiterDoublesPerKeyFromBaseUpToMax(t *testing.T) {
 	}
 }
 
+// A base of 0 retries at once, always: past the 63rd failure too, where
+// base·2ⁿ would overflow for any other base. (Found by review: the 64th
+// failure waited max, 1000 s, where client-go waits 0.)
+func TestAnExponentialRateLimiterWithBaseZeroNeverWaits(t *testing.T) {
+	l := must(NewExponentialRateLimiter[string](0, 1000*time.Second))
+	for n := 1; n <= 100; n++ {
+		require.Zero(t, l.When("a", epoch), "failure %d of a key with base 0", n)
+	}
+}
+
 func TestExponentialRateLimiterReachesItsCapWithoutOverflowing(t *testing.T) {
 	l := must(NewExponentialRateLimiter[string](5*ms, 1000*time.Second))
 	delays := whens(l, "a", epoch, 200)

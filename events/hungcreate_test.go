@@ -1,0 +1,54 @@
+package events_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/informer/events"
+	"github.com/listwatch/informer/fakeapiserver"
+)
+
+// TestRunReturnsAtOnceWhenItsContextEndsWhileACreateHangs: a create the
+// server never answers holds Run inside the request, and the end of
+// Run's ctx ends that request, through the REST client: Run does not
+// stall. (A review suspected it would; this test refutes it.)
+func TestRunReturnsAtOnceWhenItsContextEndsWhileACreateHangs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		server := fakeapiserver.New()
+		require.NoError(t, server.InstallCRD(fakeapiserver.CRD{Group: "events.k8s.io", Version: "v1", Kind: "Event", Plural: "events"}))
+		h := fakeapiserver.WithFaults(server, func(r *http.Request) fakeapiserver.Fault {
+			if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/events") {
+				return fakeapiserver.Fault{Hang: true}
+			}
+			return fakeapiserver.Fault{}
+		})
+		mem := fakeapiserver.ServeInMemory(h)
+		defer mem.Close()
+		scheme := runtime.NewScheme()
+		require.NoError(t, corev1.AddToScheme(scheme))
+		r, err := events.New(mem.Config(), events.Options{Controller: "example.com/hung", Instance: "hung-0", Scheme: scheme})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = r.Run(ctx) }()
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u-1"}}
+		require.NoError(t, r.Eventf(cm, events.Warning, "SecretNotOurs", "Create", "secret web exists"))
+		time.Sleep(time.Minute) // the create hangs
+		synctest.Wait()
+		cancel()
+		start := time.Now()
+		<-done
+		assert.Zero(t, time.Since(start), "Run returned only after its ctx had ended")
+		assert.Zero(t, r.Stats().Created)
+	})
+}
