@@ -51,9 +51,11 @@
 //     TestAnEventsNameStartsWithTheObjectsNameMadeValid and
 //     TestARemadeEventCountsEveryOccurrenceTheServerDidNotStore.
 //   - Bounded: the Recorder's writes are limited (Options.QPS, Burst),
-//     and past Options.MaxPending Events waiting to be created a new one
-//     is dropped, counted in Stats.Dropped and logged, never blocking
+//     each write lasts at most Options.RequestTimeout, and past
+//     Options.MaxPending Events waiting to be created a new one is
+//     dropped, counted in Stats.Dropped and logged, never blocking
 //     (TestTheRecorderLimitsItsOwnWrites,
+//     TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout,
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).
 //   - Nothing refused silently: arguments the API server would refuse are
 //     an error from Eventf; a write it refuses is counted in

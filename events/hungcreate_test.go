@@ -1,7 +1,9 @@
 package events_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -50,5 +52,47 @@ func TestRunReturnsAtOnceWhenItsContextEndsWhileACreateHangs(t *testing.T) {
 		<-done
 		assert.Zero(t, time.Since(start), "Run returned only after its ctx had ended")
 		assert.Zero(t, r.Stats().Created)
+	})
+}
+
+// A create the server never answers, while Run's ctx lives, must not
+// hold every later Event back: each write is bounded by
+// Options.RequestTimeout, and one that timed out is taken as may have
+// landed, as a cut connection is. Here the first Event's create hangs;
+// the second Event, about another object, is created a RequestTimeout
+// later.
+func TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		server := fakeapiserver.New()
+		require.NoError(t, server.InstallCRD(fakeapiserver.CRD{Group: "events.k8s.io", Version: "v1", Kind: "Event", Plural: "events"}))
+		h := fakeapiserver.WithFaults(server, func(r *http.Request) fakeapiserver.Fault {
+			if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/events") {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				if bytes.Contains(body, []byte("first")) {
+					return fakeapiserver.Fault{Hang: true}
+				}
+			}
+			return fakeapiserver.Fault{}
+		})
+		mem := fakeapiserver.ServeInMemory(h)
+		defer mem.Close()
+		scheme := runtime.NewScheme()
+		require.NoError(t, corev1.AddToScheme(scheme))
+		r, err := events.New(mem.Config(), events.Options{Controller: "example.com/hung", Instance: "hung-0", Scheme: scheme,
+			RequestTimeout: 10 * time.Second})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = r.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		first := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "first", Namespace: "default", UID: "u-1"}}
+		second := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "second", Namespace: "default", UID: "u-2"}}
+		require.NoError(t, r.Eventf(first, events.Warning, "SecretNotOurs", "Create", "secret first exists"))
+		synctest.Wait() // the first create is sent, and hangs
+		require.NoError(t, r.Eventf(second, events.Warning, "SecretNotOurs", "Create", "secret second exists"))
+		time.Sleep(10*time.Second + time.Millisecond)
+		synctest.Wait()
+		assert.EqualValues(t, 1, r.Stats().Created, "the second Event was held back by the first's hung create")
 	})
 }

@@ -57,6 +57,11 @@ type Options struct {
 	// past it is dropped and counted (Stats.Dropped), never blocking the
 	// reconcile that records it. Default: 1000.
 	MaxPending int
+	// RequestTimeout bounds each write, so that one the API server never
+	// answers holds the Events after it back no longer than this; a
+	// create that timed out is taken as may have landed, as one whose
+	// connection was cut (see Run). Default: 30 s.
+	RequestTimeout time.Duration
 	// Logger receives a warning when Events are dropped or refused, at
 	// most one every 10 s. Default: slog.Default().
 	Logger *slog.Logger
@@ -153,6 +158,11 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("events: Options.QPS %v must not be negative, NaN or infinite", o.QPS)
 	case o.Burst < 0 || o.MaxPending < 0:
 		return o, fmt.Errorf("events: Options.Burst %d and MaxPending %d must not be negative", o.Burst, o.MaxPending)
+	case o.RequestTimeout < 0:
+		return o, fmt.Errorf("events: Options.RequestTimeout %v must not be negative", o.RequestTimeout)
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = 30 * time.Second
 	}
 	if o.QPS == 0 {
 		o.QPS = 5

@@ -263,6 +263,7 @@ func TestNewRefusesOptionsTheAPIServerWouldRefuse(t *testing.T) {
 		{Options{Controller: "example.com/x", Scheme: scheme, QPS: math.NaN()}, "Options.QPS NaN must not be negative, NaN or infinite"},
 		{Options{Controller: "example.com/x", Scheme: scheme, QPS: math.Inf(1)}, "Options.QPS +Inf must not be negative, NaN or infinite"},
 		{Options{Controller: "example.com/x", Scheme: scheme, Burst: -1}, "Options.Burst -1 and MaxPending 0 must not be negative"},
+		{Options{Controller: "example.com/x", Scheme: scheme, RequestTimeout: -time.Second}, "Options.RequestTimeout -1s must not be negative"},
 	} {
 		_, err := New(cfg, c.opts)
 		assert.ErrorContains(t, err, c.want)

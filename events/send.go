@@ -26,7 +26,9 @@ type sink interface {
 }
 
 // Run sends the recorded Events until ctx ends: creates, and series
-// updates at most every 10 s, all within Options.QPS and Burst. Call it
+// updates at most every 10 s, all within Options.QPS and Burst, one at
+// a time, each within Options.RequestTimeout
+// (TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout). Call it
 // once, in its own goroutine. A write the API server refuses is counted
 // (Stats.Refused) and logged, not retried: an Event is a note for people,
 // and the next occurrence is recorded anew.
@@ -115,11 +117,13 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	r.mu.Unlock()
 
 	var err error
+	wctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout) // a hung write holds the rest back no longer
 	if created {
-		err = r.sink.patchSeries(ctx, ev.Namespace, ev.Name, series)
+		err = r.sink.patchSeries(wctx, ev.Namespace, ev.Name, series)
 	} else {
-		ev, err = r.sink.create(ctx, ev)
+		ev, err = r.sink.create(wctx, ev)
 	}
+	cancel()
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
