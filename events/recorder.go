@@ -191,6 +191,7 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, f
 	if err != nil {
 		return err
 	}
+	reason, action = validUTF8(reason), validUTF8(action) // their length as the server counts it
 	switch {
 	case eventType != Normal && eventType != Warning:
 		return fmt.Errorf("events: Eventf: type %q is neither %q nor %q", eventType, Normal, Warning)

@@ -237,6 +237,9 @@ func TestArgumentsTheAPIServerWouldRefuseAreErrorsNamingThem(t *testing.T) {
 		{"a type of its own", r.Eventf(web, "Info", "Synced", "Update", ""), `type "Info" is neither "Normal" nor "Warning"`},
 		{"no reason", r.Eventf(web, Normal, "", "Update", ""), `reason "" must be 1 to 128 characters`},
 		{"a long action", r.Eventf(web, Normal, "Synced", strings.Repeat("a", 129), ""), "action"},
+		// 50 bytes that are not UTF-8 reach the server as 150 (U+FFFD each)
+		{"a reason long as JSON carries it", r.Eventf(web, Normal, strings.Repeat("\xff", 50), "Update", ""), "must be 1 to 128 characters"},
+		{"an action long as JSON carries it", r.Eventf(web, Normal, "Synced", strings.Repeat("\xff", 50), ""), "must be 1 to 128 characters"},
 		{"a nil object", r.Eventf((*corev1.ConfigMap)(nil), Normal, "Synced", "Update", ""), "the object the Event is about is nil"},
 		{"a kind the Scheme lacks", r.Eventf(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d"}}, Normal, "Synced", "Update", ""), "add its group to Options.Scheme"},
 		{"no name", r.Eventf(&corev1.ConfigMap{}, Normal, "Synced", "Update", ""), "the ConfigMap the Event is about has no name"},
