@@ -27,14 +27,16 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Context, "context", f.Context, "kubeconfig context to use (default: its current-context)")
 }
 
-// ErrNoConfig is returned (wrapped) by Load when no rule found a cluster.
+// ErrNoConfig is Load's error (wrapped when a file was named) when no
+// rule found a cluster: test for it with errors.Is.
 var ErrNoConfig = errors.New("no kubeconfig found: pass --kubeconfig, set $KUBECONFIG, " +
 	"create a cluster with `kind create cluster`, or start the local control plane " +
 	"(go run github.com/listwatch/informer/cmd/controlplane run) and use the kubeconfig it writes")
 
 // Load returns the client configuration that the loading rules find. A
 // missing file named by --kubeconfig, an unknown --context or a malformed
-// file is an error naming it; finding nothing at all is ErrNoConfig.
+// file is an error naming it; finding nothing at all is ErrNoConfig, and
+// a named file that holds no cluster is ErrNoConfig wrapped with its name.
 func (f Flags) Load() (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules() // $KUBECONFIG, then ~/.kube/config
 	rules.ExplicitPath = f.Path
@@ -43,6 +45,8 @@ func (f Flags) Load() (*rest.Config, error) {
 	switch {
 	case err == nil:
 		return cfg, nil
+	case clientcmd.IsEmptyConfig(err) && f.Context == "" && f.Path != "":
+		return nil, fmt.Errorf("the kubeconfig %s names no cluster: %w", f.Path, ErrNoConfig)
 	case clientcmd.IsEmptyConfig(err) && f.Context == "":
 		return nil, ErrNoConfig
 	default:

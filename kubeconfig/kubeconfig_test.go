@@ -127,3 +127,16 @@ func TestRegisterAddsTheFlagsKubectlHas(t *testing.T) {
 	require.NoError(t, fs.Parse([]string{"--kubeconfig", "/k", "--context", "kind-kind"}))
 	assert.Equal(t, kubeconfig.Flags{Path: "/k", Context: "kind-kind"}, conn)
 }
+
+// An empty file given by --kubeconfig names no cluster: the error names
+// that file, rather than telling the user to pass --kubeconfig, and is
+// still ErrNoConfig to errors.Is.
+func TestAnEmptyKubeconfigFileIsAnErrorNamingIt(t *testing.T) {
+	isolate(t)
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	_, err := kubeconfig.Flags{Path: empty}.Load()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), empty)
+	assert.ErrorIs(t, err, kubeconfig.ErrNoConfig)
+}
