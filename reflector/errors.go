@@ -82,7 +82,7 @@ var (
 	ErrNotServed = errors.New("the server no longer serves the resource")
 	// ErrStreamEnded: a streaming list ended before its initial-events-end
 	// bookmark: a cut connection, so the reflector streams again, or, after
-	// Tuning.StreamEndedLimit such ends in a row, a server that ignores
+	// Tuning.StreamEndedLimit such ends (see there), a server that ignores
 	// sendInitialEvents, so it lists instead.
 	ErrStreamEnded = errors.New("the streaming list ended before its initial-events-end bookmark")
 )

@@ -44,8 +44,9 @@ type Reflector[T informer.Object] struct {
 	// streamRefused is true once the server refused a streaming list; the
 	// reflector uses LIST from then on.
 	streamRefused bool
-	// streamsEnded counts the streaming lists in a row that ended before
-	// their end bookmark; at Tuning.StreamEndedLimit streaming is refused.
+	// streamsEnded counts the streaming lists that ended before their end
+	// bookmark since the last that reached it; at Tuning.StreamEndedLimit
+	// streaming is refused.
 	streamsEnded int
 	// expired is true when the latest relist was for a 410 and no watch
 	// has delivered an event since. See afterExpired.

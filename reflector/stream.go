@@ -29,7 +29,8 @@ import (
 //     of Run, at once.
 //   - the stream ends before the end bookmark: a cut connection, so stream
 //     again after the backoff; but the Tuning.StreamEndedLimit-th such end
-//     in a row is a server that ignores the parameters: fall back to LIST.
+//     since a stream last reached its bookmark is a server that ignores
+//     the parameters: fall back to LIST.
 //   - anything else (an ERROR event, 429, 5xx, a network error): stream
 //     again after the backoff.
 func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
@@ -67,7 +68,7 @@ func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 				w.Stop()
 				failure := &Error{Op: KindWatch, Name: r.opts.Name, Err: ErrStreamEnded}
 				if r.streamsEnded++; r.streamsEnded >= r.opts.StreamEndedLimit {
-					return r.fallBack(fmt.Sprintf("%d streaming lists in a row: %v", r.streamsEnded, ErrStreamEnded)), failure
+					return r.fallBack(fmt.Sprintf("%d streaming lists ended early: %v", r.streamsEnded, ErrStreamEnded)), failure
 				}
 				return state{phase: streaming, why: relistWhy{CauseFailed, "the streaming list was cut: stream again"}}, failure
 			}
