@@ -71,13 +71,18 @@ func Track[T informer.Object](g *Guard, inf *si.Informer[T]) *Cache[T] {
 // create is recorded like any other: the answer names the object. A
 // failed write records nothing and returns its error. A nil req or out
 // is an error, and nothing is sent
-// (TestWriteRefusesANilRequestOrANilAnswerBeforeSendingAnything).
+// (TestWriteRefusesANilRequestOrANilAnswerBeforeSendingAnything); so is
+// a Cache that cannot record (Track found its guard closed or its
+// informer stopped), since a write stored and then reported as failed
+// would be sent again (TestAWriteThroughACacheThatCannotRecordIsNotSent).
 func (c *Cache[T]) Write(ctx context.Context, owner informer.Key, req *rest.Request, out T) error {
 	switch {
 	case req == nil:
 		return fmt.Errorf("readyourwrites: %v: Write for %s: the request is nil", c, owner)
 	case nilcheck.IsNil(out):
 		return fmt.Errorf("readyourwrites: %v: Write for %s: out is nil, so the answer would have nowhere to go; nothing was sent", c, owner)
+	case c.trackErr != nil:
+		return fmt.Errorf("readyourwrites: %v: Write for %s: %w; nothing was sent", c, owner, c.trackErr)
 	}
 	result := req.Do(ctx)
 	if err := result.Error(); err != nil {
