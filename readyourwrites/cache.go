@@ -166,8 +166,12 @@ func deletedBy(obj metav1.Object) bool {
 // the resourceVersion the DELETE answered or later. The UID comes from
 // the answer: the object, or the Status whose details name it. A failed
 // DELETE records nothing and returns its error (a NotFound included:
-// the object was gone already, and there is nothing to wait for).
+// the object was gone already, and there is nothing to wait for). A nil
+// req is an error, as in Write (TestDeleteRefusesANilRequest).
 func (c *Cache[T]) Delete(ctx context.Context, owner, key informer.Key, req *rest.Request) error {
+	if req == nil {
+		return fmt.Errorf("readyourwrites: %v: Delete of %s for %s: the request is nil", c, key, owner)
+	}
 	result := req.Do(ctx)
 	if err := result.Error(); err != nil {
 		return err
