@@ -106,12 +106,12 @@ func (m *mirror) reconcile(ctx context.Context, key informer.Key) (workqueue.Res
 	case mirrorErr != nil: // no mirror yet
 		created := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: mirrorName, Labels: map[string]string{MirrorOfLabel: key.Name}},
-			Data:       source.Data,
+			Data:       maps.Clone(source.Data), // Write decodes the answer into created: never into the cache's map
 		}
 		err = m.writes.Write(ctx, key, m.client.Post().Namespace(key.Namespace).Resource("configmaps").Body(created), created)
 	case !maps.Equal(existing.Data, source.Data):
-		update := existing.DeepCopy() // never modify what the lister returned
-		update.Data = source.Data
+		update := existing.DeepCopy()         // never modify what the lister returned
+		update.Data = maps.Clone(source.Data) // nor into the source's, which the answer is decoded over
 		err = m.writes.Write(ctx, key, m.client.Put().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).Body(update), update)
 	}
 	if apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err) {

@@ -19,10 +19,18 @@
 //		children := lister.List(selectorFor(owner))
 //		if missing := want - len(children); missing > 0 {
 //			exp.ExpectCreations(owner, missing)   // before the creates, never after
-//			for range missing { if create() fails { exp.CreationObserved(owner) } }
+//			for range missing { if create() is refused { exp.CreationObserved(owner) } }
 //		}
 //	child add handler:    exp.CreationObserved(ownerOf(child)); queue.Add(ownerOf(child))
 //	child delete handler: exp.DeletionObserved(ownerOf(child)); queue.Add(ownerOf(child))
+//
+// Lower by hand only a create the server refused (an API error other
+// than a timeout): a timeout, or a connection cut before the answer, may
+// come after the server stored the object, and its add event lowers it
+// then; lowered twice, the key is satisfied before that event, and the
+// next reconcile makes a duplicate
+// (TestACreateThatTimedOutAfterTheServerStoredItIsStillExpected). A
+// create that was never stored, left so, waits out the TTL.
 //
 // Satisfied turns true when every expected event was observed, or after a
 // TTL (default 5 minutes). The TTL alone wakes no one: the requeue after

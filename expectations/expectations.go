@@ -101,13 +101,15 @@ func (e *Expectations[K]) set(call string, key K, adds, dels int) error {
 }
 
 // CreationObserved lowers key's expected creations by one. Call it from
-// the informer's add handler for a child of key, and also when a create
-// failed: no event will come for it.
+// the informer's add handler for a child of key, and also when the server
+// refused a create: no event will come for it. Not for a timeout or a lost
+// answer: the server may have stored the child, and its event will come
+// (TestACreateThatTimedOutAfterTheServerStoredItIsStillExpected).
 func (e *Expectations[K]) CreationObserved(key K) { e.lower(key, 1, 0) }
 
 // DeletionObserved lowers key's expected deletions by one. Call it from
-// the informer's delete handler for a child of key, and also when a
-// delete failed.
+// the informer's delete handler for a child of key, and also when the
+// server refused a delete (as for CreationObserved, not a timeout).
 func (e *Expectations[K]) DeletionObserved(key K) { e.lower(key, 0, 1) }
 
 func (e *Expectations[K]) lower(key K, adds, dels int) {

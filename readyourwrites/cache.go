@@ -71,13 +71,18 @@ func Track[T informer.Object](g *Guard, inf *si.Informer[T]) *Cache[T] {
 // create is recorded like any other: the answer names the object. A
 // failed write records nothing and returns its error. A nil req or out
 // is an error, and nothing is sent
-// (TestWriteRefusesANilRequestOrANilAnswerBeforeSendingAnything).
+// (TestWriteRefusesANilRequestOrANilAnswerBeforeSendingAnything); so is
+// a Cache that cannot record (Track found its guard closed or its
+// informer stopped), since a write stored and then reported as failed
+// would be sent again (TestAWriteThroughACacheThatCannotRecordIsNotSent).
 func (c *Cache[T]) Write(ctx context.Context, owner informer.Key, req *rest.Request, out T) error {
 	switch {
 	case req == nil:
 		return fmt.Errorf("readyourwrites: %v: Write for %s: the request is nil", c, owner)
 	case nilcheck.IsNil(out):
 		return fmt.Errorf("readyourwrites: %v: Write for %s: out is nil, so the answer would have nowhere to go; nothing was sent", c, owner)
+	case c.trackErr != nil:
+		return fmt.Errorf("readyourwrites: %v: Write for %s: %w; nothing was sent", c, owner, c.trackErr)
 	}
 	result := req.Do(ctx)
 	if err := result.Error(); err != nil {
@@ -161,8 +166,12 @@ func deletedBy(obj metav1.Object) bool {
 // the resourceVersion the DELETE answered or later. The UID comes from
 // the answer: the object, or the Status whose details name it. A failed
 // DELETE records nothing and returns its error (a NotFound included:
-// the object was gone already, and there is nothing to wait for).
+// the object was gone already, and there is nothing to wait for). A nil
+// req is an error, as in Write (TestDeleteRefusesANilRequest).
 func (c *Cache[T]) Delete(ctx context.Context, owner, key informer.Key, req *rest.Request) error {
+	if req == nil {
+		return fmt.Errorf("readyourwrites: %v: Delete of %s for %s: the request is nil", c, key, owner)
+	}
 	result := req.Do(ctx)
 	if err := result.Error(); err != nil {
 		return err

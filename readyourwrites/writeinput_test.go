@@ -36,3 +36,16 @@ func TestWriteRefusesANilRequestOrANilAnswerBeforeSendingAnything(t *testing.T) 
 	require.ErrorContains(t, err, "out is nil")
 	require.Empty(t, server.Objects(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}), "nothing may be sent")
 }
+
+// Delete takes bad input as Write does: a nil request is an error
+// naming it, never a panic, and nothing is recorded.
+func TestDeleteRefusesANilRequest(t *testing.T) {
+	inf, _ := newCache(t)
+	guard := must(readyourwrites.New(readyourwrites.Options{Name: "input-delete"}))
+	t.Cleanup(guard.Close)
+	cms := readyourwrites.Track(guard, inf)
+	var err error
+	require.NotPanics(t, func() { err = cms.Delete(context.Background(), owner, owner, nil) }, "a nil request")
+	require.ErrorContains(t, err, "the request is nil")
+	require.Zero(t, guard.Pending())
+}
