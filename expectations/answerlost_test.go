@@ -2,14 +2,12 @@ package expectations_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -52,7 +50,7 @@ func TestACreateThatTimedOutAfterTheServerStoredItIsStillExpected(t *testing.T) 
 		require.NoError(t, exp.ExpectCreations("web", 1))
 		child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "web-", Namespace: "demo"}}
 		err := client.Post().Namespace("demo").Resource("configmaps").MaxRetries(0).Body(child).Do(ctx).Error()
-		if refused(err) {
+		if expectations.Refused(err) {
 			exp.CreationObserved("web") // no event will come for it
 		}
 	}
@@ -61,12 +59,4 @@ func TestACreateThatTimedOutAfterTheServerStoredItIsStillExpected(t *testing.T) 
 	assert.Len(t, srv.Objects(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}), 1,
 		"the create that timed out was stored; the second reconcile, not held, made a duplicate")
 	assert.False(t, exp.Satisfied("web"), "the stored create's event is still expected")
-}
-
-// refused reports whether err says the server refused a create: an
-// API error other than a timeout. A timeout, or no answer at all, may
-// come after the server stored it.
-func refused(err error) bool {
-	var status apierrors.APIStatus
-	return errors.As(err, &status) && !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err)
 }

@@ -19,15 +19,15 @@
 //		children := lister.List(selectorFor(owner))
 //		if missing := want - len(children); missing > 0 {
 //			exp.ExpectCreations(owner, missing)   // before the creates, never after
-//			for range missing { if create() is refused { exp.CreationObserved(owner) } }
+//			for range missing { if err := create(); Refused(err) { exp.CreationObserved(owner) } }
 //		}
 //	child add handler:    exp.CreationObserved(ownerOf(child)); queue.Add(ownerOf(child))
 //	child delete handler: exp.DeletionObserved(ownerOf(child)); queue.Add(ownerOf(child))
 //
-// Lower by hand only a create the server refused (an API error other
-// than a timeout): a timeout, or a connection cut before the answer, may
-// come after the server stored the object, and its add event lowers it
-// then; lowered twice, the key is satisfied before that event, and the
+// Lower by hand only a create the server refused (Refused: a 4xx other
+// than a timeout or AlreadyExists): a timeout, a 5xx, or a connection
+// cut before the answer, may come after the server stored the object,
+// and its add event lowers it then; lowered twice, the key is satisfied before that event, and the
 // next reconcile makes a duplicate
 // (TestACreateThatTimedOutAfterTheServerStoredItIsStillExpected). A
 // create that was never stored, left so, waits out the TTL.

@@ -1,7 +1,11 @@
 package expectations_test
 
 import (
+	"errors"
 	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/informer/expectations"
 )
@@ -34,18 +38,27 @@ func ExampleExpectations() {
 	// reconcile #3 may act: true
 }
 
-// A create that fails sends no event, so the worker lowers the expectation
-// itself; otherwise the key would wait out the whole TTL.
+// A create the server refused sends no event, so the worker lowers the
+// expectation itself; otherwise the key would wait out the whole TTL. A
+// create that timed out is not lowered: the server may have stored it,
+// and its event lowers it when it comes.
 func ExampleExpectations_CreationObserved() {
 	exp, err := expectations.New[string](expectations.Options{})
 	if err != nil {
 		panic(err)
 	}
-	if err := exp.ExpectCreations("demo/web", 2); err != nil {
+	if err := exp.ExpectCreations("demo/web", 3); err != nil {
 		panic(err)
 	}
 	exp.CreationObserved("demo/web") // the first create's event arrived
-	exp.CreationObserved("demo/web") // the second create failed: lower it by hand
+	refused := apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "web-2", errors.New("quota exceeded"))
+	if expectations.Refused(refused) {
+		exp.CreationObserved("demo/web") // the second create was refused: lower it by hand
+	}
+	timedOut := apierrors.NewTimeoutError("etcd was slow", 0)
+	if expectations.Refused(timedOut) {
+		exp.CreationObserved("demo/web") // not reached: the third may be stored
+	}
 	fmt.Println(exp.Satisfied("demo/web"))
-	// Output: true
+	// Output: false
 }

@@ -102,8 +102,9 @@ func (e *Expectations[K]) set(call string, key K, adds, dels int) error {
 
 // CreationObserved lowers key's expected creations by one. Call it from
 // the informer's add handler for a child of key, and also when the server
-// refused a create: no event will come for it. Not for a timeout or a lost
-// answer: the server may have stored the child, and its event will come
+// refused a create (Refused): no event will come for it. Not for a
+// timeout, a 5xx or a lost answer: the server may have stored the child,
+// and its event will come
 // (TestACreateThatTimedOutAfterTheServerStoredItIsStillExpected).
 func (e *Expectations[K]) CreationObserved(key K) { e.lower(key, 1, 0) }
 
