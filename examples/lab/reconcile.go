@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/listwatch/informer"
+	"github.com/listwatch/informer/expectations"
 )
 
 // reconcileCached is the reconcile this library teaches: read everything
@@ -66,14 +67,14 @@ func (c *controller) reconcileCached(ctx context.Context, key informer.Key) (con
 		}
 		for i, cm := range missing {
 			err := c.core.Post().Namespace(key.Namespace).Resource("configmaps").Body(cm).Do(ctx).Error()
-			if err != nil {
-				c.exp.CreationObserved(key) // no Add event will come for this one
-				if !apierrors.IsAlreadyExists(err) {
-					for range missing[i+1:] {
-						c.exp.CreationObserved(key) // nor for those never sent
-					}
-					return false, 0, err
+			if expectations.Refused(err) {
+				c.exp.CreationObserved(key) // not stored: no Add event will come for this one
+			}
+			if err != nil && !apierrors.IsAlreadyExists(err) { // AlreadyExists: its Add event is on its way
+				for range missing[i+1:] {
+					c.exp.CreationObserved(key) // nor for those never sent
 				}
+				return false, 0, err
 			}
 		}
 	}
