@@ -26,7 +26,9 @@ const (
 
 // Run keeps, in namespace, a mirror of every ConfigMap labelled
 // SourceLabel (any value): a ConfigMap named "<name>-mirror" with the same
-// data, deleted once the source is gone. It returns when ctx ends, after
+// data, deleted once the source is gone. A ConfigMap of that name that
+// is not its mirror (no MirrorOfLabel naming the source) is someone
+// else's: it is left alone, and the source goes unmirrored meanwhile. It returns when ctx ends, after
 // its informer and workers have stopped.
 func Run(ctx context.Context, cfg *rest.Config, namespace string, workers int) error {
 	scheme := runtime.NewScheme()
@@ -99,9 +101,13 @@ func (m *mirror) reconcile(ctx context.Context, key informer.Key) (workqueue.Res
 	source, err := cached.Get(key.Name)
 	existing, mirrorErr := cached.Get(mirrorName)
 	switch {
+	case mirrorErr == nil && existing.Labels[MirrorOfLabel] != key.Name:
+		return workqueue.Result{}, nil // a user's ConfigMap of that name, not our mirror: leave it alone
 	case apierrors.IsNotFound(err) && mirrorErr == nil: // the source is gone: so goes its mirror
+		uid := existing.UID // that one, not another made since under its name
 		err = m.writes.Delete(ctx, key, informer.Key{Namespace: key.Namespace, Name: mirrorName},
-			m.client.Delete().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName))
+			m.client.Delete().Namespace(key.Namespace).Resource("configmaps").Name(mirrorName).
+				Body(&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}))
 	case err != nil: // neither exists, or a real failure
 	case mirrorErr != nil: // no mirror yet
 		created := &corev1.ConfigMap{
