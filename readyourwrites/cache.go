@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,7 +64,10 @@ func Track[T informer.Object](g *Guard, inf *si.Informer[T]) *Cache[T] {
 }
 
 // Write sends req, a create, update or patch of one of the informer's
-// objects, decodes the object the API server answers into out, and
+// objects, decodes the object the API server answers into out (emptied
+// first, so that out holds the answer alone, as a typed client-go call's
+// result does: TestWriteLeavesInOutTheAnswerAloneNotTheRequestBeneathIt;
+// out may be the request's body, which req encoded when it was built), and
 // records, under owner (the key being reconciled), that the cache must
 // show that object at that resourceVersion or later before owner's next
 // reconcile (with Options.OpaqueResourceVersions: at exactly that
@@ -90,7 +94,12 @@ func (c *Cache[T]) Write(ctx context.Context, owner informer.Key, req *rest.Requ
 	}
 	// The write succeeded: an answer that cannot be decoded must not look
 	// like a failure, or the caller would send it again (for a
-	// generateName create: a second object).
+	// generateName create: a second object). out is emptied first: a JSON
+	// decode fills an object in place, and would keep what the request
+	// held and the answer does not.
+	if v := reflect.ValueOf(out); v.Kind() == reflect.Pointer {
+		v.Elem().SetZero()
+	}
 	if err := result.Into(out); err != nil {
 		return fmt.Errorf("%w: %v", ErrAnswerUnreadable, err)
 	}
