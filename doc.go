@@ -79,7 +79,9 @@
 //     client-go's users scrape (workqueue_*, informer_*), through a small
 //     Provider interface a Prometheus adapter implements.
 //   - testenv starts a real etcd and kube-apiserver on this machine, so
-//     every claim the packages make is tested against the real thing; your
+//     what the packages claim of the API server is tested against the
+//     real thing (and fakeapiserver, on which most tests run, is checked
+//     against it by its conformance test); your
 //     own tests can use it too (cmd/controlplane builds its binaries), and
 //     testenv/faultproxy puts network faults in front of it.
 //
