@@ -47,7 +47,8 @@ type MemberConfig struct {
 	// MaxRejoinBackoff caps the wait before joining again after a term
 	// that Run ended, by returning, sooner than this: the wait doubles
 	// from RetryPeriod with each such term in a row, and is RetryPeriod
-	// again after any other term. Every term is a join and a leave that
+	// again after any other term (a join that began no term is none: it
+	// waits RetryPeriod and keeps the backoff). Every term is a join and a leave that
 	// the sharder answers by moving objects, so a Run that gives up at
 	// once, every term, must not rejoin at once. Default: 30 seconds.
 	MaxRejoinBackoff time.Duration
@@ -164,9 +165,16 @@ type termEnd struct {
 // the first time and doubles with each such term in a row, up to
 // MaxRejoinBackoff, and the wait is that backoff (never less than
 // RetryPeriod). After any other term (a lost renew, a cut-off replica's)
-// the wait is RetryPeriod and the backoff starts over.
+// the wait is RetryPeriod and the backoff starts over. A join that began
+// no term (its id found its Lease gone or another's) is no term: the wait
+// is RetryPeriod and the backoff stays, so failed joins between give-ups
+// do not start it over
+// (TestAJoinThatNeverBeganATermDoesNotStartTheRejoinBackoffOver).
 func (m *Member) rejoinWait(backoff time.Duration, ended termEnd) (wait, next time.Duration) {
 	retry := m.retryPeriod()
+	if ended.began.IsZero() {
+		return retry, backoff
+	}
 	if !ended.gaveUp || ended.lasted >= m.cfg.MaxRejoinBackoff {
 		return retry, 0
 	}

@@ -102,6 +102,10 @@ func (a acker) payOwed(ctx context.Context, c *call) error {
 // a member that keys by ring key, whose parent's events bring another
 // key (TestAChildOfADrainingParentWhoseRingKeyIsAnothersIsLetGoUnderARingKey,
 // TestAChildLeftWithAKeptParentIsLetGoOnceThatParentDrainsUnderAnotherRingKey).
+// Children it cannot try, ctx having ended (a per-call deadline), are
+// owed under c's key like a child whose acknowledgement failed: the
+// parent has left, and no other key finds them
+// (TestChildrenLeftUnacknowledgedWhenACallsDeadlinePassesAreLetGoWhenItsKeyComesBack).
 func (a acker) letGoChildren(ctx context.Context, c *call, parent metav1.Object, visited letGone) error {
 	visited[parent.GetUID()] = parent.GetResourceVersion()
 	parentKey := informer.KeyFor(parent)
@@ -111,9 +115,13 @@ func (a acker) letGoChildren(ctx context.Context, c *call, parent metav1.Object,
 		if _, seen := visited[child.GetUID()]; seen || ref == nil || ref.UID != parent.GetUID() || ringKeyOf(child) != parentKey || child.GetLabels()[a.shard.DrainLabel()] == "" {
 			continue
 		}
-		if errs = append(errs, a.letGoChild(ctx, c, child, visited)); ctx.Err() != nil {
-			break
+		if err := ctx.Err(); err != nil {
+			key := informer.KeyFor(child)
+			a.owed.owe(c.key, key, letGone{parent.GetUID(): visited[parent.GetUID()]})
+			errs = append(errs, workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err)))
+			continue
 		}
+		errs = append(errs, a.letGoChild(ctx, c, child, visited))
 	}
 	return errors.Join(errs...)
 }

@@ -17,8 +17,8 @@ import (
 // the release after it, which may take an AttemptTimeout.
 func TestTheRejoinBackoffGrowsOverGiveUpsInARowAndStartsOverAfterAnyOtherTerm(t *testing.T) {
 	m := &Member{cfg: MemberConfig{RetryPeriod: 2 * time.Second, MaxRejoinBackoff: 10 * time.Second}}
-	gaveUp := termEnd{gaveUp: true, lasted: time.Second}
-	lost := termEnd{}
+	gaveUp := termEnd{began: time.Unix(1, 0), gaveUp: true, lasted: time.Second}
+	lost := termEnd{began: time.Unix(1, 0)}
 	var backoff time.Duration
 	var waits []time.Duration
 	for _, ended := range []termEnd{gaveUp, gaveUp, gaveUp, gaveUp, lost, gaveUp, gaveUp} {
@@ -30,9 +30,11 @@ func TestTheRejoinBackoffGrowsOverGiveUpsInARowAndStartsOverAfterAnyOtherTerm(t 
 	require.Equal(t, []time.Duration{2 * s, 4 * s, 8 * s, 10 * s, 2 * s, 2 * s, 4 * s}, waits)
 
 	m.cfg.MaxRejoinBackoff = time.Second
-	wait, _ := m.rejoinWait(0, termEnd{gaveUp: true, lasted: time.Millisecond})
+	wait, _ := m.rejoinWait(0, termEnd{began: time.Unix(1, 0), gaveUp: true, lasted: time.Millisecond})
 	require.Equal(t, 2*s, wait, "a cap below RetryPeriod shortened the wait")
-	long := termEnd{gaveUp: true, lasted: time.Minute}
+	long := termEnd{began: time.Unix(1, 0), gaveUp: true, lasted: time.Minute}
 	wait, next := m.rejoinWait(8*s, long)
 	require.Equal(t, []time.Duration{2 * s, 0}, []time.Duration{wait, next}, "a term longer than the cap that Run ended is no early give-up")
+	wait, next = m.rejoinWait(8*s, termEnd{})
+	require.Equal(t, []time.Duration{2 * s, 8 * s}, []time.Duration{wait, next}, "a join that began no term started the backoff over")
 }
