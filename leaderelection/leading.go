@@ -129,7 +129,10 @@ func (c *leadingContext) Value(key any) any {
 // renewed moves the end to renewedAt plus the renew deadline, where
 // renewedAt is when the successful renew was sent (before it landed, so
 // the term never outlives what the Lease says). After the term ended it
-// does nothing: a late success cannot revive it.
+// does nothing: a late success cannot revive it. A renew sent at or after
+// the end ends the term now: its deadline had passed, though the
+// watchdog's timer had not run yet (after a pause, or at the same instant)
+// (TestARenewSentAfterTheDeadlineEndsTheTermInsteadOfExtendingIt).
 func (c *leadingContext) renewed(renewedAt time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -137,7 +140,16 @@ func (c *leadingContext) renewed(renewedAt time.Time) {
 		return
 	}
 	c.timer.Stop()
+	if !renewedAt.Before(c.end) {
+		c.endWith(c.deadlinePassed())
+		return
+	}
 	c.arm(renewedAt)
+}
+
+// deadlinePassed is the cause of a term not renewed within its deadline.
+func (c *leadingContext) deadlinePassed() error {
+	return fmt.Errorf("%w: lease %s not renewed within the renew deadline (%v)", ErrLost, c.term.Lease, c.renewDeadline)
 }
 
 // arm sets the end and its timer. c.mu must be held.
@@ -149,7 +161,7 @@ func (c *leadingContext) arm(renewedAt time.Time) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.armed == armed { // not re-armed since: the deadline passed
-			c.endWith(fmt.Errorf("%w: lease %s not renewed within the renew deadline (%v)", ErrLost, c.term.Lease, c.renewDeadline))
+			c.endWith(c.deadlinePassed())
 		}
 	})
 }
