@@ -2,7 +2,6 @@ package consumer_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"maps"
@@ -19,7 +18,6 @@ import (
 
 	"example.com/consumer"
 	"github.com/listwatch/informer/fakeapiserver"
-	"github.com/listwatch/informer/testenv"
 )
 
 // stampingWebhook stands for a mutating admission webhook: it adds the
@@ -60,25 +58,14 @@ func (w *stampingWebhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 // source's data, and nothing else.
 func TestTheMirrorControllerNeverWritesTheAnswerIntoItsCachedSource(t *testing.T) {
 	webhook := &stampingWebhook{next: fakeapiserver.New()}
-	mem := fakeapiserver.ServeInMemory(webhook)
-	t.Cleanup(mem.Close)
-	client, err := testenv.CoreV1Client(mem.Config())
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	const ns = "demo"
-	require.NoError(t, client.Post().Resource("namespaces").Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}).Do(ctx).Error())
-	api := configMapsIn{client: client, ns: ns}
-	_, err = api.create(ctx, &corev1.ConfigMap{
+	api, cfg, ctx := onFake(t, webhook)
+	_, err := api.create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "settings", Labels: map[string]string{consumer.SourceLabel: "yes"}},
 		Data:       map[string]string{"color": "blue"},
 	})
 	require.NoError(t, err)
 
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- consumer.Run(runCtx, mem.Config(), ns, 1) }()
-	defer func() { stop(); <-done }()
+	runMirror(t, ctx, cfg, api)
 
 	var first *corev1.ConfigMap
 	require.Eventually(t, func() bool { first, err = api.get(ctx, "settings-mirror"); return err == nil }, 30*time.Second, 10*time.Millisecond)

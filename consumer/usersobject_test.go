@@ -2,6 +2,7 @@ package consumer_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"example.com/consumer"
 	"github.com/listwatch/informer/fakeapiserver"
@@ -23,15 +25,7 @@ import (
 // deleted, after the source's own reconciles: one worker takes the
 // keys in the order their events came.
 func TestAUsersConfigMapNamedLikeAMirrorIsLeftAlone(t *testing.T) {
-	mem := fakeapiserver.ServeInMemory(fakeapiserver.New())
-	t.Cleanup(mem.Close)
-	client, err := testenv.CoreV1Client(mem.Config())
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	const ns = "demo"
-	require.NoError(t, client.Post().Resource("namespaces").Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}).Do(ctx).Error())
-	api := configMapsIn{client: client, ns: ns}
+	api, cfg, ctx := onFake(t, fakeapiserver.New())
 	users, err := api.create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-mirror"}, Data: map[string]string{"mine": "yes"}})
 	require.NoError(t, err)
 	for _, name := range []string{"web", "zz-probe"} {
@@ -41,11 +35,7 @@ func TestAUsersConfigMapNamedLikeAMirrorIsLeftAlone(t *testing.T) {
 		})
 		require.NoError(t, err)
 	}
-
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- consumer.Run(runCtx, mem.Config(), ns, 1) }()
-	defer func() { stop(); <-done }()
+	runMirror(t, ctx, cfg, api)
 
 	require.Eventually(t, func() bool { _, err := api.get(ctx, "zz-probe-mirror"); return err == nil }, 30*time.Second, 10*time.Millisecond)
 	got, err := api.get(ctx, "web-mirror")
@@ -58,4 +48,30 @@ func TestAUsersConfigMapNamedLikeAMirrorIsLeftAlone(t *testing.T) {
 	got, err = api.get(ctx, "web-mirror")
 	require.NoError(t, err, "the user's ConfigMap was deleted with the source")
 	assert.Equal(t, users.UID, got.UID)
+}
+
+// onFake serves handler (a fakeapiserver, or a handler in front of one)
+// in memory, with namespace "demo" made, for a test of at most a minute:
+// the mirror controller's namespace as a client sees it, the config to
+// reach it, and a context that ends with the minute.
+func onFake(t *testing.T, handler http.Handler) (configMapsIn, *rest.Config, context.Context) {
+	t.Helper()
+	mem := fakeapiserver.ServeInMemory(handler)
+	t.Cleanup(mem.Close)
+	client, err := testenv.CoreV1Client(mem.Config())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	require.NoError(t, client.Post().Resource("namespaces").Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}).Do(ctx).Error())
+	return configMapsIn{client: client, ns: "demo"}, mem.Config(), ctx
+}
+
+// runMirror runs the mirror controller, one worker, in api's namespace
+// until the test ends.
+func runMirror(t *testing.T, ctx context.Context, cfg *rest.Config, api configMapsIn) {
+	t.Helper()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- consumer.Run(runCtx, cfg, api.ns, 1) }()
+	t.Cleanup(func() { stop(); <-done })
 }
