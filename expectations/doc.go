@@ -19,7 +19,9 @@
 //		children := lister.List(selectorFor(owner))
 //		if missing := want - len(children); missing > 0 {
 //			exp.ExpectCreations(owner, missing)   // before the creates, never after
-//			for range missing { if err := create(); Refused(err) { exp.CreationObserved(owner) } }
+//			for range missing {                   // each create sent once: MaxRetries(0)
+//				if err := create(); Refused(err) { exp.CreationObserved(owner) }
+//			}
 //		}
 //	child add handler:    exp.CreationObserved(ownerOf(child)); queue.Add(ownerOf(child))
 //	child delete handler: exp.DeletionObserved(ownerOf(child)); queue.Add(ownerOf(child))

@@ -17,6 +17,12 @@ import (
 // event then lowers the expectation, or, if it was never stored, the
 // key waits out the TTL (TestACreateThatTimedOutAfterTheServerStoredItIsStillExpected,
 // TestRefusedIsA4xxThatNeverStoredTheObject).
+//
+// err must be the answer to the only attempt: send the create with
+// MaxRetries(0). client-go's rest client sends a POST again by itself
+// after a 5xx with a Retry-After, and returns only the last attempt's
+// error, so a 403 or 422 may follow a first attempt that was stored
+// (TestRefusedJudgesACreateSentOnceNotOneTheClientRetried).
 func Refused(err error) bool {
 	var status apierrors.APIStatus
 	if err == nil || !errors.As(err, &status) {
