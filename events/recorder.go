@@ -147,6 +147,7 @@ func (o Options) withDefaults() (Options, error) {
 		}
 		o.Instance = host
 	}
+	o.Instance = validUTF8(o.Instance) // its length as the server counts it
 	if len(o.Instance) > maxInstance {
 		return o, fmt.Errorf("events: Options.Instance %q is longer than %d characters", o.Instance, maxInstance)
 	}

@@ -261,6 +261,8 @@ func TestNewRefusesOptionsTheAPIServerWouldRefuse(t *testing.T) {
 		{Options{Controller: "not a name!", Scheme: scheme}, `Options.Controller "not a name!" is not a qualified name`},
 		{Options{Controller: "example.com/x"}, "Options.Scheme is nil"},
 		{Options{Controller: "example.com/x", Scheme: scheme, Instance: strings.Repeat("i", 129)}, "longer than 128 characters"},
+		// 50 bytes that are not UTF-8 reach the server as 150 (found by a review)
+		{Options{Controller: "example.com/x", Scheme: scheme, Instance: strings.Repeat("\xff", 50)}, "longer than 128 characters"},
 		{Options{Controller: "example.com/x", Scheme: scheme, QPS: -1}, "must not be negative"},
 		// NaN, as a rate, lifts the limit (found by a bug hunt: accepted)
 		{Options{Controller: "example.com/x", Scheme: scheme, QPS: math.NaN()}, "Options.QPS NaN must not be negative, NaN or infinite"},
