@@ -21,7 +21,11 @@ import (
 
 // SharderConfig describes one sharder candidate. Run one in every
 // replica (or in a deployment of its own): one is elected, the others
-// stand by, watching the shard Leases so that they can act at once.
+// stand by, polling the shard Leases so that, once elected, they know
+// at once which members are alive. What they saw of members gone (a
+// Lease deleted) they do not keep: an object still labelled for such a
+// member waits a LeaseDuration from the election, as under a sharder
+// started then.
 type SharderConfig struct {
 	// Config reaches the API server for the sharder's informers and
 	// label PATCHes. Its QPS and Burst bound how fast objects are
