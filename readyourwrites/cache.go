@@ -176,10 +176,15 @@ func deletedBy(obj metav1.Object) bool {
 // the answer: the object, or the Status whose details name it. A failed
 // DELETE records nothing and returns its error (a NotFound included:
 // the object was gone already, and there is nothing to wait for). A nil
-// req is an error, as in Write (TestDeleteRefusesANilRequest).
+// req is an error, as in Write (TestDeleteRefusesANilRequest), and so is
+// a Cache that cannot record: nothing is sent
+// (TestADeleteThroughACacheThatCannotRecordIsNotSent).
 func (c *Cache[T]) Delete(ctx context.Context, owner, key informer.Key, req *rest.Request) error {
-	if req == nil {
+	switch {
+	case req == nil:
 		return fmt.Errorf("readyourwrites: %v: Delete of %s for %s: the request is nil", c, key, owner)
+	case c.trackErr != nil:
+		return fmt.Errorf("readyourwrites: %v: Delete of %s for %s: %w; nothing was sent", c, key, owner, c.trackErr)
 	}
 	result := req.Do(ctx)
 	if err := result.Error(); err != nil {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/readyourwrites"
 	"github.com/listwatch/informer/testenv"
@@ -38,4 +39,28 @@ func TestAWriteThroughACacheThatCannotRecordIsNotSent(t *testing.T) {
 	require.ErrorContains(t, err, "the guard is closed")
 	require.Empty(t, server.Objects(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}),
 		"the write was sent although nothing could record it; its retry makes a second child")
+}
+
+// Delete, like Write, says before sending that a Cache that cannot
+// record cannot record it: sent and reported as done, the delete would
+// leave the next reconcile free to read a cache that still shows the
+// object. (Found by a review: the delete was sent, and nil returned.)
+func TestADeleteThroughACacheThatCannotRecordIsNotSent(t *testing.T) {
+	server := fakeapiserver.New()
+	mem := fakeapiserver.ServeInMemory(server)
+	t.Cleanup(mem.Close)
+	core := must(testenv.CoreV1Client(mem.Config()))
+	ctx := context.Background()
+	require.NoError(t, core.Post().Resource("namespaces").Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}).Do(ctx).Error())
+	require.NoError(t, core.Post().Namespace("demo").Resource("configmaps").Body(configMap("child")).Do(ctx).Error())
+	inf, _ := newCache(t)
+	run(t, inf)
+	guard := must(readyourwrites.New(readyourwrites.Options{Name: "unrecordable", OpaqueResourceVersions: true}))
+	guard.Close()
+	cms := readyourwrites.Track(guard, inf)
+
+	err := cms.Delete(ctx, owner, informer.Key{Namespace: "demo", Name: "child"}, core.Delete().Namespace("demo").Resource("configmaps").Name("child"))
+	require.ErrorContains(t, err, "the guard is closed")
+	require.Len(t, server.Objects(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}), 1,
+		"the delete was sent although nothing could record it")
 }
