@@ -67,7 +67,8 @@ func Track[T informer.Object](g *Guard, inf *si.Informer[T]) *Cache[T] {
 // objects, decodes the object the API server answers into out (emptied
 // first, so that out holds the answer alone, as a typed client-go call's
 // result does: TestWriteLeavesInOutTheAnswerAloneNotTheRequestBeneathIt;
-// out may be the request's body, which req encoded when it was built), and
+// out may be the request's body, which req encoded when it was built,
+// but never an object from the cache: pitfall 2), and
 // records, under owner (the key being reconciled), that the cache must
 // show that object at that resourceVersion or later before owner's next
 // reconcile (with Options.OpaqueResourceVersions: at exactly that
