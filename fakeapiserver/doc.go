@@ -43,7 +43,9 @@
 //     metadata.name and metadata.namespace; the resourceVersion and
 //     resourceVersionMatch rules of an etcd-backed list.
 //   - WATCH: from a resourceVersion, or "0"/"" with synthetic ADDED
-//     events; 410 after compaction; bookmarks; the streamed initial list
+//     events; 410 after compaction, and from before a custom resource's
+//     latest InstallCRD or MoveCRD (its watch cache starts afresh then,
+//     as kube-apiserver's does); bookmarks; the streamed initial list
 //     (sendInitialEvents) with its initial-events-end bookmark;
 //     timeoutSeconds; selector transitions as ADDED/DELETED.
 //   - writes: POST (409 AlreadyExists; the namespace must exist;
