@@ -9,7 +9,8 @@ import (
 
 // InstallCRD starts serving a custom resource, as creating its
 // CustomResourceDefinition does: its paths answer, and discovery lists
-// it. Installing one whose group and plural are served already is an
+// it; its watch cache starts now, so a WATCH from an older
+// resourceVersion (one read before a RemoveCRD) expires. Installing one whose group and plural are served already is an
 // error.
 func (s *Server) InstallCRD(c CRD) error {
 	s.mu.Lock()
@@ -19,6 +20,7 @@ func (s *Server) InstallCRD(c CRD) error {
 		return fmt.Errorf("fakeapiserver: %s is served already", res.GroupResource())
 	}
 	s.resources[res.GroupResource()] = res
+	s.cacheStart[res.GroupResource()] = s.rv
 	return nil
 }
 
@@ -41,6 +43,7 @@ func (s *Server) RemoveCRD(gr schema.GroupResource) (int, error) {
 	}
 	s.endWatchesOfLocked(gr)
 	delete(s.resources, gr)
+	delete(s.cacheStart, gr)
 	return len(keys), nil
 }
 
@@ -49,7 +52,8 @@ func (s *Server) RemoveCRD(gr schema.GroupResource) (int, error) {
 // CustomResourceDefinition does: its objects stay, now read with
 // apiVersion <group>/<version>; the old version's paths answer 404 and
 // vanish from discovery; its open watches end, as kube-apiserver ends
-// them when it rebuilds the resource's storage.
+// them when it rebuilds the resource's storage, and its watch cache
+// starts again: a WATCH from an older resourceVersion expires.
 func (s *Server) MoveCRD(gr schema.GroupResource, version string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -59,6 +63,7 @@ func (s *Server) MoveCRD(gr schema.GroupResource, version string) error {
 	}
 	res.Version = version
 	s.resources[gr] = res
+	s.cacheStart[gr] = s.rv
 	s.endWatchesOfLocked(gr)
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 )
 
@@ -46,7 +47,7 @@ func (s *Server) decodeBody(body []byte, mediaType string, res Resource) (*unstr
 		if !ok {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %T, not an object", obj))
 		}
-		return u, nil
+		return u, checkCustomTypeMeta(res, u)
 	}
 	gvk := res.GVK()
 	obj, ok := s.decodeTypedJSON(body, mediaType, gvk)
@@ -71,6 +72,21 @@ func (s *Server) decodeBody(body []byte, mediaType string, res Resource) (*unstr
 	u := &unstructured.Unstructured{Object: m}
 	u.SetGroupVersionKind(gvk)
 	return u, nil
+}
+
+// checkCustomTypeMeta refuses a custom resource's body of another group
+// version than res's (none included) with 400 BadRequest, as
+// kube-apiserver's handler does before anything else, and one of another
+// kind with 422 Invalid, as the custom resource's validation does.
+func checkCustomTypeMeta(res Resource, u *unstructured.Unstructured) error {
+	if want := res.GroupVersion().String(); u.GetAPIVersion() != want {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", u.GetAPIVersion(), want))
+	}
+	if u.GetKind() != res.Kind {
+		return apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: u.GetKind()}, u.GetName(), field.ErrorList{
+			field.Invalid(field.NewPath("kind"), u.GetKind(), "must be "+res.Kind)})
+	}
+	return nil
 }
 
 // decodeTypedJSON is decodeBody's common case, a JSON object of res's

@@ -43,13 +43,17 @@
 //     metadata.name and metadata.namespace; the resourceVersion and
 //     resourceVersionMatch rules of an etcd-backed list.
 //   - WATCH: from a resourceVersion, or "0"/"" with synthetic ADDED
-//     events; 410 after compaction; bookmarks; the streamed initial list
+//     events; 410 after compaction, and from before a custom resource's
+//     latest InstallCRD or MoveCRD (its watch cache starts afresh then,
+//     as kube-apiserver's does); bookmarks; the streamed initial list
 //     (sendInitialEvents) with its initial-events-end bookmark;
 //     timeoutSeconds; selector transitions as ADDED/DELETED.
 //   - writes: POST (409 AlreadyExists; the namespace must exist;
 //     generateName; a name valid for its resource, or 422; valid label
 //     keys and values, or 422, on every create and update; a body that
-//     carries a resourceVersion, 500 as etcd's store answers), PUT (409
+//     carries a resourceVersion, 500 as etcd's store answers; a custom
+//     resource's body in another group version than its path's, or in
+//     none, 400, and of another kind, 422, on a PUT too), PUT (409
 //     Conflict on a stale resourceVersion or a wrong uid; no
 //     resourceVersion, 422, for Leases and custom resources;
 //     create-on-update for Leases; setting deletionTimestamp, 422; an
@@ -58,8 +62,8 @@
 //     generation rises with any change outside metadata, its
 //     CRD having no status subresource), PATCH as a JSON merge patch (404 for a missing object;
 //     a resourceVersion in the patch is a precondition, 409; null
-//     removes a field; an unchanged result is not written; a patched uid
-//     is 422), DELETE (404; uid and resourceVersion preconditions, 409).
+//     removes a field; an unchanged result is not written; a patched uid,
+//     or a custom resource's patched apiVersion or kind, is 422), DELETE (404; uid and resourceVersion preconditions, 409).
 //     A Secret's stringData is write-only: merged into data on every
 //     write, never stored; its type defaults to Opaque.
 //   - encodings: JSON, protobuf for built-in types (never for custom

@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -66,7 +67,21 @@ func (s *Server) patch(req request, patch map[string]any) (*unstructured.Unstruc
 	if old == nil {
 		return nil, apierrors.NewNotFound(req.res.GroupResource(), req.name)
 	}
-	merged, err := json.Marshal(mergePatch(old.DeepCopy().Object, patch))
+	// The patch applies to the object as the request's version serves
+	// it (one stored before a MoveCRD at the version moved to), and may
+	// not change its apiVersion or kind: that is the validation's 422,
+	// not the 400 of a body in another version.
+	current := old.DeepCopy()
+	current.SetAPIVersion(req.res.GroupVersion().String())
+	current.SetKind(req.res.Kind)
+	result := &unstructured.Unstructured{Object: mergePatch(current.Object, patch).(map[string]any)}
+	if req.res.Custom {
+		if v := result.GetAPIVersion(); v != req.res.GroupVersion().String() {
+			return nil, apierrors.NewInvalid(schema.GroupKind{Group: req.res.Group, Kind: result.GetKind()}, req.name, field.ErrorList{
+				field.Invalid(field.NewPath("apiVersion"), v, "must be "+req.res.GroupVersion().String())})
+		}
+	}
+	merged, err := json.Marshal(result.Object)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}

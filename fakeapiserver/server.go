@@ -27,6 +27,11 @@ type Server struct {
 	// custom resource moved to another version keeps its entry (and its
 	// objects), with the new version.
 	resources map[schema.GroupResource]Resource
+	// cacheStart is, for a custom resource, the resourceVersion at which
+	// its watch cache starts: when it was last installed or moved, as
+	// kube-apiserver builds its storage anew then; a watch from an older
+	// resourceVersion expires (see openWatch).
+	cacheStart map[schema.GroupResource]int64
 	// rv is the resourceVersion of the latest write; the first write takes 2.
 	rv int64
 	// compactedRV is the last compaction's revision R: the state at R and
@@ -81,6 +86,7 @@ func New() *Server {
 		scheme:      scheme,
 		codecs:      serializer.NewCodecFactory(scheme),
 		resources:   map[schema.GroupResource]Resource{},
+		cacheStart:  map[schema.GroupResource]int64{},
 		rv:          1,
 		compactedRV: 1,
 		current:     map[schema.GroupResource]map[objectKey]*unstructured.Unstructured{},

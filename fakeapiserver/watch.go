@@ -23,8 +23,10 @@ const BookmarkInterval = time.Minute
 //   - resourceVersion "" or "0": one ADDED per current object (key order),
 //     then every later write.
 //   - resourceVersion N: every write after N. If N+1 is older than the
-//     last compaction, one ERROR event (410 Gone, reason Expired) and the
-//     watch ends. An N newer than the latest write waits for it.
+//     last compaction, or, for a custom resource, N is older than its
+//     CRD's latest install or move (its watch cache starts afresh), one
+//     ERROR event (410 Gone, reason Expired) and the watch ends. An N
+//     newer than the latest write waits for it.
 //   - sendInitialEvents=true (resourceVersionMatch=NotOlderThan): one
 //     ADDED per current object, then, if allowWatchBookmarks, a BOOKMARK
 //     annotated "k8s.io/initial-events-end: true" at the state's
@@ -152,6 +154,12 @@ func (s *Server) openWatch(wt *watcher, res Resource, opts metav1.ListOptions) e
 		}
 	case from+1 < s.compactedRV:
 		wt.fail(apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old."))
+		return nil
+	case from < s.cacheStart[wt.gr]:
+		// A custom resource's watch cache, built anew when its CRD was
+		// installed or moved, starts at the resourceVersion of its first
+		// list: it has no events from before.
+		wt.fail(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, s.cacheStart[wt.gr])))
 		return nil
 	default:
 		wt.startRV = from
