@@ -145,7 +145,11 @@ func (m *Member) Run(ctx context.Context) error {
 		}
 		var wait time.Duration
 		wait, backoff = m.rejoinWait(backoff, ended)
-		m.cfg.Logger.Warn("sharding: member term ended; joining again as a new member", "member", id, "in", wait, "err", err)
+		if ended.began.IsZero() {
+			m.cfg.Logger.Warn("sharding: member never began its term; joining again as a new member", "member", id, "in", wait, "err", err)
+		} else {
+			m.cfg.Logger.Warn("sharding: member term ended; joining again as a new member", "member", id, "in", wait, "err", err)
+		}
 		informer.Sleep(ctx, m.cfg.Clock, wait)
 	}
 	return nil
