@@ -9,9 +9,11 @@ import (
 
 // InstallCRD starts serving a custom resource, as creating its
 // CustomResourceDefinition does: its paths answer, and discovery lists
-// it; its watch cache starts now, so a WATCH from an older
-// resourceVersion (one read before a RemoveCRD) expires. Installing one whose group and plural are served already is an
-// error.
+// it; its watch cache starts now, past the resourceVersion of the CRD's
+// own write, so a WATCH from any resourceVersion read before (one read
+// before a RemoveCRD, or just before the install) expires
+// (TestConformanceWatchFromJustBeforeTheCRDWasCreated). Installing
+// one whose group and plural are served already is an error.
 func (s *Server) InstallCRD(c CRD) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -20,6 +22,7 @@ func (s *Server) InstallCRD(c CRD) error {
 		return fmt.Errorf("fakeapiserver: %s is served already", res.GroupResource())
 	}
 	s.resources[res.GroupResource()] = res
+	s.rv++ // the CRD's own write: no resourceVersion read before it is the new cache's
 	s.cacheStart[res.GroupResource()] = s.rv
 	return nil
 }
@@ -63,6 +66,7 @@ func (s *Server) MoveCRD(gr schema.GroupResource, version string) error {
 	}
 	res.Version = version
 	s.resources[gr] = res
+	s.rv++ // the CRD's own write, as in InstallCRD
 	s.cacheStart[gr] = s.rv
 	s.endWatchesOfLocked(gr)
 	return nil

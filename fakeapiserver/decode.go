@@ -29,7 +29,16 @@ func (s *Server) decodeObject(r *http.Request, res Resource) (*unstructured.Unst
 		return nil, err
 	}
 	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return s.decodeBody(body, mediaType, res)
+	u, err := s.decodeBody(body, mediaType, res)
+	if err != nil {
+		return nil, err
+	}
+	if want := res.GroupVersion().String(); res.Custom && u.GetAPIVersion() != want {
+		// The handler's check, before anything else (a patch's result is
+		// judged by validation instead: validateTypeMeta).
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", u.GetAPIVersion(), want))
+	}
+	return u, nil
 }
 
 // decodeBody is decodeObject's work on a body already read, in
@@ -47,7 +56,7 @@ func (s *Server) decodeBody(body []byte, mediaType string, res Resource) (*unstr
 		if !ok {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %T, not an object", obj))
 		}
-		return u, checkCustomTypeMeta(res, u)
+		return u, nil
 	}
 	gvk := res.GVK()
 	obj, ok := s.decodeTypedJSON(body, mediaType, gvk)
@@ -74,13 +83,19 @@ func (s *Server) decodeBody(body []byte, mediaType string, res Resource) (*unstr
 	return u, nil
 }
 
-// checkCustomTypeMeta refuses a custom resource's body of another group
-// version than res's (none included) with 400 BadRequest, as
-// kube-apiserver's handler does before anything else, and one of another
-// kind with 422 Invalid, as the custom resource's validation does.
-func checkCustomTypeMeta(res Resource, u *unstructured.Unstructured) error {
+// validateTypeMeta refuses a custom resource of another kind, or (the
+// result of a patch, of any resource) of another kind or apiVersion,
+// with 422 Invalid, as kube-apiserver does: after the namespace is
+// found, a precondition met and a patch's name checked
+// (TestConformanceStaleAndAnotherKind,
+// TestConformanceAnotherKindIntoAMissingNamespace,
+// TestConformancePatchOfABuiltInsTypeMeta). A create's or
+// update's body in another apiVersion (or a built-in's of another kind)
+// was refused before, with 400, by decodeObject.
+func validateTypeMeta(res Resource, u *unstructured.Unstructured) error {
 	if want := res.GroupVersion().String(); u.GetAPIVersion() != want {
-		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", u.GetAPIVersion(), want))
+		return apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: u.GetKind()}, u.GetName(), field.ErrorList{
+			field.Invalid(field.NewPath("apiVersion"), u.GetAPIVersion(), "must be "+want)})
 	}
 	if u.GetKind() != res.Kind {
 		return apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: u.GetKind()}, u.GetName(), field.ErrorList{

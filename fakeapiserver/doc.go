@@ -45,7 +45,7 @@
 //   - WATCH: from a resourceVersion, or "0"/"" with synthetic ADDED
 //     events; 410 after compaction, and from before a custom resource's
 //     latest InstallCRD or MoveCRD (its watch cache starts afresh then,
-//     as kube-apiserver's does); bookmarks; the streamed initial list
+//     past the CRD's own write, as kube-apiserver's does); bookmarks; the streamed initial list
 //     (sendInitialEvents) with its initial-events-end bookmark;
 //     timeoutSeconds; selector transitions as ADDED/DELETED.
 //   - writes: POST (409 AlreadyExists; the namespace must exist;
@@ -53,17 +53,21 @@
 //     keys and values, or 422, on every create and update; a body that
 //     carries a resourceVersion, 500 as etcd's store answers; a custom
 //     resource's body in another group version than its path's, or in
-//     none, 400, and of another kind, 422, on a PUT too), PUT (409
+//     none, 400, and of another kind, 422 once the namespace is found
+//     and any precondition met, on a PUT too), PUT (409
 //     Conflict on a stale resourceVersion or a wrong uid; no
 //     resourceVersion, 422, for Leases and custom resources;
 //     create-on-update for Leases; setting deletionTimestamp, 422; an
-//     unchanged object is not written; a custom resource's empty labels,
-//     annotations, finalizers and owner references are dropped, and its
-//     generation rises with any change outside metadata, its
-//     CRD having no status subresource), PATCH as a JSON merge patch (404 for a missing object;
+//     unchanged object is not written, but one stored at another version
+//     is, at this one; a custom resource's empty labels, annotations,
+//     finalizers and owner references are dropped, and its generation
+//     rises with any change outside metadata, its stored object read at
+//     the request's version, its CRD having no status subresource), PATCH as a JSON merge patch (404 for a missing object;
 //     a resourceVersion in the patch is a precondition, 409; null
 //     removes a field; an unchanged result is not written; a patched uid,
-//     or a custom resource's patched apiVersion or kind, is 422), DELETE (404; uid and resourceVersion preconditions, 409).
+//     or a patched apiVersion or kind, is 422 after the name check and the
+//     precondition; a custom resource patched out of its apiVersion, 500,
+//     as kube-apiserver answers it), DELETE (404; uid and resourceVersion preconditions, 409).
 //     A Secret's stringData is write-only: merged into data on every
 //     write, never stored; its type defaults to Opaque.
 //   - encodings: JSON, protobuf for built-in types (never for custom
