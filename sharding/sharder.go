@@ -24,7 +24,8 @@ import (
 // stand by, polling the shard Leases so that, once elected, they know
 // at once which members are alive. What they saw of members gone (a
 // Lease deleted) they do not keep: an object still labelled for such a
-// member waits a LeaseDuration from the election, as under a sharder
+// member waits at least a LeaseDuration from the election (from when the
+// elected sharder's synced caches first show it), as under a sharder
 // started then.
 type SharderConfig struct {
 	// Config reaches the API server for the sharder's informers and
