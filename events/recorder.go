@@ -184,9 +184,10 @@ func (o Options) withDefaults() (Options, error) {
 // its reason (why, in UpperCamelCase, such as "SecretNotOurs"), its
 // action (what the controller did or failed to do, such as "Create"),
 // and a note for people, formatted from format and args and cut to the
-// API server's 1024 bytes (bytes that are not UTF-8 count as the three of
-// the U+FFFD that JSON carries them as). It returns at once, with an error only for
-// arguments the API server would refuse; the Event is sent by Run.
+// API server's 1024 bytes (bytes that are not UTF-8 count as the three
+// of the U+FFFD that JSON carries them as). It returns at once, with an
+// error only for arguments the API server would refuse; the Event is
+// sent by Run.
 func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, format string, args ...any) error {
 	ref, err := r.reference(regarding)
 	if err != nil {

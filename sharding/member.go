@@ -48,9 +48,10 @@ type MemberConfig struct {
 	// that Run ended, by returning, sooner than this: the wait doubles
 	// from RetryPeriod with each such term in a row, and is RetryPeriod
 	// again after any other term (a join that began no term is none: it
-	// waits RetryPeriod and keeps the backoff). Every term is a join and a leave that
-	// the sharder answers by moving objects, so a Run that gives up at
-	// once, every term, must not rejoin at once. Default: 30 seconds.
+	// waits RetryPeriod and keeps the backoff). Every term is a join and a
+	// leave that the sharder answers by moving objects, so a Run that
+	// gives up at once, every term, must not rejoin at once. Default: 30
+	// seconds.
 	MaxRejoinBackoff time.Duration
 	// Logger receives terms starting and ending. Default: slog.Default().
 	Logger *slog.Logger
