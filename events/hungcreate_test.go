@@ -20,26 +20,37 @@ import (
 	"github.com/listwatch/informer/fakeapiserver"
 )
 
+// hangingRecorder is a Recorder writing to a fake API server that never
+// answers the creates of Events whose body hangs says so, and answers
+// every other request. The test must run in a synctest bubble.
+func hangingRecorder(t *testing.T, hangs func(body []byte) bool, opts events.Options) *events.Recorder {
+	t.Helper()
+	server := fakeapiserver.New()
+	require.NoError(t, server.InstallCRD(fakeapiserver.CRD{Group: "events.k8s.io", Version: "v1", Kind: "Event", Plural: "events"}))
+	mem := fakeapiserver.ServeInMemory(fakeapiserver.WithFaults(server, func(r *http.Request) fakeapiserver.Fault {
+		if r.Method != http.MethodPost || !strings.Contains(r.URL.Path, "/events") {
+			return fakeapiserver.Fault{}
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		return fakeapiserver.Fault{Hang: hangs(body)}
+	}))
+	t.Cleanup(mem.Close)
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	opts.Controller, opts.Instance, opts.Scheme = "example.com/hung", "hung-0", scheme
+	r, err := events.New(mem.Config(), opts)
+	require.NoError(t, err)
+	return r
+}
+
 // TestRunReturnsAtOnceWhenItsContextEndsWhileACreateHangs: a create the
 // server never answers holds Run inside the request, and the end of
 // Run's ctx ends that request, through the REST client: Run does not
 // stall. (A review suspected it would; this test refutes it.)
 func TestRunReturnsAtOnceWhenItsContextEndsWhileACreateHangs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		server := fakeapiserver.New()
-		require.NoError(t, server.InstallCRD(fakeapiserver.CRD{Group: "events.k8s.io", Version: "v1", Kind: "Event", Plural: "events"}))
-		h := fakeapiserver.WithFaults(server, func(r *http.Request) fakeapiserver.Fault {
-			if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/events") {
-				return fakeapiserver.Fault{Hang: true}
-			}
-			return fakeapiserver.Fault{}
-		})
-		mem := fakeapiserver.ServeInMemory(h)
-		defer mem.Close()
-		scheme := runtime.NewScheme()
-		require.NoError(t, corev1.AddToScheme(scheme))
-		r, err := events.New(mem.Config(), events.Options{Controller: "example.com/hung", Instance: "hung-0", Scheme: scheme})
-		require.NoError(t, err)
+		r := hangingRecorder(t, func([]byte) bool { return true }, events.Options{})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); _ = r.Run(ctx) }()
@@ -63,25 +74,8 @@ func TestRunReturnsAtOnceWhenItsContextEndsWhileACreateHangs(t *testing.T) {
 // later.
 func TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		server := fakeapiserver.New()
-		require.NoError(t, server.InstallCRD(fakeapiserver.CRD{Group: "events.k8s.io", Version: "v1", Kind: "Event", Plural: "events"}))
-		h := fakeapiserver.WithFaults(server, func(r *http.Request) fakeapiserver.Fault {
-			if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/events") {
-				body, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				if bytes.Contains(body, []byte("first")) {
-					return fakeapiserver.Fault{Hang: true}
-				}
-			}
-			return fakeapiserver.Fault{}
-		})
-		mem := fakeapiserver.ServeInMemory(h)
-		defer mem.Close()
-		scheme := runtime.NewScheme()
-		require.NoError(t, corev1.AddToScheme(scheme))
-		r, err := events.New(mem.Config(), events.Options{Controller: "example.com/hung", Instance: "hung-0", Scheme: scheme,
-			RequestTimeout: 10 * time.Second})
-		require.NoError(t, err)
+		r := hangingRecorder(t, func(body []byte) bool { return bytes.Contains(body, []byte("first")) },
+			events.Options{RequestTimeout: 10 * time.Second})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); _ = r.Run(ctx) }()
