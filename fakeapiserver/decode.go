@@ -3,6 +3,7 @@ package fakeapiserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -93,6 +94,12 @@ func (s *Server) decodeBody(body []byte, mediaType string, res Resource) (*unstr
 // update's body in another apiVersion (or a built-in's of another kind)
 // was refused before, with 400, by decodeObject.
 func validateTypeMeta(res Resource, u *unstructured.Unstructured) error {
+	if res.Custom && u.GetAPIVersion() == "" {
+		// kube-apiserver's answer to a custom resource patched out of its
+		// apiVersion, once the name check and the precondition passed
+		// (TestConformancePatchOutOfACustomAPIVersionBesideEarlierChecks).
+		return apierrors.NewInternalError(errors.New("Object 'apiVersion' is missing"))
+	}
 	if want := res.GroupVersion().String(); u.GetAPIVersion() != want {
 		return apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: u.GetKind()}, u.GetName(), field.ErrorList{
 			field.Invalid(field.NewPath("apiVersion"), u.GetAPIVersion(), "must be "+want)})

@@ -43,6 +43,18 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 // resourceVersion. s.mu must be held.
 func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gr := res.GroupResource()
+	// Admission finds the namespace, then the type meta is validated,
+	// alone, before anything else of the object
+	// (TestConformanceCreateOfAnotherKindBesideOtherFaults,
+	// TestConformanceCreateWithAResourceVersionIntoAMissingNamespace).
+	if res.Namespaced {
+		if _, ok := s.current[namespaces][objectKey{name: u.GetNamespace()}]; !ok {
+			return nil, apierrors.NewNotFound(namespaces, u.GetNamespace())
+		}
+	}
+	if err := validateTypeMeta(res, u); err != nil {
+		return nil, err
+	}
 	if u.GetResourceVersion() != "" {
 		// Not a Status from the registry but the storage's plain error,
 		// which the handler answers as 500 with no reason.
@@ -61,14 +73,6 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 		return nil, err
 	}
 	if err := s.validateLabelsLocked(res, u); err != nil {
-		return nil, err
-	}
-	if res.Namespaced {
-		if _, ok := s.current[namespaces][objectKey{name: u.GetNamespace()}]; !ok {
-			return nil, apierrors.NewNotFound(namespaces, u.GetNamespace())
-		}
-	}
-	if err := validateTypeMeta(res, u); err != nil {
 		return nil, err
 	}
 	key := objectKey{u.GetNamespace(), u.GetName()}

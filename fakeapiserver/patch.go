@@ -2,7 +2,6 @@ package fakeapiserver
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -77,16 +76,11 @@ func (s *Server) patch(req request, patch map[string]any) (*unstructured.Unstruc
 	current.SetKind(req.res.Kind)
 	result := &unstructured.Unstructured{Object: mergePatch(current.Object, patch).(map[string]any)}
 	kind, apiVersion := result.GetKind(), result.GetAPIVersion()
-	if req.res.Custom && apiVersion == "" {
-		// kube-apiserver's answer to a custom resource patched out of its
-		// apiVersion (TestConformancePatchThatRemovesTypeMeta).
-		return nil, apierrors.NewInternalError(errors.New("Object 'apiVersion' is missing"))
+	if err := patchedTypeMeta(req.res, kind, apiVersion); err != nil {
+		return nil, err
 	}
-	if !req.res.Custom && kind == "" {
-		kind = req.res.Kind // a built-in's kind is defaulted, not judged
-	}
-	if !req.res.Custom && apiVersion == "" {
-		apiVersion = req.res.GroupVersion().String()
+	if !req.res.Custom {
+		kind = req.res.Kind // a built-in's kind removed is defaulted
 	}
 	result.SetKind(req.res.Kind) // decoded as the resource's, then judged as patched
 	result.SetAPIVersion(req.res.GroupVersion().String())
@@ -111,6 +105,34 @@ func (s *Server) patch(req request, patch map[string]any) (*unstructured.Unstruc
 	}
 	obj, _, err := s.updateLocked(req.res, u)
 	return obj, err
+}
+
+// patchedTypeMeta judges a patch's result that kube-apiserver cannot
+// decode, which fails inside the patch, before its name check and its
+// precondition: a built-in of another kind or apiVersion (422), or with
+// no apiVersion (400); a custom resource with no kind (422)
+// (TestConformancePatchOfABuiltInsKindBesideEarlierChecks,
+// TestConformancePatchOutOfABuiltInsAPIVersion,
+// TestConformancePatchOutOfACustomKindBesideEarlierChecks). A
+// custom resource's other kind or apiVersion still decodes, and is its
+// validation's, later (validateTypeMeta).
+func patchedTypeMeta(res Resource, kind, apiVersion string) error {
+	invalid := func(path, value string) error {
+		return apierrors.NewInvalid(res.GVK().GroupKind(), "", field.ErrorList{field.Invalid(field.NewPath(path), value, "the patched object does not decode")})
+	}
+	switch want := res.GroupVersion().String(); {
+	case res.Custom && kind == "":
+		return invalid("kind", kind)
+	case res.Custom:
+		return nil
+	case apiVersion == "":
+		return apierrors.NewBadRequest("the patched object has no apiVersion")
+	case apiVersion != want:
+		return invalid("apiVersion", apiVersion)
+	case kind != "" && kind != res.Kind:
+		return invalid("kind", kind)
+	}
+	return nil
 }
 
 // mergePatch applies an RFC 7386 merge patch to doc: an object in the
