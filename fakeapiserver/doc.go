@@ -62,12 +62,16 @@
 //     is, at this one; a custom resource's empty labels, annotations,
 //     finalizers and owner references are dropped, and its generation
 //     rises with any change outside metadata, its stored object read at
-//     the request's version, its CRD having no status subresource), PATCH as a JSON merge patch (404 for a missing object;
-//     a resourceVersion in the patch is a precondition, 409; null
-//     removes a field; an unchanged result is not written; a patched uid,
-//     or a patched apiVersion or kind, is 422 after the name check and the
-//     precondition; a custom resource patched out of its apiVersion, 500,
-//     as kube-apiserver answers it), DELETE (404; uid and resourceVersion preconditions, 409).
+//     the request's version, its CRD having no status subresource),
+//     PATCH as a JSON merge patch (404 for a missing object; a
+//     resourceVersion in the patch is a precondition, 409; null removes
+//     a field; an unchanged result is not written; a patched uid is 422;
+//     a result that does not decode, a built-in of another kind
+//     or apiVersion or a custom resource with no kind, 422 and a
+//     built-in with no apiVersion 400, before the name check and the
+//     precondition; a custom resource's other kind or apiVersion, 422,
+//     and one with no apiVersion, 500, after them, as kube-apiserver
+//     answers each), DELETE (404; uid and resourceVersion preconditions, 409).
 //     A Secret's stringData is write-only: merged into data on every
 //     write, never stored; its type defaults to Opaque.
 //   - encodings: JSON, protobuf for built-in types (never for custom
