@@ -75,7 +75,7 @@ func (s *stats) String() string {
 func (c *controller) handler() sharedinformer.Handler[*corev1.ConfigMap] {
 	return sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
 		AddFunc:    func(cm *corev1.ConfigMap, _ bool) { c.enqueue(cm) },
-		UpdateFunc: func(_, cm *corev1.ConfigMap) { c.enqueue(cm) },
+		UpdateFunc: func(old, cm *corev1.ConfigMap) { c.enqueue(old); c.enqueue(cm) }, // old: a parent unlabelled, a child moved
 		DeleteFunc: func(cm *corev1.ConfigMap, _ bool) {
 			// Final state unknown or not, the answer is the same: look
 			// again at the parent. That is what level-triggered means.
@@ -116,8 +116,13 @@ func ownerKey(cm *corev1.ConfigMap) (informer.Key, bool) {
 func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 	c.stats.reconciles.Add(1)
 	parent, err := c.cms.Namespace(key.Namespace).Get(key.Name)
-	if err != nil && !apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err):
+		parent = nil
+	case err != nil:
 		return workqueue.Result{}, err
+	case parent.Labels[roleLabel] != "parent":
+		parent = nil // no parent any more (or never one): as if gone, and never written into
 	}
 	// The labels find the candidates; only a controller reference with
 	// the parent's UID makes one its child. Anyone can label a ConfigMap
@@ -199,7 +204,7 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 }
 
 // childrenOf sorts the ConfigMaps labelled as children of key's parent
-// (nil if it is gone): children, which parent controls, sorted by name;
+// (nil if it is gone or no longer labelled role=parent): children, which parent controls, sorted by name;
 // stale, which a ConfigMap of key's name with another UID controls (an
 // earlier parent's, or this one's once it is gone). Any other is a
 // user's or another controller's: neither counted, changed nor deleted.

@@ -115,3 +115,19 @@ func TestChildrenOfAnEarlierParentOfTheSameNameAreDeletedAndTheNewParentGetsItsO
 		return len(children) == 2 && controlledBy(children, web.UID) == 2
 	}, 10*time.Second, 10*time.Millisecond, "web adopted the children of an earlier web, or kept them beside its own")
 }
+
+// A ConfigMap is a parent while it is labelled role=parent. One that
+// loses the label is no parent any more: its children are deleted, as
+// when it is deleted, and nothing is written into it again.
+func TestAParentThatLosesItsLabelLosesItsChildren(t *testing.T) {
+	client, ctx, start := onFake(t)
+	start()
+	web := createParent(ctx, t, client, "web", "1")
+	require.Eventually(t, func() bool { return controlledBy(childrenOn(ctx, t, client, "web"), web.UID) == 1 },
+		10*time.Second, 10*time.Millisecond)
+
+	require.NoError(t, client.Patch(types.MergePatchType).Namespace("demo").Resource("configmaps").Name("web").
+		Body([]byte(`{"metadata":{"labels":{"role":null}}}`)).Do(ctx).Error())
+	require.Eventually(t, func() bool { return controlledBy(childrenOn(ctx, t, client, "web"), web.UID) == 0 },
+		10*time.Second, 10*time.Millisecond, "the children outlived their parent's label")
+}
