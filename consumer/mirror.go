@@ -26,7 +26,7 @@ const (
 
 // Run keeps, in namespace, a mirror of every ConfigMap labelled
 // SourceLabel (any value): a ConfigMap named "<name>-mirror" with the same
-// data, deleted once the source is gone. A ConfigMap of that name that
+// data, deleted once the source is gone or unlabelled. A ConfigMap of that name that
 // is not its mirror (no MirrorOfLabel naming the source) is someone
 // else's: it is left alone, and the source goes unmirrored meanwhile. It returns when ctx ends, after
 // its informer and workers have stopped.
@@ -75,9 +75,14 @@ func Run(ctx context.Context, cfg *rest.Config, namespace string, workers int) e
 	return nil
 }
 
-// sourceKeys maps a ConfigMap to the source it concerns, if any.
+// isSource says whether cm is labelled SourceLabel.
+func isSource(cm *corev1.ConfigMap) bool { _, ok := cm.Labels[SourceLabel]; return ok }
+
+// sourceKeys maps a ConfigMap to the source it concerns, if any. An
+// update maps the old object too, so a source that loses its label is
+// still reconciled, and its mirror deleted.
 func sourceKeys(cm *corev1.ConfigMap) []informer.Key {
-	if _, ok := cm.Labels[SourceLabel]; ok {
+	if isSource(cm) {
 		return []informer.Key{informer.KeyFor(cm)}
 	}
 	if source, ok := cm.Labels[MirrorOfLabel]; ok {
@@ -99,6 +104,9 @@ func (m *mirror) reconcile(ctx context.Context, key informer.Key) (workqueue.Res
 	cached := m.configMaps.Namespace(key.Namespace)
 	mirrorName := key.Name + "-mirror"
 	source, err := cached.Get(key.Name)
+	if err == nil && !isSource(source) { // the cache holds every ConfigMap: only a labelled one is a source
+		source, err = nil, apierrors.NewNotFound(corev1.Resource("configmaps"), key.Name)
+	}
 	existing, mirrorErr := cached.Get(mirrorName)
 	switch {
 	case mirrorErr == nil && existing.Labels[MirrorOfLabel] != key.Name:

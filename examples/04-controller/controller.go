@@ -75,7 +75,7 @@ func (s *stats) String() string {
 func (c *controller) handler() sharedinformer.Handler[*corev1.ConfigMap] {
 	return sharedinformer.HandlerFuncs[*corev1.ConfigMap]{
 		AddFunc:    func(cm *corev1.ConfigMap, _ bool) { c.enqueue(cm) },
-		UpdateFunc: func(_, cm *corev1.ConfigMap) { c.enqueue(cm) },
+		UpdateFunc: func(old, cm *corev1.ConfigMap) { c.enqueue(old); c.enqueue(cm) }, // old: a parent unlabelled, a child moved
 		DeleteFunc: func(cm *corev1.ConfigMap, _ bool) {
 			// Final state unknown or not, the answer is the same: look
 			// again at the parent. That is what level-triggered means.
@@ -115,23 +115,31 @@ func ownerKey(cm *corev1.ConfigMap) (informer.Key, bool) {
 // terminal one does not.
 func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue.Result, error) {
 	c.stats.reconciles.Add(1)
-	children := c.cms.Namespace(key.Namespace).List(labels.SelectorFromSet(labels.Set{roleLabel: "child", parentLabel: key.Name}))
-	slices.SortFunc(children, func(a, b *corev1.ConfigMap) int { return strings.Compare(a.Name, b.Name) })
-
 	parent, err := c.cms.Namespace(key.Namespace).Get(key.Name)
-	if apierrors.IsNotFound(err) {
-		// The parent is gone. With a garbage collector, the ownerReferences
-		// would take the children with it; we do not count on one.
-		for _, child := range children {
-			c.log.say("  %-12s parent gone: deleting its child %s", key.Name, child.Name)
-			if err := c.delete(ctx, key, child); err != nil {
-				return workqueue.Result{}, err
-			}
-		}
-		return workqueue.Result{}, nil
-	}
-	if err != nil {
+	switch {
+	case apierrors.IsNotFound(err):
+		parent = nil
+	case err != nil:
 		return workqueue.Result{}, err
+	case parent.Labels[roleLabel] != "parent":
+		parent = nil // no parent any more (or never one): as if gone, and never written into
+	}
+	// The labels find the candidates; only a controller reference with
+	// the parent's UID makes one its child. Anyone can label a ConfigMap
+	// role=child, and a name is reused when a parent is deleted and made
+	// anew, a UID never is.
+	children, stale := c.childrenOf(key, parent)
+	for _, child := range stale {
+		// An earlier parent's of this name, or this one's that is gone.
+		// With a garbage collector, the ownerReferences would take them;
+		// we do not count on one.
+		c.log.say("  %-12s parent gone or made anew: deleting the child %s of the old one", key.Name, child.Name)
+		if err := c.delete(ctx, key, child); err != nil {
+			return workqueue.Result{}, err
+		}
+	}
+	if parent == nil {
+		return workqueue.Result{}, nil
 	}
 	// Pitfall 3, the cache lags our writes, is handled before we get
 	// here: workqueue.Run asks the guard, which holds this key until the
@@ -195,6 +203,25 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 	return workqueue.Result{}, c.update(ctx, key, p)
 }
 
+// childrenOf sorts the ConfigMaps labelled as children of key's parent
+// (nil if it is gone or no longer labelled role=parent): children, which parent controls, sorted by name;
+// stale, which a ConfigMap of key's name with another UID controls (an
+// earlier parent's, or this one's once it is gone). Any other is a
+// user's or another controller's: neither counted, changed nor deleted.
+func (c *controller) childrenOf(key informer.Key, parent *corev1.ConfigMap) (children, stale []*corev1.ConfigMap) {
+	for _, cm := range c.cms.Namespace(key.Namespace).List(labels.SelectorFromSet(labels.Set{roleLabel: "child", parentLabel: key.Name})) {
+		switch ref := metav1.GetControllerOf(cm); {
+		case ref == nil || ref.APIVersion != "v1" || ref.Kind != "ConfigMap" || ref.Name != key.Name:
+		case parent != nil && ref.UID == parent.UID:
+			children = append(children, cm)
+		default:
+			stale = append(stale, cm)
+		}
+	}
+	slices.SortFunc(children, func(a, b *corev1.ConfigMap) int { return strings.Compare(a.Name, b.Name) })
+	return children, stale
+}
+
 // create creates a child of parent, as a write of owner's reconcile: the
 // guard records the child the API server answered with (its generated
 // name and its resourceVersion), so owner waits for it to reach the cache.
@@ -227,10 +254,12 @@ func (c *controller) update(ctx context.Context, owner informer.Key, obj *corev1
 	return err
 }
 
-// delete deletes a child, as a write of owner's reconcile.
+// delete deletes a child, as a write of owner's reconcile: that object,
+// by its UID, never a newer one made under its name since.
 func (c *controller) delete(ctx context.Context, owner informer.Key, obj *corev1.ConfigMap) error {
 	c.stats.deletes.Add(1)
-	err := c.writes.Delete(ctx, owner, informer.KeyFor(obj), c.client.Delete().Namespace(obj.Namespace).Resource("configmaps").Name(obj.Name))
+	that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(obj.UID))}
+	err := c.writes.Delete(ctx, owner, informer.KeyFor(obj), c.client.Delete().Namespace(obj.Namespace).Resource("configmaps").Name(obj.Name).Body(that))
 	if apierrors.IsNotFound(err) {
 		return nil // someone beat us to it: fine, that is the state we want
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/reflector"
@@ -23,11 +24,18 @@ import (
 // for its own writes for at most maxHold, until the test ends.
 func startController(t *testing.T, cp *testenv.ControlPlane, ns string, maxHold time.Duration) *controller {
 	t.Helper()
-	client, err := testenv.CoreV1Client(cp.Config())
+	return startControllerOn(t, cp.Config(), ns, maxHold)
+}
+
+// startControllerOn is startController on the API server cfg reaches (a
+// fakeapiserver's, say).
+func startControllerOn(t *testing.T, cfg *rest.Config, ns string, maxHold time.Duration) *controller {
+	t.Helper()
+	client, err := testenv.CoreV1Client(cfg)
 	require.NoError(t, err)
 	scheme := runtime.NewScheme()
 	require.NoError(t, corev1.AddToScheme(scheme))
-	lw, err := reflector.NewTypedListerWatcher[*corev1.ConfigMap](cp.Config(), scheme, reflector.Source{
+	lw, err := reflector.NewTypedListerWatcher[*corev1.ConfigMap](cfg, scheme, reflector.Source{
 		Resource: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespace: ns})
 	require.NoError(t, err)
 	inf, err := sharedinformer.New(sharedinformer.Options[*corev1.ConfigMap]{ListerWatcher: lw, Resource: corev1.Resource("configmaps")})
