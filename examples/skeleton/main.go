@@ -110,7 +110,7 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 		case secret.Labels["app"] != "demo" || !maps.EqualFunc(secret.Data, cm.Data, func(b []byte, s string) bool { return string(b) == s }):
 			fixed := secret.DeepCopy() // never modify the cache's copy
 			metav1.SetMetaDataLabel(&fixed.ObjectMeta, "app", "demo")
-			fixed.Data, fixed.StringData = nil, cm.Data
+			fixed.Data, fixed.StringData = nil, maps.Clone(cm.Data) // the ConfigMap's map is the cache's
 			err = ours.Write(ctx, key, client.Put().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(fixed), fixed)
 		}
 		if cm == nil && apierrors.IsNotFound(err) { // gone already, or never there: nothing left to do
