@@ -204,18 +204,24 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 }
 
 // childrenOf sorts the ConfigMaps labelled as children of key's parent
-// (nil if it is gone or no longer labelled role=parent): children, which parent controls, sorted by name;
-// stale, which a ConfigMap of key's name with another UID controls (an
-// earlier parent's, or this one's once it is gone). Any other is a
-// user's or another controller's: neither counted, changed nor deleted.
+// (nil if it is gone or no longer labelled role=parent): children, which
+// parent controls, sorted by name; stale, which a ConfigMap of key's name
+// with another UID controls and nothing else owns (an earlier parent's,
+// or this one's once it is gone). Any other is a user's or another
+// controller's, or still another owner's: neither counted, changed nor
+// deleted.
 func (c *controller) childrenOf(key informer.Key, parent *corev1.ConfigMap) (children, stale []*corev1.ConfigMap) {
 	for _, cm := range c.cms.Namespace(key.Namespace).List(labels.SelectorFromSet(labels.Set{roleLabel: "child", parentLabel: key.Name})) {
 		switch ref := metav1.GetControllerOf(cm); {
 		case ref == nil || ref.APIVersion != "v1" || ref.Kind != "ConfigMap" || ref.Name != key.Name:
 		case parent != nil && ref.UID == parent.UID:
 			children = append(children, cm)
-		default:
+		case len(cm.OwnerReferences) == 1:
 			stale = append(stale, cm)
+		default:
+			// Another owner still has it: a garbage collector would drop
+			// only the gone parent's reference, and we leave it, as the
+			// skeleton leaves a Secret with another owner.
 		}
 	}
 	slices.SortFunc(children, func(a, b *corev1.ConfigMap) int { return strings.Compare(a.Name, b.Name) })
