@@ -66,8 +66,10 @@
 //     PATCH as a JSON merge patch (404 for a missing object; a
 //     resourceVersion in the patch is a precondition, 409; null removes
 //     a field; an unchanged result is not written; a patched uid is 422;
-//     a result that does not decode, a built-in of another kind
-//     or apiVersion or a custom resource with no kind, 422 and a
+//     a result that does not decode, a built-in of another kind or
+//     apiVersion (kube-apiserver converts another version of its group
+//     that it serves; the fake knows one) or a custom resource with no
+//     kind, 422 and a
 //     built-in with no apiVersion 400, before the name check and the
 //     precondition; a custom resource's other kind or apiVersion, 422,
 //     and one with no apiVersion, 500, after them, as kube-apiserver

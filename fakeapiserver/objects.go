@@ -43,23 +43,17 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 // resourceVersion. s.mu must be held.
 func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gr := res.GroupResource()
-	// Admission finds the namespace, then the type meta is validated,
-	// alone, before anything else of the object
+	// Admission finds the namespace; then the name is generated, and the
+	// object validated, its type meta first and alone; only then does
+	// the storage refuse a resourceVersion
 	// (TestConformanceCreateOfAnotherKindBesideOtherFaults,
-	// TestConformanceCreateWithAResourceVersionIntoAMissingNamespace).
+	// TestConformanceCreateWithAResourceVersionIntoAMissingNamespace,
+	// TestConformanceCreateOfAnotherKindWithGenerateName,
+	// TestConformanceCreateWithAResourceVersionAndAValidationFault).
 	if res.Namespaced {
 		if _, ok := s.current[namespaces][objectKey{name: u.GetNamespace()}]; !ok {
 			return nil, apierrors.NewNotFound(namespaces, u.GetNamespace())
 		}
-	}
-	if err := validateTypeMeta(res, u); err != nil {
-		return nil, err
-	}
-	if u.GetResourceVersion() != "" {
-		// Not a Status from the registry but the storage's plain error,
-		// which the handler answers as 500 with no reason.
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
-			Message: "resourceVersion should not be set on objects to be created"}}
 	}
 	if u.GetName() == "" {
 		if u.GetGenerateName() == "" {
@@ -69,11 +63,20 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 		s.names++
 		u.SetName(generatedName(u.GetGenerateName(), fmt.Sprintf("%05x", s.names)))
 	}
+	if err := validateTypeMeta(res, u); err != nil {
+		return nil, err
+	}
 	if err := validateName(res, u.GetName()); err != nil {
 		return nil, err
 	}
 	if err := s.validateLabelsLocked(res, u); err != nil {
 		return nil, err
+	}
+	if u.GetResourceVersion() != "" {
+		// Not a Status from the registry but the storage's plain error,
+		// which the handler answers as 500 with no reason.
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+			Message: "resourceVersion should not be set on objects to be created"}}
 	}
 	key := objectKey{u.GetNamespace(), u.GetName()}
 	if _, ok := s.current[gr][key]; ok {
