@@ -93,51 +93,42 @@ func TestConformancePatchOfABuiltInsKindBesideEarlierChecks(t *testing.T) {
 
 // A merge patch that removes a custom resource's kind: kube-apiserver's
 // 422 is again the decode's, before the name check and the precondition;
-// the fake's validateTypeMeta comes after both (409, 400).
+// the fake's validateTypeMeta came after both (409, 400).
 func TestConformancePatchOutOfACustomKindBesideEarlierChecks(t *testing.T) {
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
-		const merge = "application/merge-patch+json"
-		crd, col := edgeCRD(ctx, t, tg, "r3nokind.edges.listwatch.dev")
-		_, a := tg.do(ctx, t, "POST", col, "", edgeObj(crd, "v1", "a"))
-		stale := meta(a, "resourceVersion")
-		_, a = tg.patch(ctx, t, col+"/a", merge, map[string]any{"spec": map[string]any{"n": int64(2)}})
-		rec.add("moved on: %s", newer(stale, meta(a, "resourceVersion")))
-		for _, p := range []struct {
-			what  string
-			patch map[string]any
-		}{
-			{"kind null, stale rv", map[string]any{"kind": nil, "metadata": map[string]any{"resourceVersion": stale}}},
-			{"kind null, another name", map[string]any{"kind": nil, "metadata": map[string]any{"name": "b"}}},
-			{"kind null, another namespace", map[string]any{"kind": nil, "metadata": map[string]any{"namespace": "default"}}},
-		} {
-			code, obj := tg.patch(ctx, t, col+"/a", merge, p.patch)
-			rec.add("patch %s: %s", p.what, outcome(code, obj))
-		}
+		recordPatchesOutOf(ctx, t, tg, rec, "r3nokind.edges.listwatch.dev", "kind", "stale rv", "another name", "another namespace")
 	})
 }
 
 // A merge patch that removes a custom resource's apiVersion:
 // kube-apiserver's 500 comes after the name check (400) and the
-// precondition (409); the fake answers 500 before both.
+// precondition (409); the fake answered 500 before both.
 func TestConformancePatchOutOfACustomAPIVersionBesideEarlierChecks(t *testing.T) {
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
-		const merge = "application/merge-patch+json"
-		crd, col := edgeCRD(ctx, t, tg, "r3noversion.edges.listwatch.dev")
-		_, a := tg.do(ctx, t, "POST", col, "", edgeObj(crd, "v1", "a"))
-		stale := meta(a, "resourceVersion")
-		_, a = tg.patch(ctx, t, col+"/a", merge, map[string]any{"spec": map[string]any{"n": int64(2)}})
-		rec.add("moved on: %s", newer(stale, meta(a, "resourceVersion")))
-		for _, p := range []struct {
-			what  string
-			patch map[string]any
-		}{
-			{"apiVersion null, stale rv", map[string]any{"apiVersion": nil, "metadata": map[string]any{"resourceVersion": stale}}},
-			{"apiVersion null, another name", map[string]any{"apiVersion": nil, "metadata": map[string]any{"name": "b"}}},
-		} {
-			code, obj := tg.patch(ctx, t, col+"/a", merge, p.patch)
-			rec.add("patch %s: %s", p.what, outcome(code, obj))
-		}
+		recordPatchesOutOf(ctx, t, tg, rec, "r3noversion.edges.listwatch.dev", "apiVersion", "stale rv", "another name")
 	})
+}
+
+// recordPatchesOutOf makes a custom resource "a" of a CRD of group and
+// moves it on, then records merge patches that remove its field (kind or
+// apiVersion) beside each fault named: a stale resourceVersion as
+// precondition, another name, another namespace.
+func recordPatchesOutOf(ctx context.Context, t *testing.T, tg *target, rec *recorder, group, field string, faults ...string) {
+	const merge = "application/merge-patch+json"
+	crd, col := edgeCRD(ctx, t, tg, group)
+	_, a := tg.do(ctx, t, "POST", col, "", edgeObj(crd, "v1", "a"))
+	stale := meta(a, "resourceVersion")
+	_, a = tg.patch(ctx, t, col+"/a", merge, map[string]any{"spec": map[string]any{"n": int64(2)}})
+	rec.add("moved on: %s", newer(stale, meta(a, "resourceVersion")))
+	metaOf := map[string]map[string]any{
+		"stale rv":          {"resourceVersion": stale},
+		"another name":      {"name": "b"},
+		"another namespace": {"namespace": "default"},
+	}
+	for _, fault := range faults {
+		code, obj := tg.patch(ctx, t, col+"/a", merge, map[string]any{field: nil, "metadata": metaOf[fault]})
+		rec.add("patch %s null, %s: %s", field, fault, outcome(code, obj))
+	}
 }
 
 // A merge patch that removes a built-in's apiVersion (alone, or with
