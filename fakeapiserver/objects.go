@@ -55,16 +55,16 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 			return nil, apierrors.NewNotFound(namespaces, u.GetNamespace())
 		}
 	}
-	if u.GetName() == "" {
-		if u.GetGenerateName() == "" {
-			return nil, apierrors.NewInvalid(res.GVK().GroupKind(), "", field.ErrorList{
-				field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
-		}
+	if u.GetName() == "" && u.GetGenerateName() != "" {
 		s.names++
 		u.SetName(generatedName(u.GetGenerateName(), fmt.Sprintf("%05x", s.names)))
 	}
 	if err := validateTypeMeta(res, u); err != nil {
 		return nil, err
+	}
+	if u.GetName() == "" { // TestConformanceCreateOfAnotherKindWithNoName: after the type meta
+		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), "", field.ErrorList{
+			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
 	}
 	if err := validateName(res, u.GetName()); err != nil {
 		return nil, err
