@@ -206,8 +206,8 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 // childrenOf sorts the ConfigMaps labelled as children of key's parent
 // (nil if it is gone or no longer labelled role=parent): children, which
 // parent controls, sorted by name; stale, which a ConfigMap of key's name
-// with another UID controls and nothing else owns (an earlier parent's,
-// or this one's once it is gone). Any other is a user's or another
+// with another UID controls and no other owner still has (an earlier
+// parent's, or this one's once it is gone). Any other is a user's or another
 // controller's, or still another owner's: neither counted, changed nor
 // deleted.
 func (c *controller) childrenOf(key informer.Key, parent *corev1.ConfigMap) (children, stale []*corev1.ConfigMap) {
@@ -216,7 +216,7 @@ func (c *controller) childrenOf(key informer.Key, parent *corev1.ConfigMap) (chi
 		case ref == nil || ref.APIVersion != "v1" || ref.Kind != "ConfigMap" || ref.Name != key.Name:
 		case parent != nil && ref.UID == parent.UID:
 			children = append(children, cm)
-		case len(cm.OwnerReferences) == 1:
+		case !c.anotherOwnerHas(cm, ref):
 			stale = append(stale, cm)
 		default:
 			// Another owner still has it: a garbage collector would drop
@@ -226,6 +226,28 @@ func (c *controller) childrenOf(key informer.Key, parent *corev1.ConfigMap) (chi
 	}
 	slices.SortFunc(children, func(a, b *corev1.ConfigMap) int { return strings.Compare(a.Name, b.Name) })
 	return children, stale
+}
+
+// anotherOwnerHas reports whether an owner of cm other than the gone
+// parent (ref) may still exist: a ConfigMap the cache holds with that
+// UID, or an owner of another kind, which this controller cannot look
+// up and so leaves be. Once every other owner is gone, the next
+// reconcile of the parent's name deletes the child, as a garbage
+// collector would
+// (TestAChildLeftForASecondOwnerIsDeletedOnceThatOwnerIsGoneToo).
+func (c *controller) anotherOwnerHas(cm *corev1.ConfigMap, parent *metav1.OwnerReference) bool {
+	for _, owner := range cm.OwnerReferences {
+		if owner.UID == parent.UID {
+			continue
+		}
+		if owner.APIVersion != "v1" || owner.Kind != "ConfigMap" {
+			return true
+		}
+		if other, err := c.cms.Namespace(cm.Namespace).Get(owner.Name); err == nil && other.UID == owner.UID {
+			return true
+		}
+	}
+	return false
 }
 
 // create creates a child of parent, as a write of owner's reconcile: the
