@@ -39,6 +39,7 @@ func TestADeletedMemberLeaseIsWaitedOutFromWhenTheSharderFirstSawItGone(t *testi
 		leases := must(leaderelection.NewClient(cfg))
 		const id = "renews"
 		createMemberLease(ctx, t, leases, ns, id) // held by id for 1 s
+		createOwnedBy(ctx, t, cfg, ns, id)
 		gate := &pollGate{seen: make(chan struct{}), released: make(chan struct{}), taken: make(chan time.Time, 1), stop: ctx.Done()}
 		gated := rest.CopyConfig(cfg)
 		gated.Wrap(func(rt http.RoundTripper) http.RoundTripper { gate.next = rt; return gate })
@@ -149,6 +150,7 @@ func TestAMemberLeaseDeletedAgainWhileThePollsFailedIsWaitedOutAfresh(t *testing
 			require.NoError(t, leases.Delete().Namespace(ns).Resource("leases").Name(sharding.LeaseName(ring, id)).Do(ctx).Error())
 		}
 		createMemberLease(ctx, t, leases, ns, id) // held by id for 1 s
+		createOwnedBy(ctx, t, admin.Config(), ns, id)
 		var labels sync.Map
 		startSharder(ctx, t, &wg, net.Config(), ns, &labels)
 		renewFor(2 * leaseDuration) // the sharder is elected and judges the member alive

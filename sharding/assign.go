@@ -188,7 +188,7 @@ func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []
 		if changed {
 			s.cfg.Logger.Info("sharding: members changed", "ring", s.cfg.Ring, "members", alive)
 		}
-		tookOver := s.takeOverSuspects(ctx)
+		tookOver := s.takeOverSuspects(ctx, resources)
 		now := s.members.dead()
 		died := false
 		for id, rv := range now {
@@ -216,9 +216,27 @@ func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []
 // suspects are judged once, and each takeover is guarded by the version
 // judged: a member that renewed since — while an earlier takeover hung,
 // say — makes the write fail, and keeps its objects.
-func (s *Sharder) takeOverSuspects(ctx context.Context) bool {
+//
+// A suspect whose Lease is absent (deleted by someone) and that no object
+// names is forgotten instead: there is nothing to move, and a takeover
+// would create its Lease only for collectLeases to delete it. Forgetting
+// is safe because it decides nothing: the member is off the ring either
+// way, and an object that names it later, seen late by a lagging cache,
+// has it tracked and judged afresh (decide)
+// (TestALeaderCreatesNoLeaseForAMemberThatOwnsNothingWhoseLeaseWasDeleted).
+func (s *Sharder) takeOverSuspects(ctx context.Context, resources []*resource) bool {
 	took := false
+	var named map[string]bool // the members some object names; read once, if needed
 	for _, sus := range s.members.suspects() {
+		if sus.judged.lease == nil {
+			if named == nil {
+				named = s.namedMembers(resources)
+			}
+			if !named[sus.id] {
+				s.members.forget(sus.id)
+				continue
+			}
+		}
 		taken, err := s.members.takeOver(ctx, sus, takenOverBy(s.cfg.Identity))
 		if errors.Is(err, errUnseen) {
 			continue // neither taken nor found alive: judged again

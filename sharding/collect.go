@@ -24,11 +24,8 @@ func (s *Sharder) collectLeases(ctx context.Context, resources []*resource) {
 	if len(dead) == 0 {
 		return
 	}
-	shard := Shard{Ring: s.cfg.Ring}
-	for _, r := range resources {
-		for _, obj := range r.objects.Lister().List(nil) {
-			delete(dead, obj.Labels[shard.Label()]) // still owns an object: not yet
-		}
+	for id := range s.namedMembers(resources) {
+		delete(dead, id) // still owns an object: not yet
 	}
 	for id, rv := range dead {
 		rctx, cancel := informer.WithTimeout(ctx, s.cfg.Clock, s.members.timeout)
@@ -49,4 +46,19 @@ func (s *Sharder) collectLeases(ctx context.Context, resources []*resource) {
 			s.cfg.Logger.Warn("sharding: deleting a dead member's Lease", "member", id, "err", err)
 		}
 	}
+}
+
+// namedMembers returns the members some object in the sharder's caches
+// is labelled with (its owner, draining or not).
+func (s *Sharder) namedMembers(resources []*resource) map[string]bool {
+	shard := Shard{Ring: s.cfg.Ring}
+	named := map[string]bool{}
+	for _, r := range resources {
+		for _, obj := range r.objects.Lister().List(nil) {
+			if id := obj.Labels[shard.Label()]; id != "" {
+				named[id] = true
+			}
+		}
+	}
+	return named
 }

@@ -12,11 +12,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/leaderelection"
 	"github.com/listwatch/informer/sharding"
+	"github.com/listwatch/informer/testenv"
 )
 
 // A takeover is guarded by the version the sharder judged expired, not
@@ -125,6 +127,17 @@ func createMemberLease(ctx context.Context, t *testing.T, leases *rest.RESTClien
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, RenewTime: &now},
 	}
 	require.NoError(t, leases.Post().Namespace(ns).Resource("leases").Body(lease).Do(ctx).Error())
+}
+
+// createOwnedBy creates a ConfigMap in ns labelled for member id: an
+// object to move, without which a member whose Lease is deleted is
+// forgotten rather than taken over.
+func createOwnedBy(ctx context.Context, t *testing.T, cfg *rest.Config, ns, id string) {
+	t.Helper()
+	shard := sharding.Shard{Ring: ring}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owned-by-" + id,
+		Labels: map[string]string{shard.Label(): id}}}
+	require.NoError(t, must(testenv.CoreV1Client(cfg)).Post().Namespace(ns).Resource("configmaps").Body(cm).Do(ctx).Error())
 }
 
 // renew renews member id's shard Lease once, as its member would.

@@ -29,7 +29,8 @@ import (
 // else: taken over), and a Lease that merely went unchanged for its
 // duration, or vanished, or was never seen, is taken over first (see
 // takeOver): a write guarded by the resourceVersion judged, which a
-// member that still renews makes fail.
+// member that still renews makes fail. One that vanished and owns no
+// object is forgotten instead (see takeOverSuspects).
 //
 // It keeps only observations, never decisions: a new sharder builds its
 // own from the Leases, and that is all the state there is. A standby
