@@ -131,8 +131,7 @@ func (c *Cache[T]) Wrote(owner informer.Key, obj metav1.Object) error {
 		return fmt.Errorf("readyourwrites: %v: Wrote for %s: %w", c, owner, c.trackErr)
 	}
 	if deletedBy(obj) {
-		c.Deleted(owner, key, obj.GetUID(), nil)
-		return nil
+		return c.Deleted(owner, key, obj.GetUID(), nil)
 	}
 	if c.arrivals != nil {
 		a := c.arrivals.expect(key, rv, obj.GetUID(), c.cached(key))
@@ -206,8 +205,7 @@ func (c *Cache[T]) Delete(ctx context.Context, owner, key informer.Key, req *res
 			terminating = obj
 		}
 	}
-	c.Deleted(owner, key, uid, terminating)
-	return nil
+	return c.Deleted(owner, key, uid, terminating)
 }
 
 // Deleted records a DELETE made without Delete: key is the object's key,
@@ -215,8 +213,13 @@ func (c *Cache[T]) Delete(ctx context.Context, owner, key informer.Key, req *res
 // the object the DELETE answered if it still exists (finalizers), or nil
 // (a typed nil counts as nil). Absence counts only once the cache has
 // applied the writes of key recorded before, through this Cache: a
-// create and a delete in one reconcile wait for both.
-func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating metav1.Object) {
+// create and a delete in one reconcile wait for both. It fails, recording
+// nothing, if the Cache cannot record, as Wrote does
+// (TestDeletedThroughACacheThatCannotRecordSaysSo).
+func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating metav1.Object) error {
+	if c.trackErr != nil {
+		return fmt.Errorf("readyourwrites: %v: Deleted of %s for %s: %w", c, key, owner, c.trackErr)
+	}
 	var terminatingRV string
 	if !nilcheck.IsNil(terminating) {
 		terminatingRV = terminating.GetResourceVersion()
@@ -243,10 +246,10 @@ func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating m
 		a := c.arrivals.expectDelete(key, terminatingRV, uid, c.cached(key))
 		if a == nil { // no UID, nothing written before it: absence alone
 			c.guard.record(owner, write{progress: c.informer.Progress, seen: gone})
-			return
+			return nil
 		}
 		c.guard.record(owner, c.waitFor(key, a, gone))
-		return
+		return nil
 	}
 	before := c.written.newest(key, c.applied)
 	c.guard.record(owner, write{progress: c.informer.Progress, seen: func() bool {
@@ -260,6 +263,7 @@ func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating m
 			return false
 		}
 	}})
+	return nil
 }
 
 // waitFor is the record of a write of key under opaque resourceVersions,

@@ -64,3 +64,19 @@ func TestADeleteThroughACacheThatCannotRecordIsNotSent(t *testing.T) {
 	require.Len(t, server.Objects(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}), 1,
 		"the delete was sent although nothing could record it")
 }
+
+// Deleted, like Wrote, says when it cannot record: a caller that sent
+// its DELETE itself and records it afterwards must learn that the next
+// reconcile of its owner is not held for it. (Left by an earlier
+// session as an API change; a call that ignores the result compiles as
+// before.)
+func TestDeletedThroughACacheThatCannotRecordSaysSo(t *testing.T) {
+	inf, _ := newCache(t)
+	run(t, inf)
+	guard := must(readyourwrites.New(readyourwrites.Options{Name: "unrecordable", OpaqueResourceVersions: true}))
+	guard.Close()
+	cms := readyourwrites.Track(guard, inf)
+
+	err := cms.Deleted(owner, informer.Key{Namespace: "demo", Name: "child"}, "uid-1", nil)
+	require.ErrorContains(t, err, "the guard is closed")
+}
