@@ -53,7 +53,13 @@ type members struct {
 	// forgot holds, by member id, the writes count at which forget
 	// dropped a member, until a poll sent after it answers: a poll sent
 	// before would bring the member back from the Lease it listed.
-	forgot   map[string]uint64 // guarded by mu
+	forgot map[string]uint64 // guarded by mu
+	// refused holds, by member id, the writes count at which a takeover
+	// of it failed, until a poll sent after it answers: the observation
+	// judged is the one the write found changed (or may have), and
+	// judging it again before a poll tells more would only send the same
+	// write again, to fail again.
+	refused  map[string]uint64 // guarded by mu
 	leading  bool              // guarded by mu; see leads
 	firstAt  time.Time         // guarded by mu; the first successful poll
 	judgedAt time.Time         // guarded by mu; firstAt + the longest lease then
@@ -81,7 +87,8 @@ type observation struct {
 
 func newMembers(client *rest.RESTClient, namespace, ring string, clock informer.Clock, fallback, timeout time.Duration) *members {
 	return &members{client: client, namespace: namespace, ring: ring, clock: clock,
-		fallback: fallback, timeout: timeout, leases: map[string]observation{}, forgot: map[string]uint64{}}
+		fallback: fallback, timeout: timeout, leases: map[string]observation{},
+		forgot: map[string]uint64{}, refused: map[string]uint64{}}
 }
 
 // leaseSelector selects the member Leases of ring, and only those: the
@@ -153,15 +160,23 @@ func (m *members) poll(ctx context.Context) error {
 			m.leases[id] = observation{holder: o.holder, duration: o.duration, at: now} // absent since now
 		}
 	}
-	for id, at := range m.forgot {
-		if at <= sent { // this poll was sent after the forget: so is every later one
-			delete(m.forgot, id)
-		}
-	}
+	answered(m.forgot, sent)
+	answered(m.refused, sent)
 	if m.firstAt.IsZero() { // a Lease that appears later is new: seen from its start
 		m.firstAt, m.judgedAt = now, now.Add(longest)
 	}
 	return nil
+}
+
+// answered drops from marks (member id to the writes count when it was
+// marked) every mark made before a poll that was sent at sent: that poll,
+// and every later one, was sent after it.
+func answered(marks map[string]uint64, sent uint64) {
+	for id, at := range marks {
+		if at <= sent {
+			delete(marks, id)
+		}
+	}
 }
 
 // leads records whether this observer's sharder leads: only then does it
@@ -210,6 +225,16 @@ func (m *members) track(id string) {
 	if _, ok := m.leases[id]; !ok {
 		m.leases[id] = observation{duration: m.fallback, at: m.clock.Now()}
 	}
+}
+
+// refuse marks a failed takeover of member id: it is not a suspect
+// again until a poll sent after this answers (see refused)
+// (TestATakeoverThatLandedButWasAnsweredAnErrorIsNotCountedAsAMemberFoundAlive).
+func (m *members) refuse(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.writes++
+	m.refused[id] = m.writes
 }
 
 // forget drops member id, whose Lease was deleted once it owned nothing;
@@ -268,6 +293,9 @@ func (m *members) suspects() []suspect {
 	defer m.mu.Unlock()
 	var out []suspect
 	for id, o := range m.leases {
+		if _, ok := m.refused[id]; ok {
+			continue // a takeover of it failed: wait for a poll
+		}
 		expired := !now.Before(o.at.Add(o.duration)) && !o.unsure
 		if expired && (o.lease == nil || o.holder == id) {
 			out = append(out, suspect{id: id, judged: o})
@@ -299,6 +327,13 @@ func (m *members) dead() map[string]string {
 // the write fail with 409, even if a poll has recorded the renewal
 // meanwhile; then it is alive, and the next judgement says so. It reports
 // whether the takeover was written.
+//
+// Each write is sent once (MaxRetries(0)), as the elector's are: one
+// that landed but was answered an error (a 500 with a Retry-After),
+// sent again by client-go, would meet itself and read as a member found
+// alive. Failed, it is judged again from the next poll, which finds it
+// landed or not
+// (TestATakeoverThatLandedButWasAnsweredAnErrorIsNotCountedAsAMemberFoundAlive).
 func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, error) {
 	ctx, cancel := informer.WithTimeout(ctx, m.clock, m.timeout)
 	defer cancel()
@@ -312,7 +347,7 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 			taken.Labels = map[string]string{}
 		}
 		maps.Copy(taken.Labels, leaseLabels(m.ring, s.id)) // an unlisted Lease's are put back
-		err = m.client.Put().Namespace(m.namespace).Resource("leases").Name(taken.Name).Body(taken).Do(ctx).Into(&written)
+		err = m.client.Put().Namespace(m.namespace).Resource("leases").Name(taken.Name).Body(taken).MaxRetries(0).Do(ctx).Into(&written)
 		if o.unlisted && (apierrors.IsConflict(err) || apierrors.IsNotFound(err)) {
 			return false, m.seeUnlisted(ctx, s.id) // it changed: look again, and wait again
 		}
@@ -322,7 +357,7 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 			ObjectMeta: metav1.ObjectMeta{Namespace: m.namespace, Name: LeaseName(m.ring, s.id), Labels: leaseLabels(m.ring, s.id)},
 			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &by, RenewTime: &now, LeaseDurationSeconds: &seconds},
 		}
-		err = m.client.Post().Namespace(m.namespace).Resource("leases").Body(taken).Do(ctx).Into(&written)
+		err = m.client.Post().Namespace(m.namespace).Resource("leases").Body(taken).MaxRetries(0).Do(ctx).Into(&written)
 		if apierrors.IsAlreadyExists(err) {
 			if err := m.seeUnlisted(ctx, s.id); err != nil {
 				return false, err
@@ -331,9 +366,11 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 		}
 	}
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err) {
-		return false, nil // it changed since judged: judge it again
+		m.refuse(s.id)
+		return false, nil // it changed since judged: judge it again, from a poll sent after
 	}
 	if err != nil {
+		m.refuse(s.id) // it may have landed: a poll sent after tells
 		return false, err
 	}
 	m.mu.Lock()
