@@ -128,6 +128,7 @@
 // waits out a deleted Lease it has seen (client-go's takes it at once,
 // and leads while the deposed leader's term still runs); OnNewLeader
 // runs in a goroutine of its own, in order; every wait, attempt timeouts
-// included, is on Config.Clock; Check is Healthy; there is no RunOrDie,
+// included, is on Config.Clock (but the client's rate limiter, which
+// keeps its own clock, its wait cut short by the attempt's timeout); Check is Healthy; there is no RunOrDie,
 // and no coordinated election (see docs/14-leader-election.md).
 package leaderelection

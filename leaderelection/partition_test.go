@@ -101,6 +101,8 @@ func blackholedLeader(t *testing.T) {
 	// that success is at or before the last stored one (µs: MicroTime).
 	require.False(t, lastLanded.Add(time.Microsecond).Before(lastRenewSent))
 	require.False(t, aTerm.end.Before(aTerm.deadline), "the context ended at its deadline, not before")
+	require.False(t, aTerm.end.After(lastLanded.Add(renewDeadline+time.Microsecond)),
+		"the old leader stopped at %v, later than its last stored renew plus RenewDeadline (%v)", aTerm.end, lastLanded.Add(renewDeadline))
 	require.True(t, aTerm.end.Before(lastLanded.Add(leaseDuration)),
 		"the old leader stopped at %v, after its Lease could expire at %v", aTerm.end, lastLanded.Add(leaseDuration))
 	require.True(t, bTerm.start.After(lastLanded.Add(leaseDuration)),

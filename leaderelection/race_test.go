@@ -32,7 +32,8 @@ func TestTwoCandidatesCreatingTheLeaseAtOnceOneLeadsAndTheOtherFollows(t *testin
 
 		var bothSent sync.WaitGroup
 		bothSent.Add(2)
-		var answers sync.Map // id → the status of its POST
+		var answers sync.Map  // id → the status of its POST
+		var answered sync.Map // id → when its POST was answered (simulated time)
 		seen := make(chan string, 8)
 		logs := map[string]*testlog.Buffer{}
 		var wg sync.WaitGroup
@@ -48,6 +49,7 @@ func TestTwoCandidatesCreatingTheLeaseAtOnceOneLeadsAndTheOtherFollows(t *testin
 					resp, err := rt.RoundTrip(req)
 					if err == nil {
 						answers.LoadOrStore(id, resp.StatusCode)
+						answered.LoadOrStore(id, time.Now())
 					}
 					return resp, err
 				})
@@ -68,11 +70,15 @@ func TestTwoCandidatesCreatingTheLeaseAtOnceOneLeadsAndTheOtherFollows(t *testin
 				t.Fatalf("the loser never observed the winner")
 			}
 		}
+		sawAt := time.Now()
 		// The loser sees the winner only after its create was answered.
 		won, _ := answers.Load(winner.id)
 		lost, _ := answers.Load(loser)
 		require.Equal(t, http.StatusCreated, won, "the winner's create was taken")
 		require.Equal(t, http.StatusConflict, lost, "the loser's create was answered 409: the race happened")
+		lostAt, _ := answered.Load(loser)
+		require.Equal(t, lostAt.(time.Time), sawAt,
+			"the loser saw the winner %v after its create was refused, not at once", sawAt.Sub(lostAt.(time.Time)))
 		select {
 		case tm := <-ts.started:
 			t.Fatalf("%s leads too", tm.id)
