@@ -54,7 +54,9 @@
 //     its last successful renew plus RenewDeadline, before the sharder,
 //     counting LeaseDuration on its own clock, can judge it dead and move
 //     its objects. A member id is used for one term only
-//     (TestAMemberThatCannotRenewStopsByItsRenewDeadlineAndRejoinsUnderANewID).
+//     (TestAMemberThatCannotRenewStopsByItsRenewDeadlineAndRejoinsUnderANewID;
+//     the context ends at the term's deadline: leaderelection's
+//     TestTheWatchdogEndsATermAtItsDeadlineAndHealthyJudgesTheLastRenew).
 //   - A member is dead only for certain: its Lease released by it, or
 //     taken over by the sharder with a write guarded by the
 //     resourceVersion it judged expired (or absent), which fails if the
