@@ -112,6 +112,10 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 			metav1.SetMetaDataLabel(&fixed.ObjectMeta, "app", "demo")
 			fixed.Data, fixed.StringData = nil, maps.Clone(cm.Data) // the ConfigMap's map is the cache's
 			err = ours.Write(ctx, key, client.Put().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(fixed), fixed)
+			if apierrors.IsInvalid(err) && secret.Immutable != nil && *secret.Immutable { // someone made our Secret immutable: no update can ever fix its data (422), so replace it
+				that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one; its delete brings the key back to create it anew
+				err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(that))
+			}
 		}
 		if cm == nil && apierrors.IsNotFound(err) { // gone already, or never there: nothing left to do
 			err = nil
