@@ -167,7 +167,7 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 		extra := children[want:]
 		c.log.say("  %-12s want %s, the cache holds %d: deleting %d", key.Name, plural(want), have, len(extra))
 		for _, child := range extra {
-			if err := c.delete(ctx, key, child); err != nil {
+			if err := c.deleteOrRelease(ctx, key, child); err != nil {
 				return workqueue.Result{}, err
 			}
 		}
@@ -228,12 +228,12 @@ func (c *controller) childrenOf(key informer.Key, parent *corev1.ConfigMap) (chi
 	return children, stale
 }
 
-// anotherOwnerHas reports whether an owner of cm other than the gone
-// parent (ref) may still exist: a ConfigMap the cache holds with that
-// UID, or an owner of another kind, which this controller cannot look
-// up and so leaves be. Once every other owner is gone, the next
-// reconcile of the parent's name deletes the child, as a garbage
-// collector would
+// anotherOwnerHas reports whether an owner of cm other than the parent
+// (gone, or scaling down) that parent references may still exist: a
+// ConfigMap the cache holds with that UID, or an owner of another kind,
+// which this controller cannot look up and so leaves be. Once every
+// other owner is gone, the next reconcile of the parent's name deletes
+// a gone parent's child, as a garbage collector would
 // (TestAChildLeftForASecondOwnerIsDeletedOnceThatOwnerIsGoneToo).
 func (c *controller) anotherOwnerHas(cm *corev1.ConfigMap, parent *metav1.OwnerReference) bool {
 	for _, owner := range cm.OwnerReferences {
@@ -248,6 +248,34 @@ func (c *controller) anotherOwnerHas(cm *corev1.ConfigMap, parent *metav1.OwnerR
 		}
 	}
 	return false
+}
+
+// deleteOrRelease removes child, which owner's parent controls, from the
+// parent's children, for a scale-down. A child the parent alone owns is
+// deleted. One that another owner may still have (anotherOwnerHas) is
+// released instead: its copy, with the parent's owner reference dropped,
+// is written back, the other owners' references, labels and data left as
+// they are. Deleting it would take it from an owner that still wants it,
+// which the garbage collector never does (an owner deleted, a child
+// another owner still has loses only that owner's reference), and which
+// this controller does not do for a gone parent's child either
+// (childrenOf). The ReplicaSet controller releases a Pod the same way,
+// dropping only its own reference, when the Pod stops matching its
+// selector, though on a scale-down it deletes the Pods it controls
+// whatever other owners they have; here the garbage collector's rule
+// wins. Released, it is no longer a child (no controller reference of
+// the parent's), so it is not counted: the count the parent's status
+// shows is the number it wants
+// (TestScalingDownReleasesAChildASecondLiveOwnerAlsoOwnsAndDeletesTheRest).
+func (c *controller) deleteOrRelease(ctx context.Context, owner informer.Key, child *corev1.ConfigMap) error {
+	ours := metav1.GetControllerOf(child)
+	if !c.anotherOwnerHas(child, ours) {
+		return c.delete(ctx, owner, child)
+	}
+	released := child.DeepCopy() // pitfall 2: never modify the cache's copy
+	released.OwnerReferences = slices.DeleteFunc(released.OwnerReferences, func(ref metav1.OwnerReference) bool { return ref.UID == ours.UID })
+	c.log.say("  %-12s child %s has another owner: releasing it (our owner reference dropped), not deleting it", owner.Name, child.Name)
+	return c.update(ctx, owner, released)
 }
 
 // create creates a child of parent, as a write of owner's reconcile: the

@@ -12,8 +12,8 @@ import (
 
 // A labelled ConfigMap that an earlier web controls but that a
 // second object, still there, also owns. The skeleton's ownerGone leaves
-// such a Secret alone (len(OwnerReferences) == 1, docs/08: "owned by a
-// second object that still exists, is left alone"), and a garbage
+// such a Secret alone (it asks the server for each other owner, docs/08:
+// "owned by a second object that still exists, is left alone"), and a garbage
 // collector would only drop the dangling reference; chapter 08 says the
 // example's children are judged "as for the skeleton's Secrets". The
 // controller must leave it. (Found by a review: it deleted it.)

@@ -99,10 +99,13 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 				err = client.Get().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Do(ctx).Into(secret)
 			}
 		}
+		gone, goneErr := ownerGone(ctx, client, secret, cm)
 		switch {
-		case secret != nil && ownerGone(secret, cm): // deleted, unlabelled, or made anew: its Secret goes too
-			gone := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one
-			err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(gone))
+		case goneErr != nil: // could not look up another owner: retried with backoff
+			err = goneErr
+		case gone: // deleted, unlabelled, or made anew, and no other owner left: its Secret goes too
+			that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one
+			err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(that))
 		case err != nil || secret == nil: // neither exists, a failure, or created just now
 		case !metav1.IsControlledBy(secret, cm): // another owner's or nobody's: not ours to change, and retrying cannot help
 			err = workqueue.Terminal(fmt.Errorf("secret %s exists and ConfigMap UID %s does not control it", key, cm.UID))
@@ -112,6 +115,10 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 			metav1.SetMetaDataLabel(&fixed.ObjectMeta, "app", "demo")
 			fixed.Data, fixed.StringData = nil, maps.Clone(cm.Data) // the ConfigMap's map is the cache's
 			err = ours.Write(ctx, key, client.Put().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(fixed), fixed)
+			if apierrors.IsInvalid(err) && secret.Immutable != nil && *secret.Immutable { // someone made our Secret immutable: no update can ever fix its data (422), so replace it
+				that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one; its delete brings the key back to create it anew
+				err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(that))
+			}
 		}
 		if cm == nil && apierrors.IsNotFound(err) { // gone already, or never there: nothing left to do
 			err = nil
@@ -122,8 +129,28 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 	return nil
 }
 
-// ownerGone: secret's one owner is the v1 ConfigMap of its name, gone from our cache (deleted, unlabelled, made anew).
-func ownerGone(secret *corev1.Secret, cm *corev1.ConfigMap) bool {
+// ownerGone: secret's controller is the v1 ConfigMap of its name, gone from our cache (deleted, unlabelled, made anew), and
+// each other owner is gone too, as a garbage collector asks: one of another kind we cannot look up, so we take it to exist.
+func ownerGone(ctx context.Context, client rest.Interface, secret *corev1.Secret, cm *corev1.ConfigMap) (bool, error) {
+	if secret == nil {
+		return false, nil
+	}
 	c := metav1.GetControllerOf(secret) // nil unless one owner reference says controller: true
-	return len(secret.OwnerReferences) == 1 && c != nil && c.APIVersion == "v1" && c.Kind == "ConfigMap" && c.Name == secret.Name && (cm == nil || c.UID != cm.UID)
+	if c == nil || c.APIVersion != "v1" || c.Kind != "ConfigMap" || c.Name != secret.Name || cm != nil && c.UID == cm.UID {
+		return false, nil
+	}
+	for _, other := range secret.OwnerReferences {
+		if other.UID == c.UID { // the controller itself
+			continue
+		}
+		if other.APIVersion != "v1" || other.Kind != "ConfigMap" {
+			return false, nil // we cannot look it up: taken to exist
+		}
+		found := &corev1.ConfigMap{} // in our cache only if labelled app=demo: ask the server
+		err := client.Get().Namespace(secret.Namespace).Resource("configmaps").Name(other.Name).Do(ctx).Into(found)
+		if err == nil && found.UID == other.UID || err != nil && !apierrors.IsNotFound(err) {
+			return false, err // it exists (the same object, by UID), or we cannot tell
+		}
+	}
+	return true, nil
 }

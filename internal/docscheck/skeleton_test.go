@@ -10,12 +10,14 @@ import (
 )
 
 // maxSkeletonLines is the promise chapter 8 makes: a whole controller,
-// every error checked, in about 130 gofmt'd lines. It was 105
+// every error checked, in about 160 gofmt'd lines. It was 105
 // until control was split from run, with a trace hook for the
 // simulator's test (nine lines), and ownerGone was added (seven); the
 // event recorder, its goroutine and the Event of a refusal added six;
-// newFactory, the seam the mutation-detector test replaces, three.
-const maxSkeletonLines = 129
+// newFactory, the seam the mutation-detector test replaces, three;
+// replacing a Secret made immutable, four; looking up a gone Secret's
+// other owners, as a garbage collector does, twenty-three.
+const maxSkeletonLines = 156
 
 // TestChapter8OpensWithTheWholeSkeletonProgram checks that the first Go
 // block of chapter 8 is examples/skeleton/main.go, byte for byte, that it
