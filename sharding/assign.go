@@ -224,18 +224,20 @@ func (s *Sharder) watchMembers(ctx context.Context, ring *liveRing, resources []
 // way, and an object that names it later, seen late by a lagging cache,
 // has it tracked and judged afresh (decide)
 // (TestALeaderCreatesNoLeaseForAMemberThatOwnsNothingWhoseLeaseWasDeleted).
+// The caches are read just before the forget (a takeover before it may
+// have hung for its timeout), and again after it: an object decided in
+// between found the member still tracked, so its track did nothing, and
+// the member is tracked again here
+// (TestAnObjectThatNamesAMemberSeenWhileAnotherTakeoverHangsIsNotStrandedByItsForget).
 func (s *Sharder) takeOverSuspects(ctx context.Context, resources []*resource) bool {
 	took := false
-	var named map[string]bool // the members some object names; read once, if needed
 	for _, sus := range s.members.suspects() {
-		if sus.judged.lease == nil {
-			if named == nil {
-				named = s.namedMembers(resources)
+		if sus.judged.lease == nil && !s.namedMembers(resources)[sus.id] {
+			s.members.forget(sus.id)
+			if s.namedMembers(resources)[sus.id] {
+				s.members.track(sus.id)
 			}
-			if !named[sus.id] {
-				s.members.forget(sus.id)
-				continue
-			}
+			continue
 		}
 		taken, err := s.members.takeOver(ctx, sus, takenOverBy(s.cfg.Identity))
 		if errors.Is(err, errUnseen) {

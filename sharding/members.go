@@ -227,16 +227,6 @@ func (m *members) track(id string) {
 	}
 }
 
-// refuse marks a failed takeover of member id: it is not a suspect
-// again until a poll sent after this answers (see refused)
-// (TestATakeoverThatLandedButWasAnsweredAnErrorIsNotCountedAsAMemberFoundAlive).
-func (m *members) refuse(id string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.writes++
-	m.refused[id] = m.writes
-}
-
 // forget drops member id, whose Lease was deleted once it owned nothing;
 // a poll sent before this does not bring it back (see forgot).
 func (m *members) forget(id string) {
@@ -331,11 +321,9 @@ func (m *members) dead() map[string]string {
 // Each write is sent once (MaxRetries(0)), as the elector's are: one
 // that landed but was answered an error (a 500 with a Retry-After),
 // sent again by client-go, would meet itself and read as a member found
-// alive. Failed, it is judged again from the next poll, which finds it
-// landed or not
-// (TestATakeoverThatLandedButWasAnsweredAnErrorIsNotCountedAsAMemberFoundAlive).
-func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, error) {
-	ctx, cancel := informer.WithTimeout(ctx, m.clock, m.timeout)
+// alive. What became of a write answered an error is read (afterError).
+func (m *members) takeOver(parent context.Context, s suspect, by string) (bool, error) {
+	ctx, cancel := informer.WithTimeout(parent, m.clock, m.timeout)
 	defer cancel()
 	now := metav1.NewMicroTime(m.clock.Now())
 	var written coordinationv1.Lease
@@ -370,15 +358,20 @@ func (m *members) takeOver(ctx context.Context, s suspect, by string) (bool, err
 		return false, nil // it changed since judged: judge it again, from a poll sent after
 	}
 	if err != nil {
-		m.refuse(s.id) // it may have landed: a poll sent after tells
-		return false, err
+		return m.afterError(parent, s, by, err)
 	}
+	m.wrote(s.id, &written)
+	return true, nil
+}
+
+// wrote records lease, a takeover of member id this observer wrote, so
+// that no poll sent before it is recorded over it (see observation.write).
+func (m *members) wrote(id string, lease *coordinationv1.Lease) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.record(s.id, &written, m.clock.Now())
+	m.record(id, lease, m.clock.Now())
 	m.writes++
-	o := m.leases[s.id]
+	o := m.leases[id]
 	o.write = m.writes
-	m.leases[s.id] = o
-	return true, nil
+	m.leases[id] = o
 }

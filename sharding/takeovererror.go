@@ -1,0 +1,77 @@
+package sharding
+
+// What a takeover that failed tells, and when its member is judged
+// again.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	informer "github.com/listwatch/informer"
+)
+
+// afterError judges a takeover of suspect s, written as held by by,
+// whose write was answered err: not a 409, 404 or AlreadyExists, which
+// say the Lease changed. A refusal (a 4xx: the server did not act) leaves
+// s a suspect, its takeover sent again on the next pass. Any other error
+// (a 5xx, a timeout, a cut) may come after the write landed, so the
+// Lease is read by name: held by by, the takeover landed and is recorded
+// as written (reported taken); at the version judged (or still absent),
+// it did not, and the next pass sends it again, polls or no polls
+// (TestAMemberWhoseTakeoverFailedIsTakenOverThoughThePollsFailAfter);
+// changed, or unreadable, s waits for a poll sent after this (refuse).
+// Sent again without that read, a takeover that landed would meet itself
+// (409), and its member would count as found alive
+// (TestATakeoverThatLandedButWasAnsweredAnErrorIsCountedAsTaken).
+func (m *members) afterError(ctx context.Context, s suspect, by string, err error) (bool, error) {
+	if refusedBeforeActing(err) {
+		return false, err
+	}
+	rctx, cancel := informer.WithTimeout(ctx, m.clock, m.timeout)
+	defer cancel()
+	lease, readErr := m.read(rctx, s.id)
+	switch {
+	case readErr != nil:
+		m.refuse(s.id)
+	case lease != nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity == by:
+		m.wrote(s.id, lease)
+		return true, nil
+	case !sameVersion(s.judged.lease, lease):
+		m.refuse(s.id)
+	}
+	return false, err
+}
+
+// sameVersion reports whether two sights of a Lease are one version:
+// both absent, or both there at one resourceVersion.
+func sameVersion(a, b *coordinationv1.Lease) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.ResourceVersion == b.ResourceVersion
+}
+
+// refusedBeforeActing reports whether err is the API server's answer that
+// it did not act on the request: a 4xx other than a 408 timeout.
+func refusedBeforeActing(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	code := status.Status().Code
+	return code >= 400 && code < 500 && code != http.StatusRequestTimeout
+}
+
+// refuse marks a takeover of member id that found its Lease changed, or
+// could not tell: it is not a suspect again until a poll sent after this
+// answers (see members.refused).
+func (m *members) refuse(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.writes++
+	m.refused[id] = m.writes
+}
