@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/events"
@@ -106,6 +107,9 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 		case gone: // deleted, unlabelled, or made anew, and no other owner left: its Secret goes too
 			that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one
 			err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(that))
+			if err == nil && cm != nil { // requeue, simpler than a second create here: a Secret read by GET, not in our cache, leaves no event
+				return workqueue.Result{RequeueAfter: time.Millisecond}, nil // the next reconcile creates cm's own Secret
+			}
 		case err != nil || secret == nil: // neither exists, a failure, or created just now
 		case !metav1.IsControlledBy(secret, cm): // another owner's or nobody's: not ours to change, and retrying cannot help
 			err = workqueue.Terminal(fmt.Errorf("secret %s exists and ConfigMap UID %s does not control it", key, cm.UID))
