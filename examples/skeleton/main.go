@@ -120,8 +120,12 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 			fixed.Data, fixed.StringData = nil, maps.Clone(cm.Data) // the ConfigMap's map is the cache's
 			err = ours.Write(ctx, key, client.Put().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(fixed), fixed)
 			if apierrors.IsInvalid(err) && secret.Immutable != nil && *secret.Immutable { // someone made our Secret immutable: no update can ever fix its data (422), so replace it
-				that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one; its delete brings the key back to create it anew
+				that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one
 				err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(that))
+				if err == nil { // and create fixed as a new object, its labels and every owner's reference kept, not immutable
+					fixed.Immutable, fixed.UID, fixed.ResourceVersion, fixed.CreationTimestamp, fixed.ManagedFields = nil, "", "", metav1.Time{}, nil
+					err = ours.Write(ctx, key, client.Post().Namespace(key.Namespace).Resource("secrets").Body(fixed), fixed)
+				}
 			}
 		}
 		if cm == nil && apierrors.IsNotFound(err) { // gone already, or never there: nothing left to do
