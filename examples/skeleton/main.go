@@ -23,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 )
 
@@ -153,6 +154,9 @@ func ownerGone(ctx context.Context, client rest.Interface, secret *corev1.Secret
 		}
 		if other.APIVersion != "v1" || other.Kind != "ConfigMap" {
 			return false, nil // we cannot look it up: taken to exist
+		}
+		if len(validation.IsDNS1123Subdomain(other.Name)) > 0 {
+			continue // a name no ConfigMap can have: none exists (the client would refuse the GET)
 		}
 		found := &corev1.ConfigMap{} // in our cache only if labelled app=demo: ask the server
 		err := client.Get().Namespace(secret.Namespace).Resource("configmaps").Name(other.Name).Do(ctx).Into(found)
