@@ -183,7 +183,16 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 		fixed := child.DeepCopy() // pitfall 2: never modify the cache's copy
 		fixed.Data = map[string]string{"value": value}
 		c.log.say("  %-12s child %s has value %q, want %q: updating", key.Name, child.Name, child.Data["value"], value)
-		if err := c.update(ctx, key, fixed); err != nil {
+		err := c.update(ctx, key, fixed)
+		if apierrors.IsInvalid(err) && child.Immutable != nil && *child.Immutable {
+			// Someone made it immutable: no update can change its data
+			// (422). Delete it instead (that child, by UID); its delete
+			// event brings us back, and the scale logic above creates a
+			// child carrying the value.
+			c.log.say("  %-12s child %s is immutable: deleting it, a new one will carry %q", key.Name, child.Name, value)
+			return workqueue.Result{}, c.delete(ctx, key, child)
+		}
+		if err != nil {
 			return workqueue.Result{}, err
 		}
 	}
