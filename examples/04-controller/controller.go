@@ -183,7 +183,16 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 		fixed := child.DeepCopy() // pitfall 2: never modify the cache's copy
 		fixed.Data = map[string]string{"value": value}
 		c.log.say("  %-12s child %s has value %q, want %q: updating", key.Name, child.Name, child.Data["value"], value)
-		if err := c.update(ctx, key, fixed); err != nil {
+		err := c.update(ctx, key, fixed)
+		if apierrors.IsInvalid(err) && child.Immutable != nil && *child.Immutable {
+			// Someone made it immutable: no update can change its data
+			// (422). Delete it instead (that child, by UID); its delete
+			// event brings us back, and the scale logic above creates a
+			// child carrying the value.
+			c.log.say("  %-12s child %s is immutable: deleting it, a new one will carry %q", key.Name, child.Name, value)
+			return workqueue.Result{}, c.delete(ctx, key, child)
+		}
+		if err != nil {
 			return workqueue.Result{}, err
 		}
 	}
@@ -253,20 +262,23 @@ func (c *controller) anotherOwnerHas(cm *corev1.ConfigMap, parent *metav1.OwnerR
 // deleteOrRelease removes child, which owner's parent controls, from the
 // parent's children, for a scale-down. A child the parent alone owns is
 // deleted. One that another owner may still have (anotherOwnerHas) is
-// released instead: its copy, with the parent's owner reference dropped,
-// is written back, the other owners' references, labels and data left as
-// they are. Deleting it would take it from an owner that still wants it,
-// which the garbage collector never does (an owner deleted, a child
+// released instead, completely: its copy, with the parent's owner
+// reference and our labels (role=child, parent=<name>) dropped, is
+// written back, the other owners' references, other labels and data left
+// as they are. Deleting it would take it from an owner that still wants
+// it, which the garbage collector never does (an owner deleted, a child
 // another owner still has loses only that owner's reference), and which
 // this controller does not do for a gone parent's child either
-// (childrenOf). The ReplicaSet controller releases a Pod the same way,
-// dropping only its own reference, when the Pod stops matching its
-// selector, though on a scale-down it deletes the Pods it controls
-// whatever other owners they have; here the garbage collector's rule
-// wins. Released, it is no longer a child (no controller reference of
-// the parent's), so it is not counted: the count the parent's status
-// shows is the number it wants
-// (TestScalingDownReleasesAChildASecondLiveOwnerAlsoOwnsAndDeletesTheRest).
+// (childrenOf). The ReplicaSet controller releases a Pod the same way
+// when the Pod stops matching its selector, though on a scale-down it
+// deletes the Pods it controls whatever other owners they have; here the
+// garbage collector's rule wins. Released, it is simply the other
+// owner's ConfigMap: no longer selected as a child nor enqueued by its
+// events, so not counted (the count the parent's status shows is the
+// number it wants), and never touched again. What becomes of it once its
+// other owners go is theirs (a garbage collector's), not ours
+// (TestScalingDownReleasesAChildASecondLiveOwnerAlsoOwnsAndDeletesTheRest,
+// TestAReleasedChildIsNoLongerInOurViewAndIsNeverTouchedAgain).
 func (c *controller) deleteOrRelease(ctx context.Context, owner informer.Key, child *corev1.ConfigMap) error {
 	ours := metav1.GetControllerOf(child)
 	if !c.anotherOwnerHas(child, ours) {
@@ -274,7 +286,9 @@ func (c *controller) deleteOrRelease(ctx context.Context, owner informer.Key, ch
 	}
 	released := child.DeepCopy() // pitfall 2: never modify the cache's copy
 	released.OwnerReferences = slices.DeleteFunc(released.OwnerReferences, func(ref metav1.OwnerReference) bool { return ref.UID == ours.UID })
-	c.log.say("  %-12s child %s has another owner: releasing it (our owner reference dropped), not deleting it", owner.Name, child.Name)
+	delete(released.Labels, roleLabel) // our labels too: it is no longer ours in any way
+	delete(released.Labels, parentLabel)
+	c.log.say("  %-12s child %s has another owner: releasing it (our owner reference and labels dropped), not deleting it", owner.Name, child.Name)
 	return c.update(ctx, owner, released)
 }
 

@@ -14,8 +14,9 @@ import (
 // web has two children: one it alone owns, and kept, which it controls
 // and a live keeper also owns. web is scaled down to 0. The child web
 // alone owns is deleted; kept is not web's alone to delete, so web
-// releases it (drops its own owner reference) and keeper keeps it. Once
-// released it is no longer web's child, so web's count is 0, the number
+// releases it (drops its own owner reference and its labels role=child,
+// parent=web) and keeper keeps it. Once released it is no longer web's
+// child, so web's count is 0, the number
 // it asks for. (Found by a review: the scale-down deleted kept, though
 // the controller leaves such a child when its parent is gone.)
 func TestScalingDownReleasesAChildASecondLiveOwnerAlsoOwnsAndDeletesTheRest(t *testing.T) {
@@ -53,5 +54,7 @@ func TestScalingDownReleasesAChildASecondLiveOwnerAlsoOwnsAndDeletesTheRest(t *t
 	require.Equal(t, []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: keeper.Name, UID: keeper.UID}},
 		got.OwnerReferences, "kept is released: web's reference dropped, keeper's left")
 	require.Equal(t, "v", got.Data["value"], "kept's data is not web's to change any more")
-	require.Len(t, childrenOn(ctx, t, client, "web"), 1, "the child web alone owned is deleted; kept, released, is the one left")
+	require.NotContains(t, got.Labels, roleLabel, "kept is released: our labels dropped too")
+	require.NotContains(t, got.Labels, parentLabel, "kept is released: our labels dropped too")
+	require.Empty(t, childrenOn(ctx, t, client, "web"), "the child web alone owned is deleted, and kept, released, is labelled web's child no more")
 }

@@ -16,7 +16,7 @@ import (
 // immutable Secret's data (422 Invalid, "field is immutable when
 // `immutable` is set") and to its immutable field, so no update can
 // ever put it right: the skeleton deletes that Secret, by its UID, and
-// the delete brings the key back for a new Secret with the new data.
+// in the same reconcile creates a new one with the new data.
 // Before, the update was retried with backoff for ever. The real control
 // plane, because fakeapiserver does not model immutable Secrets (it
 // stores the field and lets the data change).

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/listwatch/informer"
 	"github.com/listwatch/informer/events"
@@ -22,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 )
 
@@ -106,6 +108,9 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 		case gone: // deleted, unlabelled, or made anew, and no other owner left: its Secret goes too
 			that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one
 			err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(that))
+			if err == nil && cm != nil { // requeue, simpler than a second create here: a Secret read by GET, not in our cache, leaves no event
+				return workqueue.Result{RequeueAfter: time.Millisecond}, nil // the next reconcile creates cm's own Secret
+			}
 		case err != nil || secret == nil: // neither exists, a failure, or created just now
 		case !metav1.IsControlledBy(secret, cm): // another owner's or nobody's: not ours to change, and retrying cannot help
 			err = workqueue.Terminal(fmt.Errorf("secret %s exists and ConfigMap UID %s does not control it", key, cm.UID))
@@ -116,8 +121,12 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 			fixed.Data, fixed.StringData = nil, maps.Clone(cm.Data) // the ConfigMap's map is the cache's
 			err = ours.Write(ctx, key, client.Put().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(fixed), fixed)
 			if apierrors.IsInvalid(err) && secret.Immutable != nil && *secret.Immutable { // someone made our Secret immutable: no update can ever fix its data (422), so replace it
-				that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one; its delete brings the key back to create it anew
+				that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one
 				err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(that))
+				if err == nil { // and create fixed as a new object, its labels and every owner's reference kept, not immutable
+					fixed.Immutable, fixed.UID, fixed.ResourceVersion, fixed.CreationTimestamp, fixed.ManagedFields = nil, "", "", metav1.Time{}, nil
+					err = ours.Write(ctx, key, client.Post().Namespace(key.Namespace).Resource("secrets").Body(fixed), fixed)
+				}
 			}
 		}
 		if cm == nil && apierrors.IsNotFound(err) { // gone already, or never there: nothing left to do
@@ -145,6 +154,9 @@ func ownerGone(ctx context.Context, client rest.Interface, secret *corev1.Secret
 		}
 		if other.APIVersion != "v1" || other.Kind != "ConfigMap" {
 			return false, nil // we cannot look it up: taken to exist
+		}
+		if len(validation.IsDNS1123Subdomain(other.Name)) > 0 {
+			continue // a name no ConfigMap can have: none exists (the client would refuse the GET)
 		}
 		found := &corev1.ConfigMap{} // in our cache only if labelled app=demo: ask the server
 		err := client.Get().Namespace(secret.Namespace).Resource("configmaps").Name(other.Name).Do(ctx).Into(found)
