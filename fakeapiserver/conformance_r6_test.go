@@ -1,0 +1,45 @@
+package fakeapiserver_test
+
+// Conformance cases from a sixth review. Each failed on the fake when
+// it was written; the comment on each says what kube-apiserver answers
+// and what the fake answered.
+
+import (
+	"context"
+	"testing"
+
+	"github.com/listwatch/informer/testenv"
+)
+
+// r6ConfigMap is a ConfigMap with the metadata given, whole.
+func r6ConfigMap(metadata map[string]any) map[string]any {
+	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata}
+}
+
+// A generateName is itself validated, as a prefix of a name of its
+// resource, on every write, whether or not a name is given:
+// kube-apiserver's ValidateObjectMeta answers 422 with a cause
+// metadata.generateName. The fake never looks at it: "a." makes the
+// valid name "a.xxxxx" and is 201 there, as is a bad generateName beside
+// a good name, and a merge patch that sets one is 200.
+func TestConformanceGenerateNameIsValidated(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		const merge = "application/merge-patch+json"
+		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
+		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"generateName": "a."}))
+		rec.add("create, generateName a.: %s %s", outcome(code, obj), causesOf(obj))
+		code, obj = tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6gn", "generateName": "Bad_"}))
+		rec.add("create, name r6gn, generateName Bad_: %s %s", outcome(code, obj), causesOf(obj))
+		code, obj = tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"generateName": "Gen-"}))
+		rec.add("create, generateName Gen-: %s %s", outcome(code, obj), causesOf(obj))
+		code, obj = tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6gn2"}))
+		rec.add("create r6gn2: %s", outcome(code, obj))
+		code, obj = tg.patch(ctx, t, col+"/r6gn2", merge, map[string]any{"metadata": map[string]any{"generateName": "a."}})
+		rec.add("patch generateName a.: %s %s", outcome(code, obj), causesOf(obj))
+		crd, ccol := edgeCRD(ctx, t, tg, "r6gen.edges.listwatch.dev")
+		cr := edgeObj(crd, "v1", "")
+		cr["metadata"] = map[string]any{"generateName": "a."}
+		code, obj = tg.do(ctx, t, "POST", ccol, "", cr)
+		rec.add("custom resource, generateName a.: %s %s", outcome(code, obj), causesOf(obj))
+	})
+}
