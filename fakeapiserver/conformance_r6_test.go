@@ -43,3 +43,25 @@ func TestConformanceGenerateNameIsValidated(t *testing.T) {
 		rec.add("custom resource, generateName a.: %s %s", outcome(code, obj), causesOf(obj))
 	})
 }
+
+// A merge patch that removes metadata.uid, as one computed by diffing a
+// desired object built from scratch against the live one does
+// (jsonpatch.CreateMergePatch gives "uid": null): kube-apiserver's
+// BeforeUpdate takes the stored uid for an object that has none, and the
+// patch is 200. The fake compares the empty uid with the stored one and
+// answers 422 (patch.go).
+func TestConformancePatchThatRemovesTheUID(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		const merge = "application/merge-patch+json"
+		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
+		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6uid"}))
+		rec.add("create: %s", outcome(code, obj))
+		code, obj = tg.patch(ctx, t, col+"/r6uid", merge, map[string]any{"metadata": map[string]any{"uid": nil, "resourceVersion": nil, "creationTimestamp": nil}, "data": map[string]any{"k": "v"}})
+		rec.add("configmap, patch uid, resourceVersion and creationTimestamp null: %s %s", outcome(code, obj), causesOf(obj))
+		crd, ccol := edgeCRD(ctx, t, tg, "r6uid.edges.listwatch.dev")
+		code, obj = tg.do(ctx, t, "POST", ccol, "", edgeObj(crd, "v1", "a"))
+		rec.add("create custom: %s", outcome(code, obj))
+		code, obj = tg.patch(ctx, t, ccol+"/a", merge, map[string]any{"metadata": map[string]any{"uid": nil}, "spec": map[string]any{"n": int64(2)}})
+		rec.add("custom, patch uid null: %s %s", outcome(code, obj), causesOf(obj))
+	})
+}
