@@ -65,3 +65,20 @@ func TestConformancePatchThatRemovesTheUID(t *testing.T) {
 		rec.add("custom, patch uid null: %s %s", outcome(code, obj), causesOf(obj))
 	})
 }
+
+// A merge patch that changes metadata.uid and carries a stale
+// resourceVersion: kube-apiserver's store refuses the stale
+// resourceVersion (409) before validation finds the uid changed (422).
+// The fake judges the uid first, outside updateLocked (patch.go).
+func TestConformancePatchOfTheUIDAtAStaleResourceVersion(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		const merge = "application/merge-patch+json"
+		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
+		_, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6uidrv"}))
+		stale := meta(obj, "resourceVersion")
+		_, obj = tg.patch(ctx, t, col+"/r6uidrv", merge, map[string]any{"data": map[string]any{"x": "1"}})
+		rec.add("moved on: %s", newer(stale, meta(obj, "resourceVersion")))
+		code, obj := tg.patch(ctx, t, col+"/r6uidrv", merge, map[string]any{"metadata": map[string]any{"uid": "00000000-0000-0000-0000-000000000000", "resourceVersion": stale}})
+		rec.add("patch another uid at a stale rv: %s", outcome(code, obj))
+	})
+}
