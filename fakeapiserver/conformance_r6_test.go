@@ -82,3 +82,19 @@ func TestConformancePatchOfTheUIDAtAStaleResourceVersion(t *testing.T) {
 		rec.add("patch another uid at a stale rv: %s", outcome(code, obj))
 	})
 }
+
+// A merge patch that removes a namespaced object's metadata.namespace:
+// kube-apiserver's name check passes an object with no namespace, and
+// BeforeUpdate fills in the request's; 200, no change. The fake answers
+// 400 (patch.go: the patched namespace must equal the URL's).
+func TestConformancePatchThatRemovesTheNamespace(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		const merge = "application/merge-patch+json"
+		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
+		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6nons"}))
+		rec.add("create: %s", outcome(code, obj))
+		rv := meta(obj, "resourceVersion")
+		code, obj = tg.patch(ctx, t, col+"/r6nons", merge, map[string]any{"metadata": map[string]any{"namespace": nil}})
+		rec.add("patch namespace null: %s, %s", outcome(code, obj), newer(rv, meta(obj, "resourceVersion")))
+	})
+}
