@@ -8,6 +8,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/testenv"
 )
 
@@ -96,5 +97,38 @@ func TestConformancePatchThatRemovesTheNamespace(t *testing.T) {
 		rv := meta(obj, "resourceVersion")
 		code, obj = tg.patch(ctx, t, col+"/r6nons", merge, map[string]any{"metadata": map[string]any{"namespace": nil}})
 		rec.add("patch namespace null: %s, %s", outcome(code, obj), newer(rv, meta(obj, "resourceVersion")))
+	})
+}
+
+// A merge patch that gives a cluster-scoped object (a custom resource,
+// a Namespace) a metadata.namespace: kube-apiserver's BeforeUpdate clears
+// it, as the scope wants; 200, the object without a namespace. The fake
+// keeps it, and updateLocked then looks the object up under that
+// namespace, finds none and, the body carrying the stored uid, answers
+// 409 Conflict as for a uid precondition (patch.go, objects.go).
+func TestConformancePatchGivesAClusterScopedObjectANamespace(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		const merge = "application/merge-patch+json"
+		crd := fakeapiserver.CRD{Group: "r6cluster.edges.listwatch.dev", Version: "v1", Kind: "Pin", Plural: "pins", ClusterScoped: true}
+		tg.installCRD(ctx, crd)
+		t.Cleanup(func() { tg.deleteCRD(context.Background(), crd) })
+		col := "/apis/" + crd.Group + "/v1/pins"
+		waitFor(ctx, t, func() bool {
+			code, s := tg.watch(ctx, t, col+"?watch=true&timeoutSeconds=1")
+			if s != nil {
+				s.cancel()
+			}
+			return code == 200
+		})
+		code, obj := tg.do(ctx, t, "POST", col, "", edgeObj(crd, "v1", "a"))
+		rec.add("create: %s", outcome(code, obj))
+		code, obj = tg.patch(ctx, t, col+"/a", merge, map[string]any{"metadata": map[string]any{"namespace": "default"}, "spec": map[string]any{"n": int64(3)}})
+		rec.add("custom, patch namespace default: %s, namespace %q", outcome(code, obj), meta(obj, "namespace"))
+		ns := "r6clusterns"
+		code, obj = tg.do(ctx, t, "POST", "/api/v1/namespaces", "", map[string]any{"metadata": map[string]any{"name": ns}})
+		rec.add("create namespace: %s", outcome(code, obj))
+		defer tg.do(ctx, t, "DELETE", "/api/v1/namespaces/"+ns, "", nil)
+		code, obj = tg.patch(ctx, t, "/api/v1/namespaces/"+ns, merge, map[string]any{"metadata": map[string]any{"namespace": "default", "labels": map[string]any{"p": "1"}}})
+		rec.add("namespace, patch namespace default: %s, namespace %q", outcome(code, obj), meta(obj, "namespace"))
 	})
 }
