@@ -148,3 +148,39 @@ func TestConformanceCreateWithAResourceVersionThatIsZeroOrNoNumber(t *testing.T)
 		}
 	})
 }
+
+// An update or merge patch whose resourceVersion is "0" or no number:
+// kube-apiserver's store parses it; "0" is no resourceVersion at all (an
+// unconditional update of a ConfigMap, 200; refused for a Lease or a
+// custom resource, 422 "must be specified"), and "abc" is the parse
+// error's 500. The fake compares the strings with the stored
+// resourceVersion and answers 409 Conflict for each (objects.go
+// updateLocked).
+func TestConformanceUpdateWithAResourceVersionThatIsZeroOrNoNumber(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		const merge = "application/merge-patch+json"
+		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
+		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6rvupd"}))
+		rec.add("create: %s", outcome(code, obj))
+		for _, rv := range []string{"0", "abc"} {
+			put := r6ConfigMap(map[string]any{"name": "r6rvupd", "resourceVersion": rv})
+			put["data"] = map[string]any{"put": rv}
+			code, obj = tg.do(ctx, t, "PUT", col+"/r6rvupd", "", put)
+			rec.add("configmap, PUT with resourceVersion %q: %s", rv, outcome(code, obj))
+			code, obj = tg.patch(ctx, t, col+"/r6rvupd", merge, map[string]any{"metadata": map[string]any{"resourceVersion": rv}, "data": map[string]any{"patch": rv}})
+			rec.add("configmap, patch with resourceVersion %q: %s", rv, outcome(code, obj))
+		}
+		_, obj = tg.do(ctx, t, "GET", col+"/r6rvupd", "", nil)
+		rec.add("configmap data now: %v", obj["data"])
+		lcol := "/apis/coordination.k8s.io/v1/namespaces/" + tg.namespace + "/leases"
+		code, obj = tg.do(ctx, t, "PUT", lcol+"/r6rv", "", lease("r6rv", "x"))
+		rec.add("lease create: %s", outcome(code, obj))
+		code, obj = tg.do(ctx, t, "PUT", lcol+"/r6rv", "", setMeta(lease("r6rv", "y"), "resourceVersion", "0"))
+		rec.add("lease, PUT with resourceVersion \"0\": %s %s", outcome(code, obj), causesOf(obj))
+		crd, ccol := edgeCRD(ctx, t, tg, "r6rv.edges.listwatch.dev")
+		code, obj = tg.do(ctx, t, "POST", ccol, "", edgeObj(crd, "v1", "a"))
+		rec.add("custom create: %s", outcome(code, obj))
+		code, obj = tg.do(ctx, t, "PUT", ccol+"/a", "", setMeta(edgeObj(crd, "v1", "a"), "resourceVersion", "0"))
+		rec.add("custom, PUT with resourceVersion \"0\": %s %s", outcome(code, obj), causesOf(obj))
+	})
+}
