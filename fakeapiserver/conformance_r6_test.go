@@ -184,3 +184,17 @@ func TestConformanceUpdateWithAResourceVersionThatIsZeroOrNoNumber(t *testing.T)
 		rec.add("custom, PUT with resourceVersion \"0\": %s %s", outcome(code, obj), causesOf(obj))
 	})
 }
+
+// A merge patch whose body is JSON null: kube-apiserver's merge patch
+// answers 400 BadRequest; the fake unmarshals null into a nil map, a
+// patch of nothing, and answers 200 (patch.go servePatch).
+func TestConformanceMergePatchOfNull(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		const merge = "application/merge-patch+json"
+		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
+		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6null"}))
+		rec.add("create: %s", outcome(code, obj))
+		code, obj = tg.patch(ctx, t, col+"/r6null", merge, nil)
+		rec.add("patch null: %s", outcome(code, obj))
+	})
+}
