@@ -6,6 +6,7 @@ package fakeapiserver_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/listwatch/informer/fakeapiserver"
@@ -196,5 +197,24 @@ func TestConformanceMergePatchOfNull(t *testing.T) {
 		rec.add("create: %s", outcome(code, obj))
 		code, obj = tg.patch(ctx, t, col+"/r6null", merge, nil)
 		rec.add("patch null: %s", outcome(code, obj))
+	})
+}
+
+// A generateName whose generated name is already taken: kube-apiserver's
+// names are a random suffix of consonants and digits (never 0 or 1) and
+// it generates again on a conflict, so the create is 201. The fake's
+// suffixes are a counter in hex ("00001", "00002", ...), deterministic
+// and checked against nothing, so objects a client named itself (a
+// mirror of objects generated elsewhere, say) make its create 409
+// AlreadyExists (objects.go createLocked, names.go).
+func TestConformanceGenerateNameBesideTakenNames(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
+		for i := 1; i <= 8; i++ {
+			code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": fmt.Sprintf("r6g-%05x", i)}))
+			rec.add("create r6g-%05x: %s", i, outcome(code, obj))
+		}
+		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"generateName": "r6g-"}))
+		rec.add("create, generateName r6g-: %s", outcome(code, obj))
 	})
 }
