@@ -218,3 +218,19 @@ func TestConformanceGenerateNameBesideTakenNames(t *testing.T) {
 		rec.add("create, generateName r6g-: %s", outcome(code, obj))
 	})
 }
+
+// A write to a namespaced resource's all-namespaces path, as a dynamic
+// client without .Namespace(ns) sends it: kube-apiserver serves only
+// LIST and WATCH there, 405 MethodNotAllowed. The fake routes the POST
+// to a create in namespace "", then answers 404 (the namespace "" is not
+// found) or, when the body names a namespace, 400 (route.go, handlers.go).
+func TestConformanceCreateAtTheAllNamespacesPath(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		code, obj := tg.do(ctx, t, "POST", "/api/v1/configmaps", "", r6ConfigMap(map[string]any{"name": "r6allns"}))
+		rec.add("POST /api/v1/configmaps: %s", outcome(code, obj))
+		code, obj = tg.do(ctx, t, "POST", "/api/v1/configmaps", "", r6ConfigMap(map[string]any{"name": "r6allns", "namespace": tg.namespace}))
+		rec.add("POST /api/v1/configmaps, namespace in the body: %s", outcome(code, obj))
+		code, obj = tg.do(ctx, t, "POST", "/apis/coordination.k8s.io/v1/leases", "", lease("r6allns", "x"))
+		rec.add("POST /apis/coordination.k8s.io/v1/leases: %s", outcome(code, obj))
+	})
+}
