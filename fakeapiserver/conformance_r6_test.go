@@ -234,3 +234,32 @@ func TestConformanceCreateAtTheAllNamespacesPath(t *testing.T) {
 		rec.add("POST /apis/coordination.k8s.io/v1/leases: %s", outcome(code, obj))
 	})
 }
+
+// A custom resource whose metadata has fields of the wrong type (a
+// label value that is a number or null, an annotation that is a bool, a
+// name that is a number): kube-apiserver decodes a custom resource's
+// metadata as ObjectMeta, so each is 400 BadRequest but the null label,
+// stored as "". The fake keeps the body whole and judges what its
+// accessors can read: it stores {"a": 1}, {"a": null} and {"a": true}
+// (201), objects a typed client cannot decode, and finds no name in 5
+// (422) (decode.go decodeBody).
+func TestConformanceCustomResourceMetadataOfTheWrongType(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		crd, col := edgeCRD(ctx, t, tg, "r6metatype.edges.listwatch.dev")
+		for _, c := range []struct {
+			what string
+			meta map[string]any
+		}{
+			{"label value 1", map[string]any{"name": "l1", "labels": map[string]any{"a": int64(1)}}},
+			{"label value null", map[string]any{"name": "l2", "labels": map[string]any{"a": nil}}},
+			{"annotation true", map[string]any{"name": "a1", "annotations": map[string]any{"a": true}}},
+			{"name 5", map[string]any{"name": int64(5)}},
+		} {
+			cr := edgeObj(crd, "v1", "")
+			cr["metadata"] = c.meta
+			code, obj := tg.do(ctx, t, "POST", col, "", cr)
+			m, _ := obj["metadata"].(map[string]any)
+			rec.add("create, %s: %s, labels %v, annotations %v", c.what, outcome(code, obj), m["labels"], m["annotations"])
+		}
+	})
+}
