@@ -263,3 +263,16 @@ func TestConformanceCustomResourceMetadataOfTheWrongType(t *testing.T) {
 		}
 	})
 }
+
+// A Lease created by a PUT whose resourceVersion is no number:
+// kube-apiserver's store parses the body's resourceVersion before it
+// decides to create, and answers the parse error's 500. The fake clears
+// any resourceVersion on that path and creates (201) (objects.go
+// updateLocked).
+func TestConformanceLeaseCreatedByAPutAtAResourceVersionThatIsNoNumber(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		lcol := "/apis/coordination.k8s.io/v1/namespaces/" + tg.namespace + "/leases"
+		code, obj := tg.do(ctx, t, "PUT", lcol+"/r6rvabc", "", setMeta(lease("r6rvabc", "x"), "resourceVersion", "abc"))
+		rec.add("PUT to a missing Lease with resourceVersion \"abc\": %s", outcome(code, obj))
+	})
+}
