@@ -276,3 +276,21 @@ func TestConformanceLeaseCreatedByAPutAtAResourceVersionThatIsNoNumber(t *testin
 		rec.add("PUT to a missing Lease with resourceVersion \"abc\": %s", outcome(code, obj))
 	})
 }
+
+// metadata.deletionGracePeriodSeconds is the system's: kube-apiserver's
+// create wipes it (WipeObjectMetaSystemFields) and an update may not
+// change it (422, immutable), as doc.go says of deletionTimestamp. The
+// fake stores it as sent on a create and on a merge patch (objects.go
+// createLocked, updateLocked).
+func TestConformanceDeletionGracePeriodSecondsIsTheSystems(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		const merge = "application/merge-patch+json"
+		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
+		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6grace", "deletionGracePeriodSeconds": int64(30)}))
+		m, _ := obj["metadata"].(map[string]any)
+		rec.add("create with deletionGracePeriodSeconds 30: %s, stored %v", outcome(code, obj), m["deletionGracePeriodSeconds"])
+		code, obj = tg.patch(ctx, t, col+"/r6grace", merge, map[string]any{"metadata": map[string]any{"deletionGracePeriodSeconds": int64(10)}})
+		m, _ = obj["metadata"].(map[string]any)
+		rec.add("patch deletionGracePeriodSeconds 10: %s %s, stored %v", outcome(code, obj), causesOf(obj), m["deletionGracePeriodSeconds"])
+	})
+}
