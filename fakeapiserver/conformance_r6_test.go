@@ -294,3 +294,27 @@ func TestConformanceDeletionGracePeriodSecondsIsTheSystems(t *testing.T) {
 		rec.add("patch deletionGracePeriodSeconds 10: %s %s, stored %v", outcome(code, obj), causesOf(obj), m["deletionGracePeriodSeconds"])
 	})
 }
+
+// Owner references that repeat one uid: kube-apiserver's create and
+// update handlers keep one of each (with a warning), so the stored
+// object has a single reference. The fake stores both, and a client that
+// walks a child's owners (a garbage collector, examples/04-controller)
+// sees the owner twice (handlers.go, patch.go: no dedup).
+func TestConformanceDuplicateOwnerReferencesAreDeduplicated(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		const merge = "application/merge-patch+json"
+		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
+		ref := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "00000000-0000-0000-0000-0000000000aa"}
+		refsOf := func(obj map[string]any) int {
+			m, _ := obj["metadata"].(map[string]any)
+			refs, _ := m["ownerReferences"].([]any)
+			return len(refs)
+		}
+		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6dup", "ownerReferences": []any{ref, ref}}))
+		rec.add("create with one owner reference twice: %s, stored %d", outcome(code, obj), refsOf(obj))
+		code, obj = tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6dup2"}))
+		rec.add("create: %s", outcome(code, obj))
+		code, obj = tg.patch(ctx, t, col+"/r6dup2", merge, map[string]any{"metadata": map[string]any{"ownerReferences": []any{ref, ref}}})
+		rec.add("patch one owner reference twice: %s, stored %d", outcome(code, obj), refsOf(obj))
+	})
+}
