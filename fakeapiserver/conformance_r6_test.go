@@ -318,3 +318,19 @@ func TestConformanceDuplicateOwnerReferencesAreDeduplicated(t *testing.T) {
 		rec.add("patch one owner reference twice: %s, stored %d", outcome(code, obj), refsOf(obj))
 	})
 }
+
+// A create with several faults validation finds: kube-apiserver's
+// ValidateObjectMeta answers one 422 with every cause, in its order
+// (name, then labels). The fake stops at the first it finds (objects.go
+// createLocked: the name check returns before the labels are read).
+// conformance_typeorder_test.go disclaims this for an update only.
+func TestConformanceCreateWithSeveralValidationFaults(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
+		bad := map[string]any{"a": "-bad-"}
+		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"labels": bad, "resourceVersion": "12345"}))
+		rec.add("no name, bad label, rv: %s %s", outcome(code, obj), causesOf(obj))
+		code, obj = tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "Bad_Name", "labels": bad}))
+		rec.add("bad name, bad label: %s %s", outcome(code, obj), causesOf(obj))
+	})
+}
