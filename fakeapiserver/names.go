@@ -2,37 +2,56 @@ package fakeapiserver
 
 import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// validateName is kube-apiserver's check of a new object's name, by
-// resource: a namespace's must be a DNS label, a service's a DNS-1035
-// label, and every other's (configmaps, secrets, pods, leases, custom
-// resources) a DNS subdomain, as apiextensions-apiserver checks a custom
-// resource's too. A bad
-// name is refused with 422 Invalid, so a client that builds names from
-// data (a Lease named after a label value) meets the same refusal here.
-func validateName(res Resource, name string) error {
-	var msgs []string
+// nameRule is kube-apiserver's check of a name for res: a namespace's
+// must be a DNS label, a service's a DNS-1035 label, and every other's
+// (configmaps, secrets, pods, leases, custom resources) a DNS subdomain,
+// as apiextensions-apiserver checks a custom resource's too. With prefix
+// it checks a generateName, the start of such a name (a trailing '-'
+// allowed).
+func nameRule(res Resource) func(name string, prefix bool) []string {
 	switch {
 	case res.Group == "" && res.Resource == "namespaces":
-		msgs = validation.IsDNS1123Label(name)
+		return apivalidation.NameIsDNSLabel
 	case res.Group == "" && res.Resource == "services":
-		msgs = validation.IsDNS1035Label(name)
+		return apivalidation.NameIsDNS1035Label
 	default:
-		msgs = validation.IsDNS1123Subdomain(name)
+		return apivalidation.NameIsDNSSubdomain
 	}
-	if len(msgs) == 0 {
-		return nil
+}
+
+// generateNameErrors is ValidateObjectMeta's first cause, on every
+// create and update: a generateName, if any, must be a valid prefix of
+// a name of res, whether or not it made the name.
+func generateNameErrors(res Resource, u *unstructured.Unstructured) field.ErrorList {
+	var errs field.ErrorList
+	if gn := u.GetGenerateName(); gn != "" {
+		for _, msg := range nameRule(res)(gn, true) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "generateName"), gn, msg))
+		}
+	}
+	return errs
+}
+
+// nameErrors is ValidateObjectMeta's check of a new object's name,
+// after its generateName: required, and valid for res. A bad name is
+// refused with 422 Invalid, so a client that builds names from data (a
+// Lease named after a label value) meets the same refusal here.
+func nameErrors(res Resource, name string) field.ErrorList {
+	path := field.NewPath("metadata", "name")
+	if name == "" {
+		return field.ErrorList{field.Required(path, "name or generateName is required")}
 	}
 	var errs field.ErrorList
-	for _, msg := range msgs {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, msg))
+	for _, msg := range nameRule(res)(name, false) {
+		errs = append(errs, field.Invalid(path, name, msg))
 	}
-	return apierrors.NewInvalid(res.GVK().GroupKind(), name, errs)
+	return errs
 }
 
 // validateLabels is kube-apiserver's check of an object's labels on a

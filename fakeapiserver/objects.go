@@ -35,8 +35,8 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 }
 
 // createLocked is POST: no resourceVersion (etcd's store answers 500 to
-// a create that carries one), a name (or one generated from generateName)
-// that is valid for res (validateName, 422), valid labels
+// a create that carries one), a valid generateName if any and a name (or
+// one generated from it) valid for res (nameErrors, 422), valid labels
 // (validateLabels, 422), a namespace that exists, a
 // key not taken (409 AlreadyExists); then the system fields (uid,
 // creationTimestamp, generation for a custom resource) and the next
@@ -62,12 +62,9 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	if err := validateTypeMeta(res, u); err != nil {
 		return nil, err
 	}
-	if u.GetName() == "" { // TestConformanceCreateOfAnotherKindWithNoName: after the type meta
-		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), "", field.ErrorList{
-			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
-	}
-	if err := validateName(res, u.GetName()); err != nil {
-		return nil, err
+	// After the type meta (TestConformanceCreateOfAnotherKindWithNoName).
+	if errs := append(generateNameErrors(res, u), nameErrors(res, u.GetName())...); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 	}
 	if err := s.validateLabelsLocked(res, u); err != nil {
 		return nil, err
@@ -107,7 +104,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 //     (422) for custom ones and Leases (ConditionalUpdateOnly);
 //   - deletionTimestamp may not be set (422 Invalid: only a delete sets
 //     it);
-//   - labels must be valid (validateLabels: 422 Invalid);
+//   - a generateName and labels must be valid (422 Invalid);
 //   - a custom resource's generation rises with any change outside
 //     metadata (its CRD has no status subresource);
 //   - an update that changes nothing writes nothing: no new
@@ -159,6 +156,9 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	if ts := u.GetDeletionTimestamp(); ts != nil && old.GetDeletionTimestamp() == nil {
 		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "deletionTimestamp"), ts, "field is immutable; may only be changed via deletion")})
+	}
+	if errs := generateNameErrors(res, u); len(errs) > 0 {
+		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 	}
 	if err := s.validateLabelsLocked(res, u); err != nil {
 		return nil, false, err
