@@ -25,7 +25,7 @@ import (
 //   - null removes a field (a label, an annotation); a patch that
 //     changes nothing writes nothing: 200, the same resourceVersion;
 //   - a patch of metadata.uid is 422 Invalid (immutable), where a PUT's
-//     uid is a precondition (409);
+//     uid is a precondition (409); a patch that removes it keeps it;
 //   - any other patch type (JSON patch, strategic merge, apply) answers
 //     415 here: not modelled.
 func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req request, f format) {
@@ -103,6 +103,12 @@ func (s *Server) patch(req request, patch map[string]any) (*unstructured.Unstruc
 		// Its 500 (validateTypeMeta) comes before a patched uid is judged,
 		// and a uid in a patch is no precondition
 		// (TestConformancePatchOutOfACustomAPIVersionWithAUID).
+		u.SetUID(old.GetUID())
+	}
+	if u.GetUID() == "" {
+		// A patch that removes the uid ("uid": null, as a merge patch
+		// computed against a desired object built from scratch has it)
+		// keeps the stored one: BeforeUpdate fills in an absent uid.
 		u.SetUID(old.GetUID())
 	}
 	if u.GetUID() != old.GetUID() {
