@@ -94,8 +94,8 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 
 // update is PUT, as kube-apiserver's generic registry does it:
 //
-//   - a uid in the body is a precondition: it must be the stored
-//     object's, and a missing object has none (409 Conflict);
+//   - a uid in the body is a precondition, judged first: it must be the
+//     stored object's, and a missing object has none (409 Conflict);
 //   - a missing object answers 404, or, for a resource that allows
 //     create-on-update (Leases), is created whatever resourceVersion the
 //     body carries (201);
@@ -103,7 +103,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 //     "whatever is stored" for most built-in resources and is refused
 //     (422) for custom ones and Leases (ConditionalUpdateOnly);
 //   - deletionTimestamp may not be set (422 Invalid: only a delete sets
-//     it);
+//     it), nor (a patch's) uid changed; an absent uid is the stored one;
 //   - a generateName and labels must be valid (422 Invalid);
 //   - a custom resource's generation rises with any change outside
 //     metadata (its CRD has no status subresource);
@@ -117,6 +117,16 @@ func (s *Server) update(res Resource, u *unstructured.Unstructured) (*unstructur
 	if err := s.stillServedLocked(res); err != nil {
 		return nil, false, err
 	}
+	if uid := u.GetUID(); uid != "" {
+		// A PUT's uid is the storage's precondition, judged first.
+		var stored types.UID
+		if old := s.current[res.GroupResource()][objectKey{u.GetNamespace(), u.GetName()}]; old != nil {
+			stored = old.GetUID()
+		}
+		if uid != stored {
+			return nil, false, apierrors.NewConflict(res.GroupResource(), u.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, stored))
+		}
+	}
 	return s.updateLocked(res, u)
 }
 
@@ -125,15 +135,6 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	gr := res.GroupResource()
 	key := objectKey{u.GetNamespace(), u.GetName()}
 	old := s.current[gr][key]
-	if uid := u.GetUID(); uid != "" {
-		var stored types.UID
-		if old != nil {
-			stored = old.GetUID()
-		}
-		if uid != stored {
-			return nil, false, apierrors.NewConflict(gr, u.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, stored))
-		}
-	}
 	if old == nil {
 		if !res.CreateOnUpdate {
 			return nil, false, apierrors.NewNotFound(gr, u.GetName())
@@ -153,9 +154,11 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	if err := validateTypeMeta(res, u); err != nil {
 		return nil, false, err
 	}
-	if ts := u.GetDeletionTimestamp(); ts != nil && old.GetDeletionTimestamp() == nil {
-		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), field.ErrorList{
-			field.Invalid(field.NewPath("metadata", "deletionTimestamp"), ts, "field is immutable; may only be changed via deletion")})
+	if u.GetUID() == "" {
+		u.SetUID(old.GetUID()) // BeforeUpdate fills in an absent uid
+	}
+	if errs := immutableErrors(u, old); len(errs) > 0 {
+		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 	}
 	if errs := generateNameErrors(res, u); len(errs) > 0 {
 		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
@@ -188,6 +191,21 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 		return old, false, nil
 	}
 	return s.commitLocked(gr, modified, u), false, nil
+}
+
+// immutableErrors is ValidateObjectMetaUpdate's check of the fields
+// only the system sets, once the resourceVersion has passed: the uid
+// (a patch's, which is no precondition; a PUT's was one, in update) and
+// deletionTimestamp (only a delete sets it), in its order.
+func immutableErrors(u, old *unstructured.Unstructured) field.ErrorList {
+	var errs field.ErrorList
+	if u.GetUID() != old.GetUID() {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "uid"), u.GetUID(), "field is immutable"))
+	}
+	if ts := u.GetDeletionTimestamp(); ts != nil && old.GetDeletionTimestamp() == nil {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "deletionTimestamp"), ts, "field is immutable; may only be changed via deletion"))
+	}
+	return errs
 }
 
 // dropEmptyMetadata removes a custom resource's empty or null labels,

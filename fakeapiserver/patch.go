@@ -24,8 +24,9 @@ import (
 //     stale one answers 409 Conflict; none means "whatever is stored";
 //   - null removes a field (a label, an annotation); a patch that
 //     changes nothing writes nothing: 200, the same resourceVersion;
-//   - a patch of metadata.uid is 422 Invalid (immutable), where a PUT's
-//     uid is a precondition (409); a patch that removes it keeps it;
+//   - a patch of metadata.uid is 422 Invalid (immutable), judged after
+//     the resourceVersion, where a PUT's uid is a precondition (409); a
+//     patch that removes it keeps it (updateLocked);
 //   - any other patch type (JSON patch, strategic merge, apply) answers
 //     415 here: not modelled.
 func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req request, f format) {
@@ -99,24 +100,6 @@ func (s *Server) patch(req request, patch map[string]any) (*unstructured.Unstruc
 	}
 	u.SetKind(kind)
 	u.SetAPIVersion(apiVersion)
-	if req.res.Custom && apiVersion == "" {
-		// Its 500 (validateTypeMeta) comes before a patched uid is judged,
-		// and a uid in a patch is no precondition
-		// (TestConformancePatchOutOfACustomAPIVersionWithAUID).
-		u.SetUID(old.GetUID())
-	}
-	if u.GetUID() == "" {
-		// A patch that removes the uid ("uid": null, as a merge patch
-		// computed against a desired object built from scratch has it)
-		// keeps the stored one: BeforeUpdate fills in an absent uid.
-		u.SetUID(old.GetUID())
-	}
-	if u.GetUID() != old.GetUID() {
-		// A PUT's uid is a precondition (409); a patch's is the object's
-		// own field, which validation keeps immutable.
-		return nil, apierrors.NewInvalid(req.res.GVK().GroupKind(), req.name, field.ErrorList{
-			field.Invalid(field.NewPath("metadata", "uid"), u.GetUID(), "field is immutable")})
-	}
 	obj, _, err := s.updateLocked(req.res, u)
 	return obj, err
 }
