@@ -20,6 +20,7 @@ import (
 //
 //   - a missing object is 404, for Leases too (create-on-update is PUT's
 //     alone);
+//   - a cluster-scoped object's patched namespace is dropped;
 //   - a resourceVersion in the patch is a precondition, as a PUT's is: a
 //     stale one answers 409 Conflict; none means "whatever is stored";
 //   - null removes a field (a label, an annotation); a patch that
@@ -94,6 +95,9 @@ func (s *Server) patch(req request, patch map[string]any) (*unstructured.Unstruc
 	u, err := s.decodeBody(merged, mediaJSON, req.res)
 	if err != nil {
 		return nil, err
+	}
+	if !req.res.Namespaced {
+		u.SetNamespace("") // BeforeUpdate clears it, as the scope wants
 	}
 	if u.GetName() != req.name || (req.res.Namespaced && u.GetNamespace() != req.namespace) {
 		return nil, apierrors.NewBadRequest("a patch may not change the object's name or namespace")
