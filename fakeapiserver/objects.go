@@ -87,7 +87,6 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetGeneration(0)
 	if res.Custom {
 		u.SetGeneration(1)
-		dropEmptyMetadata(u)
 	}
 	return s.commitLocked(gr, added, u), nil
 }
@@ -172,9 +171,6 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetGeneration(old.GetGeneration())
 	u.SetManagedFields(nil)
 	if res.Custom {
-		dropEmptyMetadata(u)
-	}
-	if res.Custom {
 		// The stored object as this version serves it: one stored before
 		// a MoveCRD is read at the version moved to, and that alone is no
 		// change of its spec (TestConformanceLabelPatchAfterAMoveKeepsTheGeneration).
@@ -206,35 +202,6 @@ func immutableErrors(u, old *unstructured.Unstructured) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "deletionTimestamp"), ts, "field is immutable; may only be changed via deletion"))
 	}
 	return errs
-}
-
-// dropEmptyMetadata removes a custom resource's empty or null labels,
-// annotations, finalizers and owner references, as kube-apiserver does
-// when it reads an object's metadata (empty ones are omitted), so that a
-// PUT without them is no change.
-func dropEmptyMetadata(u *unstructured.Unstructured) {
-	m, ok := u.Object["metadata"].(map[string]any)
-	if !ok {
-		return
-	}
-	for _, field := range []string{"labels", "annotations", "finalizers", "ownerReferences"} {
-		v, present := m[field]
-		if !present {
-			continue
-		}
-		switch v := v.(type) {
-		case nil:
-			delete(m, field)
-		case map[string]any:
-			if len(v) == 0 {
-				delete(m, field)
-			}
-		case []any:
-			if len(v) == 0 {
-				delete(m, field)
-			}
-		}
-	}
 }
 
 // schemaGroupKind is how kube-apiserver names a resource in an Invalid
