@@ -20,7 +20,8 @@ import (
 //
 //   - a missing object is 404, for Leases too (create-on-update is PUT's
 //     alone);
-//   - a cluster-scoped object's patched namespace is dropped;
+//   - a cluster-scoped object's patched namespace is dropped, and a
+//     namespaced object's removed one is the request's;
 //   - a resourceVersion in the patch is a precondition, as a PUT's is: a
 //     stale one answers 409 Conflict; none means "whatever is stored";
 //   - null removes a field (a label, an annotation); a patch that
@@ -96,8 +97,10 @@ func (s *Server) patch(req request, patch map[string]any) (*unstructured.Unstruc
 	if err != nil {
 		return nil, err
 	}
-	if !req.res.Namespaced {
-		u.SetNamespace("") // BeforeUpdate clears it, as the scope wants
+	if !req.res.Namespaced || u.GetNamespace() == "" {
+		// BeforeUpdate: the scope's namespace, the request's, for a
+		// cluster-scoped object or one patched out of its own.
+		u.SetNamespace(req.namespace)
 	}
 	if u.GetName() != req.name || (req.res.Namespaced && u.GetNamespace() != req.namespace) {
 		return nil, apierrors.NewBadRequest("a patch may not change the object's name or namespace")
