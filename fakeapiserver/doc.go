@@ -51,7 +51,8 @@
 //   - writes: POST (409 AlreadyExists; the namespace must exist;
 //     generateName; a name valid for its resource, or 422; valid label
 //     keys and values, or 422, on every create and update; a body that
-//     carries a resourceVersion, 500 as etcd's store answers; a custom
+//     carries a resourceVersion other than "0" that is a number, 500 as
+//     etcd's store answers; a custom
 //     resource's body in another group version than its path's, or in
 //     none, 400, and of another kind, 422 once the namespace is found
 //     and any precondition met, on a PUT too), PUT (409

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,7 +36,7 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 }
 
 // createLocked is POST: no resourceVersion (etcd's store answers 500 to
-// a create that carries one), a valid generateName if any and a name (or
+// a create that carries a number other than 0), a valid generateName if any and a name (or
 // one generated from it) valid for res (nameErrors, 422), valid labels
 // (validateLabels, 422), a namespace that exists, a
 // key not taken (409 AlreadyExists); then the system fields (uid,
@@ -69,11 +70,9 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	if err := s.validateLabelsLocked(res, u); err != nil {
 		return nil, err
 	}
-	if u.GetResourceVersion() != "" {
-		// Not a Status from the registry but the storage's plain error,
-		// which the handler answers as 500 with no reason.
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
-			Message: "resourceVersion should not be set on objects to be created"}}
+	if rv, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64); err == nil && rv != 0 {
+		// etcd's store ignores a resourceVersion it cannot parse, and 0.
+		return nil, storageError("resourceVersion should not be set on objects to be created")
 	}
 	key := objectKey{u.GetNamespace(), u.GetName()}
 	if _, ok := s.current[gr][key]; ok {
@@ -89,6 +88,12 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 		u.SetGeneration(1)
 	}
 	return s.commitLocked(gr, added, u), nil
+}
+
+// storageError is the storage's plain error, not a Status from the
+// registry: the handler answers it as 500 with no reason.
+func storageError(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: msg}}
 }
 
 // update is PUT, as kube-apiserver's generic registry does it:
