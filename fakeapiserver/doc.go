@@ -57,7 +57,8 @@
 //     none, 400, and of another kind, 422 once the namespace is found
 //     and any precondition met, on a PUT too), PUT (409
 //     Conflict on a stale resourceVersion or a wrong uid; no
-//     resourceVersion, 422, for Leases and custom resources;
+//     resourceVersion (or "0"), 422, for Leases and custom resources;
+//     one that is no number, 500, on a PATCH too;
 //     create-on-update for Leases; setting deletionTimestamp, 422; an
 //     unchanged object is not written, but one stored at another version
 //     is, at this one; a custom resource's empty labels, annotations,

@@ -103,9 +103,10 @@ func storageError(msg string) error {
 //   - a missing object answers 404, or, for a resource that allows
 //     create-on-update (Leases), is created whatever resourceVersion the
 //     body carries (201);
-//   - a resourceVersion must be the stored one (409 Conflict); none means
-//     "whatever is stored" for most built-in resources and is refused
-//     (422) for custom ones and Leases (ConditionalUpdateOnly);
+//   - a resourceVersion must be the stored one (409 Conflict); none (or
+//     "0") means "whatever is stored" for most built-in resources and is
+//     refused (422) for custom ones and Leases (ConditionalUpdateOnly);
+//     one that is no number is 500 (writeVersion);
 //   - deletionTimestamp may not be set (422 Invalid: only a delete sets
 //     it), nor (a patch's) uid changed; an absent uid is the stored one;
 //   - a generateName and labels must be valid (422 Invalid);
@@ -148,11 +149,15 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 		obj, err := s.createLocked(res, u)
 		return obj, err == nil, err
 	}
-	switch rv := u.GetResourceVersion(); {
-	case rv == "" && (res.Custom || res.ConditionalUpdateOnly):
+	rv, err := writeVersion(u)
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case rv == 0 && (res.Custom || res.ConditionalUpdateOnly):
 		return nil, false, apierrors.NewInvalid(schemaGroupKind(res), u.GetName(), field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "resourceVersion"), int64(0), "must be specified for an update")})
-	case rv != "" && rv != old.GetResourceVersion():
+	case rv != 0 && strconv.FormatUint(rv, 10) != old.GetResourceVersion():
 		return nil, false, apierrors.NewConflict(gr, u.GetName(), errors.New(optimisticLock))
 	}
 	if err := validateTypeMeta(res, u); err != nil {
@@ -192,6 +197,20 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 		return old, false, nil
 	}
 	return s.commitLocked(gr, modified, u), false, nil
+}
+
+// writeVersion is an update's resourceVersion as etcd's store parses it
+// (ObjectResourceVersion): "" and "0" are none, 0; one that is no number
+// is the parse error, 500.
+func writeVersion(u *unstructured.Unstructured) (uint64, error) {
+	if u.GetResourceVersion() == "" {
+		return 0, nil
+	}
+	rv, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return 0, storageError(err.Error())
+	}
+	return rv, nil
 }
 
 // immutableErrors is ValidateObjectMetaUpdate's check of the fields
