@@ -296,8 +296,9 @@ func TestConformanceDeletionGracePeriodSecondsIsTheSystems(t *testing.T) {
 }
 
 // Owner references that repeat one uid: kube-apiserver's create and
-// update handlers keep one of each (with a warning), so the stored
-// object has a single reference. The fake stores both, and a client that
+// update handlers keep one of each that repeats whole (with a warning),
+// so the stored object has a single reference; two of one uid that
+// differ elsewhere are both kept. The fake stores both, and a client that
 // walks a child's owners (a garbage collector, examples/04-controller)
 // sees the owner twice (handlers.go, patch.go: no dedup).
 func TestConformanceDuplicateOwnerReferencesAreDeduplicated(t *testing.T) {
@@ -316,6 +317,9 @@ func TestConformanceDuplicateOwnerReferencesAreDeduplicated(t *testing.T) {
 		rec.add("create: %s", outcome(code, obj))
 		code, obj = tg.patch(ctx, t, col+"/r6dup2", merge, map[string]any{"metadata": map[string]any{"ownerReferences": []any{ref, ref}}})
 		rec.add("patch one owner reference twice: %s, stored %d", outcome(code, obj), refsOf(obj))
+		other := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "other", "uid": ref["uid"]}
+		code, obj = tg.patch(ctx, t, col+"/r6dup2", merge, map[string]any{"metadata": map[string]any{"ownerReferences": []any{ref, other, ref}}})
+		rec.add("patch two owner references of one uid, the first twice: %s, stored %d", outcome(code, obj), refsOf(obj))
 	})
 }
 

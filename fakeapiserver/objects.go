@@ -39,11 +39,13 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 // a create that carries a number other than 0), a valid generateName if any and a name (or
 // one generated from it) valid for res (nameErrors, 422), valid labels
 // (validateLabels, 422), a namespace that exists, a
-// key not taken (409 AlreadyExists); then the system fields (uid,
+// key not taken (409 AlreadyExists); a repeated owner reference is
+// dropped (dedupOwnerReferences); then the system fields (uid,
 // creationTimestamp, generation for a custom resource) and the next
 // resourceVersion. s.mu must be held.
 func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gr := res.GroupResource()
+	dedupOwnerReferences(u)
 	// Admission finds the namespace; then the name is generated, and the
 	// object validated, its type meta first and alone; only then does
 	// the storage refuse a resourceVersion
@@ -112,6 +114,7 @@ func storageError(msg string) error {
 //   - a generateName and labels must be valid (422 Invalid);
 //   - a custom resource's generation rises with any change outside
 //     metadata (its CRD has no status subresource);
+//   - a repeated owner reference is dropped (dedupOwnerReferences);
 //   - an update that changes nothing writes nothing: no new
 //     resourceVersion and no event, as etcd's store skips it.
 //
@@ -138,6 +141,7 @@ func (s *Server) update(res Resource, u *unstructured.Unstructured) (*unstructur
 // updateLocked is update with s.mu held.
 func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
 	gr := res.GroupResource()
+	dedupOwnerReferences(u)
 	key := objectKey{u.GetNamespace(), u.GetName()}
 	old := s.current[gr][key]
 	rv, err := writeVersion(u) // before the store decides to create
