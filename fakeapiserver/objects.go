@@ -41,8 +41,8 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 // (validateLabels, 422), a namespace that exists, a
 // key not taken (409 AlreadyExists); a repeated owner reference is
 // dropped (dedupOwnerReferences); then the system fields (uid,
-// creationTimestamp, generation for a custom resource) and the next
-// resourceVersion. s.mu must be held.
+// creationTimestamp, generation for a custom resource; deletion's
+// wiped) and the next resourceVersion. s.mu must be held.
 func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gr := res.GroupResource()
 	dedupOwnerReferences(u)
@@ -84,6 +84,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", s.uids)))
 	u.SetCreationTimestamp(metav1.NewTime(time.Now().Truncate(time.Second)))
 	u.SetDeletionTimestamp(nil)
+	u.SetDeletionGracePeriodSeconds(nil)
 	u.SetManagedFields(nil)
 	u.SetGeneration(0)
 	if res.Custom {
@@ -109,8 +110,8 @@ func storageError(msg string) error {
 //     "0") means "whatever is stored" for most built-in resources and is
 //     refused (422) for custom ones and Leases (ConditionalUpdateOnly);
 //     one that is no number is 500 (writeVersion);
-//   - deletionTimestamp may not be set (422 Invalid: only a delete sets
-//     it), nor (a patch's) uid changed; an absent uid is the stored one;
+//   - deletionTimestamp and deletionGracePeriodSeconds may not be set
+//     (422 Invalid: only a delete sets them), nor (a patch's) uid changed; an absent uid is the stored one;
 //   - a generateName and labels must be valid (422 Invalid);
 //   - a custom resource's generation rises with any change outside
 //     metadata (its CRD has no status subresource);
@@ -219,8 +220,9 @@ func writeVersion(u *unstructured.Unstructured) (uint64, error) {
 
 // immutableErrors is ValidateObjectMetaUpdate's check of the fields
 // only the system sets, once the resourceVersion has passed: the uid
-// (a patch's, which is no precondition; a PUT's was one, in update) and
-// deletionTimestamp (only a delete sets it), in its order.
+// (a patch's, which is no precondition; a PUT's was one, in update),
+// deletionTimestamp and deletionGracePeriodSeconds (only a delete sets
+// them; a create wipes them), in its order.
 func immutableErrors(u, old *unstructured.Unstructured) field.ErrorList {
 	var errs field.ErrorList
 	if u.GetUID() != old.GetUID() {
@@ -228,6 +230,9 @@ func immutableErrors(u, old *unstructured.Unstructured) field.ErrorList {
 	}
 	if ts := u.GetDeletionTimestamp(); ts != nil && old.GetDeletionTimestamp() == nil {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "deletionTimestamp"), ts, "field is immutable; may only be changed via deletion"))
+	}
+	if g := u.GetDeletionGracePeriodSeconds(); g != nil && old.GetDeletionGracePeriodSeconds() == nil {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "deletionGracePeriodSeconds"), *g, "field is immutable"))
 	}
 	return errs
 }
