@@ -5,6 +5,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -90,16 +91,44 @@ func (s *Server) validateLabelsLocked(res Resource, u *unstructured.Unstructured
 // label is one label, key and value.
 type label struct{ key, value string }
 
-// maxGenerateNamePrefix is how much of a generateName kube-apiserver
-// keeps before the 5 characters it adds (apiserver's storage/names): a
-// generated name is never longer than a DNS label, 63.
-const maxGenerateNamePrefix = 63 - 5
+// A generated name is generateName cut to maxGenerateNamePrefix, then
+// a suffix of suffixLength characters from nameAlphabet, as
+// kube-apiserver makes one (apiserver's storage/names): never longer
+// than a DNS label, 63. kube-apiserver's suffix is random and it tries
+// maxGenerateAttempts names before it answers 409 AlreadyExists.
+const (
+	suffixLength          = 5
+	maxGenerateNamePrefix = 63 - suffixLength
+	nameAlphabet          = "bcdfghjklmnpqrstvwxz2456789" // apimachinery's util/rand: no vowels, no 0 or 1
+	maxGenerateAttempts   = 8
+)
 
-// generatedName is a name made from prefix as kube-apiserver makes one:
-// the prefix cut to maxGenerateNamePrefix, then suffix.
-func generatedName(prefix, suffix string) string {
+// generateNameLocked names u from its generateName with the next
+// suffixes of a counter written in nameAlphabet (so a run is the same
+// every time), trying again while the name is taken in gr, as
+// kube-apiserver does, maxGenerateAttempts times at most: the last one
+// tried is then taken and the create's 409. s.mu must be held.
+func (s *Server) generateNameLocked(gr schema.GroupResource, u *unstructured.Unstructured) string {
+	prefix := u.GetGenerateName()
 	if len(prefix) > maxGenerateNamePrefix {
 		prefix = prefix[:maxGenerateNamePrefix]
 	}
-	return prefix + suffix
+	var name string
+	for range maxGenerateAttempts {
+		s.names++
+		name = prefix + nameSuffix(s.names)
+		if _, taken := s.current[gr][objectKey{u.GetNamespace(), name}]; !taken {
+			break
+		}
+	}
+	return name
+}
+
+// nameSuffix is the n-th generated suffix: n written in nameAlphabet.
+func nameSuffix(n int) string {
+	suffix := make([]byte, suffixLength)
+	for i := suffixLength - 1; i >= 0; i, n = i-1, n/len(nameAlphabet) {
+		suffix[i] = nameAlphabet[n%len(nameAlphabet)]
+	}
+	return string(suffix)
 }

@@ -59,8 +59,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 		}
 	}
 	if u.GetName() == "" && u.GetGenerateName() != "" {
-		s.names++
-		u.SetName(generatedName(u.GetGenerateName(), fmt.Sprintf("%05x", s.names)))
+		u.SetName(s.generateNameLocked(gr, u))
 	}
 	if err := validateTypeMeta(res, u); err != nil {
 		return nil, err
