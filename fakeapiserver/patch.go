@@ -25,7 +25,8 @@ import (
 //   - a resourceVersion in the patch is a precondition, as a PUT's is: a
 //     stale one answers 409 Conflict; none means "whatever is stored";
 //   - null removes a field (a label, an annotation); a patch that
-//     changes nothing writes nothing: 200, the same resourceVersion;
+//     changes nothing writes nothing: 200, the same resourceVersion; a
+//     patch that is null, or no object, is 400;
 //   - a patch of metadata.uid is 422 Invalid (immutable), judged after
 //     the resourceVersion, where a PUT's uid is a precondition (409); a
 //     patch that removes it keeps it (updateLocked);
@@ -46,6 +47,10 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req request,
 	var patch map[string]any
 	if err := json.Unmarshal(body, &patch); err != nil {
 		writeError(w, f, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	if patch == nil { // JSON null: no patch, to kube-apiserver's merge
+		writeError(w, f, apierrors.NewBadRequest("Invalid JSON Patch"))
 		return
 	}
 	obj, err := s.patch(req, patch)
