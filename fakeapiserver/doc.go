@@ -49,8 +49,10 @@
 //     (sendInitialEvents) with its initial-events-end bookmark;
 //     timeoutSeconds; selector transitions as ADDED/DELETED.
 //   - writes: POST (409 AlreadyExists; the namespace must exist;
-//     generateName; a name valid for its resource, or 422; valid label
-//     keys and values, or 422, on every create and update; a body that
+//     generateName, itself valid as a name's prefix on every write; a
+//     name valid for its resource; valid label keys and values on every
+//     create and update; a create's 422 names every cause of these,
+//     in kube-apiserver's order; a body that
 //     carries a resourceVersion other than "0" that is a number, 500 as
 //     etcd's store answers; a custom
 //     resource's body in another group version than its path's, or in

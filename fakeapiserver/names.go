@@ -1,7 +1,6 @@
 package fakeapiserver
 
 import (
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -55,19 +54,19 @@ func nameErrors(res Resource, name string) field.ErrorList {
 	return errs
 }
 
-// validateLabels is kube-apiserver's check of an object's labels on a
-// create or an update: each key a qualified name (an optional DNS
-// subdomain prefix and a name of at most 63 characters), each value at
-// most 63 characters of alphanumerics, '-', '_' and '.', beginning and
-// ending with an alphanumeric. A bad one is refused with 422 Invalid, so
-// a client that writes labels from data (a candidate's Lease labels)
-// meets here the refusal a real server gives.
+// labelErrorsLocked is ValidateObjectMeta's check of an object's labels
+// on a create or an update, after its name: each key a qualified name
+// (an optional DNS subdomain prefix and a name of at most 63
+// characters), each value at most 63 characters of alphanumerics, '-',
+// '_' and '.', beginning and ending with an alphanumeric. A bad one is
+// refused with 422 Invalid, so a client that writes labels from data (a
+// candidate's Lease labels) meets here the refusal a real server gives.
 //
 // A label's check reads the label alone, so one that passed passes on
 // every later write: the pairs that passed are kept in s.validLabels
 // and not checked again (a run writes a few labels over and over, on
 // each Lease renewal and each reconcile's patch). s.mu must be held.
-func (s *Server) validateLabelsLocked(res Resource, u *unstructured.Unstructured) error {
+func (s *Server) labelErrorsLocked(u *unstructured.Unstructured) field.ErrorList {
 	var unchecked map[string]string
 	for k, v := range u.GetLabels() {
 		if _, ok := s.validLabels[label{k, v}]; ok {
@@ -80,7 +79,7 @@ func (s *Server) validateLabelsLocked(res Resource, u *unstructured.Unstructured
 	}
 	errs := metav1validation.ValidateLabels(unchecked, field.NewPath("metadata", "labels"))
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
+		return errs
 	}
 	for k, v := range unchecked {
 		s.validLabels[label{k, v}] = struct{}{}

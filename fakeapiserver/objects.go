@@ -35,14 +35,15 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 	return s.createLocked(res, u)
 }
 
-// createLocked is POST: no resourceVersion (etcd's store answers 500 to
-// a create that carries a number other than 0), a valid generateName if any and a name (or
-// one generated from it) valid for res (nameErrors, 422), valid labels
-// (validateLabels, 422), a namespace that exists, a
-// key not taken (409 AlreadyExists); a repeated owner reference is
-// dropped (dedupOwnerReferences); then the system fields (uid,
-// creationTimestamp, generation for a custom resource; deletion's
-// wiped) and the next resourceVersion. s.mu must be held.
+// createLocked is POST: a namespace that exists; a valid generateName
+// if any, a name (or one generated from it) valid for res (nameErrors)
+// and valid labels (labelErrorsLocked), every fault of these in one 422;
+// no resourceVersion (etcd's store answers 500 to a create that carries
+// a number other than 0); a key not taken (409 AlreadyExists). A
+// repeated owner reference is dropped (dedupOwnerReferences); then come
+// the system fields (uid, creationTimestamp, generation for a custom
+// resource; deletion's wiped) and the next resourceVersion. s.mu must
+// be held.
 func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gr := res.GroupResource()
 	dedupOwnerReferences(u)
@@ -65,11 +66,11 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 		return nil, err
 	}
 	// After the type meta (TestConformanceCreateOfAnotherKindWithNoName).
-	if errs := append(generateNameErrors(res, u), nameErrors(res, u.GetName())...); len(errs) > 0 {
+	// Every cause, in ValidateObjectMeta's order, in one 422.
+	errs := generateNameErrors(res, u)
+	errs = append(errs, nameErrors(res, u.GetName())...)
+	if errs = append(errs, s.labelErrorsLocked(u)...); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
-	}
-	if err := s.validateLabelsLocked(res, u); err != nil {
-		return nil, err
 	}
 	if rv, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64); err == nil && rv != 0 {
 		// etcd's store ignores a resourceVersion it cannot parse, and 0.
@@ -173,11 +174,8 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	if errs := immutableErrors(u, old); len(errs) > 0 {
 		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 	}
-	if errs := generateNameErrors(res, u); len(errs) > 0 {
+	if errs := append(generateNameErrors(res, u), s.labelErrorsLocked(u)...); len(errs) > 0 {
 		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
-	}
-	if err := s.validateLabelsLocked(res, u); err != nil {
-		return nil, false, err
 	}
 	u.SetResourceVersion(old.GetResourceVersion())
 	u.SetUID(old.GetUID())
