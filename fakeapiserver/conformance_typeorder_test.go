@@ -6,7 +6,9 @@ package fakeapiserver_test
 // Where the Invalid error's causes matter, they are recorded (field
 // paths, in order), beside the status code and reason. Not modelled: the
 // real server's one 422 with every cause of an update (metadata's, then
-// kind, then apiVersion); the fake's names the first it finds.
+// kind, then apiVersion); the fake's names those of the first of its
+// checks that finds any (a create's are all named:
+// TestConformanceCreateWithSeveralValidationFaults).
 
 import (
 	"context"

@@ -23,7 +23,9 @@ import (
 // decodeObject reads a request's body as an object of res. A built-in
 // resource's body (JSON or protobuf, by Content-Type) is decoded into its
 // Go type and back, so fields the type does not know are dropped, as
-// kube-apiserver drops them; a custom resource's is JSON, kept whole.
+// kube-apiserver drops them; a custom resource's is JSON, kept whole
+// but its metadata, which is decoded as ObjectMeta
+// (decodeCustomMetadata).
 func (s *Server) decodeObject(r *http.Request, res Resource) (*unstructured.Unstructured, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -57,7 +59,7 @@ func (s *Server) decodeBody(body []byte, mediaType string, res Resource) (*unstr
 		if !ok {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the body is a %T, not an object", obj))
 		}
-		return u, nil
+		return u, decodeCustomMetadata(u)
 	}
 	gvk := res.GVK()
 	obj, ok := s.decodeTypedJSON(body, mediaType, gvk)
@@ -82,6 +84,31 @@ func (s *Server) decodeBody(body []byte, mediaType string, res Resource) (*unstr
 	u := &unstructured.Unstructured{Object: m}
 	u.SetGroupVersionKind(gvk)
 	return u, nil
+}
+
+// decodeCustomMetadata reads a custom resource's metadata as
+// ObjectMeta and writes it back, as apiextensions-apiserver's decoder
+// does: a field of the wrong type (a label value that is a number, a
+// name that is one) is 400 BadRequest; a null label or annotation value
+// is ""; unknown fields, and empty ones (labels, annotations,
+// finalizers, owner references), are dropped.
+func decodeCustomMetadata(u *unstructured.Unstructured) error {
+	m, ok := u.Object["metadata"]
+	if !ok {
+		return nil
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	var om metav1.ObjectMeta
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &om); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if u.Object["metadata"], err = runtime.DefaultUnstructuredConverter.ToUnstructured(&om); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return nil
 }
 
 // validateTypeMeta refuses a custom resource of another kind, or (the

@@ -48,24 +48,35 @@
 //     past the CRD's own write, as kube-apiserver's does); bookmarks; the streamed initial list
 //     (sendInitialEvents) with its initial-events-end bookmark;
 //     timeoutSeconds; selector transitions as ADDED/DELETED.
-//   - writes: POST (409 AlreadyExists; the namespace must exist;
-//     generateName; a name valid for its resource, or 422; valid label
-//     keys and values, or 422, on every create and update; a body that
-//     carries a resourceVersion, 500 as etcd's store answers; a custom
+//   - writes: POST (409 AlreadyExists; the namespace must exist; 405
+//     at a namespaced resource's all-namespaces path; generateName (a
+//     taken name generated again, from kube's alphabet), itself valid
+//     as a name's prefix on every write; a name valid for its resource;
+//     valid label keys and values on every create and update; a
+//     create's 422 names every cause of these, in kube-apiserver's
+//     order; a body that carries a resourceVersion other than "0" that
+//     is a number, 500 as etcd's store answers; a custom
 //     resource's body in another group version than its path's, or in
 //     none, 400, and of another kind, 422 once the namespace is found
 //     and any precondition met, on a PUT too), PUT (409
 //     Conflict on a stale resourceVersion or a wrong uid; no
-//     resourceVersion, 422, for Leases and custom resources;
-//     create-on-update for Leases; setting deletionTimestamp, 422; an
+//     resourceVersion (or "0"), 422, for Leases and custom resources;
+//     one that is no number, 500, on a PATCH too;
+//     create-on-update for Leases; setting deletionTimestamp or
+//     deletionGracePeriodSeconds, 422, and on a create both wiped; an
 //     unchanged object is not written, but one stored at another version
 //     is, at this one; a custom resource's empty labels, annotations,
-//     finalizers and owner references are dropped, and its generation
+//     finalizers and owner references are dropped (its metadata is
+//     decoded as ObjectMeta: a field of the wrong type is 400, a null
+//     label value ""), and its generation
 //     rises with any change outside metadata, its stored object read at
 //     the request's version, its CRD having no status subresource),
 //     PATCH as a JSON merge patch (404 for a missing object; a
 //     resourceVersion in the patch is a precondition, 409; null removes
-//     a field; an unchanged result is not written; a patched uid is 422;
+//     a field; an unchanged result is not written; a patch of null is
+//     400; a patched uid is 422 after the resourceVersion, a removed one
+//     the stored one; a removed namespace is the request's, a
+//     cluster-scoped object's patched one dropped;
 //     a result that does not decode, a built-in of another kind or
 //     apiVersion (kube-apiserver converts another version of its group
 //     that it serves; the fake knows one) or a custom resource with no
@@ -74,6 +85,7 @@
 //     precondition; a custom resource's other kind or apiVersion, 422,
 //     and one with no apiVersion, 500, after them, as kube-apiserver
 //     answers each), DELETE (404; uid and resourceVersion preconditions, 409).
+//     An owner reference repeated whole is stored once, on every write.
 //     A Secret's stringData is write-only: merged into data on every
 //     write, never stored; its type defaults to Opaque.
 //   - encodings: JSON, protobuf for built-in types (never for custom

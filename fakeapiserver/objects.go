@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,15 +35,18 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 	return s.createLocked(res, u)
 }
 
-// createLocked is POST: no resourceVersion (etcd's store answers 500 to
-// a create that carries one), a name (or one generated from generateName)
-// that is valid for res (validateName, 422), valid labels
-// (validateLabels, 422), a namespace that exists, a
-// key not taken (409 AlreadyExists); then the system fields (uid,
-// creationTimestamp, generation for a custom resource) and the next
-// resourceVersion. s.mu must be held.
+// createLocked is POST: a namespace that exists; a valid generateName
+// if any, a name (or one generated from it) valid for res (nameErrors)
+// and valid labels (labelErrorsLocked), every fault of these in one 422;
+// no resourceVersion (etcd's store answers 500 to a create that carries
+// a number other than 0); a key not taken (409 AlreadyExists). A
+// repeated owner reference is dropped (dedupOwnerReferences); then come
+// the system fields (uid, creationTimestamp, generation for a custom
+// resource; deletion's wiped) and the next resourceVersion. s.mu must
+// be held.
 func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gr := res.GroupResource()
+	dedupOwnerReferences(u)
 	// Admission finds the namespace; then the name is generated, and the
 	// object validated, its type meta first and alone; only then does
 	// the storage refuse a resourceVersion
@@ -56,27 +60,21 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 		}
 	}
 	if u.GetName() == "" && u.GetGenerateName() != "" {
-		s.names++
-		u.SetName(generatedName(u.GetGenerateName(), fmt.Sprintf("%05x", s.names)))
+		u.SetName(s.generateNameLocked(gr, u))
 	}
 	if err := validateTypeMeta(res, u); err != nil {
 		return nil, err
 	}
-	if u.GetName() == "" { // TestConformanceCreateOfAnotherKindWithNoName: after the type meta
-		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), "", field.ErrorList{
-			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
+	// After the type meta (TestConformanceCreateOfAnotherKindWithNoName).
+	// Every cause, in ValidateObjectMeta's order, in one 422.
+	errs := generateNameErrors(res, u)
+	errs = append(errs, nameErrors(res, u.GetName())...)
+	if errs = append(errs, s.labelErrorsLocked(u)...); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 	}
-	if err := validateName(res, u.GetName()); err != nil {
-		return nil, err
-	}
-	if err := s.validateLabelsLocked(res, u); err != nil {
-		return nil, err
-	}
-	if u.GetResourceVersion() != "" {
-		// Not a Status from the registry but the storage's plain error,
-		// which the handler answers as 500 with no reason.
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
-			Message: "resourceVersion should not be set on objects to be created"}}
+	if rv, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64); err == nil && rv != 0 {
+		// etcd's store ignores a resourceVersion it cannot parse, and 0.
+		return nil, storageError("resourceVersion should not be set on objects to be created")
 	}
 	key := objectKey{u.GetNamespace(), u.GetName()}
 	if _, ok := s.current[gr][key]; ok {
@@ -86,30 +84,38 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", s.uids)))
 	u.SetCreationTimestamp(metav1.NewTime(time.Now().Truncate(time.Second)))
 	u.SetDeletionTimestamp(nil)
+	u.SetDeletionGracePeriodSeconds(nil)
 	u.SetManagedFields(nil)
 	u.SetGeneration(0)
 	if res.Custom {
 		u.SetGeneration(1)
-		dropEmptyMetadata(u)
 	}
 	return s.commitLocked(gr, added, u), nil
 }
 
+// storageError is the storage's plain error, not a Status from the
+// registry: the handler answers it as 500 with no reason.
+func storageError(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: msg}}
+}
+
 // update is PUT, as kube-apiserver's generic registry does it:
 //
-//   - a uid in the body is a precondition: it must be the stored
-//     object's, and a missing object has none (409 Conflict);
+//   - a uid in the body is a precondition, judged first: it must be the
+//     stored object's, and a missing object has none (409 Conflict);
 //   - a missing object answers 404, or, for a resource that allows
-//     create-on-update (Leases), is created whatever resourceVersion the
-//     body carries (201);
-//   - a resourceVersion must be the stored one (409 Conflict); none means
-//     "whatever is stored" for most built-in resources and is refused
-//     (422) for custom ones and Leases (ConditionalUpdateOnly);
-//   - deletionTimestamp may not be set (422 Invalid: only a delete sets
-//     it);
-//   - labels must be valid (validateLabels: 422 Invalid);
+//     create-on-update (Leases), is created whatever number the body's
+//     resourceVersion is (201); one that is no number is 500 first;
+//   - a resourceVersion must be the stored one (409 Conflict); none (or
+//     "0") means "whatever is stored" for most built-in resources and is
+//     refused (422) for custom ones and Leases (ConditionalUpdateOnly);
+//     one that is no number is 500 (writeVersion);
+//   - deletionTimestamp and deletionGracePeriodSeconds may not be set
+//     (422 Invalid: only a delete sets them), nor (a patch's) uid changed; an absent uid is the stored one;
+//   - a generateName and labels must be valid (422 Invalid);
 //   - a custom resource's generation rises with any change outside
 //     metadata (its CRD has no status subresource);
+//   - a repeated owner reference is dropped (dedupOwnerReferences);
 //   - an update that changes nothing writes nothing: no new
 //     resourceVersion and no event, as etcd's store skips it.
 //
@@ -120,22 +126,28 @@ func (s *Server) update(res Resource, u *unstructured.Unstructured) (*unstructur
 	if err := s.stillServedLocked(res); err != nil {
 		return nil, false, err
 	}
+	if uid := u.GetUID(); uid != "" {
+		// A PUT's uid is the storage's precondition, judged first.
+		var stored types.UID
+		if old := s.current[res.GroupResource()][objectKey{u.GetNamespace(), u.GetName()}]; old != nil {
+			stored = old.GetUID()
+		}
+		if uid != stored {
+			return nil, false, apierrors.NewConflict(res.GroupResource(), u.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, stored))
+		}
+	}
 	return s.updateLocked(res, u)
 }
 
 // updateLocked is update with s.mu held.
 func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
 	gr := res.GroupResource()
+	dedupOwnerReferences(u)
 	key := objectKey{u.GetNamespace(), u.GetName()}
 	old := s.current[gr][key]
-	if uid := u.GetUID(); uid != "" {
-		var stored types.UID
-		if old != nil {
-			stored = old.GetUID()
-		}
-		if uid != stored {
-			return nil, false, apierrors.NewConflict(gr, u.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, stored))
-		}
+	rv, err := writeVersion(u) // before the store decides to create
+	if err != nil {
+		return nil, false, err
 	}
 	if old == nil {
 		if !res.CreateOnUpdate {
@@ -146,31 +158,30 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 		obj, err := s.createLocked(res, u)
 		return obj, err == nil, err
 	}
-	switch rv := u.GetResourceVersion(); {
-	case rv == "" && (res.Custom || res.ConditionalUpdateOnly):
+	switch {
+	case rv == 0 && (res.Custom || res.ConditionalUpdateOnly):
 		return nil, false, apierrors.NewInvalid(schemaGroupKind(res), u.GetName(), field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "resourceVersion"), int64(0), "must be specified for an update")})
-	case rv != "" && rv != old.GetResourceVersion():
+	case rv != 0 && strconv.FormatUint(rv, 10) != old.GetResourceVersion():
 		return nil, false, apierrors.NewConflict(gr, u.GetName(), errors.New(optimisticLock))
 	}
 	if err := validateTypeMeta(res, u); err != nil {
 		return nil, false, err
 	}
-	if ts := u.GetDeletionTimestamp(); ts != nil && old.GetDeletionTimestamp() == nil {
-		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), field.ErrorList{
-			field.Invalid(field.NewPath("metadata", "deletionTimestamp"), ts, "field is immutable; may only be changed via deletion")})
+	if u.GetUID() == "" {
+		u.SetUID(old.GetUID()) // BeforeUpdate fills in an absent uid
 	}
-	if err := s.validateLabelsLocked(res, u); err != nil {
-		return nil, false, err
+	if errs := immutableErrors(u, old); len(errs) > 0 {
+		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
+	}
+	if errs := append(generateNameErrors(res, u), s.labelErrorsLocked(u)...); len(errs) > 0 {
+		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 	}
 	u.SetResourceVersion(old.GetResourceVersion())
 	u.SetUID(old.GetUID())
 	u.SetCreationTimestamp(old.GetCreationTimestamp())
 	u.SetGeneration(old.GetGeneration())
 	u.SetManagedFields(nil)
-	if res.Custom {
-		dropEmptyMetadata(u)
-	}
 	if res.Custom {
 		// The stored object as this version serves it: one stored before
 		// a MoveCRD is read at the version moved to, and that alone is no
@@ -190,33 +201,37 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	return s.commitLocked(gr, modified, u), false, nil
 }
 
-// dropEmptyMetadata removes a custom resource's empty or null labels,
-// annotations, finalizers and owner references, as kube-apiserver does
-// when it reads an object's metadata (empty ones are omitted), so that a
-// PUT without them is no change.
-func dropEmptyMetadata(u *unstructured.Unstructured) {
-	m, ok := u.Object["metadata"].(map[string]any)
-	if !ok {
-		return
+// writeVersion is an update's resourceVersion as etcd's store parses it
+// (ObjectResourceVersion): "" and "0" are none, 0; one that is no number
+// is the parse error, 500.
+func writeVersion(u *unstructured.Unstructured) (uint64, error) {
+	if u.GetResourceVersion() == "" {
+		return 0, nil
 	}
-	for _, field := range []string{"labels", "annotations", "finalizers", "ownerReferences"} {
-		v, present := m[field]
-		if !present {
-			continue
-		}
-		switch v := v.(type) {
-		case nil:
-			delete(m, field)
-		case map[string]any:
-			if len(v) == 0 {
-				delete(m, field)
-			}
-		case []any:
-			if len(v) == 0 {
-				delete(m, field)
-			}
-		}
+	rv, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return 0, storageError(err.Error())
 	}
+	return rv, nil
+}
+
+// immutableErrors is ValidateObjectMetaUpdate's check of the fields
+// only the system sets, once the resourceVersion has passed: the uid
+// (a patch's, which is no precondition; a PUT's was one, in update),
+// deletionTimestamp and deletionGracePeriodSeconds (only a delete sets
+// them; a create wipes them), in its order.
+func immutableErrors(u, old *unstructured.Unstructured) field.ErrorList {
+	var errs field.ErrorList
+	if u.GetUID() != old.GetUID() {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "uid"), u.GetUID(), "field is immutable"))
+	}
+	if ts := u.GetDeletionTimestamp(); ts != nil && old.GetDeletionTimestamp() == nil {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "deletionTimestamp"), ts, "field is immutable; may only be changed via deletion"))
+	}
+	if g := u.GetDeletionGracePeriodSeconds(); g != nil && old.GetDeletionGracePeriodSeconds() == nil {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "deletionGracePeriodSeconds"), *g, "field is immutable"))
+	}
+	return errs
 }
 
 // schemaGroupKind is how kube-apiserver names a resource in an Invalid

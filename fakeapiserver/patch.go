@@ -20,12 +20,16 @@ import (
 //
 //   - a missing object is 404, for Leases too (create-on-update is PUT's
 //     alone);
+//   - a cluster-scoped object's patched namespace is dropped, and a
+//     namespaced object's removed one is the request's;
 //   - a resourceVersion in the patch is a precondition, as a PUT's is: a
 //     stale one answers 409 Conflict; none means "whatever is stored";
 //   - null removes a field (a label, an annotation); a patch that
-//     changes nothing writes nothing: 200, the same resourceVersion;
-//   - a patch of metadata.uid is 422 Invalid (immutable), where a PUT's
-//     uid is a precondition (409);
+//     changes nothing writes nothing: 200, the same resourceVersion; a
+//     patch that is null, or no object, is 400;
+//   - a patch of metadata.uid is 422 Invalid (immutable), judged after
+//     the resourceVersion, where a PUT's uid is a precondition (409); a
+//     patch that removes it keeps it (updateLocked);
 //   - any other patch type (JSON patch, strategic merge, apply) answers
 //     415 here: not modelled.
 func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req request, f format) {
@@ -43,6 +47,10 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req request,
 	var patch map[string]any
 	if err := json.Unmarshal(body, &patch); err != nil {
 		writeError(w, f, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	if patch == nil { // JSON null: no patch, to kube-apiserver's merge
+		writeError(w, f, apierrors.NewBadRequest("Invalid JSON Patch"))
 		return
 	}
 	obj, err := s.patch(req, patch)
@@ -94,23 +102,16 @@ func (s *Server) patch(req request, patch map[string]any) (*unstructured.Unstruc
 	if err != nil {
 		return nil, err
 	}
+	if !req.res.Namespaced || u.GetNamespace() == "" {
+		// BeforeUpdate: the scope's namespace, the request's, for a
+		// cluster-scoped object or one patched out of its own.
+		u.SetNamespace(req.namespace)
+	}
 	if u.GetName() != req.name || (req.res.Namespaced && u.GetNamespace() != req.namespace) {
 		return nil, apierrors.NewBadRequest("a patch may not change the object's name or namespace")
 	}
 	u.SetKind(kind)
 	u.SetAPIVersion(apiVersion)
-	if req.res.Custom && apiVersion == "" {
-		// Its 500 (validateTypeMeta) comes before a patched uid is judged,
-		// and a uid in a patch is no precondition
-		// (TestConformancePatchOutOfACustomAPIVersionWithAUID).
-		u.SetUID(old.GetUID())
-	}
-	if u.GetUID() != old.GetUID() {
-		// A PUT's uid is a precondition (409); a patch's is the object's
-		// own field, which validation keeps immutable.
-		return nil, apierrors.NewInvalid(req.res.GVK().GroupKind(), req.name, field.ErrorList{
-			field.Invalid(field.NewPath("metadata", "uid"), u.GetUID(), "field is immutable")})
-	}
 	obj, _, err := s.updateLocked(req.res, u)
 	return obj, err
 }

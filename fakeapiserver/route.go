@@ -23,7 +23,7 @@ type request struct {
 // route dispatches by path, as kube-apiserver's mux does:
 //
 //	/api, /apis, /api/v1, /apis/<group>/<version>, /version  discovery
-//	/api/v1/<resource>[/<name>]                               cluster-scoped, or all namespaces
+//	/api/v1/<resource>[/<name>]                               cluster-scoped, or all namespaces (LIST, WATCH)
 //	/api/v1/namespaces/<ns>/<resource>[/<name>]               namespaced
 //	/apis/<group>/<version>/...                               the same for a named group
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
@@ -70,7 +70,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.serveList(w, r, req, f)
 	case r.Method == http.MethodGet:
 		s.serveGet(w, req, f)
-	case r.Method == http.MethodPost && req.name == "":
+	case r.Method == http.MethodPost && req.name == "" && (req.namespace != "" || !req.res.Namespaced):
+		// A namespaced resource's all-namespaces path serves only LIST
+		// and WATCH.
 		s.serveCreate(w, r, req, f)
 	case r.Method == http.MethodPut && req.name != "":
 		s.serveUpdate(w, r, req, f)

@@ -50,7 +50,7 @@ type Server struct {
 	// uids and names number the UIDs and generated names handed out, so
 	// a run is the same every time.
 	uids, names int
-	// validLabels are the labels validateLabelsLocked passed.
+	// validLabels are the labels labelErrorsLocked passed.
 	validLabels map[label]struct{}
 
 	// encoded keeps the stored objects' encodings (its own lock; taken
