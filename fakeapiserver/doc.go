@@ -111,7 +111,11 @@
 // Authentication and authorization (everyone may do anything), admission
 // and validation beyond the checks above (an Event, served as a custom
 // resource by this library's tests, is not validated as events.k8s.io
-// validates it; a DELETE's propagationPolicy is not checked), defaulting,
+// validates it; a DELETE's propagationPolicy is not checked; annotation
+// keys, finalizer names and owner references are not validated; an
+// update's 422 names its generateName, name and label causes together
+// but its uid and deletion-field causes, and a type meta error, each in
+// a 422 of its own, where the real one lists every cause in one), defaulting,
 // managedFields, a GET at a resourceVersion newer than the server's (the
 // real one waits about 3 s and answers 504; this one answers at once),
 // finalizers and graceful deletion (a DELETE removes at once; a deleted

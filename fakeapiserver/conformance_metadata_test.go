@@ -1,8 +1,10 @@
 package fakeapiserver_test
 
-// Conformance cases from a sixth review. Each failed on the fake when
-// it was written; the comment on each says what kube-apiserver answers
-// and what the fake answered.
+// Conformance cases for the metadata a write carries (generateName,
+// uid, namespace, resourceVersion, owner references, the deletion
+// fields) and for malformed writes. Each was found by a review and
+// failed on the fake when it was written; the comment on each says what
+// kube-apiserver answers, and what the fake answered then.
 
 import (
 	"context"
@@ -13,8 +15,8 @@ import (
 	"github.com/listwatch/informer/testenv"
 )
 
-// r6ConfigMap is a ConfigMap with the metadata given, whole.
-func r6ConfigMap(metadata map[string]any) map[string]any {
+// configMapWithMetadata is a ConfigMap with the metadata given, whole.
+func configMapWithMetadata(metadata map[string]any) map[string]any {
 	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata}
 }
 
@@ -28,13 +30,13 @@ func TestConformanceGenerateNameIsValidated(t *testing.T) {
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 		const merge = "application/merge-patch+json"
 		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
-		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"generateName": "a."}))
+		code, obj := tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"generateName": "a."}))
 		rec.add("create, generateName a.: %s %s", outcome(code, obj), causesOf(obj))
-		code, obj = tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6gn", "generateName": "Bad_"}))
+		code, obj = tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": "r6gn", "generateName": "Bad_"}))
 		rec.add("create, name r6gn, generateName Bad_: %s %s", outcome(code, obj), causesOf(obj))
-		code, obj = tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"generateName": "Gen-"}))
+		code, obj = tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"generateName": "Gen-"}))
 		rec.add("create, generateName Gen-: %s %s", outcome(code, obj), causesOf(obj))
-		code, obj = tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6gn2"}))
+		code, obj = tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": "r6gn2"}))
 		rec.add("create r6gn2: %s", outcome(code, obj))
 		code, obj = tg.patch(ctx, t, col+"/r6gn2", merge, map[string]any{"metadata": map[string]any{"generateName": "a."}})
 		rec.add("patch generateName a.: %s %s", outcome(code, obj), causesOf(obj))
@@ -56,7 +58,7 @@ func TestConformancePatchThatRemovesTheUID(t *testing.T) {
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 		const merge = "application/merge-patch+json"
 		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
-		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6uid"}))
+		code, obj := tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": "r6uid"}))
 		rec.add("create: %s", outcome(code, obj))
 		code, obj = tg.patch(ctx, t, col+"/r6uid", merge, map[string]any{"metadata": map[string]any{"uid": nil, "resourceVersion": nil, "creationTimestamp": nil}, "data": map[string]any{"k": "v"}})
 		rec.add("configmap, patch uid, resourceVersion and creationTimestamp null: %s %s", outcome(code, obj), causesOf(obj))
@@ -76,7 +78,7 @@ func TestConformancePatchOfTheUIDAtAStaleResourceVersion(t *testing.T) {
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 		const merge = "application/merge-patch+json"
 		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
-		_, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6uidrv"}))
+		_, obj := tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": "r6uidrv"}))
 		stale := meta(obj, "resourceVersion")
 		_, obj = tg.patch(ctx, t, col+"/r6uidrv", merge, map[string]any{"data": map[string]any{"x": "1"}})
 		rec.add("moved on: %s", newer(stale, meta(obj, "resourceVersion")))
@@ -93,7 +95,7 @@ func TestConformancePatchThatRemovesTheNamespace(t *testing.T) {
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 		const merge = "application/merge-patch+json"
 		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
-		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6nons"}))
+		code, obj := tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": "r6nons"}))
 		rec.add("create: %s", outcome(code, obj))
 		rv := meta(obj, "resourceVersion")
 		code, obj = tg.patch(ctx, t, col+"/r6nons", merge, map[string]any{"metadata": map[string]any{"namespace": nil}})
@@ -144,7 +146,7 @@ func TestConformanceCreateWithAResourceVersionThatIsZeroOrNoNumber(t *testing.T)
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
 		for _, c := range []struct{ name, rv string }{{"r6rvzero", "0"}, {"r6rvabc", "abc"}} {
-			code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": c.name, "resourceVersion": c.rv}))
+			code, obj := tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": c.name, "resourceVersion": c.rv}))
 			rec.add("create with resourceVersion %q: %s", c.rv, outcome(code, obj))
 		}
 	})
@@ -161,10 +163,10 @@ func TestConformanceUpdateWithAResourceVersionThatIsZeroOrNoNumber(t *testing.T)
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 		const merge = "application/merge-patch+json"
 		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
-		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6rvupd"}))
+		code, obj := tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": "r6rvupd"}))
 		rec.add("create: %s", outcome(code, obj))
 		for _, rv := range []string{"0", "abc"} {
-			put := r6ConfigMap(map[string]any{"name": "r6rvupd", "resourceVersion": rv})
+			put := configMapWithMetadata(map[string]any{"name": "r6rvupd", "resourceVersion": rv})
 			put["data"] = map[string]any{"put": rv}
 			code, obj = tg.do(ctx, t, "PUT", col+"/r6rvupd", "", put)
 			rec.add("configmap, PUT with resourceVersion %q: %s", rv, outcome(code, obj))
@@ -193,7 +195,7 @@ func TestConformanceMergePatchOfNull(t *testing.T) {
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 		const merge = "application/merge-patch+json"
 		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
-		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6null"}))
+		code, obj := tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": "r6null"}))
 		rec.add("create: %s", outcome(code, obj))
 		code, obj = tg.patch(ctx, t, col+"/r6null", merge, nil)
 		rec.add("patch null: %s", outcome(code, obj))
@@ -211,10 +213,10 @@ func TestConformanceGenerateNameBesideTakenNames(t *testing.T) {
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
 		for i := 1; i <= 8; i++ {
-			code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": fmt.Sprintf("r6g-%05x", i)}))
+			code, obj := tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": fmt.Sprintf("r6g-%05x", i)}))
 			rec.add("create r6g-%05x: %s", i, outcome(code, obj))
 		}
-		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"generateName": "r6g-"}))
+		code, obj := tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"generateName": "r6g-"}))
 		rec.add("create, generateName r6g-: %s", outcome(code, obj))
 	})
 }
@@ -226,9 +228,9 @@ func TestConformanceGenerateNameBesideTakenNames(t *testing.T) {
 // found) or, when the body names a namespace, 400 (route.go, handlers.go).
 func TestConformanceCreateAtTheAllNamespacesPath(t *testing.T) {
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
-		code, obj := tg.do(ctx, t, "POST", "/api/v1/configmaps", "", r6ConfigMap(map[string]any{"name": "r6allns"}))
+		code, obj := tg.do(ctx, t, "POST", "/api/v1/configmaps", "", configMapWithMetadata(map[string]any{"name": "r6allns"}))
 		rec.add("POST /api/v1/configmaps: %s", outcome(code, obj))
-		code, obj = tg.do(ctx, t, "POST", "/api/v1/configmaps", "", r6ConfigMap(map[string]any{"name": "r6allns", "namespace": tg.namespace}))
+		code, obj = tg.do(ctx, t, "POST", "/api/v1/configmaps", "", configMapWithMetadata(map[string]any{"name": "r6allns", "namespace": tg.namespace}))
 		rec.add("POST /api/v1/configmaps, namespace in the body: %s", outcome(code, obj))
 		code, obj = tg.do(ctx, t, "POST", "/apis/coordination.k8s.io/v1/leases", "", lease("r6allns", "x"))
 		rec.add("POST /apis/coordination.k8s.io/v1/leases: %s", outcome(code, obj))
@@ -286,7 +288,7 @@ func TestConformanceDeletionGracePeriodSecondsIsTheSystems(t *testing.T) {
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 		const merge = "application/merge-patch+json"
 		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
-		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6grace", "deletionGracePeriodSeconds": int64(30)}))
+		code, obj := tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": "r6grace", "deletionGracePeriodSeconds": int64(30)}))
 		m, _ := obj["metadata"].(map[string]any)
 		rec.add("create with deletionGracePeriodSeconds 30: %s, stored %v", outcome(code, obj), m["deletionGracePeriodSeconds"])
 		code, obj = tg.patch(ctx, t, col+"/r6grace", merge, map[string]any{"metadata": map[string]any{"deletionGracePeriodSeconds": int64(10)}})
@@ -311,9 +313,9 @@ func TestConformanceDuplicateOwnerReferencesAreDeduplicated(t *testing.T) {
 			refs, _ := m["ownerReferences"].([]any)
 			return len(refs)
 		}
-		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6dup", "ownerReferences": []any{ref, ref}}))
+		code, obj := tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": "r6dup", "ownerReferences": []any{ref, ref}}))
 		rec.add("create with one owner reference twice: %s, stored %d", outcome(code, obj), refsOf(obj))
-		code, obj = tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "r6dup2"}))
+		code, obj = tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": "r6dup2"}))
 		rec.add("create: %s", outcome(code, obj))
 		code, obj = tg.patch(ctx, t, col+"/r6dup2", merge, map[string]any{"metadata": map[string]any{"ownerReferences": []any{ref, ref}}})
 		rec.add("patch one owner reference twice: %s, stored %d", outcome(code, obj), refsOf(obj))
@@ -332,9 +334,9 @@ func TestConformanceCreateWithSeveralValidationFaults(t *testing.T) {
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
 		bad := map[string]any{"a": "-bad-"}
-		code, obj := tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"labels": bad, "resourceVersion": "12345"}))
+		code, obj := tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"labels": bad, "resourceVersion": "12345"}))
 		rec.add("no name, bad label, rv: %s %s", outcome(code, obj), causesOf(obj))
-		code, obj = tg.do(ctx, t, "POST", col, "", r6ConfigMap(map[string]any{"name": "Bad_Name", "labels": bad}))
+		code, obj = tg.do(ctx, t, "POST", col, "", configMapWithMetadata(map[string]any{"name": "Bad_Name", "labels": bad}))
 		rec.add("bad name, bad label: %s %s", outcome(code, obj), causesOf(obj))
 	})
 }
