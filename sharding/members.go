@@ -78,6 +78,9 @@ type observation struct {
 	// may have come back and gone again meanwhile, so at bounds nothing,
 	// and the next poll that finds it absent starts the wait afresh.
 	unsure bool
+	// retryAt is when a takeover of this version, or this absence, may
+	// be sent again after one failed (see afterError); zero: at once.
+	retryAt time.Time
 	// unlisted marks a Lease read by name that the polls cannot list: its
 	// labels were changed by someone (see seeUnlisted). It is judged by
 	// its version as any other, but never counts as alive (it is off the
@@ -211,7 +214,7 @@ func (m *members) record(id string, lease *coordinationv1.Lease, now time.Time) 
 		o.duration = time.Duration(*s) * time.Second
 	}
 	if old, ok := m.leases[id]; ok && old.lease != nil && old.lease.ResourceVersion == lease.ResourceVersion {
-		o.at = old.at // unchanged: its expiry counts from when we first saw it
+		o.at, o.retryAt = old.at, old.retryAt // unchanged: its expiry counts from when we first saw it
 	}
 	m.leases[id] = o
 }
@@ -286,7 +289,7 @@ func (m *members) suspects() []suspect {
 		if _, ok := m.refused[id]; ok {
 			continue // a takeover of it failed: wait for a poll
 		}
-		expired := !now.Before(o.at.Add(o.duration)) && !o.unsure
+		expired := !now.Before(o.at.Add(o.duration)) && !o.unsure && !now.Before(o.retryAt)
 		if expired && (o.lease == nil || o.holder == id) {
 			out = append(out, suspect{id: id, judged: o})
 		}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,18 +17,27 @@ import (
 
 // afterError judges a takeover of suspect s, written as held by by,
 // whose write was answered err: not a 409, 404 or AlreadyExists, which
-// say the Lease changed. A refusal (a 4xx: the server did not act) leaves
-// s a suspect, its takeover sent again on the next pass. Any other error
-// (a 5xx, a timeout, a cut) may come after the write landed, so the
-// Lease is read by name: held by by, the takeover landed and is recorded
-// as written (reported taken); at the version judged (or still absent),
-// it did not, and the next pass sends it again, polls or no polls
-// (TestAMemberWhoseTakeoverFailedIsTakenOverThoughThePollsFailAfter);
+// say the Lease changed. It is not sent again before a request timeout
+// has passed, or the Retry-After the answer asked for if longer
+// (TestATakeoverThrottledWithARetryAfterIsNotSentAgainBeforeIt,
+// TestATakeoverAnswered503WithARetryAfterIsNotSentAgainBeforeIt): a
+// server that sheds load is not asked again four times a RetryPeriod.
+// A refusal (a 4xx: the server did not act) leaves s a suspect. Any
+// other error (a 5xx, a timeout, a cut) may come after the write landed,
+// so the Lease is read by name: held by by, the takeover landed and is
+// recorded as written (reported taken); at the version judged (or still
+// absent), it had not landed when read, and s stays a suspect, polls or
+// no polls (TestAMemberWhoseTakeoverFailedIsTakenOverThoughThePollsFailAfter);
 // changed, or unreadable, s waits for a poll sent after this (refuse).
 // Sent again without that read, a takeover that landed would meet itself
 // (409), and its member would count as found alive
-// (TestATakeoverThatLandedButWasAnsweredAnErrorIsCountedAsTaken).
+// (TestATakeoverThatLandedButWasAnsweredAnErrorIsCountedAsTaken). A
+// write that lands after its read (one that timed out in the client, not
+// yet in the server) still meets itself when sent again, and one whose
+// read failed is found by the poll: both count under neither result, and
+// the poll makes the member dead for certain all the same.
 func (m *members) afterError(ctx context.Context, s suspect, by string, err error) (bool, error) {
+	m.waitBeforeRetry(s.id, err)
 	if refusedBeforeActing(err) {
 		return false, err
 	}
@@ -44,6 +54,21 @@ func (m *members) afterError(ctx context.Context, s suspect, by string, err erro
 		m.refuse(s.id)
 	}
 	return false, err
+}
+
+// waitBeforeRetry has member id's takeover not sent again before the
+// request timeout has passed, or the Retry-After err carries if longer.
+func (m *members) waitBeforeRetry(id string, err error) {
+	wait := m.timeout
+	if seconds, ok := apierrors.SuggestsClientDelay(err); ok {
+		wait = max(wait, time.Duration(seconds)*time.Second)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o, ok := m.leases[id]; ok {
+		o.retryAt = m.clock.Now().Add(wait)
+		m.leases[id] = o
+	}
 }
 
 // sameVersion reports whether two sights of a Lease are one version:
