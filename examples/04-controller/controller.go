@@ -186,11 +186,14 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 		err := c.update(ctx, key, fixed)
 		if apierrors.IsInvalid(err) && child.Immutable != nil && *child.Immutable {
 			// Someone made it immutable: no update can change its data
-			// (422). Delete it instead (that child, by UID); its delete
-			// event brings us back, and the scale logic above creates a
-			// child carrying the value.
-			c.log.say("  %-12s child %s is immutable: deleting it, a new one will carry %q", key.Name, child.Name, value)
-			return workqueue.Result{}, c.delete(ctx, key, child)
+			// (422). Children are replicas, made and unmade by us as a
+			// ReplicaSet's Pods are, so replace it: delete it (that child,
+			// by UID), or release it if another owner has it
+			// (deleteOrRelease, TestAnImmutableChildASecondLiveOwnerAlsoOwnsIsReleasedNotDeleted);
+			// either way it leaves our children, its event brings us
+			// back, and the scale logic above makes one carrying the value.
+			c.log.say("  %-12s child %s is immutable: replacing it, a new one will carry %q", key.Name, child.Name, value)
+			return workqueue.Result{}, c.deleteOrRelease(ctx, key, child)
 		}
 		if err != nil {
 			return workqueue.Result{}, err

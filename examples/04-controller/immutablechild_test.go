@@ -14,7 +14,7 @@ import (
 	"github.com/listwatch/informer/testenv"
 )
 
-// Review r8. Someone made web's child immutable, then web's value
+// Found by a review. Someone made web's child immutable, then web's value
 // changed. kube-apiserver refuses every change of an immutable
 // ConfigMap's data (422), so the update is retried with backoff for
 // ever and the child never carries the value: docs/08 promises "exactly
