@@ -105,6 +105,8 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 		switch {
 		case goneErr != nil: // could not look up another owner: retried with backoff
 			err = goneErr
+		case gone && secret.DeletionTimestamp != nil: // being deleted already (a finalizer holds it): wait, with backoff, not a DELETE each time
+			err = fmt.Errorf("secret %s of a gone owner is being deleted: waiting for it to go", key)
 		case gone: // deleted, unlabelled, or made anew, and no other owner left: its Secret goes too
 			that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one
 			err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(that))
@@ -120,13 +122,9 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 			metav1.SetMetaDataLabel(&fixed.ObjectMeta, "app", "demo")
 			fixed.Data, fixed.StringData = nil, maps.Clone(cm.Data) // the ConfigMap's map is the cache's
 			err = ours.Write(ctx, key, client.Put().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(fixed), fixed)
-			if apierrors.IsInvalid(err) && secret.Immutable != nil && *secret.Immutable { // someone made our Secret immutable: no update can ever fix its data (422), so replace it
-				that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one
-				err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(that))
-				if err == nil { // and create fixed as a new object, its labels and every owner's reference kept, not immutable
-					fixed.Immutable, fixed.UID, fixed.ResourceVersion, fixed.CreationTimestamp, fixed.ManagedFields = nil, "", "", metav1.Time{}, nil
-					err = ours.Write(ctx, key, client.Post().Namespace(key.Namespace).Resource("secrets").Body(fixed), fixed)
-				}
+			if apierrors.IsInvalid(err) && secret.Immutable != nil && *secret.Immutable { // someone made it immutable: no update can fix its data (422), and undoing their choice is not ours
+				err = workqueue.Terminal(fmt.Errorf("secret %s is immutable and its data is not ConfigMap %s's: %w", key, key, err))
+				_ = recorder.Eventf(cm, events.Warning, "SecretImmutable", "Update", "Secret %s is immutable and its data is out of date: delete it to have it made anew", key.Name)
 			}
 		}
 		if cm == nil && apierrors.IsNotFound(err) { // gone already, or never there: nothing left to do

@@ -192,7 +192,9 @@ func TestASecretNoConfigMapControlsIsNeitherChangedNorDeleted(t *testing.T) {
 			return strings.Contains(log.String(), `level=ERROR msg="workqueue: reconcile failed; giving up until the key is added again" key=`+ns+"/"+name)
 		})
 		assert.Equal(t, "theirs", s.secretData(name)["k"], name+": not changed")
-		s.eventually(name+": a Warning Event about the ConfigMap says why", func() bool { return s.refusedEvent(name) })
+		s.eventually(name+": a Warning Event about the ConfigMap says why", func() bool {
+			return s.warned(name, "SecretNotOurs", "Secret "+name+" exists and this ConfigMap does not control it")
+		})
 		require.NoError(t, client.Delete().Namespace(ns).Resource("configmaps").Name(name).Do(t.Context()).Error())
 	}
 	// The queue hands out keys in order, so once a ConfigMap created after
@@ -207,15 +209,15 @@ func TestASecretNoConfigMapControlsIsNeitherChangedNorDeleted(t *testing.T) {
 	assert.Equal(t, "theirs", s.secretData("unlabelled")["k"])
 }
 
-// refusedEvent reports whether the namespace has the skeleton's Warning
-// Event about ConfigMap name, as kubectl describe reads it (core/v1).
-func (s *server) refusedEvent(name string) bool {
+// warned reports whether the namespace has the skeleton's Warning Event
+// about ConfigMap name for reason, its message containing says, as
+// kubectl describe reads it (core/v1).
+func (s *server) warned(name, reason, says string) bool {
 	var events corev1.EventList
 	require.NoError(s.t, s.client.Get().Namespace(s.ns).Resource("events").Do(s.t.Context()).Into(&events))
 	for _, ev := range events.Items {
 		if ev.InvolvedObject.Kind == "ConfigMap" && ev.InvolvedObject.Name == name && ev.Type == corev1.EventTypeWarning &&
-			ev.Reason == "SecretNotOurs" && ev.ReportingController == "listwatch.dev/skeleton" &&
-			strings.Contains(ev.Message, "Secret "+name+" exists and this ConfigMap does not control it") {
+			ev.Reason == reason && ev.ReportingController == "listwatch.dev/skeleton" && strings.Contains(ev.Message, says) {
 			return true
 		}
 	}

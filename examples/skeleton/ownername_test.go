@@ -12,7 +12,7 @@ import (
 	"github.com/listwatch/informer/testenv"
 )
 
-// Review r8. An earlier web's Secret whose second owner reference names
+// Found by a review. An earlier web's Secret whose second owner reference names
 // a v1 ConfigMap "keeper/x": kube-apiserver checks only that an owner
 // reference's name is not empty, and no ConfigMap can have that name,
 // so no owner of the Secret exists. ownerGone's GET of it fails in the

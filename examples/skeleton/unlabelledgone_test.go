@@ -14,7 +14,7 @@ import (
 	"github.com/listwatch/informer/testenv"
 )
 
-// Review r8. The Secret of an earlier web, which someone unlabelled (so
+// Found by a review. The Secret of an earlier web, which someone unlabelled (so
 // the Secret cache does not hold it), and a labelled web made anew. The
 // create answers AlreadyExists, the GET reads the Secret, ownerGone says
 // its owners are all gone, and the skeleton deletes it. docs/08: "The

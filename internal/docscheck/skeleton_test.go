@@ -15,12 +15,12 @@ import (
 // simulator's test (nine lines), and ownerGone was added (seven); the
 // event recorder, its goroutine and the Event of a refusal added six;
 // newFactory, the seam the mutation-detector test replaces, three;
-// replacing a Secret made immutable, four; looking up a gone Secret's
-// other owners, as a garbage collector does, twenty-three; requeueing
-// a ConfigMap whose unlabelled Secret was deleted, four; creating an
-// immutable Secret's replacement in the same reconcile, four; taking an
-// owner whose name no ConfigMap can have as gone, four.
-const maxSkeletonLines = 168
+// reporting a Secret made immutable (an Event, the key given up), four;
+// looking up a gone Secret's other owners, as a garbage collector does,
+// twenty-three; requeueing a ConfigMap whose unlabelled Secret was
+// deleted, four; taking an owner whose name no ConfigMap can have as
+// gone, four; waiting for a Secret already being deleted, two.
+const maxSkeletonLines = 166
 
 // TestChapter8OpensWithTheWholeSkeletonProgram checks that the first Go
 // block of chapter 8 is examples/skeleton/main.go, byte for byte, that it
