@@ -62,7 +62,10 @@
 //     deep copy; callers may keep and modify it. Proved by
 //     TestObjectsHandedOutAreCopies and
 //     TestObjectsReadFromAListOrAWatchAreCopies.
-//   - Events reach each watch in resourceVersion order. Writes never block
+//   - Events reach each watch in resourceVersion order, after the ADDED
+//     events of a watch from "" or "0" or of a streaming list, which
+//     come in key order, each at its object's resourceVersion (see
+//     Watch). Writes never block
 //     on a slow watcher: each watch queues without bound, and one goroutine
 //     per open watch delivers; it exits when the watch ends. Proved by
 //     TestASlowWatcherNeverBlocksWriters and
