@@ -256,7 +256,9 @@ func TestATermsHandlerToldOutOfOrderOrOfOtherObjectsBreaksHandlerStreamConsisten
 // that lets a key run stale sooner than MaxHold after its last write;
 // the same reads after the guard let the key run stale past MaxHold, in
 // another setup, of a parent gone, or of a child gone after the create,
-// do not.
+// do not. A reconcile that reads a child of the UID an earlier reconcile
+// of its key deleted breaks it too; a child of another UID (made since)
+// does not.
 func TestAReconcileThatReadsOlderThanItsKeysOwnWriteBreaksReadYourWrites(t *testing.T) {
 	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -264,6 +266,13 @@ func TestAReconcileThatReadsOlderThanItsKeysOwnWriteBreaksReadYourWrites(t *test
 		return Event{At: at(ms), What: what, Replica: "r0-0", Ring: "web", Member: "m-a", Key: "sim/p-01",
 			Setup: setup, Object: object, Version: version, Applied: applied}
 	}
+	// removed is a reconcile of the key deleting its child of uid.
+	removed := func(ms int, uid string) Event {
+		e := ev(ms, Removed, 1, "p-01-web", "", "")
+		e.UID = uid
+		return e
+	}
+	withUID := func(e Event, uid string) Event { e.UID = uid; return e }
 	// The first reconcile wrote the parent at 20 and created its child at 21.
 	wrote := []Event{
 		ev(0, Begin, 1, "", "", ""), ev(1, Read, 1, "p-01", "10", "10"),
@@ -283,6 +292,10 @@ func TestAReconcileThatReadsOlderThanItsKeysOwnWriteBreaksReadYourWrites(t *test
 		{"the guard let the key run stale after MaxHold", []Event{ev(5200, Stale, 1, "", "", ""), ev(5200, Begin, 1, "", "", ""), ev(5200, Read, 1, "p-01", "10", "19")}, 0},
 		{"the guard let the key run stale before MaxHold", []Event{ev(1200, Stale, 1, "", "", ""), ev(1200, Begin, 1, "", "", ""), ev(1200, Read, 1, "p-01", "10", "19")}, 1},
 		{"another setup's reconcile", []Event{ev(200, Begin, 2, "", "", ""), ev(200, Read, 2, "p-01", "10", "19")}, 0},
+		{"the child read again after this key deleted it", []Event{removed(150, "uid-1"), ev(200, Begin, 1, "", "", ""),
+			ev(200, Read, 1, "p-01", "20", "21"), withUID(ev(300, Read, 1, "p-01-web", "21", "21"), "uid-1")}, 1},
+		{"a child of another UID read after the delete", []Event{removed(150, "uid-1"), ev(200, Begin, 1, "", "", ""),
+			ev(200, Read, 1, "p-01", "20", "25"), withUID(ev(300, Read, 1, "p-01-web", "25", "25"), "uid-2")}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &world{opts: Options{}.withDefaults(), hist: &History{events: append(append([]Event(nil), wrote...), tc.next...)}}

@@ -99,6 +99,9 @@ func (o Options) validate() error {
 	if o.Controller != nil && o.Controller.Run == nil {
 		return errNoRun
 	}
+	if o.Replicas < 3 || o.Replicas > 5 {
+		return fmt.Errorf("simulation: Options.Replicas %d: the simulator runs 3 to 5 replica slots", o.Replicas)
+	}
 	return nil
 }
 

@@ -178,6 +178,8 @@ func TestOptionsThatCannotRunAreAnErrorNamingTheOption(t *testing.T) {
 		{simulation.Options{Label: "app"}, `Options.Label "app"`},
 		{simulation.Options{Label: "a=b,c=d"}, `Options.Label "a=b,c=d"`},
 		{simulation.Options{Controller: &simulation.Controller{}}, "Options.Controller has no Run"},
+		{simulation.Options{Replicas: 2}, "Options.Replicas 2"},
+		{simulation.Options{Replicas: 6}, "Options.Replicas 6"},
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			_, err := simulation.Run(tc.opts, simulation.Schedule{})
