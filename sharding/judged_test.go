@@ -120,7 +120,13 @@ func (g *takeoverGate) RoundTrip(req *http.Request) (*http.Response, error) {
 // with a 1 s duration, as a member would, and never renews it.
 func createMemberLease(ctx context.Context, t *testing.T, leases *rest.RESTClient, ns, id string) {
 	t.Helper()
-	holder, seconds, now := id, int32(1), metav1.NewMicroTime(time.Now())
+	createMemberLeaseFor(ctx, t, leases, ns, id, 1)
+}
+
+// createMemberLeaseFor is createMemberLease with a duration of seconds.
+func createMemberLeaseFor(ctx context.Context, t *testing.T, leases *rest.RESTClient, ns, id string, seconds int32) {
+	t.Helper()
+	holder, now := id, metav1.NewMicroTime(time.Now())
 	lease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: sharding.LeaseName(ring, id), Namespace: ns,
 			Labels: map[string]string{sharding.LeaseRingLabel: ring, sharding.LeaseMemberLabel: id}},

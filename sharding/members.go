@@ -160,7 +160,7 @@ func (m *members) poll(ctx context.Context) error {
 		}
 		deadForCertain := o.lease != nil && o.holder != id // an id is never reused: it stays dead
 		if !seen[id] && (o.lease != nil || o.unsure) && o.write <= sent && !o.unlisted && !deadForCertain {
-			m.leases[id] = observation{holder: o.holder, duration: o.duration, at: now} // absent since now
+			m.leases[id] = observation{holder: o.holder, duration: o.duration, at: now, retryAt: o.retryAt} // absent since now
 		}
 	}
 	answered(m.forgot, sent)

@@ -18,9 +18,9 @@ import (
 // afterError judges a takeover of suspect s, written as held by by,
 // whose write was answered err: not a 409, 404 or AlreadyExists, which
 // say the Lease changed. It is not sent again before a request timeout
-// has passed, or the Retry-After the answer asked for if longer
-// (TestATakeoverThrottledWithARetryAfterIsNotSentAgainBeforeIt,
-// TestATakeoverAnswered503WithARetryAfterIsNotSentAgainBeforeIt): a
+// has passed, or the Retry-After the answer asked for if longer, up to
+// the Lease's duration
+// (TestATakeoverThrottledWithARetryAfterIsNotSentAgainBeforeIt): a
 // server that sheds load is not asked again four times a RetryPeriod.
 // A refusal (a 4xx: the server did not act) leaves s a suspect. Any
 // other error (a 5xx, a timeout, a cut) may come after the write landed,
@@ -33,9 +33,10 @@ import (
 // (409), and its member would count as found alive
 // (TestATakeoverThatLandedButWasAnsweredAnErrorIsCountedAsTaken). A
 // write that lands after its read (one that timed out in the client, not
-// yet in the server) still meets itself when sent again, and one whose
-// read failed is found by the poll: both count under neither result, and
-// the poll makes the member dead for certain all the same.
+// yet in the server) meets itself when sent again (409), and counts as
+// the member found alive; one whose read failed counts under neither
+// result. Either way the poll finds the Lease taken over, and the member
+// dead for certain.
 func (m *members) afterError(ctx context.Context, s suspect, by string, err error) (bool, error) {
 	m.waitBeforeRetry(s.id, err)
 	if refusedBeforeActing(err) {
@@ -57,18 +58,23 @@ func (m *members) afterError(ctx context.Context, s suspect, by string, err erro
 }
 
 // waitBeforeRetry has member id's takeover not sent again before the
-// request timeout has passed, or the Retry-After err carries if longer.
+// request timeout has passed, or the Retry-After err carries if longer,
+// up to the Lease's duration: a dead member's objects wait for a server
+// that asks for more no longer than for one more expiry
+// (TestATakeoverThrottledForLongerThanItsLeaseIsSentAgainAfterItsDuration).
 func (m *members) waitBeforeRetry(id string, err error) {
-	wait := m.timeout
-	if seconds, ok := apierrors.SuggestsClientDelay(err); ok {
-		wait = max(wait, time.Duration(seconds)*time.Second)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if o, ok := m.leases[id]; ok {
-		o.retryAt = m.clock.Now().Add(wait)
-		m.leases[id] = o
+	o, ok := m.leases[id]
+	if !ok {
+		return
 	}
+	wait := m.timeout
+	if seconds, ok := apierrors.SuggestsClientDelay(err); ok {
+		wait = max(wait, min(time.Duration(seconds)*time.Second, o.duration))
+	}
+	o.retryAt = m.clock.Now().Add(wait)
+	m.leases[id] = o
 }
 
 // sameVersion reports whether two sights of a Lease are one version:
