@@ -105,8 +105,8 @@ func control(ctx context.Context, cfg *rest.Config, ns string, trace informer.Tr
 		switch {
 		case goneErr != nil: // could not look up another owner: retried with backoff
 			err = goneErr
-		case gone && secret.DeletionTimestamp != nil: // being deleted already (a finalizer holds it): wait, with backoff, not a DELETE each time
-			err = fmt.Errorf("secret %s of a gone owner is being deleted: waiting for it to go", key)
+		case gone && secret.DeletionTimestamp != nil: // being deleted already (a finalizer holds it): look again in a second, not a DELETE each time
+			return workqueue.Result{RequeueAfter: time.Second}, nil // no backoff to outgrow the hold, nor an event if it is not in our cache
 		case gone: // deleted, unlabelled, or made anew, and no other owner left: its Secret goes too
 			that := &metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(secret.UID))} // that Secret, no newer one
 			err = ours.Delete(ctx, key, key, client.Delete().Namespace(key.Namespace).Resource("secrets").Name(key.Name).Body(that))
