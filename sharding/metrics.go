@@ -9,7 +9,7 @@ var (
 	descSyncFailures = metrics.Desc{Name: "listwatch_sharder_sync_failures_total", Labels: []string{"ring"},
 		Help: "Times the elected sharder could not start sharding (an informer that could not be made or did not sync in SyncTimeout) and tried again."}
 	descTakeovers = metrics.Desc{Name: "listwatch_sharder_takeovers_total", Labels: []string{"ring", "result"},
-		Help: "Shard Leases the sharder tried to take over, by result: taken (the member is dead for certain) or alive (the Lease changed after it was judged: renewed, released or deleted meanwhile; it is judged again). A takeover that failed counts under neither, unless read back as landed (taken): one not landed is sent again, one whose read-back failed is found by a poll, and one that landed only after its read-back meets itself when sent again (alive)."}
+		Help: "Shard Leases the sharder tried to take over, by result: taken (the member is dead for certain) or alive (the Lease changed after it was judged: renewed, released or deleted meanwhile; it is judged again). A takeover that failed counts under neither, unless read back as landed (taken): one not landed is sent again, and one whose read-back failed or that landed after it is found by a poll."}
 )
 
 // sharderMetrics are one sharder's series; a nil one counts nothing.

@@ -33,10 +33,12 @@ import (
 // (409), and its member would count as found alive
 // (TestATakeoverThatLandedButWasAnsweredAnErrorIsCountedAsTaken). A
 // write that lands after its read (one that timed out in the client, not
-// yet in the server) meets itself when sent again (409), and counts as
-// the member found alive; one whose read failed counts under neither
-// result. Either way the poll finds the Lease taken over, and the member
-// dead for certain.
+// yet in the server), and one whose read failed, count under neither
+// result: a poll finds the Lease taken over, and the member dead for
+// certain, before the takeover may be sent again (a poll is sent at
+// least every 2.2 RetryPeriods, less than a request timeout at the
+// defaults; sent again first, it would meet itself and count as alive)
+// (TestATakeoverThatLandsAfterItsReadBackIsFoundByAPollAndCountedUnderNeitherResult).
 func (m *members) afterError(ctx context.Context, s suspect, by string, err error) (bool, error) {
 	m.waitBeforeRetry(s.id, err)
 	if refusedBeforeActing(err) {
