@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/listwatch/informer/fakeapiserver"
 	"github.com/listwatch/informer/leaderelection"
@@ -70,13 +68,7 @@ func TestAMemberLeaseDeletedTwiceBetweenTwoPollsIsNotSeenAndItsTakeoverMayComeMi
 		const ns, id = "default", "renews"
 		leases := must(leaderelection.NewClient(admin.Config()))
 		create := func() { // the member's Lease, as a member with the tests' LeaseDuration writes it
-			holder, seconds, now := id, int32(leaseDuration/time.Second), metav1.NewMicroTime(time.Now())
-			lease := &coordinationv1.Lease{
-				ObjectMeta: metav1.ObjectMeta{Name: sharding.LeaseName(ring, id), Namespace: ns,
-					Labels: map[string]string{sharding.LeaseRingLabel: ring, sharding.LeaseMemberLabel: id}},
-				Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, RenewTime: &now},
-			}
-			require.NoError(t, leases.Post().Namespace(ns).Resource("leases").Body(lease).Do(ctx).Error())
+			createMemberLeaseFor(ctx, t, leases, ns, id, int32(leaseDuration/time.Second))
 		}
 		del := func() {
 			require.NoError(t, leases.Delete().Namespace(ns).Resource("leases").Name(sharding.LeaseName(ring, id)).Do(ctx).Error())
