@@ -60,8 +60,10 @@
 //   - Nothing refused silently: arguments the API server would refuse are
 //     an error from Eventf; a write it refuses is counted in
 //     Stats.Refused and logged (at most one warning every 10 s), not
-//     retried. Proved by
-//     TestArgumentsTheAPIServerWouldRefuseAreErrorsNamingThem and
+//     retried; occurrences recorded while a refused series update was in
+//     flight are written next, with the count so far. Proved by
+//     TestArgumentsTheAPIServerWouldRefuseAreErrorsNamingThem,
+//     TestAnOccurrenceRecordedWhileASeriesUpdateTimesOutIsStillWritten and
 //     TestARefusedCreateIsCountedAndLoggedAndTheNextOccurrenceTriesAnew
 //     (one warning per 10 s:
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).

@@ -168,6 +168,13 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 			if r.series[s.key] == s {
 				delete(r.series, s.key)
 			}
+		case s.count > count:
+			// Occurrences came while the update was in flight, when
+			// enqueueLocked skips a series: queue it again, or they wait
+			// for one more and are lost past the series window. Its next
+			// write carries the count so far, this one's included
+			// (TestAnOccurrenceRecordedWhileASeriesUpdateTimesOutIsStillWritten).
+			r.enqueueLocked(s)
 		}
 		return
 	}
