@@ -44,18 +44,7 @@ func TestAnEarlierParentsChildWhoseSecondOwnerIsGoneTooIsDeleted(t *testing.T) {
 // anew and reconciled.
 func TestAChildLeftForASecondOwnerIsDeletedOnceThatOwnerIsGoneToo(t *testing.T) {
 	client, ctx, start := onFake(t)
-	keeper := &corev1.ConfigMap{}
-	require.NoError(t, client.Post().Namespace("demo").Resource("configmaps").Body(&corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "keeper"}}).Do(ctx).Into(keeper))
-	web := createParent(ctx, t, client, "web", "1")
-	require.NoError(t, client.Post().Namespace("demo").Resource("configmaps").Body(&corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "kept", Labels: map[string]string{roleLabel: "child", parentLabel: "web"},
-			OwnerReferences: []metav1.OwnerReference{
-				*metav1.NewControllerRef(web, corev1.SchemeGroupVersion.WithKind("ConfigMap")),
-				{APIVersion: "v1", Kind: "ConfigMap", Name: keeper.Name, UID: keeper.UID},
-			}},
-		Data: map[string]string{"value": "v"},
-	}).Do(ctx).Error())
+	createKept(ctx, t, client, "1")
 	start()
 	time.Sleep(500 * time.Millisecond)
 	require.NoError(t, client.Delete().Namespace("demo").Resource("configmaps").Name("web").Do(ctx).Error())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,4 +131,30 @@ func TestAParentThatLosesItsLabelLosesItsChildren(t *testing.T) {
 		Body([]byte(`{"metadata":{"labels":{"role":null}}}`)).Do(ctx).Error())
 	require.Eventually(t, func() bool { return controlledBy(childrenOn(ctx, t, client, "web"), web.UID) == 0 },
 		10*time.Second, 10*time.Millisecond, "the children outlived their parent's label")
+}
+
+// createKept creates a ConfigMap keeper, a parent web asking for replicas
+// children, and web's child kept, which keeper also owns (a second,
+// non-controller owner reference), labelled as web's child and with
+// extra "key=value" labels; it returns web and keeper.
+func createKept(ctx context.Context, t *testing.T, client *rest.RESTClient, replicas string, extra ...string) (web, keeper *corev1.ConfigMap) {
+	t.Helper()
+	keeper = &corev1.ConfigMap{}
+	require.NoError(t, client.Post().Namespace("demo").Resource("configmaps").Body(&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "keeper"}}).Do(ctx).Into(keeper))
+	web = createParent(ctx, t, client, "web", replicas)
+	labels := map[string]string{roleLabel: "child", parentLabel: "web"}
+	for _, kv := range extra {
+		k, v, _ := strings.Cut(kv, "=")
+		labels[k] = v
+	}
+	require.NoError(t, client.Post().Namespace("demo").Resource("configmaps").Body(&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "kept", Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{
+				*metav1.NewControllerRef(web, corev1.SchemeGroupVersion.WithKind("ConfigMap")),
+				{APIVersion: "v1", Kind: "ConfigMap", Name: keeper.Name, UID: keeper.UID},
+			}},
+		Data: map[string]string{"value": "v"},
+	}).Do(ctx).Error())
+	return web, keeper
 }

@@ -27,18 +27,7 @@ import (
 // next reconcile after keeper's delete leaves kept as it was.
 func TestAReleasedChildIsNoLongerInOurViewAndIsNeverTouchedAgain(t *testing.T) {
 	client, ctx, start := onFake(t)
-	keeper := &corev1.ConfigMap{}
-	require.NoError(t, client.Post().Namespace("demo").Resource("configmaps").Body(&corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "keeper"}}).Do(ctx).Into(keeper))
-	web := createParent(ctx, t, client, "web", "1")
-	require.NoError(t, client.Post().Namespace("demo").Resource("configmaps").Body(&corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "kept", Labels: map[string]string{roleLabel: "child", parentLabel: "web", "team": "keeper"},
-			OwnerReferences: []metav1.OwnerReference{
-				*metav1.NewControllerRef(web, corev1.SchemeGroupVersion.WithKind("ConfigMap")),
-				{APIVersion: "v1", Kind: "ConfigMap", Name: keeper.Name, UID: keeper.UID},
-			}},
-		Data: map[string]string{"value": "v"},
-	}).Do(ctx).Error())
+	web, keeper := createKept(ctx, t, client, "1", "team=keeper")
 	start()
 	count := func() string {
 		got := &corev1.ConfigMap{}

@@ -21,18 +21,7 @@ import (
 // the controller leaves such a child when its parent is gone.)
 func TestScalingDownReleasesAChildASecondLiveOwnerAlsoOwnsAndDeletesTheRest(t *testing.T) {
 	client, ctx, start := onFake(t)
-	keeper := &corev1.ConfigMap{}
-	require.NoError(t, client.Post().Namespace("demo").Resource("configmaps").Body(&corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "keeper"}}).Do(ctx).Into(keeper))
-	web := createParent(ctx, t, client, "web", "2")
-	require.NoError(t, client.Post().Namespace("demo").Resource("configmaps").Body(&corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "kept", Labels: map[string]string{roleLabel: "child", parentLabel: "web"},
-			OwnerReferences: []metav1.OwnerReference{
-				*metav1.NewControllerRef(web, corev1.SchemeGroupVersion.WithKind("ConfigMap")),
-				{APIVersion: "v1", Kind: "ConfigMap", Name: keeper.Name, UID: keeper.UID},
-			}},
-		Data: map[string]string{"value": "v"},
-	}).Do(ctx).Error())
+	web, keeper := createKept(ctx, t, client, "2")
 	start()
 	count := func() string {
 		got := &corev1.ConfigMap{}
