@@ -102,7 +102,9 @@ type PendingSync struct {
 	// shop, labels app=web"), or "handler NAME of " that name.
 	Name string
 	// LastFailure is the informer's latest failure to list or watch; nil
-	// when there was none (the list is merely slow, or not started).
+	// when there was none (the list is merely slow, or not started). It
+	// stays after the informer recovers: a resource served again whose
+	// first LIST is slow still reports the ErrNotServed that came before.
 	LastFailure error
 }
 
