@@ -49,3 +49,25 @@ func TestConformanceGenerateNameOnAnUpdateOfACustomResourceOrALease(t *testing.T
 		rec.add("configmap, patch generateName a.: %s %s", outcome(code, obj), causesOf(obj))
 	})
 }
+
+// A PUT to a missing object of a resource without create-on-update (a
+// ConfigMap, a custom resource) whose resourceVersion is no number:
+// kube-apiserver's store answers 404 NotFound for the missing object
+// before it parses the body's resourceVersion (only a Lease, which it
+// would create, reaches the parse and its 500). The fake parses first,
+// for every resource, and answers 500 (objects.go updateLocked:
+// writeVersion before the old == nil check), a code client-go and the
+// reflector's callers treat as retryable where 404 is final.
+func TestConformancePutToAMissingObjectAtAResourceVersionThatIsNoNumber(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
+		code, obj := tg.do(ctx, t, "PUT", col+"/r13missing", "", configMapWithMetadata(map[string]any{"name": "r13missing", "resourceVersion": "abc"}))
+		rec.add("PUT to a missing ConfigMap with resourceVersion \"abc\": %s", outcome(code, obj))
+		crd, ccol := edgeCRD(ctx, t, tg, "r13missing.edges.listwatch.dev")
+		code, obj = tg.do(ctx, t, "PUT", ccol+"/missing", "", setMeta(edgeObj(crd, "v1", "missing"), "resourceVersion", "abc"))
+		rec.add("PUT to a missing custom resource with resourceVersion \"abc\": %s", outcome(code, obj))
+		lcol := "/apis/coordination.k8s.io/v1/namespaces/" + tg.namespace + "/leases"
+		code, obj = tg.do(ctx, t, "PUT", lcol+"/r13missing", "", setMeta(lease("r13missing", "x"), "resourceVersion", "abc"))
+		rec.add("PUT to a missing Lease with resourceVersion \"abc\": %s", outcome(code, obj))
+	})
+}
