@@ -104,3 +104,23 @@ func TestConformanceMergePatchWhoseMetadataDoesNotDecode(t *testing.T) {
 		rec.add("configmap, patch label value 1: %s", outcome(code, obj))
 	})
 }
+
+// A write to a namespaced custom resource's all-namespaces path
+// (/apis/<group>/<version>/<plural>, as a dynamic client without
+// .Namespace(ns) sends it): apiextensions-apiserver serves it only for
+// LIST and WATCH and hands any other verb to the next handler, whose
+// answer is a plain 404, no Status. The fake answers every such write
+// as a built-in's go-restful route does, 405 MethodNotAllowed
+// (route.go: the POST since ba3b684, PUT and DELETE before it).
+func TestConformanceWriteAtACustomResourcesAllNamespacesPath(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		crd, _ := edgeCRD(ctx, t, tg, "r13allns.edges.listwatch.dev")
+		all := "/apis/" + crd.Group + "/v1/" + crd.Plural
+		code, obj := tg.do(ctx, t, "POST", all, "", edgeObj(crd, "v1", "a"))
+		rec.add("POST %s: %s", crd.Plural, outcome(code, obj))
+		code, obj = tg.do(ctx, t, "PUT", all, "", edgeObj(crd, "v1", "a"))
+		rec.add("PUT %s: %s", crd.Plural, outcome(code, obj))
+		code, obj = tg.do(ctx, t, "DELETE", all, "", nil)
+		rec.add("DELETE %s: %s", crd.Plural, outcome(code, obj))
+	})
+}
