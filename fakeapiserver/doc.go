@@ -51,7 +51,9 @@
 //   - writes: POST (409 AlreadyExists; the namespace must exist; 405
 //     at a namespaced resource's all-namespaces path; generateName (a
 //     taken name generated again, from kube's alphabet), itself valid
-//     as a name's prefix on every write; a name valid for its resource;
+//     as a name's prefix on every create and on an update of a
+//     ConfigMap, a Secret or a Namespace (on another's update, only no
+//     '/' or '%'); a name valid for its resource;
 //     valid label keys and values on every create and update; a
 //     create's 422 names every cause of these, in kube-apiserver's
 //     order; a body that carries a resourceVersion other than "0" that

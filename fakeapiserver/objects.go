@@ -112,7 +112,8 @@ func storageError(msg string) error {
 //     one that is no number is 500 (writeVersion);
 //   - deletionTimestamp and deletionGracePeriodSeconds may not be set
 //     (422 Invalid: only a delete sets them), nor (a patch's) uid changed; an absent uid is the stored one;
-//   - a generateName and labels must be valid (422 Invalid);
+//   - a generateName (updateGenerateNameErrors) and labels must be
+//     valid (422 Invalid);
 //   - a custom resource's generation rises with any change outside
 //     metadata (its CRD has no status subresource);
 //   - a repeated owner reference is dropped (dedupOwnerReferences);
@@ -174,7 +175,7 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	if errs := immutableErrors(u, old); len(errs) > 0 {
 		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 	}
-	if errs := append(generateNameErrors(res, u), s.labelErrorsLocked(u)...); len(errs) > 0 {
+	if errs := append(updateGenerateNameErrors(res, u), s.labelErrorsLocked(u)...); len(errs) > 0 {
 		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 	}
 	u.SetResourceVersion(old.GetResourceVersion())
