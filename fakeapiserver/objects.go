@@ -103,9 +103,10 @@ func storageError(msg string) error {
 //
 //   - a uid in the body is a precondition, judged first: it must be the
 //     stored object's, and a missing object has none (409 Conflict);
-//   - a missing object answers 404, or, for a resource that allows
-//     create-on-update (Leases), is created whatever number the body's
-//     resourceVersion is (201); one that is no number is 500 first;
+//   - a missing object answers 404, whatever the body's resourceVersion,
+//     or, for a resource that allows create-on-update (Leases), is
+//     created whatever number that is (201); one that is no number is
+//     500 first;
 //   - a resourceVersion must be the stored one (409 Conflict); none (or
 //     "0") means "whatever is stored" for most built-in resources and is
 //     refused (422) for custom ones and Leases (ConditionalUpdateOnly);
@@ -146,14 +147,16 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	dedupOwnerReferences(u)
 	key := objectKey{u.GetNamespace(), u.GetName()}
 	old := s.current[gr][key]
+	if old == nil && !res.CreateOnUpdate {
+		// Before the resourceVersion is parsed
+		// (TestConformancePutToAMissingObjectAtAResourceVersionThatIsNoNumber).
+		return nil, false, apierrors.NewNotFound(gr, u.GetName())
+	}
 	rv, err := writeVersion(u) // before the store decides to create
 	if err != nil {
 		return nil, false, err
 	}
 	if old == nil {
-		if !res.CreateOnUpdate {
-			return nil, false, apierrors.NewNotFound(gr, u.GetName())
-		}
 		u.SetResourceVersion("")
 		u.SetUID("")
 		obj, err := s.createLocked(res, u)
