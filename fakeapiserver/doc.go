@@ -49,7 +49,8 @@
 //     (sendInitialEvents) with its initial-events-end bookmark;
 //     timeoutSeconds; selector transitions as ADDED/DELETED.
 //   - writes: POST (409 AlreadyExists; the namespace must exist; 405
-//     at a namespaced resource's all-namespaces path; generateName (a
+//     at a namespaced built-in's all-namespaces path, a plain 404 at a
+//     custom resource's; generateName (a
 //     taken name generated again, from kube's alphabet), itself valid
 //     as a name's prefix on every create and on an update of a
 //     ConfigMap, a Secret or a Namespace (on another's update, only no
