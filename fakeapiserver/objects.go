@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,14 +37,15 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 }
 
 // createLocked is POST: a namespace that exists; a valid generateName
-// if any, a name (or one generated from it) valid for res (nameErrors)
-// and valid labels (labelErrorsLocked), every fault of these in one 422;
-// no resourceVersion (etcd's store answers 500 to a create that carries
-// a number other than 0); a key not taken (409 AlreadyExists). A
-// repeated owner reference is dropped (dedupOwnerReferences); then come
-// the system fields (uid, creationTimestamp, generation for a custom
-// resource; deletion's wiped) and the next resourceVersion. s.mu must
-// be held.
+// if any, a name (or one generated from it) valid for res (nameErrors),
+// a generation not negative and valid labels (labelErrorsLocked), every
+// fault of these in one 422; no resourceVersion (etcd's store answers
+// 500 to a create that carries a number other than 0); a key not taken
+// (409 AlreadyExists). A repeated owner reference is dropped
+// (dedupOwnerReferences); then come the system fields (uid,
+// creationTimestamp; deletion's wiped; a custom resource's generation
+// is 1, a built-in's as sent) and the next resourceVersion. s.mu must be
+// held.
 func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gr := res.GroupResource()
 	dedupOwnerReferences(u)
@@ -62,6 +64,11 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	if u.GetName() == "" && u.GetGenerateName() != "" {
 		u.SetName(s.generateNameLocked(gr, u))
 	}
+	if res.Custom {
+		// apiextensions-apiserver's PrepareForCreate, before validation;
+		// a built-in's is kept as sent (TestConformanceCreateWithAGeneration).
+		u.SetGeneration(1)
+	}
 	if err := validateTypeMeta(res, u); err != nil {
 		return nil, err
 	}
@@ -69,6 +76,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	// Every cause, in ValidateObjectMeta's order, in one 422.
 	errs := generateNameErrors(res, u)
 	errs = append(errs, nameErrors(res, u.GetName())...)
+	errs = append(errs, apivalidation.ValidateNonnegativeField(u.GetGeneration(), field.NewPath("metadata", "generation"))...)
 	if errs = append(errs, s.labelErrorsLocked(u)...); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 	}
@@ -86,10 +94,6 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetDeletionTimestamp(nil)
 	u.SetDeletionGracePeriodSeconds(nil)
 	u.SetManagedFields(nil)
-	u.SetGeneration(0)
-	if res.Custom {
-		u.SetGeneration(1)
-	}
 	return s.commitLocked(gr, added, u), nil
 }
 
