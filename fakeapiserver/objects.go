@@ -43,9 +43,9 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 // 500 to a create that carries a number other than 0); a key not taken
 // (409 AlreadyExists). A repeated owner reference is dropped
 // (dedupOwnerReferences); then come the system fields (uid,
-// creationTimestamp; deletion's wiped; a custom resource's generation
-// is 1, a built-in's as sent) and the next resourceVersion. s.mu must be
-// held.
+// creationTimestamp; deletion's and selfLink wiped; a custom resource's
+// generation is 1, a built-in's as sent) and the next
+// resourceVersion. s.mu must be held.
 func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gr := res.GroupResource()
 	dedupOwnerReferences(u)
@@ -94,6 +94,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetDeletionTimestamp(nil)
 	u.SetDeletionGracePeriodSeconds(nil)
 	u.SetManagedFields(nil)
+	u.SetSelfLink("") // etcd's store clears it on every write (TestConformanceSelfLinkIsNotStored)
 	return s.commitLocked(gr, added, u), nil
 }
 
@@ -190,6 +191,7 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetCreationTimestamp(old.GetCreationTimestamp())
 	u.SetGeneration(old.GetGeneration())
 	u.SetManagedFields(nil)
+	u.SetSelfLink("") // as on a create
 	if res.Custom {
 		// The stored object as this version serves it: one stored before
 		// a MoveCRD is read at the version moved to, and that alone is no
