@@ -125,8 +125,11 @@
 // finalizers and graceful deletion (a DELETE removes at once; a deleted
 // namespace vanishes instead of staying Terminating, and its objects
 // stay), PATCH types other than merge patch (JSON patch, strategic merge,
-// server-side apply: 415 here), subresources, deletecollection, dry-run, the aggregated
-// discovery form, the watch cache's own answers (resourceVersion "0"
+// server-side apply: 415 here), subresources, deletecollection, dry-run,
+// fieldValidation (no write reads it: unknown fields are dropped as
+// under Ignore, a built-in's by its Go type, a custom resource's in its
+// metadata, the rest kept; never Strict's 400 nor Warn's warning), the
+// aggregated discovery form, the watch cache's own answers (resourceVersion "0"
 // honours limit here, as with the cache off; a WATCH without a
 // resourceVersion gets no initial-events-end bookmark, as with the cache
 // off), and the real server's timing: discovery lists a custom resource
