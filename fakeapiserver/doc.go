@@ -49,9 +49,13 @@
 //     (sendInitialEvents) with its initial-events-end bookmark;
 //     timeoutSeconds; selector transitions as ADDED/DELETED.
 //   - writes: POST (409 AlreadyExists; the namespace must exist; 405
-//     at a namespaced resource's all-namespaces path; generateName (a
+//     at a namespaced built-in's all-namespaces path, a plain 404 at a
+//     custom resource's; generateName (a
 //     taken name generated again, from kube's alphabet), itself valid
-//     as a name's prefix on every write; a name valid for its resource;
+//     as a name's prefix on every create and on an update of a
+//     ConfigMap, a Secret or a Namespace (on another's update, only no
+//     '/' or '%'); a name valid for its resource; a create's
+//     generation not negative (a built-in's kept as sent);
 //     valid label keys and values on every create and update; a
 //     create's 422 names every cause of these, in kube-apiserver's
 //     order; a body that carries a resourceVersion other than "0" that
@@ -121,8 +125,11 @@
 // finalizers and graceful deletion (a DELETE removes at once; a deleted
 // namespace vanishes instead of staying Terminating, and its objects
 // stay), PATCH types other than merge patch (JSON patch, strategic merge,
-// server-side apply: 415 here), subresources, deletecollection, dry-run, the aggregated
-// discovery form, the watch cache's own answers (resourceVersion "0"
+// server-side apply: 415 here), subresources, deletecollection, dry-run,
+// fieldValidation (no write reads it: unknown fields are dropped as
+// under Ignore, a built-in's by its Go type, a custom resource's in its
+// metadata, the rest kept; never Strict's 400 nor Warn's warning), the
+// aggregated discovery form, the watch cache's own answers (resourceVersion "0"
 // honours limit here, as with the cache off; a WATCH without a
 // resourceVersion gets no initial-events-end bookmark, as with the cache
 // off), and the real server's timing: discovery lists a custom resource

@@ -52,7 +52,7 @@ func (s *Server) writeObject(w http.ResponseWriter, code int, f format, res Reso
 	writeBody(w, code, f.contentType(), body)
 }
 
-func (s *Server) serveGet(w http.ResponseWriter, req request, f format) {
+func (s *Server) serveGet(w http.ResponseWriter, _ *http.Request, req request, f format) {
 	obj, err := s.get(req.res, objectKey{req.namespace, req.name})
 	if err != nil {
 		writeError(w, f, err)

@@ -2,6 +2,7 @@ package fakeapiserver
 
 import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,13 +26,31 @@ func nameRule(res Resource) func(name string, prefix bool) []string {
 	}
 }
 
-// generateNameErrors is ValidateObjectMeta's first cause, on every
-// create and update: a generateName, if any, must be a valid prefix of
-// a name of res, whether or not it made the name.
+// generateNameErrors is ValidateObjectMeta's first cause on a create:
+// a generateName, if any, must be a valid prefix of a name of res,
+// whether or not it made the name.
 func generateNameErrors(res Resource, u *unstructured.Unstructured) field.ErrorList {
+	return prefixErrors(nameRule(res), u)
+}
+
+// updateGenerateNameErrors is an update's check of a generateName. Only
+// a resource whose own update validation calls ValidateObjectMeta (a
+// ConfigMap's, a Secret's, a Namespace's) judges it as on a create;
+// every other's (a custom resource's, a Lease's) gets only the generic
+// check of every update (validateCommonFields), a path segment: no '/'
+// or '%' (TestConformanceGenerateNameOnAnUpdateOfACustomResourceOrALease).
+func updateGenerateNameErrors(res Resource, u *unstructured.Unstructured) field.ErrorList {
+	if res.Group == "" && (res.Resource == "configmaps" || res.Resource == "secrets" || res.Resource == "namespaces") {
+		return prefixErrors(nameRule(res), u)
+	}
+	return prefixErrors(path.ValidatePathSegmentName, u)
+}
+
+// prefixErrors judges u's generateName, if any, with rule as a prefix.
+func prefixErrors(rule func(name string, prefix bool) []string, u *unstructured.Unstructured) field.ErrorList {
 	var errs field.ErrorList
 	if gn := u.GetGenerateName(); gn != "" {
-		for _, msg := range nameRule(res)(gn, true) {
+		for _, msg := range rule(gn, true) {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "generateName"), gn, msg))
 		}
 	}

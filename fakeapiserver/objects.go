@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,14 +37,15 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 }
 
 // createLocked is POST: a namespace that exists; a valid generateName
-// if any, a name (or one generated from it) valid for res (nameErrors)
-// and valid labels (labelErrorsLocked), every fault of these in one 422;
-// no resourceVersion (etcd's store answers 500 to a create that carries
-// a number other than 0); a key not taken (409 AlreadyExists). A
-// repeated owner reference is dropped (dedupOwnerReferences); then come
-// the system fields (uid, creationTimestamp, generation for a custom
-// resource; deletion's wiped) and the next resourceVersion. s.mu must
-// be held.
+// if any, a name (or one generated from it) valid for res (nameErrors),
+// a generation not negative and valid labels (labelErrorsLocked), every
+// fault of these in one 422; no resourceVersion (etcd's store answers
+// 500 to a create that carries a number other than 0); a key not taken
+// (409 AlreadyExists). A repeated owner reference is dropped
+// (dedupOwnerReferences); then come the system fields (uid,
+// creationTimestamp; deletion's and selfLink wiped; a custom resource's
+// generation is 1, a built-in's as sent) and the next
+// resourceVersion. s.mu must be held.
 func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gr := res.GroupResource()
 	dedupOwnerReferences(u)
@@ -62,6 +64,11 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	if u.GetName() == "" && u.GetGenerateName() != "" {
 		u.SetName(s.generateNameLocked(gr, u))
 	}
+	if res.Custom {
+		// apiextensions-apiserver's PrepareForCreate, before validation;
+		// a built-in's is kept as sent (TestConformanceCreateWithAGeneration).
+		u.SetGeneration(1)
+	}
 	if err := validateTypeMeta(res, u); err != nil {
 		return nil, err
 	}
@@ -69,6 +76,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	// Every cause, in ValidateObjectMeta's order, in one 422.
 	errs := generateNameErrors(res, u)
 	errs = append(errs, nameErrors(res, u.GetName())...)
+	errs = append(errs, apivalidation.ValidateNonnegativeField(u.GetGeneration(), field.NewPath("metadata", "generation"))...)
 	if errs = append(errs, s.labelErrorsLocked(u)...); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 	}
@@ -86,10 +94,7 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetDeletionTimestamp(nil)
 	u.SetDeletionGracePeriodSeconds(nil)
 	u.SetManagedFields(nil)
-	u.SetGeneration(0)
-	if res.Custom {
-		u.SetGeneration(1)
-	}
+	u.SetSelfLink("") // etcd's store clears it on every write (TestConformanceSelfLinkIsNotStored)
 	return s.commitLocked(gr, added, u), nil
 }
 
@@ -103,16 +108,18 @@ func storageError(msg string) error {
 //
 //   - a uid in the body is a precondition, judged first: it must be the
 //     stored object's, and a missing object has none (409 Conflict);
-//   - a missing object answers 404, or, for a resource that allows
-//     create-on-update (Leases), is created whatever number the body's
-//     resourceVersion is (201); one that is no number is 500 first;
+//   - a missing object answers 404, whatever the body's resourceVersion,
+//     or, for a resource that allows create-on-update (Leases), is
+//     created whatever number that is (201); one that is no number is
+//     500 first;
 //   - a resourceVersion must be the stored one (409 Conflict); none (or
 //     "0") means "whatever is stored" for most built-in resources and is
 //     refused (422) for custom ones and Leases (ConditionalUpdateOnly);
 //     one that is no number is 500 (writeVersion);
 //   - deletionTimestamp and deletionGracePeriodSeconds may not be set
 //     (422 Invalid: only a delete sets them), nor (a patch's) uid changed; an absent uid is the stored one;
-//   - a generateName and labels must be valid (422 Invalid);
+//   - a generateName (updateGenerateNameErrors) and labels must be
+//     valid (422 Invalid);
 //   - a custom resource's generation rises with any change outside
 //     metadata (its CRD has no status subresource);
 //   - a repeated owner reference is dropped (dedupOwnerReferences);
@@ -145,14 +152,16 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	dedupOwnerReferences(u)
 	key := objectKey{u.GetNamespace(), u.GetName()}
 	old := s.current[gr][key]
+	if old == nil && !res.CreateOnUpdate {
+		// Before the resourceVersion is parsed
+		// (TestConformancePutToAMissingObjectAtAResourceVersionThatIsNoNumber).
+		return nil, false, apierrors.NewNotFound(gr, u.GetName())
+	}
 	rv, err := writeVersion(u) // before the store decides to create
 	if err != nil {
 		return nil, false, err
 	}
 	if old == nil {
-		if !res.CreateOnUpdate {
-			return nil, false, apierrors.NewNotFound(gr, u.GetName())
-		}
 		u.SetResourceVersion("")
 		u.SetUID("")
 		obj, err := s.createLocked(res, u)
@@ -174,7 +183,7 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	if errs := immutableErrors(u, old); len(errs) > 0 {
 		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 	}
-	if errs := append(generateNameErrors(res, u), s.labelErrorsLocked(u)...); len(errs) > 0 {
+	if errs := append(updateGenerateNameErrors(res, u), s.labelErrorsLocked(u)...); len(errs) > 0 {
 		return nil, false, apierrors.NewInvalid(res.GVK().GroupKind(), u.GetName(), errs)
 	}
 	u.SetResourceVersion(old.GetResourceVersion())
@@ -182,6 +191,7 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetCreationTimestamp(old.GetCreationTimestamp())
 	u.SetGeneration(old.GetGeneration())
 	u.SetManagedFields(nil)
+	u.SetSelfLink("") // as on a create
 	if res.Custom {
 		// The stored object as this version serves it: one stored before
 		// a MoveCRD is read at the version moved to, and that alone is no

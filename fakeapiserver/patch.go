@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -26,7 +27,8 @@ import (
 //     stale one answers 409 Conflict; none means "whatever is stored";
 //   - null removes a field (a label, an annotation); a patch that
 //     changes nothing writes nothing: 200, the same resourceVersion; a
-//     patch that is null, or no object, is 400;
+//     patch that is null, or no object, is 400; one whose result does
+//     not decode (a label value 1) is 422 Invalid;
 //   - a patch of metadata.uid is 422 Invalid (immutable), judged after
 //     the resourceVersion, where a PUT's uid is a precondition (409); a
 //     patch that removes it keeps it (updateLocked);
@@ -100,7 +102,11 @@ func (s *Server) patch(req request, patch map[string]any) (*unstructured.Unstruc
 	}
 	u, err := s.decodeBody(merged, mediaJSON, req.res)
 	if err != nil {
-		return nil, err
+		// The patcher's answer to a result that does not decode (a label
+		// value 1), 422, not the 400 of a POST's or a PUT's body
+		// (TestConformanceMergePatchWhoseMetadataDoesNotDecode).
+		return nil, apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{
+			field.Invalid(field.NewPath("patch"), string(merged), err.Error())})
 	}
 	if !req.res.Namespaced || u.GetNamespace() == "" {
 		// BeforeUpdate: the scope's namespace, the request's, for a
