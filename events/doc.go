@@ -60,10 +60,12 @@
 //   - Nothing refused silently: arguments the API server would refuse are
 //     an error from Eventf; a write it refuses is counted in
 //     Stats.Refused and logged (at most one warning every 10 s), not
-//     retried; occurrences recorded while a refused series update was in
-//     flight are written next, with the count so far. Proved by
+//     retried; occurrences recorded while a refused write was in flight
+//     are written next: after a series update, with the count so far;
+//     after a create, as a new Event. Proved by
 //     TestArgumentsTheAPIServerWouldRefuseAreErrorsNamingThem,
-//     TestAnOccurrenceRecordedWhileASeriesUpdateTimesOutIsStillWritten and
+//     TestAnOccurrenceRecordedWhileASeriesUpdateTimesOutIsStillWritten,
+//     TestAnOccurrenceRecordedWhileARefusedCreateWasInFlightIsCreatedNext and
 //     TestARefusedCreateIsCountedAndLoggedAndTheNextOccurrenceTriesAnew
 //     (one warning per 10 s:
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).

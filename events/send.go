@@ -31,7 +31,8 @@ type sink interface {
 // (TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout). Call it
 // once, in its own goroutine. A write the API server refuses is counted
 // (Stats.Refused) and logged, not retried: an Event is a note for people,
-// and the next occurrence is recorded anew.
+// and the next occurrence is recorded anew, one recorded while the write
+// was in flight included.
 func (r *Recorder) Run(ctx context.Context) error {
 	r.mu.Lock()
 	if r.running {
@@ -164,6 +165,12 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 				stored = 0
 			}
 			r.restartLocked(s, stored)
+		case !created && s.count > count:
+			// Occurrences came while the refused create was in flight:
+			// they were in no write, so, as an occurrence after the
+			// refusal would, they make a new Event
+			// (TestAnOccurrenceRecordedWhileARefusedCreateWasInFlightIsCreatedNext).
+			r.restartLocked(s, count)
 		case !created || apierrors.IsNotFound(err): // never made, or gone with nothing new: the next occurrence makes a new one
 			if r.series[s.key] == s {
 				delete(r.series, s.key)

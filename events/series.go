@@ -68,8 +68,8 @@ func (r *Recorder) record(k seriesKey, regarding corev1.ObjectReference) {
 
 // restartLocked makes s a new Event for the occurrences after the first
 // `stored` of it, whose Event the API server no longer has (an Event
-// lives an hour, and anyone may delete one): they are created anew, not
-// lost. Like a repeat, it is not held to MaxPending: it replaces an
+// lives an hour, and anyone may delete one) or refused to create: they
+// are created anew, not lost. Like a repeat, it is not held to MaxPending: it replaces an
 // Event, it does not add one (a series a later one replaced in the
 // Recorder's map, past the series window, adds one at most for that key,
 // beside the newer series').
