@@ -36,11 +36,11 @@
 //     create is in flight are written to its series afterwards, and a
 //     create that got no answer (a cut connection, a timeout) or a
 //     server error (5xx) is taken as created, since it may have landed.
-//     Each Event's name is unique to its Recorder and valid, whatever
-//     the object's name. When a series write finds its Event gone (the
-//     API server keeps one an hour; anyone may delete one; a create
-//     taken as created never landed), the occurrences it never stored
-//     are created as a new Event. Proved by
+//     Each Event's name is valid, whatever the object's name, and
+//     unique, from one Recorder or two. When a series write finds its
+//     Event gone (the API server keeps one an hour; anyone may delete
+//     one; a create taken as created never landed), the occurrences it
+//     never stored are created as a new Event. Proved by
 //     TestAnEventIsNeverCreatedTwiceWhileItsCreateIsInFlight,
 //     TestAnEventWhoseCreateAnswerWasLostIsNotCreatedTwice,
 //     TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence,
@@ -48,6 +48,7 @@
 //     TestACutCreateRemadeByTheNextOccurrenceCountsBothOccurrences,
 //     TestOccurrencesOfACutCreateAreNotLostWhenANewSeriesStartsMeanwhile,
 //     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,
+//     TestTwoRecordersRecordingAboutOneObjectAtOneInstantCreateTwoEvents,
 //     TestAnEventsNameStartsWithTheObjectsNameMadeValid and
 //     TestARemadeEventCountsEveryOccurrenceTheServerDidNotStore.
 //   - Bounded: the Recorder's writes are limited (Options.QPS, Burst),
