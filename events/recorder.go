@@ -91,6 +91,7 @@ type Recorder struct {
 	stats    Stats                 // guarded by mu
 	warned   time.Time             // the last warning; guarded by mu
 	running  bool                  // Run has been called; guarded by mu
+	stopped  bool                  // Run has returned: nothing will be sent; guarded by mu
 	seq      uint64                // numbers the Events' names, from a random start; guarded by mu
 	wake     chan struct{}         // a token when the queue has news for Run
 	flush    time.Duration         // seriesFlush; shorter in tests
@@ -101,7 +102,7 @@ type Stats struct {
 	Created  int64 // Events created
 	Updated  int64 // series updates written
 	Repeats  int64 // Eventf calls folded into a series
-	Dropped  int64 // Events dropped: MaxPending reached
+	Dropped  int64 // Events dropped: MaxPending reached, or Run has returned
 	Refused  int64 // writes the API server refused, or that failed
 	Recorded int64 // Eventf calls accepted
 }
@@ -189,7 +190,8 @@ func (o Options) withDefaults() (Options, error) {
 // API server's 1024 bytes (bytes that are not UTF-8 count as the three
 // of the U+FFFD that JSON carries them as). It returns at once, with an
 // error only for arguments the API server would refuse; the Event is
-// sent by Run.
+// sent by Run. One recorded after Run has returned, which nothing will
+// send, is dropped, counted in Stats.Dropped and logged.
 func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, format string, args ...any) error {
 	ref, err := r.reference(regarding)
 	if err != nil {

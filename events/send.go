@@ -29,10 +29,11 @@ type sink interface {
 // updates at most every 10 s, all within Options.QPS and Burst, one at
 // a time, each within Options.RequestTimeout
 // (TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout). Call it
-// once, in its own goroutine. A write the API server refuses is counted
-// (Stats.Refused) and logged, not retried: an Event is a note for people,
-// and the next occurrence is recorded anew, one recorded while the write
-// was in flight included.
+// once, in its own goroutine; Events still waiting when it returns are
+// not sent, and those recorded after are dropped (Stats.Dropped). A
+// write the API server refuses is counted (Stats.Refused) and logged,
+// not retried: an Event is a note for people, and the next occurrence is
+// recorded anew, one recorded while the write was in flight included.
 func (r *Recorder) Run(ctx context.Context) error {
 	r.mu.Lock()
 	if r.running {
@@ -41,6 +42,11 @@ func (r *Recorder) Run(ctx context.Context) error {
 	}
 	r.running = true
 	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.stopped = true
+		r.mu.Unlock()
+	}()
 	limiter := rate.NewLimiter(rate.Limit(r.opts.QPS), r.opts.Burst)
 	for {
 		s, wait := r.next(time.Now())

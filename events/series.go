@@ -41,12 +41,19 @@ type series struct {
 
 // record counts one occurrence of k: a repeat joins k's series if its
 // last occurrence is within seriesWindow, or else a new Event is queued,
-// unless MaxPending are waiting already.
+// unless MaxPending are waiting already. Once Run has returned, every
+// occurrence is dropped.
 func (r *Recorder) record(k seriesKey, regarding corev1.ObjectReference) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stats.Recorded++
+	if r.stopped { // nothing will send it (TestAnEventRecordedAfterRunReturnedIsDroppedCountedAndLogged)
+		r.stats.Dropped++
+		r.warnLocked(now, "events: dropped an Event: the Recorder's Run has returned",
+			"reason", k.reason, "regarding", k.regarding.Kind+" "+k.regarding.Namespace+"/"+k.regarding.Name)
+		return
+	}
 	if s := r.series[k]; s != nil && now.Sub(s.lastObserved) < seriesWindow {
 		s.count++
 		s.lastObserved = now
