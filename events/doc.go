@@ -45,6 +45,7 @@
 //     TestAnEventWhoseCreateAnswerWasLostIsNotCreatedTwice,
 //     TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence,
 //     TestACreateThatLandedAnsweredBadGatewayIsNotCreatedTwice,
+//     TestACreateTheRESTClientRetriedAfterItLandedIsNotCreatedTwice,
 //     TestACutCreateRemadeByTheNextOccurrenceCountsBothOccurrences,
 //     TestOccurrencesOfACutCreateAreNotLostWhenANewSeriesStartsMeanwhile,
 //     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,
