@@ -35,7 +35,9 @@
 //   - An Event is never created twice: repeats that arrive while its
 //     create is in flight are written to its series afterwards, and a
 //     create that got no answer (a cut connection, a timeout) or a
-//     server error (5xx) is taken as created, since it may have landed.
+//     server error (5xx) is taken as created, since it may have landed;
+//     one answered 409 AlreadyExists landed (a retry met it) and is
+//     counted as created.
 //     Each Event's name is valid, whatever the object's name, and
 //     unique, from one Recorder or two. When a series write finds its
 //     Event gone (the API server keeps one an hour; anyone may delete
@@ -46,6 +48,7 @@
 //     TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence,
 //     TestACreateThatLandedAnsweredBadGatewayIsNotCreatedTwice,
 //     TestACreateTheRESTClientRetriedAfterItLandedIsNotCreatedTwice,
+//     TestACreateTheRESTClientRetriedAfterItLandedIsCountedAsCreated,
 //     TestACutCreateRemadeByTheNextOccurrenceCountsBothOccurrences,
 //     TestOccurrencesOfACutCreateAreNotLostWhenANewSeriesStartsMeanwhile,
 //     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,

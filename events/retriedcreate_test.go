@@ -35,3 +35,20 @@ func TestACreateTheRESTClientRetriedAfterItLandedIsNotCreatedTwice(t *testing.T)
 		assert.Equal(t, int64(1), r.Stats().Updated, "the repeat was not written to the Event's series: %+v", r.Stats())
 	})
 }
+
+// The same retried create, counted: the 409 its retry meets is the
+// Recorder's own Event (its names are unique), so the Event was created,
+// not refused, and the repeat's write finds it. (Found by review: Stats
+// said Created 0, Refused 1, and a warning said the create "may have
+// landed", of an Event the server had.)
+func TestACreateTheRESTClientRetriedAfterItLandedIsCountedAsCreated(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, stored := lostFirstCreate(t, fakeapiserver.Fault{Status: http.StatusInternalServerError, RetryAfter: 1, Landed: true})
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u-1"}}
+		require.NoError(t, r.Eventf(cm, events.Warning, "SecretNotOurs", "Create", "secret web exists"))
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		require.Equal(t, 1, stored())
+		assert.Equal(t, events.Stats{Created: 1, Recorded: 1}, r.Stats(), "the Event the server holds is not counted as created")
+	})
+}
