@@ -35,35 +35,44 @@
 //   - An Event is never created twice: repeats that arrive while its
 //     create is in flight are written to its series afterwards, and a
 //     create that got no answer (a cut connection, a timeout) or a
-//     server error (5xx) is taken as created, since it may have landed.
-//     Each Event's name is unique to its Recorder and valid, whatever
-//     the object's name. When a series write finds its Event gone (the
-//     API server keeps one an hour; anyone may delete one; a create
-//     taken as created never landed), the occurrences it never stored
-//     are created as a new Event. Proved by
+//     server error (5xx) is taken as created, since it may have landed;
+//     one answered 409 AlreadyExists landed (a retry met it) and is
+//     counted as created.
+//     Each Event's name is valid, whatever the object's name, and
+//     unique, from one Recorder or two. When a series write finds its
+//     Event gone (the API server keeps one an hour; anyone may delete
+//     one; a create taken as created never landed), the occurrences it
+//     never stored are created as a new Event. Proved by
 //     TestAnEventIsNeverCreatedTwiceWhileItsCreateIsInFlight,
 //     TestAnEventWhoseCreateAnswerWasLostIsNotCreatedTwice,
 //     TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence,
 //     TestACreateThatLandedAnsweredBadGatewayIsNotCreatedTwice,
+//     TestACreateTheRESTClientRetriedAfterItLandedIsNotCreatedTwice,
+//     TestACreateTheRESTClientRetriedAfterItLandedIsCountedAsCreated,
 //     TestACutCreateRemadeByTheNextOccurrenceCountsBothOccurrences,
 //     TestOccurrencesOfACutCreateAreNotLostWhenANewSeriesStartsMeanwhile,
 //     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,
+//     TestTwoRecordersRecordingAboutOneObjectAtOneInstantCreateTwoEvents,
 //     TestAnEventsNameStartsWithTheObjectsNameMadeValid and
 //     TestARemadeEventCountsEveryOccurrenceTheServerDidNotStore.
 //   - Bounded: the Recorder's writes are limited (Options.QPS, Burst),
 //     each write lasts at most Options.RequestTimeout, and past
 //     Options.MaxPending Events waiting to be created a new one is
-//     dropped, counted in Stats.Dropped and logged, never blocking
+//     dropped, counted in Stats.Dropped and logged, never blocking, as
+//     is one recorded after Run has returned
 //     (TestTheRecorderLimitsItsOwnWrites,
 //     TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout,
-//     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).
+//     TestPastMaxPendingAnEventIsDroppedCountedAndLogged,
+//     TestAnEventRecordedAfterRunReturnedIsDroppedCountedAndLogged).
 //   - Nothing refused silently: arguments the API server would refuse are
 //     an error from Eventf; a write it refuses is counted in
 //     Stats.Refused and logged (at most one warning every 10 s), not
-//     retried; occurrences recorded while a refused series update was in
-//     flight are written next, with the count so far. Proved by
+//     retried; occurrences recorded while a refused write was in flight
+//     are written next: after a series update, with the count so far;
+//     after a create, as a new Event. Proved by
 //     TestArgumentsTheAPIServerWouldRefuseAreErrorsNamingThem,
-//     TestAnOccurrenceRecordedWhileASeriesUpdateTimesOutIsStillWritten and
+//     TestAnOccurrenceRecordedWhileASeriesUpdateTimesOutIsStillWritten,
+//     TestAnOccurrenceRecordedWhileARefusedCreateWasInFlightIsCreatedNext and
 //     TestARefusedCreateIsCountedAndLoggedAndTheNextOccurrenceTriesAnew
 //     (one warning per 10 s:
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).

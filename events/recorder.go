@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -90,7 +91,8 @@ type Recorder struct {
 	stats    Stats                 // guarded by mu
 	warned   time.Time             // the last warning; guarded by mu
 	running  bool                  // Run has been called; guarded by mu
-	seq      uint64                // numbers the Events' names; guarded by mu
+	stopped  bool                  // Run has returned: nothing will be sent; guarded by mu
+	seq      uint64                // numbers the Events' names, from a random start; guarded by mu
 	wake     chan struct{}         // a token when the queue has news for Run
 	flush    time.Duration         // seriesFlush; shorter in tests
 }
@@ -100,7 +102,7 @@ type Stats struct {
 	Created  int64 // Events created
 	Updated  int64 // series updates written
 	Repeats  int64 // Eventf calls folded into a series
-	Dropped  int64 // Events dropped: MaxPending reached
+	Dropped  int64 // Events dropped: MaxPending reached, or Run has returned
 	Refused  int64 // writes the API server refused, or that failed
 	Recorded int64 // Eventf calls accepted
 }
@@ -126,6 +128,7 @@ func newRecorder(s sink, opts Options) *Recorder {
 	return &Recorder{
 		opts: opts, sink: s,
 		series: map[seriesKey]*series{}, wake: make(chan struct{}, 1), flush: seriesFlush,
+		seq: rand.Uint64(), // another Recorder's names do not collide with ours (newEventLocked)
 	}
 }
 
@@ -187,7 +190,8 @@ func (o Options) withDefaults() (Options, error) {
 // API server's 1024 bytes (bytes that are not UTF-8 count as the three
 // of the U+FFFD that JSON carries them as). It returns at once, with an
 // error only for arguments the API server would refuse; the Event is
-// sent by Run.
+// sent by Run. One recorded after Run has returned, which nothing will
+// send, is dropped, counted in Stats.Dropped and logged.
 func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, format string, args ...any) error {
 	ref, err := r.reference(regarding)
 	if err != nil {
@@ -226,7 +230,8 @@ func (r *Recorder) reference(obj runtime.Object) (*corev1.ObjectReference, error
 }
 
 // maxNamePrefix leaves room in an Event's name (253 characters at most)
-// for the dot, up to 16 hex digits of time, a dot and a sequence number.
+// for the dot, up to 16 hex digits of time, a dot and up to 16 of a
+// sequence number.
 const maxNamePrefix = 200
 
 // namePrefix makes an object's name the start of an Event's name, which
@@ -288,10 +293,13 @@ func (r *Recorder) Stats() Stats {
 }
 
 // newEventLocked is the Event a new series is created as, about
-// regarding as it was at its first occurrence. Its name is unique to this
-// Recorder: the object's name (made a valid prefix), the time and a
-// sequence number, so that two Events about one object at one clock
-// reading do not collide.
+// regarding as it was at its first occurrence. Its name is unique: the
+// object's name (made a valid prefix), the time and a sequence number
+// that starts at random in each Recorder, so that two Events about one
+// object at one clock reading do not collide, from one Recorder or from
+// two. It must be: a create answered 409 AlreadyExists is taken as this
+// Recorder's own create having landed
+// (TestTwoRecordersRecordingAboutOneObjectAtOneInstantCreateTwoEvents).
 func (r *Recorder) newEventLocked(k seriesKey, regarding corev1.ObjectReference, now time.Time) *eventsv1.Event {
 	ns := k.regarding.Namespace
 	if ns == "" {

@@ -41,12 +41,19 @@ type series struct {
 
 // record counts one occurrence of k: a repeat joins k's series if its
 // last occurrence is within seriesWindow, or else a new Event is queued,
-// unless MaxPending are waiting already.
+// unless MaxPending are waiting already. Once Run has returned, every
+// occurrence is dropped.
 func (r *Recorder) record(k seriesKey, regarding corev1.ObjectReference) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stats.Recorded++
+	if r.stopped { // nothing will send it (TestAnEventRecordedAfterRunReturnedIsDroppedCountedAndLogged)
+		r.stats.Dropped++
+		r.warnLocked(now, "events: dropped an Event: the Recorder's Run has returned",
+			"reason", k.reason, "regarding", k.regarding.Kind+" "+k.regarding.Namespace+"/"+k.regarding.Name)
+		return
+	}
 	if s := r.series[k]; s != nil && now.Sub(s.lastObserved) < seriesWindow {
 		s.count++
 		s.lastObserved = now
@@ -68,13 +75,23 @@ func (r *Recorder) record(k seriesKey, regarding corev1.ObjectReference) {
 
 // restartLocked makes s a new Event for the occurrences after the first
 // `stored` of it, whose Event the API server no longer has (an Event
-// lives an hour, and anyone may delete one): they are created anew, not
-// lost. Like a repeat, it is not held to MaxPending: it replaces an
-// Event, it does not add one (a series a later one replaced in the
-// Recorder's map, past the series window, adds one at most for that key,
-// beside the newer series').
+// lives an hour, and anyone may delete one) or refused to create: they
+// are created anew, not lost. Like a repeat, it is not held to
+// MaxPending: it replaces an Event, it does not add one (a series a
+// later one replaced in the Recorder's map, past the series window, adds
+// one at most for that key, beside the newer series').
+//
+// The new Event's eventTime (when it was first observed) is the old
+// Event's own when the server stored none of it, and otherwise its
+// latest occurrence, the first's time not being kept: never the time of
+// the remake, after them all
+// (TestARemadeEventIsNotDatedAfterTheOccurrencesItCounts).
 func (r *Recorder) restartLocked(s *series, stored int32) {
-	s.event = r.newEventLocked(s.key, s.event.Regarding, time.Now())
+	first := s.lastObserved
+	if stored == 0 {
+		first = s.event.EventTime.Time
+	}
+	s.event = r.newEventLocked(s.key, s.event.Regarding, first)
 	s.created, s.unconfirmed = false, false
 	s.count -= stored
 	s.sent = 0
