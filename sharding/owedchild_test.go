@@ -162,10 +162,7 @@ func TestAnOwedChildIsNotLetGoOnceItsParentIsBackAndKeptOnTheMember(t *testing.T
 		require.Len(t, srv.paths(), 3, "api, then kid (twice: letGoChildren, payOwed), were PATCHed")
 
 		// The ring moves back: the sharder gives api to a again, kept.
-		back := api.DeepCopy()
-		back.ResourceVersion = "20"
-		delete(back.Labels, shard.DrainLabel())
-		require.NoError(t, idx.Add(back))
+		require.NoError(t, idx.Add(keptBy(shard, atVersion(api, "20"))))
 
 		_, err = reconcile(ctx, topKey) // api's arrival brings ns/top
 		require.NoError(t, err)
@@ -212,13 +209,8 @@ func TestAnOwedChildIsNotLetGoWhenItsParentComesBackKeptDuringA409Retry(t *testi
 			case 2, 3: // kid refused, in letGoChildren and in payOwed
 				return http.StatusInternalServerError, webhookHiccup
 			case 4: // kid changed meanwhile; the ring moved back: api is a's again, kept
-				changed := kid.DeepCopy()
-				changed.ResourceVersion = "30"
-				require.NoError(t, idx.Update(changed))
-				back := api.DeepCopy()
-				back.ResourceVersion = "20"
-				delete(back.Labels, shard.DrainLabel())
-				require.NoError(t, idx.Add(back))
+				require.NoError(t, idx.Update(atVersion(kid, "30")))
+				require.NoError(t, idx.Add(keptBy(shard, atVersion(api, "20"))))
 				return http.StatusConflict, conflict
 			}
 			return http.StatusOK, configMapJSON(t, kid)
@@ -252,13 +244,8 @@ func TestAChildIsNotLetGoWhenItsParentComesBackKeptDuringItsFirst409Retry(t *tes
 				require.NoError(t, idx.Delete(api))
 				return http.StatusOK, configMapJSON(t, api)
 			case 2:
-				changed := kid.DeepCopy()
-				changed.ResourceVersion = "30"
-				require.NoError(t, idx.Update(changed))
-				back := api.DeepCopy()
-				back.ResourceVersion = "20"
-				delete(back.Labels, shard.DrainLabel())
-				require.NoError(t, idx.Add(back))
+				require.NoError(t, idx.Update(atVersion(kid, "30")))
+				require.NoError(t, idx.Add(keptBy(shard, atVersion(api, "20"))))
 				return http.StatusConflict, conflict
 			}
 			return http.StatusOK, configMapJSON(t, kid)
@@ -362,6 +349,20 @@ func ownedChildScene(t *testing.T) (sharding.Shard, *corev1.ConfigMap, *corev1.C
 	return shard, api, kid
 }
 
+// atVersion is a copy of obj as a later write left it, at version rv.
+func atVersion(obj *corev1.ConfigMap, rv string) *corev1.ConfigMap {
+	later := obj.DeepCopy()
+	later.ResourceVersion = rv
+	return later
+}
+
+// keptBy is obj with shard's drain label gone: the ring moved back and
+// the sharder kept it on its member.
+func keptBy(shard sharding.Shard, obj *corev1.ConfigMap) *corev1.ConfigMap {
+	delete(obj.Labels, shard.DrainLabel())
+	return obj
+}
+
 var webhookHiccup = []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"InternalError","code":500,"message":"webhook hiccup"}`)
 
 // Review of 962eba6. Scenario (member a keys by ring key; cache held by
@@ -398,12 +399,8 @@ func TestAChildIsNotLetGoWhenItsParentComesBackDrainingAnewDuringItsFirst409Retr
 				require.NoError(t, idx.Delete(api))
 				return http.StatusOK, configMapJSON(t, api)
 			case 2: // kid changed meanwhile; api is back on a, draining anew
-				changed := kid.DeepCopy()
-				changed.ResourceVersion = "30"
-				require.NoError(t, idx.Update(changed))
-				back := api.DeepCopy()
-				back.ResourceVersion = "20"
-				require.NoError(t, idx.Add(back))
+				require.NoError(t, idx.Update(atVersion(kid, "30")))
+				require.NoError(t, idx.Add(atVersion(api, "20")))
 				return http.StatusConflict, conflict
 			}
 			return http.StatusOK, configMapJSON(t, kid)
@@ -461,10 +458,7 @@ func TestAChildIsNotLetGoWhenItsParentComesBackKeptWhileItsAcknowledgementWaitsF
 		synctest.Wait() // api let go; kid's acknowledgement waits for the call of ns/kid
 		require.Len(t, srv.paths(), 1, "api was let go, kid not yet")
 
-		back := api.DeepCopy() // the ring moved back: api is a's again, kept
-		back.ResourceVersion = "20"
-		delete(back.Labels, shard.DrainLabel())
-		require.NoError(t, idx.Add(back))
+		require.NoError(t, idx.Add(keptBy(shard, atVersion(api, "20")))) // the ring moved back: api is a's again, kept
 
 		close(hold.release)
 		<-kidDone
