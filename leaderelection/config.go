@@ -103,7 +103,8 @@ type Config struct {
 
 	// Callbacks are what the elector calls as terms start and end.
 	Callbacks Callbacks
-	// Clock gives the time and the timers. Default: informer.RealClock.
+	// Clock gives the time and the timers. Default: informer.RealClock,
+	// also for a nil pointer held in it (informer.ClockOrReal).
 	Clock informer.Clock
 	// Logger receives acquisitions, losses, releases, new leaders, and
 	// each failed attempt whose error differs from the previous one's.
