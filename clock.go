@@ -3,6 +3,8 @@ package informer
 import (
 	"context"
 	"time"
+
+	"github.com/listwatch/informer/internal/nilcheck"
 )
 
 // Clock is where a stage that acts on time gets it: the workqueue for
@@ -44,9 +46,12 @@ func (RealClock) Now() time.Time { return time.Now() }
 func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // ClockOrReal returns c, or RealClock if c is nil: the default of every
-// Clock option.
+// Clock option. A nil pointer held in c (a *FakeClock declared and never
+// made) is nil too, as workqueue.New takes it, rather than a clock whose
+// first Now panics inside whichever stage took the option
+// (TestClockOrRealTakesANilPointerHeldInAClockAsNoClock).
 func ClockOrReal(c Clock) Clock {
-	if c == nil {
+	if nilcheck.IsNil(c) {
 		return RealClock{}
 	}
 	return c

@@ -36,3 +36,15 @@ func TestWithTimeoutAndSleepWaitOnTheClockTheyAreGiven(t *testing.T) {
 	stop()
 	require.False(t, informer.Sleep(ended, clock, time.Hour), "a context that ends cuts the sleep short")
 }
+
+// A nil pointer held in a Clock (a *FakeClock declared and never made)
+// is no clock, as nil is: ClockOrReal gives the real clock for both, as
+// workqueue.New does, instead of keeping it for the first Now or
+// AfterFunc to panic on, deep inside whichever stage took the option.
+func TestClockOrRealTakesANilPointerHeldInAClockAsNoClock(t *testing.T) {
+	var fake *workqueue.FakeClock
+	require.Equal(t, informer.RealClock{}, informer.ClockOrReal(fake))
+	require.Equal(t, informer.RealClock{}, informer.ClockOrReal(nil))
+	clock := workqueue.NewFakeClock(time.Now())
+	require.Same(t, clock, informer.ClockOrReal(clock))
+}

@@ -98,5 +98,7 @@
 // With Options.Trace set, every change emits an [informer.TraceEvent] with
 // Stage [informer.StageIndexer] and one of the Kind constants: KindStored,
 // KindDeleted, KindReplaced, KindIndexChanged, KindIndexAdded. With no hook
-// no event is built at all.
+// no event is built at all. A write emits its events once it is applied
+// whole, so a hook that panics stops the events, never a write half-way
+// (TestATraceHookThatPanicsLeavesEveryIndexExact).
 package indexer

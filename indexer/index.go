@@ -92,12 +92,25 @@ func (x *index[T]) file(key informer.Key, values []string) (old []string, change
 	return old, true
 }
 
-// refile files key under values in the index called name, and traces the
-// change if there was one. The caller holds mu.
-func (i *Indexer[T]) refile(name string, key informer.Key, values []string) {
+// refile files key under values in the index called name, and returns
+// the KindIndexChanged detail of the change, "" if there was none or no
+// trace hook. The caller holds mu, and emits the detail once the whole
+// write is applied.
+func (i *Indexer[T]) refile(name string, key informer.Key, values []string) string {
 	old, changed := i.indices[name].file(key, values)
 	if changed && i.trace != nil {
-		i.emit(KindIndexChanged, key, "", indexChange(name, old, values))
+		return indexChange(name, old, values)
+	}
+	return ""
+}
+
+// emitIndexChanges emits a KindIndexChanged event for each detail refile
+// returned, in index name order. The caller holds mu.
+func (i *Indexer[T]) emitIndexChanges(key informer.Key, details []string) {
+	for _, detail := range details {
+		if detail != "" {
+			i.emit(KindIndexChanged, key, "", detail)
+		}
 	}
 }
 
@@ -146,11 +159,13 @@ func (i *Indexer[T]) AddIndexers(indexers map[string]IndexFunc[T]) error {
 	}
 	for n, name := range names { // every one is complete: install them all
 		i.indices[name] = built[n]
-		if i.trace != nil {
+	}
+	i.names = slices.Sorted(maps.Keys(i.indices))
+	if i.trace != nil { // only now: a hook that panics cannot stop an install half-way
+		for n, name := range names {
 			detail := fmt.Sprintf("%s: %d values over %d objects", name, len(built[n].byValue), i.count)
 			i.emit(KindIndexAdded, informer.Key{}, "", detail)
 		}
 	}
-	i.names = slices.Sorted(maps.Keys(i.indices))
 	return nil
 }

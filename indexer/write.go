@@ -14,6 +14,9 @@ import (
 //     any error returns here, and the Indexer is exactly as it was;
 //  2. apply: store the object and re-file its key in every index. Nothing
 //     in this phase can fail.
+//  3. trace: only once the write is applied whole, so that a trace hook
+//     that panics cannot stop it half-way
+//     (TestATraceHookThatPanicsLeavesEveryIndexExact).
 
 // Add stores obj under its key, replacing any object already stored there,
 // and updates every index. Cost: O(1) plus one call of each IndexFunc and
@@ -48,15 +51,22 @@ func (i *Indexer[T]) store(op string, obj T) error {
 	if i.detect {
 		i.copies[key] = snapshot
 	}
+	var changes []string // the KindIndexChanged details, built only for a hook
+	if i.trace != nil {
+		changes = make([]string, len(i.names))
+	}
+	for n, name := range i.names {
+		if detail := i.refile(name, key, values[n]); detail != "" {
+			changes[n] = detail
+		}
+	}
 	if i.trace != nil {
 		detail := "added"
 		if op == "Update" {
 			detail = "updated"
 		}
 		i.emit(KindStored, key, obj.GetResourceVersion(), detail)
-	}
-	for n, name := range i.names {
-		i.refile(name, key, values[n])
+		i.emitIndexChanges(key, changes)
 	}
 	return nil
 }
@@ -78,11 +88,18 @@ func (i *Indexer[T]) Delete(obj T) error {
 	}
 	i.removeLocked(key)
 	delete(i.copies, key) // a no-op on a nil map, when the detector is off
+	var changes []string  // the KindIndexChanged details, built only for a hook
+	if i.trace != nil {
+		changes = make([]string, len(i.names))
+	}
+	for n, name := range i.names {
+		if detail := i.refile(name, key, nil); detail != "" {
+			changes[n] = detail
+		}
+	}
 	if i.trace != nil {
 		i.emit(KindDeleted, key, obj.GetResourceVersion(), "")
-	}
-	for _, name := range i.names {
-		i.refile(name, key, nil)
+		i.emitIndexChanges(key, changes)
 	}
 	return nil
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
 
@@ -28,7 +30,9 @@ type Config struct {
 	// with its own requests cannot hold a renew behind its rate limiter.
 	// Required.
 	Client *rest.RESTClient
-	// Namespace and Name name the Lease. Required.
+	// Namespace and Name name the Lease: a namespace name (a DNS label)
+	// and a DNS subdomain, as the API server requires, or New fails
+	// (the API server would refuse the Lease on every attempt). Required.
 	Namespace, Name string
 	// Labels are written on the Lease with every write of this
 	// candidate's (create, renew, release), so that a reader can find a
@@ -103,7 +107,8 @@ type Config struct {
 
 	// Callbacks are what the elector calls as terms start and end.
 	Callbacks Callbacks
-	// Clock gives the time and the timers. Default: informer.RealClock.
+	// Clock gives the time and the timers. Default: informer.RealClock,
+	// also for a nil pointer held in it (informer.ClockOrReal).
 	Clock informer.Clock
 	// Logger receives acquisitions, losses, releases, new leaders, and
 	// each failed attempt whose error differs from the previous one's.
@@ -196,8 +201,14 @@ func (c Config) validate() error {
 		return bad("Client", "is nil: build one with NewClient")
 	case c.Namespace == "":
 		return bad("Namespace", "is empty")
+	case len(validation.IsDNS1123Label(c.Namespace)) > 0:
+		// The API server would refuse the Lease (422, or 404 for a
+		// namespace that cannot exist) on every attempt.
+		return bad("Namespace", "(%q) is not a namespace name: %s", c.Namespace, strings.Join(validation.IsDNS1123Label(c.Namespace), "; "))
 	case c.Name == "":
 		return bad("Name", "is empty")
+	case len(validation.IsDNS1123Subdomain(c.Name)) > 0:
+		return bad("Name", "(%q) cannot name a Lease: %s", c.Name, strings.Join(validation.IsDNS1123Subdomain(c.Name), "; "))
 	case c.LeaseDuration < time.Second || c.LeaseDuration%time.Second != 0:
 		return bad("LeaseDuration", "(%v) must be a whole number of seconds: the Lease stores seconds", c.LeaseDuration)
 	case c.LeaseDuration <= c.RenewDeadline:

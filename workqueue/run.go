@@ -117,7 +117,18 @@ type RunOptions[K comparable] struct {
 // Run does not shut q down. To stop without losing queued work, call
 // q.ShutDownWithDrain while Run is running: the workers finish what is
 // queued and Run returns by itself.
+//
+// A nil q or a nil reconcile is a mistake in the call, not a failure of
+// a key: Run panics at once, on the caller's goroutine and before it
+// starts a worker, with a message that names it, as http.Handle does for
+// a nil handler (TestRunPanicsAtOnceNamingANilQueueOrANilReconcileFunc).
 func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc[K], opts RunOptions[K]) {
+	if q == nil {
+		panic("workqueue: Run: the queue is nil")
+	}
+	if reconcile == nil {
+		panic("workqueue: Run: the ReconcileFunc is nil")
+	}
 	onError := opts.OnError
 	var log *failureLog[K] // the default log, when there is no OnError
 	if onError == nil {
