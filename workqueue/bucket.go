@@ -10,7 +10,9 @@ import (
 // BucketRateLimiter is an overall limiter: one token bucket shared by all
 // keys, which caps the rate of retries of the whole queue, whichever keys
 // fail. client-go adapts golang.org/x/time/rate for this (BucketRateLimiter);
-// this is the same arithmetic, written out.
+// this is the same arithmetic, written out, but for burst 0: x/time/rate's
+// reservation then never succeeds and client-go's limiter would hold a
+// key back for ever, where this one spaces every retry 1/qps apart.
 //
 // The bucket holds up to burst tokens and refills at qps tokens per second.
 // Every When takes a token. If one is there, the retry may happen now (0);
