@@ -49,7 +49,8 @@ type Options struct {
 	Faults time.Duration
 	Timing Timing // default DefaultTiming
 	// Settle bounds convergence once every fault has ended. Default:
-	// 10 LeaseDurations (see ConvergenceBound).
+	// 10 LeaseDurations (see ConvergenceBound); a negative one is an
+	// error.
 	Settle time.Duration
 	// Logger receives the library's logs. Default: discarded.
 	Logger *slog.Logger
@@ -101,6 +102,11 @@ func (o Options) validate() error {
 	}
 	if o.Replicas < 3 || o.Replicas > 5 {
 		return fmt.Errorf("simulation: Options.Replicas %d: the simulator runs 3 to 5 replica slots", o.Replicas)
+	}
+	if o.Settle < 0 {
+		// The convergence loop would never run, nor the quiescent
+		// checks after it: a run that checked nothing would pass.
+		return fmt.Errorf("simulation: Options.Settle %v: the bound on convergence must not be negative", o.Settle)
 	}
 	return nil
 }

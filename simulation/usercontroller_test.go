@@ -180,6 +180,9 @@ func TestOptionsThatCannotRunAreAnErrorNamingTheOption(t *testing.T) {
 		{simulation.Options{Controller: &simulation.Controller{}}, "Options.Controller has no Run"},
 		{simulation.Options{Replicas: 2}, "Options.Replicas 2"},
 		{simulation.Options{Replicas: 6}, "Options.Replicas 6"},
+		// A negative Settle ran no convergence check and no cache
+		// comparison, and the run passed.
+		{simulation.Options{Scenario: simulation.LeaderElected, Settle: -time.Second}, "Options.Settle -1s"},
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			_, err := simulation.Run(tc.opts, simulation.Schedule{})
