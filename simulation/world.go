@@ -37,6 +37,8 @@ const Namespace = "sim"
 
 // Timing is the Lease timing of every candidate and member, and the
 // reconciles' work: short, so that every fault ends terms within a run.
+// It is given whole (Lease, Renew and Retry), or left zero for
+// DefaultTiming; Run refuses one that leaderelection's Config would.
 type Timing struct {
 	Lease, Renew, Retry time.Duration
 	Work                time.Duration // a reconcile's pause between its read and its writes
