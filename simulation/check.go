@@ -303,6 +303,9 @@ func (w *world) movesOffLiveMembers(moves []move, terms []interval) []Violation 
 		if m.from == "" || m.to == "" || m.parentOn != "" {
 			continue // an assignment, a let-go, or childrenFollowParents' record
 		}
+		if m.drainedAt != "" && !w.unlabelledBySharder(m.ring, m.object, m.drainedAt) {
+			continue // acknowledged: the member took its label off the drained version
+		}
 		t, ok := w.inTerm(termOf, m.ring, m.from, m.at)
 		if !ok {
 			continue

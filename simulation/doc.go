@@ -160,12 +160,16 @@
 //     fence (TestATermThatBeganLaterWithoutAGreaterFenceBreaksFencesGrow).
 //   - "Moves only by drain": a live member's object moves to another
 //     member only through an acknowledged drain, as the checker's own
-//     watch sees it; a relabel seen only across a gap of that watch (a
+//     watch sees it, the acknowledgement being the member's own write
+//     (a drained object's label taken off by a sharder's write, which
+//     the server side tells by its user agent, is no acknowledgement);
+//     a relabel seen only across a gap of that watch (a
 //     410 and its relist) is not judged, nor one from the moment the
 //     member's replica was paused in that term, when the sharder may
 //     take its Lease over
 //     (TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain,
-//     TestAnObjectUnlabelledWithoutADrainThenGivenToAnotherLiveMemberBreaksMovesOnlyByDrain).
+//     TestAnObjectUnlabelledWithoutADrainThenGivenToAnotherLiveMemberBreaksMovesOnlyByDrain,
+//     TestADrainedObjectUnlabelledByTheSharderNotItsMemberBreaksMovesOnlyByDrain).
 //   - "Children follow parents": no child reaches a member (assigned, or
 //     moved off a dead member) while its parent is labelled for another
 //     member whose term runs, nor is let go by the member its parent is
