@@ -181,10 +181,13 @@
 //     child its parent's), every parent was reconciled by its owner at
 //     its latest tick (but a grouped one, whose events bring its group's
 //     key), no orphan's parent exists (its ring's controller adopts it),
-//     and, leader-elected, no child outlives its parent (the built-in
-//     controller deletes what the writers leave it)
+//     and, leader-elected, no child outlives its parent (the UID its
+//     controller reference names: a parent made again under the name is
+//     another; the built-in controller deletes what the writers leave
+//     it)
 //     (TestAControllerThatNeverConvergesBreaksConverged,
-//     TestAnOrphanWhoseParentExistsBreaksConverged).
+//     TestAnOrphanWhoseParentExistsBreaksConverged,
+//     TestAChildOfADeletedParentWhoseNameWasTakenAgainBreaksConverged).
 //   - "Cache equals server": then, at quiescence (synctest.Wait) and
 //     within the rest of the bound, every open term's cache equals the
 //     server, and every leading sharder's cache of all objects holds as
