@@ -48,7 +48,7 @@ type Options struct {
 	Scenario Scenario // default Sharded
 	Replicas int      // slots, 3 to 5; default 3
 	// Faults is how long faults may be drawn for (NewSchedule's length).
-	// Default: 60 s.
+	// Default: 60 s; a negative one is an error.
 	Faults time.Duration
 	Timing Timing // default DefaultTiming; a Timing no elector accepts is an error
 	// Settle bounds convergence once every fault has ended. Default:
@@ -108,6 +108,9 @@ func (o Options) validate() error {
 	}
 	if err := o.Timing.validate(); err != nil {
 		return err
+	}
+	if o.Faults < 0 {
+		return fmt.Errorf("simulation: Options.Faults %v: how long faults are drawn for must not be negative", o.Faults)
 	}
 	if o.Settle < 0 {
 		// The convergence loop would never run, nor the quiescent
