@@ -86,6 +86,14 @@ func (c *controller) reconcile(ctx context.Context, key informer.Key) (workqueue
 		errs = append(errs, c.create(wctx, key, parent, want))
 	case err != nil:
 		errs = append(errs, err)
+	case controlledBy(child, key.Name) && metav1.GetControllerOfNoCopy(child).UID != parent.UID:
+		// The child of a parent of this name deleted before: it outlives
+		// its parent, and holds this parent's child's name. Delete it, as
+		// removeChild does, and create this one's on the next look.
+		if err := c.deleteChild(wctx, key, child); err != nil {
+			errs = append(errs, err)
+		}
+		return workqueue.Result{RequeueAfter: time.Second}, nil
 	case child.Annotations[ReconciledBy(c.ring)] != want:
 		errs = append(errs, c.annotate(wctx, key, child, want))
 	}
@@ -113,12 +121,25 @@ func (c *controller) removeChild(ctx context.Context, key informer.Key) (workque
 	c.r.link.gate.wait(context.WithoutCancel(ctx))
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.writeTimeout)
 	defer cancel()
+	if c.deleteChild(wctx, key, child) != nil {
+		return workqueue.Result{RequeueAfter: time.Second}, nil
+	}
+	return workqueue.Result{}, nil
+}
+
+// deleteChild deletes child, a child the reconcile of key found, guarded
+// by its UID, and records the delete in the guard and the history; an
+// error is one to look again after (a child gone already, or another
+// object of its name now, is none).
+func (c *controller) deleteChild(ctx context.Context, key informer.Key, child *corev1.ConfigMap) error {
+	name := child.Name
 	uid := child.UID
+	var err error
 	req := c.client.Delete().Namespace(key.Namespace).Resource("configmaps").Name(name).
 		Body(&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	childKey := informer.Key{Namespace: key.Namespace, Name: name}
 	if c.w.unknownUIDDeletes {
-		err = req.Do(wctx).Error()
+		err = req.Do(ctx).Error()
 		if err == nil {
 			// The child is deleted whether or not this records it: Deleted
 			// fails only for a Cache tracked after its guard closed, and a
@@ -126,7 +147,7 @@ func (c *controller) removeChild(ctx context.Context, key informer.Key) (workque
 			_ = c.written.Deleted(key, childKey, "", nil)
 		}
 	} else {
-		err = c.written.Delete(wctx, key, childKey, req)
+		err = c.written.Delete(ctx, key, childKey, req)
 	}
 	switch {
 	case err == nil:
@@ -134,9 +155,9 @@ func (c *controller) removeChild(ctx context.Context, key informer.Key) (workque
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		// gone already, or another object of that name now
 	default:
-		return workqueue.Result{RequeueAfter: time.Second}, nil
+		return err
 	}
-	return workqueue.Result{}, nil
+	return nil
 }
 
 // controlledBy reports whether obj's controller is the ConfigMap parent.

@@ -32,8 +32,11 @@ import (
 //     controller adopts it); with a Controller of the user's, its
 //     Converged says instead;
 //   - leader-elected, with the built-in controller: no child outlives
-//     its parent (by name), since the writers leave a deleted parent's
-//     children to it one time in two and it deletes them (removeChild).
+//     its parent, the object its controller reference names by UID (a
+//     parent made again under that name is another), since the writers
+//     leave a deleted parent's children to it one time in two and it
+//     deletes them (removeChild, or the reconcile of the parent made
+//     again).
 //     Sharded, sharding.Reconciler runs nothing for a parent gone, and a
 //     child created late stays, for the sharder's orphan path.
 func (w *world) converged() []Violation {
@@ -95,8 +98,8 @@ func (w *world) converged() []Violation {
 		u := objs[name]
 		ref := metav1.GetControllerOfNoCopy(u)
 		if !isParent(name) {
-			if w.opts.Scenario == LeaderElected && ref != nil && objs[ref.Name] == nil {
-				return bad("child %s outlives its parent %s", name, ref.Name)
+			if w.opts.Scenario == LeaderElected && ref != nil && (objs[ref.Name] == nil || objs[ref.Name].GetUID() != ref.UID) {
+				return bad("child %s outlives its parent %s (uid %s)", name, ref.Name, ref.UID)
 			}
 			if parent, _, child := childOf(name); child && ref == nil && objs[parent] != nil {
 				return bad("orphan %s was not adopted by its parent %s", name, parent)

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"github.com/listwatch/informer/metrics"
@@ -333,16 +336,66 @@ func TestAMemberReconcilingADeletedObjectsGhostDoesNotBreakOneReconcilePerKey(t 
 		{"the same object, both reconciling it", nil, 1},
 		{"one reconciling a ghost of the deleted object", []Event{{At: at(500), What: Deleted, Key: "sim/p-00", Version: "20"}}, 0},
 		{"a delete after both began", []Event{{At: at(1050), What: Deleted, Key: "sim/p-00", Version: "20"}}, 1},
+		// Neither reconciles the object created again: both hold the
+		// life that was deleted, at once, which sharding does not allow.
+		{"both reconciling the deleted object's ghost", []Event{{At: at(500), What: Deleted, Key: "sim/p-00", Version: "20"}}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			events := append(append([]Event(nil), terms...), tc.deleted...)
 			events = append(events, reconcile(1000, "r0-0", "m-a", "10")...) // its cache still holds the old life
-			events = append(events, reconcile(1001, "r1-0", "m-b", "30")...) // the object created again
+			second := "30"                                                   // the object created again
+			if strings.HasPrefix(tc.name, "both") {
+				second = "10"
+			}
+			events = append(events, reconcile(1001, "r1-0", "m-b", second)...)
 			slices.SortStableFunc(events, func(a, b Event) int { return a.At.Compare(b.At) })
 			w := &world{opts: Options{}.withDefaults(), hist: &History{events: events}}
 			if got := violations(w.checkHistory(nil)); got["one reconcile per key"] != tc.want || len(got) > min(tc.want, 1) {
 				t.Fatalf("violations %v, want %d of one reconcile per key and nothing else", got, tc.want)
 			}
+		})
+	}
+}
+
+// Leader-elected, a child whose parent is gone breaks "converged" once
+// the bound has passed, and a parent created again under the same name
+// does not bring the child's parent back: the child's controller
+// reference names the UID of the one deleted. A child of the parent
+// there now keeps it.
+func TestAChildOfADeletedParentWhoseNameWasTakenAgainBreaksConverged(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		uid  func(parent *corev1.ConfigMap) types.UID
+		want int
+	}{
+		{"the child of the parent there", func(p *corev1.ConfigMap) types.UID { return p.UID }, 0},
+		{"the child of the parent of that name deleted before", func(*corev1.ConfigMap) types.UID { return "uid-of-the-deleted-parent" }, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w, err := newWorld(Options{Scenario: LeaderElected}.withDefaults())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.admin.Close()
+				w.replicas[0] = &replica{name: "r0-0", terms: map[string]*openTerm{LeaderRing: {member: "r0-0", selector: labels.Everything()}},
+					sharders: map[string]*metrics.Memory{}}
+				parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: parentName(0), Labels: map[string]string{"app": "sim"},
+					Annotations: map[string]string{ReconciledBy(LeaderRing): "r0-0/0"}}, Data: map[string]string{"tick": "0"}}
+				if err := w.core.Post().Namespace(Namespace).Resource("configmaps").Body(parent).Do(t.Context()).Into(parent); err != nil {
+					t.Fatal(err)
+				}
+				yes := true
+				child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: ChildName(parent.Name, LeaderRing), Labels: map[string]string{"app": "sim"},
+					Annotations:     map[string]string{ReconciledBy(LeaderRing): "r0-0/0"},
+					OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: parent.Name, UID: tc.uid(parent), Controller: &yes}}}}
+				if err := w.core.Post().Namespace(Namespace).Resource("configmaps").Body(child).Do(t.Context()).Error(); err != nil {
+					t.Fatal(err)
+				}
+				if got := violations(w.converged()); got["converged"] != tc.want {
+					t.Errorf("converged: %v, want %d", w.converged(), tc.want)
+				}
+			})
 		})
 	}
 }

@@ -160,12 +160,16 @@
 //     fence (TestATermThatBeganLaterWithoutAGreaterFenceBreaksFencesGrow).
 //   - "Moves only by drain": a live member's object moves to another
 //     member only through an acknowledged drain, as the checker's own
-//     watch sees it; a relabel seen only across a gap of that watch (a
+//     watch sees it, the acknowledgement being the member's own write
+//     (a drained object's label taken off by a sharder's write, which
+//     the server side tells by its user agent, is no acknowledgement);
+//     a relabel seen only across a gap of that watch (a
 //     410 and its relist) is not judged, nor one from the moment the
 //     member's replica was paused in that term, when the sharder may
 //     take its Lease over
 //     (TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain,
-//     TestAnObjectUnlabelledWithoutADrainThenGivenToAnotherLiveMemberBreaksMovesOnlyByDrain).
+//     TestAnObjectUnlabelledWithoutADrainThenGivenToAnotherLiveMemberBreaksMovesOnlyByDrain,
+//     TestADrainedObjectUnlabelledByTheSharderNotItsMemberBreaksMovesOnlyByDrain).
 //   - "Children follow parents": no child reaches a member (assigned, or
 //     moved off a dead member) while its parent is labelled for another
 //     member whose term runs, nor is let go by the member its parent is
@@ -177,10 +181,13 @@
 //     child its parent's), every parent was reconciled by its owner at
 //     its latest tick (but a grouped one, whose events bring its group's
 //     key), no orphan's parent exists (its ring's controller adopts it),
-//     and, leader-elected, no child outlives its parent (the built-in
-//     controller deletes what the writers leave it)
+//     and, leader-elected, no child outlives its parent (the UID its
+//     controller reference names: a parent made again under the name is
+//     another; the built-in controller deletes what the writers leave
+//     it)
 //     (TestAControllerThatNeverConvergesBreaksConverged,
-//     TestAnOrphanWhoseParentExistsBreaksConverged).
+//     TestAnOrphanWhoseParentExistsBreaksConverged,
+//     TestAChildOfADeletedParentWhoseNameWasTakenAgainBreaksConverged).
 //   - "Cache equals server": then, at quiescence (synctest.Wait) and
 //     within the rest of the bound, every open term's cache equals the
 //     server, and every leading sharder's cache of all objects holds as

@@ -18,14 +18,16 @@ import (
 	"github.com/listwatch/informer/sharding"
 )
 
-// sharderAgentPrefix begins the user agent of a sharder's Lease client,
-// followed by its ring: how the server side tells a sharder's requests
-// from its replica's member's, which share the replica's network.
+// sharderAgentPrefix begins the user agent of a sharder's clients (its
+// Lease client's and its Config's), followed by its ring: how the server
+// side tells a sharder's requests from its replica's member's, which
+// share the replica's network.
 const sharderAgentPrefix = "simulation-sharder/"
 
 var leaseResource = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 
-// sharderConfig is cfg for ring's sharder's Lease client.
+// sharderConfig is cfg for ring's sharder: its Lease client's and its
+// own (its writes of objects' labels, notingSharderUnlabels).
 func sharderConfig(cfg *rest.Config, ring string) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = sharderAgentPrefix + ring

@@ -12,7 +12,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	informer "github.com/listwatch/informer"
+	"github.com/listwatch/informer/leaderelection"
 )
 
 // Scenario is what the replicas run: Sharded, LeaderElected or
@@ -45,11 +48,12 @@ type Options struct {
 	Scenario Scenario // default Sharded
 	Replicas int      // slots, 3 to 5; default 3
 	// Faults is how long faults may be drawn for (NewSchedule's length).
-	// Default: 60 s.
+	// Default: 60 s; a negative one is an error.
 	Faults time.Duration
-	Timing Timing // default DefaultTiming
+	Timing Timing // default DefaultTiming; a Timing no elector accepts is an error
 	// Settle bounds convergence once every fault has ended. Default:
-	// 10 LeaseDurations (see ConvergenceBound).
+	// 10 LeaseDurations (see ConvergenceBound); a negative one is an
+	// error.
 	Settle time.Duration
 	// Logger receives the library's logs. Default: discarded.
 	Logger *slog.Logger
@@ -101,6 +105,52 @@ func (o Options) validate() error {
 	}
 	if o.Replicas < 3 || o.Replicas > 5 {
 		return fmt.Errorf("simulation: Options.Replicas %d: the simulator runs 3 to 5 replica slots", o.Replicas)
+	}
+	if err := o.Timing.validate(); err != nil {
+		return err
+	}
+	if o.Faults < 0 {
+		return fmt.Errorf("simulation: Options.Faults %v: how long faults are drawn for must not be negative", o.Faults)
+	}
+	if o.Settle < 0 {
+		// The convergence loop would never run, nor the quiescent
+		// checks after it: a run that checked nothing would pass.
+		return fmt.Errorf("simulation: Options.Settle %v: the bound on convergence must not be negative", o.Settle)
+	}
+	return nil
+}
+
+// validate reports a Timing no replica could run with: a Lease, Renew
+// or Retry not set (a Timing is given whole, or left zero for
+// DefaultTiming), a negative Work, or one leaderelection refuses (its
+// Config's rules: a LeaseDuration of whole seconds, greater than
+// RenewDeadline, itself greater than JitterFactor×RetryPeriod). Each
+// replica's elector and members would refuse it, and the run would
+// report "converged" broken by a controller that never stood.
+func (t Timing) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("simulation: Options.Timing %+v: %s", t, fmt.Sprintf(format, args...))
+	}
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{{"Lease", t.Lease}, {"Renew", t.Renew}, {"Retry", t.Retry}} {
+		if d.value <= 0 {
+			return bad("%s must be positive (give Lease, Renew and Retry, or none for DefaultTiming)", d.name)
+		}
+	}
+	if t.Work < 0 {
+		return bad("Work must not be negative")
+	}
+	leases, err := leaderelection.NewClient(&rest.Config{Host: "http://timing.invalid"})
+	if err != nil {
+		return err
+	}
+	_, err = leaderelection.New(leaderelection.Config{Client: leases, Namespace: Namespace, Name: LeaderLease,
+		LeaseDuration: t.Lease, RenewDeadline: t.Renew, RetryPeriod: t.Retry,
+		Callbacks: leaderelection.Callbacks{OnStartedLeading: func(context.Context) {}, OnStoppedLeading: func() {}}})
+	if err != nil {
+		return bad("%v", err)
 	}
 	return nil
 }

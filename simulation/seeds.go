@@ -34,9 +34,15 @@ func quietErrorHandlers() (restore func()) {
 
 // Check runs one seed in a synctest bubble of its own: the schedule
 // the scenario draws from opts.Seed (NewSchedule, or NewCRDSchedule), or sched if it is not nil.
+// Options that cannot run fail t with Run's error, which names the
+// option, before anything is drawn
+// (TestCheckWithOptionsThatCannotRunFailsNamingTheOption).
 func Check(t *testing.T, opts Options, sched Schedule) Result {
 	t.Helper()
 	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil { // before the draw, which some would panic in
+		t.Fatalf("seed %d: %v", opts.Seed, err)
+	}
 	if sched == nil {
 		sched = opts.Scenario.schedule(opts.Seed, opts.Replicas, opts.Faults)
 	}

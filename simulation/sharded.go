@@ -59,7 +59,7 @@ func (sharded) run(ctx context.Context, w *world, r *replica) {
 			return
 		}
 		sharder, err := sharding.NewSharder(sharding.SharderConfig{
-			Config: r.cfg, LeaseClient: sharderLeases, LeaseNamespace: Namespace, Ring: ring, Identity: r.name,
+			Config: sharderConfig(r.cfg, ring), LeaseClient: sharderLeases, LeaseNamespace: Namespace, Ring: ring, Identity: r.name,
 			Resources: []schema.GroupVersionResource{configMaps}, Namespace: Namespace,
 			LeaseDuration: t.Lease, RenewDeadline: t.Renew, RetryPeriod: t.Retry, Logger: w.log.With("replica", r.name),
 			Clock: r.clock(), Metrics: reg,

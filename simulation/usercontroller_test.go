@@ -180,6 +180,13 @@ func TestOptionsThatCannotRunAreAnErrorNamingTheOption(t *testing.T) {
 		{simulation.Options{Controller: &simulation.Controller{}}, "Options.Controller has no Run"},
 		{simulation.Options{Replicas: 2}, "Options.Replicas 2"},
 		{simulation.Options{Replicas: 6}, "Options.Replicas 6"},
+		// A negative Settle ran no convergence check and no cache
+		// comparison, and the run passed.
+		{simulation.Options{Scenario: simulation.LeaderElected, Settle: -time.Second}, "Options.Settle -1s"},
+		// A Timing no elector accepts was a run whose replicas never
+		// stood, reported as "converged: 0 leaders".
+		{simulation.Options{Scenario: simulation.LeaderElected, Timing: simulation.Timing{Lease: 4 * time.Second}}, "Options.Timing"},
+		{simulation.Options{Scenario: simulation.LeaderElected, Timing: simulation.Timing{Lease: 3 * time.Second, Renew: 3 * time.Second, Retry: time.Second}}, "Options.Timing"},
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			_, err := simulation.Run(tc.opts, simulation.Schedule{})

@@ -27,6 +27,11 @@ type move struct {
 	// labelled for at that moment, draining or not ("": not such a
 	// record).
 	parentOn string
+	// drainedAt is, for a move in two writes whose first took the label
+	// off a drained version, that version's resourceVersion: the move is
+	// judged only if a sharder, not the member acknowledging, wrote it
+	// (unlabelledBySharder). "": judged as it is.
+	drainedAt string
 }
 
 // watchLabels records every direct relabel, as chaos/replicas' checker
@@ -45,8 +50,10 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 	// move in two writes, judged as one when it is labelled again
 	// (TestAnObjectUnlabelledWithoutADrainThenGivenToAnotherLiveMemberBreaksMovesOnlyByDrain).
 	// A child is let go so by its member after its parent's drain: it is
-	// judged by "children follow parents".
-	undrained := map[string]string{}
+	// judged by "children follow parents". An object unlabelled from a
+	// drained version is recorded too, with that version: the write was
+	// an acknowledgement if its member sent it, a move if a sharder did.
+	undrained := map[string]unlabel{}
 	record := func(cm *corev1.ConfigMap, acrossGap bool) {
 		old := last[cm.Name]
 		last[cm.Name] = cm
@@ -56,7 +63,7 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 		for _, ring := range w.opts.Scenario.rings() {
 			label := sharding.Shard{Ring: ring}.Label()
 			from, to := old.Labels[label], cm.Labels[label]
-			from = w.undrainedFrom(undrained, ring, old, cm, label, acrossGap)
+			from, drainedAt := w.undrainedFrom(undrained, ring, old, cm, label, acrossGap)
 			if from != "" && to == "" && w.grouped && !acrossGap {
 				w.reachLetGo(cm)
 			}
@@ -81,7 +88,7 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 			if from == "" || to == "" || from == to {
 				continue
 			}
-			m := move{at: time.Now(), ring: ring, object: cm.Name, from: from, to: to}
+			m := move{at: time.Now(), ring: ring, object: cm.Name, from: from, to: to, drainedAt: drainedAt}
 			m.child = metav1.GetControllerOf(cm) != nil
 			if acrossGap {
 				w.hist.add(Event{What: Relabel, Ring: ring, Key: cm.Name, Member: from, Detail: fmt.Sprintf("%s→%s across a gap: not judged", from, to)})
@@ -103,7 +110,7 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 					listed[cms.Items[i].Name] = true
 				}
 				maps.DeleteFunc(last, func(name string, _ *corev1.ConfigMap) bool { return !listed[name] })
-				maps.DeleteFunc(undrained, func(key, _ string) bool { // ring+" "+name: a life the relist no longer shows
+				maps.DeleteFunc(undrained, func(key string, _ unlabel) bool { // ring+" "+name: a life the relist no longer shows
 					_, name, _ := strings.Cut(key, " ")
 					return !listed[name]
 				})
@@ -185,28 +192,37 @@ func pause(ctx context.Context, d time.Duration) {
 	}
 }
 
+// unlabel is an object's ring label taken off: the member it named,
+// and, if the version it was taken off was drained, that version's
+// resourceVersion.
+type unlabel struct{ from, drainedAt string }
+
 // undrainedFrom is the member a relabel of cm in ring is judged to come
 // from: old's label, or, when old had none, the member it was taken from
 // without a drain (undrained), so that a move in two writes (unlabelled,
 // then labelled for another member) is judged as the one write it
-// amounts to. It keeps undrained up to date: an object with no
-// controller owner unlabelled from a version with no drain label is
-// recorded; a relabel, a drain or a gap ends the record.
-func (w *world) undrainedFrom(undrained map[string]string, ring string, old, cm *corev1.ConfigMap, label string, acrossGap bool) string {
+// amounts to; and, for a move whose first write took the label off a
+// drained version, that version (see move.drainedAt). It keeps undrained
+// up to date: an object with no controller owner unlabelled from a
+// version with no drain label is recorded, and any object unlabelled
+// from a drained version; a relabel, a drain or a gap ends the record.
+func (w *world) undrainedFrom(undrained map[string]unlabel, ring string, old, cm *corev1.ConfigMap, label string, acrossGap bool) (from, drainedAt string) {
 	key := ring + " " + cm.Name
 	from, to := old.Labels[label], cm.Labels[label]
 	drain := sharding.Shard{Ring: ring}.DrainLabel()
 	switch {
 	case acrossGap:
 		delete(undrained, key)
-	case from != "" && to == "" && old.Labels[drain] == "" && metav1.GetControllerOf(old) == nil:
-		undrained[key] = from
+	case from != "" && to == "" && old.Labels[drain] != "":
+		undrained[key] = unlabel{from: from, drainedAt: old.ResourceVersion}
+	case from != "" && to == "" && metav1.GetControllerOf(old) == nil:
+		undrained[key] = unlabel{from: from}
 	case from == "" && to != "":
 		was, ok := undrained[key]
 		delete(undrained, key)
-		if ok && was != to {
-			return was
+		if ok && was.from != to {
+			return was.from, was.drainedAt
 		}
 	}
-	return from
+	return from, ""
 }

@@ -37,6 +37,8 @@ const Namespace = "sim"
 
 // Timing is the Lease timing of every candidate and member, and the
 // reconciles' work: short, so that every fault ends terms within a run.
+// It is given whole (Lease, Renew and Retry), or left zero for
+// DefaultTiming; Run refuses one that leaderelection's Config would.
 type Timing struct {
 	Lease, Renew, Retry time.Duration
 	Work                time.Duration // a reconcile's pause between its read and its writes
@@ -96,6 +98,10 @@ type world struct {
 	// ringBroken are the writes a sharder sent to another ring's Leases
 	// ("a sharder keeps to its ring"); guarded by mu.
 	ringBroken []Violation
+	// sharderUnlabels are a sharder's writes that removed its ring's
+	// label, by ring, name and the resourceVersion they were guarded
+	// by (notingSharderUnlabels); guarded by mu.
+	sharderUnlabels map[string]bool
 	// groupedReached counts a grouped seed's cases (groupedCoverage);
 	// guarded by mu.
 	groupedReached map[string]int
@@ -193,7 +199,7 @@ func (w *world) start(ctx context.Context, slot int) {
 	w.gens[slot]++
 	l := w.links[slot]
 	ctx, cancel := context.WithCancel(ctx)
-	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(w.flipDiscovery(logWrites(w.log.With("replica", name), w.keepingToRings(name, w.notingLeaderLeaseWrites(name, w.srv))))))))
+	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(w.flipDiscovery(logWrites(w.log.With("replica", name), w.keepingToRings(name, w.notingSharderUnlabels(w.notingLeaderLeaseWrites(name, w.srv)))))))))
 	cfg := net.Config()
 	cfg.QPS, cfg.Burst = 50, 100
 	r := &replica{name: name, slot: slot, link: l, net: net, cfg: cfg, cancel: cancel, done: make(chan struct{}), terms: map[string]*openTerm{}, sharders: map[string]*metrics.Memory{},
