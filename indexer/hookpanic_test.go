@@ -58,3 +58,32 @@ func TestATraceHookThatPanicsLeavesEveryIndexExact(t *testing.T) {
 		require.ElementsMatch(t, []informer.Key{key("ns", "c")}, keys, "index %s", name)
 	}
 }
+
+// The package doc says a write emits its events once it is applied
+// whole; Replace emitted KindReplaced before it swapped in the new
+// content, so a hook that panicked on it left the old content in place:
+// the one write a panicking hook undid, where Add, Update, Delete and
+// AddIndexers are applied. Passing: after the panic the Indexer holds
+// the objects Replace was given, in the store and in every index.
+func TestATraceHookThatPanicsOnReplacedLeavesTheReplaceApplied(t *testing.T) {
+	panicking := false
+	hook := func(e informer.TraceEvent) {
+		if panicking && e.Kind == KindReplaced {
+			panic("a broken trace hook")
+		}
+	}
+	idx, err := New(Options[*corev1.ConfigMap]{Indexers: standardIndexers(), Trace: hook})
+	require.NoError(t, err)
+	require.NoError(t, idx.Add(cm("ns", "a", "app", "web")))
+
+	panicking = true
+	require.PanicsWithValue(t, "a broken trace hook", func() {
+		_ = idx.Replace([]*corev1.ConfigMap{cm("ns", "b", "app", "db")})
+	})
+	panicking = false
+	_, ok := idx.Get(key("ns", "a"))
+	require.False(t, ok, "a is not in what Replace was given")
+	db, err := idx.IndexKeys("app", "db")
+	require.NoError(t, err)
+	require.ElementsMatch(t, []informer.Key{key("ns", "b")}, db, "b is labelled app=db")
+}

@@ -153,11 +153,17 @@ func (i *Indexer[T]) Replace(objs []T) error {
 		}
 	}
 
-	// Everything is valid: switch to the new content in one step.
+	// Everything is valid: switch to the new content in one step, and
+	// only then trace it (the counts compare it with the old content)
+	// (TestATraceHookThatPanicsOnReplacedLeavesTheReplaceApplied).
+	var counts string
 	if i.trace != nil {
-		i.emit(KindReplaced, informer.Key{}, "", replaceCounts(i.spaces, spaces, len(objs)))
+		counts = replaceCounts(i.spaces, spaces, len(objs))
 	}
 	i.spaces, i.count, i.indices, i.copies = spaces, len(objs), indices, copies
+	if i.trace != nil {
+		i.emit(KindReplaced, informer.Key{}, "", counts)
+	}
 	return nil
 }
 

@@ -73,10 +73,7 @@ type cacheWait struct {
 
 // begin starts a wait.
 func (b *cacheBudget) begin() cacheWait {
-	clock := b.shard.Clock
-	if clock == nil {
-		clock = informer.RealClock{}
-	}
+	clock := informer.ClockOrReal(b.shard.Clock) // a nil pointer held in it too (TestANilPointerHeldInShardClockIsTheRealClockAfterA409)
 	return cacheWait{budget: b, clock: clock, clockStart: clock.Now(), selfStart: time.Now()}
 }
 

@@ -39,7 +39,8 @@ type Shard struct {
 	// Zero: DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// Clock times RequestTimeout. Member sets it to its own Clock
-	// (MemberConfig.Clock). Nil: informer.RealClock.
+	// (MemberConfig.Clock). Nil, or a nil pointer held in it:
+	// informer.RealClock (informer.ClockOrReal).
 	Clock informer.Clock
 }
 
