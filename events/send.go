@@ -140,7 +140,7 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	}
 
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	s.inFlight = false
 	if err != nil {
 		if ctx.Err() != nil {
