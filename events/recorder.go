@@ -106,7 +106,7 @@ type Stats struct {
 	Created  int64 // Events created
 	Updated  int64 // series updates written
 	Repeats  int64 // Eventf calls folded into a series
-	Dropped  int64 // Events dropped: MaxPending reached, or Run has returned
+	Dropped  int64 // Events dropped: MaxPending reached, or Run returned before sending them
 	Refused  int64 // writes the API server refused, or that failed
 	Recorded int64 // Eventf calls accepted
 }
