@@ -64,7 +64,10 @@ type Options struct {
 	// connection was cut (see Run). Default: 30 s.
 	RequestTimeout time.Duration
 	// Logger receives a warning when Events are dropped or refused, at
-	// most one every 10 s. Default: slog.Default().
+	// most one every 10 s, never while the Recorder's lock is held: a
+	// slow handler holds up only the call that logs (Run's write, or an
+	// Eventf that drops its Event), not other Eventf calls.
+	// Default: slog.Default().
 	Logger *slog.Logger
 }
 
@@ -90,6 +93,7 @@ type Recorder struct {
 	swept    time.Time             // the last sweep of series; guarded by mu
 	stats    Stats                 // guarded by mu
 	warned   time.Time             // the last warning; guarded by mu
+	warning  func()                // a warning to log once mu is released (unlock); guarded by mu
 	running  bool                  // Run has been called; guarded by mu
 	stopped  bool                  // Run has returned: nothing will be sent; guarded by mu
 	seq      uint64                // numbers the Events' names, from a random start; guarded by mu
@@ -102,7 +106,7 @@ type Stats struct {
 	Created  int64 // Events created
 	Updated  int64 // series updates written
 	Repeats  int64 // Eventf calls folded into a series
-	Dropped  int64 // Events dropped: MaxPending reached, or Run has returned
+	Dropped  int64 // Events dropped: MaxPending reached, or Run returned before sending them
 	Refused  int64 // writes the API server refused, or that failed
 	Recorded int64 // Eventf calls accepted
 }

@@ -29,8 +29,9 @@ type sink interface {
 // updates at most every 10 s, all within Options.QPS and Burst, one at
 // a time, each within Options.RequestTimeout
 // (TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout). Call it
-// once, in its own goroutine; Events still waiting when it returns are
-// not sent, and those recorded after are dropped (Stats.Dropped). A
+// once, in its own goroutine; Events still waiting to be created when
+// it returns, and those recorded after, are dropped (Stats.Dropped) and
+// logged; a series' repeats not yet written are not sent. A
 // write the API server refuses is counted (Stats.Refused) and logged,
 // not retried: an Event is a note for people, and the next occurrence is
 // recorded anew, one recorded while the write was in flight included.
@@ -45,10 +46,16 @@ func (r *Recorder) Run(ctx context.Context) error {
 	defer func() {
 		r.mu.Lock()
 		r.stopped = true
-		r.mu.Unlock()
+		if r.creating > 0 { // never to be sent (TestAnEventStillWaitingWhenRunReturnsIsCountedAsDroppedAndLogged)
+			r.stats.Dropped += int64(r.creating)
+			r.warnLocked(time.Now(), "events: dropped Events waiting to be created: the Recorder's Run has returned",
+				"dropped", r.creating)
+			r.creating = 0
+		}
+		r.unlock()
 	}()
 	limiter := rate.NewLimiter(rate.Limit(r.opts.QPS), r.opts.Burst)
-	for {
+	for ctx.Err() == nil { // not a write with an ended ctx, which fails
 		s, wait := r.next(time.Now())
 		if s != nil {
 			if !waitForToken(ctx, limiter) {
@@ -72,16 +79,17 @@ func (r *Recorder) Run(ctx context.Context) error {
 		if timer != nil {
 			timer.Stop()
 		}
-		if ctx.Err() != nil {
-			return nil
-		}
 	}
+	return nil
 }
 
 // waitForToken waits for limiter's next token, and reports false if ctx
 // ends first. Unlike rate.Limiter.Wait, it does not give up at once when
 // the token comes after ctx's deadline: a deadline is not the end of ctx.
 func waitForToken(ctx context.Context, limiter *rate.Limiter) bool {
+	if ctx.Err() != nil {
+		return false
+	}
 	reservation := limiter.Reserve()
 	delay := reservation.Delay()
 	if delay == 0 {
@@ -140,7 +148,7 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	}
 
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	s.inFlight = false
 	if err != nil {
 		if ctx.Err() != nil {

@@ -46,7 +46,7 @@ type series struct {
 func (r *Recorder) record(k seriesKey, regarding corev1.ObjectReference) {
 	now := time.Now()
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.unlock()
 	r.stats.Recorded++
 	if r.stopped { // nothing will send it (TestAnEventRecordedAfterRunReturnedIsDroppedCountedAndLogged)
 		r.stats.Dropped++
@@ -161,11 +161,25 @@ func (r *Recorder) sweepLocked(now time.Time) {
 	}
 }
 
-// warnLocked logs a warning, unless one was logged in the last 10 s.
+// warnLocked keeps a warning for unlock to log, unless one was logged in
+// the last 10 s.
 func (r *Recorder) warnLocked(now time.Time, msg string, args ...any) {
 	if !r.warned.IsZero() && now.Sub(r.warned) < 10*time.Second {
 		return
 	}
 	r.warned = now
-	r.opts.Logger.Warn(msg, args...)
+	r.warning = func() { r.opts.Logger.Warn(msg, args...) }
+}
+
+// unlock releases mu, then logs the warning warnLocked kept, if any: a
+// slow log handler (stderr into a full pipe) must not hold the lock
+// that every Eventf takes
+// (TestAWarningIsNotLoggedWhileTheRecordersLockIsHeld).
+func (r *Recorder) unlock() {
+	warn := r.warning
+	r.warning = nil
+	r.mu.Unlock()
+	if warn != nil {
+		warn()
+	}
 }
