@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/informer"
 )
 
 // These tests run inside synctest bubbles: time is virtual, time.Sleep
@@ -391,3 +393,31 @@ func stripTime(log string) string {
 }
 
 var timeAttr = regexp.MustCompile(`(?m)^time=\S+ `)
+
+// A give-up is traced (KindGaveUp) and counted in GaveUp before OnError
+// hears of it, and the key is forgotten after: OnError may read GaveUp
+// and NumRequeues as they stand at the verdict.
+func TestAGiveUpIsTracedAndCountedBeforeOnErrorAndForgottenAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var seen lines
+		var q *Queue[string]
+		q = New(Options[string]{Trace: func(e informer.TraceEvent) {
+			if e.Kind == KindGaveUp || e.Kind == KindForgotten {
+				seen.add("trace " + e.Kind)
+			}
+		}})
+		stop := startRun(q, func(context.Context, string) (Result, error) { return Result{}, errors.New("unreachable") },
+			RunOptions[string]{MaxRetries: 1, OnError: func(key string, err error) {
+				seen.add(fmt.Sprintf("OnError GaveUp=%d NumRequeues=%d", q.GaveUp(), q.NumRequeues(key)))
+			}})
+		q.Add("k")
+		time.Sleep(time.Minute)
+		stop()
+		assert.Equal(t, []string{
+			"OnError GaveUp=0 NumRequeues=0", // the failure, retried
+			"trace gave-up",
+			"OnError GaveUp=1 NumRequeues=1", // the give-up: counted, not yet forgotten
+			"trace forgotten",
+		}, seen.get())
+	})
+}
