@@ -394,6 +394,25 @@ func stripTime(log string) string {
 
 var timeAttr = regexp.MustCompile(`(?m)^time=\S+ `)
 
+// A panic once the queue is shut down is not retried, and its line keeps
+// the stack a panic's first line has: the table in docs/07 lists it.
+func TestRunLogsAPanicOnceTheQueueIsShutDownWithItsStack(t *testing.T) {
+	buf := logTo(t)
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		stop := startRun(q, func(context.Context, string) (Result, error) {
+			q.ShutDown()
+			panic("nil map")
+		}, RunOptions[string]{})
+		q.Add("default/web")
+		synctest.Wait()
+		stop()
+	})
+	log := stripTime(buf.String())
+	assert.True(t, strings.HasPrefix(log, `level=ERROR msg="workqueue: reconcile panicked; not retried: the queue is shut down" key=default/web err="reconcile panicked: nil map" stack=`), log)
+	assert.NotContains(t, log, "retry=", "nothing is retried")
+}
+
 // A give-up is traced (KindGaveUp) and counted in GaveUp before OnError
 // hears of it, and the key is forgotten after: OnError may read GaveUp
 // and NumRequeues as they stand at the verdict.
