@@ -119,7 +119,9 @@ type RunOptions[K comparable] struct {
 //
 // Run does not shut q down. To stop without losing queued work, call
 // q.ShutDownWithDrain while Run is running: the workers finish what is
-// queued and Run returns by itself.
+// queued and Run returns by itself. A key the Gate holds is not queued:
+// the drain does not wait for it, and it is dropped when its hold ends
+// (TestShutDownWithDrainDropsAKeyAGateHoldsAsItDropsADelayedOne).
 func Run[K comparable](ctx context.Context, q *Queue[K], reconcile ReconcileFunc[K], opts RunOptions[K]) {
 	onError := opts.OnError
 	var log *failureLog[K] // the default log, when there is no OnError
