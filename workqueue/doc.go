@@ -45,7 +45,9 @@
 //
 // To stop without dropping queued work, call q.ShutDownWithDrain(ctx)
 // while Run still runs: the workers finish what is queued, then Run
-// returns by itself.
+// returns by itself. What waits is dropped: a key waiting for a delay,
+// and one a Gate holds, which the workers let go without reconciling it
+// (TestShutDownWithDrainDropsAKeyAGateHoldsAsItDropsADelayedOne).
 //
 // # Invariants
 //

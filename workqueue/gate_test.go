@@ -168,3 +168,31 @@ func TestAHoldAfterTheKeyWasLetThroughIsANewWaitWithItsOwnTime(t *testing.T) {
 		}
 	})
 }
+
+// ShutDownWithDrain finishes the keys queued and in flight, not those a
+// Gate holds: a held key is let go (Done) and not queued meanwhile, so
+// the drain does not wait for it, and it is dropped like a delayed key
+// when its hold ends after the shutdown. workqueue's doc and Run's say
+// so.
+func TestShutDownWithDrainDropsAKeyAGateHoldsAsItDropsADelayedOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		var done lines
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		returned := make(chan struct{})
+		go func() {
+			defer close(returned)
+			Run(ctx, q, func(_ context.Context, key string) (Result, error) {
+				done.add(key)
+				return Result{}, nil
+			}, RunOptions[string]{Gate: &chanGate{wait: map[string]chan struct{}{"held": make(chan struct{})}, within: time.Hour}})
+		}()
+		q.Add("held")
+		q.Add("free")
+		assert.NoError(t, q.ShutDownWithDrain(context.Background()))
+		<-returned // Run returns by itself once drained
+		assert.Equal(t, []string{"free"}, done.get(), "the held key was queued when the drain began, and is never reconciled")
+		assert.Zero(t, q.Len())
+	})
+}

@@ -45,8 +45,9 @@ type RunOptions[K comparable] struct {
 
 	// OnError receives every error reconcile returns and every panic it
 	// raises (as a *[PanicError]), on the worker's goroutine, before the
-	// key is requeued or given up on. Either way [Queue.GaveUp] counts the
-	// keys given up on.
+	// key is requeued, or forgotten when it is given up on. Either way
+	// [Queue.GaveUp] counts the keys given up on, a give-up already when
+	// OnError hears of it.
 	//
 	// Default: logged through slog.Default(), with the fields key and err,
 	// saying what happens next:
@@ -86,8 +87,10 @@ type RunOptions[K comparable] struct {
 //     its key, not a crash;
 //   - a Terminal error, or an error once the key has been retried
 //     MaxRetries times (retries of errors marked [KeepRetrying] not
-//     counted, nor such an error given up): OnError, a KindGaveUp trace
-//     event, one more in [Queue.GaveUp], Forget(key), and no requeue —
+//     counted, nor such an error given up): a KindGaveUp trace event
+//     and one more in [Queue.GaveUp], then OnError, then Forget(key),
+//     and no requeue
+//     (TestAGiveUpIsTracedAndCountedBeforeOnErrorAndForgottenAfter) —
 //     the key waits for its next change, or for what was already
 //     scheduled for it: a retry or a RequeueAfter of an earlier
 //     reconcile still comes, as does an AddAfter of a handler or of
@@ -116,7 +119,9 @@ type RunOptions[K comparable] struct {
 //
 // Run does not shut q down. To stop without losing queued work, call
 // q.ShutDownWithDrain while Run is running: the workers finish what is
-// queued and Run returns by itself.
+// queued and Run returns by itself. A key the Gate holds is not queued:
+// the drain does not wait for it, and it is dropped when its hold ends
+// (TestShutDownWithDrainDropsAKeyAGateHoldsAsItDropsADelayedOne).
 //
 // A nil q or a nil reconcile is a mistake in the call, not a failure of
 // a key: Run panics at once, on the caller's goroutine and before it

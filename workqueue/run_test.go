@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/listwatch/informer"
 )
 
 // These tests run inside synctest bubbles: time is virtual, time.Sleep
@@ -391,3 +393,50 @@ func stripTime(log string) string {
 }
 
 var timeAttr = regexp.MustCompile(`(?m)^time=\S+ `)
+
+// A panic once the queue is shut down is not retried, and its line keeps
+// the stack a panic's first line has: the table in docs/07 lists it.
+func TestRunLogsAPanicOnceTheQueueIsShutDownWithItsStack(t *testing.T) {
+	buf := logTo(t)
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		stop := startRun(q, func(context.Context, string) (Result, error) {
+			q.ShutDown()
+			panic("nil map")
+		}, RunOptions[string]{})
+		q.Add("default/web")
+		synctest.Wait()
+		stop()
+	})
+	log := stripTime(buf.String())
+	assert.True(t, strings.HasPrefix(log, `level=ERROR msg="workqueue: reconcile panicked; not retried: the queue is shut down" key=default/web err="reconcile panicked: nil map" stack=`), log)
+	assert.NotContains(t, log, "retry=", "nothing is retried")
+}
+
+// A give-up is traced (KindGaveUp) and counted in GaveUp before OnError
+// hears of it, and the key is forgotten after: OnError may read GaveUp
+// and NumRequeues as they stand at the verdict.
+func TestAGiveUpIsTracedAndCountedBeforeOnErrorAndForgottenAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var seen lines
+		var q *Queue[string]
+		q = New(Options[string]{Trace: func(e informer.TraceEvent) {
+			if e.Kind == KindGaveUp || e.Kind == KindForgotten {
+				seen.add("trace " + e.Kind)
+			}
+		}})
+		stop := startRun(q, func(context.Context, string) (Result, error) { return Result{}, errors.New("unreachable") },
+			RunOptions[string]{MaxRetries: 1, OnError: func(key string, err error) {
+				seen.add(fmt.Sprintf("OnError GaveUp=%d NumRequeues=%d", q.GaveUp(), q.NumRequeues(key)))
+			}})
+		q.Add("k")
+		time.Sleep(time.Minute)
+		stop()
+		assert.Equal(t, []string{
+			"OnError GaveUp=0 NumRequeues=0", // the failure, retried
+			"trace gave-up",
+			"OnError GaveUp=1 NumRequeues=1", // the give-up: counted, not yet forgotten
+			"trace forgotten",
+		}, seen.get())
+	})
+}
