@@ -36,7 +36,9 @@
 // server does not serve (a CRD not installed) is an error at once. A
 // resource named with ForResource is checked against a typed informer's
 // kind where discovery knows it (another kind: a *KindError), and taken
-// as given where it does not, and always for *unstructured.Unstructured
+// as given where it does not (the CRD may come later), unless the mapper
+// names it a misspelling of one it knows, and always for
+// *unstructured.Unstructured
 // and metadata-only informers
 // (whose resource is looked up only for its scope, when a namespace is
 // given).
