@@ -53,8 +53,8 @@
 //     custom resource's; generateName (a
 //     taken name generated again, from kube's alphabet), itself valid
 //     as a name's prefix on every create and on an update of a
-//     ConfigMap, a Secret or a Namespace (on another's update, only no
-//     '/' or '%'); a name valid for its resource; a create's
+//     ConfigMap, a Secret, a Namespace or a Pod (on another's update,
+//     only no '/' or '%'); a name valid for its resource; a create's
 //     generation not negative (a built-in's kept as sent);
 //     valid label keys and values on every create and update; a
 //     create's 422 names every cause of these, in kube-apiserver's

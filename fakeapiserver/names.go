@@ -35,12 +35,16 @@ func generateNameErrors(res Resource, u *unstructured.Unstructured) field.ErrorL
 
 // updateGenerateNameErrors is an update's check of a generateName. Only
 // a resource whose own update validation calls ValidateObjectMeta (a
-// ConfigMap's, a Secret's, a Namespace's) judges it as on a create;
-// every other's (a custom resource's, a Lease's) gets only the generic
-// check of every update (validateCommonFields), a path segment: no '/'
-// or '%' (TestConformanceGenerateNameOnAnUpdateOfACustomResourceOrALease).
+// ConfigMap's, a Secret's, a Namespace's, a Pod's) judges it as on a
+// create (TestConformanceGenerateNameOnAnUpdateOfAServiceOrAPod); every
+// other's (a Service's, a Lease's, a custom resource's) gets only the
+// generic check of every update (validateCommonFields), a path segment:
+// no '/' or '%'
+// (TestConformanceGenerateNameOnAnUpdateOfACustomResourceOrALease).
 func updateGenerateNameErrors(res Resource, u *unstructured.Unstructured) field.ErrorList {
-	if res.Group == "" && (res.Resource == "configmaps" || res.Resource == "secrets" || res.Resource == "namespaces") {
+	switch {
+	case res.Custom || res.Group != "":
+	case res.Resource == "configmaps", res.Resource == "secrets", res.Resource == "namespaces", res.Resource == "pods":
 		return prefixErrors(nameRule(res), u)
 	}
 	return prefixErrors(path.ValidatePathSegmentName, u)
