@@ -78,7 +78,9 @@
 //     the request's version, its CRD having no status subresource),
 //     PATCH as a JSON merge patch (404 for a missing object; a
 //     resourceVersion in the patch is a precondition, 409; null removes
-//     a field; an unchanged result is not written; a patch of null is
+//     a field, and is dropped inside a value set where there was none
+//     or no object, arrays' objects too, as kube-apiserver's
+//     evanphx/json-patch does; an unchanged result is not written; a patch of null is
 //     400; a patched uid is 422 after the resourceVersion, a removed one
 //     the stored one; a removed namespace is the request's, a
 //     cluster-scoped object's patched one dropped;
