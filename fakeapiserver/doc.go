@@ -42,7 +42,8 @@
 //     than the compaction); label selectors; field selectors on
 //     metadata.name and metadata.namespace; the resourceVersion and
 //     resourceVersionMatch rules of an etcd-backed list.
-//   - WATCH: from a resourceVersion, or "0"/"" with synthetic ADDED
+//   - WATCH: from a resourceVersion (one not yet reached: the writes
+//     after it), or "0"/"" with synthetic ADDED
 //     events; 410 after compaction, and from before a custom resource's
 //     latest InstallCRD or MoveCRD (its watch cache starts afresh then,
 //     past the CRD's own write, as kube-apiserver's does); bookmarks; the streamed initial list
