@@ -70,7 +70,8 @@
 //     Conflict on a stale resourceVersion or a wrong uid; no
 //     resourceVersion (or "0"), 422, for Leases and custom resources;
 //     one that is no number, 500, on a PATCH too;
-//     create-on-update for Leases; setting deletionTimestamp or
+//     create-on-update for Leases (into a missing namespace 404, before
+//     the resourceVersion is parsed); setting deletionTimestamp or
 //     deletionGracePeriodSeconds, 422, and on a create both wiped; an
 //     unchanged object is not written, but one stored at another version
 //     is, at this one; a custom resource's empty labels, annotations,

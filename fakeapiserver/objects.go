@@ -118,7 +118,7 @@ func storageError(msg string) error {
 //   - a missing object answers 404, whatever the body's resourceVersion,
 //     or, for a resource that allows create-on-update (Leases), is
 //     created whatever number that is (201); one that is no number is
-//     500 first;
+//     500 first, once the namespace is found;
 //   - a resourceVersion must be the stored one (409 Conflict); none (or
 //     "0") means "whatever is stored" for most built-in resources and is
 //     refused (422) for custom ones and Leases (ConditionalUpdateOnly);
@@ -164,6 +164,14 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 		// Before the resourceVersion is parsed
 		// (TestConformancePutToAMissingObjectAtAResourceVersionThatIsNoNumber).
 		return nil, false, apierrors.NewNotFound(gr, u.GetName())
+	}
+	if old == nil && res.Namespaced {
+		// The mutating admission of a create-on-update (NamespaceLifecycle)
+		// runs before the store parses the resourceVersion
+		// (TestConformanceLeasePutIntoAMissingNamespaceAtAResourceVersionThatIsNoNumber).
+		if _, ok := s.current[namespaces][objectKey{name: u.GetNamespace()}]; !ok {
+			return nil, false, apierrors.NewNotFound(namespaces, u.GetNamespace())
+		}
 	}
 	rv, err := writeVersion(u) // before the store decides to create
 	if err != nil {
