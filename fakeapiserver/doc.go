@@ -95,7 +95,9 @@
 //     built-in with no apiVersion 400, before the name check and the
 //     precondition; a custom resource's other kind or apiVersion, 422,
 //     and one with no apiVersion, 500, after them, as kube-apiserver
-//     answers each), DELETE (404; uid and resourceVersion preconditions, 409).
+//     answers each), DELETE (404; uid and resourceVersion preconditions, 409;
+//     a Pod, a Service or a Namespace answers the deleted object, any
+//     other a success Status).
 //     An owner reference repeated whole is stored once, on every write.
 //     A Secret's stringData is write-only: merged into data on every
 //     write, never stored; its type defaults to Opaque.
