@@ -205,3 +205,21 @@ func TestConformanceDeleteAnswersTheObjectWhereTheStoreReturnsIt(t *testing.T) {
 		rec.add("namespace delete: %s", outcome(code, obj))
 	})
 }
+
+// A Service's name, and its generateName, is judged as a DNS label
+// (RFC 1123: it may start with a digit) since RelaxedServiceNameValidation
+// went GA, locked on, in v1.37 (ValidateServiceCreate). The fake judged
+// it as a DNS-1035 label (names.go nameRule) and answered 422.
+func TestConformanceAServiceNameMayStartWithADigit(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		col := "/api/v1/namespaces/" + tg.namespace + "/services"
+		code, obj := tg.do(ctx, t, "POST", col, "", service("1r14svc"))
+		rec.add("create 1r14svc: %s %s", outcome(code, obj), causesOf(obj))
+		gen := service("")
+		gen["metadata"] = map[string]any{"generateName": "1r14-"}
+		code, obj = tg.do(ctx, t, "POST", col, "", gen)
+		rec.add("create with generateName 1r14-: %s %s", outcome(code, obj), causesOf(obj))
+		code, obj = tg.do(ctx, t, "POST", col, "", service("r14.svc"))
+		rec.add("create r14.svc: %s %s", outcome(code, obj), causesOf(obj))
+	})
+}
