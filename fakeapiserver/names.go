@@ -10,17 +10,17 @@ import (
 )
 
 // nameRule is kube-apiserver's check of a name for res: a namespace's
-// must be a DNS label, a service's a DNS-1035 label, and every other's
+// and a service's must be a DNS label (a service's since
+// RelaxedServiceNameValidation, GA and locked on in v1.37:
+// TestConformanceAServiceNameMayStartWithADigit), and every other's
 // (configmaps, secrets, pods, leases, custom resources) a DNS subdomain,
 // as apiextensions-apiserver checks a custom resource's too. With prefix
 // it checks a generateName, the start of such a name (a trailing '-'
 // allowed).
 func nameRule(res Resource) func(name string, prefix bool) []string {
 	switch {
-	case res.Group == "" && res.Resource == "namespaces":
+	case res.Group == "" && (res.Resource == "namespaces" || res.Resource == "services"):
 		return apivalidation.NameIsDNSLabel
-	case res.Group == "" && res.Resource == "services":
-		return apivalidation.NameIsDNS1035Label
 	default:
 		return apivalidation.NameIsDNSSubdomain
 	}
