@@ -42,7 +42,8 @@
 //     than the compaction); label selectors; field selectors on
 //     metadata.name and metadata.namespace; the resourceVersion and
 //     resourceVersionMatch rules of an etcd-backed list.
-//   - WATCH: from a resourceVersion, or "0"/"" with synthetic ADDED
+//   - WATCH: from a resourceVersion (one not yet reached: the writes
+//     after it), or "0"/"" with synthetic ADDED
 //     events; 410 after compaction, and from before a custom resource's
 //     latest InstallCRD or MoveCRD (its watch cache starts afresh then,
 //     past the CRD's own write, as kube-apiserver's does); bookmarks; the streamed initial list
@@ -50,12 +51,15 @@
 //     timeoutSeconds; selector transitions as ADDED/DELETED.
 //   - writes: POST (409 AlreadyExists; the namespace must exist; 405
 //     at a namespaced built-in's all-namespaces path, a plain 404 at a
-//     custom resource's; generateName (a
+//     custom resource's; a custom resource's POST to an object's path
+//     creates the body's object, its PUT or PATCH of the collection is
+//     400; generateName (a
 //     taken name generated again, from kube's alphabet), itself valid
 //     as a name's prefix on every create and on an update of a
-//     ConfigMap, a Secret or a Namespace (on another's update, only no
-//     '/' or '%'); a name valid for its resource; a create's
-//     generation not negative (a built-in's kept as sent);
+//     ConfigMap, a Secret, a Namespace or a Pod (on another's update,
+//     only no '/' or '%'); a name valid for its resource; a create's
+//     generation not negative (a Pod's 1, one more with each change of
+//     its spec; another built-in's kept as sent);
 //     valid label keys and values on every create and update; a
 //     create's 422 names every cause of these, in kube-apiserver's
 //     order; a body that carries a resourceVersion other than "0" that
@@ -66,7 +70,8 @@
 //     Conflict on a stale resourceVersion or a wrong uid; no
 //     resourceVersion (or "0"), 422, for Leases and custom resources;
 //     one that is no number, 500, on a PATCH too;
-//     create-on-update for Leases; setting deletionTimestamp or
+//     create-on-update for Leases (into a missing namespace 404, before
+//     the resourceVersion is parsed); setting deletionTimestamp or
 //     deletionGracePeriodSeconds, 422, and on a create both wiped; an
 //     unchanged object is not written, but one stored at another version
 //     is, at this one; a custom resource's empty labels, annotations,
@@ -77,7 +82,9 @@
 //     the request's version, its CRD having no status subresource),
 //     PATCH as a JSON merge patch (404 for a missing object; a
 //     resourceVersion in the patch is a precondition, 409; null removes
-//     a field; an unchanged result is not written; a patch of null is
+//     a field, and is dropped inside a value set where there was none
+//     or no object, arrays' objects too, as kube-apiserver's
+//     evanphx/json-patch does; an unchanged result is not written; a patch of null is
 //     400; a patched uid is 422 after the resourceVersion, a removed one
 //     the stored one; a removed namespace is the request's, a
 //     cluster-scoped object's patched one dropped;
@@ -88,7 +95,9 @@
 //     built-in with no apiVersion 400, before the name check and the
 //     precondition; a custom resource's other kind or apiVersion, 422,
 //     and one with no apiVersion, 500, after them, as kube-apiserver
-//     answers each), DELETE (404; uid and resourceVersion preconditions, 409).
+//     answers each), DELETE (404; uid and resourceVersion preconditions, 409;
+//     a Pod, a Service or a Namespace answers the deleted object, any
+//     other a success Status).
 //     An owner reference repeated whole is stored once, on every write.
 //     A Secret's stringData is write-only: merged into data on every
 //     write, never stored; its type defaults to Opaque.

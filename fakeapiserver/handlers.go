@@ -101,7 +101,10 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req request
 }
 
 // serveDelete answers DELETE with a Status (Success), as kube-apiserver
-// does for the resources served here, custom ones included.
+// does for most resources served here, custom ones included; for a
+// Pod, a Service or a Namespace, whose stores return the deleted object
+// (ReturnDeletedObject), with that object, at the delete's
+// resourceVersion (TestConformanceDeleteAnswersTheObjectWhereTheStoreReturnsIt).
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request, f format) {
 	opts, err := s.decodeDeleteOptions(r)
 	if err != nil {
@@ -111,6 +114,10 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request
 	obj, err := s.delete(req.res, objectKey{req.namespace, req.name}, opts.Preconditions)
 	if err != nil {
 		writeError(w, f, err)
+		return
+	}
+	if returnsDeletedObject(req.res) {
+		s.writeObject(w, http.StatusOK, f, req.res, obj)
 		return
 	}
 	st := metav1.Status{
@@ -126,6 +133,13 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request
 		return
 	}
 	writeBody(w, http.StatusOK, f.contentType(), body)
+}
+
+// returnsDeletedObject reports whether kube-apiserver's store of res
+// answers a delete with the object rather than a Status: the core
+// group's pods, services and namespaces, of those served here.
+func returnsDeletedObject(res Resource) bool {
+	return !res.Custom && res.Group == "" && (res.Resource == "pods" || res.Resource == "services" || res.Resource == "namespaces")
 }
 
 // readBody decodes a write's object and checks its namespace against the

@@ -10,17 +10,17 @@ import (
 )
 
 // nameRule is kube-apiserver's check of a name for res: a namespace's
-// must be a DNS label, a service's a DNS-1035 label, and every other's
+// and a service's must be a DNS label (a service's since
+// RelaxedServiceNameValidation, GA and locked on in v1.37:
+// TestConformanceAServiceNameMayStartWithADigit), and every other's
 // (configmaps, secrets, pods, leases, custom resources) a DNS subdomain,
 // as apiextensions-apiserver checks a custom resource's too. With prefix
 // it checks a generateName, the start of such a name (a trailing '-'
 // allowed).
 func nameRule(res Resource) func(name string, prefix bool) []string {
 	switch {
-	case res.Group == "" && res.Resource == "namespaces":
+	case res.Group == "" && (res.Resource == "namespaces" || res.Resource == "services"):
 		return apivalidation.NameIsDNSLabel
-	case res.Group == "" && res.Resource == "services":
-		return apivalidation.NameIsDNS1035Label
 	default:
 		return apivalidation.NameIsDNSSubdomain
 	}
@@ -35,12 +35,16 @@ func generateNameErrors(res Resource, u *unstructured.Unstructured) field.ErrorL
 
 // updateGenerateNameErrors is an update's check of a generateName. Only
 // a resource whose own update validation calls ValidateObjectMeta (a
-// ConfigMap's, a Secret's, a Namespace's) judges it as on a create;
-// every other's (a custom resource's, a Lease's) gets only the generic
-// check of every update (validateCommonFields), a path segment: no '/'
-// or '%' (TestConformanceGenerateNameOnAnUpdateOfACustomResourceOrALease).
+// ConfigMap's, a Secret's, a Namespace's, a Pod's) judges it as on a
+// create (TestConformanceGenerateNameOnAnUpdateOfAServiceOrAPod); every
+// other's (a Service's, a Lease's, a custom resource's) gets only the
+// generic check of every update (validateCommonFields), a path segment:
+// no '/' or '%'
+// (TestConformanceGenerateNameOnAnUpdateOfACustomResourceOrALease).
 func updateGenerateNameErrors(res Resource, u *unstructured.Unstructured) field.ErrorList {
-	if res.Group == "" && (res.Resource == "configmaps" || res.Resource == "secrets" || res.Resource == "namespaces") {
+	switch {
+	case res.Custom || res.Group != "":
+	case res.Resource == "configmaps", res.Resource == "secrets", res.Resource == "namespaces", res.Resource == "pods":
 		return prefixErrors(nameRule(res), u)
 	}
 	return prefixErrors(path.ValidatePathSegmentName, u)

@@ -44,7 +44,7 @@ func (s *Server) create(res Resource, u *unstructured.Unstructured) (*unstructur
 // (409 AlreadyExists). A repeated owner reference is dropped
 // (dedupOwnerReferences); then come the system fields (uid,
 // creationTimestamp; deletion's and selfLink wiped; a custom resource's
-// generation is 1, a built-in's as sent) and the next
+// and a Pod's generation is 1, another built-in's as sent) and the next
 // resourceVersion. s.mu must be held.
 func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gr := res.GroupResource()
@@ -64,9 +64,11 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	if u.GetName() == "" && u.GetGenerateName() != "" {
 		u.SetName(s.generateNameLocked(gr, u))
 	}
-	if res.Custom {
-		// apiextensions-apiserver's PrepareForCreate, before validation;
-		// a built-in's is kept as sent (TestConformanceCreateWithAGeneration).
+	if res.Custom || isPods(res) {
+		// apiextensions-apiserver's and a Pod's PrepareForCreate, before
+		// validation; another built-in's is kept as sent
+		// (TestConformanceCreateWithAGeneration,
+		// TestConformanceAPodsGenerationFollowsItsSpec).
 		u.SetGeneration(1)
 	}
 	if err := validateTypeMeta(res, u); err != nil {
@@ -98,6 +100,11 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 	return s.commitLocked(gr, added, u), nil
 }
 
+// isPods reports whether res is the core group's pods, whose strategy
+// keeps metadata.generation: 1 on a create, one more on each update
+// that changes the spec.
+func isPods(res Resource) bool { return !res.Custom && res.Group == "" && res.Resource == "pods" }
+
 // storageError is the storage's plain error, not a Status from the
 // registry: the handler answers it as 500 with no reason.
 func storageError(msg string) error {
@@ -111,7 +118,7 @@ func storageError(msg string) error {
 //   - a missing object answers 404, whatever the body's resourceVersion,
 //     or, for a resource that allows create-on-update (Leases), is
 //     created whatever number that is (201); one that is no number is
-//     500 first;
+//     500 first, once the namespace is found;
 //   - a resourceVersion must be the stored one (409 Conflict); none (or
 //     "0") means "whatever is stored" for most built-in resources and is
 //     refused (422) for custom ones and Leases (ConditionalUpdateOnly);
@@ -121,7 +128,8 @@ func storageError(msg string) error {
 //   - a generateName (updateGenerateNameErrors) and labels must be
 //     valid (422 Invalid);
 //   - a custom resource's generation rises with any change outside
-//     metadata (its CRD has no status subresource);
+//     metadata (its CRD has no status subresource), a Pod's with any
+//     change of its spec;
 //   - a repeated owner reference is dropped (dedupOwnerReferences);
 //   - an update that changes nothing writes nothing: no new
 //     resourceVersion and no event, as etcd's store skips it.
@@ -156,6 +164,14 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 		// Before the resourceVersion is parsed
 		// (TestConformancePutToAMissingObjectAtAResourceVersionThatIsNoNumber).
 		return nil, false, apierrors.NewNotFound(gr, u.GetName())
+	}
+	if old == nil && res.Namespaced {
+		// The mutating admission of a create-on-update (NamespaceLifecycle)
+		// runs before the store parses the resourceVersion
+		// (TestConformanceLeasePutIntoAMissingNamespaceAtAResourceVersionThatIsNoNumber).
+		if _, ok := s.current[namespaces][objectKey{name: u.GetNamespace()}]; !ok {
+			return nil, false, apierrors.NewNotFound(namespaces, u.GetNamespace())
+		}
 	}
 	rv, err := writeVersion(u) // before the store decides to create
 	if err != nil {
@@ -192,6 +208,10 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetGeneration(old.GetGeneration())
 	u.SetManagedFields(nil)
 	u.SetSelfLink("") // as on a create
+	if isPods(res) && !jsonvalue.Equal(u.Object["spec"], old.Object["spec"]) {
+		// A Pod's PrepareForUpdate (updatePodGeneration).
+		u.SetGeneration(old.GetGeneration() + 1)
+	}
 	if res.Custom {
 		// The stored object as this version serves it: one stored before
 		// a MoveCRD is read at the version moved to, and that alone is no

@@ -25,7 +25,8 @@ import (
 //     namespaced object's removed one is the request's;
 //   - a resourceVersion in the patch is a precondition, as a PUT's is: a
 //     stale one answers 409 Conflict; none means "whatever is stored";
-//   - null removes a field (a label, an annotation); a patch that
+//   - null removes a field (a label, an annotation), and is dropped
+//     inside a value set where there was none (mergePatch); a patch that
 //     changes nothing writes nothing: 200, the same resourceVersion; a
 //     patch that is null, or no object, is 400; one whose result does
 //     not decode (a label value 1) is 422 Invalid;
@@ -150,9 +151,16 @@ func patchedTypeMeta(res Resource, kind, apiVersion string) error {
 	return nil
 }
 
-// mergePatch applies an RFC 7386 merge patch to doc: an object in the
-// patch merges key by key, null removes the key, anything else replaces
-// the value. It returns the result, which may reuse doc's maps.
+// mergePatch applies a JSON merge patch to doc as kube-apiserver's
+// library (evanphx/json-patch) does, which is RFC 7386 but for nulls
+// inside a value it sets: an object in the patch merges key by key
+// into an object, null removes the key, anything else replaces the
+// value; a value set where there was none, or null, or no object, has
+// its nulls removed first, in its objects and its arrays' objects
+// alike (an array's own null elements stay), while an array set over
+// an object is kept whole, nulls and all
+// (TestConformanceMergePatchDropsNullsInsideANewArray). It returns
+// the result, which may reuse doc's maps and patch's values.
 func mergePatch(doc any, patch any) any {
 	p, ok := patch.(map[string]any)
 	if !ok {
@@ -160,14 +168,42 @@ func mergePatch(doc any, patch any) any {
 	}
 	d, ok := doc.(map[string]any)
 	if !ok {
-		d = map[string]any{}
+		return pruneNulls(p)
 	}
 	for k, v := range p {
-		if v == nil {
+		switch cur, ok := d[k]; {
+		case v == nil:
 			delete(d, k)
-			continue
+		case !ok || cur == nil:
+			d[k] = pruneNulls(v)
+		default:
+			if _, isObject := cur.(map[string]any); !isObject {
+				d[k] = pruneNulls(v)
+			} else {
+				d[k] = mergePatch(cur, v) // an array or a scalar over an object: kept as sent
+			}
 		}
-		d[k] = mergePatch(d[k], v)
 	}
 	return d
+}
+
+// pruneNulls removes the null members of v's objects, nested in
+// objects and arrays to any depth; an array's null elements stay. It
+// changes v's maps in place and returns v.
+func pruneNulls(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if e == nil {
+				delete(v, k)
+			} else {
+				pruneNulls(e)
+			}
+		}
+	case []any:
+		for _, e := range v {
+			pruneNulls(e)
+		}
+	}
+	return v
 }

@@ -87,6 +87,18 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 // handler is the handler of method at req's path, or nil where
 // kube-apiserver routes none (405 MethodNotAllowed).
 func (s *Server) handler(method string, req request) func(http.ResponseWriter, *http.Request, request, format) {
+	if req.res.Custom {
+		// apiextensions-apiserver routes by verb, whatever the path's
+		// shape: a POST creates the body's object, the path's name
+		// unread; a PUT or PATCH without a name is refused by its
+		// handler (TestConformanceCustomResourceVerbsAtTheOtherPath).
+		switch {
+		case method == http.MethodPost:
+			return s.serveCreate
+		case (method == http.MethodPut || method == http.MethodPatch) && req.name == "":
+			return serveNameRequired
+		}
+	}
 	switch {
 	case method == http.MethodGet && req.name == "":
 		return s.serveList
@@ -104,6 +116,12 @@ func (s *Server) handler(method string, req request) func(http.ResponseWriter, *
 		return s.serveDelete
 	}
 	return nil
+}
+
+// serveNameRequired is kube-apiserver's update and patch handlers'
+// answer to a request whose path names no object.
+func serveNameRequired(w http.ResponseWriter, _ *http.Request, _ request, f format) {
+	writeError(w, f, apierrors.NewBadRequest("name must be provided"))
 }
 
 // resolve finds the resource a path names, in a group version that

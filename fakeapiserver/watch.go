@@ -26,7 +26,8 @@ const BookmarkInterval = time.Minute
 //     last compaction, or, for a custom resource, N is older than its
 //     CRD's latest install or move (its watch cache starts afresh), one
 //     ERROR event (410 Gone, reason Expired) and the watch ends. An N
-//     newer than the latest write waits for it.
+//     newer than the latest write opens at once and gets the writes
+//     after N only.
 //   - sendInitialEvents=true (resourceVersionMatch=NotOlderThan): one
 //     ADDED per current object, then, if allowWatchBookmarks, a BOOKMARK
 //     annotated "k8s.io/initial-events-end: true" at the state's
