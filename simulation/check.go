@@ -97,20 +97,25 @@ func (w *world) checkHistory(moves []move) []Violation {
 	// the checker saw by the time the other one began (before it began
 	// itself, or while it ran: a slow reconcile of an object deleted
 	// meanwhile, TestAReconcileOfAnObjectDeletedWhileItRunsOverlapsItsSuccessorsLife)
-	// reconciled such a ghost. Only one of the two may: two reconciles of
-	// one deleted life at once are the overlap the invariant forbids,
-	// the object having been held by both members
+	// reconciled such a ghost. The two must not hold one life: two
+	// reconciles of one deleted life at once are the overlap the
+	// invariant forbids, the object having been held by both members;
+	// two ghosts of two lives (each member's cache behind by another
+	// delete) are not
 	// (TestAMemberReconcilingADeletedObjectsGhostDoesNotBreakOneReconcilePerKey).
-	ghost := func(iv interval, by time.Time) bool {
+	// ghost names the life iv read by the resourceVersion of its delete,
+	// the first one after its read ("": none seen by by, the life there
+	// now).
+	ghost := func(iv interval, by time.Time) string {
 		for _, e := range events {
 			if e.At.After(by) {
 				break
 			}
 			if e.What == Deleted && e.Key == iv.key && iv.read != "" && rvBefore(iv.read, e.Version) {
-				return true
+				return e.Version
 			}
 		}
-		return false
+		return ""
 	}
 	var out []Violation
 	out = append(out, w.overlaps(reconciles, "one reconcile per key", func(a, b interval) bool {
@@ -120,8 +125,9 @@ func (w *world) checkHistory(moves []move) []Violation {
 		if b.start.After(later) {
 			later = b.start
 		}
-		// One ghost beside a reconcile of what is there now; two ghosts
-		// are two members holding one life at once.
+		// One ghost beside a reconcile of what is there now, or ghosts
+		// of two lives; two ghosts of one life are two members holding
+		// it at once.
 		return a.ring == LeaderRing && okA && okB && freshAfterDelete(ta, tb) || ghost(a, later) != ghost(b, later)
 	})...)
 	out = append(out, begunTwice(events)...)

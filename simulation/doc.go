@@ -138,8 +138,9 @@
 //     ring at once, nor one leader replica in two terms, unless one of
 //     them reconciles a deleted object (its cache still holds it, or it
 //     was deleted while the reconcile ran) while the object created again
-//     under that name is reconciled by its new owner: sharding promises
-//     one object, not one name
+//     under that name is reconciled by its new owner, or each reconciles
+//     another deleted life of the name: sharding promises one object,
+//     not one name
 //     (TestAControllerThatIgnoresItsShardIsCaughtReconcilingAKeyInTwoMembersAtOnce,
 //     TestAReconcileOfALeadersEarlierTermOverlappingItsNextTermsBreaksOneReconcilePerKey;
 //     the excuse: TestAMemberReconcilingADeletedObjectsGhostDoesNotBreakOneReconcilePerKey,
