@@ -373,12 +373,36 @@ func termsByMember(terms []interval) map[string]interval {
 }
 
 // inTerm returns member's term in ring if it ran at at, and its replica
-// had not been paused in it by then (a paused process is not fenced:
-// the sharder may rightly move its objects once its Lease runs out, so
-// a move from a pause on is judged apart; one before it is not).
+// had not been paused in it by then, or not lately (a paused process is
+// not fenced: the sharder may rightly move its objects once its Lease
+// runs out, so a move from a pause on is judged apart; one before it is
+// not, nor one after the member, resumed, would have learnt its Lease
+// was taken: pauseCaused).
 func (w *world) inTerm(termOf map[string]interval, ring, member string, at time.Time) (interval, bool) {
 	t, ok := termOf[ring+" "+member]
-	return t, ok && !at.Before(t.start) && at.Before(t.end) && !w.pausedBy(t, at)
+	return t, ok && !at.Before(t.start) && at.Before(t.end) && !w.pauseCaused(t, at)
+}
+
+// pauseCaused reports whether a pause of t's replica in t could have
+// brought about a move off its member at at: one that began by at and
+// ended (if it did) no more than a LeaseDuration, on the slowest clock a
+// Skew makes, and a request's latency before at. A member whose Lease
+// the sharder took over while it was paused learns it by its renew
+// deadline after it resumes, within that, and its term ends; one still
+// in its term later renewed, which a takeover guarded by the version
+// judged cannot outlast
+// (TestAPauseDoesNotExcuseAMoveLongAfterTheMemberResumed).
+func (w *world) pauseCaused(t interval, at time.Time) bool {
+	slot := slotOf(t.replica)
+	after := time.Duration(float64(w.opts.Timing.Lease)/(1-maxRateSkew)) + maxLatency + maxWire
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.pauses {
+		if p.slot == slot && !p.from.After(t.end) && !p.from.After(at) && (p.to.IsZero() || !p.to.Before(t.start) && !at.After(p.to.Add(after))) {
+			return true
+		}
+	}
+	return false
 }
 
 func filter(s []interval, keep func(interval) bool) []interval {
