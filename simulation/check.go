@@ -97,20 +97,25 @@ func (w *world) checkHistory(moves []move) []Violation {
 	// the checker saw by the time the other one began (before it began
 	// itself, or while it ran: a slow reconcile of an object deleted
 	// meanwhile, TestAReconcileOfAnObjectDeletedWhileItRunsOverlapsItsSuccessorsLife)
-	// reconciled such a ghost. Only one of the two may: two reconciles of
-	// one deleted life at once are the overlap the invariant forbids,
-	// the object having been held by both members
+	// reconciled such a ghost. The two must not hold one life: two
+	// reconciles of one deleted life at once are the overlap the
+	// invariant forbids, the object having been held by both members;
+	// two ghosts of two lives (each member's cache behind by another
+	// delete) are not
 	// (TestAMemberReconcilingADeletedObjectsGhostDoesNotBreakOneReconcilePerKey).
-	ghost := func(iv interval, by time.Time) bool {
+	// ghost names the life iv read by the resourceVersion of its delete,
+	// the first one after its read ("": none seen by by, the life there
+	// now).
+	ghost := func(iv interval, by time.Time) string {
 		for _, e := range events {
 			if e.At.After(by) {
 				break
 			}
 			if e.What == Deleted && e.Key == iv.key && iv.read != "" && rvBefore(iv.read, e.Version) {
-				return true
+				return e.Version
 			}
 		}
-		return false
+		return ""
 	}
 	var out []Violation
 	out = append(out, w.overlaps(reconciles, "one reconcile per key", func(a, b interval) bool {
@@ -120,8 +125,9 @@ func (w *world) checkHistory(moves []move) []Violation {
 		if b.start.After(later) {
 			later = b.start
 		}
-		// One ghost beside a reconcile of what is there now; two ghosts
-		// are two members holding one life at once.
+		// One ghost beside a reconcile of what is there now, or ghosts
+		// of two lives; two ghosts of one life are two members holding
+		// it at once.
 		return a.ring == LeaderRing && okA && okB && freshAfterDelete(ta, tb) || ghost(a, later) != ghost(b, later)
 	})...)
 	out = append(out, begunTwice(events)...)
@@ -367,12 +373,36 @@ func termsByMember(terms []interval) map[string]interval {
 }
 
 // inTerm returns member's term in ring if it ran at at, and its replica
-// had not been paused in it by then (a paused process is not fenced:
-// the sharder may rightly move its objects once its Lease runs out, so
-// a move from a pause on is judged apart; one before it is not).
+// had not been paused in it by then, or not lately (a paused process is
+// not fenced: the sharder may rightly move its objects once its Lease
+// runs out, so a move from a pause on is judged apart; one before it is
+// not, nor one after the member, resumed, would have learnt its Lease
+// was taken: pauseCaused).
 func (w *world) inTerm(termOf map[string]interval, ring, member string, at time.Time) (interval, bool) {
 	t, ok := termOf[ring+" "+member]
-	return t, ok && !at.Before(t.start) && at.Before(t.end) && !w.pausedBy(t, at)
+	return t, ok && !at.Before(t.start) && at.Before(t.end) && !w.pauseCaused(t, at)
+}
+
+// pauseCaused reports whether a pause of t's replica in t could have
+// brought about a move off its member at at: one that began by at and
+// ended (if it did) no more than a LeaseDuration, on the slowest clock a
+// Skew makes, and a request's latency before at. A member whose Lease
+// the sharder took over while it was paused learns it by its renew
+// deadline after it resumes, within that, and its term ends; one still
+// in its term later renewed, which a takeover guarded by the version
+// judged cannot outlast
+// (TestAPauseDoesNotExcuseAMoveLongAfterTheMemberResumed).
+func (w *world) pauseCaused(t interval, at time.Time) bool {
+	slot := slotOf(t.replica)
+	after := time.Duration(float64(w.opts.Timing.Lease)/(1-maxRateSkew)) + maxLatency + maxWire
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.pauses {
+		if p.slot == slot && !p.from.After(t.end) && !p.from.After(at) && (p.to.IsZero() || !p.to.Before(t.start) && !at.After(p.to.Add(after))) {
+			return true
+		}
+	}
+	return false
 }
 
 func filter(s []interval, keep func(interval) bool) []interval {

@@ -126,3 +126,23 @@ func TestAPauseExcusesOnlyTheMovesFromItsStartOn(t *testing.T) {
 		t.Fatalf("want one violation, the move at 10 s before the pause at 20 s; got %v", got)
 	}
 }
+
+// A pause excuses the moves it could have caused: the sharder takes a
+// paused member's Lease over once it has not changed for a
+// LeaseDuration, and the member learns it at the latest by its renew
+// deadline after it resumes. A member that resumed and went on renewing
+// long after is live again: a move off it then, with no drain, is one
+// the pause cannot have caused.
+func TestAPauseDoesNotExcuseAMoveLongAfterTheMemberResumed(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	w := &world{opts: Options{Scenario: Sharded}.withDefaults(), hist: &History{}}
+	w.pauses = []span{{slot: 0, from: at(20), to: at(21)}}
+	terms := []interval{{replica: "r0-0", ring: "web", member: "m0", start: at(1), end: at(60)}}
+	during := move{at: at(24), ring: "web", object: "p-01", from: "m0", to: "m1"}
+	long := move{at: at(50), ring: "web", object: "p-02", from: "m0", to: "m1"}
+	got := w.movesOffLiveMembers([]move{during, long}, terms)
+	if len(got) != 1 || got[0].At != long.at {
+		t.Fatalf("want one violation, the move at 50 s, 29 s after the pause from 20 s to 21 s ended; got %v", got)
+	}
+}

@@ -339,6 +339,11 @@ func TestAMemberReconcilingADeletedObjectsGhostDoesNotBreakOneReconcilePerKey(t 
 		// Neither reconciles the object created again: both hold the
 		// life that was deleted, at once, which sharding does not allow.
 		{"both reconciling the deleted object's ghost", []Event{{At: at(500), What: Deleted, Key: "sim/p-00", Version: "20"}}, 1},
+		// Each reconciles a ghost, but of another life: m-a's cache still
+		// holds the first (deleted at 20), m-b's the second, created
+		// again for m-b and deleted at 40. No life is held by both.
+		{"each reconciling the ghost of another deleted life", []Event{{At: at(500), What: Deleted, Key: "sim/p-00", Version: "20"},
+			{At: at(600), What: Deleted, Key: "sim/p-00", Version: "40"}}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			events := append(append([]Event(nil), terms...), tc.deleted...)

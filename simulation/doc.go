@@ -138,8 +138,9 @@
 //     ring at once, nor one leader replica in two terms, unless one of
 //     them reconciles a deleted object (its cache still holds it, or it
 //     was deleted while the reconcile ran) while the object created again
-//     under that name is reconciled by its new owner: sharding promises
-//     one object, not one name
+//     under that name is reconciled by its new owner, or each reconciles
+//     another deleted life of the name: sharding promises one object,
+//     not one name
 //     (TestAControllerThatIgnoresItsShardIsCaughtReconcilingAKeyInTwoMembersAtOnce,
 //     TestAReconcileOfALeadersEarlierTermOverlappingItsNextTermsBreaksOneReconcilePerKey;
 //     the excuse: TestAMemberReconcilingADeletedObjectsGhostDoesNotBreakOneReconcilePerKey,
@@ -166,8 +167,11 @@
 //     a relabel seen only across a gap of that watch (a
 //     410 and its relist) is not judged, nor one from the moment the
 //     member's replica was paused in that term, when the sharder may
-//     take its Lease over
-//     (TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain,
+//     take its Lease over, until a LeaseDuration (on the slowest clock)
+//     and a request's latency after the pause ended, by when such a
+//     member has learnt it and its term has ended
+//     (TestAPauseDoesNotExcuseAMoveLongAfterTheMemberResumed,
+//     TestAnObjectMovedOffAMemberInItsTermBreaksMovesOnlyByDrain,
 //     TestAnObjectUnlabelledWithoutADrainThenGivenToAnotherLiveMemberBreaksMovesOnlyByDrain,
 //     TestADrainedObjectUnlabelledByTheSharderNotItsMemberBreaksMovesOnlyByDrain).
 //   - "Children follow parents": no child reaches a member (assigned, or
