@@ -108,3 +108,15 @@ func TestWaitForRoomWithNoLimitNeverWaits(t *testing.T) {
 	}
 	assert.Equal(t, 3*deltafifo.DefaultPartQueueLimit, f.Len())
 }
+
+// WaitForRoom's doc says it returns ErrClosed if the DeltaFIFO is closed,
+// as every other call does after Close: with room in the queue too, and
+// with no limit. (Found by review: it returned nil, as if a part could
+// follow.)
+func TestWaitForRoomOnAClosedFIFOIsErrClosedEvenWithRoom(t *testing.T) {
+	for _, limit := range []int{0, -1} {
+		f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{PartQueueLimit: limit})
+		f.Close()
+		assert.ErrorIs(t, f.WaitForRoom(t.Context()), deltafifo.ErrClosed, "PartQueueLimit %d", limit)
+	}
+}

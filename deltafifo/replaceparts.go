@@ -81,6 +81,9 @@ func (f *DeltaFIFO[T]) WaitForRoom(ctx context.Context) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
 	if f.partLimit < 0 || len(f.queue) < f.partLimit {
 		return nil
 	}

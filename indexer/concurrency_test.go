@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,31 @@ func TestConcurrentWritersAndReadersLoseNothing(t *testing.T) {
 	web, _ := idx.IndexKeys("app", "web")
 	assert.Empty(t, web)
 	requireExact(t, idx)
+}
+
+// Reads share the lock, but a read does not always get in beside another:
+// once a writer waits for the readers inside, sync.RWMutex keeps every
+// new reader out until that writer is done, so a read can wait for a
+// read through the write queued between them. (Found by review: the
+// package doc said reads "never block each other".)
+func TestAReadArrivingWhileAWriterWaitsForAnotherReadWaitsToo(t *testing.T) {
+	idx := must(New(Options[*corev1.ConfigMap]{}))
+	require.NoError(t, idx.Add(cm("a", "1")))
+
+	idx.mu.RLock() // a read in progress, as a List holds it
+	wrote := make(chan error, 1)
+	go func() { wrote <- idx.Add(cm("a", "2")) }()
+	require.Eventually(t, func() bool { // the writer now waits for that read
+		if idx.mu.TryRLock() {
+			idx.mu.RUnlock()
+			return false
+		}
+		return true
+	}, time.Minute, time.Millisecond)
+	assert.False(t, idx.mu.TryRLock(), "a new read gets in beside the read inside only if no writer waits")
+
+	idx.mu.RUnlock()
+	require.NoError(t, <-wrote)
+	_, ok := idx.Get(key("a", "2"))
+	assert.True(t, ok, "the writer went first, then the reads")
 }

@@ -80,7 +80,10 @@
 // # Locking
 //
 // One sync.RWMutex guards everything. Writes hold it exclusively; reads
-// (Get, List, ByIndex, ...) share it and never block each other. A writer
+// (Get, List, ByIndex, ...) share it, but a read that arrives while a
+// writer waits for the readers inside waits behind that writer, as
+// sync.RWMutex has it
+// (TestAReadArrivingWhileAWriterWaitsForAnotherReadWaitsToo). A writer
 // waits for the readers inside, so what matters is how long a read holds
 // the lock: listing a namespace holds it for one slice copy, not for a
 // walk over an index with a map lookup per key, which is why a writer is

@@ -78,8 +78,9 @@
 // is the minimum wait. One exception: the first relist after a 410 is
 // immediate, since the server answered; a 410 again before a watch has
 // worked waits like any failure. A streaming list the server refuses
-// (a 4xx) is not a failure: the reflector lists instead for the rest of
-// Run, at once, and traces the fallback rather than reporting it.
+// (a 4xx other than 429 and 410, which stream again after the backoff)
+// is not a failure: the reflector lists instead for the rest of Run, at
+// once, and traces the fallback rather than reporting it.
 //
 // Who retries: client-go's rest package retries a request by itself (up
 // to 10 times, sleeping in between) when the server answers 429 or 5xx

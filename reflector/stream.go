@@ -24,14 +24,14 @@ import (
 //
 // What follows a failure:
 //
-//   - the server refuses the request with a 4xx (no WatchList feature, an
-//     old server rejecting the parameters): fall back to LIST for the rest
-//     of Run, at once.
+//   - the server refuses the request with a 4xx other than 429 and 410
+//     (no WatchList feature, an old server rejecting the parameters): fall
+//     back to LIST for the rest of Run, at once.
 //   - the stream ends before the end bookmark: a cut connection, so stream
 //     again after the backoff; but the Tuning.StreamEndedLimit-th such end
 //     since a stream last reached its bookmark is a server that ignores
 //     the parameters: fall back to LIST.
-//   - anything else (an ERROR event, 429, 5xx, a network error): stream
+//   - anything else (an ERROR event, 429, 410, 5xx, a network error): stream
 //     again after the backoff.
 func (r *Reflector[T]) stream(ctx context.Context, s state) (state, error) {
 	r.emitRelist(s.why)

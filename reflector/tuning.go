@@ -55,7 +55,8 @@ type Tuning struct {
 	// with an ERROR event between them neither counts nor starts the
 	// count again). One such end is usually a cut connection, and streams again;
 	// the same end again and again is a server that ignores
-	// sendInitialEvents. A refusal (a 4xx answer) falls back at once.
+	// sendInitialEvents. A refusal (a 4xx answer, not 429 or 410) falls
+	// back at once.
 	// Default: 3.
 	StreamEndedLimit int
 

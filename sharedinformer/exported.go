@@ -23,7 +23,9 @@ var informerLabels = []string{"name", "group", "version", "resource"}
 
 // The informer metrics. The first three are client-go's
 // (k8s.io/component-base/metrics/prometheus/clientgo/fifo), with its names,
-// labels and buckets; the rest are this library's own, prefixed listwatch_.
+// labels and buckets, but informer_queued_items counts queued keys where
+// client-go's counts queued events (its RealFIFO keeps one per event);
+// the rest are this library's own, prefixed listwatch_.
 var (
 	descQueuedItems = metrics.Desc{Name: "informer_queued_items", Labels: informerLabels,
 		Help: "Keys queued in the informer's DeltaFIFO, waiting to reach the cache and the handlers."}

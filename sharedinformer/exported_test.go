@@ -244,3 +244,23 @@ func TestNoMetricIsLabelledByAnObjectsKeyNamespaceOrResourceVersion(t *testing.T
 		}
 	}
 }
+
+// informer_queued_items has client-go's name, but counts keys: a key
+// changed three times before it is popped is one queued item here, where
+// client-go's RealFIFO, one entry per event, counts three (docs/15).
+func TestQueuedItemsCountsKeysNotEvents(t *testing.T) {
+	mem := metrics.NewMemory()
+	reg, err := metrics.NewRegistry(mem)
+	require.NoError(t, err)
+	exported, err := sharedinformer.NewExportedMetrics(reg, "cms", configMaps)
+	require.NoError(t, err)
+	fifo, err := deltafifo.New(deltafifo.Options[*corev1.ConfigMap]{Trace: exported.Hook()})
+	require.NoError(t, err)
+	cm := configMap("hot")
+	require.NoError(t, fifo.Add(cm))
+	require.NoError(t, fifo.Update(cm))
+	require.NoError(t, fifo.Update(cm))
+	v, ok := mem.Value("informer_queued_items", "cms", "", "v1", "configmaps")
+	require.True(t, ok)
+	assert.Equal(t, 1.0, v, "one key, three events")
+}

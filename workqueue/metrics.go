@@ -16,7 +16,11 @@ import (
 // (workqueue_depth, _adds_total, _queue_duration_seconds,
 // _work_duration_seconds, _retries_total,
 // _longest_running_processor_seconds, _unfinished_work_seconds), kept in
-// memory so that an example or a test can print them.
+// memory so that an example or a test can print them. Two count something
+// narrower than client-go's: Retries counts AddRateLimited calls only
+// (client-go counts every AddAfter), and a key added while a worker holds
+// it enters Depth, and starts its queue wait, when Done queues it
+// (client-go counts it at the Add).
 //
 // Give each queue its own Metrics: events carry no queue name, so two
 // queues observed by one Metrics are counted as one. Keys are told apart
