@@ -153,7 +153,7 @@ func (s *Server) openWatch(wt *watcher, res Resource, opts metav1.ListOptions) e
 		if streaming && opts.AllowWatchBookmarks {
 			wt.push(watchItem{typ: bookmark, obj: bookmarkObject(s.rv, true)})
 		}
-	case from+1 < s.compactedRV:
+	case from < s.compactedRV-1: // not from+1, which overflows at the largest from
 		wt.fail(apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old."))
 		return nil
 	case from < s.cacheStart[wt.gr]:
