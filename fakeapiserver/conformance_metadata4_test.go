@@ -36,3 +36,28 @@ func TestConformanceWatchFromTheLargestResourceVersions(t *testing.T) {
 		}
 	})
 }
+
+// A WATCH with sendInitialEvents=false (resourceVersionMatch=
+// NotOlderThan) from resourceVersion "0" or none: the watch cache
+// starts at its latest resourceVersion and sends no ADDED for the
+// objects already there (getAllEventsSinceLocked), only later writes.
+// The fake sent one ADDED per current object, as for a watch from "0"
+// without sendInitialEvents (watch.go openWatch).
+func TestConformanceWatchWithoutInitialEvents(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
+		code, obj := tg.do(ctx, t, "POST", col, "", cm("r15noinit-a", nil, nil))
+		rec.add("create a: %s", outcome(code, obj))
+		for i, rv := range []string{"&resourceVersion=0", ""} {
+			code, s := tg.watch(ctx, t, col+"?watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan"+rv)
+			if s == nil {
+				rec.add("watch%s: %d", rv, code)
+				continue
+			}
+			name := []string{"r15noinit-b", "r15noinit-c"}[i]
+			c, _ := tg.do(ctx, t, "POST", col, "", cm(name, nil, nil))
+			rec.add("watch%s: %d, create %s %d, then %s", rv, code, name, c, s.next(t))
+			s.cancel()
+		}
+	})
+}

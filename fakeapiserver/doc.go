@@ -44,7 +44,7 @@
 //     resourceVersionMatch rules of an etcd-backed list.
 //   - WATCH: from a resourceVersion (one not yet reached: the writes
 //     after it), or "0"/"" with synthetic ADDED
-//     events; 410 after compaction, and from before a custom resource's
+//     events (none with sendInitialEvents=false); 410 after compaction, and from before a custom resource's
 //     latest InstallCRD or MoveCRD (its watch cache starts afresh then,
 //     past the CRD's own write, as kube-apiserver's does); bookmarks; the streamed initial list
 //     (sendInitialEvents) with its initial-events-end bookmark;
