@@ -6,6 +6,7 @@ package fakeapiserver_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/listwatch/informer/testenv"
@@ -60,4 +61,56 @@ func TestConformanceWatchWithoutInitialEvents(t *testing.T) {
 			s.cancel()
 		}
 	})
+}
+
+// An update of a Pod, a Service or a Namespace through its main
+// resource keeps the stored status (their strategies' PrepareForUpdate;
+// a Pod's beside updatePodGeneration), and a Namespace's its
+// spec.finalizers too: a merge patch that changes only those changes
+// nothing, 200 at the same resourceVersion, and a PUT's status is not
+// taken. (Only the patch's resourceVersion is compared: kube-apiserver
+// writes the Namespace's PUT anyway, at a new one.) The fake took the
+// status sent (objects.go updateLocked), at a new resourceVersion.
+func TestConformanceAnUpdateKeepsTheStatusOfAPodAServiceOrANamespace(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		const merge = "application/merge-patch+json"
+		for _, c := range []struct {
+			res    string
+			obj    map[string]any
+			status map[string]any
+			name   string
+		}{
+			{"pods", pod("r15status"), map[string]any{"phase": "Running", "message": "m"}, ""},
+			{"services", service("r15status"), map[string]any{"loadBalancer": map[string]any{"ingress": []any{map[string]any{"ip": "10.0.0.1"}}}}, ""},
+			{"namespaces", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"generateName": "r15status-"}},
+				map[string]any{"conditions": []any{map[string]any{"type": "X", "status": "True"}}}, ""},
+		} {
+			col := "/api/v1/namespaces/" + tg.namespace + "/" + c.res
+			if c.res == "namespaces" {
+				col = "/api/v1/namespaces"
+			}
+			code, obj := tg.do(ctx, t, "POST", col, "", c.obj)
+			c.name = meta(obj, "name")
+			rec.add("%s create: %s", c.res, outcome(code, obj))
+			rv := meta(obj, "resourceVersion")
+			code, obj = tg.patch(ctx, t, col+"/"+c.name, merge, map[string]any{"status": c.status})
+			rec.add("%s status patch: %s %s, status taken: %v", c.res, outcome(code, obj), newer(rv, meta(obj, "resourceVersion")), statusTaken(obj))
+			obj["status"] = c.status
+			if c.res == "namespaces" {
+				obj["spec"] = map[string]any{"finalizers": []any{"example.com/f"}}
+			}
+			code, obj = tg.do(ctx, t, "PUT", col+"/"+c.name, "", obj)
+			rec.add("%s status put: %s, status taken: %v", c.res, outcome(code, obj), statusTaken(obj))
+		}
+	})
+}
+
+// statusTaken: whether obj shows the status the script sent (each
+// server's status on a create differs, defaulting not modelled).
+func statusTaken(obj map[string]any) bool {
+	st, _ := obj["status"].(map[string]any)
+	lb, _ := st["loadBalancer"].(map[string]any)
+	spec, _ := obj["spec"].(map[string]any)
+	fin, _ := spec["finalizers"].([]any)
+	return st["message"] == "m" || lb["ingress"] != nil || st["conditions"] != nil || slices.Contains(fin, "example.com/f")
 }

@@ -59,7 +59,9 @@
 //     ConfigMap, a Secret, a Namespace or a Pod (on another's update,
 //     only no '/' or '%'); a name valid for its resource; a create's
 //     generation not negative (a Pod's 1, one more with each change of
-//     its spec; another built-in's kept as sent);
+//     its spec; another built-in's kept as sent); a Pod's, a
+//     Service's and a Namespace's status, and a Namespace's
+//     spec.finalizers, kept as stored on an update;
 //     valid label keys and values on every create and update; a
 //     create's 422 names every cause of these, in kube-apiserver's
 //     order; a body that carries a resourceVersion other than "0" that
