@@ -6,8 +6,10 @@ package fakeapiserver_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/listwatch/informer/testenv"
 )
@@ -113,4 +115,43 @@ func statusTaken(obj map[string]any) bool {
 	spec, _ := obj["spec"].(map[string]any)
 	fin, _ := spec["finalizers"].([]any)
 	return st["message"] == "m" || lb["ingress"] != nil || st["conditions"] != nil || slices.Contains(fin, "example.com/f")
+}
+
+// A DELETE of a Pod: its strategy deletes gracefully, at a grace
+// period of 0 when the Pod is not scheduled (CheckGracefulDelete), so
+// the store first writes it with a deletionTimestamp and
+// deletionGracePeriodSeconds 0 (a MODIFIED event) and then deletes it
+// (DELETED), and answers the object as deleted, both fields set. The
+// fake deleted at once: one DELETED, and an answer without them
+// (objects.go delete).
+func TestConformanceAPodsDeleteMarksItFirst(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		col := "/api/v1/namespaces/" + tg.namespace + "/pods"
+		code, obj := tg.do(ctx, t, "POST", col, "", pod("r15mark"))
+		rec.add("create: %s", outcome(code, obj))
+		code, s := tg.watch(ctx, t, col+"?watch=true&resourceVersion="+meta(obj, "resourceVersion"))
+		if s == nil {
+			rec.add("watch: %d", code)
+			return
+		}
+		defer s.cancel()
+		code, obj = tg.do(ctx, t, "DELETE", col+"/r15mark", "", nil)
+		rec.add("delete: %s, %s", outcome(code, obj), deletionMark(obj))
+		for range 2 {
+			select {
+			case ev := <-s.events:
+				o, _ := ev["object"].(map[string]any)
+				rec.add("event %v: %s", ev["type"], deletionMark(o))
+			case <-time.After(10 * time.Second): // the fake's in its bubble: at once
+				rec.add("no event")
+			}
+		}
+	})
+}
+
+// deletionMark describes obj's deletionTimestamp (set or not) and
+// deletionGracePeriodSeconds.
+func deletionMark(obj map[string]any) string {
+	m, _ := obj["metadata"].(map[string]any)
+	return fmt.Sprintf("deletionTimestamp set %v, deletionGracePeriodSeconds %v", m["deletionTimestamp"] != nil, m["deletionGracePeriodSeconds"])
 }

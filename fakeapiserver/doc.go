@@ -99,7 +99,9 @@
 //     and one with no apiVersion, 500, after them, as kube-apiserver
 //     answers each), DELETE (404; uid and resourceVersion preconditions, 409;
 //     a Pod, a Service or a Namespace answers the deleted object, any
-//     other a success Status).
+//     other a success Status; a Pod is first written with its deletion
+//     mark, deletionTimestamp now and deletionGracePeriodSeconds 0, a
+//     MODIFIED event before the DELETED, as for one not scheduled).
 //     An owner reference repeated whole is stored once, on every write.
 //     A Secret's stringData is write-only: merged into data on every
 //     write, never stored; its type defaults to Opaque.
@@ -133,7 +135,8 @@
 // a 422 of its own, where the real one lists every cause in one), defaulting,
 // managedFields, a GET at a resourceVersion newer than the server's (the
 // real one waits about 3 s and answers 504; this one answers at once),
-// finalizers and graceful deletion (a DELETE removes at once; a deleted
+// finalizers and graceful deletion (a DELETE removes at once, a
+// scheduled Pod's too, at once after its mark; a deleted
 // namespace vanishes instead of staying Terminating, and its objects
 // stay), PATCH types other than merge patch (JSON patch, strategic merge,
 // server-side apply: 415 here), subresources, deletecollection, dry-run,

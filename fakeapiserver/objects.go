@@ -326,8 +326,10 @@ func withoutTypeMeta(u *unstructured.Unstructured) map[string]any {
 }
 
 // delete is DELETE: 404 for a missing object, 409 Conflict when a
-// precondition (uid, resourceVersion) does not hold. It returns the
-// object's last state, stamped with the delete's resourceVersion.
+// precondition (uid, resourceVersion) does not hold. A Pod is first
+// written with its deletion mark (deletionTimestamp now,
+// deletionGracePeriodSeconds 0). It returns the object's last state,
+// stamped with the delete's resourceVersion.
 func (s *Server) delete(res Resource, key objectKey, pre *metav1.Preconditions) (*unstructured.Unstructured, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -346,6 +348,17 @@ func (s *Server) delete(res Resource, key objectKey, pre *metav1.Preconditions) 
 		if pre.ResourceVersion != nil && *pre.ResourceVersion != old.GetResourceVersion() {
 			return nil, apierrors.NewConflict(gr, key.name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pre.ResourceVersion, old.GetResourceVersion()))
 		}
+	}
+	if isPods(res) {
+		// A Pod's strategy deletes gracefully, at a grace period of 0
+		// for one not scheduled (CheckGracefulDelete): the store first
+		// writes the deletion mark, a MODIFIED, then deletes
+		// (TestConformanceAPodsDeleteMarksItFirst).
+		marked := old.DeepCopy()
+		now := metav1.NewTime(time.Now().Truncate(time.Second))
+		marked.SetDeletionTimestamp(&now)
+		marked.SetDeletionGracePeriodSeconds(new(int64))
+		old = s.commitLocked(gr, modified, marked)
 	}
 	return s.commitLocked(gr, deleted, old.DeepCopy()), nil
 }
