@@ -155,3 +155,20 @@ func deletionMark(obj map[string]any) string {
 	m, _ := obj["metadata"].(map[string]any)
 	return fmt.Sprintf("deletionTimestamp set %v, deletionGracePeriodSeconds %v", m["deletionTimestamp"] != nil, m["deletionGracePeriodSeconds"])
 }
+
+// A PATCH of a custom resource's collection: kube-apiserver's patch
+// handler checks the patch's media type before it looks for the name,
+// so a type a custom resource does not take (strategic merge, plain
+// JSON, text) is 415, one it takes (JSON patch, merge patch, apply) 400
+// "name must be provided". The fake answered 400 for every type
+// (route.go handler, serveNameRequired).
+func TestConformancePatchOfACustomResourceCollectionChecksTheTypeFirst(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		_, col := edgeCRD(ctx, t, tg, "r15patchcol.edges.listwatch.dev")
+		for _, ct := range []string{"application/strategic-merge-patch+json", "application/json", "text/plain",
+			"application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"} {
+			code, obj := tg.patch(ctx, t, col, ct, map[string]any{"spec": map[string]any{"n": int64(2)}})
+			rec.add("PATCH the collection as %s: %s", ct, outcome(code, obj))
+		}
+	})
+}

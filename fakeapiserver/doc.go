@@ -53,7 +53,7 @@
 //     at a namespaced built-in's all-namespaces path, a plain 404 at a
 //     custom resource's; a custom resource's POST to an object's path
 //     creates the body's object, its PUT or PATCH of the collection is
-//     400; generateName (a
+//     400, a PATCH of a type it does not take 415 first; generateName (a
 //     taken name generated again, from kube's alphabet), itself valid
 //     as a name's prefix on every create and on an update of a
 //     ConfigMap, a Secret, a Namespace or a Pod (on another's update,

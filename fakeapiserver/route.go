@@ -1,7 +1,10 @@
 package fakeapiserver
 
 import (
+	"fmt"
+	"mime"
 	"net/http"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +13,7 @@ import (
 	metainternalversionvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // request is a resource request taken apart: which resource, which
@@ -95,8 +99,10 @@ func (s *Server) handler(method string, req request) func(http.ResponseWriter, *
 		switch {
 		case method == http.MethodPost:
 			return s.serveCreate
-		case (method == http.MethodPut || method == http.MethodPatch) && req.name == "":
+		case method == http.MethodPut && req.name == "":
 			return serveNameRequired
+		case method == http.MethodPatch && req.name == "":
+			return serveCollectionPatch
 		}
 	}
 	switch {
@@ -122,6 +128,24 @@ func (s *Server) handler(method string, req request) func(http.ResponseWriter, *
 // answer to a request whose path names no object.
 func serveNameRequired(w http.ResponseWriter, _ *http.Request, _ request, f format) {
 	writeError(w, f, apierrors.NewBadRequest("name must be provided"))
+}
+
+// customPatchTypes are the patch types apiextensions-apiserver takes
+// for a custom resource (apply as CBOR is behind an alpha feature, off).
+var customPatchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyYAMLPatchType)}
+
+// serveCollectionPatch is a custom resource's patch handler's answer
+// to a PATCH of its collection: the patch's media type is checked
+// first, 415 for one it does not take, then the name, 400
+// (TestConformancePatchOfACustomResourceCollectionChecksTheTypeFirst).
+func serveCollectionPatch(w http.ResponseWriter, r *http.Request, req request, f format) {
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if !slices.Contains(customPatchTypes, mediaType) {
+		writeError(w, f, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", req.res.GroupResource(), "",
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s", strings.Join(customPatchTypes, ", ")), 0, false))
+		return
+	}
+	serveNameRequired(w, r, req, f)
 }
 
 // resolve finds the resource a path names, in a group version that
