@@ -172,3 +172,22 @@ func TestConformancePatchOfACustomResourceCollectionChecksTheTypeFirst(t *testin
 		}
 	})
 }
+
+// A request at a subresource of a custom resource whose CRD declares
+// none (status, scale, or any other): apiextensions-apiserver answers
+// every verb with a NotFound Status naming the object, whether it
+// exists or not. The fake answered a plain 404 with no Status (route.go
+// resolve: subresources are not served).
+func TestConformanceASubresourceOfACustomResourceWithoutOne(t *testing.T) {
+	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
+		crd, col := edgeCRD(ctx, t, tg, "r15sub.edges.listwatch.dev")
+		code, obj := tg.do(ctx, t, "POST", col, "", edgeObj(crd, "v1", "a"))
+		rec.add("create a: %s", outcome(code, obj))
+		for _, path := range []string{"/a/status", "/a/scale", "/b/status"} {
+			for _, m := range []string{"GET", "PUT", "POST", "DELETE"} {
+				code, obj = tg.do(ctx, t, m, col+path, "", edgeObj(crd, "v1", "a"))
+				rec.add("%s %s: %s %v", m, path, outcome(code, obj), detailsName(obj))
+			}
+		}
+	})
+}

@@ -139,7 +139,9 @@
 // scheduled Pod's too, at once after its mark; a deleted
 // namespace vanishes instead of staying Terminating, and its objects
 // stay), PATCH types other than merge patch (JSON patch, strategic merge,
-// server-side apply: 415 here), subresources, deletecollection, dry-run,
+// server-side apply: 415 here), subresources (a custom resource's,
+// which its CRD never declares here, 404 NotFound naming the object, as
+// kube-apiserver answers; a built-in's a plain 404), deletecollection, dry-run,
 // fieldValidation (no write reads it: unknown fields are dropped as
 // under Ignore, a built-in's by its Go type, a custom resource's in its
 // metadata, the rest kept; never Strict's 400 nor Warn's warning), the

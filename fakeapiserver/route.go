@@ -22,6 +22,9 @@ import (
 type request struct {
 	res             Resource
 	namespace, name string
+	// subresource: the path goes on past the name, at a custom
+	// resource (a built-in's subresource path resolves to nothing).
+	subresource bool
 }
 
 // route dispatches by path, as kube-apiserver's mux does:
@@ -73,6 +76,13 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f, err := negotiate(r, req.res)
+	if req.subresource {
+		// apiextensions-apiserver answers any subresource of a CRD that
+		// declares none, for every verb, with a NotFound naming the
+		// object (TestConformanceASubresourceOfACustomResourceWithoutOne).
+		writeError(w, f, apierrors.NewNotFound(req.res.GroupResource(), req.name))
+		return
+	}
 	serve := s.handler(r.Method, req)
 	if serve == nil {
 		// go-restful finds no route for the method before it looks at
@@ -155,19 +165,20 @@ func (s *Server) resolve(gv schema.GroupVersion, rest []string) (request, bool) 
 	if len(rest) >= 3 && rest[0] == "namespaces" {
 		req.namespace, rest = rest[1], rest[2:]
 	}
-	if len(rest) > 2 {
-		return req, false // subresources are not served
-	}
 	s.mu.Lock()
 	res, ok := s.resources[schema.GroupResource{Group: gv.Group, Resource: rest[0]}]
 	s.mu.Unlock()
 	if !ok || res.Version != gv.Version || (req.namespace != "" && !res.Namespaced) {
 		return req, false
 	}
+	if len(rest) > 2 && !res.Custom {
+		return req, false // subresources are not served
+	}
 	req.res = res
-	if len(rest) == 2 {
+	if len(rest) >= 2 {
 		req.name = rest[1]
 	}
+	req.subresource = len(rest) > 2
 	if req.name != "" && res.Namespaced && req.namespace == "" {
 		return req, false // a namespaced object needs its namespace
 	}
