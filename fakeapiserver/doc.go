@@ -44,7 +44,7 @@
 //     resourceVersionMatch rules of an etcd-backed list.
 //   - WATCH: from a resourceVersion (one not yet reached: the writes
 //     after it), or "0"/"" with synthetic ADDED
-//     events; 410 after compaction, and from before a custom resource's
+//     events (none with sendInitialEvents=false); 410 after compaction, and from before a custom resource's
 //     latest InstallCRD or MoveCRD (its watch cache starts afresh then,
 //     past the CRD's own write, as kube-apiserver's does); bookmarks; the streamed initial list
 //     (sendInitialEvents) with its initial-events-end bookmark;
@@ -53,13 +53,15 @@
 //     at a namespaced built-in's all-namespaces path, a plain 404 at a
 //     custom resource's; a custom resource's POST to an object's path
 //     creates the body's object, its PUT or PATCH of the collection is
-//     400; generateName (a
+//     400, a PATCH of a type it does not take 415 first; generateName (a
 //     taken name generated again, from kube's alphabet), itself valid
 //     as a name's prefix on every create and on an update of a
 //     ConfigMap, a Secret, a Namespace or a Pod (on another's update,
 //     only no '/' or '%'); a name valid for its resource; a create's
 //     generation not negative (a Pod's 1, one more with each change of
-//     its spec; another built-in's kept as sent);
+//     its spec; another built-in's kept as sent); a Pod's, a
+//     Service's and a Namespace's status, and a Namespace's
+//     spec.finalizers, kept as stored on an update;
 //     valid label keys and values on every create and update; a
 //     create's 422 names every cause of these, in kube-apiserver's
 //     order; a body that carries a resourceVersion other than "0" that
@@ -97,7 +99,9 @@
 //     and one with no apiVersion, 500, after them, as kube-apiserver
 //     answers each), DELETE (404; uid and resourceVersion preconditions, 409;
 //     a Pod, a Service or a Namespace answers the deleted object, any
-//     other a success Status).
+//     other a success Status; a Pod is first written with its deletion
+//     mark, deletionTimestamp now and deletionGracePeriodSeconds 0, a
+//     MODIFIED event before the DELETED, as for one not scheduled).
 //     An owner reference repeated whole is stored once, on every write.
 //     A Secret's stringData is write-only: merged into data on every
 //     write, never stored; its type defaults to Opaque.
@@ -131,10 +135,13 @@
 // a 422 of its own, where the real one lists every cause in one), defaulting,
 // managedFields, a GET at a resourceVersion newer than the server's (the
 // real one waits about 3 s and answers 504; this one answers at once),
-// finalizers and graceful deletion (a DELETE removes at once; a deleted
+// finalizers and graceful deletion (a DELETE removes at once, a
+// scheduled Pod's too, at once after its mark; a deleted
 // namespace vanishes instead of staying Terminating, and its objects
 // stay), PATCH types other than merge patch (JSON patch, strategic merge,
-// server-side apply: 415 here), subresources, deletecollection, dry-run,
+// server-side apply: 415 here), subresources (a custom resource's,
+// which its CRD never declares here, 404 NotFound naming the object, as
+// kube-apiserver answers; a built-in's a plain 404), deletecollection, dry-run,
 // fieldValidation (no write reads it: unknown fields are dropped as
 // under Ignore, a built-in's by its Go type, a custom resource's in its
 // metadata, the rest kept; never Strict's 400 nor Warn's warning), the

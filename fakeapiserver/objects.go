@@ -105,6 +105,24 @@ func (s *Server) createLocked(res Resource, u *unstructured.Unstructured) (*unst
 // that changes the spec.
 func isPods(res Resource) bool { return !res.Custom && res.Group == "" && res.Resource == "pods" }
 
+// keepsStatus reports whether res's strategy keeps the stored status on
+// an update of the main resource: the core group's pods, services and
+// namespaces, of those served here.
+func keepsStatus(res Resource) bool {
+	return !res.Custom && res.Group == "" && (res.Resource == "pods" || res.Resource == "services" || res.Resource == "namespaces")
+}
+
+// keepField sets u's field at path to a copy of old's, or removes it
+// where old has none.
+func keepField(u, old *unstructured.Unstructured, path ...string) {
+	v, found, err := unstructured.NestedFieldCopy(old.Object, path...)
+	if found && err == nil {
+		_ = unstructured.SetNestedField(u.Object, v, path...)
+		return
+	}
+	unstructured.RemoveNestedField(u.Object, path...)
+}
+
 // storageError is the storage's plain error, not a Status from the
 // registry: the handler answers it as 500 with no reason.
 func storageError(msg string) error {
@@ -130,6 +148,8 @@ func storageError(msg string) error {
 //   - a custom resource's generation rises with any change outside
 //     metadata (its CRD has no status subresource), a Pod's with any
 //     change of its spec;
+//   - a Pod's, a Service's and a Namespace's status is kept as stored,
+//     and a Namespace's spec.finalizers;
 //   - a repeated owner reference is dropped (dedupOwnerReferences);
 //   - an update that changes nothing writes nothing: no new
 //     resourceVersion and no event, as etcd's store skips it.
@@ -208,6 +228,16 @@ func (s *Server) updateLocked(res Resource, u *unstructured.Unstructured) (*unst
 	u.SetGeneration(old.GetGeneration())
 	u.SetManagedFields(nil)
 	u.SetSelfLink("") // as on a create
+	if keepsStatus(res) {
+		// A Pod's, a Service's and a Namespace's PrepareForUpdate: the
+		// status is the status subresource's to write, and a
+		// Namespace's spec.finalizers the finalize subresource's
+		// (TestConformanceAnUpdateKeepsTheStatusOfAPodAServiceOrANamespace).
+		keepField(u, old, "status")
+		if res.Resource == "namespaces" {
+			keepField(u, old, "spec", "finalizers")
+		}
+	}
 	if isPods(res) && !jsonvalue.Equal(u.Object["spec"], old.Object["spec"]) {
 		// A Pod's PrepareForUpdate (updatePodGeneration).
 		u.SetGeneration(old.GetGeneration() + 1)
@@ -296,8 +326,10 @@ func withoutTypeMeta(u *unstructured.Unstructured) map[string]any {
 }
 
 // delete is DELETE: 404 for a missing object, 409 Conflict when a
-// precondition (uid, resourceVersion) does not hold. It returns the
-// object's last state, stamped with the delete's resourceVersion.
+// precondition (uid, resourceVersion) does not hold. A Pod is first
+// written with its deletion mark (deletionTimestamp now,
+// deletionGracePeriodSeconds 0). It returns the object's last state,
+// stamped with the delete's resourceVersion.
 func (s *Server) delete(res Resource, key objectKey, pre *metav1.Preconditions) (*unstructured.Unstructured, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -316,6 +348,17 @@ func (s *Server) delete(res Resource, key objectKey, pre *metav1.Preconditions) 
 		if pre.ResourceVersion != nil && *pre.ResourceVersion != old.GetResourceVersion() {
 			return nil, apierrors.NewConflict(gr, key.name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *pre.ResourceVersion, old.GetResourceVersion()))
 		}
+	}
+	if isPods(res) {
+		// A Pod's strategy deletes gracefully, at a grace period of 0
+		// for one not scheduled (CheckGracefulDelete): the store first
+		// writes the deletion mark, a MODIFIED, then deletes
+		// (TestConformanceAPodsDeleteMarksItFirst).
+		marked := old.DeepCopy()
+		now := metav1.NewTime(time.Now().Truncate(time.Second))
+		marked.SetDeletionTimestamp(&now)
+		marked.SetDeletionGracePeriodSeconds(new(int64))
+		old = s.commitLocked(gr, modified, marked)
 	}
 	return s.commitLocked(gr, deleted, old.DeepCopy()), nil
 }

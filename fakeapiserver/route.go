@@ -1,7 +1,10 @@
 package fakeapiserver
 
 import (
+	"fmt"
+	"mime"
 	"net/http"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +13,7 @@ import (
 	metainternalversionvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // request is a resource request taken apart: which resource, which
@@ -18,6 +22,9 @@ import (
 type request struct {
 	res             Resource
 	namespace, name string
+	// subresource: the path goes on past the name, at a custom
+	// resource (a built-in's subresource path resolves to nothing).
+	subresource bool
 }
 
 // route dispatches by path, as kube-apiserver's mux does:
@@ -69,6 +76,13 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f, err := negotiate(r, req.res)
+	if req.subresource {
+		// apiextensions-apiserver answers any subresource of a CRD that
+		// declares none, for every verb, with a NotFound naming the
+		// object (TestConformanceASubresourceOfACustomResourceWithoutOne).
+		writeError(w, f, apierrors.NewNotFound(req.res.GroupResource(), req.name))
+		return
+	}
 	serve := s.handler(r.Method, req)
 	if serve == nil {
 		// go-restful finds no route for the method before it looks at
@@ -95,8 +109,10 @@ func (s *Server) handler(method string, req request) func(http.ResponseWriter, *
 		switch {
 		case method == http.MethodPost:
 			return s.serveCreate
-		case (method == http.MethodPut || method == http.MethodPatch) && req.name == "":
+		case method == http.MethodPut && req.name == "":
 			return serveNameRequired
+		case method == http.MethodPatch && req.name == "":
+			return serveCollectionPatch
 		}
 	}
 	switch {
@@ -124,6 +140,24 @@ func serveNameRequired(w http.ResponseWriter, _ *http.Request, _ request, f form
 	writeError(w, f, apierrors.NewBadRequest("name must be provided"))
 }
 
+// customPatchTypes are the patch types apiextensions-apiserver takes
+// for a custom resource (apply as CBOR is behind an alpha feature, off).
+var customPatchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyYAMLPatchType)}
+
+// serveCollectionPatch is a custom resource's patch handler's answer
+// to a PATCH of its collection: the patch's media type is checked
+// first, 415 for one it does not take, then the name, 400
+// (TestConformancePatchOfACustomResourceCollectionChecksTheTypeFirst).
+func serveCollectionPatch(w http.ResponseWriter, r *http.Request, req request, f format) {
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if !slices.Contains(customPatchTypes, mediaType) {
+		writeError(w, f, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", req.res.GroupResource(), "",
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s", strings.Join(customPatchTypes, ", ")), 0, false))
+		return
+	}
+	serveNameRequired(w, r, req, f)
+}
+
 // resolve finds the resource a path names, in a group version that
 // serves it now.
 func (s *Server) resolve(gv schema.GroupVersion, rest []string) (request, bool) {
@@ -131,19 +165,20 @@ func (s *Server) resolve(gv schema.GroupVersion, rest []string) (request, bool) 
 	if len(rest) >= 3 && rest[0] == "namespaces" {
 		req.namespace, rest = rest[1], rest[2:]
 	}
-	if len(rest) > 2 {
-		return req, false // subresources are not served
-	}
 	s.mu.Lock()
 	res, ok := s.resources[schema.GroupResource{Group: gv.Group, Resource: rest[0]}]
 	s.mu.Unlock()
 	if !ok || res.Version != gv.Version || (req.namespace != "" && !res.Namespaced) {
 		return req, false
 	}
+	if len(rest) > 2 && !res.Custom {
+		return req, false // subresources are not served
+	}
 	req.res = res
-	if len(rest) == 2 {
+	if len(rest) >= 2 {
 		req.name = rest[1]
 	}
+	req.subresource = len(rest) > 2
 	if req.name != "" && res.Namespaced && req.namespace == "" {
 		return req, false // a namespaced object needs its namespace
 	}

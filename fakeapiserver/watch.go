@@ -28,6 +28,8 @@ const BookmarkInterval = time.Minute
 //     ERROR event (410 Gone, reason Expired) and the watch ends. An N
 //     newer than the latest write opens at once and gets the writes
 //     after N only.
+//   - sendInitialEvents=false (resourceVersionMatch=NotOlderThan) from
+//     "0" or none: no initial events, every write after the latest.
 //   - sendInitialEvents=true (resourceVersionMatch=NotOlderThan): one
 //     ADDED per current object, then, if allowWatchBookmarks, a BOOKMARK
 //     annotated "k8s.io/initial-events-end: true" at the state's
@@ -142,6 +144,11 @@ func (s *Server) openWatch(wt *watcher, res Resource, opts metav1.ListOptions) e
 	case streaming && from > s.rv:
 		wt.fail(tooLargeResourceVersion(from, s.rv))
 		return nil
+	case from == 0 && opts.SendInitialEvents != nil && !streaming:
+		// sendInitialEvents=false: the watch cache starts at its latest
+		// resourceVersion, with no initial events
+		// (TestConformanceWatchWithoutInitialEvents).
+		wt.startRV = s.rv
 	case streaming || from == 0:
 		state := s.current[wt.gr]
 		for _, key := range sortedKeys(state) {
@@ -153,7 +160,7 @@ func (s *Server) openWatch(wt *watcher, res Resource, opts metav1.ListOptions) e
 		if streaming && opts.AllowWatchBookmarks {
 			wt.push(watchItem{typ: bookmark, obj: bookmarkObject(s.rv, true)})
 		}
-	case from+1 < s.compactedRV:
+	case from < s.compactedRV-1: // not from+1, which overflows at the largest from
 		wt.fail(apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old."))
 		return nil
 	case from < s.cacheStart[wt.gr]:
