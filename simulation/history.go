@@ -60,6 +60,10 @@ const (
 	// Removed: a reconcile of Key deleted Object, of UID, and the API
 	// server said so (its parent gone, it deleted the ring's child).
 	Removed = "removed"
+	// Unlabelled: a write of Replica's removed Ring's label from Object,
+	// guarded by resourceVersion Version, and the API server answered
+	// 2xx; Detail says whether its sharder or a member sent it.
+	Unlabelled = "unlabelled"
 	// Deleted: the checker's watch saw Key deleted, at resourceVersion
 	// Version: a cache that shows it at an older version shows a ghost.
 	Deleted = "deleted"

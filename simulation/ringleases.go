@@ -27,7 +27,7 @@ const sharderAgentPrefix = "simulation-sharder/"
 var leaseResource = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 
 // sharderConfig is cfg for ring's sharder: its Lease client's and its
-// own (its writes of objects' labels, notingSharderUnlabels).
+// own (its writes of objects' labels, notingUnlabels).
 func sharderConfig(cfg *rest.Config, ring string) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = sharderAgentPrefix + ring

@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,11 +30,13 @@ func TestADrainedObjectUnlabelledByTheSharderNotItsMemberBreaksMovesOnlyByDrain(
 		name  string
 		agent string // who sends the unlabelling write
 		want  int
+		by    string // the history's Unlabelled event names the writer
 	}{
-		{"the member acknowledges", "", 0},
-		{"the sharder unlabels it", sharderAgentPrefix + "web", 1},
+		{"the member acknowledges", "", 0, "by a member of r0-0"},
+		{"the sharder unlabels it", sharderAgentPrefix + "web", 1, "by r0-0's sharder of ring web"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			var unlabelled []string // the history's Unlabelled events, printed
 			got := watchedAndChecked(t, func(ctx context.Context, w *world, put func(*corev1.ConfigMap) *corev1.ConfigMap, patch func(string, string)) func() []move {
 				w.hist.add(Event{What: TermStart, Replica: "r0-0", Ring: "web", Member: "m-a", Fence: 1})
 				w.hist.add(Event{What: TermStart, Replica: "r1-0", Ring: "web", Member: "m-b", Fence: 2})
@@ -56,13 +59,22 @@ func TestADrainedObjectUnlabelledByTheSharderNotItsMemberBreaksMovesOnlyByDrain(
 					req.Header.Set("User-Agent", tc.agent)
 				}
 				rec := httptest.NewRecorder()
-				w.notingSharderUnlabels(w.srv).ServeHTTP(rec, req)
+				w.notingUnlabels("r0-0", w.srv).ServeHTTP(rec, req)
 				if rec.Code != http.StatusOK {
 					t.Fatalf("the unlabelling write: %d %s", rec.Code, rec.Body)
 				}
 				time.Sleep(100 * time.Millisecond)
 				patch("p-00", `{"metadata":{"labels":{"`+webLabel+`":"m-b"}}}`) // given to m-b while m-a's term runs
 				time.Sleep(time.Second)
+				for _, e := range w.hist.Events() {
+					if e.What == Unlabelled {
+						unlabelled = append(unlabelled, fmt.Sprintf("%s %s %s %s %s", e.Replica, e.Ring, e.Object, e.Version, e.Detail))
+					}
+				}
+				want := fmt.Sprintf("r0-0 web p-00 %s %s", cm.ResourceVersion, tc.by)
+				if len(unlabelled) != 1 || unlabelled[0] != want {
+					t.Errorf("the history's unlabelled events: %q, want [%q]", unlabelled, want)
+				}
 				return moves
 			})
 			if got["moves only by drain"] != tc.want || len(got) > tc.want {

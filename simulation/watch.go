@@ -79,7 +79,15 @@ func (w *world) watchLabels(ctx context.Context) (moves func() []move) {
 					if to == "" {
 						what = "let go by " + from
 					}
-					w.hist.add(Event{What: Relabel, Ring: ring, Key: cm.Name, Member: from, Detail: fmt.Sprintf("%s, its parent on %s", what, on)})
+					drain := sharding.Shard{Ring: ring}.DrainLabel()
+					if old.Labels[drain] != "" {
+						what += " (drained)"
+					}
+					where := on
+					if parentOn(last, cm, drain) != "" {
+						where += " (draining)"
+					}
+					w.hist.add(Event{What: Relabel, Ring: ring, Key: cm.Name, Member: from, Detail: fmt.Sprintf("%s, its parent on %s", what, where)})
 					mu.Lock()
 					out = append(out, move{at: time.Now(), ring: ring, object: cm.Name, from: from, to: to, child: true, parentOn: on})
 					mu.Unlock()

@@ -100,7 +100,7 @@ type world struct {
 	ringBroken []Violation
 	// sharderUnlabels are a sharder's writes that removed its ring's
 	// label, by ring, name and the resourceVersion they were guarded
-	// by (notingSharderUnlabels); guarded by mu.
+	// by (notingUnlabels); guarded by mu.
 	sharderUnlabels map[string]bool
 	// groupedReached counts a grouped seed's cases (groupedCoverage);
 	// guarded by mu.
@@ -199,7 +199,7 @@ func (w *world) start(ctx context.Context, slot int) {
 	w.gens[slot]++
 	l := w.links[slot]
 	ctx, cancel := context.WithCancel(ctx)
-	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(w.flipDiscovery(logWrites(w.log.With("replica", name), w.keepingToRings(name, w.notingSharderUnlabels(w.notingLeaderLeaseWrites(name, w.srv)))))))))
+	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(w.flipDiscovery(logWrites(w.log.With("replica", name), w.keepingToRings(name, w.notingUnlabels(name, w.notingLeaderLeaseWrites(name, w.srv)))))))))
 	cfg := net.Config()
 	cfg.QPS, cfg.Burst = 50, 100
 	r := &replica{name: name, slot: slot, link: l, net: net, cfg: cfg, cancel: cancel, done: make(chan struct{}), terms: map[string]*openTerm{}, sharders: map[string]*metrics.Memory{},
