@@ -59,12 +59,14 @@
 //     each write lasts at most Options.RequestTimeout, and past
 //     Options.MaxPending Events waiting to be created a new one is
 //     dropped, counted in Stats.Dropped and logged, never blocking, as
-//     is one still waiting to be created when Run returns, or recorded
-//     after (TestTheRecorderLimitsItsOwnWrites,
+//     is one still waiting to be created when Run returns (logged even
+//     within 10 s of another warning: no later one would tell of it), or
+//     recorded after (TestTheRecorderLimitsItsOwnWrites,
 //     TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout,
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged,
 //     TestAnEventRecordedAfterRunReturnedIsDroppedCountedAndLogged,
-//     TestAnEventStillWaitingWhenRunReturnsIsCountedAsDroppedAndLogged).
+//     TestAnEventStillWaitingWhenRunReturnsIsCountedAsDroppedAndLogged,
+//     TestTheDropAsRunReturnsIsLoggedEvenJustAfterAnotherWarning).
 //   - Nothing refused silently: arguments the API server would refuse are
 //     an error from Eventf; a write it refuses is counted in
 //     Stats.Refused and logged (at most one warning every 10 s), not

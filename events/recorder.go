@@ -64,7 +64,8 @@ type Options struct {
 	// connection was cut (see Run). Default: 30 s.
 	RequestTimeout time.Duration
 	// Logger receives a warning when Events are dropped or refused, at
-	// most one every 10 s, never while the Recorder's lock is held: a
+	// most one every 10 s but for Run's last (the Events it leaves
+	// unsent), never while the Recorder's lock is held: a
 	// slow handler holds up only the call that logs (Run's write, or an
 	// Eventf that drops its Event), not other Eventf calls.
 	// Default: slog.Default().

@@ -31,7 +31,8 @@ type sink interface {
 // (TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout). Call it
 // once, in its own goroutine; Events still waiting to be created when
 // it returns, and those recorded after, are dropped (Stats.Dropped) and
-// logged; a series' repeats not yet written are not sent. A
+// logged, the first even within 10 s of another warning; a series'
+// repeats not yet written are not sent. A
 // write the API server refuses is counted (Stats.Refused) and logged,
 // not retried: an Event is a note for people, and the next occurrence is
 // recorded anew, one recorded while the write was in flight included.
@@ -48,6 +49,10 @@ func (r *Recorder) Run(ctx context.Context) error {
 		r.stopped = true
 		if r.creating > 0 { // never to be sent (TestAnEventStillWaitingWhenRunReturnsIsCountedAsDroppedAndLogged)
 			r.stats.Dropped += int64(r.creating)
+			// Run's last word, logged whenever the last warning was: no
+			// later one will tell of these
+			// (TestTheDropAsRunReturnsIsLoggedEvenJustAfterAnotherWarning).
+			r.warned = time.Time{}
 			r.warnLocked(time.Now(), "events: dropped Events waiting to be created: the Recorder's Run has returned",
 				"dropped", r.creating)
 			r.creating = 0
