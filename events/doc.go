@@ -72,10 +72,12 @@
 //     Stats.Refused and logged (at most one warning every 10 s), not
 //     retried; occurrences recorded while a refused write was in flight
 //     are written next: after a series update, with the count so far;
-//     after a create, as a new Event. Proved by
+//     after a create, as a new Event. A refusal that comes as Run's ctx
+//     ends is counted and logged too. Proved by
 //     TestArgumentsTheAPIServerWouldRefuseAreErrorsNamingThem,
 //     TestAnOccurrenceRecordedWhileASeriesUpdateTimesOutIsStillWritten,
-//     TestAnOccurrenceRecordedWhileARefusedCreateWasInFlightIsCreatedNext and
+//     TestAnOccurrenceRecordedWhileARefusedCreateWasInFlightIsCreatedNext,
+//     TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped and
 //     TestARefusedCreateIsCountedAndLoggedAndTheNextOccurrenceTriesAnew
 //     (one warning per 10 s:
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).

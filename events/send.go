@@ -156,9 +156,13 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	defer r.unlock()
 	s.inFlight = false
 	if err != nil {
-		if ctx.Err() != nil {
-			return // stopping
+		if ctx.Err() != nil && !answered(err) {
+			return // stopping: ctx's end cut the write, whose fate is unknown
 		}
+		// An answer that came as ctx ended is settled as any other: a
+		// refusal counted and logged, its in-flight occurrences left
+		// waiting for Run's end to count
+		// (TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped).
 		r.stats.Refused++
 		regarding := s.key.regarding.Kind + " " + s.key.regarding.Namespace + "/" + s.key.regarding.Name
 		if !created && mayHaveLanded(err) {
@@ -225,6 +229,13 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	if s.count > s.sent {
 		r.enqueueLocked(s)
 	}
+}
+
+// answered reports whether err is the API server's answer (a Status),
+// not a request cut short.
+func answered(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status)
 }
 
 // mayHaveLanded reports whether a create that failed with err may still
