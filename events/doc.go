@@ -6,7 +6,11 @@
 //
 // Beside the data flow, at its end: a reconcile reads from the informers'
 // caches, writes to the API server, and records an Event about what it
-// decided. Recording never blocks the reconcile; a Recorder's Run sends.
+// decided. Recording never waits for the API server or for Run; a
+// Recorder's Run sends. (An Eventf that drops its Event writes the
+// warning itself, at most one every 10 s, so a log handler that blocks
+// holds that Eventf up:
+// TestAnEventfThatDropsItsEventWaitsForTheLogHandlerAndNoOtherEventfDoes.)
 //
 //	reconcile ──Eventf──▶ Recorder (series by object, type, reason, action, note)
 //	          Run ──create / series patch, within QPS and Burst──▶ events.k8s.io/v1
@@ -58,10 +62,11 @@
 //   - Bounded: the Recorder's writes are limited (Options.QPS, Burst),
 //     each write lasts at most Options.RequestTimeout, and past
 //     Options.MaxPending Events waiting to be created a new one is
-//     dropped, counted in Stats.Dropped and logged, never blocking, as
-//     is one still waiting to be created when Run returns (logged even
-//     within 10 s of another warning: no later one would tell of it), or
-//     recorded after (TestTheRecorderLimitsItsOwnWrites,
+//     dropped, counted in Stats.Dropped and logged, never waiting for
+//     Run or the API server, as is one still waiting to be created when
+//     Run returns (logged even within 10 s of another warning: no later
+//     one would tell of it), or recorded after
+//     (TestTheRecorderLimitsItsOwnWrites,
 //     TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout,
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged,
 //     TestAnEventRecordedAfterRunReturnedIsDroppedCountedAndLogged,

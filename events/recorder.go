@@ -55,8 +55,9 @@ type Options struct {
 	QPS   float64
 	Burst int
 	// MaxPending bounds the Events waiting to be created; a new Event
-	// past it is dropped and counted (Stats.Dropped), never blocking the
-	// reconcile that records it. Default: 1000.
+	// past it is dropped, counted (Stats.Dropped) and logged, never
+	// waiting for Run: the Eventf that records it waits only for the log
+	// handler, if it writes the warning (see Logger). Default: 1000.
 	MaxPending int
 	// RequestTimeout bounds each write, so that one the API server never
 	// answers holds the Events after it back no longer than this; a
@@ -73,8 +74,10 @@ type Options struct {
 }
 
 // Recorder records Events about objects, as `kubectl describe` shows
-// them: what a controller did and why it refused. It never blocks the
-// caller: Eventf checks its arguments and queues the Event; Run sends.
+// them: what a controller did and why it refused. It never makes the
+// caller wait for the API server or for Run: Eventf checks its arguments
+// and queues the Event; Run sends. (An Eventf that drops its Event logs
+// it on the caller's goroutine: see Options.Logger.)
 //
 // Repeats of one Event (the same object at any resourceVersion, type,
 // reason, action and note)
@@ -193,7 +196,8 @@ func (o Options) withDefaults() (Options, error) {
 // action (what the controller did or failed to do, such as "Create"),
 // and a note for people, formatted from format and args and cut to the
 // API server's 1024 bytes (bytes that are not UTF-8 count as the three
-// of the U+FFFD that JSON carries them as). It returns at once, with an
+// of the U+FFFD that JSON carries them as). It returns at once (but for
+// writing the warning of an Event it drops, see Options.Logger), with an
 // error only for arguments the API server would refuse; the Event is
 // sent by Run. One recorded after Run has returned, which nothing will
 // send, is dropped, counted in Stats.Dropped and logged.
