@@ -41,7 +41,8 @@
 //     create that got no answer (a cut connection, a timeout) or a
 //     server error (5xx) is taken as created, since it may have landed;
 //     one answered 409 AlreadyExists landed (a retry met it) and is
-//     counted as created.
+//     counted as created, as is one taken as created once a series
+//     update finds it.
 //     Each Event's name is valid, whatever the object's name, and
 //     unique, from one Recorder or two. When a series write finds its
 //     Event gone (the API server keeps one an hour; anyone may delete
@@ -53,6 +54,7 @@
 //     TestACreateThatLandedAnsweredBadGatewayIsNotCreatedTwice,
 //     TestACreateTheRESTClientRetriedAfterItLandedIsNotCreatedTwice,
 //     TestACreateTheRESTClientRetriedAfterItLandedIsCountedAsCreated,
+//     TestACreateWhoseAnswerWasLostIsCountedAsCreatedOnceItsSeriesUpdateFindsIt,
 //     TestACutCreateRemadeByTheNextOccurrenceCountsBothOccurrences,
 //     TestOccurrencesOfACutCreateAreNotLostWhenANewSeriesStartsMeanwhile,
 //     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,

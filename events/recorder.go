@@ -107,7 +107,7 @@ type Recorder struct {
 
 // Stats counts what a Recorder did.
 type Stats struct {
-	Created  int64 // Events created
+	Created  int64 // Events created; one taken as created (see Run), once a series update finds it
 	Updated  int64 // series updates written
 	Repeats  int64 // Eventf calls folded into a series
 	Dropped  int64 // Events dropped: MaxPending reached, or Run returned before sending them

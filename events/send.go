@@ -217,7 +217,11 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	}
 	if created {
 		r.stats.Updated++
-		s.unconfirmed = false // the update found it
+		if s.unconfirmed { // the update found it: its create landed
+			// (TestACreateWhoseAnswerWasLostIsCountedAsCreatedOnceItsSeriesUpdateFindsIt)
+			r.stats.Created++
+			s.unconfirmed = false
+		}
 	} else {
 		r.stats.Created++
 		s.created = true
