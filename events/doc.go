@@ -40,14 +40,18 @@
 //     create is in flight are written to its series afterwards, and a
 //     create that got no answer (a cut connection, a timeout) or a
 //     server error (5xx) is taken as created, since it may have landed;
-//     one answered 409 AlreadyExists landed (a retry met it) and is
-//     counted as created, as is one taken as created once a series
-//     update finds it.
+//     one answered 409 AlreadyExists landed (a retry met it, or an
+//     earlier create of it landed late: its series is written again)
+//     and is counted as created, as is one taken as created once a
+//     series update finds it.
 //     Each Event's name is valid, whatever the object's name, and
 //     unique, from one Recorder or two. When a series write finds its
 //     Event gone (the API server keeps one an hour; anyone may delete
-//     one; a create taken as created never landed), the occurrences it
-//     never stored are created as a new Event. Proved by
+//     one; a create taken as created has not landed), the occurrences it
+//     never stored are created anew: under its own name if it stored
+//     none, so that a first create the server finishes late (after its
+//     client gave up) meets it, 409, and makes no second Event; as a new
+//     Event otherwise. Proved by
 //     TestAnEventIsNeverCreatedTwiceWhileItsCreateIsInFlight,
 //     TestAnEventWhoseCreateAnswerWasLostIsNotCreatedTwice,
 //     TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence,
@@ -55,6 +59,8 @@
 //     TestACreateTheRESTClientRetriedAfterItLandedIsNotCreatedTwice,
 //     TestACreateTheRESTClientRetriedAfterItLandedIsCountedAsCreated,
 //     TestACreateWhoseAnswerWasLostIsCountedAsCreatedOnceItsSeriesUpdateFindsIt,
+//     TestACreateThatLandsAfterItsClientGaveUpIsNotCreatedTwice,
+//     TestACreateThatLandsJustBeforeItIsMadeAnewStillCountsEveryOccurrence,
 //     TestACutCreateRemadeByTheNextOccurrenceCountsBothOccurrences,
 //     TestOccurrencesOfACutCreateAreNotLostWhenANewSeriesStartsMeanwhile,
 //     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,
