@@ -6,7 +6,11 @@
 //
 // Beside the data flow, at its end: a reconcile reads from the informers'
 // caches, writes to the API server, and records an Event about what it
-// decided. Recording never blocks the reconcile; a Recorder's Run sends.
+// decided. Recording never waits for the API server or for Run; a
+// Recorder's Run sends. (An Eventf that drops its Event writes the
+// warning itself, at most one every 10 s, so a log handler that blocks
+// holds that Eventf up:
+// TestAnEventfThatDropsItsEventWaitsForTheLogHandlerAndNoOtherEventfDoes.)
 //
 //	reconcile ──Eventf──▶ Recorder (series by object, type, reason, action, note)
 //	          Run ──create / series patch, within QPS and Burst──▶ events.k8s.io/v1
@@ -36,19 +40,27 @@
 //     create is in flight are written to its series afterwards, and a
 //     create that got no answer (a cut connection, a timeout) or a
 //     server error (5xx) is taken as created, since it may have landed;
-//     one answered 409 AlreadyExists landed (a retry met it) and is
-//     counted as created.
+//     one answered 409 AlreadyExists landed (a retry met it, or an
+//     earlier create of it landed late: its series is written again)
+//     and is counted as created, as is one taken as created once a
+//     series update finds it.
 //     Each Event's name is valid, whatever the object's name, and
 //     unique, from one Recorder or two. When a series write finds its
 //     Event gone (the API server keeps one an hour; anyone may delete
-//     one; a create taken as created never landed), the occurrences it
-//     never stored are created as a new Event. Proved by
+//     one; a create taken as created has not landed), the occurrences it
+//     never stored are created anew: under its own name if it stored
+//     none, so that a first create the server finishes late (after its
+//     client gave up) meets it, 409, and makes no second Event; as a new
+//     Event otherwise. Proved by
 //     TestAnEventIsNeverCreatedTwiceWhileItsCreateIsInFlight,
 //     TestAnEventWhoseCreateAnswerWasLostIsNotCreatedTwice,
 //     TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence,
 //     TestACreateThatLandedAnsweredBadGatewayIsNotCreatedTwice,
 //     TestACreateTheRESTClientRetriedAfterItLandedIsNotCreatedTwice,
 //     TestACreateTheRESTClientRetriedAfterItLandedIsCountedAsCreated,
+//     TestACreateWhoseAnswerWasLostIsCountedAsCreatedOnceItsSeriesUpdateFindsIt,
+//     TestACreateThatLandsAfterItsClientGaveUpIsNotCreatedTwice,
+//     TestACreateThatLandsJustBeforeItIsMadeAnewStillCountsEveryOccurrence,
 //     TestACutCreateRemadeByTheNextOccurrenceCountsBothOccurrences,
 //     TestOccurrencesOfACutCreateAreNotLostWhenANewSeriesStartsMeanwhile,
 //     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,
@@ -58,22 +70,27 @@
 //   - Bounded: the Recorder's writes are limited (Options.QPS, Burst),
 //     each write lasts at most Options.RequestTimeout, and past
 //     Options.MaxPending Events waiting to be created a new one is
-//     dropped, counted in Stats.Dropped and logged, never blocking, as
-//     is one still waiting to be created when Run returns, or recorded
-//     after (TestTheRecorderLimitsItsOwnWrites,
+//     dropped, counted in Stats.Dropped and logged, never waiting for
+//     Run or the API server, as is one still waiting to be created when
+//     Run returns (logged even within 10 s of another warning: no later
+//     one would tell of it), or recorded after
+//     (TestTheRecorderLimitsItsOwnWrites,
 //     TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout,
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged,
 //     TestAnEventRecordedAfterRunReturnedIsDroppedCountedAndLogged,
-//     TestAnEventStillWaitingWhenRunReturnsIsCountedAsDroppedAndLogged).
+//     TestAnEventStillWaitingWhenRunReturnsIsCountedAsDroppedAndLogged,
+//     TestTheDropAsRunReturnsIsLoggedEvenJustAfterAnotherWarning).
 //   - Nothing refused silently: arguments the API server would refuse are
 //     an error from Eventf; a write it refuses is counted in
 //     Stats.Refused and logged (at most one warning every 10 s), not
 //     retried; occurrences recorded while a refused write was in flight
 //     are written next: after a series update, with the count so far;
-//     after a create, as a new Event. Proved by
+//     after a create, as a new Event. A refusal that comes as Run's ctx
+//     ends is counted and logged too. Proved by
 //     TestArgumentsTheAPIServerWouldRefuseAreErrorsNamingThem,
 //     TestAnOccurrenceRecordedWhileASeriesUpdateTimesOutIsStillWritten,
-//     TestAnOccurrenceRecordedWhileARefusedCreateWasInFlightIsCreatedNext and
+//     TestAnOccurrenceRecordedWhileARefusedCreateWasInFlightIsCreatedNext,
+//     TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped and
 //     TestARefusedCreateIsCountedAndLoggedAndTheNextOccurrenceTriesAnew
 //     (one warning per 10 s:
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).

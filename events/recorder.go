@@ -55,8 +55,9 @@ type Options struct {
 	QPS   float64
 	Burst int
 	// MaxPending bounds the Events waiting to be created; a new Event
-	// past it is dropped and counted (Stats.Dropped), never blocking the
-	// reconcile that records it. Default: 1000.
+	// past it is dropped, counted (Stats.Dropped) and logged, never
+	// waiting for Run: the Eventf that records it waits only for the log
+	// handler, if it writes the warning (see Logger). Default: 1000.
 	MaxPending int
 	// RequestTimeout bounds each write, so that one the API server never
 	// answers holds the Events after it back no longer than this; a
@@ -64,7 +65,8 @@ type Options struct {
 	// connection was cut (see Run). Default: 30 s.
 	RequestTimeout time.Duration
 	// Logger receives a warning when Events are dropped or refused, at
-	// most one every 10 s, never while the Recorder's lock is held: a
+	// most one every 10 s but for Run's last (the Events it leaves
+	// unsent), never while the Recorder's lock is held: a
 	// slow handler holds up only the call that logs (Run's write, or an
 	// Eventf that drops its Event), not other Eventf calls.
 	// Default: slog.Default().
@@ -72,8 +74,10 @@ type Options struct {
 }
 
 // Recorder records Events about objects, as `kubectl describe` shows
-// them: what a controller did and why it refused. It never blocks the
-// caller: Eventf checks its arguments and queues the Event; Run sends.
+// them: what a controller did and why it refused. It never makes the
+// caller wait for the API server or for Run: Eventf checks its arguments
+// and queues the Event; Run sends. (An Eventf that drops its Event logs
+// it on the caller's goroutine: see Options.Logger.)
 //
 // Repeats of one Event (the same object at any resourceVersion, type,
 // reason, action and note)
@@ -103,7 +107,7 @@ type Recorder struct {
 
 // Stats counts what a Recorder did.
 type Stats struct {
-	Created  int64 // Events created
+	Created  int64 // Events created; one taken as created (see Run), once a series update finds it
 	Updated  int64 // series updates written
 	Repeats  int64 // Eventf calls folded into a series
 	Dropped  int64 // Events dropped: MaxPending reached, or Run returned before sending them
@@ -192,7 +196,8 @@ func (o Options) withDefaults() (Options, error) {
 // action (what the controller did or failed to do, such as "Create"),
 // and a note for people, formatted from format and args and cut to the
 // API server's 1024 bytes (bytes that are not UTF-8 count as the three
-// of the U+FFFD that JSON carries them as). It returns at once, with an
+// of the U+FFFD that JSON carries them as). It returns at once (but for
+// writing the warning of an Event it drops, see Options.Logger), with an
 // error only for arguments the API server would refuse; the Event is
 // sent by Run. One recorded after Run has returned, which nothing will
 // send, is dropped, counted in Stats.Dropped and logged.

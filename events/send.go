@@ -31,7 +31,8 @@ type sink interface {
 // (TestAHungCreateHoldsTheNextEventBackOnlyForTheRequestTimeout). Call it
 // once, in its own goroutine; Events still waiting to be created when
 // it returns, and those recorded after, are dropped (Stats.Dropped) and
-// logged; a series' repeats not yet written are not sent. A
+// logged, the first even within 10 s of another warning; a series'
+// repeats not yet written are not sent. A
 // write the API server refuses is counted (Stats.Refused) and logged,
 // not retried: an Event is a note for people, and the next occurrence is
 // recorded anew, one recorded while the write was in flight included.
@@ -48,6 +49,10 @@ func (r *Recorder) Run(ctx context.Context) error {
 		r.stopped = true
 		if r.creating > 0 { // never to be sent (TestAnEventStillWaitingWhenRunReturnsIsCountedAsDroppedAndLogged)
 			r.stats.Dropped += int64(r.creating)
+			// Run's last word, logged whenever the last warning was: no
+			// later one will tell of these
+			// (TestTheDropAsRunReturnsIsLoggedEvenJustAfterAnotherWarning).
+			r.warned = time.Time{}
 			r.warnLocked(time.Now(), "events: dropped Events waiting to be created: the Recorder's Run has returned",
 				"dropped", r.creating)
 			r.creating = 0
@@ -139,11 +144,15 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 		ev, err = r.sink.create(wctx, ev)
 	}
 	cancel()
-	if !created && apierrors.IsAlreadyExists(err) {
+	met := !created && apierrors.IsAlreadyExists(err)
+	if met {
 		// The Event is there, under a name no one else gives: this create
 		// landed on an attempt whose answer was lost, and the REST
 		// client's retry met it
-		// (TestACreateTheRESTClientRetriedAfterItLandedIsCountedAsCreated).
+		// (TestACreateTheRESTClientRetriedAfterItLandedIsCountedAsCreated),
+		// or an earlier create of it, taken as created, landed late, with
+		// fewer occurrences, maybe: its series is written again below
+		// (TestACreateThatLandsJustBeforeItIsMadeAnewStillCountsEveryOccurrence).
 		err = nil
 	}
 
@@ -151,9 +160,13 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	defer r.unlock()
 	s.inFlight = false
 	if err != nil {
-		if ctx.Err() != nil {
-			return // stopping
+		if ctx.Err() != nil && !answered(err) {
+			return // stopping: ctx's end cut the write, whose fate is unknown
 		}
+		// An answer that came as ctx ended is settled as any other: a
+		// refusal counted and logged, its in-flight occurrences left
+		// waiting for Run's end to count
+		// (TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped).
 		r.stats.Refused++
 		regarding := s.key.regarding.Kind + " " + s.key.regarding.Namespace + "/" + s.key.regarding.Name
 		if !created && mayHaveLanded(err) {
@@ -208,7 +221,11 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	}
 	if created {
 		r.stats.Updated++
-		s.unconfirmed = false // the update found it
+		if s.unconfirmed { // the update found it: its create landed
+			// (TestACreateWhoseAnswerWasLostIsCountedAsCreatedOnceItsSeriesUpdateFindsIt)
+			r.stats.Created++
+			s.unconfirmed = false
+		}
 	} else {
 		r.stats.Created++
 		s.created = true
@@ -217,9 +234,19 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 		}
 	}
 	s.sent = count
+	if met {
+		s.sent = 1 // what any create of it stored, at least
+	}
 	if s.count > s.sent {
 		r.enqueueLocked(s)
 	}
+}
+
+// answered reports whether err is the API server's answer (a Status),
+// not a request cut short.
+func answered(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status)
 }
 
 // mayHaveLanded reports whether a create that failed with err may still

@@ -81,17 +81,20 @@ func (r *Recorder) record(k seriesKey, regarding corev1.ObjectReference) {
 // later one replaced in the Recorder's map, past the series window, adds
 // one at most for that key, beside the newer series').
 //
-// The new Event's eventTime (when it was first observed) is the old
-// Event's own when the server stored none of it, and otherwise its
-// latest occurrence, the first's time not being kept: never the time of
-// the remake, after them all
+// When the server stored none of it (a create taken as created that has
+// not landed, so far), it is made anew as it was, under its own name:
+// should that first create land late (kube-apiserver may finish a write
+// its client gave up on), one of the two meets the other, 409, and there
+// is one Event, not two
+// (TestACreateThatLandsAfterItsClientGaveUpIsNotCreatedTwice). Otherwise
+// it is a new Event, named anew, whose eventTime (when it was first
+// observed) is its latest occurrence, the first's time not being kept:
+// never the time of the remake, after them all
 // (TestARemadeEventIsNotDatedAfterTheOccurrencesItCounts).
 func (r *Recorder) restartLocked(s *series, stored int32) {
-	first := s.lastObserved
-	if stored == 0 {
-		first = s.event.EventTime.Time
+	if stored > 0 {
+		s.event = r.newEventLocked(s.key, s.event.Regarding, s.lastObserved)
 	}
-	s.event = r.newEventLocked(s.key, s.event.Regarding, first)
 	s.created, s.unconfirmed = false, false
 	s.count -= stored
 	s.sent = 0
