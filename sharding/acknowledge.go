@@ -133,7 +133,9 @@ func deleted(obj metav1.Object) metav1.Object {
 // Run still takes the end of its own context as no failure. An object
 // whose parent is still here (not in goneParents, the parents this call
 // let go) is not let go, at any try, asked after each wait for other
-// calls (waitsForParent). went is the object as it left this member (let
+// calls (waitsForParent); nor is one whose drain is stale, naming another
+// controller than the version each PATCH is guarded by has
+// (staleDrain). went is the object as it left this member (let
 // go, deleted, or out of its cache), nil if it did not: its drained
 // children follow (letGoChildren).
 func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, still func(metav1.Object) bool, goneParents letGone) (went metav1.Object, err error) {
@@ -142,8 +144,8 @@ func (a acker) acknowledge(ctx context.Context, c *call, obj metav1.Object, stil
 		return workqueue.KeepRetrying(fmt.Errorf("sharding: acknowledging the drain of %s: %w", key, err))
 	}
 	for try := 1; ; try++ {
-		if a.waitsForParent(obj, goneParents) { // asked before the wait, which may be long, and after it
-			return nil, nil // its parent goes first, or the sharder takes its drain back: see waitsForParent
+		if a.shard.staleDrain(obj) || a.waitsForParent(obj, goneParents) { // asked before the wait, which may be long, and after it
+			return nil, nil // drained for another controller (drainvalue.go), or its parent goes first, or the sharder takes its drain back: see waitsForParent
 		}
 		err := a.busy.waitFor(ctx, c, obj)
 		if err == nil && a.waitsForParent(obj, goneParents) {

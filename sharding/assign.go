@@ -324,8 +324,8 @@ func (s *Sharder) decide(ctx context.Context, r *resource, all []*resource, ring
 		switch {
 		case current == want && draining:
 			action, labels[shard.DrainLabel()] = "undrain", nil
-		case current != want && !draining:
-			yes := "true"
+		case current != want && (!draining || shard.staleDrain(obj)):
+			yes := drainValue(obj)
 			action, labels[shard.DrainLabel()] = "drain", &yes
 		default:
 			return nil

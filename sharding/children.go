@@ -134,7 +134,7 @@ func (s *Sharder) decideChild(ctx context.Context, r *resource, key informer.Key
 		return errChildChanged
 	}
 	if step == childDrains {
-		yes := "true"
+		yes := drainValue(child)
 		return s.patch(ctx, r, key, child.ResourceVersion, "drain", map[string]*string{shard.DrainLabel(): &yes}, owner)
 	}
 	if err := s.moveChildren(ctx, r, child, owner, ring, all); err != nil {
@@ -182,7 +182,7 @@ func (s *Sharder) childStep(child *metav1.PartialObjectMetadata, member string, 
 	case current == "" || current == member || !possibleMember(s.cfg.Ring, current) || s.members.deadForCertain(current):
 		return childMoves
 	case ring.isAlive(current):
-		if draining {
+		if draining && !shard.staleDrain(child) {
 			return childStays // its member acknowledges, and the child moves then
 		}
 		return childDrains
@@ -274,7 +274,7 @@ func (s *Sharder) moveTree(ctx context.Context, pr *resource, parent *metav1.Par
 				}
 				continue
 			case childDrains:
-				yes := "true"
+				yes := drainValue(child)
 				labels = map[string]*string{shard.DrainLabel(): &yes}
 				waiting = true
 			default:

@@ -86,6 +86,9 @@
 //     TestADrainIsNotAcknowledgedUnderARingKeyWhileTheObjectsOwnKeyIsReconciled,
 //     TestAChildMovesOnlyOnceItsParentHasLeftItsOldOwner,
 //     TestAnAdoptedChildLeavesItsLiveMemberOnlyByADrain,
+//     TestAChildAdoptedWhileDrainedIsNotLetGoAfterItsNewParentIsLabelledForItsMember
+//     (a drain names the controller it was issued for, and is acknowledged
+//     only while the object still has it: drainvalue.go),
 //     TestAChildKeyedByItsOwnKeyIsNotReconciledByTwoMembersWhenItsParentMoves
 //     and TestAChildOfAnotherResourceDoesNotReachItsParentsNextMemberWhileItsOwnKeysReconcileRuns.
 //   - Absence from a member's cache means "not mine", never "deleted": a

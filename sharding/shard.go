@@ -16,8 +16,10 @@ import (
 const LabelPrefix = "shard.listwatch.dev/"
 
 // DrainLabelPrefix begins the drain label's key: the sharder sets
-// DrainLabelPrefix+r = "true" on an object whose owner must let it go.
-// The owner acknowledges by removing both labels (see Reconciler).
+// DrainLabelPrefix+r on an object whose owner must let it go, to the UID
+// of the object's controller owner ("orphan" for none: drainValue). The
+// owner acknowledges by removing both labels (see Reconciler), while the
+// object's controller is still the one the drain names.
 const DrainLabelPrefix = "drain.shard.listwatch.dev/"
 
 // Shard is one member of one ring: what a replica needs to know to scope

@@ -1,0 +1,58 @@
+package sharding
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// A drain names the controller it was issued for. The sharder decides an
+// object's drain from its cache, which may not show yet that the object
+// was adopted (its controller owner changed) a moment before: the object
+// drained as an orphan is now the child of a parent the sharder is about
+// to give to the very member the object is drained from, and it gives
+// the parent with no step for a child it does not know. A member whose
+// own cache shows the adoption but not yet the parent's label would then
+// let the child go just as the parent arrives, and reconcile the parent
+// without it; the acknowledgement is guarded by the child's
+// resourceVersion, which the parent's label does not change
+// (TestAChildAdoptedWhileDrainedIsNotLetGoAfterItsNewParentIsLabelledForItsMember).
+//
+// So the drain label's value is the UID of the controller owner the
+// sharder saw (drainValue), written in a PATCH guarded by the object's
+// resourceVersion: it is true of that version. A member acknowledges a
+// drain only while the object's controller is still that one, judged on
+// the version its acknowledgement is guarded by, so no change can come
+// between the look and the write: an adoption (or an orphaning) is itself
+// a write to the object, and leaves its drain stale. A stale drain is
+// neither acknowledged nor reconciled by its member: the sharder, once it
+// sees the new controller, takes the drain back or drains the object
+// anew for it (decide, childStep), and the member lets it go then.
+//
+// "true", the value of drains written before drains named their
+// controller, is acknowledged as before, so that members and sharders of
+// two versions side by side never wait on each other (it keeps the window
+// above open for those drains). A controller that goes A to B and back to
+// A within one lag of the sharder's cache makes the drain match again.
+
+// drainForOldSharders is the drain label's value before drains named
+// their controller: a member acknowledges it whatever the controller.
+const drainForOldSharders = "true"
+
+// drainOfOrphan is the drain label's value on an object with no
+// controller owner.
+const drainOfOrphan = "orphan"
+
+// drainValue is the drain label's value the sharder writes on obj, as its
+// cache shows obj: the UID of obj's controller owner, or drainOfOrphan.
+// A UID is a valid label value (36 characters of hex and dashes).
+func drainValue(obj metav1.Object) string {
+	if ref := metav1.GetControllerOf(obj); ref != nil && ref.UID != "" {
+		return string(ref.UID)
+	}
+	return drainOfOrphan
+}
+
+// staleDrain reports whether obj is drained for another controller than
+// the one it has now (adopted, orphaned or given away since): not to be
+// acknowledged, and to be drained anew.
+func (s Shard) staleDrain(obj metav1.Object) bool {
+	v := obj.GetLabels()[s.DrainLabel()]
+	return v != "" && v != drainForOldSharders && v != drainValue(obj)
+}
