@@ -50,8 +50,11 @@
 //     one; a create taken as created has not landed), the occurrences it
 //     never stored are created anew: under its own name if it stored
 //     none, so that a first create the server finishes late (after its
-//     client gave up) meets it, 409, and makes no second Event; as a new
-//     Event otherwise. Proved by
+//     client gave up) meets it, 409, and makes no second Event (should
+//     the remade create go unanswered too, the first may land before it
+//     with fewer occurrences: the series is written again, or the Event
+//     made anew again, within the series' six minutes); as a new Event
+//     otherwise. Proved by
 //     TestAnEventIsNeverCreatedTwiceWhileItsCreateIsInFlight,
 //     TestAnEventWhoseCreateAnswerWasLostIsNotCreatedTwice,
 //     TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence,
@@ -61,6 +64,8 @@
 //     TestACreateWhoseAnswerWasLostIsCountedAsCreatedOnceItsSeriesUpdateFindsIt,
 //     TestACreateThatLandsAfterItsClientGaveUpIsNotCreatedTwice,
 //     TestACreateThatLandsJustBeforeItIsMadeAnewStillCountsEveryOccurrence,
+//     TestARemadeCreateThatLandsAfterTheFirstStillCountsEveryOccurrence,
+//     TestARemadeCreateIsMadeAgainOnlyWithinItsSeriesWindow,
 //     TestACutCreateRemadeByTheNextOccurrenceCountsBothOccurrences,
 //     TestOccurrencesOfACutCreateAreNotLostWhenANewSeriesStartsMeanwhile,
 //     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,

@@ -33,6 +33,7 @@ type series struct {
 	unconfirmed  bool            // created is a guess: its create may have landed
 	count        int32           // occurrences so far
 	sent         int32           // the count the API server has (1 once created without a series)
+	named        int32           // the count the first create under the Event's name carried (0: none sent)
 	lastObserved time.Time       // the latest occurrence
 	lastSent     time.Time       // when the latest write of it was sent
 	queued       bool            // in the Recorder's queue
@@ -86,14 +87,17 @@ func (r *Recorder) record(k seriesKey, regarding corev1.ObjectReference) {
 // should that first create land late (kube-apiserver may finish a write
 // its client gave up on), one of the two meets the other, 409, and there
 // is one Event, not two
-// (TestACreateThatLandsAfterItsClientGaveUpIsNotCreatedTwice). Otherwise
-// it is a new Event, named anew, whose eventTime (when it was first
-// observed) is its latest occurrence, the first's time not being kept:
-// never the time of the remake, after them all
+// (TestACreateThatLandsAfterItsClientGaveUpIsNotCreatedTwice); should
+// the remade create go unanswered too, the Event may hold the first
+// create's occurrences only, so its series is written again (see send).
+// Otherwise it is a new Event, named anew, whose eventTime (when it was
+// first observed) is its latest occurrence, the first's time not being
+// kept: never the time of the remake, after them all
 // (TestARemadeEventIsNotDatedAfterTheOccurrencesItCounts).
 func (r *Recorder) restartLocked(s *series, stored int32) {
 	if stored > 0 {
 		s.event = r.newEventLocked(s.key, s.event.Regarding, s.lastObserved)
+		s.named = 0
 	}
 	s.created, s.unconfirmed = false, false
 	s.count -= stored
