@@ -1,6 +1,9 @@
 package sharding
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
 
 // A drain names the controller it was issued for. The sharder decides an
 // object's drain from its cache, which may not show yet that the object
@@ -41,12 +44,21 @@ const drainOfOrphan = "orphan"
 
 // drainValue is the drain label's value the sharder writes on obj, as its
 // cache shows obj: the UID of obj's controller owner, or drainOfOrphan.
-// A UID is a valid label value (36 characters of hex and dashes).
+// A UID the API server made is a valid label value (36 characters of hex
+// and dashes), but an owner reference is written by its client, and the
+// server checks only that its uid is set: one that is no label value
+// gets drainForOldSharders, which the label takes and any member
+// acknowledges, rather than a drain the server refuses for ever
+// (TestADrainForAControllerWhoseUIDIsNoLabelValueIsWrittenAndAcknowledged).
 func drainValue(obj metav1.Object) string {
-	if ref := metav1.GetControllerOf(obj); ref != nil && ref.UID != "" {
-		return string(ref.UID)
+	ref := metav1.GetControllerOf(obj)
+	switch {
+	case ref == nil || ref.UID == "":
+		return drainOfOrphan
+	case len(validation.IsValidLabelValue(string(ref.UID))) > 0:
+		return drainForOldSharders
 	}
-	return drainOfOrphan
+	return string(ref.UID)
 }
 
 // staleDrain reports whether obj is drained for another controller than
