@@ -276,6 +276,10 @@ const (
 	caseDrainTakenBack = "a drain taken back (grouped seeds)"
 	// A parent was deleted while a child of its sat drained.
 	caseParentGoneChildDrained = "a parent deleted while its child drained (grouped seeds)"
+	// A drain gone stale (the object adopted or orphaned since) was
+	// written anew for the controller it has now: the drain label
+	// changed from one value to another (sharding's drainvalue.go).
+	caseDrainRenewed = "a stale drain written anew (grouped seeds)"
 )
 
 // reachLetGo counts a grouped seed's case of cm, whose shard label a
@@ -295,12 +299,19 @@ func (w *world) reachLetGo(cm *corev1.ConfigMap) {
 // reachChange counts a grouped seed's cases of a ring's labels changing
 // on an object from old to cm (their shard and drain labels).
 func (w *world) reachChange(old, cm *corev1.ConfigMap, label, drain string) {
-	if !w.grouped || old.Labels[drain] == "" || cm.Labels[drain] != "" || old.Labels[label] != cm.Labels[label] || cm.Labels[label] == "" {
+	if !w.grouped || old.Labels[drain] == "" || old.Labels[label] != cm.Labels[label] || cm.Labels[label] == "" {
 		return
 	}
-	w.mu.Lock()
-	w.groupedReached[caseDrainTakenBack]++
-	w.mu.Unlock()
+	switch was, now := old.Labels[drain], cm.Labels[drain]; {
+	case now == "":
+		w.mu.Lock()
+		w.groupedReached[caseDrainTakenBack]++
+		w.mu.Unlock()
+	case now != was:
+		w.mu.Lock()
+		w.groupedReached[caseDrainRenewed]++
+		w.mu.Unlock()
+	}
 }
 
 // reachDeleted counts a grouped seed's case of a parent deleted while a
@@ -333,7 +344,7 @@ func (w *world) groupedCoverage(events []Event) map[string]int {
 	}
 	w.mu.Lock()
 	out := map[string]int{}
-	for _, c := range []string{caseGroupedParentLetGo, caseOrphanLetGo, caseDrainTakenBack, caseParentGoneChildDrained} {
+	for _, c := range []string{caseGroupedParentLetGo, caseOrphanLetGo, caseDrainTakenBack, caseParentGoneChildDrained, caseDrainRenewed} {
 		out[c] = w.groupedReached[c]
 	}
 	w.mu.Unlock()

@@ -197,3 +197,31 @@ func TestTheCheckersWatchRecordsAChildThatLeavesOrArrivesWithoutItsParent(t *tes
 		}
 	})
 }
+
+// A grouped seed counts a drain taken back (the drain label gone, the
+// object still on its member) and a stale drain written anew (the drain
+// label's value changed: sharding names the controller a drain is for,
+// and drains an object adopted or orphaned since again); a label's
+// other changes are neither.
+func TestAGroupedSeedCountsADrainTakenBackAndAStaleDrainWrittenAnew(t *testing.T) {
+	w := &world{grouped: true, groupedReached: map[string]int{}}
+	label, drain := webLabel, sharding.Shard{Ring: "web"}.DrainLabel()
+	at := func(member, drained string) *corev1.ConfigMap {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "p-00-web", Labels: map[string]string{}}}
+		if member != "" {
+			cm.Labels[label] = member
+		}
+		if drained != "" {
+			cm.Labels[drain] = drained
+		}
+		return cm
+	}
+	w.reachChange(at("m-a", "orphan"), at("m-a", "uid-p"), label, drain) // written anew
+	w.reachChange(at("m-a", "uid-p"), at("m-a", ""), label, drain)       // taken back
+	w.reachChange(at("m-a", "uid-p"), at("", ""), label, drain)          // acknowledged: neither
+	w.reachChange(at("m-a", "uid-p"), at("m-a", "uid-p"), label, drain)  // another change: neither
+	w.reachChange(at("m-a", ""), at("m-a", "uid-p"), label, drain)       // drained: neither
+	if got := w.groupedReached; got[caseDrainRenewed] != 1 || got[caseDrainTakenBack] != 1 || len(got) != 2 {
+		t.Errorf("counted %v, want one of %q and one of %q", got, caseDrainRenewed, caseDrainTakenBack)
+	}
+}
