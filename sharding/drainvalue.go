@@ -1,6 +1,12 @@
 package sharding
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
 
 // A drain names the controller it was issued for. The sharder decides an
 // object's drain from its cache, which may not show yet that the object
@@ -15,8 +21,9 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // (TestAChildAdoptedWhileDrainedIsNotLetGoAfterItsNewParentIsLabelledForItsMember).
 //
 // So the drain label's value is the UID of the controller owner the
-// sharder saw (drainValue), written in a PATCH guarded by the object's
-// resourceVersion: it is true of that version. A member acknowledges a
+// sharder saw (drainValue; its digest, if it is no label value), written
+// in a PATCH guarded by the object's resourceVersion: it is true of that
+// version. A member acknowledges a
 // drain only while the object's controller is still that one, judged on
 // the version its acknowledgement is guarded by, so no change can come
 // between the look and the write: an adoption (or an orphaning) is itself
@@ -41,12 +48,23 @@ const drainOfOrphan = "orphan"
 
 // drainValue is the drain label's value the sharder writes on obj, as its
 // cache shows obj: the UID of obj's controller owner, or drainOfOrphan.
-// A UID is a valid label value (36 characters of hex and dashes).
+// A UID the API server made is a valid label value (36 characters of hex
+// and dashes), but an owner reference's uid is whatever its writer put
+// there, and kube-apiserver checks only that it is not empty: one that
+// is no label value ("urn:uuid:…", more than 63 characters) is named by
+// its digest instead, "sha256-" and 56 hex digits, or every drain of the
+// object would be refused with 422 Invalid and it would never leave its
+// member (TestAnObjectWhoseControllersUIDIsNoLabelValueIsDrainedAndMoves).
 func drainValue(obj metav1.Object) string {
-	if ref := metav1.GetControllerOf(obj); ref != nil && ref.UID != "" {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.UID == "" {
+		return drainOfOrphan
+	}
+	if len(validation.IsValidLabelValue(string(ref.UID))) == 0 {
 		return string(ref.UID)
 	}
-	return drainOfOrphan
+	sum := sha256.Sum256([]byte(ref.UID))
+	return "sha256-" + hex.EncodeToString(sum[:28])
 }
 
 // staleDrain reports whether obj is drained for another controller than
