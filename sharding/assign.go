@@ -272,7 +272,8 @@ func takenOverBy(identity string) string { return "taken-over-by-sharder:" + ide
 //	x      no     alive                  x          nothing
 //	x      no     alive                  m ≠ x      drain: ask x to let go
 //	x      yes    alive                  x          undrain (the ring changed back)
-//	x      yes    alive                  m ≠ x      nothing: x acknowledges by removing both labels
+//	x      yes    alive                  m ≠ x      nothing: x acknowledges by removing both labels (a drain for its controller now)
+//	x      stale  alive                  m ≠ x      drain anew, for its controller now (staleDrain)
 //
 // An object whose controller owner is not in the sharder's caches (not
 // sharded, or deleted) is decided by this table like any other: its

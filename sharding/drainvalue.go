@@ -1,6 +1,9 @@
 package sharding
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -18,8 +21,9 @@ import (
 // (TestAChildAdoptedWhileDrainedIsNotLetGoAfterItsNewParentIsLabelledForItsMember).
 //
 // So the drain label's value is the UID of the controller owner the
-// sharder saw (drainValue), written in a PATCH guarded by the object's
-// resourceVersion: it is true of that version. A member acknowledges a
+// sharder saw (drainValue; its digest, if it is no label value), written
+// in a PATCH guarded by the object's resourceVersion: it is true of that
+// version. A member acknowledges a
 // drain only while the object's controller is still that one, judged on
 // the version its acknowledgement is guarded by, so no change can come
 // between the look and the write: an adoption (or an orphaning) is itself
@@ -29,10 +33,15 @@ import (
 // anew for it (decide, childStep), and the member lets it go then.
 //
 // "true", the value of drains written before drains named their
-// controller, is acknowledged as before, so that members and sharders of
-// two versions side by side never wait on each other (it keeps the window
-// above open for those drains). A controller that goes A to B and back to
-// A within one lag of the sharder's cache makes the drain match again.
+// controller, is acknowledged as before, so that a new member never waits
+// on an older sharder's drain (it keeps the window above open for those
+// drains). The other way round, an older sharder leading after a newer
+// one does not write a stale drain anew (for it a drained object on a
+// live member waits for its acknowledgement), so an object adopted or
+// orphaned while so drained stays drained on a newer member until a
+// newer sharder leads or that member's term ends: upgrade sharders first.
+// A controller that goes A to B and back to A before the member lets the
+// object go makes the drain match again.
 
 // drainForOldSharders is the drain label's value before drains named
 // their controller: a member acknowledges it whatever the controller.
@@ -45,20 +54,22 @@ const drainOfOrphan = "orphan"
 // drainValue is the drain label's value the sharder writes on obj, as its
 // cache shows obj: the UID of obj's controller owner, or drainOfOrphan.
 // A UID the API server made is a valid label value (36 characters of hex
-// and dashes), but an owner reference is written by its client, and the
-// server checks only that its uid is set: one that is no label value
-// gets drainForOldSharders, which the label takes and any member
-// acknowledges, rather than a drain the server refuses for ever
-// (TestADrainForAControllerWhoseUIDIsNoLabelValueIsWrittenAndAcknowledged).
+// and dashes), but an owner reference's uid is whatever its writer put
+// there, and kube-apiserver checks only that it is not empty: one that
+// is no label value ("urn:uuid:…", more than 63 characters) is named by
+// its digest instead, "sha256-" and 56 hex digits, or every drain of the
+// object would be refused with 422 Invalid and it would never leave its
+// member (TestAnObjectWhoseControllersUIDIsNoLabelValueIsDrainedAndMoves).
 func drainValue(obj metav1.Object) string {
 	ref := metav1.GetControllerOf(obj)
-	switch {
-	case ref == nil || ref.UID == "":
+	if ref == nil || ref.UID == "" {
 		return drainOfOrphan
-	case len(validation.IsValidLabelValue(string(ref.UID))) > 0:
-		return drainForOldSharders
 	}
-	return string(ref.UID)
+	if len(validation.IsValidLabelValue(string(ref.UID))) == 0 {
+		return string(ref.UID)
+	}
+	sum := sha256.Sum256([]byte(ref.UID))
+	return "sha256-" + hex.EncodeToString(sum[:28])
 }
 
 // staleDrain reports whether obj is drained for another controller than

@@ -25,13 +25,13 @@ import (
 //   - does nothing for it if it is labelled for another member;
 //   - acknowledges its drain: removes the shard and drain labels, guarded
 //     by the resourceVersion it read, so the sharder can give the object
-//     to its new owner — unless the drain is stale, naming another
-//     controller than the object has now (adopted or orphaned since: see
-//     drainvalue.go), which it leaves for the sharder to drain anew (a 404 means the object is gone: deleted, or with
+//     to its new owner (a 404 means the object is gone: deleted, or with
 //     its CRD, whose path the server no longer serves,
 //     TestAnAcknowledgementAfterItsCRDWasDeletedIsNoFailure; the same 404
 //     answers a resource misnamed here, so spell resource as the server
-//     does);
+//     does) — unless the drain is stale, naming another controller than
+//     the object has now (adopted or orphaned since: see drainvalue.go),
+//     which it leaves for the sharder to drain anew;
 //   - otherwise calls reconcile;
 //   - and, last (after reconcile, which may touch them, even if it
 //     panics), acknowledges the drains of the objects in the cache whose
