@@ -3,6 +3,7 @@ package sharding
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -21,7 +22,8 @@ import (
 // (TestAChildAdoptedWhileDrainedIsNotLetGoAfterItsNewParentIsLabelledForItsMember).
 //
 // So the drain label's value is the UID of the controller owner the
-// sharder saw (drainValue; its digest, if it is no label value), written
+// sharder saw (drainValue; its digest, if it is no label value or one
+// of the values below), written
 // in a PATCH guarded by the object's resourceVersion: it is true of that
 // version. A member acknowledges a
 // drain only while the object's controller is still that one, judged on
@@ -51,6 +53,10 @@ const drainForOldSharders = "true"
 // controller owner.
 const drainOfOrphan = "orphan"
 
+// drainDigestPrefix begins the drain label's value that names a
+// controller by its uid's digest.
+const drainDigestPrefix = "sha256-"
+
 // drainValue is the drain label's value the sharder writes on obj, as its
 // cache shows obj: the UID of obj's controller owner, or drainOfOrphan.
 // A UID the API server made is a valid label value (36 characters of hex
@@ -60,16 +66,21 @@ const drainOfOrphan = "orphan"
 // its digest instead, "sha256-" and 56 hex digits, or every drain of the
 // object would be refused with 422 Invalid and it would never leave its
 // member (TestAnObjectWhoseControllersUIDIsNoLabelValueIsDrainedAndMoves).
+// So is a uid that is a label value the drain label gives another meaning:
+// "true", "orphan", or one that begins "sha256-" (a digest's), or a
+// drain for that controller would not be stale on an object adopted or
+// orphaned since (TestADrainForAControllerWhoseUIDIsADrainValueIsStaleForAnother).
 func drainValue(obj metav1.Object) string {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil || ref.UID == "" {
 		return drainOfOrphan
 	}
-	if len(validation.IsValidLabelValue(string(ref.UID))) == 0 {
-		return string(ref.UID)
+	uid := string(ref.UID)
+	if len(validation.IsValidLabelValue(uid)) == 0 && uid != drainForOldSharders && uid != drainOfOrphan && !strings.HasPrefix(uid, drainDigestPrefix) {
+		return uid
 	}
 	sum := sha256.Sum256([]byte(ref.UID))
-	return "sha256-" + hex.EncodeToString(sum[:28])
+	return drainDigestPrefix + hex.EncodeToString(sum[:28])
 }
 
 // staleDrain reports whether obj is drained for another controller than

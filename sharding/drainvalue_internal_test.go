@@ -32,3 +32,35 @@ func TestADrainNamesItsControllerByAValidLabelValue(t *testing.T) {
 	}
 	require.Equal(t, "0b8d7f3a-6c1e-4f5a-9d2b-7e4c1a3f5b6d", drainValue(child("0b8d7f3a-6c1e-4f5a-9d2b-7e4c1a3f5b6d")), "a uid the API server made is written as it is")
 }
+
+// An owner reference's uid is whatever its writer put there, and may be
+// a label value the drain label gives another meaning: "true" (an older
+// sharder's drain, acknowledged whatever the controller), "orphan" (a
+// drain of an object with no controller), or a digest's "sha256-…". A
+// drain written for a controller of such a uid must still be stale once
+// the object has another controller, or none: else its member lets it go
+// after an adoption, the window drains that name their controller close.
+func TestADrainForAControllerWhoseUIDIsADrainValueIsStaleForAnother(t *testing.T) {
+	shard := Shard{Ring: "web", Member: "a"}
+	yes := true
+	child := func(uid types.UID) *metav1.ObjectMeta {
+		obj := &metav1.ObjectMeta{Name: "kid"}
+		if uid != "" {
+			obj.OwnerReferences = []metav1.OwnerReference{{Kind: "ConfigMap", Name: "p", UID: uid, Controller: &yes}}
+		}
+		return obj
+	}
+	digestOfAnother := drainValue(child("urn:uuid:0b8d7f3a-6c1e-4f5a-9d2b-7e4c1a3f5b6d"))
+	for _, uid := range []types.UID{drainForOldSharders, drainOfOrphan, types.UID(digestOfAnother)} {
+		v := drainValue(child(uid))
+		require.Empty(t, validation.IsValidLabelValue(v), "the drain of a child of uid %q is %q", uid, v)
+		for _, other := range []types.UID{"another", "", "urn:uuid:0b8d7f3a-6c1e-4f5a-9d2b-7e4c1a3f5b6d"} {
+			if other == uid {
+				continue
+			}
+			now := child(other)
+			now.Labels = map[string]string{shard.DrainLabel(): v}
+			require.True(t, shard.staleDrain(now), "a drain written for a controller of uid %q (%q) is stale on a child of %q", uid, v, other)
+		}
+	}
+}

@@ -18,7 +18,8 @@ const LabelPrefix = "shard.listwatch.dev/"
 // DrainLabelPrefix begins the drain label's key: the sharder sets
 // DrainLabelPrefix+r on an object whose owner must let it go, to the UID
 // of the object's controller owner ("orphan" for none, a digest for a uid
-// that is no label value: drainValue). The
+// that is no label value, or is "true", "orphan" or "sha256-…":
+// drainValue). The
 // owner acknowledges by removing both labels (see Reconciler), while the
 // object's controller is still the one the drain names.
 const DrainLabelPrefix = "drain.shard.listwatch.dev/"
