@@ -22,10 +22,9 @@ import (
 // (TestAChildAdoptedWhileDrainedIsNotLetGoAfterItsNewParentIsLabelledForItsMember).
 //
 // So the drain label's value is the UID of the controller owner the
-// sharder saw (drainValue; its digest, if it is no label value or one
-// of the values below), written
-// in a PATCH guarded by the object's resourceVersion: it is true of that
-// version. A member acknowledges a
+// sharder saw (drainValue; its digest, if it is no label value or one of
+// the values below), written in a PATCH guarded by the object's
+// resourceVersion: it is true of that version. A member acknowledges a
 // drain only while the object's controller is still that one, judged on
 // the version its acknowledgement is guarded by, so no change can come
 // between the look and the write: an adoption (or an orphaning) is itself
