@@ -73,27 +73,7 @@ func lateFirstCreate(t *testing.T, landOnFirstPatch bool) (r *events.Recorder, l
 		mu.Unlock()
 		server.ServeHTTP(w, req)
 	})
-	mem := fakeapiserver.ServeInMemory(h)
-	t.Cleanup(mem.Close)
-	scheme := runtime.NewScheme()
-	require.NoError(t, corev1.AddToScheme(scheme))
-	r, err := events.New(mem.Config(), events.Options{Controller: "example.com/late", Instance: "late-0", Scheme: scheme})
-	require.NoError(t, err)
-	ctx := t.Context()
-	done := make(chan struct{})
-	go func() { defer close(done); _ = r.Run(ctx) }()
-	t.Cleanup(func() { <-done })
-	counts = func() []int64 {
-		var out []int64
-		for _, ev := range server.Objects(schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}) {
-			n := int64(1)
-			if s, ok := ev.Object["series"].(map[string]any); ok {
-				n = s["count"].(int64)
-			}
-			out = append(out, n)
-		}
-		return out
-	}
+	r, counts = runBehind(t, server, h)
 	return r, land, counts
 }
 
@@ -133,4 +113,33 @@ func TestACreateThatLandsJustBeforeItIsMadeAnewStillCountsEveryOccurrence(t *tes
 		synctest.Wait()
 		assert.Equal(t, []int64{2}, counts(), "two occurrences: %+v", r.Stats())
 	})
+}
+
+// runBehind runs a Recorder, until the test ends, whose requests h
+// serves (passing them on to server, or holding them), and returns it
+// with counts: the occurrences each Event server stores counts.
+func runBehind(t *testing.T, server *fakeapiserver.Server, h http.Handler) (r *events.Recorder, counts func() []int64) {
+	t.Helper()
+	mem := fakeapiserver.ServeInMemory(h)
+	t.Cleanup(mem.Close)
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	r, err := events.New(mem.Config(), events.Options{Controller: "example.com/late", Instance: "late-0", Scheme: scheme})
+	require.NoError(t, err)
+	ctx := t.Context()
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Run(ctx) }()
+	t.Cleanup(func() { <-done })
+	counts = func() []int64 {
+		var out []int64
+		for _, ev := range server.Objects(schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}) {
+			n := int64(1)
+			if s, ok := ev.Object["series"].(map[string]any); ok {
+				n = s["count"].(int64)
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	return r, counts
 }

@@ -16,8 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/listwatch/informer/events"
 	"github.com/listwatch/informer/fakeapiserver"
@@ -64,27 +62,7 @@ func lateCreates(t *testing.T, held int) (r *events.Recorder, land func(i int), 
 		}
 		server.ServeHTTP(w, req)
 	})
-	mem := fakeapiserver.ServeInMemory(h)
-	t.Cleanup(mem.Close)
-	scheme := runtime.NewScheme()
-	require.NoError(t, corev1.AddToScheme(scheme))
-	r, err := events.New(mem.Config(), events.Options{Controller: "example.com/late", Instance: "late-0", Scheme: scheme})
-	require.NoError(t, err)
-	ctx := t.Context()
-	done := make(chan struct{})
-	go func() { defer close(done); _ = r.Run(ctx) }()
-	t.Cleanup(func() { <-done })
-	counts = func() []int64 {
-		var out []int64
-		for _, ev := range server.Objects(schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}) {
-			n := int64(1)
-			if s, ok := ev.Object["series"].(map[string]any); ok {
-				n = s["count"].(int64)
-			}
-			out = append(out, n)
-		}
-		return out
-	}
+	r, counts = runBehind(t, server, h)
 	return r, land, counts, posts
 }
 
