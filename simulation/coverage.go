@@ -56,13 +56,19 @@ const (
 	// a *KindError while the CRD held Gadgets ("refused only when not
 	// served").
 	caseRefusedOtherKind = "the widget type refused while the CRD holds another kind"
+	// A handler got a delete (final state unknown) of a Widget the server
+	// holds, its replica's discovery answers having been served during
+	// two flips: both looks of a "gone" verdict misled, the case chapter
+	// 06 says two looks cannot rule out ("no delete of a live object"
+	// excuses it).
+	caseMisledTwice = "a live Widget deleted after two flips misled both looks"
 )
 
 // crdCases lists the cases in the order the sweep prints them.
 var crdCases = []string{
 	caseReaskInHandlerMeetsStopping, caseReaskWaitsForStop, caseSyncWaitEndedByRelease,
 	caseReleaseFromOnError, caseHeldComparedNonEmpty, caseTypedComparedNonEmpty, caseRemovedAtEnd, caseHeldInOtherVersion,
-	caseHeldWhileClusterScoped, caseRefusedClusterScoped, caseTypedHeldWhileOtherKind, caseRefusedOtherKind,
+	caseHeldWhileClusterScoped, caseRefusedClusterScoped, caseTypedHeldWhileOtherKind, caseRefusedOtherKind, caseMisledTwice,
 }
 
 // reach counts one more reach of case c.

@@ -47,16 +47,19 @@ type crdWorld struct {
 	flip struct {
 		from, to string
 		left     int
+		id       int // which flip of the run, from 1
 	}
-	violations []Violation             // guarded by mu
-	final      map[*hold]*factoryOf    // guarded by mu; each holder's last hold, kept once settled
-	refused    map[string]int          // guarded by mu; by replica, the holders that keep a refusal (keepRefusal)
-	typed      map[*typedKeep]struct{} // guarded by mu; the typed keepers' informers, while they hold them
-	reached    map[string]int          // guarded by mu; how often each case of crdCases was reached
+	flips      int                       // guarded by mu; flips started so far
+	misled     map[string][]misledAnswer // guarded by mu; by replica, its discovery answers served while a flip was under way
+	violations []Violation               // guarded by mu
+	final      map[*hold]*factoryOf      // guarded by mu; each holder's last hold, kept once settled
+	refused    map[string]int            // guarded by mu; by replica, the holders that keep a refusal (keepRefusal)
+	typed      map[*typedKeep]struct{}   // guarded by mu; the typed keepers' informers, while they hold them
+	reached    map[string]int            // guarded by mu; how often each case of crdCases was reached
 }
 
 func newCRDWorld() *crdWorld {
-	return &crdWorld{kind: widgetKind, settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}, refused: map[string]int{}, typed: map[*typedKeep]struct{}{}, reached: map[string]int{}}
+	return &crdWorld{kind: widgetKind, settled: make(chan struct{}), ended: make(chan struct{}), final: map[*hold]*factoryOf{}, refused: map[string]int{}, typed: map[*typedKeep]struct{}{}, reached: map[string]int{}, misled: map[string][]misledAnswer{}}
 }
 
 // served is the version the server serves the Widgets of Namespace
@@ -206,15 +209,18 @@ func (w *world) applyCRD(f Fault) (movedFrom string) {
 func (w *world) startFlip(from, to string, back int) {
 	w.crd.mu.Lock()
 	defer w.crd.mu.Unlock()
-	w.crd.flip.from, w.crd.flip.to, w.crd.flip.left = from, to, back
+	w.crd.flips++
+	w.crd.flip.from, w.crd.flip.to, w.crd.flip.left, w.crd.flip.id = from, to, back, w.crd.flips
 }
 
 // flipDiscovery is next with a flip's trigger in front: a discovery
 // request of the CRD's group counts down the flip under way, and the one
 // that ends the count is served after the CRD moved back. Discovery
 // answers a served check from several requests, and a flip between them
-// is the case one look cannot tell from a deletion.
-func (w *world) flipDiscovery(next http.Handler) http.Handler {
+// is the case one look cannot tell from a deletion. Each such request
+// of replica's, the trigger included, is recorded as one a flip may
+// have misled (misledTwice).
+func (w *world) flipDiscovery(replica string, next http.Handler) http.Handler {
 	if w.crd == nil {
 		return next // not the custom resources scenario
 	}
@@ -223,6 +229,7 @@ func (w *world) flipDiscovery(next http.Handler) http.Handler {
 			w.crd.mu.Lock()
 			f := &w.crd.flip
 			if f.left > 0 {
+				w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: f.id, at: time.Now()})
 				f.left--
 				if f.left == 0 {
 					w.moveCRDBackLocked(f.from, f.to)

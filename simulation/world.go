@@ -199,7 +199,7 @@ func (w *world) start(ctx context.Context, slot int) {
 	w.gens[slot]++
 	l := w.links[slot]
 	ctx, cancel := context.WithCancel(ctx)
-	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(w.flipDiscovery(logWrites(w.log.With("replica", name), w.keepingToRings(name, w.notingUnlabels(name, w.notingLeaderLeaseWrites(name, w.srv)))))))))
+	net := fakeapiserver.ServeInMemory(until(ctx, w.notingLooks(name, l.serve(w.flipDiscovery(name, logWrites(w.log.With("replica", name), w.keepingToRings(name, w.notingUnlabels(name, w.notingLeaderLeaseWrites(name, w.srv)))))))))
 	cfg := net.Config()
 	cfg.QPS, cfg.Burst = 50, 100
 	r := &replica{name: name, slot: slot, link: l, net: net, cfg: cfg, cancel: cancel, done: make(chan struct{}), terms: map[string]*openTerm{}, sharders: map[string]*metrics.Memory{},

@@ -1,0 +1,45 @@
+package simulation
+
+import "time"
+
+// misledAnswer is a discovery request of a replica's, for the CRD's
+// group, that a flip was under way for when it was served: the look it
+// belonged to may have read a move half done, and judged the resource
+// gone.
+type misledAnswer struct {
+	flip int // which flip, from crdWorld.flips
+	at   time.Time
+}
+
+// misledWindow is how far back misledTwice looks for the two looks of a
+// "gone" verdict. The reflector believes "gone" only when a second
+// check, BackoffInitial (800 ms here) after the first, says it too, each
+// judged by a look of its own; 5 s leaves room for the latency a fault
+// adds to their requests.
+const misledWindow = 5 * time.Second
+
+// misledTwice reports whether replica's discovery answers in the
+// misledWindow before at were served during two different flips: then
+// both looks of a "gone" verdict may each have read a move half done,
+// which chapter 06 documents as the case two looks cannot rule out ("The
+// second look lowers the odds; it proves nothing"), and emptying the
+// cache as if the resource were deleted is what the library promises
+// there, not a bug. One flip is not enough: the second look is asked
+// after the first's, so a flip can mislead only one of them.
+func (c *crdWorld) misledTwice(replica string, at time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	first := 0
+	for _, a := range c.misled[replica] {
+		if a.at.Before(at.Add(-misledWindow)) || a.at.After(at) {
+			continue
+		}
+		switch {
+		case first == 0:
+			first = a.flip
+		case a.flip != first:
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,60 @@
+package simulation
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	si "github.com/listwatch/informer/sharedinformer"
+)
+
+// A delete, final state unknown, of a Widget the server holds is
+// excused from "no delete of a live object" only when its replica's
+// discovery answers were served during two different flips within
+// misledWindow before it: one flip, another replica's flips, flips too
+// long ago, or a delete whose final state is known still break it.
+func TestALiveWidgetDeletedAfterTwoFlipsMisledItsReplicasLooksIsExcusedAndNothingElse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		handler := fo.handler(w, &hold{inf: &si.Informer[*unstructured.Unstructured]{}})
+		live := w.srv.Objects(widgetsGVR())[0]
+		flipAnswers := func(replica string) { // one flip, one discovery answer of replica's during it
+			w.startFlip("v2", "v1", 1) // the CRD is at v1: moving it "back" to v2 changes nothing
+			w.flipDiscovery(replica, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).
+				ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/apis", nil))
+		}
+		violations := func() int { return crdViolations(w)["no delete of a live object"] }
+
+		flipAnswers("r9-0")
+		flipAnswers("r9-0")
+		handler.OnDelete(live, true)
+		if got := violations(); got != 1 {
+			t.Fatalf("another replica's two misled looks excused the delete: %d violations, want 1", got)
+		}
+		flipAnswers(fo.replica.name)
+		handler.OnDelete(live, true)
+		if got := violations(); got != 2 {
+			t.Fatalf("one flip excused the delete: %d violations, want 2", got)
+		}
+		time.Sleep(time.Second)
+		flipAnswers(fo.replica.name)
+		handler.OnDelete(live, true)
+		if got := violations(); got != 2 || w.crd.coverage()[caseMisledTwice] != 1 {
+			t.Fatalf("two flips: %d violations, want 2; excused %d times, want 1", got, w.crd.coverage()[caseMisledTwice])
+		}
+		handler.OnDelete(live, false)
+		if got := violations(); got != 3 {
+			t.Fatalf("a delete whose final state is known was excused: %d violations, want 3", got)
+		}
+		time.Sleep(misledWindow + time.Millisecond)
+		flipAnswers(fo.replica.name)
+		handler.OnDelete(live, true)
+		if got := violations(); got != 4 {
+			t.Fatalf("a flip older than misledWindow counted: %d violations, want 4", got)
+		}
+	})
+}
