@@ -18,8 +18,11 @@ type Options struct {
 	// stops reconciling is worse than one that reconciles late state.
 	// Default: 5s.
 	MaxHold time.Duration
-	// Name labels the guard's metrics and trace events, such as the
-	// controller's name. Default: "guard".
+	// Name labels the guard's metrics, such as the controller's name.
+	// Trace events carry no name: the Trace hook is the guard's own, so
+	// the caller knows whose events it gets
+	// (TestAGuardsTraceEventsCarryNoNameTheHookIsTheGuardsOwn).
+	// Default: "guard".
 	Name string
 	// Metrics, if set, receives the guard's series (see the package
 	// doc). Default: none.
