@@ -50,6 +50,8 @@
 //     write that began it. The API server orders every write after those
 //     before it, a deleted Lease's re-creation too, so each term's fence
 //     is greater than every earlier term's, whoever created the Lease.
+//     (A leader goes on with its fence below a later term's in one order
+//     only, a Lease deleted twice around that term: see Term.Fence.)
 //   - A Lease that someone deletes is not free. Its leader may lead until
 //     its renew deadline whatever happened to it, so a standby that has
 //     seen the Lease at all (held, released, or held by itself as a
