@@ -50,6 +50,8 @@
 //     write that began it. The API server orders every write after those
 //     before it, a deleted Lease's re-creation too, so each term's fence
 //     is greater than every earlier term's, whoever created the Lease.
+//     (A leader goes on with its fence below a later term's in one order
+//     only, a Lease deleted twice around that term: see Term.Fence.)
 //   - A Lease that someone deletes is not free. Its leader may lead until
 //     its renew deadline whatever happened to it, so a standby that has
 //     seen the Lease at all (held, released, or held by itself as a
@@ -127,8 +129,12 @@
 // leaseTransitions starts again at 0 with a re-created Lease); a standby
 // waits out a deleted Lease it has seen (client-go's takes it at once,
 // and leads while the deposed leader's term still runs); OnNewLeader
-// runs in a goroutine of its own, in order; every wait, attempt timeouts
-// included, is on Config.Clock (but the client's rate limiter, which
-// keeps its own clock, its wait cut short by the attempt's timeout); Check is Healthy; there is no RunOrDie,
-// and no coordinated election (see docs/14-leader-election.md).
+// runs in a goroutine of its own, in order; every wait of the elector's,
+// attempt timeouts included, is on Config.Clock (but the client's: its
+// rate limiter, and the Retry-After waits of client-go's retries of a
+// GET and of the release, keep client-go's clock, cut short by the
+// attempt's timeout;
+// TestAGetThrottledWithARetryAfterIsRetriedOnTheClientsClockNotConfigClock);
+// Check is Healthy; there is no RunOrDie, and no coordinated election
+// (see docs/14-leader-election.md).
 package leaderelection

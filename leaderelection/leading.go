@@ -39,7 +39,13 @@ type Term struct {
 	// Guarantee: a term's fence is greater than that of every term that
 	// began before it, on this Lease (deleted and created again by
 	// anyone, remembering anything or nothing) or on any other Lease of
-	// the cluster. So such a reader never refuses the current leader.
+	// the cluster. So such a reader never refuses the current leader, but
+	// in one order: a Lease deleted under its leader, created by a
+	// candidate that never saw it, whose term ends, and deleted again
+	// before the old leader's next renew leaves no write to show that
+	// another term came between; the old leader puts it back and goes on
+	// with its fence, below that term's
+	// (TestALeaderWhoseLeaseIsDeletedAgainAfterAnotherTermGoesOnWithItsLowerFence).
 	// Assumed: the API server's resourceVersions of Leases are integers
 	// that grow with every write (promised since Kubernetes 1.35,
 	// KEP-5504; etcd's revision, in kube-apiserver), and etcd's history

@@ -212,8 +212,14 @@ func (c *Cache[T]) Delete(ctx context.Context, owner, key informer.Key, req *res
 // uid its UID if known (else "": then only absence counts), terminating
 // the object the DELETE answered if it still exists (finalizers), or nil
 // (a typed nil counts as nil). Absence counts only once the cache has
-// applied the writes of key recorded before, through this Cache: a
-// create and a delete in one reconcile wait for both. It fails, recording
+// applied the writes of key recorded before, through this Cache, where
+// their resourceVersions are integers (with OpaqueResourceVersions,
+// once they have arrived): a create and a delete in one reconcile wait
+// for both. A version that is not an integer is never known to be
+// applied, so by default a delete does not wait for it, and another
+// key's delete of that object is let go by absence alone
+// (TestByDefaultADeleteDoesNotWaitForAnEarlierWriteWhoseVersionIsNotAnInteger):
+// for such a server, set OpaqueResourceVersions. It fails, recording
 // nothing, if the Cache cannot record, as Wrote does
 // (TestDeletedThroughACacheThatCannotRecordSaysSo).
 func (c *Cache[T]) Deleted(owner, key informer.Key, uid types.UID, terminating metav1.Object) error {

@@ -16,9 +16,12 @@
 //     child's name comes from generateName).
 //
 // Package expectations counts in-flight creates and deletes per owner;
-// this package is more general and needs no handler of its own: it
-// compares resourceVersions, which since Kubernetes 1.35 are promised to
-// be comparable within one resource (KEP-5504). kube-controller-manager
+// this package is more general and, by default, needs no handler of its
+// own: it compares resourceVersions, which since Kubernetes 1.35 are
+// promised to be comparable within one resource (KEP-5504). (With
+// Options.OpaqueResourceVersions, Track registers a handler on each
+// informer, which Guard.Close removes:
+// TestClosingAGuardRemovesTheHandlersItsTrackRegistered.) kube-controller-manager
 // does the same since 1.36 for some of its controllers (KEP-5647).
 //
 // # What it assumes of resourceVersions

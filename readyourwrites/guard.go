@@ -18,8 +18,11 @@ type Options struct {
 	// stops reconciling is worse than one that reconciles late state.
 	// Default: 5s.
 	MaxHold time.Duration
-	// Name labels the guard's metrics and trace events, such as the
-	// controller's name. Default: "guard".
+	// Name labels the guard's metrics, such as the controller's name.
+	// Trace events carry no name: the Trace hook is the guard's own, so
+	// the caller knows whose events it gets
+	// (TestAGuardsTraceEventsCarryNoNameTheHookIsTheGuardsOwn).
+	// Default: "guard".
 	Name string
 	// Metrics, if set, receives the guard's series (see the package
 	// doc). Default: none.
@@ -38,13 +41,16 @@ type Options struct {
 	// holds every write up to 8, of any object. A server that breaks the
 	// promise (an aggregated API server that counts per object, say)
 	// makes the default release keys early. With this option, a write is
-	// seen once its cache has held the written object at exactly the
-	// written resourceVersion, or has applied a change of that object
-	// after it (an update from it, a delete); another object's version
-	// counts for nothing. Track then registers a handler on each
-	// informer, which sees the cache's changes in order. A version the
-	// cache skips (a relist that jumps past it) is never seen: the key is
-	// then held for MaxHold, late but never early.
+	// seen once its cache holds the written object at exactly the
+	// written resourceVersion, or, since the write was recorded, has held
+	// it or applied a change of that object after it (an update from it,
+	// a delete); another object's version counts for nothing. Track then
+	// registers a handler on each informer, which sees the cache's
+	// changes in order. A version the cache skips (a relist that jumps
+	// past it) is never seen, nor is one it held and moved past before
+	// the write was recorded (an answer recorded late, through Wrote:
+	// TestWithOpaqueResourceVersionsAWriteTheCacheMovedPastBeforeItWasRecordedHoldsItsKeyForMaxHold):
+	// the key is then held for MaxHold, late but never early.
 	// Default: false.
 	OpaqueResourceVersions bool
 }
