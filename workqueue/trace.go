@@ -45,8 +45,10 @@ const (
 	KindDelayed = "delayed"
 	// KindRequeued: AddRateLimited counted a failure of the key and got
 	// its delay from the rate limiter. Detail: "retry 3 in 20ms". The
-	// KindDelayed (or, for no delay, KindAdded) event of the AddAfter it
-	// then does follows.
+	// KindDelayed event of the AddAfter it then does follows; for no
+	// delay, the event of an Add: KindAdded, or, under Run, whose worker
+	// still holds the key, KindPostponed, and KindAdded at its Done
+	// (TestARetryWithNoDelayUnderRunIsPostponedUntilDone).
 	KindRequeued = "requeued"
 	// KindGot: Get handed the key to a worker.
 	KindGot = "got"
