@@ -23,8 +23,10 @@ import (
 const (
 	// KindAdded: the key entered the queue, to be handed to a worker by
 	// Get. Detail says why when it was not a plain Add: "delay over" (its
-	// AddAfter or AddRateLimited delay passed) or "added while processing"
-	// (Done re-queued a postponed key).
+	// AddAfter or AddRateLimited delay passed), "added while processing"
+	// (Done re-queued a postponed key) or "released" (Run's Gate held it,
+	// and its hold ended: KindHeld;
+	// TestAHeldKeyIsTracedHeldThenAddedReleased).
 	KindAdded = "added"
 	// KindDeduplicated: an Add, or a delay coming due, found the key
 	// already queued or already postponed, so nothing changed; or an
