@@ -31,11 +31,14 @@ type Options struct {
 // creates a child object, the informer's cache does not have it yet. If
 // the owner is reconciled again in that gap, the cache says "no child" and
 // a naive reconcile creates a second one. With expectations, reconcile
-// first asks Satisfied(owner): false means "my own writes are still in
-// flight, the cache is stale for this key; do nothing now, and look again
-// after ExpiresIn(owner)". The event that arrives with the child normally
-// brings the owner back sooner; the requeue is for the event that never
-// comes.
+// first asks ExpiresIn(owner): a positive wait means "my own writes are
+// still in flight, the cache is stale for this key; do nothing now, and
+// look again after that long". Ask ExpiresIn alone, not Satisfied and
+// then ExpiresIn: the TTL can run out between the two, and the second
+// say 0, a requeue of nothing
+// (TestSatisfiedThenExpiresInCanSayWaitAndThenZero). The event that
+// arrives with the child normally brings the owner back sooner; the
+// requeue is for the event that never comes.
 //
 // Unlike a cache of the objects themselves, it stores only counts: cheap,
 // and immune to what the objects look like.

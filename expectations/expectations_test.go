@@ -166,3 +166,18 @@ func TestExpiresInIsPositiveExactlyWhileTheKeyIsUnsatisfied(t *testing.T) {
 		}
 	}
 }
+
+// Asking Satisfied, then ExpiresIn for how long to wait, is two readings
+// of the clock: the TTL can run out between them, and the reconcile
+// hears "wait" and then 0, a requeue of nothing. So the pattern asks
+// ExpiresIn alone; Expectations' comment once told a reconcile to ask
+// Satisfied first.
+func TestSatisfiedThenExpiresInCanSayWaitAndThenZero(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	e := newExpectations[string](t, expectations.Options{TTL: time.Minute, Now: clock.Now})
+	e.ExpectCreations("web", 1)
+	clock.now = clock.now.Add(time.Minute)
+	require.False(t, e.Satisfied("web"), "at the TTL's last instant the key still waits")
+	clock.now = clock.now.Add(time.Nanosecond) // the next reading of the clock
+	assert.Zero(t, e.ExpiresIn("web"), "the TTL ran out between the two calls: a requeue after this is none")
+}

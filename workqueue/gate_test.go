@@ -196,3 +196,27 @@ func TestShutDownWithDrainDropsAKeyAGateHoldsAsItDropsADelayedOne(t *testing.T) 
 		assert.Zero(t, q.Len())
 	})
 }
+
+// A held key's life in the trace: held, let go (done), and, once its
+// time has passed, added with the Detail "released". KindAdded's comment
+// once named only "delay over" and "added while processing".
+func TestAHeldKeyIsTracedHeldThenAddedReleased(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec recorder
+		q := New(Options[string]{Trace: rec.hook})
+		stop := startRun(q, func(context.Context, string) (Result, error) { return Result{}, nil },
+			RunOptions[string]{Gate: &holdOnce{within: 5 * time.Second}})
+		q.Add("a")
+		time.Sleep(time.Minute)
+		stop()
+		assert.Equal(t, []string{
+			"workqueue  added  a",
+			"workqueue  got  a",
+			"workqueue  held  a  for up to 5s",
+			"workqueue  done  a",
+			"workqueue  added  a  released",
+			"workqueue  got  a",
+			"workqueue  done  a",
+		}, rec.take())
+	})
+}

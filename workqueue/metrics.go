@@ -102,7 +102,7 @@ type MetricsSnapshot struct {
 	Depth        int           // keys queued, ready for a worker (the queue's Len)
 	Adds         int           // times a key entered the queue (deduplicated adds do not count)
 	Retries      int           // AddRateLimited calls (KindRequeued events)
-	Failures     int           // reconciles that returned an error (terminal or not) or panicked, under Run
+	Failures     int           // reconciles that returned an error (terminal or not; not ctx's end once ctx is done) or panicked, under Run
 	QueueWait    DurationStats // from a key's KindAdded to its KindGot
 	WorkDuration DurationStats // from a key's KindGot to its KindDone
 	Processing   int           // keys held by workers

@@ -45,7 +45,10 @@ type RunOptions[K comparable] struct {
 
 	// OnError receives every error reconcile returns and every panic it
 	// raises (as a *[PanicError]), on the worker's goroutine, before the
-	// key is requeued, or forgotten when it is given up on. Either way
+	// key is requeued, or forgotten when it is given up on; but not the
+	// end of ctx (ctx.Err(), or an error wrapping it, once ctx is done),
+	// which is no failure: the key is added again, and nothing reported
+	// or logged (TestAnErrorOfTheContextsEndIsNeitherReportedNorLoggedNorCounted). Either way
 	// [Queue.GaveUp] counts the keys given up on, a give-up already when
 	// OnError hears of it.
 	//

@@ -169,6 +169,30 @@ func TestRunQueuesAKeyInterruptedByCancellationAgainWithoutCountingAFailure(t *t
 	})
 }
 
+// An error that is the end of Run's ctx is no failure of its key: with
+// the default log and a Metrics hook, nothing is logged, counted or
+// retried with backoff; the key is only queued again. Chapter 07's table
+// once said every error went to OnError and AddRateLimited.
+func TestAnErrorOfTheContextsEndIsNeitherReportedNorLoggedNorCounted(t *testing.T) {
+	buf := logTo(t)
+	synctest.Test(t, func(t *testing.T) {
+		metrics := NewMetrics()
+		q := New(Options[string]{Trace: metrics.Observe})
+		stop := startRun(q, func(ctx context.Context, _ string) (Result, error) {
+			<-ctx.Done()
+			return Result{}, fmt.Errorf("reading the cache: %w", ctx.Err())
+		}, RunOptions[string]{})
+		q.Add("a")
+		synctest.Wait()
+		stop()
+		assert.Equal(t, 1, q.Len(), "the key is back in the queue for the next Run")
+		assert.Equal(t, 0, q.NumRequeues("a"), "no AddRateLimited")
+		assert.Zero(t, q.GaveUp())
+		assert.Zero(t, metrics.Snapshot(time.Now()).Failures)
+	})
+	assert.Empty(t, buf.String(), "no log line")
+}
+
 func TestRunReturnsByItselfOnceTheQueueIsShutDownAndDrained(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := New(Options[string]{})

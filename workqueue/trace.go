@@ -23,8 +23,10 @@ import (
 const (
 	// KindAdded: the key entered the queue, to be handed to a worker by
 	// Get. Detail says why when it was not a plain Add: "delay over" (its
-	// AddAfter or AddRateLimited delay passed) or "added while processing"
-	// (Done re-queued a postponed key).
+	// AddAfter or AddRateLimited delay passed), "added while processing"
+	// (Done re-queued a postponed key) or "released" (Run's Gate held it,
+	// and its hold ended: KindHeld;
+	// TestAHeldKeyIsTracedHeldThenAddedReleased).
 	KindAdded = "added"
 	// KindDeduplicated: an Add, or a delay coming due, found the key
 	// already queued or already postponed, so nothing changed; or an
@@ -45,8 +47,10 @@ const (
 	KindDelayed = "delayed"
 	// KindRequeued: AddRateLimited counted a failure of the key and got
 	// its delay from the rate limiter. Detail: "retry 3 in 20ms". The
-	// KindDelayed (or, for no delay, KindAdded) event of the AddAfter it
-	// then does follows.
+	// KindDelayed event of the AddAfter it then does follows; for no
+	// delay, the event of an Add: KindAdded, or, under Run, whose worker
+	// still holds the key, KindPostponed, and KindAdded at its Done
+	// (TestARetryWithNoDelayUnderRunIsPostponedUntilDone).
 	KindRequeued = "requeued"
 	// KindGot: Get handed the key to a worker.
 	KindGot = "got"

@@ -95,6 +95,32 @@ func TestTraceTellsRunsFailuresAndPanics(t *testing.T) {
 	})
 }
 
+// A retry with no delay is an Add of a key its worker still holds: it is
+// postponed, and added at Done. KindRequeued's comment once said
+// KindAdded followed.
+func TestARetryWithNoDelayUnderRunIsPostponedUntilDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec recorder
+		q := New(Options[string]{RateLimiter: must(NewExponentialRateLimiter[string](0, 0)), Trace: rec.hook})
+		stop := startRun(q, failOnce(errors.New("conflict")), RunOptions[string]{OnError: func(string, error) {}})
+		q.Add("a")
+		synctest.Wait()
+		stop()
+		assert.Equal(t, []string{
+			"workqueue  added  a",
+			"workqueue  got  a",
+			"workqueue  failed  a  conflict",
+			"workqueue  requeued  a  retry 1 in 0s",
+			"workqueue  postponed  a",
+			"workqueue  done  a",
+			"workqueue  added  a  added while processing",
+			"workqueue  got  a",
+			"workqueue  forgotten  a",
+			"workqueue  done  a",
+		}, rec.take())
+	})
+}
+
 // formattedKeys counts calls of countingKey.String.
 var formattedKeys atomic.Int64
 
