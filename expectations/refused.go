@@ -2,6 +2,7 @@ package expectations
 
 import (
 	"errors"
+	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
@@ -9,8 +10,9 @@ import (
 // Refused reports whether err, the error of a create, says the server
 // did not store the object, so that no add event will come for it and
 // the reconcile lowers the expectation by hand (CreationObserved). That
-// is an API error with a 4xx status, but for two: a timeout, which may
-// come after the object was stored, and AlreadyExists, where the name is
+// is an API error with a 4xx status, but for two: a timeout (a 408, or
+// an answer whose reason is Timeout, as kube-apiserver's 504 is), which
+// may come after the object was stored, and AlreadyExists, where the name is
 // taken, perhaps by this very object from a create whose answer was
 // lost. A 5xx, or no answer at all (a cut connection, a context that
 // ended), may also come after the object was stored: not refused. Its
@@ -29,5 +31,5 @@ func Refused(err error) bool {
 		return false
 	}
 	code := status.Status().Code
-	return code >= 400 && code < 500 && !apierrors.IsAlreadyExists(err) && !apierrors.IsTimeout(err)
+	return code >= 400 && code < 500 && code != http.StatusRequestTimeout && !apierrors.IsAlreadyExists(err) && !apierrors.IsTimeout(err)
 }

@@ -27,6 +27,7 @@ func TestRefusedIsA4xxThatNeverStoredTheObject(t *testing.T) {
 		{"throttled", apierrors.NewTooManyRequests("slow down", 1), true},
 		{"the name taken", apierrors.NewAlreadyExists(cms, "web"), false},
 		{"a timeout (504)", apierrors.NewTimeoutError("etcd was slow", 0), false},
+		{"a request timeout (408)", apierrors.NewGenericServerResponse(408, "POST", cms, "web", "", 0, true), false},
 		{"a server timeout (500)", apierrors.NewServerTimeout(cms, "create", 1), false},
 		{"an internal error", apierrors.NewInternalError(errors.New("boom")), false},
 		{"no answer", context.DeadlineExceeded, false},

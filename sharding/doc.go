@@ -103,9 +103,14 @@
 //     of it: it moves once the old owner has let the parent go, just
 //     before the parent is given to its new owner. A parent missing
 //     from the sharder's cache but on the API server (its watch lags)
-//     is waited for, never taken for absent. Proved by ExampleRingKey,
-//     TestAChildMovesOnlyOnceItsParentHasLeftItsOldOwner and
-//     TestAChildWhoseParentTheSharderHasNotSeenYetWaitsForIt.
+//     is waited for, never taken for absent, if it is in its child's
+//     namespace: a cluster-scoped parent of a namespaced child is not
+//     looked for, and until its watch catches up the child is decided
+//     as an orphan, at its own namespace and its owner's name. Proved by
+//     ExampleRingKey,
+//     TestAChildMovesOnlyOnceItsParentHasLeftItsOldOwner,
+//     TestAChildWhoseParentTheSharderHasNotSeenYetWaitsForIt and
+//     TestAChildOfAClusterScopedParentTheSharderHasNotSeenYetIsTakenForAnOrphan.
 //
 // # What it costs
 //

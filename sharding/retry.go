@@ -23,7 +23,9 @@ import (
 // RetryTuning is the reflector tuning for a sharded controller's
 // informers: the LIST and WATCH backoff is capped at lease (the ring's
 // LeaseDuration), so a refused informer tries again at most two leases
-// apart, jitter included. Pass it with sharedinformer.WithReflector.
+// apart, jitter included — unless the answer carries a Retry-After
+// longer than that, which the reflector waits out whatever the cap (a
+// 403 carries none). Pass it with sharedinformer.WithReflector.
 func RetryTuning(lease time.Duration) reflector.Tuning {
 	return reflector.Tuning{BackoffMax: lease}
 }

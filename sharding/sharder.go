@@ -70,9 +70,12 @@ type SharderConfig struct {
 	// Identity is this candidate's identity in the sharder election.
 	// Default: leaderelection's (hostname and random digits).
 	Identity string
-	// OnLabel, if set, is told of every label PATCH that succeeded, on
+	// OnLabel, if set, is told of every label PATCH answered success, on
 	// the worker's goroutine: what ("assign", "move", "drain",
-	// "undrain"), the object and its new owner ("" for undrain). For
+	// "undrain"), the object and its new owner ("" for undrain). One
+	// that landed but was answered an error (its answer lost, say) is
+	// not told: the key's retry finds nothing left to write
+	// (TestALabelPatchWhoseAnswerWasLostIsNotToldToOnLabel). For
 	// measurements; it must be quick.
 	OnLabel func(action string, key informer.Key, member string)
 	// OnLeading, if set, is called when this candidate starts (true) and

@@ -34,11 +34,14 @@ import (
 // (TestATakeoverThatLandedButWasAnsweredAnErrorIsCountedAsTaken). A
 // write that lands after its read (one that timed out in the client, not
 // yet in the server), and one whose read failed, count under neither
-// result: a poll finds the Lease taken over, and the member dead for
-// certain, before the takeover may be sent again (a poll is sent at
-// least every 2.2 RetryPeriods, less than a request timeout at the
-// defaults; sent again first, it would meet itself and count as alive)
+// result when a poll finds the Lease taken over, and the member dead for
+// certain, before the takeover may be sent again
 // (TestATakeoverThatLandsAfterItsReadBackIsFoundByAPollAndCountedUnderNeitherResult).
+// Nothing orders the two: a poll is sent 1 to 2.2 RetryPeriods after the
+// last was answered, and may take up to a request timeout itself, so
+// with long RetryPeriods, or polls failing or slow, the takeover is
+// sent again first, meets itself, and counts as alive; the next poll
+// that lists the Lease then finds the member dead for certain.
 func (m *members) afterError(ctx context.Context, s suspect, by string, err error) (bool, error) {
 	m.waitBeforeRetry(s.id, err)
 	if refusedBeforeActing(err) {
