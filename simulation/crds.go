@@ -219,25 +219,36 @@ func (w *world) startFlip(from, to string, back int) {
 // answers a served check from several requests, and a flip between them
 // is the case one look cannot tell from a deletion. Each such request
 // of replica's, the trigger included, is recorded as one a flip may
-// have misled (misledTwice).
+// have misled (misledTwice), and so is one during which a flip started:
+// the move may have come before the server answered it
+// (TestADiscoveryAnswerOfAFlipThatStartedWhileItWasOnItsWayIsRecorded).
 func (w *world) flipDiscovery(replica string, next http.Handler) http.Handler {
 	if w.crd == nil {
 		return next // not the custom resources scenario
 	}
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if isCRDDiscovery(r) {
-			w.crd.mu.Lock()
-			f := &w.crd.flip
-			if f.left > 0 {
-				w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: f.id, at: time.Now()})
-				f.left--
-				if f.left == 0 {
-					w.moveCRDBackLocked(f.from, f.to)
-				}
-			}
-			w.crd.mu.Unlock()
+		if !isCRDDiscovery(r) {
+			next.ServeHTTP(rw, r)
+			return
 		}
+		w.crd.mu.Lock()
+		f, flips := &w.crd.flip, w.crd.flips
+		if f.left > 0 {
+			w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: f.id, at: time.Now()})
+			f.left--
+			if f.left == 0 {
+				w.moveCRDBackLocked(f.from, f.to)
+			}
+		}
+		w.crd.mu.Unlock()
 		next.ServeHTTP(rw, r)
+		// A flip that started while the request was on its way to the
+		// server may have moved the CRD before it was served.
+		w.crd.mu.Lock()
+		if w.crd.flips != flips {
+			w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: w.crd.flips, at: time.Now()})
+		}
+		w.crd.mu.Unlock()
 	})
 }
 

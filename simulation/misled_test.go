@@ -58,3 +58,45 @@ func TestALiveWidgetDeletedAfterTwoFlipsMisledItsReplicasLooksIsExcusedAndNothin
 		}
 	})
 }
+
+// A discovery request a replica sent before a flip started, served by
+// the server after the CRD moved, read the flip as surely as one sent
+// after: it is recorded as an answer of that flip's. Two flips, each
+// reaching one look that way or the other, excuse the delete the second
+// "gone" brings.
+func TestADiscoveryAnswerOfAFlipThatStartedWhileItWasOnItsWayIsRecorded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		handler := fo.handler(w, &hold{inf: &si.Informer[*unstructured.Unstructured]{}})
+		live := w.srv.Objects(widgetsGVR())[0]
+		look := func(next http.Handler) int { // one discovery request of the replica's, for the version it reads
+			rec := httptest.NewRecorder()
+			w.flipDiscovery(fo.replica.name, next).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/apis/"+CRDGroup+"/v1", nil))
+			return rec.Code
+		}
+		flip := func() { // v1 to v2, back at the second discovery request
+			if from := w.applyCRD(Fault{Kind: MoveCRD, Version: "v2"}); from != "v1" {
+				t.Fatalf("the CRD moved from %q, want v1", from)
+			}
+			w.startFlip("v1", "v2", 2)
+		}
+
+		flip()
+		if got := look(w.srv); got != http.StatusNotFound {
+			t.Fatalf("the first look's request during the first flip: %d, want 404", got)
+		}
+		w.moveCRDBack("v1", "v2")
+		time.Sleep(800 * time.Millisecond) // BackoffInitial: the second look
+		got := look(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			flip() // the second flip starts while the request is on its way to the server
+			w.srv.ServeHTTP(rw, r)
+		}))
+		if got != http.StatusNotFound {
+			t.Fatalf("the second look's request during the second flip: %d, want 404", got)
+		}
+		handler.OnDelete(live, true)
+		if got := crdViolations(w)["no delete of a live object"]; got != 0 {
+			t.Fatalf("both looks read a flip, yet the delete broke the invariant %d times: %v", got, w.crd.violations)
+		}
+	})
+}
