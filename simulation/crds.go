@@ -206,11 +206,13 @@ func (w *world) applyCRD(f Fault) (movedFrom string) {
 // startFlip arms the flip of a move from from to to: the CRD moves back
 // just before the back'th discovery request any replica makes from now
 // (flipDiscovery), or after its For (moveCRDBack), whichever comes first.
-func (w *world) startFlip(from, to string, back int) {
+// It returns the flip's id, which moveCRDBack takes.
+func (w *world) startFlip(from, to string, back int) (id int) {
 	w.crd.mu.Lock()
 	defer w.crd.mu.Unlock()
 	w.crd.flips++
 	w.crd.flip.from, w.crd.flip.to, w.crd.flip.left, w.crd.flip.id = from, to, back, w.crd.flips
+	return w.crd.flips
 }
 
 // flipDiscovery is next with a flip's trigger in front: a discovery
@@ -265,18 +267,23 @@ func isCRDDiscovery(r *http.Request) bool {
 	return ok && rest != "" && !strings.Contains(rest, "/")
 }
 
-// moveCRDBack ends a flip after its For: the CRD moves back to from, if
+// moveCRDBack ends flip id after its For: the CRD moves back to from, if
 // it is still at to (a fault since may have removed or moved it, or the
-// flip's discovery request moved it back first).
-func (w *world) moveCRDBack(from, to string) {
+// flip's discovery request moved it back first). A later flip under way
+// is left armed
+// (TestAFlipsForEndingLeavesALaterFlipUnderWay).
+func (w *world) moveCRDBack(id int, from, to string) {
 	w.crd.mu.Lock()
 	defer w.crd.mu.Unlock()
+	if w.crd.flip.id == id {
+		w.crd.flip.left = 0
+	}
 	w.moveCRDBackLocked(from, to)
 }
 
-// moveCRDBackLocked is moveCRDBack with w.crd.mu held.
+// moveCRDBackLocked moves the CRD back to from, if it is at to. The
+// caller holds w.crd.mu.
 func (w *world) moveCRDBackLocked(from, to string) {
-	w.crd.flip.left = 0
 	if w.crd.version != to {
 		return
 	}

@@ -74,18 +74,18 @@ func TestADiscoveryAnswerOfAFlipThatStartedWhileItWasOnItsWayIsRecorded(t *testi
 			w.flipDiscovery(fo.replica.name, next).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/apis/"+CRDGroup+"/v1", nil))
 			return rec.Code
 		}
-		flip := func() { // v1 to v2, back at the second discovery request
+		flip := func() int { // v1 to v2, back at the second discovery request
 			if from := w.applyCRD(Fault{Kind: MoveCRD, Version: "v2"}); from != "v1" {
 				t.Fatalf("the CRD moved from %q, want v1", from)
 			}
-			w.startFlip("v1", "v2", 2)
+			return w.startFlip("v1", "v2", 2)
 		}
 
-		flip()
+		first := flip()
 		if got := look(w.srv); got != http.StatusNotFound {
 			t.Fatalf("the first look's request during the first flip: %d, want 404", got)
 		}
-		w.moveCRDBack("v1", "v2")
+		w.moveCRDBack(first, "v1", "v2")
 		time.Sleep(800 * time.Millisecond) // BackoffInitial: the second look
 		got := look(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 			flip() // the second flip starts while the request is on its way to the server
@@ -97,6 +97,29 @@ func TestADiscoveryAnswerOfAFlipThatStartedWhileItWasOnItsWayIsRecorded(t *testi
 		handler.OnDelete(live, true)
 		if got := crdViolations(w)["no delete of a live object"]; got != 0 {
 			t.Fatalf("both looks read a flip, yet the delete broke the invariant %d times: %v", got, w.crd.violations)
+		}
+	})
+}
+
+// Two flips at one instant, the second moving the CRD back to where the
+// first found it (v1 to v2, then v2 to v1, each to flip back): the
+// first's For ending moves nothing back (the CRD is not at v2), and must
+// not end the second, still under way, whose discovery answers are
+// still recorded until it moves back itself.
+func TestAFlipsForEndingLeavesALaterFlipUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		w.applyCRD(Fault{Kind: MoveCRD, Version: "v2"})
+		first := w.startFlip("v1", "v2", 3)
+		w.applyCRD(Fault{Kind: MoveCRD, Version: "v1"})
+		w.startFlip("v2", "v1", 3)
+		w.moveCRDBack(first, "v1", "v2") // the first flip's For ends
+		w.flipDiscovery(fo.replica.name, w.srv).
+			ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/apis", nil))
+		w.crd.mu.Lock()
+		defer w.crd.mu.Unlock()
+		if got := w.crd.misled[fo.replica.name]; len(got) != 1 || got[0].flip != 2 {
+			t.Fatalf("a discovery answer served while the second flip held the CRD at v1: recorded %+v, want one of flip 2", got)
 		}
 	})
 }
