@@ -220,8 +220,10 @@ func (w *world) startFlip(from, to string, back int) (id int) {
 // that ends the count is served after the CRD moved back. Discovery
 // answers a served check from several requests, and a flip between them
 // is the case one look cannot tell from a deletion. Each such request
-// of replica's, the trigger included, is recorded as one a flip may
-// have misled (misledTwice), and so is one during which a flip started:
+// of replica's but the trigger, which is served after the move back and
+// reads no flip (TestTheRequestThatEndsAFlipIsNoAnswerTheFlipMisled),
+// is recorded as one a flip may have misled (misledTwice), and so is one
+// during which a flip started:
 // the move may have come before the server answered it
 // (TestADiscoveryAnswerOfAFlipThatStartedWhileItWasOnItsWayIsRecorded).
 func (w *world) flipDiscovery(replica string, next http.Handler) http.Handler {
@@ -236,10 +238,11 @@ func (w *world) flipDiscovery(replica string, next http.Handler) http.Handler {
 		w.crd.mu.Lock()
 		f, flips := &w.crd.flip, w.crd.flips
 		if f.left > 0 {
-			w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: f.id, at: time.Now()})
 			f.left--
 			if f.left == 0 {
-				w.moveCRDBackLocked(f.from, f.to)
+				w.moveCRDBackLocked(f.from, f.to) // the trigger reads the CRD moved back
+			} else {
+				w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: f.id, at: time.Now()})
 			}
 		}
 		w.crd.mu.Unlock()
