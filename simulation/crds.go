@@ -206,11 +206,13 @@ func (w *world) applyCRD(f Fault) (movedFrom string) {
 // startFlip arms the flip of a move from from to to: the CRD moves back
 // just before the back'th discovery request any replica makes from now
 // (flipDiscovery), or after its For (moveCRDBack), whichever comes first.
-func (w *world) startFlip(from, to string, back int) {
+// It returns the flip's id, which moveCRDBack takes.
+func (w *world) startFlip(from, to string, back int) (id int) {
 	w.crd.mu.Lock()
 	defer w.crd.mu.Unlock()
 	w.crd.flips++
 	w.crd.flip.from, w.crd.flip.to, w.crd.flip.left, w.crd.flip.id = from, to, back, w.crd.flips
+	return w.crd.flips
 }
 
 // flipDiscovery is next with a flip's trigger in front: a discovery
@@ -218,26 +220,40 @@ func (w *world) startFlip(from, to string, back int) {
 // that ends the count is served after the CRD moved back. Discovery
 // answers a served check from several requests, and a flip between them
 // is the case one look cannot tell from a deletion. Each such request
-// of replica's, the trigger included, is recorded as one a flip may
-// have misled (misledTwice).
+// of replica's but the trigger, which is served after the move back and
+// reads no flip (TestTheRequestThatEndsAFlipIsNoAnswerTheFlipMisled),
+// is recorded as one a flip may have misled (misledTwice), and so is one
+// during which a flip started:
+// the move may have come before the server answered it
+// (TestADiscoveryAnswerOfAFlipThatStartedWhileItWasOnItsWayIsRecorded).
 func (w *world) flipDiscovery(replica string, next http.Handler) http.Handler {
 	if w.crd == nil {
 		return next // not the custom resources scenario
 	}
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if isCRDDiscovery(r) {
-			w.crd.mu.Lock()
-			f := &w.crd.flip
-			if f.left > 0 {
-				w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: f.id, at: time.Now()})
-				f.left--
-				if f.left == 0 {
-					w.moveCRDBackLocked(f.from, f.to)
-				}
-			}
-			w.crd.mu.Unlock()
+		if !isCRDDiscovery(r) {
+			next.ServeHTTP(rw, r)
+			return
 		}
+		w.crd.mu.Lock()
+		f, flips := &w.crd.flip, w.crd.flips
+		if f.left > 0 {
+			f.left--
+			if f.left == 0 {
+				w.moveCRDBackLocked(f.from, f.to) // the trigger reads the CRD moved back
+			} else {
+				w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: f.id, at: time.Now()})
+			}
+		}
+		w.crd.mu.Unlock()
 		next.ServeHTTP(rw, r)
+		// A flip that started while the request was on its way to the
+		// server may have moved the CRD before it was served.
+		w.crd.mu.Lock()
+		if w.crd.flips != flips {
+			w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: w.crd.flips, at: time.Now()})
+		}
+		w.crd.mu.Unlock()
 	})
 }
 
@@ -254,18 +270,23 @@ func isCRDDiscovery(r *http.Request) bool {
 	return ok && rest != "" && !strings.Contains(rest, "/")
 }
 
-// moveCRDBack ends a flip after its For: the CRD moves back to from, if
+// moveCRDBack ends flip id after its For: the CRD moves back to from, if
 // it is still at to (a fault since may have removed or moved it, or the
-// flip's discovery request moved it back first).
-func (w *world) moveCRDBack(from, to string) {
+// flip's discovery request moved it back first). A later flip under way
+// is left armed
+// (TestAFlipsForEndingLeavesALaterFlipUnderWay).
+func (w *world) moveCRDBack(id int, from, to string) {
 	w.crd.mu.Lock()
 	defer w.crd.mu.Unlock()
+	if w.crd.flip.id == id {
+		w.crd.flip.left = 0
+	}
 	w.moveCRDBackLocked(from, to)
 }
 
-// moveCRDBackLocked is moveCRDBack with w.crd.mu held.
+// moveCRDBackLocked moves the CRD back to from, if it is at to. The
+// caller holds w.crd.mu.
 func (w *world) moveCRDBackLocked(from, to string) {
-	w.crd.flip.left = 0
 	if w.crd.version != to {
 		return
 	}

@@ -69,8 +69,8 @@ func (w *world) apply(ctx context.Context, f Fault, after func(time.Duration, fu
 		w.applyCRD(f)
 	case MoveCRD:
 		if from := w.applyCRD(f); from != "" && f.For > 0 {
-			w.startFlip(from, f.Version, f.Back)
-			after(f.For, func() { w.moveCRDBack(from, f.Version) })
+			id := w.startFlip(from, f.Version, f.Back)
+			after(f.For, func() { w.moveCRDBack(id, from, f.Version) })
 		}
 	case DeleteMemberLease:
 		w.deleteLease(ctx, w.memberLease(slot, f.Ring))

@@ -14,12 +14,16 @@ type misledAnswer struct {
 // misledWindow is how far back misledTwice looks for the two looks of a
 // "gone" verdict. The reflector believes "gone" only when a second
 // check, BackoffInitial (800 ms here) after the first, says it too, each
-// judged by a look of its own; 5 s leaves room for the latency a fault
-// adds to their requests.
+// judged by a look of its own. Discovery requests meet no latency fault
+// (link.inject: errors only,
+// TestALatencyWindowDelaysNoDiscoveryRequest), so the looks are that far
+// apart, plus the age of a look the first check shares (up to the
+// factory's one second) and the checks' turns; 5 s leaves room for them.
 const misledWindow = 5 * time.Second
 
 // misledTwice reports whether replica's discovery answers in the
-// misledWindow before at were served during two different flips: then
+// misledWindow before at were served during two different flips (which
+// look, or other discovery request, each answered is not known): then
 // both looks of a "gone" verdict may each have read a move half done,
 // which chapter 06 documents as the case two looks cannot rule out ("The
 // second look lowers the odds; it proves nothing"), and emptying the

@@ -22,10 +22,11 @@ func TestALiveWidgetDeletedAfterTwoFlipsMisledItsReplicasLooksIsExcusedAndNothin
 		w, fo := crdWorldForTest(t)
 		handler := fo.handler(w, &hold{inf: &si.Informer[*unstructured.Unstructured]{}})
 		live := w.srv.Objects(widgetsGVR())[0]
-		flipAnswers := func(replica string) { // one flip, one discovery answer of replica's during it
-			w.startFlip("v2", "v1", 1) // the CRD is at v1: moving it "back" to v2 changes nothing
+		flipAnswers := func(replica string) { // one flip, one discovery answer of replica's during it, not its trigger
+			id := w.startFlip("v2", "v1", 2) // its move back, if any, keeps the Widgets
 			w.flipDiscovery(replica, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).
 				ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/apis", nil))
+			w.moveCRDBack(id, "v2", "v1")
 		}
 		violations := func() int { return crdViolations(w)["no delete of a live object"] }
 
@@ -55,6 +56,111 @@ func TestALiveWidgetDeletedAfterTwoFlipsMisledItsReplicasLooksIsExcusedAndNothin
 		handler.OnDelete(live, true)
 		if got := violations(); got != 4 {
 			t.Fatalf("a flip older than misledWindow counted: %d violations, want 4", got)
+		}
+	})
+}
+
+// A discovery request a replica sent before a flip started, served by
+// the server after the CRD moved, read the flip as surely as one sent
+// after: it is recorded as an answer of that flip's. Two flips, each
+// reaching one look that way or the other, excuse the delete the second
+// "gone" brings.
+func TestADiscoveryAnswerOfAFlipThatStartedWhileItWasOnItsWayIsRecorded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		handler := fo.handler(w, &hold{inf: &si.Informer[*unstructured.Unstructured]{}})
+		live := w.srv.Objects(widgetsGVR())[0]
+		look := func(next http.Handler) int { // one discovery request of the replica's, for the version it reads
+			rec := httptest.NewRecorder()
+			w.flipDiscovery(fo.replica.name, next).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/apis/"+CRDGroup+"/v1", nil))
+			return rec.Code
+		}
+		flip := func() int { // v1 to v2, back at the second discovery request
+			if from := w.applyCRD(Fault{Kind: MoveCRD, Version: "v2"}); from != "v1" {
+				t.Fatalf("the CRD moved from %q, want v1", from)
+			}
+			return w.startFlip("v1", "v2", 2)
+		}
+
+		first := flip()
+		if got := look(w.srv); got != http.StatusNotFound {
+			t.Fatalf("the first look's request during the first flip: %d, want 404", got)
+		}
+		w.moveCRDBack(first, "v1", "v2")
+		time.Sleep(800 * time.Millisecond) // BackoffInitial: the second look
+		got := look(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			flip() // the second flip starts while the request is on its way to the server
+			w.srv.ServeHTTP(rw, r)
+		}))
+		if got != http.StatusNotFound {
+			t.Fatalf("the second look's request during the second flip: %d, want 404", got)
+		}
+		handler.OnDelete(live, true)
+		if got := crdViolations(w)["no delete of a live object"]; got != 0 {
+			t.Fatalf("both looks read a flip, yet the delete broke the invariant %d times: %v", got, w.crd.violations)
+		}
+	})
+}
+
+// Two flips at one instant, the second moving the CRD back to where the
+// first found it (v1 to v2, then v2 to v1, each to flip back): the
+// first's For ending moves nothing back (the CRD is not at v2), and must
+// not end the second, still under way, whose discovery answers are
+// still recorded until it moves back itself.
+func TestAFlipsForEndingLeavesALaterFlipUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		w.applyCRD(Fault{Kind: MoveCRD, Version: "v2"})
+		first := w.startFlip("v1", "v2", 3)
+		w.applyCRD(Fault{Kind: MoveCRD, Version: "v1"})
+		w.startFlip("v2", "v1", 3)
+		w.moveCRDBack(first, "v1", "v2") // the first flip's For ends
+		w.flipDiscovery(fo.replica.name, w.srv).
+			ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/apis", nil))
+		w.crd.mu.Lock()
+		defer w.crd.mu.Unlock()
+		if got := w.crd.misled[fo.replica.name]; len(got) != 1 || got[0].flip != 2 {
+			t.Fatalf("a discovery answer served while the second flip held the CRD at v1: recorded %+v, want one of flip 2", got)
+		}
+	})
+}
+
+// The discovery request that ends a flip is served after the CRD moved
+// back: it reads the CRD as it was before the flip, and a look it is in
+// read that flip only through an earlier request, recorded already. So
+// it is no answer the flip misled: a flip whose trigger is the one
+// request of the replica's it reached, and another that misled one
+// look, do not excuse a delete that only one look said "gone" for.
+func TestTheRequestThatEndsAFlipIsNoAnswerTheFlipMisled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		handler := fo.handler(w, &hold{inf: &si.Informer[*unstructured.Unstructured]{}})
+		live := w.srv.Objects(widgetsGVR())[0]
+		look := func() int { // one discovery request of the replica's, for the version it reads
+			rec := httptest.NewRecorder()
+			w.flipDiscovery(fo.replica.name, w.srv).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/apis/"+CRDGroup+"/v1", nil))
+			return rec.Code
+		}
+		flip := func(back int) int { // v1 to v2
+			if from := w.applyCRD(Fault{Kind: MoveCRD, Version: "v2"}); from != "v1" {
+				t.Fatalf("the CRD moved from %q, want v1", from)
+			}
+			return w.startFlip("v1", "v2", back)
+		}
+
+		first := flip(2)
+		if got := look(); got != http.StatusNotFound {
+			t.Fatalf("a request during the first flip: %d, want 404", got)
+		}
+		w.moveCRDBack(first, "v1", "v2")
+		time.Sleep(800 * time.Millisecond)
+		flip(1)
+		if got := look(); got != http.StatusOK {
+			t.Fatalf("the request that ends the second flip: %d, want 200 (served after the move back)", got)
+		}
+		handler.OnDelete(live, true)
+		if got := crdViolations(w)["no delete of a live object"]; got != 1 {
+			t.Fatalf("one look misled, yet the delete broke the invariant %d times, want 1 (excused %d times)", got, w.crd.coverage()[caseMisledTwice])
 		}
 	})
 }

@@ -143,3 +143,17 @@ func TestASlowBodyHoldsUpNoOtherRequestOfTheSlot(t *testing.T) {
 		t.Fatal("the bubble stalled: a GET waited on the link's lock while a PATCH read a slow body under it")
 	}
 }
+
+// A Latency window delays a replica's requests, but not its discovery
+// requests (a discovery cache's mutex would stop the bubble's clock):
+// the two looks of a served check stay BackoffInitial apart, which
+// misledWindow counts on.
+func TestALatencyWindowDelaysNoDiscoveryRequest(t *testing.T) {
+	l := newLink(7, 0, nil)
+	l.latency = maxLatency
+	for _, path := range []string{"/apis", "/apis/" + CRDGroup + "/v1"} {
+		if f := l.inject(httptest.NewRequest(http.MethodGet, path, nil)); f.Latency != 0 {
+			t.Errorf("GET %s meets a latency of %v, want none", path, f.Latency)
+		}
+	}
+}
