@@ -91,11 +91,13 @@
 //     retried; occurrences recorded while a refused write was in flight
 //     are written next: after a series update, with the count so far;
 //     after a create, as a new Event. A refusal that comes as Run's ctx
-//     ends is counted and logged too. Proved by
+//     ends is counted and logged too, as is a write that ctx's end cuts
+//     (a create so cut may have landed: it is taken as created). Proved by
 //     TestArgumentsTheAPIServerWouldRefuseAreErrorsNamingThem,
 //     TestAnOccurrenceRecordedWhileASeriesUpdateTimesOutIsStillWritten,
 //     TestAnOccurrenceRecordedWhileARefusedCreateWasInFlightIsCreatedNext,
-//     TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped and
+//     TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped,
+//     TestACreateCutAsRunsContextEndsIsCountedAndLogged and
 //     TestARefusedCreateIsCountedAndLoggedAndTheNextOccurrenceTriesAnew
 //     (one warning per 10 s:
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).

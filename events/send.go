@@ -32,7 +32,10 @@ type sink interface {
 // once, in its own goroutine; Events still waiting to be created when
 // it returns, and those recorded after, are dropped (Stats.Dropped) and
 // logged, the first even within 10 s of another warning; a series'
-// repeats not yet written are not sent. A
+// repeats not yet written are not sent. A write in flight as ctx ends
+// is cut, and counted (Stats.Refused) and logged as any write that
+// failed; a create so cut may have landed, and is taken as created
+// (TestACreateCutAsRunsContextEndsIsCountedAndLogged). A
 // write the API server refuses is counted (Stats.Refused) and logged,
 // not retried: an Event is a note for people, and the next occurrence is
 // recorded anew, one recorded while the write was in flight included.
@@ -163,13 +166,12 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	defer r.unlock()
 	s.inFlight = false
 	if err != nil {
-		if ctx.Err() != nil && !answered(err) {
-			return // stopping: ctx's end cut the write, whose fate is unknown
-		}
-		// An answer that came as ctx ended is settled as any other: a
+		// A write that failed as ctx ended is settled as any other: a
 		// refusal counted and logged, its in-flight occurrences left
 		// waiting for Run's end to count
-		// (TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped).
+		// (TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped);
+		// a create ctx's end cut got no answer and may have landed
+		// (TestACreateCutAsRunsContextEndsIsCountedAndLogged).
 		r.stats.Refused++
 		regarding := s.key.regarding.Kind + " " + s.key.regarding.Namespace + "/" + s.key.regarding.Name
 		if !created && mayHaveLanded(err) {
@@ -254,13 +256,6 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	if s.count > s.sent {
 		r.enqueueLocked(s)
 	}
-}
-
-// answered reports whether err is the API server's answer (a Status),
-// not a request cut short.
-func answered(err error) bool {
-	var status apierrors.APIStatus
-	return errors.As(err, &status)
 }
 
 // mayHaveLanded reports whether a create that failed with err may still
