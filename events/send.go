@@ -206,7 +206,10 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 		case created && apierrors.IsNotFound(err) && s.count > s.sent:
 			// The Event expired (or was deleted): the occurrences it never
 			// stored, this write's and any since, make a new Event. One
-			// taken as created that never landed stored none. A
+			// taken as created that never landed stored none; one that
+			// landed and was deleted since answers the same 404, and is
+			// remade whole too
+			// (TestAnEventTakenAsCreatedThatLandedAndWasDeletedIsRemadeWithEveryOccurrence). A
 			// series a later occurrence has replaced meanwhile (past the
 			// series window) is remade all the same, as an Event of its
 			// own.
