@@ -96,12 +96,14 @@
 //     are written next: after a series update, with the count so far;
 //     after a create, as a new Event. A refusal that comes as Run's ctx
 //     ends is counted and logged too, as is a write that ctx's end cuts
-//     (a create so cut may have landed: it is taken as created). Proved by
+//     (a create so cut may have landed: it is taken as created; a
+//     series update so cut is logged as cut, not refused). Proved by
 //     TestArgumentsTheAPIServerWouldRefuseAreErrorsNamingThem,
 //     TestAnOccurrenceRecordedWhileASeriesUpdateTimesOutIsStillWritten,
 //     TestAnOccurrenceRecordedWhileARefusedCreateWasInFlightIsCreatedNext,
 //     TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped,
-//     TestACreateCutAsRunsContextEndsIsCountedAndLogged and
+//     TestACreateCutAsRunsContextEndsIsCountedAndLogged,
+//     TestASeriesUpdateCutAsRunsContextEndsIsLoggedAsCutNotRefused and
 //     TestARefusedCreateIsCountedAndLoggedAndTheNextOccurrenceTriesAnew
 //     (one warning per 10 s:
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).

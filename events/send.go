@@ -35,7 +35,9 @@ type sink interface {
 // repeats not yet written are not sent. A write in flight as ctx ends
 // is cut, and counted (Stats.Refused) and logged as any write that
 // failed; a create so cut may have landed, and is taken as created
-// (TestACreateCutAsRunsContextEndsIsCountedAndLogged). A
+// (TestACreateCutAsRunsContextEndsIsCountedAndLogged); a series update
+// so cut is logged as cut, not as a refusal
+// (TestASeriesUpdateCutAsRunsContextEndsIsLoggedAsCutNotRefused). A
 // write the API server refuses is counted (Stats.Refused) and logged,
 // not retried: an Event is a note for people, and the next occurrence is
 // recorded anew, one recorded while the write was in flight included.
@@ -200,8 +202,13 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 			}
 			return
 		}
-		r.warnLocked(time.Now(), "events: the API server refused an Event; it is not retried",
-			"reason", s.key.reason, "regarding", regarding, "err", err)
+		what := "events: the API server refused an Event; it is not retried"
+		if ctx.Err() != nil && !answered(err) {
+			// Not the server's refusal: the Recorder stopped
+			// (TestASeriesUpdateCutAsRunsContextEndsIsLoggedAsCutNotRefused).
+			what = "events: an Event's write was cut as the Recorder's Run returned; it is not retried"
+		}
+		r.warnLocked(time.Now(), what, "reason", s.key.reason, "regarding", regarding, "err", err)
 		switch {
 		case created && apierrors.IsNotFound(err) && s.count > s.sent:
 			// The Event expired (or was deleted): the occurrences it never
@@ -259,6 +266,13 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	if s.count > s.sent {
 		r.enqueueLocked(s)
 	}
+}
+
+// answered reports whether err is the API server's answer (a Status),
+// not a request cut short.
+func answered(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status)
 }
 
 // mayHaveLanded reports whether a create that failed with err may still
