@@ -54,7 +54,10 @@
 //     the remade create go unanswered too, the first may land before it
 //     with fewer occurrences: the series is written again, or the Event
 //     made anew again, within the series' six minutes); as a new Event
-//     otherwise. Proved by
+//     otherwise. (One taken as created that landed and was deleted
+//     since is told by the same 404, so it too is remade whole, under
+//     its own name: the deleted Event's occurrences are counted again,
+//     never lost.) Proved by
 //     TestAnEventIsNeverCreatedTwiceWhileItsCreateIsInFlight,
 //     TestAnEventWhoseCreateAnswerWasLostIsNotCreatedTwice,
 //     TestAnEventWhoseCreateWasCutBeforeItLandedIsCreatedByTheNextOccurrence,
@@ -70,8 +73,9 @@
 //     TestOccurrencesOfACutCreateAreNotLostWhenANewSeriesStartsMeanwhile,
 //     TestTwoEventsAboutOneObjectAtOneInstantAreBothCreated,
 //     TestTwoRecordersRecordingAboutOneObjectAtOneInstantCreateTwoEvents,
-//     TestAnEventsNameStartsWithTheObjectsNameMadeValid and
-//     TestARemadeEventCountsEveryOccurrenceTheServerDidNotStore.
+//     TestAnEventsNameStartsWithTheObjectsNameMadeValid,
+//     TestARemadeEventCountsEveryOccurrenceTheServerDidNotStore and
+//     TestAnEventTakenAsCreatedThatLandedAndWasDeletedIsRemadeWithEveryOccurrence.
 //   - Bounded: the Recorder's writes are limited (Options.QPS, Burst),
 //     each write lasts at most Options.RequestTimeout, and past
 //     Options.MaxPending Events waiting to be created a new one is
@@ -91,11 +95,15 @@
 //     retried; occurrences recorded while a refused write was in flight
 //     are written next: after a series update, with the count so far;
 //     after a create, as a new Event. A refusal that comes as Run's ctx
-//     ends is counted and logged too. Proved by
+//     ends is counted and logged too, as is a write that ctx's end cuts
+//     (a create so cut may have landed: it is taken as created; a
+//     series update so cut is logged as cut, not refused). Proved by
 //     TestArgumentsTheAPIServerWouldRefuseAreErrorsNamingThem,
 //     TestAnOccurrenceRecordedWhileASeriesUpdateTimesOutIsStillWritten,
 //     TestAnOccurrenceRecordedWhileARefusedCreateWasInFlightIsCreatedNext,
-//     TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped and
+//     TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped,
+//     TestACreateCutAsRunsContextEndsIsCountedAndLogged,
+//     TestASeriesUpdateCutAsRunsContextEndsIsLoggedAsCutNotRefused and
 //     TestARefusedCreateIsCountedAndLoggedAndTheNextOccurrenceTriesAnew
 //     (one warning per 10 s:
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).

@@ -32,7 +32,12 @@ type sink interface {
 // once, in its own goroutine; Events still waiting to be created when
 // it returns, and those recorded after, are dropped (Stats.Dropped) and
 // logged, the first even within 10 s of another warning; a series'
-// repeats not yet written are not sent. A
+// repeats not yet written are not sent. A write in flight as ctx ends
+// is cut, and counted (Stats.Refused) and logged as any write that
+// failed; a create so cut may have landed, and is taken as created
+// (TestACreateCutAsRunsContextEndsIsCountedAndLogged); a series update
+// so cut is logged as cut, not as a refusal
+// (TestASeriesUpdateCutAsRunsContextEndsIsLoggedAsCutNotRefused). A
 // write the API server refuses is counted (Stats.Refused) and logged,
 // not retried: an Event is a note for people, and the next occurrence is
 // recorded anew, one recorded while the write was in flight included.
@@ -163,13 +168,12 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 	defer r.unlock()
 	s.inFlight = false
 	if err != nil {
-		if ctx.Err() != nil && !answered(err) {
-			return // stopping: ctx's end cut the write, whose fate is unknown
-		}
-		// An answer that came as ctx ended is settled as any other: a
+		// A write that failed as ctx ended is settled as any other: a
 		// refusal counted and logged, its in-flight occurrences left
 		// waiting for Run's end to count
-		// (TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped).
+		// (TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped);
+		// a create ctx's end cut got no answer and may have landed
+		// (TestACreateCutAsRunsContextEndsIsCountedAndLogged).
 		r.stats.Refused++
 		regarding := s.key.regarding.Kind + " " + s.key.regarding.Namespace + "/" + s.key.regarding.Name
 		if !created && mayHaveLanded(err) {
@@ -198,13 +202,21 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 			}
 			return
 		}
-		r.warnLocked(time.Now(), "events: the API server refused an Event; it is not retried",
-			"reason", s.key.reason, "regarding", regarding, "err", err)
+		what := "events: the API server refused an Event; it is not retried"
+		if ctx.Err() != nil && !answered(err) {
+			// Not the server's refusal: the Recorder stopped
+			// (TestASeriesUpdateCutAsRunsContextEndsIsLoggedAsCutNotRefused).
+			what = "events: an Event's write was cut as the Recorder's Run returned; it is not retried"
+		}
+		r.warnLocked(time.Now(), what, "reason", s.key.reason, "regarding", regarding, "err", err)
 		switch {
 		case created && apierrors.IsNotFound(err) && s.count > s.sent:
 			// The Event expired (or was deleted): the occurrences it never
 			// stored, this write's and any since, make a new Event. One
-			// taken as created that never landed stored none. A
+			// taken as created that never landed stored none; one that
+			// landed and was deleted since answers the same 404, and is
+			// remade whole too
+			// (TestAnEventTakenAsCreatedThatLandedAndWasDeletedIsRemadeWithEveryOccurrence). A
 			// series a later occurrence has replaced meanwhile (past the
 			// series window) is remade all the same, as an Event of its
 			// own.

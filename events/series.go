@@ -83,7 +83,9 @@ func (r *Recorder) record(k seriesKey, regarding corev1.ObjectReference) {
 // one at most for that key, beside the newer series').
 //
 // When the server stored none of it (a create taken as created that has
-// not landed, so far), it is made anew as it was, under its own name:
+// not landed, so far, or, told by the same 404, that landed and was
+// deleted since, whose occurrences are then counted again), it is made
+// anew as it was, under its own name:
 // should that first create land late (kube-apiserver may finish a write
 // its client gave up on), one of the two meets the other, 409, and there
 // is one Event, not two
