@@ -62,3 +62,28 @@ func TestAGateWhoseHoldPanicsFailsTheKeyAndItIsRetried(t *testing.T) {
 		assert.Equal(t, []string{"k"}, done.get(), "the key is reconciled on its retry")
 	})
 }
+
+// A Gate whose Hold panics fails its key, as Run's doc says: the
+// reconcile never ran, yet the panic is traced (KindPanicked) and counted
+// in MetricsSnapshot.Failures, beside the retry it brings; the reconcile
+// on that retry succeeds and adds no failure.
+func TestAGateWhoseHoldPanicsIsCountedAsAFailureOfItsKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := NewMetrics()
+		q := New(Options[string]{Trace: m.Observe})
+		var reconciles lines
+		stop := startRun(q, func(_ context.Context, key string) (Result, error) {
+			reconciles.add(key)
+			return Result{}, nil
+		}, RunOptions[string]{Gate: &panicOnceGate{reason: "index out of range"}, OnError: func(string, error) {}})
+		defer stop()
+
+		q.Add("k")
+		time.Sleep(time.Second) // past the first retry's backoff
+		synctest.Wait()
+		assert.Equal(t, []string{"k"}, reconciles.get(), "one reconcile, on the retry, which succeeded")
+		s := m.Snapshot(time.Now())
+		assert.Equal(t, 1, s.Failures, "the Hold's panic, a failure of its key")
+		assert.Equal(t, 1, s.Retries)
+	})
+}

@@ -99,10 +99,13 @@ func (m *Metrics) Snapshot(now time.Time) MetricsSnapshot {
 
 // MetricsSnapshot is the state of a [Metrics] at one moment.
 type MetricsSnapshot struct {
-	Depth        int           // keys queued, ready for a worker (the queue's Len)
-	Adds         int           // times a key entered the queue (deduplicated adds do not count)
-	Retries      int           // AddRateLimited calls (KindRequeued events)
-	Failures     int           // reconciles that returned an error (terminal or not; not ctx's end once ctx is done) or panicked, under Run
+	Depth   int // keys queued, ready for a worker (the queue's Len)
+	Adds    int // times a key entered the queue (deduplicated adds do not count)
+	Retries int // AddRateLimited calls (KindRequeued events)
+	// Failures counts, under Run, the reconciles that returned an error
+	// (terminal or not; not ctx's end once ctx is done) or panicked, and
+	// the Gate Holds that panicked, each a failure of its key (see Run).
+	Failures     int
 	QueueWait    DurationStats // from a key's KindAdded to its KindGot
 	WorkDuration DurationStats // from a key's KindGot to its KindDone
 	Processing   int           // keys held by workers

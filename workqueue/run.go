@@ -106,7 +106,9 @@ type RunOptions[K comparable] struct {
 // With opts.Gate, a key the gate holds is not reconciled: the worker
 // calls Done and takes the next key, and the key is added again when the
 // gate says (see [Gate]). A Hold that panics is a failure of its key,
-// retried like a reconcile's panic. A nil Gate, or a nil pointer held in
+// retried like a reconcile's panic and traced as one is (KindPanicked,
+// or KindGaveUp at MaxRetries), and counted in MetricsSnapshot.Failures
+// (TestAGateWhoseHoldPanicsIsCountedAsAFailureOfItsKey). A nil Gate, or a nil pointer held in
 // one (the *readyourwrites.Guard of a New whose error was ignored), is no
 // gate, as a nil limiter is New's default
 // (TestRunTakesANilGuardHeldInItsGateAsNoGate). A held key is not queued meanwhile, so, like a

@@ -68,8 +68,9 @@ const (
 	// KindFailed: under Run, reconcile returned an error (Detail), and the
 	// key is about to be requeued through the rate limiter.
 	KindFailed = "failed"
-	// KindPanicked: under Run, reconcile panicked (Detail: the value). The
-	// panic was recovered and the key is about to be requeued.
+	// KindPanicked: under Run, reconcile panicked, or the Gate's Hold
+	// before it (Detail: the value). The panic was recovered and the key
+	// is about to be requeued.
 	KindPanicked = "panicked"
 	// KindGaveUp: under Run, reconcile returned a Terminal error, failed
 	// again after RunOptions.MaxRetries retries, or asked for a negative
