@@ -164,3 +164,37 @@ func TestTheRequestThatEndsAFlipIsNoAnswerTheFlipMisled(t *testing.T) {
 		}
 	})
 }
+
+// One discovery request is one answer, to one look, whatever flips it
+// met: a request that reached flipDiscovery during one flip and saw
+// another start before it left answered one look, and a flip can
+// mislead a look only through an answer. So it does not, alone, excuse
+// a delete: that is the one look a one-look library would believe.
+func TestOneDiscoveryRequestThatMetTwoFlipsIsOneAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		handler := fo.handler(w, &hold{inf: &si.Informer[*unstructured.Unstructured]{}})
+		live := w.srv.Objects(widgetsGVR())[0]
+		if from := w.applyCRD(Fault{Kind: MoveCRD, Version: "v2"}); from != "v1" {
+			t.Fatalf("the CRD moved from %q, want v1", from)
+		}
+		w.startFlip("v1", "v2", 3) // the first flip, under way as the request arrives
+		rec := httptest.NewRecorder()
+		w.flipDiscovery(fo.replica.name, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			w.srv.ServeHTTP(rw, r)
+			// A second flip, at the same 100 ms instant, starts as the
+			// answer goes back.
+			if from := w.applyCRD(Fault{Kind: MoveCRD, Version: "v1"}); from != "v2" {
+				t.Fatalf("the CRD moved from %q, want v2", from)
+			}
+			w.startFlip("v2", "v1", 3)
+		})).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/apis/"+CRDGroup+"/v1", nil))
+		if rec.Code != http.StatusNotFound {
+			t.Fatalf("the request during the first flip: %d, want 404", rec.Code)
+		}
+		handler.OnDelete(live, true)
+		if got := crdViolations(w)["no delete of a live object"]; got != 1 {
+			t.Fatalf("one discovery answer excused the delete: %d violations, want 1 (excused %d times)", got, w.crd.coverage()[caseMisledTwice])
+		}
+	})
+}
