@@ -279,13 +279,16 @@ func isCRDDiscovery(r *http.Request) bool {
 // it is still at to (a fault since may have removed or moved it, or the
 // flip's discovery request moved it back first). A later flip under way
 // is left armed
-// (TestAFlipsForEndingLeavesALaterFlipUnderWay).
+// (TestAFlipsForEndingLeavesALaterFlipUnderWay), and its move standing:
+// the CRD at to is then that flip's to move back
+// (TestAFlipsForEndingLeavesALaterFlipsMoveStanding).
 func (w *world) moveCRDBack(id int, from, to string) {
 	w.crd.mu.Lock()
 	defer w.crd.mu.Unlock()
-	if w.crd.flip.id == id {
-		w.crd.flip.left = 0
+	if w.crd.flip.id != id && w.crd.flip.left > 0 {
+		return // a later flip is under way
 	}
+	w.crd.flip.left = 0
 	w.moveCRDBackLocked(from, to)
 }
 
