@@ -97,13 +97,16 @@
 //     after a create, as a new Event. A refusal that comes as Run's ctx
 //     ends is counted and logged too, as is a write that ctx's end cuts
 //     (a create so cut may have landed: it is taken as created; a
-//     series update so cut is logged as cut, not refused). Proved by
+//     series update so cut is logged as cut, not refused), and a series
+//     update that gets no answer while Run goes on (a timeout) is
+//     counted and logged as unanswered, not refused. Proved by
 //     TestArgumentsTheAPIServerWouldRefuseAreErrorsNamingThem,
 //     TestAnOccurrenceRecordedWhileASeriesUpdateTimesOutIsStillWritten,
 //     TestAnOccurrenceRecordedWhileARefusedCreateWasInFlightIsCreatedNext,
 //     TestACreateRefusedAsRunsContextEndsIsCountedAndItsRepeatDropped,
 //     TestACreateCutAsRunsContextEndsIsCountedAndLogged,
-//     TestASeriesUpdateCutAsRunsContextEndsIsLoggedAsCutNotRefused and
+//     TestASeriesUpdateCutAsRunsContextEndsIsLoggedAsCutNotRefused,
+//     TestASeriesUpdateThatTimesOutIsLoggedAsUnansweredNotRefused and
 //     TestARefusedCreateIsCountedAndLoggedAndTheNextOccurrenceTriesAnew
 //     (one warning per 10 s:
 //     TestPastMaxPendingAnEventIsDroppedCountedAndLogged).

@@ -39,7 +39,9 @@ type sink interface {
 // so cut is logged as cut, not as a refusal
 // (TestASeriesUpdateCutAsRunsContextEndsIsLoggedAsCutNotRefused). A
 // write the API server refuses is counted (Stats.Refused) and logged,
-// not retried: an Event is a note for people, and the next occurrence is
+// not retried, and so is a series update that gets no answer (a timeout,
+// a cut connection), logged as unanswered, not as a refusal
+// (TestASeriesUpdateThatTimesOutIsLoggedAsUnansweredNotRefused): an Event is a note for people, and the next occurrence is
 // recorded anew, one recorded while the write was in flight included.
 func (r *Recorder) Run(ctx context.Context) error {
 	r.mu.Lock()
@@ -203,10 +205,15 @@ func (r *Recorder) send(ctx context.Context, s *series) {
 			return
 		}
 		what := "events: the API server refused an Event; it is not retried"
-		if ctx.Err() != nil && !answered(err) {
+		switch {
+		case ctx.Err() != nil && !answered(err):
 			// Not the server's refusal: the Recorder stopped
 			// (TestASeriesUpdateCutAsRunsContextEndsIsLoggedAsCutNotRefused).
 			what = "events: an Event's write was cut as the Recorder's Run returned; it is not retried"
+		case !answered(err):
+			// Nor is a timeout or a cut connection
+			// (TestASeriesUpdateThatTimesOutIsLoggedAsUnansweredNotRefused).
+			what = "events: an Event's write got no answer; it is not retried"
 		}
 		r.warnLocked(time.Now(), what, "reason", s.key.reason, "regarding", regarding, "err", err)
 		switch {

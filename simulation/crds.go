@@ -50,6 +50,7 @@ type crdWorld struct {
 		id       int // which flip of the run, from 1
 	}
 	flips      int                       // guarded by mu; flips started so far
+	requests   int                       // guarded by mu; discovery requests of the CRD's group flipDiscovery has seen
 	misled     map[string][]misledAnswer // guarded by mu; by replica, its discovery answers served while a flip was under way
 	violations []Violation               // guarded by mu
 	final      map[*hold]*factoryOf      // guarded by mu; each holder's last hold, kept once settled
@@ -226,6 +227,9 @@ func (w *world) startFlip(from, to string, back int) (id int) {
 // during which a flip started:
 // the move may have come before the server answered it
 // (TestADiscoveryAnswerOfAFlipThatStartedWhileItWasOnItsWayIsRecorded).
+// A request recorded under two flips, both ways, is still one answer:
+// each record names its request
+// (TestOneDiscoveryRequestThatMetTwoFlipsIsOneAnswer).
 func (w *world) flipDiscovery(replica string, next http.Handler) http.Handler {
 	if w.crd == nil {
 		return next // not the custom resources scenario
@@ -236,13 +240,14 @@ func (w *world) flipDiscovery(replica string, next http.Handler) http.Handler {
 			return
 		}
 		w.crd.mu.Lock()
-		f, flips := &w.crd.flip, w.crd.flips
+		w.crd.requests++
+		f, flips, request := &w.crd.flip, w.crd.flips, w.crd.requests
 		if f.left > 0 {
 			f.left--
 			if f.left == 0 {
 				w.moveCRDBackLocked(f.from, f.to) // the trigger reads the CRD moved back
 			} else {
-				w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: f.id, at: time.Now()})
+				w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: f.id, request: request, at: time.Now()})
 			}
 		}
 		w.crd.mu.Unlock()
@@ -251,7 +256,7 @@ func (w *world) flipDiscovery(replica string, next http.Handler) http.Handler {
 		// server may have moved the CRD before it was served.
 		w.crd.mu.Lock()
 		if w.crd.flips != flips {
-			w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: w.crd.flips, at: time.Now()})
+			w.crd.misled[replica] = append(w.crd.misled[replica], misledAnswer{flip: w.crd.flips, request: request, at: time.Now()})
 		}
 		w.crd.mu.Unlock()
 	})
@@ -274,13 +279,16 @@ func isCRDDiscovery(r *http.Request) bool {
 // it is still at to (a fault since may have removed or moved it, or the
 // flip's discovery request moved it back first). A later flip under way
 // is left armed
-// (TestAFlipsForEndingLeavesALaterFlipUnderWay).
+// (TestAFlipsForEndingLeavesALaterFlipUnderWay), and its move standing:
+// the CRD at to is then that flip's to move back
+// (TestAFlipsForEndingLeavesALaterFlipsMoveStanding).
 func (w *world) moveCRDBack(id int, from, to string) {
 	w.crd.mu.Lock()
 	defer w.crd.mu.Unlock()
-	if w.crd.flip.id == id {
-		w.crd.flip.left = 0
+	if w.crd.flip.id != id && w.crd.flip.left > 0 {
+		return // a later flip is under way
 	}
+	w.crd.flip.left = 0
 	w.moveCRDBackLocked(from, to)
 }
 

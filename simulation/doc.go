@@ -256,9 +256,10 @@
 //     but for the case chapter 06 says two looks at discovery cannot rule
 //     out: a delete whose final state is unknown (the cache emptied on a
 //     "gone" verdict) after the replica's discovery answers were served
-//     during two different flips within 5 s, as one for each look would
-//     be (the checker cannot tell which look a request was of; a flip's
-//     trigger, served after it moved back, is not counted)
+//     during two different flips within 5 s, by two different requests,
+//     as one for each look would be (the checker cannot tell which look a
+//     request was of; a flip's trigger, served after it moved back, is
+//     not counted, nor is one request counted twice)
 //     (TestALiveWidgetDeletedAfterTwoFlipsMisledItsReplicasLooksIsExcusedAndNothingElse).
 //   - "Handler stream consistent", as above, for each hold's handler; a
 //     handed-over hold's handler, which works on each event, is judged at

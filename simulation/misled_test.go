@@ -164,3 +164,71 @@ func TestTheRequestThatEndsAFlipIsNoAnswerTheFlipMisled(t *testing.T) {
 		}
 	})
 }
+
+// One discovery request is one answer, to one look, whatever flips it
+// met: a request that reached flipDiscovery during one flip and saw
+// another start before it left answered one look, and a flip can
+// mislead a look only through an answer. So it does not, alone, excuse
+// a delete: that is the one look a one-look library would believe.
+func TestOneDiscoveryRequestThatMetTwoFlipsIsOneAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		handler := fo.handler(w, &hold{inf: &si.Informer[*unstructured.Unstructured]{}})
+		live := w.srv.Objects(widgetsGVR())[0]
+		if from := w.applyCRD(Fault{Kind: MoveCRD, Version: "v2"}); from != "v1" {
+			t.Fatalf("the CRD moved from %q, want v1", from)
+		}
+		w.startFlip("v1", "v2", 3) // the first flip, under way as the request arrives
+		rec := httptest.NewRecorder()
+		w.flipDiscovery(fo.replica.name, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			w.srv.ServeHTTP(rw, r)
+			// A second flip, at the same 100 ms instant, starts as the
+			// answer goes back.
+			if from := w.applyCRD(Fault{Kind: MoveCRD, Version: "v1"}); from != "v2" {
+				t.Fatalf("the CRD moved from %q, want v2", from)
+			}
+			w.startFlip("v2", "v1", 3)
+		})).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/apis/"+CRDGroup+"/v1", nil))
+		if rec.Code != http.StatusNotFound {
+			t.Fatalf("the request during the first flip: %d, want 404", rec.Code)
+		}
+		handler.OnDelete(live, true)
+		if got := crdViolations(w)["no delete of a live object"]; got != 1 {
+			t.Fatalf("one discovery answer excused the delete: %d violations, want 1 (excused %d times)", got, w.crd.coverage()[caseMisledTwice])
+		}
+	})
+}
+
+// Two flips to v2 at one 100 ms instant, the first ended by its trigger
+// before the second moved the CRD: the first's For ending finds the CRD
+// at v2, but by the second's move, which is the second's to undo. Moved
+// back then, the second, still armed, would have its discovery answers
+// recorded as misled though they read the CRD unmoved. An answer
+// recorded as one a flip misled is served while the flip holds the CRD
+// moved.
+func TestAFlipsForEndingLeavesALaterFlipsMoveStanding(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, fo := crdWorldForTest(t)
+		look := func() int {
+			rec := httptest.NewRecorder()
+			w.flipDiscovery(fo.replica.name, w.srv).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/apis/"+CRDGroup+"/v1", nil))
+			return rec.Code
+		}
+		w.applyCRD(Fault{Kind: MoveCRD, Version: "v2"})
+		first := w.startFlip("v1", "v2", 1)
+		if got := look(); got != http.StatusOK {
+			t.Fatalf("the first flip's trigger: %d, want 200 (served after the move back)", got)
+		}
+		if from := w.applyCRD(Fault{Kind: MoveCRD, Version: "v2"}); from != "v1" {
+			t.Fatalf("the second flip moved the CRD from %q, want v1", from)
+		}
+		w.startFlip("v1", "v2", 3)
+		w.moveCRDBack(first, "v1", "v2") // the first flip's For ends
+		got := look()
+		w.crd.mu.Lock()
+		defer w.crd.mu.Unlock()
+		if n := len(w.crd.misled[fo.replica.name]); n != 1 || got != http.StatusNotFound {
+			t.Fatalf("a discovery request while the second flip is under way: %d, want 404 (the second flip's move), recorded %d times as misled", got, n)
+		}
+	})
+}
