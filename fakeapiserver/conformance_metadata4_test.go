@@ -46,12 +46,18 @@ func TestConformanceWatchFromTheLargestResourceVersions(t *testing.T) {
 // objects already there (getAllEventsSinceLocked), only later writes.
 // The fake sent one ADDED per current object, as for a watch from "0"
 // without sendInitialEvents (watch.go openWatch).
+//
+// The watch cache learns of a write a moment after it is answered, and
+// a watch opened in that moment starts before the write and sends its
+// ADDED as a later event: before each watch the script waits until
+// the cache holds the latest write (cacheHolds).
 func TestConformanceWatchWithoutInitialEvents(t *testing.T) {
 	conform(t, testenv.Shared(t), func(ctx context.Context, t *testing.T, tg *target, rec *recorder) {
 		col := "/api/v1/namespaces/" + tg.namespace + "/configmaps"
 		code, obj := tg.do(ctx, t, "POST", col, "", cm("r15noinit-a", nil, nil))
 		rec.add("create a: %s", outcome(code, obj))
 		for i, rv := range []string{"&resourceVersion=0", ""} {
+			cacheHolds(ctx, t, tg, col)
 			code, s := tg.watch(ctx, t, col+"?watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan"+rv)
 			if s == nil {
 				rec.add("watch%s: %d", rv, code)
@@ -147,6 +153,26 @@ func TestConformanceAPodsDeleteMarksItFirst(t *testing.T) {
 			}
 		}
 	})
+}
+
+// cacheHolds returns once kube-apiserver's watch cache of col holds
+// every write made so far. A consistent LIST (no resourceVersion) is
+// answered at etcd's current revision; a LIST at that version with
+// resourceVersionMatch=NotOlderThan is served from the cache, which
+// first waits until it has seen it. The fake has no cache: both
+// answer at once.
+func cacheHolds(ctx context.Context, t *testing.T, tg *target, col string) {
+	t.Helper()
+	code, obj := tg.do(ctx, t, "GET", col+"?limit=1", "", nil)
+	if code != 200 {
+		t.Fatalf("quorum list of %s: %s", col, outcome(code, obj))
+	}
+	m, _ := obj["metadata"].(map[string]any)
+	rv, _ := m["resourceVersion"].(string)
+	code, obj = tg.do(ctx, t, "GET", col+"?resourceVersionMatch=NotOlderThan&resourceVersion="+rv, "", nil)
+	if code != 200 {
+		t.Fatalf("list of %s from the cache at %s: %s", col, rv, outcome(code, obj))
+	}
 }
 
 // deletionMark describes obj's deletionTimestamp (set or not) and
