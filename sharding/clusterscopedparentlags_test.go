@@ -2,7 +2,6 @@ package sharding_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
-	informer "github.com/listwatch/informer"
 	"github.com/listwatch/informer/sharding"
 )
 
@@ -57,31 +55,16 @@ func TestAChildOfAClusterScopedParentTheSharderHasNotSeenYetIsTakenForAnOrphan(t
 		gated := rest.CopyConfig(cfg)
 		gated.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gatedTransport{gate, rt} })
 		shard := sharding.Shard{Ring: ring}
-		var mu sync.Mutex
-		var ahead []string
-		childMoved := make(chan string, 8)
+		relabels := newChildRelabels(ctx.Done())
 		var counts sync.Map
 		startSharder(ctx, t, &wg, gated, ns, &counts, func(sc *sharding.SharderConfig) {
 			sc.Namespace = "" // a cluster-scoped resource is sharded in every namespace
 			sc.Resources = []schema.GroupVersionResource{corev1.SchemeGroupVersion.WithResource("namespaces"), corev1.SchemeGroupVersion.WithResource("secrets")}
-			sc.OnLabel = func(action string, key informer.Key, member string) {
-				if key.Name != child.Name {
-					return
-				}
+			sc.OnLabel = relabels.onLabel(child.Name, shard, func() (map[string]string, error) {
 				p := &corev1.Namespace{}
-				if err := core.Get().Resource("namespaces").Name(parent.Name).Do(context.Background()).Into(p); err == nil {
-					if owner := p.Labels[shard.Label()]; owner != "" && owner != member {
-						mu.Lock()
-						ahead = append(ahead, fmt.Sprintf("the child was %q toward %s while its parent was labelled %s (drain %q)",
-							action, member, owner, p.Labels[shard.DrainLabel()]))
-						mu.Unlock()
-					}
-				}
-				select {
-				case childMoved <- member:
-				default:
-				}
-			}
+				err := core.Get().Resource("namespaces").Name(parent.Name).Do(context.Background()).Into(p)
+				return p.Labels, err
+			})
 		})
 		receive(t, gate.held, guard) // the sharder listed the Namespaces; their watch is held
 
@@ -94,12 +77,11 @@ func TestAChildOfAClusterScopedParentTheSharderHasNotSeenYetIsTakenForAnOrphan(t
 		select {
 		case <-gate.looked:
 			t.Fatal("the sharder looked the cluster-scoped parent up: the limit is gone, and the docs that name it are wrong")
-		case <-childMoved:
+		case <-relabels.moved:
 		case <-time.After(guard):
 			t.Fatalf("the sharder did nothing with the child within %v", guard)
 		}
-		mu.Lock()
-		defer mu.Unlock()
+		ahead := relabels.aheadSoFar()
 		require.NotEmpty(t, ahead, "the child was relabelled toward its parent's member: the limit is gone, and the docs that name it are wrong")
 		t.Log(ahead[0])
 		close(gate.release)

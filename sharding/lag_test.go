@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -55,27 +56,15 @@ func TestAChildWhoseParentTheSharderHasNotSeenYetWaitsForIt(t *testing.T) {
 		gated := rest.CopyConfig(cfg)
 		gated.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gatedTransport{gate, rt} }) // one per client the sharder builds
 		shard := sharding.Shard{Ring: ring}
-		var mu sync.Mutex
-		var ahead []string
-		childMoved := make(chan string, 8)
+		relabels := newChildRelabels(ctx.Done())
 		var counts sync.Map
 		startSharder(ctx, t, &wg, gated, ns, &counts, func(sc *sharding.SharderConfig) {
 			sc.Resources = append(sc.Resources, corev1.SchemeGroupVersion.WithResource("secrets"))
-			sc.OnLabel = func(action string, key informer.Key, member string) {
-				if key.Name != parent.Name+"-child" {
-					return
-				}
+			sc.OnLabel = relabels.onLabel(parent.Name+"-child", shard, func() (map[string]string, error) {
 				p := &corev1.ConfigMap{}
-				if err := core.Get().Namespace(ns).Resource("configmaps").Name(parent.Name).Do(context.Background()).Into(p); err == nil {
-					if owner := p.Labels[shard.Label()]; owner != "" && owner != member {
-						mu.Lock()
-						ahead = append(ahead, fmt.Sprintf("the child was %q toward %s while its parent was labelled %s (drain %q)",
-							action, member, owner, p.Labels[shard.DrainLabel()]))
-						mu.Unlock()
-					}
-				}
-				childMoved <- member
-			}
+				err := core.Get().Namespace(ns).Resource("configmaps").Name(parent.Name).Do(context.Background()).Into(p)
+				return p.Labels, err
+			})
 		})
 		receive(t, gate.held, guard) // the sharder listed the ConfigMaps; their watch is held
 
@@ -90,20 +79,62 @@ func TestAChildWhoseParentTheSharderHasNotSeenYetWaitsForIt(t *testing.T) {
 		// up first and waits for its cache: then the watch goes on.
 		select {
 		case <-gate.looked:
-		case member := <-childMoved:
-			mu.Lock()
-			defer mu.Unlock()
-			require.Empty(t, ahead, "the child was relabelled (toward %s) before the sharder had seen its parent", member)
+		case member := <-relabels.moved:
+			require.Empty(t, relabels.aheadSoFar(), "the child was relabelled (toward %s) before the sharder had seen its parent", member)
 		case <-time.After(guard):
 			t.Fatalf("the sharder did nothing with the child within %v", guard)
 		}
 		close(gate.release)
-		for member := receive(t, childMoved, guard); member != want; member = receive(t, childMoved, guard) {
+		for member := receive(t, relabels.moved, guard); member != want; member = receive(t, relabels.moved, guard) {
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		require.Empty(t, ahead, "the child ran ahead of its parent")
+		require.Empty(t, relabels.aheadSoFar(), "the child ran ahead of its parent")
 	})
+}
+
+// childRelabels follows the sharder's relabels of one child, through
+// its OnLabel hook: each relabel's member goes to moved (a send waits
+// for the test, or for stop), and one made toward another member than
+// the one the parent's label names on the server at that moment is
+// noted as ahead of its parent.
+type childRelabels struct {
+	moved chan string
+	stop  <-chan struct{}
+
+	mu    sync.Mutex
+	ahead []string
+}
+
+func newChildRelabels(stop <-chan struct{}) *childRelabels {
+	return &childRelabels{moved: make(chan string, 8), stop: stop}
+}
+
+// onLabel is an OnLabel hook that follows the child named child of
+// shard, reading its parent's labels with parentLabels.
+func (c *childRelabels) onLabel(child string, shard sharding.Shard, parentLabels func() (map[string]string, error)) func(string, informer.Key, string) {
+	return func(action string, key informer.Key, member string) {
+		if key.Name != child {
+			return
+		}
+		if l, err := parentLabels(); err == nil {
+			if owner := l[shard.Label()]; owner != "" && owner != member {
+				c.mu.Lock()
+				c.ahead = append(c.ahead, fmt.Sprintf("the child was %q toward %s while its parent was labelled %s (drain %q)",
+					action, member, owner, l[shard.DrainLabel()]))
+				c.mu.Unlock()
+			}
+		}
+		select {
+		case c.moved <- member:
+		case <-c.stop:
+		}
+	}
+}
+
+// aheadSoFar is what was noted ahead of the parent so far.
+func (c *childRelabels) aheadSoFar() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.ahead)
 }
 
 // watchGate is shared by the sharder's clients. It holds the WATCH of
