@@ -84,6 +84,12 @@
 //     against it by its conformance test); your
 //     own tests can use it too (cmd/controlplane builds its binaries), and
 //     testenv/faultproxy puts network faults in front of it.
+//   - simulation runs whole replica sets of a controller on fakeapiserver,
+//     on simulated time, under fault schedules drawn from a seed, and
+//     checks what leader election and sharding promise.
+//   - events records Events (what kubectl describe shows) beside a
+//     reconcile's writes, and ownership marks the children, in another
+//     namespace, that an owner reference cannot reach.
 //
 // The runnable examples, the benchmarks against client-go and the chaos
 // tests are nested modules of the repository (examples/, bench/, chaos/),

@@ -95,3 +95,18 @@ func TestRequestsThatEachWaitTwoWindowsOrMoreAreReported(t *testing.T) {
 			"three requests in a row, each held back 25 s by the client's own limiter: not one warning")
 	})
 }
+
+// Two warnings 1 s apart, though docs/15 says "at most one every 10 s":
+// a 19.5 s wait is warned when it ends, for the window it began in
+// (which ended 9.5 s before), and a 1 s wait right after it, a tenth of
+// the next window, was warned at once too, since the last report was
+// dated at the end of the window it covered, not when it was made.
+func TestAWindowWarnedLateIsFollowedByNoWarningWithinTenSeconds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		get, buf := scriptedGets(t)
+		get(19500 * time.Millisecond) // 0-19.5 s: warned at 19.5 s, for the window 0-10 s
+		get(time.Second)              // 19.5-20.5 s: a tenth of the next window, 1 s after that warning
+		require.Equal(t, 1, strings.Count(buf.String(), "client-side throttling"),
+			"warnings 1 s apart, where docs/15 promises at most one every 10 s:\n%s", buf.String())
+	})
+}

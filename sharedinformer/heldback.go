@@ -28,7 +28,7 @@ const waitedAtLeast = time.Millisecond
 type heldBack struct {
 	mu         sync.Mutex
 	w          heldWindow // the current window; guarded by mu
-	lastReport time.Time  // zero before the first report; guarded by mu
+	lastReport time.Time  // when the last report was made; zero before the first; guarded by mu
 }
 
 // heldWindow is one window's account.
@@ -84,7 +84,7 @@ func (h *heldBack) leave(start, end time.Time) (throttleReport, bool) {
 		return report, true
 	}
 	h.close(end)
-	return h.check(end)
+	return h.check(end, end)
 }
 
 // close ends one request's wait at now.
@@ -113,7 +113,7 @@ func (h *heldBack) roll(now time.Time) (throttleReport, bool) {
 	var report throttleReport
 	var ok bool
 	if end := h.w.start.Add(throttleWindow); !h.w.start.IsZero() && (h.w.waiting > 0 || now.Sub(end) < throttleWindow) {
-		report, ok = h.check(end)
+		report, ok = h.check(end, now)
 		report.ago = now.Sub(end)
 	}
 	h.w = heldWindow{start: now, waiting: h.w.waiting, since: now}
@@ -122,9 +122,12 @@ func (h *heldBack) roll(now time.Time) (throttleReport, bool) {
 
 // check returns a report of the current window up to at if requests
 // were held back for throttleShare of a window in it, at least one of
-// them for waitedAtLeast or more, and the last report is a window
-// older than at.
-func (h *heldBack) check(at time.Time) (throttleReport, bool) {
+// them for waitedAtLeast or more, and the last report was made a window
+// or more before now, the time of this one. (A report is dated when it
+// is made, not by the end of the window it covers: a window reported
+// late, when a long wait ended, is followed by no other report within
+// a window: TestAWindowWarnedLateIsFollowedByNoWarningWithinTenSeconds.)
+func (h *heldBack) check(at, now time.Time) (throttleReport, bool) {
 	w := &h.w
 	busy := w.busy
 	if w.waiting > 0 && at.After(w.since) {
@@ -133,10 +136,10 @@ func (h *heldBack) check(at time.Time) (throttleReport, bool) {
 	if busy < time.Duration(throttleShare*float64(throttleWindow)) || w.waited == 0 {
 		return throttleReport{}, false
 	}
-	if !h.lastReport.IsZero() && at.Sub(h.lastReport) < throttleWindow {
+	if !h.lastReport.IsZero() && now.Sub(h.lastReport) < throttleWindow {
 		return throttleReport{}, false
 	}
-	h.lastReport = at
+	h.lastReport = now
 	span := at.Sub(w.start)
 	return throttleReport{span: span, share: float64(busy) / float64(span), requests: w.requests, waited: w.waited, longest: w.longest}, true
 }

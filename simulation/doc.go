@@ -299,10 +299,11 @@
 // sees its reconciles, and with Observe its informer, not what each
 // reconcile read or wrote); "nothing created twice" across
 // terms, which the guard does not promise (its records live in one
-// process). Until then, their packages' own tests stand for some
-// of them: TestEveryHandlerGetsAddUpdateAndDeleteInOrder (a handler's
-// stream) and TestAKeyIsHeldForMaxHoldAtMostThenRunsCountedAsStale (the
-// hold).
+// process). Until then, readyourwrites' own test stands for the last
+// within one process: TestTheGuardMakesNoDuplicateGenerateNameChildrenUnderChurn.
+// (A handler's stream and the guard's hold, which these lines once
+// named, are checked above: "handler stream consistent", "read your
+// writes".)
 //
 // # Your own controller
 //
