@@ -414,7 +414,8 @@
 // requests, and a goroutine waiting on a mutex is not durably blocked:
 // the bubble's clock would stop, and nothing could end the wait; a sweep
 // hung so), a Skew reaches only what times itself on the replica's
-// informer.Clock (leader election and sharding),
+// informer.Clock (leader election, sharding, the read-your-writes
+// guard, the factory and Term.Clock),
 // not client-go's own timeouts, and
 // apimachinery's global error handlers are emptied while a run lasts
 // (their backoff sleeps decades of simulated time in a bubble).
