@@ -76,8 +76,9 @@ type Config struct {
 	// a context of its own (the caller's is done by then), bounded by
 	// AttemptTimeout. A candidate whose context ends before it led
 	// releases too a Lease its last write, unanswered (a create or update
-	// that may have landed), made its own. Default: off (the Lease
-	// expires).
+	// that may have landed), made its own: it reads the Lease first, and
+	// the read and the release together are bounded by one
+	// AttemptTimeout. Default: off (the Lease expires).
 	ReleaseOnCancel bool
 	// OwnLeaseOnly makes the Lease this Identity's alone, as a sharding
 	// member's Lease is its id's: the candidate creates it once, or
