@@ -139,6 +139,10 @@ type Callbacks struct {
 	// OnNewLeader is called when the holder this candidate observes
 	// changes, this candidate included; "" means the Lease was released
 	// (or, told by a leader whose release found it deleted, is gone).
+	// It is told the holder an attempt (or a release) ends with, not each
+	// holder seen within one, as client-go's is: a Lease seen released and
+	// taken in the same attempt is told as taken, never as released
+	// (TestAStandbyThatTakesAReleasedLeaseInOneAttemptIsToldOfItselfNotOfTheRelease).
 	// It runs in a goroutine of its own, one call at a time, in the order
 	// observed, so a slow callback delays no renew; Run returns after its
 	// last call. Optional.
