@@ -83,7 +83,10 @@ type RunOptions[K comparable] struct {
 //   - RequeueAfter d > 0 and no error: Forget(key), then AddAfter(key, d);
 //   - an error: OnError, then AddRateLimited(key), a retry with backoff;
 //   - a panic: recovered, reported to OnError as a *PanicError, then
-//     retried like an error; an error that panics when read (a typed
+//     retried like an error, whatever its value: one with a Terminal
+//     error is not given up on
+//     (TestAReconcileThatPanicsWithATerminalErrorIsRetriedLikeAnyPanic);
+//     an error that panics when read (a typed
 //     nil: a nil pointer in the error interface, which is not == nil,
 //     itself or wrapped) is replaced by one that says so, with the
 //     Terminal or KeepRetrying mark Run could still see: a failure of
@@ -194,7 +197,7 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 		}
 	case endedBy(ctx, err) && !isPanic(err):
 		q.Add(key)
-	case isTerminal(err):
+	case isTerminal(err) && !isPanic(err): // a panic with a Terminal error is a panic
 		q.giveUp(key, err, onError, log)
 	case maxRetries > 0 && !keep && q.ownRequeues(key) >= maxRetries:
 		q.giveUp(key, &RetryLimitError{Retries: q.ownRequeues(key), Err: err}, onError, log)
