@@ -203,9 +203,9 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 		q.giveUp(key, &RetryLimitError{Retries: q.ownRequeues(key), Err: err}, onError, log)
 	default:
 		if p, ok := errors.AsType[*PanicError](err); ok {
-			q.report(KindPanicked, key, p.Value)
+			q.report(KindPanicked, key, func() string { return p.Value })
 		} else {
-			q.report(KindFailed, key, err.Error())
+			q.report(KindFailed, key, err.Error)
 		}
 		if onError != nil {
 			onError(key, err)
@@ -218,7 +218,7 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 // giveUp reports err, counts the give-up and forgets key without
 // requeueing it.
 func (q *Queue[K]) giveUp(key K, err error, onError func(K, error), log *failureLog[K]) {
-	q.report(KindGaveUp, key, err.Error())
+	q.report(KindGaveUp, key, err.Error)
 	q.gaveUp.Add(1)
 	if onError != nil {
 		onError(key, err)
@@ -345,14 +345,16 @@ func panicOf(f func()) (v any) {
 }
 
 // report emits a Run event, under q.mu like every other event, so that a
-// hook still sees one queue's events one at a time and in order.
-func (q *Queue[K]) report(kind string, key K, detail string) {
+// hook still sees one queue's events one at a time and in order. detail
+// builds the event's Detail, called only when there is a hook
+// (TestWithNoTraceHookRunBuildsNoDetailOfItsFailureEvents).
+func (q *Queue[K]) report(kind string, key K, detail func() string) {
 	if q.trace == nil {
 		return
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.emit(kind, key, detail)
+	q.emit(kind, key, detail())
 }
 
 // PanicError is what OnError receives when reconcile panicked, or the
