@@ -76,8 +76,9 @@ type Config struct {
 	// a context of its own (the caller's is done by then), bounded by
 	// AttemptTimeout. A candidate whose context ends before it led
 	// releases too a Lease its last write, unanswered (a create or update
-	// that may have landed), made its own. Default: off (the Lease
-	// expires).
+	// that may have landed), made its own: it reads the Lease first, and
+	// the read and the release together are bounded by one
+	// AttemptTimeout. Default: off (the Lease expires).
 	ReleaseOnCancel bool
 	// OwnLeaseOnly makes the Lease this Identity's alone, as a sharding
 	// member's Lease is its id's: the candidate creates it once, or
@@ -138,6 +139,10 @@ type Callbacks struct {
 	// OnNewLeader is called when the holder this candidate observes
 	// changes, this candidate included; "" means the Lease was released
 	// (or, told by a leader whose release found it deleted, is gone).
+	// It is told the holder an attempt (or a release) ends with, not each
+	// holder seen within one, as client-go's is: a Lease seen released and
+	// taken in the same attempt is told as taken, never as released
+	// (TestAStandbyThatTakesAReleasedLeaseInOneAttemptIsToldOfItselfNotOfTheRelease).
 	// It runs in a goroutine of its own, one call at a time, in the order
 	// observed, so a slow callback delays no renew; Run returns after its
 	// last call. Optional.

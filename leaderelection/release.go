@@ -19,6 +19,11 @@ import (
 func (e *Elector) release() error {
 	ctx, cancel := informer.WithTimeout(context.Background(), e.cfg.Clock, e.cfg.AttemptTimeout)
 	defer cancel()
+	return e.releaseWithin(ctx)
+}
+
+// releaseWithin is release, its requests bounded by ctx.
+func (e *Elector) releaseWithin(ctx context.Context) error {
 	// What the release wrote ("") or read is told to OnNewLeader, before
 	// Run stops the notifier (TestALeaderThatReleasesTheLeaseIsToldItWasReleased).
 	defer e.reportLeader()
@@ -86,10 +91,13 @@ func (e *Elector) releasedGone(err error) {
 // runs, so a standby may start at once rather than wait out a
 // LeaseDuration for a candidate that left
 // (TestACandidateLeavingWhileItsAcquiringWriteLandedUnansweredReleasesTheLease).
+// The read and the release are one release, bounded together by one
+// AttemptTimeout
+// (TestALeavingCandidatesReadAndReleaseAreBoundedByOneAttemptTimeout).
 func (e *Elector) releaseUnanswered() {
 	ctx, cancel := informer.WithTimeout(context.Background(), e.cfg.Clock, e.cfg.AttemptTimeout)
+	defer cancel()
 	current, err := e.leases.get(ctx)
-	cancel()
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
 			e.cfg.Logger.Warn("leaderelection: could not read the Lease on the way out, to release it if a write that went unanswered made it ours; if it did, a standby waits out its LeaseDuration", "lease", e.lease(), "err", err)
@@ -100,7 +108,7 @@ func (e *Elector) releaseUnanswered() {
 		return
 	}
 	e.observe(current)
-	if err := e.release(); err != nil {
+	if err := e.releaseWithin(ctx); err != nil {
 		e.cfg.Logger.Warn("leaderelection: releasing a Lease acquired unanswered on the way out failed", "lease", e.lease(), "err", err)
 	}
 }

@@ -74,7 +74,9 @@ func Track[T informer.Object](g *Guard, inf *si.Informer[T]) *Cache[T] {
 // reconcile (with Options.OpaqueResourceVersions: at exactly that
 // resourceVersion, or a change of that object after it). A generateName
 // create is recorded like any other: the answer names the object. A
-// failed write records nothing and returns its error. A nil req or out
+// failed write records nothing and returns its error; a write that
+// succeeded but cannot be recorded (its answer unreadable, or with no
+// resourceVersion) returns an error wrapping ErrAnswerUnreadable. A nil req or out
 // is an error, and nothing is sent
 // (TestWriteRefusesANilRequestOrANilAnswerBeforeSendingAnything); so is
 // a Cache that cannot record (Track found its guard closed or its
@@ -104,12 +106,19 @@ func (c *Cache[T]) Write(ctx context.Context, owner informer.Key, req *rest.Requ
 	if err := result.Into(out); err != nil {
 		return fmt.Errorf("%w: %v", ErrAnswerUnreadable, err)
 	}
-	return c.Wrote(owner, out)
+	// An answer with no resourceVersion (not kube-apiserver's) is no
+	// failure either: the write is stored, though there is nothing to
+	// wait for (TestAWriteWhoseAnswerHasNoResourceVersionSaysItSucceeded).
+	if err := c.Wrote(owner, out); err != nil {
+		return fmt.Errorf("%w: %v", ErrAnswerUnreadable, err)
+	}
+	return nil
 }
 
 // ErrAnswerUnreadable says that a write through Write succeeded but its
-// answer could not be decoded, so nothing was recorded: do not send the
-// write again; the key's next reconcile may read a cache without it.
+// answer could not be decoded, or named no resourceVersion, so nothing
+// was recorded: do not send the write again; the key's next reconcile
+// may read a cache without it.
 var ErrAnswerUnreadable = errors.New("readyourwrites: the write succeeded, its answer could not be decoded")
 
 // Wrote records a write made without Write: obj is what the API server

@@ -122,7 +122,9 @@
 //     the old leader's last writes ([sharedinformer.Informer.Fresh] is
 //     the barrier for that moment).
 //   - Record a write whose answer never came (a timeout after the server
-//     stored it): there is no resourceVersion to wait for.
+//     stored it), or came with no resourceVersion (Write then returns an
+//     error wrapping ErrAnswerUnreadable): there is no resourceVersion to
+//     wait for.
 //
 // Metrics, when Options.Metrics is set, labelled with Options.Name:
 // listwatch_guard_held_total, listwatch_guard_hold_duration_seconds,

@@ -118,8 +118,13 @@
 // object, through a metadata-only informer: its memory grows with all of
 // them, not 1/N. Every assignment and every move is one PATCH from the
 // sharder (a move from a live member: three PATCHes, two of them the
-// sharder's; one GET more per sharded resource of its owner's API group
-// for an object whose controller owner the cache lacks). Children add
+// sharder's). For an object whose controller owner the cache lacks, each
+// PATCH of the sharder's costs one GET more per sharded resource of its
+// owner's API group, a refused one (409, a stale cache) too: two at
+// least for a move from a live member
+// (TestAnObjectWhoseOwnerTheCacheLacksCostsAGetBeforeEachOfTheShardersPatches);
+// while the API server has that owner and the cache does not yet, the
+// same GETs come every 100 ms, with no PATCH. Children add
 // reads: the sharder GETs a parent's metadata from the API server before
 // it moves the parent's children, before a child catches up with its
 // parent, and for each child already at a parent's new member before

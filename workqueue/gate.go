@@ -94,7 +94,7 @@ func (h *holds[K]) admit(ctx context.Context, key K) (bool, error) {
 	if !again {
 		k = &held{ended: make(chan struct{}), wakes: map[<-chan struct{}]bool{}}
 		h.held[key] = k
-		h.q.report(KindHeld, key, fmt.Sprintf("for up to %v", within))
+		h.q.report(KindHeld, key, func() string { return fmt.Sprintf("for up to %v", within) })
 		h.wg.Go(func() { // the key's end: its first hold's, or Run's
 			select {
 			case <-k.ended:

@@ -16,11 +16,12 @@ type Result struct {
 }
 
 // Terminal marks err as one a retry cannot fix: an invalid spec, a
-// reference to something that will never exist. Run reports it to
-// OnError and the trace (KindGaveUp) and forgets the key instead of
-// retrying it; the key's next change enqueues it again (so does a retry
-// or RequeueAfter scheduled before, which Run does not take back).
-// Terminal(nil) is nil.
+// reference to something that will never exist. Returned by a
+// reconcile, Run reports it to OnError and the trace (KindGaveUp) and
+// forgets the key instead of retrying it (a reconcile that panics with
+// one panicked, and is retried like any panic); the key's next change
+// enqueues it again (so does a retry or RequeueAfter scheduled before,
+// which Run does not take back). Terminal(nil) is nil.
 func Terminal(err error) error {
 	if err == nil {
 		return nil

@@ -83,7 +83,10 @@ type RunOptions[K comparable] struct {
 //   - RequeueAfter d > 0 and no error: Forget(key), then AddAfter(key, d);
 //   - an error: OnError, then AddRateLimited(key), a retry with backoff;
 //   - a panic: recovered, reported to OnError as a *PanicError, then
-//     retried like an error; an error that panics when read (a typed
+//     retried like an error, whatever its value: one with a Terminal
+//     error is not given up on
+//     (TestAReconcileThatPanicsWithATerminalErrorIsRetriedLikeAnyPanic);
+//     an error that panics when read (a typed
 //     nil: a nil pointer in the error interface, which is not == nil,
 //     itself or wrapped) is replaced by one that says so, with the
 //     Terminal or KeepRetrying mark Run could still see: a failure of
@@ -194,15 +197,15 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 		}
 	case endedBy(ctx, err) && !isPanic(err):
 		q.Add(key)
-	case isTerminal(err):
+	case isTerminal(err) && !isPanic(err): // a panic with a Terminal error is a panic
 		q.giveUp(key, err, onError, log)
 	case maxRetries > 0 && !keep && q.ownRequeues(key) >= maxRetries:
 		q.giveUp(key, &RetryLimitError{Retries: q.ownRequeues(key), Err: err}, onError, log)
 	default:
 		if p, ok := errors.AsType[*PanicError](err); ok {
-			q.report(KindPanicked, key, p.Value)
+			q.report(KindPanicked, key, func() string { return p.Value })
 		} else {
-			q.report(KindFailed, key, err.Error())
+			q.report(KindFailed, key, err.Error)
 		}
 		if onError != nil {
 			onError(key, err)
@@ -215,7 +218,7 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 // giveUp reports err, counts the give-up and forgets key without
 // requeueing it.
 func (q *Queue[K]) giveUp(key K, err error, onError func(K, error), log *failureLog[K]) {
-	q.report(KindGaveUp, key, err.Error())
+	q.report(KindGaveUp, key, err.Error)
 	q.gaveUp.Add(1)
 	if onError != nil {
 		onError(key, err)
@@ -342,14 +345,16 @@ func panicOf(f func()) (v any) {
 }
 
 // report emits a Run event, under q.mu like every other event, so that a
-// hook still sees one queue's events one at a time and in order.
-func (q *Queue[K]) report(kind string, key K, detail string) {
+// hook still sees one queue's events one at a time and in order. detail
+// builds the event's Detail, called only when there is a hook
+// (TestWithNoTraceHookRunBuildsNoDetailOfItsFailureEvents).
+func (q *Queue[K]) report(kind string, key K, detail func() string) {
 	if q.trace == nil {
 		return
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.emit(kind, key, detail)
+	q.emit(kind, key, detail())
 }
 
 // PanicError is what OnError receives when reconcile panicked, or the
