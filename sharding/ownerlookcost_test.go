@@ -57,7 +57,9 @@ func TestAnObjectWhoseOwnerTheCacheLacksCostsAGetBeforeEachOfTheShardersPatches(
 		_, want := createOffRing(ctx, t, c, members, "5ec7e700-0000-4000-8000-000000000003")
 		labelled := startSharderReportingLabelsOf(ctx, t, &wg, c.as("sharder"), ns, "settings")
 		require.Equal(t, "drain", receive(t, labelled, guard).action)
-		require.EqualValues(t, 1, ownerGets.Load(), "the sharder asked for the owner before its drain")
+		// At least one: a drain its stale cache got refused (409) costs
+		// a GET more, and the sharder may be at its next step already.
+		require.GreaterOrEqual(t, ownerGets.Load(), int64(1), "the sharder asked for the owner before its drain")
 		require.Equal(t, labelStep{"assign", want}, receive(t, labelled, guard).labelStep)
 		require.GreaterOrEqual(t, ownerGets.Load(), int64(2), "and again before its assignment: a move from a live member costs two")
 		require.Equal(t, sharderPatches.Load(), ownerGets.Load(), "one GET of the owner before each PATCH of the sharder's")
