@@ -148,8 +148,11 @@
 //     TestARelistLongAfterAResyncTellsNoHandlerOfAnObjectThatDidNotChange and
 //     TestResyncDeliversUpdatesAndMakesZeroAPIRequests.
 //   - Objects handed to handlers and returned by listers are the cache's
-//     own: never modify them (pitfall 2; Options.DetectMutations). Proved
-//     by TestHandlersAndTheListerGetTheCachesOwnObjects and
+//     own, but for a delete the watch reported, whose object is its final
+//     state as the watch gave it, one object shared by every handler:
+//     never modify them (pitfall 2; Options.DetectMutations). Proved
+//     by TestHandlersAndTheListerGetTheCachesOwnObjects,
+//     TestADeleteHandsEveryHandlerTheSameFinalStateNotTheCachedObject and
 //     TestAHandlerThatMutatesTheCacheIsCaughtByTheMutationDetector.
 //     Cached objects also share with each other what they repeat (for a
 //     Go type their namespace, owners' strings and managedFields' strings,
