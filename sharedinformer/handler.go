@@ -20,8 +20,11 @@ type Handler[T informer.Object] interface {
 	// newObj are the same object: nothing changed, you are being reminded.
 	OnUpdate(oldObj, newObj T)
 	// OnDelete: obj is gone. If finalStateUnknown is true, the deletion
-	// was inferred from a relist (the watch missed it), and obj is the
-	// last state the cache had, not the state at deletion.
+	// was inferred, not seen: from a relist (the watch missed it), or
+	// from discovery no longer serving the resource, which empties the
+	// cache (TestAResourceGoneDeletesWithFinalStateUnknownWithoutARelist);
+	// obj is then the last state the cache had, not the state at
+	// deletion.
 	OnDelete(obj T, finalStateUnknown bool)
 }
 
