@@ -28,8 +28,9 @@ func (i *Indexer[T]) HasIndex(name string) bool {
 // objects are stored. An unknown index name is an error that names it.
 //
 // ByIndex(NamespaceIndex, ns) is Namespace(ns): a copy of the namespace's
-// slice (a memmove), all it does under the read lock, however large the
-// namespace, so a writer waits for it at most that long.
+// slice (a memmove), all it usually does under the read lock, however
+// large the namespace, so a writer usually waits for it at most that long
+// (see Namespace for when it also waits for an allocation).
 //
 // The slice is new; the objects in it are shared with the cache: do not
 // modify them.
@@ -57,9 +58,11 @@ func (i *Indexer[T]) ByIndex(name, value string) ([]T, error) {
 // ns), which cannot fail. Cost: one copy of the namespace's slice.
 //
 // The new slice is allocated before the read lock is taken (the size read
-// under a first, brief one), so the lock is held only for the copy: a
-// writer never waits for a reader's allocation, or for the garbage
-// collector work an allocation may have to do.
+// under a first, brief one), with room for an eighth more, so the lock is
+// usually held only for the copy: a writer does not wait for a reader's
+// allocation, or for the garbage collector work an allocation may have to
+// do. Only if writers grew the namespace by more than that eighth between
+// the two locks does the copy allocate again, under the read lock.
 //
 // The slice is new; the objects in it are shared with the cache: do not
 // modify them.

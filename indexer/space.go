@@ -11,9 +11,10 @@ import (
 // laid out by namespace because that is the question asked most, by every
 // lister's Namespace(ns).List: answering it is one copy of a slice, a
 // memmove, however many objects there are elsewhere. That copy is all a
-// reader does under the read lock, so a writer never waits behind a long
-// read (kubernetes#130767: in client-go a writer waits for every reader
-// walking its index and looking each key up).
+// reader does under the read lock (but for an allocation when writers
+// grew the namespace meanwhile: see Indexer.Namespace), so a writer never
+// waits behind a walk (kubernetes#130767: in client-go a writer waits for
+// every reader walking its index and looking each key up).
 //
 // space has no lock of its own: the Indexer's mu guards it.
 type space[T informer.Object] struct {

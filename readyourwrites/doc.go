@@ -29,7 +29,8 @@
 // By default the guard takes two integer resourceVersions of one resource
 // as ordered across all its objects, as KEP-5504 promises of
 // kube-apiserver: a cache that has applied 8 holds every write up to 8,
-// of any object. A resourceVersion that is not an integer is compared
+// of any object, but those it refused (a transform's rejection, an
+// IndexFunc's error: see sharedinformer's LastSyncResourceVersion). A resourceVersion that is not an integer is compared
 // only for equality, with the object's own. But an aggregated API server
 // may use integers that are not ordered that way, counting per object,
 // say: then another object at 4 releases a key whose write at 4 is not

@@ -93,8 +93,10 @@
 //   - The cache is updated before handlers are told: a handler reading the
 //     lister sees at least the change it is handling
 //     (TestAHandlerReadingTheListerAlreadySeesTheChangeItIsToldAbout).
-//   - Each handler gets every change in order, on its own goroutine, from
-//     its own buffer: a slow handler delays nobody else. Its buffer grows
+//   - Each handler gets every change the cache takes in order, on its own
+//     goroutine, from its own buffer: a slow handler delays nobody else.
+//     (A change the transform rejects or an IndexFunc fails on is taken
+//     by neither: see SetTransform and Options.OnError.) Its buffer grows
 //     as needed, shrinks after a burst, and warns past BufferPolicy.WarnDepth.
 //     Proved by TestEveryHandlerGetsAddUpdateAndDeleteInOrder,
 //     TestAStuckHandlerDelaysNoOtherHandler,
@@ -146,8 +148,11 @@
 //     TestARelistLongAfterAResyncTellsNoHandlerOfAnObjectThatDidNotChange and
 //     TestResyncDeliversUpdatesAndMakesZeroAPIRequests.
 //   - Objects handed to handlers and returned by listers are the cache's
-//     own: never modify them (pitfall 2; Options.DetectMutations). Proved
-//     by TestHandlersAndTheListerGetTheCachesOwnObjects and
+//     own, but for a delete the watch reported, whose object is its final
+//     state as the watch gave it, one object shared by every handler:
+//     never modify them (pitfall 2; Options.DetectMutations). Proved
+//     by TestHandlersAndTheListerGetTheCachesOwnObjects,
+//     TestADeleteHandsEveryHandlerTheSameFinalStateNotTheCachedObject and
 //     TestAHandlerThatMutatesTheCacheIsCaughtByTheMutationDetector.
 //     Cached objects also share with each other what they repeat (for a
 //     Go type their namespace, owners' strings and managedFields' strings,

@@ -8,7 +8,8 @@ import "github.com/listwatch/informer"
 // A handler should be quick: the usual one only computes a key and adds
 // it to a workqueue, and the real work happens in workers (pitfall 5). It
 // must not modify the objects it is given: they are the cache's own
-// (pitfall 2).
+// (pitfall 2), or, for a delete the watch reported, the object's final
+// state, which every handler is given too.
 type Handler[T informer.Object] interface {
 	// OnAdd: obj is new to this handler. isInInitialList is true while the
 	// handler is receiving the cache's content as of its registration
@@ -19,8 +20,11 @@ type Handler[T informer.Object] interface {
 	// newObj are the same object: nothing changed, you are being reminded.
 	OnUpdate(oldObj, newObj T)
 	// OnDelete: obj is gone. If finalStateUnknown is true, the deletion
-	// was inferred from a relist (the watch missed it), and obj is the
-	// last state the cache had, not the state at deletion.
+	// was inferred, not seen: from a relist (the watch missed it), or
+	// from discovery no longer serving the resource, which empties the
+	// cache (TestAResourceGoneDeletesWithFinalStateUnknownWithoutARelist);
+	// obj is then the last state the cache had, not the state at
+	// deletion.
 	OnDelete(obj T, finalStateUnknown bool)
 }
 

@@ -300,9 +300,14 @@ func (i *Informer[T]) isSynced() bool {
 // LastSyncResourceVersion is the resourceVersion the cache has applied:
 // that of the newest list, event or bookmark whose changes, and all
 // changes before them, are in the cache (and handed to the handlers'
-// buffers). It is never ahead of the cache, though it may trail the
-// reflector, which has already queued what comes next. "" before anything
-// is applied.
+// buffers), except the changes it refused: one the transform rejected or
+// an IndexFunc failed on counts as applied, though the cache keeps the
+// version it had and no handler hears of it
+// (TestTheCacheReachesTheResourceVersionOfAChangeItRefusedWithoutHoldingIt,
+// TestTheCacheReachesTheResourceVersionOfAChangeItsIndexRefusedWithoutHoldingIt).
+// It is never ahead of the cache, though it may trail the reflector,
+// which has already queued what comes next. "" before anything is
+// applied.
 func (i *Informer[T]) LastSyncResourceVersion() string { return i.fifo.AppliedResourceVersion() }
 
 // SetTransform sets a function applied to every object before it is
