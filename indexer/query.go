@@ -57,9 +57,11 @@ func (i *Indexer[T]) ByIndex(name, value string) ([]T, error) {
 // ns), which cannot fail. Cost: one copy of the namespace's slice.
 //
 // The new slice is allocated before the read lock is taken (the size read
-// under a first, brief one), so the lock is held only for the copy: a
-// writer never waits for a reader's allocation, or for the garbage
-// collector work an allocation may have to do.
+// under a first, brief one, with room for an eighth more), so the lock is
+// held only for the copy: a writer waits for a reader's allocation, or
+// for the garbage collector work an allocation may have to do, only when
+// the namespace grew by more than an eighth between the two locks, and
+// the copy must allocate again.
 //
 // The slice is new; the objects in it are shared with the cache: do not
 // modify them.
