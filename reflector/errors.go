@@ -74,8 +74,9 @@ var (
 	// cluster-scoped while the reflector reads one namespace
 	// (Serving.ClusterScoped), or holding another kind
 	// (Serving.OtherKind); see Options.Served. Reported once; the
-	// reflector then waits, without requests, until discovery lists it
-	// again. The failure is wrapped too, so apierrors.IsNotFound sees a
+	// reflector then waits, with no LIST or WATCH, asking Served (the
+	// server's discovery, as a factory's does) after each backoff until
+	// it lists the resource again. The failure is wrapped too, so apierrors.IsNotFound sees a
 	// 404. A resource
 	// served in another version is not gone: that is a
 	// *VersionNotServedError, which this does not match.

@@ -45,7 +45,7 @@ var (
 	descLag = metrics.Desc{Name: "listwatch_informer_applied_lag_revisions", Labels: informerLabels,
 		Help: "How many resourceVersions (etcd revisions) the cache's applied resourceVersion trails the newest one the API server has sent the informer, bookmarks included: 0 once it has applied all it received (listwatch/informer's own metric)."}
 	descNotServed = metrics.Desc{Name: "listwatch_informer_resource_not_served", Labels: informerLabels,
-		Help: "1 while the API server's discovery no longer lists the informer's resource in the informer's version (its CRD was deleted, or serves other versions now) and the informer waits without requests; 0 otherwise (listwatch/informer's own metric)."}
+		Help: "1 while the API server's discovery no longer lists the informer's resource in the informer's version (its CRD was deleted, or serves other versions now) and the informer waits with no LIST or WATCH, asking only discovery; 0 otherwise (listwatch/informer's own metric)."}
 	descBufferDepth = metrics.Desc{Name: "listwatch_informer_handler_buffer_depth", Labels: append(informerLabels[:4:4], "handler"),
 		Help: "Notifications waiting for one handler, as of its latest delivery (listwatch/informer's own metric)."}
 )

@@ -257,9 +257,11 @@ func (s *store[T]) transformedList(objs []T) ([]T, error) {
 // asks the DeltaFIFO to replay the cache; the Sync deltas reach only
 // those handlers. A handler is due once its period has passed since its
 // last resync (or its registration), never sooner: between two of its
-// resyncs lie at least its period and at most its period plus one resync
-// check period (the reflector's tick, armed again after each resync), as
-// in client-go. A replay still being popped when the next resync comes
+// resyncs lie at least its period and, while the reflector watches, at
+// most its period plus one resync check period (the reflector's tick,
+// armed again after each resync), as in client-go; a tick that comes
+// during a LIST waits for the list to end, however long
+// (TestAResyncDueDuringAListWaitsForTheListToEnd). A replay still being popped when the next resync comes
 // reaches the handlers it was for: the DeltaFIFO numbers its resyncs,
 // and each handler found due is recorded under the number of the resync
 // that will remind it (dueAt, read by process).
