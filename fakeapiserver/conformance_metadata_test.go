@@ -127,9 +127,12 @@ func TestConformancePatchGivesAClusterScopedObjectANamespace(t *testing.T) {
 		rec.add("create: %s", outcome(code, obj))
 		code, obj = tg.patch(ctx, t, col+"/a", merge, map[string]any{"metadata": map[string]any{"namespace": "default"}, "spec": map[string]any{"n": int64(3)}})
 		rec.add("custom, patch namespace default: %s, namespace %q", outcome(code, obj), meta(obj, "namespace"))
-		ns := "r6clusterns"
-		code, obj = tg.do(ctx, t, "POST", "/api/v1/namespaces", "", map[string]any{"metadata": map[string]any{"name": ns}})
+		// A generated name: kube-apiserver keeps a deleted Namespace
+		// (Terminating, no namespace controller to finish it), so a fixed
+		// name would be taken on the script's next run against it.
+		code, obj = tg.do(ctx, t, "POST", "/api/v1/namespaces", "", map[string]any{"metadata": map[string]any{"generateName": "r6clusterns-"}})
 		rec.add("create namespace: %s", outcome(code, obj))
+		ns := meta(obj, "name")
 		defer tg.do(ctx, t, "DELETE", "/api/v1/namespaces/"+ns, "", nil)
 		code, obj = tg.patch(ctx, t, "/api/v1/namespaces/"+ns, merge, map[string]any{"metadata": map[string]any{"namespace": "default", "labels": map[string]any{"p": "1"}}})
 		rec.add("namespace, patch namespace default: %s, namespace %q", outcome(code, obj), meta(obj, "namespace"))
