@@ -1,0 +1,50 @@
+package reflector_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/listwatch/informer/memlistwatch"
+	"github.com/listwatch/informer/reflector"
+)
+
+// The package doc says bad data never panics, a typed nil included. A
+// BOOKMARK event carrying a typed nil T (a ListerWatcher's bug) is
+// reported with ErrUnexpectedObject and skipped, on a watch and in a
+// streaming list alike. (Found by a docs audit: meta.Accessor takes a
+// typed nil for an object, and its GetResourceVersion, or the stream's
+// GetAnnotations, panicked.)
+func TestATypedNilBookmarkIsReportedAndSkippedNotAPanic(t *testing.T) {
+	for _, streaming := range []bool{false, true} {
+		name := "watch"
+		if streaming {
+			name = "streaming list"
+		}
+		t.Run(name, func(t *testing.T) {
+			lw := memlistwatch.New[*corev1.ConfigMap]()
+			_, err := lw.Create(cm("default", "a")) // rv 2
+			assert.NoError(t, err)
+			s := &spy[*corev1.ConfigMap]{inner: lw}
+			s.onWatch = func(call int, opts metav1.ListOptions) (watch.Interface, error) {
+				if call > 1 || (opts.SendInitialEvents == nil) == streaming {
+					return nil, nil // the real one
+				}
+				w := watch.NewFakeWithChanSize(2, false)
+				var typedNil *corev1.ConfigMap
+				w.Action(watch.Bookmark, typedNil)
+				w.Stop() // then the stream ends: the next call is the real one
+				return w, nil
+			}
+			errs := &errorLog{}
+			r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: newRecorder[*corev1.ConfigMap](),
+				OnError: errs.hook, Tuning: reflector.Tuning{StreamingList: streaming}})))
+			run(t, r)
+			eventually(t, func() bool { return len(s.watchCalls()) > 1 && r.LastSyncResourceVersion() == lw.ResourceVersion() }, "never synced past the bad bookmark")
+			assert.Equal(t, 1, errs.count(is(reflector.ErrUnexpectedObject)), "the typed nil, reported: %v", errs.all())
+		})
+	}
+}
