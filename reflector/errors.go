@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/informer/internal/nilcheck"
 )
 
 // Error is what Options.OnError receives: which step failed, at which
@@ -143,8 +145,12 @@ func isTooLarge(err error) bool {
 }
 
 // statusError turns an ERROR event's object, which should be a Status,
-// into the error it reports.
+// into the error it reports. A nil one, typed nil included, is no Status
+// (apierrors.FromObject would panic on it).
 func statusError(obj runtime.Object) error {
+	if nilcheck.IsNil(obj) {
+		return ownFault{fmt.Errorf("%w: an ERROR event with a nil %T instead of a Status", ErrUnexpectedObject, obj)}
+	}
 	err := apierrors.FromObject(obj)
 	var notStatus *apierrors.UnexpectedObjectError
 	if errors.As(err, &notStatus) {

@@ -1,11 +1,14 @@
 package reflector_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/informer/memlistwatch"
@@ -45,6 +48,36 @@ func TestATypedNilBookmarkIsReportedAndSkippedNotAPanic(t *testing.T) {
 			run(t, r)
 			eventually(t, func() bool { return len(s.watchCalls()) > 1 && r.LastSyncResourceVersion() == lw.ResourceVersion() }, "never synced past the bad bookmark")
 			assert.Equal(t, 1, errs.count(is(reflector.ErrUnexpectedObject)), "the typed nil, reported: %v", errs.all())
+		})
+	}
+}
+
+// The package doc says an ERROR event without a Status is reported with
+// ErrUnexpectedObject, never a panic. One carrying a typed nil, a
+// *metav1.Status or an *unstructured.Unstructured (what an unstructured
+// watch decodes a Status into), ends the watch as a bad ERROR event does,
+// reported, and the reflector watches again. (Found by a docs audit:
+// apierrors.FromObject dereferenced it.)
+func TestAnErrorEventWithATypedNilIsReportedNotAPanic(t *testing.T) {
+	for _, bad := range []runtime.Object{(*metav1.Status)(nil), (*unstructured.Unstructured)(nil)} {
+		t.Run(fmt.Sprintf("%T", bad), func(t *testing.T) {
+			lw := memlistwatch.New[*corev1.ConfigMap]()
+			_, err := lw.Create(cm("default", "a")) // rv 2
+			assert.NoError(t, err)
+			s := &spy[*corev1.ConfigMap]{inner: lw}
+			s.onWatch = func(call int, _ metav1.ListOptions) (watch.Interface, error) {
+				if call > 1 {
+					return nil, nil // the real one
+				}
+				w := watch.NewFakeWithChanSize(1, false)
+				w.Error(bad)
+				return w, nil
+			}
+			errs := &errorLog{}
+			r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: newRecorder[*corev1.ConfigMap](), OnError: errs.hook})))
+			run(t, r)
+			eventually(t, func() bool { return len(s.watchCalls()) > 1 }, "never watched again")
+			assert.Equal(t, 1, errs.count(is(reflector.ErrUnexpectedObject)), "the ERROR event, reported: %v", errs.all())
 		})
 	}
 }
