@@ -50,3 +50,25 @@ func TestNoTraceHookMeansNoAllocationsForTracing(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { _ = f.Update(obj) })
 	assert.LessOrEqual(t, allocs, 1.0, "an Update with no hook allocates only for its delta slice's growth")
 }
+
+// A tombstone for a key whose queued deltas end in a delete merges into
+// it: KindTombstoned is followed by KindCoalesced, not KindQueued, as
+// KindTombstoned's doc says. (Found by a docs audit: the doc promised a
+// KindQueued event every time.)
+func TestATombstoneMergedIntoAQueuedDeleteIsTracedAsCoalesced(t *testing.T) {
+	var events []string
+	hook := func(e informer.TraceEvent) {
+		if e.Key == "default/old" {
+			events = append(events, e.Kind+" "+e.Detail)
+		}
+	}
+	c := cache{key("old"): cm("old", "1")}
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c, Trace: hook})
+	require.NoError(t, f.Delete(cm("old", "2")))
+	require.NoError(t, f.Replace(nil, "3"))
+	assert.Equal(t, []string{
+		"queued Deleted",
+		"tombstoned absent from the list at rv 3",
+		"coalesced two deletes became one",
+	}, events)
+}
