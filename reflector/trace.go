@@ -34,8 +34,11 @@ const (
 	// ResourceVersion, with no object changed. Detail is "initial events
 	// end" for the bookmark that ends a streaming list.
 	KindBookmark = "bookmark"
-	// KindWatchEnd: a watch ended without an error event (the server's
-	// timeout, a cut connection). Detail counts the events it delivered.
+	// KindWatchEnd: a watch ended normally, without an error event (the
+	// server's timeout, a cut connection). Detail counts the events it
+	// delivered. A watch that ends within ShortWatch without moving the
+	// resourceVersion is a failure instead, traced as KindError
+	// (ErrShortWatch).
 	KindWatchEnd = "watch-end"
 	// KindRelist: the reflector lists again. Reason is its cause (one of
 	// the Cause constants); Detail says why for people: a 410 Gone, an
