@@ -62,8 +62,9 @@ var (
 	// them opaque, and a server that is not etcd-backed may differ.
 	ErrResourceVersionWentBack = errors.New("the resourceVersion went backwards")
 	// ErrUnexpectedObject: the server sent an object that is not a T, or a
-	// nil one, where a T belongs. A watch event is skipped and a list
-	// retried; with Options.Served, an object of another type (or of a
+	// nil one, where a T belongs. A watch event is skipped (an ERROR event
+	// without a Status ends its watch, opened again after the backoff) and
+	// a list retried; with Options.Served, an object of another type (or of a
 	// kind the client's scheme does not know) asks it first, and a watch
 	// event of one ends the watch and relists (cause other-kind).
 	ErrUnexpectedObject = errors.New("unexpected object")

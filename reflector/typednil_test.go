@@ -81,3 +81,35 @@ func TestAnErrorEventWithATypedNilIsReportedNotAPanic(t *testing.T) {
 		})
 	}
 }
+
+// An ERROR event whose object is not a Status is reported with
+// ErrUnexpectedObject, but unlike a bad ADDED, MODIFIED or DELETED event,
+// which is skipped while the watch goes on
+// (TestWrongTypeWatchEventsAreReportedAndSkipped), it ends its watch,
+// which is opened again from the same resourceVersion after the backoff,
+// as the package doc says. (Found by a docs audit: the doc counted it
+// among the bad watch events that are skipped.)
+func TestAnErrorEventWithoutAStatusEndsItsWatchWhichIsOpenedAgain(t *testing.T) {
+	lw := memlistwatch.New[*corev1.ConfigMap]()
+	_, err := lw.Create(cm("default", "a")) // rv 2
+	assert.NoError(t, err)
+	s := &spy[*corev1.ConfigMap]{inner: lw}
+	s.onWatch = func(call int, _ metav1.ListOptions) (watch.Interface, error) {
+		if call > 1 {
+			return nil, nil // the real one
+		}
+		w := watch.NewFakeWithChanSize(2, false)
+		w.Error(cm("default", "not-a-status"))
+		after := cm("default", "after-the-error")
+		after.ResourceVersion = "3"
+		w.Add(after) // never read: the watch ended
+		return w, nil
+	}
+	store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
+	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store, OnError: errs.hook})))
+	run(t, r)
+	eventually(t, func() bool { return len(s.watchCalls()) == 2 && lw.Stats().OpenWatches == 1 }, "never watched again")
+	assert.Equal(t, 1, errs.count(is(reflector.ErrUnexpectedObject)), "the ERROR event, reported: %v", errs.all())
+	assert.Equal(t, "2", s.watchCalls()[1].ResourceVersion, "watched again from where it was")
+	assert.NotContains(t, store.state(), "default/after-the-error", "the event after it was never read")
+}
