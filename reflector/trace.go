@@ -44,8 +44,12 @@ const (
 	// the Cause constants); Detail says why for people: a 410 Gone, an
 	// expired continue token, a retry after a failed list, ...
 	KindRelist = "relist"
-	// KindFallback: the server refused a streaming list, so the reflector
-	// uses LIST instead. Detail is the server's answer.
+	// KindFallback: the reflector stops streaming and uses LIST for the
+	// rest of Run: the server refused a streaming list (Detail is its
+	// answer), or Tuning.StreamEndedLimit streaming lists in a row ended
+	// before their bookmark, or one brought a DELETED among its initial
+	// events (Detail says which;
+	// TestStreamingListFallsBackToListAgainstAServerThatRefusesIt).
 	KindFallback = "fallback"
 	// KindResourceVersion: LastSyncResourceVersion changed to
 	// ResourceVersion. Detail is the previous value.
