@@ -59,14 +59,17 @@ const (
 	// KindError: a step failed; Detail is the error, the same one
 	// Options.OnError receives.
 	KindError = "error"
-	// KindNotServed: a 404, and discovery lists the resource in no
-	// version, or cluster-scoped while the reflector reads one namespace
-	// (Detail says which): the reflector empties its store and stops listing and
+	// KindNotServed: a 404, or objects that are not T's, and discovery
+	// lists the resource in no version, or cluster-scoped while the
+	// reflector reads one namespace, or holding another kind (Detail says
+	// which; TestAStreamedRelistOfObjectsOfAnotherTypeAsksServedAgain):
+	// the reflector empties its store and stops listing and
 	// watching until it is served (see Options.Served). ResourceVersion
 	// is the last one the reflector had.
 	KindNotServed = "not-served"
-	// KindVersionNotServed: a 404, and discovery lists the resource in
-	// other versions only (Detail names them): the reflector keeps its
+	// KindVersionNotServed: a 404, or objects that are not T's, and
+	// discovery lists the resource in other versions only (Detail names
+	// them): the reflector keeps its
 	// store as it was (a version move deletes nothing), and stops listing
 	// and watching until its version is served again.
 	KindVersionNotServed = "version-not-served"
