@@ -72,3 +72,18 @@ func TestATombstoneMergedIntoAQueuedDeleteIsTracedAsCoalesced(t *testing.T) {
 		"coalesced two deletes became one",
 	}, events)
 }
+
+// The package doc's tracing section names what emits: BeginReplace, which
+// queues nothing, and WaitForRoom, which only waits, emit no event; a
+// part's objects are traced as queued, the replacement at its
+// FinishReplace. (Found by a docs audit: the doc said every step emits.)
+func TestBeginReplaceAndWaitForRoomEmitNoTraceEvent(t *testing.T) {
+	var kinds []string
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{Trace: func(e informer.TraceEvent) { kinds = append(kinds, e.Kind) }})
+	require.NoError(t, f.BeginReplace())
+	require.NoError(t, f.WaitForRoom(t.Context()))
+	assert.Empty(t, kinds)
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("a", "1")}))
+	require.NoError(t, f.FinishReplace("1"))
+	assert.Equal(t, []string{deltafifo.KindQueued, deltafifo.KindReplaced}, kinds)
+}
