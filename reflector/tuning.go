@@ -51,8 +51,8 @@ type Tuning struct {
 	// WatchListClient feature) and, when the stream fails, LISTs at
 	// resourceVersion "0" (ListAny).
 	StreamingList bool
-	// StreamEndedLimit is how many streaming lists may end before their
-	// end bookmark, since the last that reached it, before the reflector
+	// StreamEndedLimit is how many streaming lists of one Run may end
+	// before their end bookmark, since the last that reached it, before the reflector
 	// lists instead for the rest of Run (a stream refused or answered
 	// with an ERROR event between them neither counts nor starts the
 	// count again). One such end is usually a cut connection, and streams again;
