@@ -73,7 +73,9 @@
 //
 // # Tracing
 //
-// With Options.Trace set, every step emits an [informer.TraceEvent] with
-// Stage [informer.StageFIFO] (see the Kind constants). With no hook, no
-// event is built.
+// With Options.Trace set, every write, tombstone, replacement's end,
+// Resync of KnownObjects, Bookmark, pop and processing emits an
+// [informer.TraceEvent] with Stage [informer.StageFIFO] (see the Kind
+// constants); BeginReplace, WaitForRoom and Close emit none. With no
+// hook, no event is built.
 package deltafifo

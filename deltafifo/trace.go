@@ -14,7 +14,8 @@ const (
 	KindIgnored = "ignored"
 	// KindTombstoned: Replace found a known or queued key missing from the
 	// list, or Empty deletes it; a KindQueued event for its Deleted delta
-	// follows.
+	// follows, or KindCoalesced when the key's queued deltas end in a
+	// delete already, which the tombstone merges into.
 	KindTombstoned = "tombstoned"
 	// KindReplaced: a Replace finished. Detail has its counts.
 	KindReplaced = "replaced"

@@ -50,3 +50,40 @@ func TestNoTraceHookMeansNoAllocationsForTracing(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { _ = f.Update(obj) })
 	assert.LessOrEqual(t, allocs, 1.0, "an Update with no hook allocates only for its delta slice's growth")
 }
+
+// A tombstone for a key whose queued deltas end in a delete merges into
+// it: KindTombstoned is followed by KindCoalesced, not KindQueued, as
+// KindTombstoned's doc says. (Found by a docs audit: the doc promised a
+// KindQueued event every time.)
+func TestATombstoneMergedIntoAQueuedDeleteIsTracedAsCoalesced(t *testing.T) {
+	var events []string
+	hook := func(e informer.TraceEvent) {
+		if e.Key == "default/old" {
+			events = append(events, e.Kind+" "+e.Detail)
+		}
+	}
+	c := cache{key("old"): cm("old", "1")}
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{KnownObjects: c, Trace: hook})
+	require.NoError(t, f.Delete(cm("old", "2")))
+	require.NoError(t, f.Replace(nil, "3"))
+	assert.Equal(t, []string{
+		"queued Deleted",
+		"tombstoned absent from the list at rv 3",
+		"coalesced two deletes became one",
+	}, events)
+}
+
+// The package doc's tracing section names what emits: BeginReplace, which
+// queues nothing, and WaitForRoom, which only waits, emit no event; a
+// part's objects are traced as queued, the replacement at its
+// FinishReplace. (Found by a docs audit: the doc said every step emits.)
+func TestBeginReplaceAndWaitForRoomEmitNoTraceEvent(t *testing.T) {
+	var kinds []string
+	f := mustFIFO(deltafifo.Options[*corev1.ConfigMap]{Trace: func(e informer.TraceEvent) { kinds = append(kinds, e.Kind) }})
+	require.NoError(t, f.BeginReplace())
+	require.NoError(t, f.WaitForRoom(t.Context()))
+	assert.Empty(t, kinds)
+	require.NoError(t, f.ReplacePart([]*corev1.ConfigMap{cm("a", "1")}))
+	require.NoError(t, f.FinishReplace("1"))
+	assert.Equal(t, []string{deltafifo.KindQueued, deltafifo.KindReplaced}, kinds)
+}

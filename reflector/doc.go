@@ -92,7 +92,10 @@
 //
 // Bad data never panics: an object of the wrong type, a typed nil, a list
 // of the wrong kind or an ERROR event without a Status is reported with
-// ErrUnexpectedObject; a bad watch event is skipped, a bad list retried.
+// ErrUnexpectedObject; a bad watch event is skipped, a bad list retried,
+// and an ERROR event without a Status ends its watch, opened again from
+// the same resourceVersion after the backoff
+// (TestAnErrorEventWithoutAStatusEndsItsWatchWhichIsOpenedAgain).
 // With Options.Served, an object of another type (a bookmark too: the
 // API server stamps one with the kind the resource holds), or of a kind
 // the client's scheme does not know, listed, streamed or watched (not one

@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/listwatch/informer/internal/nilcheck"
 )
 
 // Error is what Options.OnError receives: which step failed, at which
@@ -60,8 +62,9 @@ var (
 	// them opaque, and a server that is not etcd-backed may differ.
 	ErrResourceVersionWentBack = errors.New("the resourceVersion went backwards")
 	// ErrUnexpectedObject: the server sent an object that is not a T, or a
-	// nil one, where a T belongs. A watch event is skipped and a list
-	// retried; with Options.Served, an object of another type (or of a
+	// nil one, where a T belongs. A watch event is skipped (an ERROR event
+	// without a Status ends its watch, opened again after the backoff) and
+	// a list retried; with Options.Served, an object of another type (or of a
 	// kind the client's scheme does not know) asks it first, and a watch
 	// event of one ends the watch and relists (cause other-kind).
 	ErrUnexpectedObject = errors.New("unexpected object")
@@ -144,8 +147,12 @@ func isTooLarge(err error) bool {
 }
 
 // statusError turns an ERROR event's object, which should be a Status,
-// into the error it reports.
+// into the error it reports. A nil one, typed nil included, is no Status
+// (apierrors.FromObject would panic on it).
 func statusError(obj runtime.Object) error {
+	if nilcheck.IsNil(obj) {
+		return ownFault{fmt.Errorf("%w: an ERROR event with a nil %T instead of a Status", ErrUnexpectedObject, obj)}
+	}
 	err := apierrors.FromObject(obj)
 	var notStatus *apierrors.UnexpectedObjectError
 	if errors.As(err, &notStatus) {

@@ -231,7 +231,11 @@ func TestStreamingListFallsBackToListAgainstAServerThatRefusesIt(t *testing.T) {
 				synctest.Wait()
 				assert.Equal(t, "10", r.LastSyncResourceVersion(), "synced")
 				assert.Len(t, s.Requests(false), 1, "one LIST instead")
-				assert.Len(t, trace.of(reflector.KindFallback), 1)
+				fallbacks := trace.of(reflector.KindFallback)
+				require.Len(t, fallbacks, 1)
+				if c.reported != nil { // no refusal: the detail says why it fell back
+					assert.Contains(t, fallbacks[0].Detail, "3 streaming lists ended early")
+				}
 				assert.Equal(t, map[string]string{"ns/a": "9"}, store.state())
 				if c.reported == nil {
 					assert.Empty(t, errs.all(), "a refusal is an answer, not a failure")

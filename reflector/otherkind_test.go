@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,8 +79,8 @@ func TestAStreamedRelistOfObjectsOfAnotherTypeAsksServedAgain(t *testing.T) {
 			}
 			return reflector.Serving{OtherKind: "Secret"}, nil
 		}
-		store, errs := newRecorder[*corev1.ConfigMap](), &errorLog{}
-		opts := fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store, OnError: errs.hook, Served: served})
+		store, errs, trace := newRecorder[*corev1.ConfigMap](), &errorLog{}, &traceLog{}
+		opts := fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: lw, Store: store, OnError: errs.hook, Served: served, Trace: trace.hook})
 		opts.StreamingList = true
 		runFor(t, must(reflector.New(opts)), time.Hour)
 		lw.mu.Lock()
@@ -88,6 +89,11 @@ func TestAStreamedRelistOfObjectsOfAnotherTypeAsksServedAgain(t *testing.T) {
 
 		require.Equal(t, 1, errs.count(is(reflector.ErrNotServed)),
 			"the resource has held Secrets for an hour; Served asked %d times, %d watches opened, errors: %v", asked.Load(), opened, errs.all())
+		// No 404 came: KindNotServed is traced for a resource holding
+		// another kind as well, as its doc says.
+		notServed := trace.of(reflector.KindNotServed)
+		require.Len(t, notServed, 1)
+		assert.Contains(t, notServed[0].Detail, "holding kind Secret")
 	})
 }
 

@@ -42,11 +42,11 @@ type Reflector[T informer.Object] struct {
 	// holds a whole list and may be resynced.
 	synced bool
 	// streamRefused is true once the server refused a streaming list; the
-	// reflector uses LIST from then on.
+	// reflector uses LIST from then on, until Run returns.
 	streamRefused bool
-	// streamsEnded counts the streaming lists that ended before their end
-	// bookmark since the last that reached it; at Tuning.StreamEndedLimit
-	// streaming is refused.
+	// streamsEnded counts the streaming lists of this Run that ended
+	// before their end bookmark since the last that reached it; at
+	// Tuning.StreamEndedLimit streaming is refused.
 	streamsEnded int
 	// expired is true when the latest relist was for a 410 and no watch
 	// has delivered an event since. See afterExpired.
@@ -166,6 +166,9 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 		return fmt.Errorf("reflector %s: Run is already running", r.opts.Name)
 	}
 	defer r.running.Store(false)
+	// A refusal of streaming lasts for the rest of one Run: a Run after
+	// it streams again.
+	r.streamRefused, r.streamsEnded = false, 0
 	if r.opts.ResyncPeriod > 0 {
 		r.resync = make(chan struct{}, 1)
 		r.armResync()

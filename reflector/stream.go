@@ -172,9 +172,9 @@ func refused(err error) bool {
 // initialEventsEnd reports whether a bookmark ends the initial events, and
 // its resourceVersion.
 func (r *Reflector[T]) initialEventsEnd(ev watch.Event) (rv string, end bool) {
-	m, ok := ev.Object.(metav1.Object)
-	if !ok {
-		r.report(r.eventError(ev, "", fmt.Errorf("%w: a bookmark with %T", ErrUnexpectedObject, ev.Object)))
+	m, err := bookmarkMeta(ev.Object)
+	if err != nil {
+		r.report(r.eventError(ev, "", fmt.Errorf("%w: a bookmark with %T: %v", ErrUnexpectedObject, ev.Object, err)))
 		return "", false
 	}
 	end = m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"

@@ -34,15 +34,22 @@ const (
 	// ResourceVersion, with no object changed. Detail is "initial events
 	// end" for the bookmark that ends a streaming list.
 	KindBookmark = "bookmark"
-	// KindWatchEnd: a watch ended without an error event (the server's
-	// timeout, a cut connection). Detail counts the events it delivered.
+	// KindWatchEnd: a watch ended normally, without an error event (the
+	// server's timeout, a cut connection). Detail counts the events it
+	// delivered. A watch that ends within ShortWatch without moving the
+	// resourceVersion is a failure instead, traced as KindError
+	// (ErrShortWatch).
 	KindWatchEnd = "watch-end"
 	// KindRelist: the reflector lists again. Reason is its cause (one of
 	// the Cause constants); Detail says why for people: a 410 Gone, an
 	// expired continue token, a retry after a failed list, ...
 	KindRelist = "relist"
-	// KindFallback: the server refused a streaming list, so the reflector
-	// uses LIST instead. Detail is the server's answer.
+	// KindFallback: the reflector stops streaming and uses LIST for the
+	// rest of Run: the server refused a streaming list (Detail is its
+	// answer), or Tuning.StreamEndedLimit streaming lists in a row ended
+	// before their bookmark, or one brought a DELETED among its initial
+	// events (Detail says which;
+	// TestStreamingListFallsBackToListAgainstAServerThatRefusesIt).
 	KindFallback = "fallback"
 	// KindResourceVersion: LastSyncResourceVersion changed to
 	// ResourceVersion. Detail is the previous value.
@@ -52,14 +59,17 @@ const (
 	// KindError: a step failed; Detail is the error, the same one
 	// Options.OnError receives.
 	KindError = "error"
-	// KindNotServed: a 404, and discovery lists the resource in no
-	// version, or cluster-scoped while the reflector reads one namespace
-	// (Detail says which): the reflector empties its store and stops listing and
+	// KindNotServed: a 404, or objects that are not T's, and discovery
+	// lists the resource in no version, or cluster-scoped while the
+	// reflector reads one namespace, or holding another kind (Detail says
+	// which; TestAStreamedRelistOfObjectsOfAnotherTypeAsksServedAgain):
+	// the reflector empties its store and stops listing and
 	// watching until it is served (see Options.Served). ResourceVersion
 	// is the last one the reflector had.
 	KindNotServed = "not-served"
-	// KindVersionNotServed: a 404, and discovery lists the resource in
-	// other versions only (Detail names them): the reflector keeps its
+	// KindVersionNotServed: a 404, or objects that are not T's, and
+	// discovery lists the resource in other versions only (Detail names
+	// them): the reflector keeps its
 	// store as it was (a version move deletes nothing), and stops listing
 	// and watching until its version is served again.
 	KindVersionNotServed = "version-not-served"

@@ -15,10 +15,12 @@ const (
 	// hand, from its watch cache. It is the cheapest read, but may be older
 	// than what another client already saw, and the watch cache ignores
 	// limit, so the whole collection comes in one response however large.
-	// It is what client-go's reflector (v0.37) asks for when it LISTs.
-	// But by default it streams its initial list instead (StreamingList)
-	// and LISTs at "0" only when the stream fails (a server that does not
-	// support it, say) or its ListerWatcher cannot stream.
+	// It is what client-go's reflector (v0.37) asks for in its first
+	// LIST; a later one asks for the last resourceVersion it saw, or ""
+	// after a 410 (its relistResourceVersion). But by default it streams
+	// its initial list instead (StreamingList) and LISTs at "0" only when
+	// the stream fails (a server that does not support it, say) or its
+	// ListerWatcher cannot stream.
 	ListAny
 )
 
@@ -49,8 +51,8 @@ type Tuning struct {
 	// WatchListClient feature) and, when the stream fails, LISTs at
 	// resourceVersion "0" (ListAny).
 	StreamingList bool
-	// StreamEndedLimit is how many streaming lists may end before their
-	// end bookmark, since the last that reached it, before the reflector
+	// StreamEndedLimit is how many streaming lists of one Run may end
+	// before their end bookmark, since the last that reached it, before the reflector
 	// lists instead for the rest of Run (a stream refused or answered
 	// with an ERROR event between them neither counts nor starts the
 	// count again). One such end is usually a cut connection, and streams again;

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/listwatch/informer"
@@ -163,7 +164,7 @@ func (r *Reflector[T]) apply(ev watch.Event) (notT error) {
 		return r.eventError(ev, "", fmt.Errorf("%w: a bookmark with %T", ErrUnexpectedObject, ev.Object))
 	}
 	if ev.Type == watch.Bookmark {
-		m, err := meta.Accessor(ev.Object)
+		m, err := bookmarkMeta(ev.Object)
 		if err != nil {
 			r.report(r.eventError(ev, "", fmt.Errorf("%w: a bookmark with %T: %v", ErrUnexpectedObject, ev.Object, err)))
 			return
@@ -208,6 +209,16 @@ func (r *Reflector[T]) apply(ev watch.Event) (notT error) {
 	}
 	r.setRV(objRV)
 	return nil
+}
+
+// bookmarkMeta is the metadata of a bookmark's object, or an error if it
+// has none: not an object, or a nil one (a typed nil too, whose methods
+// would panic).
+func bookmarkMeta(obj runtime.Object) (metav1.Object, error) {
+	if nilcheck.IsNil(obj) {
+		return nil, errors.New("no object")
+	}
+	return meta.Accessor(obj)
 }
 
 func (r *Reflector[T]) eventError(ev watch.Event, rv string, err error) *Error {
