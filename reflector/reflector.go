@@ -251,7 +251,9 @@ func (r *Reflector[T]) setRV(rv string) {
 		return
 	}
 	r.lastSyncRV.Store(&rv)
-	r.emit(KindResourceVersion, "", rv, "from "+quoteEmpty(old))
+	if r.trace != nil {
+		r.emit(KindResourceVersion, "", rv, "from "+quoteEmpty(old))
+	}
 }
 
 // report hands a failure to the trace and to Options.OnError.

@@ -178,8 +178,10 @@ func (r *Reflector[T]) notServed(cause error, answer Serving) {
 		op, cause = failed.Op, failed.Err
 	}
 	if len(answer.Elsewhere) > 0 {
-		r.emit(KindVersionNotServed, "", r.LastSyncResourceVersion(), fmt.Sprintf(
-			"discovery lists the resource in %s, not in %s: the store keeps its objects", strings.Join(answer.Elsewhere, ", "), quoteEmpty(answer.Version)))
+		if r.trace != nil {
+			r.emit(KindVersionNotServed, "", r.LastSyncResourceVersion(), fmt.Sprintf(
+				"discovery lists the resource in %s, not in %s: the store keeps its objects", strings.Join(answer.Elsewhere, ", "), quoteEmpty(answer.Version)))
+		}
 		r.report(&Error{Op: op, Name: r.opts.Name, Err: &VersionNotServedError{Version: answer.Version, Served: answer.Elsewhere, Err: cause}})
 		return
 	}
@@ -217,5 +219,5 @@ func (r *Reflector[T]) empty() {
 		r.report(&Error{Op: KindReplace, Name: r.opts.Name, Err: err})
 		return
 	}
-	r.emit(KindReplace, "", r.LastSyncResourceVersion(), objects(0))
+	r.emit(KindReplace, "", r.LastSyncResourceVersion(), "0 objects")
 }

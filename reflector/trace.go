@@ -100,7 +100,10 @@ func (r *Reflector[T]) emitRelist(why relistWhy) {
 	r.trace.Emit(informer.TraceEvent{Stage: informer.StageReflector, Kind: KindRelist, Detail: why.text, Reason: why.cause})
 }
 
-// emit sends one event to the trace hook, if there is one.
+// emit sends one event to the trace hook, if there is one. A caller
+// whose detail costs anything to build (a string joined or formatted)
+// checks r.trace first, so that with no hook nothing is built
+// (TestWithNoTraceHookAResourceVersionChangeBuildsNoDetail).
 func (r *Reflector[T]) emit(kind, key, rv, detail string) {
 	if r.trace == nil {
 		return

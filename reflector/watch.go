@@ -135,7 +135,9 @@ func (r *Reflector[T]) watchClosed(rv string, started time.Time, events int) (st
 		return state{phase: watching}, &Error{Op: KindWatch, Name: r.opts.Name, ResourceVersion: rv,
 			Err: fmt.Errorf("%w (%d events in %v)", ErrShortWatch, events, age.Round(time.Millisecond))}
 	}
-	r.emit(KindWatchEnd, "", r.LastSyncResourceVersion(), fmt.Sprintf("after %d events", events))
+	if r.trace != nil {
+		r.emit(KindWatchEnd, "", r.LastSyncResourceVersion(), fmt.Sprintf("after %d events", events))
+	}
 	return state{phase: watching}, nil
 }
 
