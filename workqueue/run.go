@@ -382,14 +382,17 @@ func panicOf(f func()) (v any) {
 // report emits a Run event, under q.mu like every other event, so that a
 // hook still sees one queue's events one at a time and in order. detail
 // builds the event's Detail, called only when there is a hook
-// (TestWithNoTraceHookRunBuildsNoDetailOfItsFailureEvents).
+// (TestWithNoTraceHookRunBuildsNoDetailOfItsFailureEvents), and before
+// q.mu is taken: it may read an error's text, and an Error method may
+// call the queue (TestAnErrorsTextIsReadForTheTraceOutsideTheQueuesLock).
 func (q *Queue[K]) report(kind string, key K, detail func() string) {
 	if q.trace == nil {
 		return
 	}
+	text := detail()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.emit(kind, key, detail())
+	q.emit(kind, key, text)
 }
 
 // PanicError is what OnError receives when reconcile panicked, or the
