@@ -110,3 +110,20 @@ func TestAWindowWarnedLateIsFollowedByNoWarningWithinTenSeconds(t *testing.T) {
 			"warnings 1 s apart, where docs/15 promises at most one every 10 s:\n%s", buf.String())
 	})
 }
+
+// One wait of 1 s, a tenth of its window, is warned once. It was warned
+// when it ended and again when the next request, 10.5 s later, rolled
+// its window over: the second warning, dated 10 s after the first, said
+// the same wait again ("requests=1 waited=1 longest=1s endedAgo=1.5s"),
+// since a report is dated when it is made and the window it had already
+// reported was checked again at its end.
+func TestAWindowAlreadyWarnedIsNotWarnedAgainWhenItEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		get, buf := scriptedGets(t)
+		get(time.Second) // 0-1 s: a tenth of the window, warned at 1 s
+		time.Sleep(10500 * time.Millisecond)
+		get(0) // 11.5 s: the window 0-10 s ends, already warned
+		require.Equal(t, 1, strings.Count(buf.String(), "client-side throttling"),
+			"one 1 s wait warned twice, for one window:\n%s", buf.String())
+	})
+}

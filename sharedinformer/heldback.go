@@ -40,6 +40,7 @@ type heldWindow struct {
 	requests int           // requests that entered Wait
 	waited   int           // of them, those that waited waitedAtLeast or more
 	longest  time.Duration
+	reported bool // a report of this window was made: it is not made again
 }
 
 // throttleReport is what a warning says: in the span since its window
@@ -127,8 +128,14 @@ func (h *heldBack) roll(now time.Time) (throttleReport, bool) {
 // is made, not by the end of the window it covers: a window reported
 // late, when a long wait ended, is followed by no other report within
 // a window: TestAWindowWarnedLateIsFollowedByNoWarningWithinTenSeconds.)
+// A window is reported once: one reported while it ran is not reported
+// again when it ends, though that may be a window after the report
+// (TestAWindowAlreadyWarnedIsNotWarnedAgainWhenItEnds).
 func (h *heldBack) check(at, now time.Time) (throttleReport, bool) {
 	w := &h.w
+	if w.reported {
+		return throttleReport{}, false
+	}
 	busy := w.busy
 	if w.waiting > 0 && at.After(w.since) {
 		busy += at.Sub(w.since)
@@ -140,6 +147,7 @@ func (h *heldBack) check(at, now time.Time) (throttleReport, bool) {
 		return throttleReport{}, false
 	}
 	h.lastReport = now
+	w.reported = true
 	span := at.Sub(w.start)
 	return throttleReport{span: span, share: float64(busy) / float64(span), requests: w.requests, waited: w.waited, longest: w.longest}, true
 }

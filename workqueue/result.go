@@ -46,6 +46,8 @@ func (e *TerminalError) Unwrap() error { return e.Err }
 // drain, which no later event may bring back), not for a reconcile's own
 // failures. It is retried with the key's backoff like any error (the
 // Result is ignored). A Terminal error inside it is still given up on.
+// Returned by a reconcile, that is: a reconcile that panics with one
+// panicked, and is given up on at MaxRetries like any panic.
 // KeepRetrying(nil) is nil.
 func KeepRetrying(err error) error {
 	if err == nil {

@@ -85,7 +85,12 @@ type RunOptions[K comparable] struct {
 //   - a panic: recovered, reported to OnError as a *PanicError, then
 //     retried like an error, whatever its value: one with a Terminal
 //     error is not given up on
-//     (TestAReconcileThatPanicsWithATerminalErrorIsRetriedLikeAnyPanic);
+//     (TestAReconcileThatPanicsWithATerminalErrorIsRetriedLikeAnyPanic),
+//     one with a KeepRetrying error is given up on at MaxRetries
+//     (TestAReconcileThatPanicsWithAKeepRetryingErrorIsGivenUpOnAtMaxRetries);
+//     a mark put around a panic the reconcile recovered itself is a
+//     mark it returned
+//     (TestAReturnedTerminalErrorWrappingARecoveredPanicIsGivenUpOn);
 //     an error that panics when read (a typed
 //     nil: a nil pointer in the error interface, which is not == nil,
 //     itself or wrapped) is replaced by one that says so, with the
@@ -197,7 +202,7 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 		}
 	case endedBy(ctx, err) && !isPanic(err):
 		q.Add(key)
-	case isTerminal(err) && !isPanic(err): // a panic with a Terminal error is a panic
+	case isTerminal(err):
 		q.giveUp(key, err, onError, log)
 	case maxRetries > 0 && !keep && q.ownRequeues(key) >= maxRetries:
 		q.giveUp(key, &RetryLimitError{Retries: q.ownRequeues(key), Err: err}, onError, log)
@@ -239,14 +244,44 @@ func isPanic(err error) bool {
 	return ok
 }
 
-func keepsRetrying(err error) bool {
-	_, ok := errors.AsType[*KeepRetryingError](err)
-	return ok
-}
+func keepsRetrying(err error) bool { return marked[*KeepRetryingError](err) }
 
-func isTerminal(err error) bool {
-	_, ok := errors.AsType[*TerminalError](err)
-	return ok
+func isTerminal(err error) bool { return marked[*TerminalError](err) }
+
+// marked reports whether err, or an error it wraps, is an M, as
+// errors.As would, but not below a *PanicError: a mark is what a
+// reconcile returned, and a panic with a marked error is a panic, retried
+// like any (TestAReconcileThatPanicsWithATerminalErrorIsRetriedLikeAnyPanic,
+// TestAReconcileThatPanicsWithAKeepRetryingErrorIsGivenUpOnAtMaxRetries),
+// while a mark put around a recovered panic holds
+// (TestAReturnedTerminalErrorWrappingARecoveredPanicIsGivenUpOn).
+func marked[M error](err error) bool {
+	if err == nil {
+		return false
+	}
+	if _, ok := err.(M); ok {
+		return true
+	}
+	if _, ok := err.(*PanicError); ok {
+		return false
+	}
+	if x, ok := err.(interface{ As(any) bool }); ok {
+		var m M
+		if x.As(&m) {
+			return true
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return marked[M](u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if marked[M](e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reconcileRecovered calls reconcile and turns a panic into a *PanicError,
@@ -347,14 +382,17 @@ func panicOf(f func()) (v any) {
 // report emits a Run event, under q.mu like every other event, so that a
 // hook still sees one queue's events one at a time and in order. detail
 // builds the event's Detail, called only when there is a hook
-// (TestWithNoTraceHookRunBuildsNoDetailOfItsFailureEvents).
+// (TestWithNoTraceHookRunBuildsNoDetailOfItsFailureEvents), and before
+// q.mu is taken: it may read an error's text, and an Error method may
+// call the queue (TestAnErrorsTextIsReadForTheTraceOutsideTheQueuesLock).
 func (q *Queue[K]) report(kind string, key K, detail func() string) {
 	if q.trace == nil {
 		return
 	}
+	text := detail()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.emit(kind, key, detail())
+	q.emit(kind, key, text)
 }
 
 // PanicError is what OnError receives when reconcile panicked, or the

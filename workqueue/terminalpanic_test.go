@@ -48,3 +48,54 @@ func TestAReconcileThatPanicsWithATerminalErrorIsRetriedLikeAnyPanic(t *testing.
 		assert.True(t, ok, "OnError got a *PanicError")
 	})
 }
+
+// The mark counts where the reconcile put it: a Terminal error returned
+// by a reconcile that wraps a panic it recovered itself
+// (NewPanicError, as a wrapper of a ReconcileFunc makes one) is a
+// returned Terminal error, given up on ("Returned by a reconcile, Run
+// ... forgets the key"), not a panic with a Terminal error inside it.
+func TestAReturnedTerminalErrorWrappingARecoveredPanicIsGivenUpOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var kinds lines
+		q := New(Options[string]{Trace: func(e informer.TraceEvent) {
+			if e.Kind == KindPanicked || e.Kind == KindGaveUp {
+				kinds.add(e.Kind)
+			}
+		}})
+		var attempts lines
+		stop := startRun(q, func(_ context.Context, key string) (Result, error) {
+			attempts.add(key)
+			return Result{}, Terminal(NewPanicError("index out of range, for a spec that can never work"))
+		}, RunOptions[string]{OnError: func(string, error) {}})
+		defer stop()
+
+		q.Add("a")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		assert.Equal(t, []string{"a"}, attempts.get(), "a returned Terminal error is not retried")
+		assert.EqualValues(t, 1, q.GaveUp())
+		assert.Equal(t, []string{KindGaveUp}, kinds.get())
+	})
+}
+
+// "a panic: ... retried like an error, whatever its value" (Run's doc):
+// a panic with a KeepRetrying error is a panic too, given up on at
+// MaxRetries like any, not retried past them as a returned
+// KeepRetrying error is.
+func TestAReconcileThatPanicsWithAKeepRetryingErrorIsGivenUpOnAtMaxRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[string]{})
+		var attempts lines
+		stop := startRun(q, func(_ context.Context, key string) (Result, error) {
+			attempts.add(key)
+			panic(KeepRetrying(errors.New("the API server is unavailable")))
+		}, RunOptions[string]{MaxRetries: 2, OnError: func(string, error) {}})
+		defer stop()
+
+		q.Add("a")
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		assert.Len(t, attempts.get(), 3, "the first attempt and MaxRetries retries")
+		assert.EqualValues(t, 1, q.GaveUp(), "a panic is given up on at MaxRetries, whatever its value")
+	})
+}

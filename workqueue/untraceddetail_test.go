@@ -44,3 +44,46 @@ func TestWithNoTraceHookRunBuildsNoDetailOfItsFailureEvents(t *testing.T) {
 		}
 	}
 }
+
+// lockProbe is an error whose text is read, in the worker, while q.mu
+// is held or not: an Error that calls the queue (q.Len,
+// q.NumRequeues: "failed after 3 retries") would deadlock if it were.
+type lockProbe struct {
+	q    *Queue[string]
+	held *atomic.Bool
+}
+
+func (e lockProbe) Error() string {
+	if e.q.mu.TryLock() {
+		e.q.mu.Unlock()
+	} else {
+		e.held.Store(true)
+	}
+	return "unavailable"
+}
+
+// With a hook, Run builds the failed event's Detail, the error's text, as
+// it did before it built it lazily: outside the queue's lock. An Error
+// method that asks the queue something (its Len, the key's NumRequeues)
+// must not find the lock held by the worker that reads it, or the worker
+// deadlocks and with it every caller of the queue.
+func TestAnErrorsTextIsReadForTheTraceOutsideTheQueuesLock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var held atomic.Bool
+		q := New(Options[string]{Trace: func(informer.TraceEvent) {}})
+		var failed atomic.Bool
+		stop := startRun(q, func(context.Context, string) (Result, error) {
+			if failed.Swap(true) {
+				return Result{}, nil
+			}
+			return Result{}, lockProbe{q, &held}
+		}, RunOptions[string]{OnError: func(string, error) {}})
+		defer stop()
+		q.Add("a")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if held.Load() {
+			t.Error("the error's text was read for the trace with the queue's lock held: an Error that calls q.Len deadlocks the worker")
+		}
+	})
+}
