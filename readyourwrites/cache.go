@@ -119,7 +119,7 @@ func (c *Cache[T]) Write(ctx context.Context, owner informer.Key, req *rest.Requ
 // answer could not be decoded, or named no resourceVersion, so nothing
 // was recorded: do not send the write again; the key's next reconcile
 // may read a cache without it.
-var ErrAnswerUnreadable = errors.New("readyourwrites: the write succeeded, its answer could not be decoded")
+var ErrAnswerUnreadable = errors.New("readyourwrites: the write succeeded, its answer could not be read")
 
 // Wrote records a write made without Write: obj is what the API server
 // answered, whose resourceVersion is the write's. An answer that says the
