@@ -49,7 +49,8 @@ type Reflector[T informer.Object] struct {
 	// Tuning.StreamEndedLimit streaming is refused.
 	streamsEnded int
 	// expired is true when the latest relist of this Run was for a 410
-	// and no watch has delivered an event since. See afterExpired.
+	// and no watch has delivered an event since (a bad one, skipped, is
+	// none). See afterExpired.
 	expired bool
 	// expiredContinues counts the continue tokens that expired since the
 	// last successful list of this Run; at Tuning.ExpiredContinueLimit the
@@ -238,7 +239,8 @@ func (r *Reflector[T]) relist(why relistWhy) state {
 // first time. The server answered, so it is up; history moved on while the
 // reflector was away, and waiting would only delay recovery. But if the
 // previous relist of this Run was for a 410 too and no watch has
-// delivered an event since, the relist waits for the backoff: a server that answers 410 to
+// delivered an event since (see apply: a bad one, skipped, is none), the
+// relist waits for the backoff: a server that answers 410 to
 // every watch cannot make the reflector list in a loop.
 func (r *Reflector[T]) afterExpired(s state) state {
 	s.now = !r.expired
