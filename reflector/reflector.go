@@ -48,12 +48,13 @@ type Reflector[T informer.Object] struct {
 	// before their end bookmark since the last that reached it; at
 	// Tuning.StreamEndedLimit streaming is refused.
 	streamsEnded int
-	// expired is true when the latest relist was for a 410 and no watch
-	// has delivered an event since. See afterExpired.
+	// expired is true when the latest relist of this Run was for a 410
+	// and no watch has delivered an event since (a bad one, skipped, is
+	// none). See afterExpired.
 	expired bool
 	// expiredContinues counts the continue tokens that expired since the
-	// last successful list; at Tuning.ExpiredContinueLimit the next list
-	// is unpaged.
+	// last successful list of this Run; at Tuning.ExpiredContinueLimit the
+	// next list is unpaged.
 	expiredContinues int
 	// resync receives a tick ResyncPeriod after the previous resync was
 	// handled (see armResync); nil when resync is off. resyncTimer is the
@@ -167,8 +168,11 @@ func (r *Reflector[T]) Run(ctx context.Context) error {
 	}
 	defer r.running.Store(false)
 	// A refusal of streaming lasts for the rest of one Run: a Run after
-	// it streams again.
+	// it streams again. Its first list is a new list: the expiries of the
+	// previous Run's last list neither delay nor unpage it
+	// (TestARunAgainStartsItsListWithNoExpiryOfThePreviousRun).
 	r.streamRefused, r.streamsEnded = false, 0
+	r.expired, r.expiredContinues = false, 0
 	if r.opts.ResyncPeriod > 0 {
 		r.resync = make(chan struct{}, 1)
 		r.armResync()
@@ -234,8 +238,9 @@ func (r *Reflector[T]) relist(why relistWhy) state {
 // afterExpired is the state after a 410 Gone: a relist, at once the
 // first time. The server answered, so it is up; history moved on while the
 // reflector was away, and waiting would only delay recovery. But if the
-// previous relist was for a 410 too and no watch has delivered an event
-// since, the relist waits for the backoff: a server that answers 410 to
+// previous relist of this Run was for a 410 too and no watch has
+// delivered an event since (see apply: a bad one, skipped, is none), the
+// relist waits for the backoff: a server that answers 410 to
 // every watch cannot make the reflector list in a loop.
 func (r *Reflector[T]) afterExpired(s state) state {
 	s.now = !r.expired

@@ -46,11 +46,15 @@ func (r *Reflector[T]) doResync() {
 // armed again only once a tick has been handled (doResync), so the period
 // runs from the end of one resync to the next, as client-go's does: a tick
 // handled late never makes a handler whose period equals it miss a whole
-// period. Only Run's goroutine calls it.
+// period. Only Run's goroutine calls it. The tick goes to this Run's
+// channel, taken now: a timer that fired as Run returned may run its
+// function after the next Run made its own, which it must neither read
+// nor tick (TestAResyncTickOfAFinishedRunDoesNotReachTheNextRun).
 func (r *Reflector[T]) armResync() {
+	tick := r.resync
 	r.resyncTimer = r.opts.Clock.AfterFunc(r.opts.ResyncPeriod, func() {
 		select {
-		case r.resync <- struct{}{}:
+		case tick <- struct{}{}:
 		default: // a tick is already waiting
 		}
 	})

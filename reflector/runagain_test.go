@@ -33,23 +33,30 @@ func TestARefusedStreamingListIsListedOnlyForTheRestOfThatRun(t *testing.T) {
 		}
 		return nil, nil
 	}
-	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: newRecorder[*corev1.ConfigMap](),
+	store := newRecorder[*corev1.ConfigMap]()
+	r := must(reflector.New(fastBackoff(reflector.Options[*corev1.ConfigMap]{ListerWatcher: s, Store: store,
 		OnError: (&errorLog{}).hook, Tuning: reflector.Tuning{StreamingList: true}})))
-	synced := func() bool { return r.LastSyncResourceVersion() == lw.ResourceVersion() && lw.Stats().OpenWatches > 0 }
+	// The n-th list is in, and watched from: the resourceVersion alone
+	// would not tell the second Run's list from the first's.
+	listed := func(n int) func() bool {
+		return func() bool {
+			return store.count("replace") == n && r.LastSyncResourceVersion() == lw.ResourceVersion() && lw.Stats().OpenWatches > 0
+		}
+	}
 
 	stop := run(t, r)
-	eventually(t, synced, "the first Run never synced")
+	eventually(t, listed(1), "the first Run never synced")
 	require.Equal(t, 1, lw.Stats().Lists, "refused: a LIST instead")
 	stop()
 
 	refuse.Store(false) // the server streams now
 	run(t, r)
-	eventually(t, synced, "the second Run never synced")
+	eventually(t, listed(2), "the second Run never synced")
 	lw.Disconnect() // a 410: a relist
 	_, err = lw.Create(cm("default", "b"))
 	require.NoError(t, err)
 	lw.Compact()
 	lw.Reconnect()
-	eventually(t, synced, "the second Run never relisted")
+	eventually(t, listed(3), "the second Run never relisted")
 	assert.Equal(t, 1, lw.Stats().Lists, "the second Run streamed its list and its relist: no LIST")
 }

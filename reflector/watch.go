@@ -93,7 +93,6 @@ func (r *Reflector[T]) watch(ctx context.Context, s state) (state, error) {
 				// before the change), a relist finds out.
 				return r.relist(relistWhy{CauseOtherKind, fmt.Sprintf("a watch event brought %T, not the reflector's type", ev.Object)}), notT
 			}
-			r.expired = false // a watch that delivers works
 		}
 	}
 }
@@ -155,8 +154,10 @@ func (r *Reflector[T]) watchFailed(rv string, err error) (state, error) {
 }
 
 // apply gives one ADDED, MODIFIED, DELETED or BOOKMARK event to the store
-// and advances LastSyncResourceVersion to its resourceVersion. A bad event
-// is reported and skipped; the watch goes on. An event whose object is of
+// and advances LastSyncResourceVersion to its resourceVersion; such an
+// event is a watch that works (see afterExpired). A bad event is reported
+// and skipped, and is not one; the watch goes on
+// (TestABadEventSkippedIsNotAWatchThatWorkedAfterA410). An event whose object is of
 // another type, a bookmark's included (the API server stamps one with the
 // kind the resource holds now), is skipped too, but not reported: its
 // error is returned, for the caller to decide (the resource may hold
@@ -176,6 +177,7 @@ func (r *Reflector[T]) apply(ev watch.Event) (notT error) {
 			r.report(r.eventError(ev, m.GetResourceVersion(), fmt.Errorf("the store refused a bookmark: %w", err)))
 		}
 		r.setRV(m.GetResourceVersion())
+		r.expired = false
 		return
 	}
 	obj, ok := ev.Object.(T)
@@ -210,6 +212,7 @@ func (r *Reflector[T]) apply(ev watch.Event) (notT error) {
 		r.report(r.eventError(ev, objRV, fmt.Errorf("the store refused %s %s: %w", ev.Type, key, err)))
 	}
 	r.setRV(objRV)
+	r.expired = false
 	return nil
 }
 
