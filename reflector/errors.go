@@ -148,7 +148,7 @@ func isTooLarge(err error) bool {
 
 // statusError turns an ERROR event's object, which should be a Status,
 // into the error it reports. A nil one, typed nil included, is no Status
-// (apierrors.FromObject would panic on it).
+// (apierrors.FromObject would panic on a typed nil one).
 func statusError(obj runtime.Object) error {
 	if nilcheck.IsNil(obj) {
 		return ownFault{fmt.Errorf("%w: an ERROR event with a nil %T instead of a Status", ErrUnexpectedObject, obj)}
