@@ -344,3 +344,32 @@ func TestATerminalPanicUnderAKeyWithAFailedDrainReachesOnErrorAsAPanicError(t *t
 	_, ok := errors.AsType[*workqueue.PanicError](err)
 	require.True(t, ok, "the panic reaches Run (and OnError) as no *PanicError: %T %q", err, err)
 }
+
+// The same with the panic recovered by the reconcile itself and returned
+// marked Terminal (workqueue.Terminal(workqueue.NewPanicError(v)), a mark
+// Run's doc says holds, "a mark put around a panic the reconcile
+// recovered itself is a mark it returned"): withOthers drops the mark,
+// as its doc says, and with it the panic, wrapped in unmarked{}, which
+// wrapped nothing. The same error with no failed drain under the key
+// reaches OnError holding its *PanicError.
+func TestAReturnedTerminalPanicUnderAKeyWithAFailedDrainReachesOnErrorAsAPanicError(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	shard := sharding.Shard{Ring: ring, Member: "a"}
+	web := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid-cm-web", ResourceVersion: "5",
+		Labels: map[string]string{shard.Label(): "a"}}}
+	_, cms := cacheOf(t, web, drainedWebChild(shard, "web-env", "uid-env", "12"))
+	srv := &scriptedServer{}
+	srv.onPatch = func(int, []byte) (int, []byte) { return http.StatusInternalServerError, webhookHiccup }
+	reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps",
+		func(context.Context, informer.Key) (workqueue.Result, error) {
+			return workqueue.Result{}, workqueue.Terminal(workqueue.NewPanicError(errors.New("index out of range")))
+		})
+	_, err := reconcile(ctx, webKey)
+	require.Error(t, err)
+	require.Len(t, srv.paths(), 1, "web-env's acknowledgement was tried")
+	_, ok := errors.AsType[*workqueue.PanicError](err)
+	require.True(t, ok, "the recovered panic reaches Run (and OnError) as no *PanicError: %T %q", err, err)
+	_, terminal := errors.AsType[*workqueue.TerminalError](err)
+	require.False(t, terminal, "the key's own Terminal mark is dropped while another object's drain failed")
+}

@@ -169,7 +169,7 @@ func withOthers(others, own error) error {
 		bare.Err = nil
 		own = &bare
 	} else if terminalOrUnreadable(own) {
-		own = unmarked{own}
+		own = unmarked{own, barePanicIn(own)}
 	}
 	return workqueue.KeepRetrying(errors.Join(others, own))
 }
@@ -188,15 +188,48 @@ func terminalOrUnreadable(err error) (yes bool) {
 	return yes
 }
 
-// unmarked is an error's text without its marks (it wraps nothing, so
-// errors.As finds no Terminal in it). Its text is read only when asked
+// unmarked is an error's text without its marks (it wraps nothing but
+// the *workqueue.PanicError the error held, bare, so errors.As finds no
+// Terminal in it, and a panic the reconcile recovered and returned marked
+// Terminal still reaches OnError as one:
+// TestAReturnedTerminalPanicUnderAKeyWithAFailedDrainReachesOnErrorAsAPanicError).
+// Its text is read only when asked
 // for: an error that panics when read (a typed nil in Terminal) then
 // panics where workqueue.Run can take it for what it is, not in the
 // reconcile
 // (TestATerminalTypedNilReconcileStillRetriesAnotherObjectsFailedAcknowledgement).
-type unmarked struct{ err error }
+type unmarked struct {
+	err   error
+	panic *workqueue.PanicError // nil if err holds none
+}
 
 func (u unmarked) Error() string { return u.err.Error() }
+
+// Unwrap returns the panic err held, without its value's marks, or nil.
+func (u unmarked) Unwrap() error {
+	if u.panic == nil {
+		return nil
+	}
+	return u.panic
+}
+
+// barePanicIn returns a copy of the *workqueue.PanicError in err, its
+// value's marks hidden (Err nil), or nil if there is none or looking for
+// it panics (a typed nil whose Unwrap dereferences it).
+func barePanicIn(err error) (bare *workqueue.PanicError) {
+	defer func() {
+		if recover() != nil {
+			bare = nil
+		}
+	}()
+	p, ok := errors.AsType[*workqueue.PanicError](err)
+	if !ok || p == nil {
+		return nil
+	}
+	c := *p
+	c.Err = nil
+	return &c
+}
 
 // drainsUnder returns the drains this call of key lets go of besides
 // key's own object: this member's drained objects whose ring key is key,

@@ -127,3 +127,20 @@ func TestAWindowAlreadyWarnedIsNotWarnedAgainWhenItEnds(t *testing.T) {
 			"one 1 s wait warned twice, for one window:\n%s", buf.String())
 	})
 }
+
+// A window warned early, at 1.5 s, for a 1.5 s wait, then held back
+// for the rest of it and 50 s beyond by one wait of a minute: the
+// minute's wait is warned when it ends ("a single wait longer than the
+// window is reported when it ends"), 60 s after the only warning, which
+// said "longest=1.5s". It went unwarned: the window had been reported,
+// and the time after its end is in no window.
+func TestALongWaitInAWindowWarnedEarlyIsWarnedWhenItEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		get, buf := scriptedGets(t)
+		get(1500 * time.Millisecond) // 0-1.5 s: warned at 1.5 s
+		get(time.Minute)             // 1.5-61.5 s: held back all the window's rest, and beyond
+		require.Equal(t, 2, strings.Count(buf.String(), "client-side throttling"),
+			"a minute's wait, ended 60 s after the only warning, never warned:\n%s", buf.String())
+		require.Contains(t, buf.String(), "longest=1m0s")
+	})
+}

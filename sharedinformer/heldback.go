@@ -33,14 +33,15 @@ type heldBack struct {
 
 // heldWindow is one window's account.
 type heldWindow struct {
-	start    time.Time     // when the window began; zero before the first request
-	busy     time.Duration // held-back time in intervals already closed
-	waiting  int           // requests inside Wait now
-	since    time.Time     // when the interval open now began (if waiting > 0)
-	requests int           // requests that entered Wait
-	waited   int           // of them, those that waited waitedAtLeast or more
-	longest  time.Duration
-	reported bool // a report of this window was made: it is not made again
+	start        time.Time     // when the window began; zero before the first request
+	busy         time.Duration // held-back time in intervals already closed
+	waiting      int           // requests inside Wait now
+	since        time.Time     // when the interval open now began (if waiting > 0)
+	requests     int           // requests that entered Wait
+	waited       int           // of them, those that waited waitedAtLeast or more
+	longest      time.Duration
+	reported     bool          // a report of this window was made
+	reportedBusy time.Duration // its held-back time then: it is reported again only for as much more
 }
 
 // throttleReport is what a warning says: in the span since its window
@@ -128,26 +129,27 @@ func (h *heldBack) roll(now time.Time) (throttleReport, bool) {
 // is made, not by the end of the window it covers: a window reported
 // late, when a long wait ended, is followed by no other report within
 // a window: TestAWindowWarnedLateIsFollowedByNoWarningWithinTenSeconds.)
-// A window is reported once: one reported while it ran is not reported
-// again when it ends, though that may be a window after the report
-// (TestAWindowAlreadyWarnedIsNotWarnedAgainWhenItEnds).
+// A window's throttling is reported once: one reported while it ran is
+// not reported again when it ends, though that may be a window after the
+// report (TestAWindowAlreadyWarnedIsNotWarnedAgainWhenItEnds), unless its
+// requests were held back a tenth of a window more since that report (a
+// wait that began after it and outlasted the window:
+// TestALongWaitInAWindowWarnedEarlyIsWarnedWhenItEnds).
 func (h *heldBack) check(at, now time.Time) (throttleReport, bool) {
 	w := &h.w
-	if w.reported {
-		return throttleReport{}, false
-	}
 	busy := w.busy
 	if w.waiting > 0 && at.After(w.since) {
 		busy += at.Sub(w.since)
 	}
-	if busy < time.Duration(throttleShare*float64(throttleWindow)) || w.waited == 0 {
+	threshold := time.Duration(throttleShare * float64(throttleWindow))
+	if busy < threshold || w.waited == 0 || w.reported && busy-w.reportedBusy < threshold {
 		return throttleReport{}, false
 	}
 	if !h.lastReport.IsZero() && now.Sub(h.lastReport) < throttleWindow {
 		return throttleReport{}, false
 	}
 	h.lastReport = now
-	w.reported = true
+	w.reported, w.reportedBusy = true, busy
 	span := at.Sub(w.start)
 	return throttleReport{span: span, share: float64(busy) / float64(span), requests: w.requests, waited: w.waited, longest: w.longest}, true
 }
