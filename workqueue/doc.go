@@ -43,6 +43,10 @@
 //	}
 //	q.Done(key) // always, and last
 //
+// Run's OnError hears of every failure; GivenUp(err) says whether Run
+// gave that key up (a Terminal mark where the reconcile put it, or
+// MaxRetries spent) or retries it.
+//
 // To stop without dropping queued work, call q.ShutDownWithDrain(ctx)
 // while Run still runs: the workers finish what is queued, then Run
 // returns by itself. What waits is dropped: a key waiting for a delay,

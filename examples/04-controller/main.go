@@ -27,7 +27,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -117,7 +116,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			Workers: *workers,
 			Gate:    c.guard, // a parent waits for its own writes, the others go on
 			OnError: func(key informer.Key, err error) {
-				if _, terminal := errors.AsType[*workqueue.TerminalError](err); terminal {
+				if workqueue.GivenUp(err) { // Run's rule, which is not errors.As
 					log.say("  %-12s %v; not retried until the parent changes", key.Name, err)
 					return
 				}
