@@ -373,3 +373,28 @@ func TestAReturnedTerminalPanicUnderAKeyWithAFailedDrainReachesOnErrorAsAPanicEr
 	_, terminal := errors.AsType[*workqueue.TerminalError](err)
 	require.False(t, terminal, "the key's own Terminal mark is dropped while another object's drain failed")
 }
+
+// A reconcile that returns a typed nil *workqueue.PanicError (a nil
+// pointer in the error interface) under a key whose other drain failed:
+// the reconcile returns an error marked KeepRetrying, so that the other
+// object's acknowledgement is retried past MaxRetries; it does not panic.
+func TestATypedNilPanicErrorUnderAKeyWithAFailedDrainIsNotAPanic(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	shard := sharding.Shard{Ring: ring, Member: "a"}
+	web := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid-cm-web", ResourceVersion: "5",
+		Labels: map[string]string{shard.Label(): "a"}}}
+	_, cms := cacheOf(t, web, drainedWebChild(shard, "web-env", "uid-env", "12"))
+	srv := &scriptedServer{}
+	srv.onPatch = func(int, []byte) (int, []byte) { return http.StatusInternalServerError, webhookHiccup }
+	reconcile := sharding.Reconciler(shard, cms, srv.unthrottled(t), "configmaps",
+		func(context.Context, informer.Key) (workqueue.Result, error) {
+			var p *workqueue.PanicError
+			return workqueue.Result{}, p
+		})
+	var err error
+	require.NotPanics(t, func() { _, err = reconcile(ctx, webKey) }, "the sharding Reconciler panicked")
+	require.Error(t, err)
+	_, keep := errors.AsType[*workqueue.KeepRetryingError](err)
+	require.True(t, keep, "the other object's failed acknowledgement is no longer retried past MaxRetries: %T", err)
+}

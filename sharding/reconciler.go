@@ -164,7 +164,7 @@ func withOthers(others, own error) error {
 	if others == nil {
 		return own
 	}
-	if p, ok := own.(*workqueue.PanicError); ok && terminalOrUnreadable(own) {
+	if p, ok := own.(*workqueue.PanicError); ok && p != nil && terminalOrUnreadable(own) { // a typed nil one is unmarked below
 		bare := *p // a panic still, its value's mark hidden
 		bare.Err = nil
 		own = &bare

@@ -144,3 +144,31 @@ func TestALongWaitInAWindowWarnedEarlyIsWarnedWhenItEnds(t *testing.T) {
 		require.Contains(t, buf.String(), "longest=1m0s")
 	})
 }
+
+// A window warned early, at 1.5 s, then a wait of a minute that begins
+// at 9.5 s, half a second before the window ends: the minute's wait is
+// a single wait longer than the window, and goes unwarned, since only
+// its first half second is in a window.
+func TestAMinutesWaitBegunAtTheEndOfAWindowWarnedEarlyIsWarned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		get, buf := scriptedGets(t)
+		get(1500 * time.Millisecond) // 0-1.5 s: warned at 1.5 s
+		time.Sleep(8 * time.Second)
+		get(time.Minute) // 9.5-69.5 s
+		require.Equal(t, 2, strings.Count(buf.String(), "client-side throttling"),
+			"a minute's wait, ended 68 s after the only warning, never warned:\n%s", buf.String())
+	})
+}
+
+// The same minute's wait with no warning before it: a request that does
+// not wait begins the window at 0 s, the minute's wait begins at 9.5 s.
+func TestAMinutesWaitBegunAtTheEndOfAWindowIsWarned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		get, buf := scriptedGets(t)
+		get(0)
+		time.Sleep(9500 * time.Millisecond)
+		get(time.Minute) // 9.5-69.5 s
+		require.Equal(t, 1, strings.Count(buf.String(), "client-side throttling"),
+			"a minute's wait never warned:\n%s", buf.String())
+	})
+}

@@ -81,7 +81,12 @@ func (h *heldBack) leave(start, end time.Time) (throttleReport, bool) {
 		h.w.waited++
 		h.w.longest = max(h.w.longest, d)
 	}
-	if report, ok := h.roll(end); ok {
+	report, ok := h.roll(end)
+	if d := end.Sub(start); d >= waitedAtLeast && start.Before(h.w.start) { // a wait the window rolled under: in the new one too
+		h.w.waited++
+		h.w.longest = max(h.w.longest, d)
+	}
+	if ok {
 		h.close(end)
 		return report, true
 	}
@@ -106,8 +111,12 @@ func (h *heldBack) close(now time.Time) {
 // request comes within a window of its end or a request is still
 // waiting, the wait that makes the window throttled; later than that,
 // and with nothing waiting, a warning would only confuse, and the
-// histogram has every wait). A request still waiting is held back from
-// now on, in the new window.
+// histogram has every wait). A request still waiting was held back
+// since the window's end, and is in the new window, which begins there,
+// or a window before now if that is later: so a wait that began just
+// before a window's end and outlasted it by far is warned of too
+// (TestAMinutesWaitBegunAtTheEndOfAWindowIsWarned,
+// TestAMinutesWaitBegunAtTheEndOfAWindowWarnedEarlyIsWarned).
 func (h *heldBack) roll(now time.Time) (throttleReport, bool) {
 	if !h.w.start.IsZero() && now.Sub(h.w.start) < throttleWindow {
 		return throttleReport{}, false
@@ -118,7 +127,14 @@ func (h *heldBack) roll(now time.Time) (throttleReport, bool) {
 		report, ok = h.check(end, now)
 		report.ago = now.Sub(end)
 	}
-	h.w = heldWindow{start: now, waiting: h.w.waiting, since: now}
+	start := now
+	if h.w.waiting > 0 && !h.w.start.IsZero() { // held back all along since the window's end: a wait outlasting it
+		start = h.w.start.Add(throttleWindow)
+		if later := now.Add(-throttleWindow); later.After(start) {
+			start = later
+		}
+	}
+	h.w = heldWindow{start: start, waiting: h.w.waiting, since: start}
 	return report, ok
 }
 

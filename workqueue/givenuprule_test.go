@@ -31,6 +31,7 @@ func TestGivenUpSaysWhatRunDidWithEachFailure(t *testing.T) {
 		{"a Terminal error around a recovered panic", func() error { return Terminal(NewPanicError("index out of range")) }, true},
 		{"a KeepRetrying error", func() error { return KeepRetrying(errors.New("webhook hiccup")) }, false},
 		{"a plain error past MaxRetries", nil, true},
+		{"a RetryLimitError returned", func() error { return &RetryLimitError{Retries: 3, Err: errors.New("the inner queue gave up")} }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -76,6 +76,9 @@ type RetryLimitError struct {
 	Retries int
 	// Err is the last failure.
 	Err error
+	// run is set on the one Run made when it gave up: GivenUp says true
+	// of it, not of one a reconcile returned, which Run retries.
+	run bool
 }
 
 // Error says how many retries were spent and what the last failure was.

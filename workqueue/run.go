@@ -205,7 +205,7 @@ func (q *Queue[K]) process(ctx context.Context, key K, reconcile ReconcileFunc[K
 	case isTerminal(err):
 		q.giveUp(key, err, onError, log)
 	case maxRetries > 0 && !keep && q.ownRequeues(key) >= maxRetries:
-		q.giveUp(key, &RetryLimitError{Retries: q.ownRequeues(key), Err: err}, onError, log)
+		q.giveUp(key, &RetryLimitError{Retries: q.ownRequeues(key), Err: err, run: true}, onError, log)
 	default:
 		if p, ok := errors.AsType[*PanicError](err); ok {
 			q.report(KindPanicked, key, func() string { return p.Value })
